@@ -1,0 +1,60 @@
+"""strata: a PyTorch-compatible deep-learning framework whose every layer is real and visible.
+
+    import strata as torch
+    x = torch.ones(2, 3)
+    y = x + 1
+
+This module only re-exports; each name lives in the layer that owns it (see DESIGN.md).
+"""
+
+from . import config  # noqa: F401
+from .core.dtype import (  # noqa: F401
+    bfloat16, can_cast, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
+    int16, int32, int64, promote_types, result_type, set_default_dtype, uint8,
+)
+from .core.dtype import bool_ as bool  # noqa: A001
+from .core.device import device  # noqa: F401
+from .core.shape import Size  # noqa: F401
+from . import ops as _ops_pkg  # noqa: F401
+from .ops.op import ops  # noqa: F401
+from . import dispatch  # noqa: F401
+from .dispatch import library  # noqa: F401
+from ._tensor import (  # noqa: F401
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+    IntTensor, LongTensor, ShortTensor, Tensor,
+)
+from .creation import *  # noqa: F401,F403
+from .creation import range_ as range  # noqa: A001
+from .random import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from . import autograd as _autograd
+from . import backends as _backends
+from . import _tensor
+from .functions import generated_functions as _generated_functions
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+strided = "strided"
+contiguous_format, preserve_format = "contiguous_format", "preserve_format"
+channels_last = "channels_last"
+
+_backends.register_all()
+_autograd.register()
+_tensor.bind_methods()
+globals().update(_generated_functions(globals()))
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+__version__ = "0.1.0"

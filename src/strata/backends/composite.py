@@ -1,0 +1,21 @@
+"""CompositeExplicitAutograd kernels: one implementation for every backend, written with ops.
+
+``_to_copy`` is the one way data changes device or dtype: allocate on the target device, then
+``copy_`` — whose key set holds both devices, so the higher backend's kernel (the one that can
+see both memories) runs, as in PyTorch.
+"""
+
+from ..dispatch import register_kernel
+from ..ops import factory as F
+
+
+def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+             memory_format=None):
+    spec = F._to_copy.meta(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    out = F.empty_strided(spec.shape, spec.strides, dtype=spec.dtype,
+                          device=device if device is not None else self.device)
+    return F.copy_(out, self, non_blocking)
+
+
+def register():
+    register_kernel(F._to_copy, "CompositeExplicitAutograd", _to_copy)

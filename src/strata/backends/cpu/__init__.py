@@ -1,0 +1,25 @@
+"""The CPU backend: NumPy kernels, one table per op family, registered under the ``CPU`` key.
+
+CPU execution is synchronous: a kernel returns when its result is computed. NumPy allocates the
+results (the "allocator" of this device is NumPy's).
+"""
+
+from ...dispatch import register_kernel
+from . import factory, pointwise, reductions, shape
+
+FAMILIES = (pointwise, factory, shape, reductions)
+
+
+def kernel_table() -> dict:
+    table = {}
+    for family in FAMILIES:
+        overlap = table.keys() & family.KERNELS.keys()
+        if overlap:
+            raise RuntimeError(f"CPU kernels defined twice: {sorted(op.qualname for op in overlap)}")
+        table.update(family.KERNELS)
+    return table
+
+
+def register():
+    for op, fn in kernel_table().items():
+        register_kernel(op, "CPU", fn)

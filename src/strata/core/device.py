@@ -1,0 +1,100 @@
+"""``strata.device``: a device type plus an optional index, parsed like ``torch.device``.
+
+Known types are registered here by the backends ("cpu", "meta", later "sim", "opencl"), and a
+user-defined device through ``strata.utils.rename_privateuse1_backend``.
+"""
+
+# device type -> name of its backend component in the dispatch key set
+_backend_of_type = {"cpu": "CPU", "meta": "Meta"}
+# Types PyTorch programs name that strata knows but cannot run (cuda.is_available() is False).
+_KNOWN_UNAVAILABLE = ("cuda", "mps", "xpu", "hip")
+
+
+def register_device_type(type_name: str, backend: str) -> None:
+    """Make ``type_name`` a device string whose tensors dispatch to ``backend``."""
+    _backend_of_type[type_name] = backend
+
+
+def backend_of(type_name: str) -> str:
+    return _backend_of_type[type_name]
+
+
+class device:
+    """A device: ``device("cpu")``, ``device("sim:0")``, ``device("sim", 1)``."""
+
+    __slots__ = ("type", "index", "_str")
+
+    def __new__(cls, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError("device(): an index may not be given with a device object")
+            return type
+        if isinstance(type, int) and index is None:
+            raise RuntimeError(
+                f"Expected one of cpu, {', '.join(sorted(_backend_of_type))} device type at start "
+                f"of device string: {type}")
+        if not isinstance(type, str):
+            raise TypeError(f"device() received an invalid type: {type.__class__.__name__}")
+        name, _, idx = type.partition(":")
+        if idx:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        if name not in _backend_of_type and name not in _KNOWN_UNAVAILABLE:
+            known = ", ".join(sorted(set(_backend_of_type) | set(_KNOWN_UNAVAILABLE)))
+            raise RuntimeError(
+                f"Expected one of {known} device type at start of device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self = object.__new__(cls)
+        self.type = name
+        self.index = index
+        self._str = name if index is None else f"{name}:{index}"
+        return self
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self._str
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self._str == other._str
+
+    def __hash__(self):
+        return hash(self._str)
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+    # ``with strata.device("meta"):`` sets the default device of factory functions.
+    def __enter__(self):
+        _default_device_stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_device_stack.pop()
+
+
+cpu = device("cpu")
+_default_device_stack = []
+
+
+def default_device() -> device:
+    return _default_device_stack[-1] if _default_device_stack else cpu
+
+
+def as_device(d) -> device:
+    """Parse a device argument (None, str, int or device) into a ``device``."""
+    if d is None:
+        return default_device()
+    if isinstance(d, device):
+        return d
+    return device(d)

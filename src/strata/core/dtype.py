@@ -1,0 +1,208 @@
+"""dtypes and PyTorch's type promotion.
+
+A ``dtype`` is a singleton object (compare with ``is``) that knows its NumPy twin. Promotion follows
+PyTorch, not NumPy: values are never inspected, and operands fall into three priority classes
+(dimensioned tensors > zero-dim tensors > Python scalars); a lower class only wins when it is of a
+higher *category* (bool < integer < floating). See ``docs/source/tensor_attributes.rst`` in
+pytorch/pytorch and ``c10/core/ScalarType.h`` (promoteTypes) and
+``aten/src/ATen/native/TypeProperties.cpp`` (ResultTypeState) for the rules mirrored here.
+"""
+
+import ml_dtypes
+import numpy as np
+
+BOOL, INTEGRAL, FLOATING = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type, e.g. ``strata.float32``."""
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "aliases")
+
+    def __init__(self, name, np_dtype, category, is_signed, rank, aliases=()):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category
+        self.is_signed = is_signed
+        self._rank = rank
+        self.aliases = aliases
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == FLOATING
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self):
+        return self
+
+    def __repr__(self):
+        return f"strata.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, BOOL, False, 0)
+uint8 = dtype("uint8", np.uint8, INTEGRAL, False, 1)
+int8 = dtype("int8", np.int8, INTEGRAL, True, 1)
+int16 = dtype("int16", np.int16, INTEGRAL, True, 2, ("short",))
+int32 = dtype("int32", np.int32, INTEGRAL, True, 3, ("int",))
+int64 = dtype("int64", np.int64, INTEGRAL, True, 4, ("long",))
+float16 = dtype("float16", np.float16, FLOATING, True, 1, ("half",))
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, True, 1)
+float32 = dtype("float32", np.float32, FLOATING, True, 2, ("float",))
+float64 = dtype("float64", np.float64, FLOATING, True, 3, ("double",))
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BY_NP = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES} | {a: d for d in ALL_DTYPES for a in d.aliases}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The strata dtype of a NumPy dtype; TypeError for ones strata does not have."""
+    try:
+        return _BY_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+# --- promotion ---------------------------------------------------------------------------------
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        return hi
+    if a.category == FLOATING:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a._rank > b._rank else b
+    if a.category == INTEGRAL:
+        if a.is_signed != b.is_signed:  # uint8 with a signed type
+            signed = a if a.is_signed else b
+            return int16 if signed is int8 else signed
+        return a if a._rank > b._rank else b
+    return a
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both can be cast to, as ``torch.promote_types``."""
+    return _PROMOTE[type1, type2]
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` into ``to`` (as ``torch.can_cast``)."""
+    if from_.category == FLOATING and to.category != FLOATING:
+        return False
+    if from_ is not bool_ and to is bool_:
+        return False
+    return True
+
+
+_default_dtype = float32
+
+
+def get_default_dtype() -> dtype:
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype that Python floats and float factories use (floating dtypes only)."""
+    global _default_dtype
+    if not isinstance(d, dtype) or d.category != FLOATING:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_dtype = d
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar takes when it stands alone (bool, int64 or the default float)."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return _default_dtype
+    if isinstance(value, np.generic):
+        return from_numpy_dtype(value.dtype)
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def _combine_categories(higher, lower):
+    if higher is None:
+        return lower
+    if lower is None or higher.category == FLOATING:
+        return higher
+    if higher is bool_ or lower.category == FLOATING:
+        return _PROMOTE[higher, lower]
+    return higher
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's result dtype for an op over tensors and Python scalars (``torch.result_type``).
+
+    Tensors are anything with ``.dtype`` and ``.ndim``; everything else is a Python scalar.
+    """
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if d is None or not isinstance(d, dtype):
+            d = scalar_dtype(x)
+            wrapped = d if wrapped is None else _PROMOTE[wrapped, d]
+        elif x.ndim == 0:
+            zero = d if zero is None else _PROMOTE[zero, d]
+        else:
+            dim = d if dim is None else _PROMOTE[dim, d]
+    return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+class finfo:
+    """Machine limits of a floating dtype, as ``torch.finfo``."""
+
+    def __init__(self, type=None):
+        type = type or _default_dtype
+        if type.category != FLOATING:
+            raise TypeError(f"torch.finfo() requires a floating point input type, got {type}")
+        info = ml_dtypes.finfo(type.np)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype, as ``torch.iinfo``."""
+
+    def __init__(self, type):
+        if type.category == FLOATING:
+            raise TypeError(f"torch.iinfo() requires an integer input type, got {type}")
+        info = np.iinfo(type.np) if type is not bool_ else np.iinfo(np.uint8)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.max = int(info.max) if type is not bool_ else 1
+        self.min = int(info.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

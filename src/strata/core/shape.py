@@ -1,0 +1,129 @@
+"""Shape arithmetic shared by meta functions and kernels: Size, strides, dims, broadcasting.
+
+Error wording follows PyTorch (``aten/src/ATen/ExpandUtils.cpp``, ``aten/src/ATen/InferSize.h``,
+``c10/core/WrapDimMinimal.h``) because tests and users match on it.
+"""
+
+import operator
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints as ``strata.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"strata.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def contiguous_strides(shape) -> tuple:
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def wrap_dim(dim, ndim: int, *, scalar_ok: bool = True) -> int:
+    """Turn a possibly negative dim into an index; IndexError with PyTorch's message if invalid."""
+    dim = operator.index(dim)
+    n = ndim if ndim > 0 or not scalar_ok else 1
+    if ndim == 0 and not scalar_ok:
+        raise IndexError(f"dimension specified as {dim} but tensor has no dimensions")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim: int) -> tuple:
+    """Wrap a dim list; duplicates raise like PyTorch's ``dim_list_to_bitset``."""
+    out = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        dup = next(d for d in out if out.count(d) > 1)
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
+    return out
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The broadcast of several shapes, or PyTorch's "must match the size" RuntimeError."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, size in enumerate(shape):
+            j = offset + i
+            cur = out[j]
+            if cur == size or size == 1:
+                continue
+            if cur == 1:
+                out[j] = size
+                continue
+            raise RuntimeError(
+                f"The size of tensor a ({cur}) must match the size of tensor b ({size}) at "
+                f"non-singleton dimension {i}")
+    return tuple(out)
+
+
+def normalize_size(size) -> tuple:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)``; check for negatives."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        size = tuple(operator.index(s) for s in size)
+    except TypeError:
+        bad = next(s for s in size if not hasattr(s, "__index__"))
+        raise TypeError(f"expected a sequence of integers or a single integer, got "
+                        f"'{type(bad).__name__}'") from None
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"[{', '.join(map(str, size))}]")
+    return size
+
+
+def infer_size(shape, numel: int) -> tuple:
+    """Resolve one ``-1`` in a view/reshape target, as ``at::infer_size``."""
+    shape = tuple(operator.index(s) for s in shape)
+    infer = None
+    known = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        else:
+            known *= s
+    if infer is not None:
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of {numel} elements into shape "
+                               f"[{', '.join(map(str, shape))}] because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
+        if numel % known == 0:
+            return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    elif known == numel:
+        return shape
+    raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size "
+                       f"{numel}")

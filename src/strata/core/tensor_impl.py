@@ -1,0 +1,157 @@
+"""``TensorImpl``: the metadata that makes bytes a tensor.
+
+Fields as PyTorch's ``c10/core/TensorImpl.h``: a storage, an element offset into it, sizes and
+strides in elements, a dtype, a device, the dispatch key set, and a version counter shared with
+every view of the same data (bumped by each in-place op, checked by autograd).
+The Python ``Tensor`` class (``strata/tensor.py``) subclasses this and adds the methods.
+"""
+
+import numpy as np
+
+from .shape import Size, contiguous_strides
+
+
+class VersionCounter:
+    """How many in-place writes the data has seen; views share one counter with their base."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class TensorImpl:
+    __slots__ = (
+        "_storage", "_offset", "_shape", "_strides", "dtype", "device", "_keyset",
+        "_vc", "_array", "_ag", "_base",
+    )
+
+    # --- layout ---------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        from .shape import wrap_dim
+        return self._shape[wrap_dim(dim, len(self._shape))]
+
+    def stride(self, dim=None):
+        strides = self._get_strides()
+        if dim is None:
+            return strides
+        from .shape import wrap_dim
+        return strides[wrap_dim(dim, len(self._shape))]
+
+    def _get_strides(self) -> tuple:
+        strides = self._strides
+        if strides is None:  # a CPU result: read the strides off the NumPy array once
+            itemsize = self.dtype.itemsize
+            strides = self._strides = tuple(s // itemsize for s in self._array.strides)
+        return strides
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._get_strides())):
+            if size == 1:
+                continue
+            if size == 0:
+                return True
+            if stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def untyped_storage(self):
+        return self._storage
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc.value
+
+    def _version_counter(self) -> VersionCounter:
+        """The shared counter, created on first need (most tensors are never written in place)."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
+    # --- data (CPU) ------------------------------------------------------------------------------
+    def _np(self) -> np.ndarray:
+        """A NumPy view of this tensor's elements (CPU only), built once per TensorImpl."""
+        arr = self._array
+        if arr is None:
+            data = self._storage.data
+            if data is None:
+                raise RuntimeError(
+                    f"Cannot access data of a tensor on device '{self.device}'"
+                    + (": meta tensors have no data" if self.device.type == "meta" else ""))
+            itemsize = self.dtype.itemsize
+            arr = np.ndarray(self._shape, self.dtype.np, buffer=data,
+                             offset=self._offset * itemsize,
+                             strides=tuple(s * itemsize for s in self._get_strides()))
+            self._array = arr
+        return arr
+
+
+def init_impl(t: TensorImpl, storage, offset, shape, strides, dtype, device, keyset, vc,
+              array=None):
+    """Fill a freshly allocated TensorImpl (kept outside ``__init__`` so Tensor can use __new__)."""
+    t._storage = storage
+    t._offset = offset
+    t._shape = shape
+    t._strides = strides if strides is not None or array is not None else \
+        contiguous_strides(shape)
+    t.dtype = dtype
+    t.device = device
+    t._keyset = keyset
+    t._vc = vc
+    t._array = array
+    t._ag = None
+    t._base = None
+
+
+class AutogradMeta:
+    """The autograd fields of a tensor, created only for tensors autograd touches
+    (``torch/csrc/autograd/variable.h``). The autograd layer reads and writes them."""
+
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
+                 "post_accumulate_hooks", "grad_accumulator", "is_view_of_leaf", "name")
+
+    def __init__(self, requires_grad=False):
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = None
+        self.output_nr = 0
+        self.retains_grad = False
+        self.hooks = None
+        self.post_accumulate_hooks = None
+        self.grad_accumulator = None
+        self.is_view_of_leaf = False
+        self.name = None

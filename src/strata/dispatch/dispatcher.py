@@ -1,0 +1,298 @@
+"""The dispatcher: kernel tables (op x key), resolution, cached selection, call and redispatch.
+
+A call computes its key set — the union of its tensor arguments' key sets, plus the thread-local
+include set, minus the exclude set — and runs the kernel of the highest key. A kernel that works
+"in the middle" (autograd, ADInplaceOrView, Python modes) is *boxed*: it receives
+``(op, keyset_below_me, args)`` and continues with ``redispatch``. Backend kernels are unboxed:
+they receive the op's arguments, positionally, in schema order.
+
+Resolution for a runtime key K follows ``OperatorEntry::computeDispatchTableEntryWithDebug``
+(``aten/src/ATen/core/dispatch/OperatorEntry.cpp``): a kernel registered to K; else
+CompositeExplicitAutograd (backend keys); else CompositeImplicitAutograd (backend keys, and
+Autograd<B> when B has no kernel of its own); else the Autograd alias (Autograd<B>); else the
+backend fallback of K; else missing. A fallthrough kernel skips its key. The result is cached per
+(op, key set); any registration clears the caches it can affect.
+"""
+
+from .. import config
+from ..ops.op import REGISTRY, OpOverload
+from . import keys as K
+from .tls import _state
+
+FALLTHROUGH = object()   # register this to make a key transparent for an op
+
+
+class Kernel:
+    __slots__ = ("fn", "boxed", "fallthrough", "name", "source")
+
+    def __init__(self, fn, boxed, name, source="kernel"):
+        self.fn = fn
+        self.boxed = boxed
+        self.fallthrough = fn is FALLTHROUGH
+        self.name = name
+        self.source = source
+
+    def __repr__(self):
+        return "fallthrough" if self.fallthrough else f"{self.name} [{self.source}]"
+
+
+_tables: dict = {}        # op -> {DispatchKey (runtime or alias) -> Kernel}
+_fallbacks: dict = {}     # runtime DispatchKey -> Kernel (boxed or fallthrough)
+
+
+def _kernel_name(fn):
+    if fn is FALLTHROUGH:
+        return "fallthrough"
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def register_kernel(op: OpOverload, key, fn, *, boxed: bool = False, allow_override=False):
+    """Put ``fn`` in the cell (op, key). ``key`` is a DispatchKey or its name."""
+    key = K.key_by_name(key) if isinstance(key, str) else key
+    table = _tables.setdefault(op, {})
+    if key in table and not allow_override:
+        raise RuntimeError(
+            f"A kernel for operator {op.qualname} is already registered to dispatch key {key}; "
+            f"registering twice for the same (operator, key) is not allowed "
+            f"(existing: {table[key]!r})")
+    table[key] = Kernel(fn, boxed, _kernel_name(fn))
+    op._dispatch_cache.clear()
+
+
+def deregister_kernel(op: OpOverload, key):
+    key = K.key_by_name(key) if isinstance(key, str) else key
+    del _tables[op][key]
+    op._dispatch_cache.clear()
+
+
+def register_fallback(key, fn, *, boxed: bool = True):
+    """A backend fallback for a runtime key: runs for every op with no kernel of its own there."""
+    key = K.key_by_name(key) if isinstance(key, str) else key
+    if key in _fallbacks:
+        raise RuntimeError(f"a fallback is already registered for dispatch key {key}")
+    _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback")
+    for op in REGISTRY.values():
+        op._dispatch_cache.clear()
+
+
+def deregister_fallback(key):
+    key = K.key_by_name(key) if isinstance(key, str) else key
+    del _fallbacks[key]
+    for op in REGISTRY.values():
+        op._dispatch_cache.clear()
+
+
+def _decomposition_kernel(op):
+    decomp = op.decomposition
+    return Kernel(decomp, False, _kernel_name(decomp), source="CompositeImplicitAutograd")
+
+
+def resolve_key(op: OpOverload, key):
+    """The kernel for one runtime key, by PyTorch's registration priority (None if missing)."""
+    table = _tables.get(op, {})
+    kernel = table.get(key)
+    if kernel is not None:
+        return kernel
+    is_backend = key.functionality == K.DENSE
+    cea = table.get(K.DispatchKey.CompositeExplicitAutograd)
+    if is_backend and cea is not None:
+        return Kernel(cea.fn, cea.boxed, cea.name, "CompositeExplicitAutograd")
+    cia = table.get(K.DispatchKey.CompositeImplicitAutograd)
+    if cia is None and op.decomposition is not None:
+        cia = _decomposition_kernel(op)
+    if cia is not None:
+        if is_backend:
+            return Kernel(cia.fn, cia.boxed, cia.name, "CompositeImplicitAutograd")
+        if key.functionality == K.AUTOGRAD:
+            backend_key = K._PER_BACKEND[K.DENSE, key.backend]
+            if backend_key not in table and cea is None:
+                return Kernel(cia.fn, cia.boxed, cia.name, "CompositeImplicitAutograd")
+    if key.functionality == K.AUTOGRAD:
+        ag = table.get(K.DispatchKey.Autograd)
+        if ag is not None:
+            return Kernel(ag.fn, ag.boxed, ag.name, "Autograd")
+    return _fallbacks.get(key)
+
+
+def _select(op: OpOverload, ks: int):
+    """Pick (kernel, key, mask below key) for a key set, skipping fallthroughs; cache it."""
+    start = ks
+    while True:
+        key = K.highest_key(ks)
+        if key is None:
+            _raise_missing(op, start, None)
+        kernel = resolve_key(op, key)
+        if kernel is None:
+            _raise_missing(op, start, key)
+        if not kernel.fallthrough:
+            break
+        ks = K.after(ks, key)
+    entry = (kernel, key, (1 << (K.NB + key.functionality)) - 1,
+             bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags)
+    op._dispatch_cache[start] = entry
+    return entry
+
+
+def _raise_missing(op, ks, key):
+    if not any(_tables.get(op, {})) and op.decomposition is None and not (ks & K.BACKEND_MASK):
+        raise RuntimeError(
+            f"There were no tensor arguments to this function (e.g., you passed an empty list of "
+            f"Tensors), but no fallback function is registered for schema {op.qualname}.")
+    available = [str(k) for k in available_keys(op)]
+    where = key.name if key is not None else "Undefined"
+    raise NotImplementedError(
+        f"Could not run '{op.qualname}' with arguments from the '{where}' backend. This could be "
+        f"because the operator doesn't exist for this backend. '{op.qualname}' is only available "
+        f"for these backends: [{', '.join(available)}].")
+
+
+def available_keys(op):
+    return [k for k in K.RUNTIME_KEYS
+            if (kern := resolve_key(op, k)) is not None and not kern.fallthrough]
+
+
+def compute_keyset(op: OpOverload, args: tuple) -> int:
+    ks = 0
+    for i in op.tensor_positions:
+        ks |= getattr(args[i], "_keyset", 0)
+    for i in op.tensorlist_positions:
+        for t in args[i]:
+            ks |= getattr(t, "_keyset", 0)
+    if not ks & K.BACKEND_MASK and op.device_position is not None:
+        # BackendSelect: a factory op takes its backend from its device argument.
+        ks |= _device_keyset(args[op.device_position])
+    s = _state
+    return (ks | s.include) & ~s.exclude
+
+
+_device_keyset_cache = {}
+
+
+def _device_keyset(device):
+    from ..core.device import as_device, backend_of
+    d = as_device(device)
+    ks = _device_keyset_cache.get(d.type)
+    if ks is None:
+        try:
+            ks = K.backend_keyset(backend_of(d.type))
+        except KeyError:
+            raise RuntimeError(f"device type '{d.type}' is not available in strata "
+                               f"(no backend is registered for it)") from None
+        _device_keyset_cache[d.type] = ks
+    return ks
+
+
+def call(op: OpOverload, *args, **kwargs):
+    """Dispatch one call of ``op``: the fast path every eager op takes."""
+    if kwargs or len(args) != op.nargs:
+        args = op.binder.bind(args, kwargs)
+    ks = 0
+    for i in op.tensor_positions:
+        ks |= getattr(args[i], "_keyset", 0)
+    if op.tensorlist_positions or op.device_position is not None:
+        ks = compute_keyset(op, args)
+    else:
+        s = _state
+        ks = (ks | s.include) & ~s.exclude
+    entry = op._dispatch_cache.get(ks)
+    if entry is None:
+        entry = _select(op, ks)
+    kernel, key, mask, mixed = entry
+    if mixed:
+        check_same_device(op, args)
+    if kernel.boxed:
+        return kernel.fn(op, ks & mask, args)
+    return kernel.fn(*args)
+
+
+def redispatch(op: OpOverload, ks: int, args: tuple):
+    """Continue a call below the current key: ``ks`` already has the higher keys masked off."""
+    entry = op._dispatch_cache.get(ks)
+    if entry is None:
+        entry = _select(op, ks)
+    kernel, key, mask, mixed = entry
+    if kernel.boxed:
+        return kernel.fn(op, ks & mask, args)
+    return kernel.fn(*args)
+
+
+def check_same_device(op, args):
+    """PyTorch's common_device_check: one device per call (zero-dim CPU tensors exempt)."""
+    seen = None
+    names = op.binder.names
+    for i in op.tensor_positions + op.tensorlist_positions:
+        items = args[i] if i in op.tensorlist_positions else (args[i],)
+        for t in items:
+            if not hasattr(t, "_keyset"):
+                continue
+            if t.device.type == "cpu" and t.ndim == 0:
+                continue
+            if seen is None:
+                seen = t.device
+            elif t.device != seen:
+                raise RuntimeError(
+                    f"Expected all tensors to be on the same device, but got {names[i]} is on "
+                    f"{t.device}, different from other tensors on {seen} (when checking argument "
+                    f"in method {op.qualname})")
+
+
+# --- the dispatch trace (STRATA_SHOW_DISPATCH_TRACE=1 or strata.dispatch.show_trace()) ---------
+
+_trace_depth = [0]
+_trace_sink = [None]
+
+
+def _trace_line(kind, op, ks, key, kernel):
+    print(f"{'  ' * _trace_depth[0]}[{kind}] op=[{op.qualname}], key=[{key}] "
+          f"keyset={K.DispatchKeySet(ks)!r} kernel={kernel!r}", file=_trace_sink[0])
+
+
+def _call_traced(op, *args, **kwargs):
+    if kwargs or len(args) != op.nargs:
+        args = op.binder.bind(args, kwargs)
+    ks = compute_keyset(op, args)
+    entry = op._dispatch_cache.get(ks) or _select(op, ks)
+    kernel, key, mask, mixed = entry
+    _trace_line("call", op, ks, key, kernel)
+    if mixed:
+        check_same_device(op, args)
+    _trace_depth[0] += 1
+    try:
+        if kernel.boxed:
+            return kernel.fn(op, ks & mask, args)
+        return kernel.fn(*args)
+    finally:
+        _trace_depth[0] -= 1
+
+
+def _redispatch_traced(op, ks, args):
+    entry = op._dispatch_cache.get(ks) or _select(op, ks)
+    kernel, key, mask, mixed = entry
+    _trace_line("redispatch", op, ks, key, kernel)
+    _trace_depth[0] += 1
+    try:
+        if kernel.boxed:
+            return kernel.fn(op, ks & mask, args)
+        return kernel.fn(*args)
+    finally:
+        _trace_depth[0] -= 1
+
+
+_fast = {"call": call, "redispatch": redispatch}
+
+
+def set_trace(enabled: bool, file=None):
+    """Turn the dispatch trace on or off. Swapping functions keeps the off path free."""
+    global redispatch
+    _trace_sink[0] = file
+    if enabled:
+        OpOverload.__call__ = _call_traced
+        redispatch = _redispatch_traced
+    else:
+        OpOverload.__call__ = _fast["call"]
+        redispatch = _fast["redispatch"]
+
+
+OpOverload.__call__ = call
+if config.show_dispatch_trace:
+    set_trace(True)

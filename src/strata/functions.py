@@ -1,0 +1,35 @@
+"""``strata.<op>`` functions generated from op declarations (``function=`` in ``ops/``).
+
+Each generated function accepts PyTorch's keyword names (``input=``, ``dim=``) and ``out=``:
+the result is computed, then copied into ``out`` (resized if it has the wrong shape), which is
+PyTorch's out= contract for the functional ops strata supports.
+"""
+
+from .ops.op import REGISTRY
+
+
+def write_out(out, result):
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def _make_function(op):
+    def function(*args, out=None, **kwargs):
+        result = op(*args, **kwargs)
+        return result if out is None else write_out(out, result)
+    function.__name__ = op.function
+    function.__qualname__ = op.function
+    function.__doc__ = f"Calls ``{op.qualname}``: ``{op.schema}``"
+    return function
+
+
+def generated_functions(existing) -> dict:
+    """name -> function for every op that declared ``function=`` and is not in ``existing``."""
+    out = {}
+    for op in REGISTRY.values():
+        name = op.function
+        if name and name not in existing and name not in out:
+            out[name] = _make_function(op)
+    return out

@@ -1,0 +1,11 @@
+"""Layer 2: what exists — every operator, defined once, with its schema and meta function.
+
+Family files (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``, ``nn``,
+``factory``) each define their ops with ``defop``; composite ops carry their decomposition.
+``strata.ops.aten.<name>.<overload>`` reaches any of them.
+"""
+
+from . import factory, pointwise, reductions, shape  # noqa: F401  (defining ops is the import)
+from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
+
+__all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

@@ -1,0 +1,563 @@
+"""Shape ops. Views (result aliases ``self``) compute a ``ViewSpec`` over the same storage and
+share one device-independent kernel; the rest (cat, flip, roll, ...) copy.
+
+Stride arithmetic follows ``aten/src/ATen/TensorUtils.cpp`` (computeStride) and
+``aten/src/ATen/native/TensorShape.cpp``.
+"""
+
+from ..core import dtype as D
+from ..core.shape import contiguous_strides, infer_size, normalize_size, wrap_dim, wrap_dims
+from . import meta_rules as R
+from .op import TensorSpec, ViewSpec, defop, register_decomposition
+
+
+def _fmt(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def compute_view_strides(oldshape, oldstride, newshape):
+    """Strides for viewing (oldshape, oldstride) as newshape, or None if no view exists."""
+    if len(oldshape) == 0:
+        return (1,) * len(newshape)
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel == 0:
+        if tuple(oldshape) == tuple(newshape):
+            return tuple(oldstride)
+        return contiguous_strides(newshape)
+    newstride = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _view_meta(self, size):
+    shape = infer_size(normalize_size((size,)) if not isinstance(size, int) else (size,),
+                       self.numel())
+    strides = compute_view_strides(tuple(self.shape), tuple(self.stride()), shape)
+    if strides is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return ViewSpec(shape, strides, self.storage_offset())
+
+
+def _as_strided_meta(self, size, stride, storage_offset=None):
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {_fmt(stride)}")
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    if _numel(size) > 0:
+        needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        available = self.untyped_storage().nbytes // self.dtype.itemsize
+        if needed > available:
+            raise RuntimeError(f"setStorage: sizes {_fmt(size)}, strides {_fmt(stride)}, storage "
+                               f"offset {offset}, and itemsize {self.dtype.itemsize} requiring a "
+                               f"storage size of {needed * self.dtype.itemsize} are out of bounds "
+                               f"for storage of size {available * self.dtype.itemsize}")
+    return ViewSpec(size, stride, offset)
+
+
+def _permute_meta(self, dims):
+    dims = tuple(dims)
+    if len(dims) != self.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}"
+                           .replace("(sparse_coo)", ""))
+    dims = wrap_dims(dims, self.ndim)
+    shape, stride = tuple(self.shape), tuple(self.stride())
+    return ViewSpec(tuple(shape[d] for d in dims), tuple(stride[d] for d in dims),
+                    self.storage_offset())
+
+
+def _transpose_meta(self, dim0, dim1):
+    n = self.ndim
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    shape, stride = list(self.shape), list(self.stride())
+    if n:
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        stride[d0], stride[d1] = stride[d1], stride[d0]
+    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+
+
+def _expand_meta(self, size, implicit=False):
+    size = normalize_size((size,)) if not isinstance(size, int) else (size,)
+    size = tuple(size) if size else ()
+    if len(size) < self.ndim:
+        raise RuntimeError(f"expand({type(self).__name__}{{{_fmt(self.shape)}}}, size={_fmt(size)}"
+                           f"): the number of sizes provided ({len(size)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({self.ndim})")
+    lead = len(size) - self.ndim
+    shape, stride = [], []
+    for i, target in enumerate(size):
+        if i < lead:
+            if target < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) isn't allowed in "
+                                   f"a leading, non-existing dimension {i}")
+            shape.append(target)
+            stride.append(0)
+            continue
+        cur, cur_stride = self.shape[i - lead], self.stride()[i - lead]
+        if target == -1:
+            target = cur
+        if cur == target:
+            shape.append(cur)
+            stride.append(cur_stride)
+        elif cur == 1:
+            shape.append(target)
+            stride.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
+                               f"existing size ({cur}) at non-singleton dimension {i}.  Target "
+                               f"sizes: {_fmt(size)}.  Tensor sizes: {_fmt(self.shape)}")
+    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+
+
+def _squeeze_meta(self, dim=None):
+    shape, stride = tuple(self.shape), tuple(self.stride())
+    if dim is None:
+        dims = set(range(len(shape)))
+    else:
+        dims = set(wrap_dims((dim,) if isinstance(dim, int) else dim, max(self.ndim, 1)))
+    keep = [i for i in range(len(shape)) if not (i in dims and shape[i] == 1)]
+    return ViewSpec(tuple(shape[i] for i in keep), tuple(stride[i] for i in keep),
+                    self.storage_offset())
+
+
+def _unsqueeze_meta(self, dim):
+    d = wrap_dim(dim, self.ndim + 1)
+    shape, stride = list(self.shape), list(self.stride())
+    new_stride = shape[d] * stride[d] if d < len(shape) else 1
+    shape.insert(d, 1)
+    stride.insert(d, new_stride)
+    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+
+
+def _slice_meta(self, dim=0, start=None, end=None, step=1):
+    if self.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, self.ndim)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    size = self.shape[d]
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    length = (end - start + step - 1) // step
+    shape, stride = list(self.shape), list(self.stride())
+    offset = self.storage_offset() + start * stride[d]
+    shape[d] = length
+    stride[d] *= step
+    return ViewSpec(tuple(shape), tuple(stride), offset)
+
+
+def _select_meta(self, dim, index):
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{_fmt(self.shape)} at dimension {d}")
+    if index < 0:
+        index += size
+    shape, stride = list(self.shape), list(self.stride())
+    offset = self.storage_offset() + index * stride[d]
+    del shape[d], stride[d]
+    return ViewSpec(tuple(shape), tuple(stride), offset)
+
+
+def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
+    n = self.ndim
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape, stride = list(self.shape), list(self.stride())
+    base = self.storage_offset()
+    if offset >= 0:
+        length = max(min(shape[d1], shape[d2] - offset), 0)
+        base += offset * stride[d2] if length else 0
+    else:
+        length = max(min(shape[d1] + offset, shape[d2]), 0)
+        base -= offset * stride[d1] if length else 0
+    diag_stride = stride[d1] + stride[d2]
+    for d in sorted((d1, d2), reverse=True):
+        del shape[d], stride[d]
+    return ViewSpec(tuple(shape) + (length,), tuple(stride) + (diag_stride,), base)
+
+
+def _unfold_meta(self, dimension, size, step):
+    d = wrap_dim(dimension, self.ndim) if self.ndim else 0
+    cur = self.shape[d] if self.ndim else 1
+    if size > cur:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {cur} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, stride = list(self.shape), list(self.stride())
+    if not shape:
+        return ViewSpec((size,), (1,), self.storage_offset())
+    count = (cur - size) // step + 1
+    inner = stride[d]
+    shape[d] = count
+    stride[d] = step * inner
+    return ViewSpec(tuple(shape) + (size,), tuple(stride) + (inner,), self.storage_offset())
+
+
+def _alias_meta(self):
+    return ViewSpec(tuple(self.shape), tuple(self.stride()), self.storage_offset())
+
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_meta)
+as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
+                   "SymInt? storage_offset=None) -> Tensor(a)", _as_strided_meta, method=True,
+                   function=True)
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_meta)
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+                  _transpose_meta, method=True, function=True)
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+               _expand_meta)
+squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", _squeeze_meta,
+                method=True, function=True)
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze_meta, method=True,
+                  function=True)
+slice = defop("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, "
+              "SymInt step=1) -> Tensor(a)", _slice_meta)
+select = defop("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", _select_meta,
+               method=True, function=True)
+diagonal = defop("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+                 _diagonal_meta, method=True, function=True)
+unfold = defop("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",
+               _unfold_meta, method=True)
+alias = defop("alias(Tensor(a) self) -> Tensor(a)", _alias_meta)
+detach = defop("detach(Tensor(a) self) -> Tensor(a)", _alias_meta, method=True, function=True)
+
+
+# --- copying shape ops -----------------------------------------------------------------------
+
+def _cat_meta(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # legacy behaviour: 1-d empty tensors are skipped
+    ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ref.ndim)
+    total = 0
+    for i, t in enumerate(tensors):
+        if t.ndim == 1 and t.shape[0] == 0 and ref.ndim != 1:
+            continue
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                               f"{t.ndim}")
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
+                                   f"tensor number {i} in the list.")
+        total += t.shape[d]
+    shape = list(ref.shape)
+    shape[d] = total
+    dtype = R.promote(*tensors) if len(tensors) > 1 else ref.dtype
+    return TensorSpec(tuple(shape), dtype, contiguous_strides(shape))
+
+
+def _same_shape_meta(self, *args):
+    shape = tuple(self.shape)
+    return TensorSpec(shape, self.dtype, contiguous_strides(shape))
+
+
+def _flip_meta(self, dims):
+    wrap_dims(dims, self.ndim)
+    return _same_shape_meta(self)
+
+
+def _roll_meta(self, shifts, dims=()):
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if dims and len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    if not dims and len(shifts) != 1:
+        raise RuntimeError("shifts and dimensions must align")
+    wrap_dims(dims, self.ndim) if dims else None
+    return _same_shape_meta(self)
+
+
+def _repeat_meta(self, repeats):
+    repeats = tuple(repeats)
+    if len(repeats) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    padded = (1,) * (len(repeats) - self.ndim) + tuple(self.shape)
+    shape = tuple(a * b for a, b in zip(padded, repeats))
+    return TensorSpec(shape, self.dtype, contiguous_strides(shape))
+
+
+def _tri_meta(self, diagonal=0):
+    if self.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return _same_shape_meta(self)
+
+
+def _diag_meta(self, diagonal=0):
+    if self.ndim == 1:
+        n = self.shape[0] + abs(diagonal)
+        return TensorSpec((n, n), self.dtype, contiguous_strides((n, n)))
+    if self.ndim == 2:
+        return TensorSpec(_diagonal_meta(self, diagonal).shape, self.dtype)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{self.ndim}D")
+
+
+cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, function=True)
+flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_meta, function=True)
+roll = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_meta,
+             method=True, function=True)
+repeat = defop("repeat(Tensor self, SymInt[] repeats) -> Tensor", _repeat_meta)
+tril = defop("tril(Tensor self, int diagonal=0) -> Tensor", _tri_meta, method=True, function=True)
+triu = defop("triu(Tensor self, int diagonal=0) -> Tensor", _tri_meta, method=True, function=True)
+diag = defop("diag(Tensor self, int diagonal=0) -> Tensor", _diag_meta, method=True,
+             function=True)
+
+
+# --- composites --------------------------------------------------------------------------------
+reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
+flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
+                method=True, function=True)
+unflatten = defop("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)",
+                  method=True, function=True)
+narrow = defop("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
+               method=True, function=True)
+t = defop("t(Tensor(a) self) -> Tensor(a)", method=True, function=True)
+movedim = defop("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
+                method=True, function=True)
+split = defop("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
+split_with_sizes = defop("split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> "
+                         "Tensor(a)[]")
+chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", method=True,
+              function=True)
+unbind = defop("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", method=True,
+               function=True)
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", function=True)
+hstack = defop("hstack(Tensor[] tensors) -> Tensor", function=True)
+vstack = defop("vstack(Tensor[] tensors) -> Tensor", function=True)
+broadcast_to = defop("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", method=True,
+                     function=True)
+tile = defop("tile(Tensor self, SymInt[] dims) -> Tensor", method=True, function=True)
+repeat_interleave = defop("repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, "
+                          "*, SymInt? output_size=None) -> Tensor")
+
+
+@register_decomposition(reshape)
+def _reshape(self, shape):
+    shape = infer_size(tuple(shape), self.numel())
+    if compute_view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
+        return view(self, shape)
+    return view(clone_contiguous(self), shape)
+
+
+def clone_contiguous(self):
+    from .factory import clone
+    return clone(self, memory_format="contiguous_format")
+
+
+@register_decomposition(flatten)
+def _flatten(self, start_dim=0, end_dim=-1):
+    if self.ndim == 0:
+        return reshape(self, (1,))
+    s, e = wrap_dim(start_dim, self.ndim), wrap_dim(end_dim, self.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return self
+    shape = tuple(self.shape)
+    return reshape(self, shape[:s] + (_numel(shape[s:e + 1]),) + shape[e + 1:])
+
+
+@register_decomposition(unflatten)
+def _unflatten(self, dim, sizes):
+    d = wrap_dim(dim, self.ndim)
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inner = infer_size(sizes, self.shape[d]) if -1 in sizes else sizes
+    if _numel(inner) != self.shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {_fmt(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({self.shape[d]}) in the input tensor")
+    shape = tuple(self.shape)
+    return view(self, shape[:d] + tuple(inner) + shape[d + 1:])
+
+
+@register_decomposition(narrow)
+def _narrow(self, dim, start, length):
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return slice(self, d, start, start + length)
+
+
+@register_decomposition(t)
+def _t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return transpose(self, 0, 1) if self.ndim == 2 else alias(self)
+
+
+@register_decomposition(movedim)
+def _movedim(self, source, destination):
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({_fmt(source)}"
+                           f" dims) should contain the same number of dims as destination "
+                           f"({_fmt(destination)} dims)")
+    n = self.ndim
+    src, dst = wrap_dims(source, n), wrap_dims(destination, n)
+    order = [-1] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [o if o != -1 else next(rest) for o in order]
+    return permute(self, order)
+
+
+@register_decomposition(split)
+def _split(self, split_size, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if split_size <= 0 and not (split_size == 0 and size == 0):
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {size}")
+    if size == 0:
+        return (alias(self),)
+    return tuple(slice(self, d, s, min(s + split_size, size)) for s in range(0, size, split_size))
+
+
+@register_decomposition(split_with_sizes)
+def _split_with_sizes(self, split_sizes, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    if sum(split_sizes) != self.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{self.shape[d]} (input tensor's size at dimension {d}), but got "
+                           f"split_sizes={_fmt(split_sizes)}")
+    out, start = [], 0
+    for s in split_sizes:
+        out.append(slice(self, d, start, start + s))
+        start += s
+    return tuple(out)
+
+
+@register_decomposition(chunk)
+def _chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " f"{chunks}")
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    split_size = max((size + chunks - 1) // chunks, 1) if size else 1
+    return _split(self, split_size, d)
+
+
+@register_decomposition(unbind)
+def _unbind(self, dim=0):
+    d = wrap_dim(dim, self.ndim)
+    return tuple(select(self, d, i) for i in range(self.shape[d]))
+
+
+@register_decomposition(stack)
+def _stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors[1:], 1):
+        if tuple(x.shape) != tuple(tensors[0].shape):
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{_fmt(tensors[0].shape)} at entry 0 and {_fmt(x.shape)} at "
+                               f"entry {i}")
+    d = wrap_dim(dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+@register_decomposition(hstack)
+def _hstack(tensors):
+    tensors = [x if x.ndim else reshape(x, (1,)) for x in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+@register_decomposition(vstack)
+def _vstack(tensors):
+    tensors = [x if x.ndim >= 2 else reshape(x, (1, -1)) for x in tensors]
+    return cat(tensors, 0)
+
+
+@register_decomposition(broadcast_to)
+def _broadcast_to(self, size):
+    return expand(self, size)
+
+
+@register_decomposition(tile)
+def _tile(self, dims):
+    dims = tuple(dims)
+    if len(dims) < self.ndim:
+        dims = (1,) * (self.ndim - len(dims)) + dims
+    return repeat(self, dims)
+
+
+@register_decomposition(repeat_interleave)
+def _repeat_interleave(self, repeats, dim=None, output_size=None):
+    if dim is None:
+        self = reshape(self, (-1,))
+        dim = 0
+    d = wrap_dim(dim, self.ndim)
+    shape = tuple(self.shape)
+    expanded = expand(unsqueeze(self, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(expanded, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
