@@ -42,6 +42,9 @@ channels_last = "channels_last"
 _backends.register_all()
 _autograd.register()
 _tensor.bind_methods()
+from .frontend import functions as _frontend_functions  # noqa: E402
+
+globals().update(_frontend_functions())
 globals().update(_generated_functions(globals()))
 
 

@@ -737,7 +737,13 @@ def _make_method(op):
 
 
 def bind_methods():
-    """Attach a method for every op that declared ``method=`` and has no hand-written one."""
+    """Attach the family frontends' methods, then a method for every op that declared
+    ``method=`` and has no hand-written one."""
+    from .frontend import methods
+    for name, fn in methods().items():
+        if name in Tensor.__dict__:
+            raise RuntimeError(f"Tensor.{name} is defined twice (in _tensor.py and frontend/)")
+        setattr(Tensor, name, fn)
     for op in REGISTRY.values():
         name = op.method
         if name and name not in Tensor.__dict__ and name not in TensorImpl.__dict__:

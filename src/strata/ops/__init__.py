@@ -5,7 +5,7 @@ Family files (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``
 ``strata.ops.aten.<name>.<overload>`` reaches any of them.
 """
 
-from . import factory, pointwise, reductions, shape  # noqa: F401  (defining ops is the import)
+from . import factory, indexing, linalg, nn, pointwise, reductions, shape  # noqa: F401  (defines)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

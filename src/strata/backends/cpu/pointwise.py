@@ -255,6 +255,7 @@ def _table():
     def add(name, fn, maker):
         op = getattr(P, name)
         k, k_ = maker(fn) if maker is compare else maker(fn, op.dtype_rule)
+        k.__qualname__, k_.__qualname__ = f"{maker.__name__}[{name}]", f"{maker.__name__}[{name}_]"
         t[op] = k
         inplace = getattr(P, name + "_", None)
         if inplace is not None:

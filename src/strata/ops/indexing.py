@@ -1,0 +1,1 @@
+"""Indexing ops: gather/scatter, index_select, advanced indexing (index, index_put_), masks."""

@@ -1,0 +1,1 @@
+"""Matrix products and linear algebra."""

@@ -1,0 +1,1 @@
+"""The forward ops behind ``nn.functional``: convolution, pooling, normalisation, losses, ..."""
