@@ -31,6 +31,7 @@ from .random import (  # noqa: F401
 from . import autograd as _autograd
 from . import backends as _backends
 from . import _tensor
+from . import nn  # noqa: F401
 from .functions import generated_functions as _generated_functions
 
 half, float, double = float16, float32, float64  # noqa: A001

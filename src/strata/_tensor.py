@@ -566,12 +566,10 @@ class Tensor(TensorImpl):
         return P.ge(self, other)
 
     def __getitem__(self, index):
-        from .indexing import getitem
-        return getitem(self, index)
+        return _getitem(self, index)
 
     def __setitem__(self, index, value):
-        from .indexing import setitem
-        setitem(self, index, value)
+        _setitem(self, index, value)
 
     # --- methods whose Python signature differs from the schema --------------------------------
     def view(self, *shape):
@@ -734,6 +732,20 @@ def _make_method(op):
     method.__qualname__ = f"Tensor.{op.method}"
     method.__doc__ = f"Calls ``{op.qualname}``: ``{op.schema}``"
     return method
+
+
+def _getitem(self, index):  # replaced by frontend/indexing.py's translation at import
+    raise RuntimeError("strata.frontend.indexing is not loaded")
+
+
+_setitem = _getitem
+
+
+def install_indexing(getitem, setitem):
+    """``x[i]`` and ``x[i] = v`` live in ``frontend/indexing.py`` (the translation of Python
+    index expressions into select/slice/index ops); it installs itself here."""
+    global _getitem, _setitem
+    _getitem, _setitem = getitem, setitem
 
 
 def bind_methods():

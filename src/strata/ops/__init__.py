@@ -5,7 +5,9 @@ Family files (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``
 ``strata.ops.aten.<name>.<overload>`` reaches any of them.
 """
 
-from . import factory, indexing, linalg, nn, pointwise, reductions, shape  # noqa: F401  (defines)
+from . import (  # noqa: F401  (importing a family defines its ops)
+    activation, factory, indexing, linalg, loss, nn, pointwise, reductions, shape,
+)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

@@ -5,9 +5,9 @@ results (the "allocator" of this device is NumPy's).
 """
 
 from ...dispatch import register_kernel
-from . import factory, indexing, linalg, nn, pointwise, reductions, shape
+from . import activation, factory, indexing, linalg, loss, nn, pointwise, reductions, shape
 
-FAMILIES = (pointwise, factory, shape, reductions, indexing, linalg, nn)
+FAMILIES = (pointwise, factory, shape, reductions, indexing, linalg, nn, activation, loss)
 
 
 def kernel_table() -> dict:

@@ -1,0 +1,3 @@
+"""``nn.functional``: activations."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``nn.functional``: attention."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``nn.functional``: layers."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``nn.functional``: losses."""
+
+__all__ = []

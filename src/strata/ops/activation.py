@@ -1,0 +1,1 @@
+"""Activation-family ops: softmax, log_softmax and the nn activations, dropout."""

@@ -1,0 +1,3 @@
+"""Sample inputs for the ops of ``ops/activation.py``."""
+
+SAMPLES = {}
