@@ -1,0 +1,1 @@
+"""strata vs PyTorch, same workloads, one process: ``python -m benchmarks [--filter NAME]``."""

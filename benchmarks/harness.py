@@ -1,0 +1,82 @@
+"""Timing harness: medians of repeated runs, the ratio strata/torch, and the machine it ran on.
+
+Never used by tests: speed is measured here and reported in README, never asserted.
+"""
+
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Result:
+    name: str
+    strata_s: float
+    torch_s: float
+    target: float | None = None
+    unit: str = "time"
+
+    @property
+    def ratio(self) -> float:
+        return self.strata_s / self.torch_s
+
+
+def median_time(fn, *, min_time=0.2, repeats=7, warmup=2) -> float:
+    """Median seconds per call of ``fn`` over ``repeats`` batches sized to last ``min_time``."""
+    for _ in range(warmup):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / repeats or n >= 1 << 20:
+            break
+        n *= 2
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def fmt_time(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.2f} us"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import numpy
+    import torch
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"NumPy {numpy.__version__}, torch {torch.__version__}")
+
+
+def table(results) -> str:
+    lines = ["| workload | strata | torch | strata/torch | target |",
+             "|---|---|---|---|---|"]
+    for r in results:
+        if r.unit == "time":
+            s, t = fmt_time(r.strata_s), fmt_time(r.torch_s)
+        else:
+            s, t = f"{r.strata_s:.0f} {r.unit}", f"{r.torch_s:.0f} {r.unit}"
+        target = f"<= {r.target:g}x" if r.target else ""
+        lines.append(f"| {r.name} | {s} | {t} | {r.ratio:.2f}x | {target} |")
+    return "\n".join(lines)
