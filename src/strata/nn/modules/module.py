@@ -1,0 +1,683 @@
+"""``Module``: the base class of every layer, with PyTorch's call path and bookkeeping.
+
+Follows ``torch/nn/modules/module.py`` (see reference/nn.md): attribute assignment registers
+parameters, buffers and submodules in insertion-ordered dicts; that order drives iteration and
+``state_dict``; ``__call__`` runs forward pre-hooks, ``forward``, forward hooks and sets up full
+backward hooks; ``to()``/``float()``/... go through ``_apply`` and keep the same Parameter objects
+so optimizers stay valid.
+"""
+
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+
+from ...autograd.grad_mode import no_grad
+from ..._tensor import _TYPE_NAMES, Tensor
+from ...core import dtype as D
+from ..parameter import Buffer, Parameter
+from .hooks import BackwardHook, RemovableHandle
+
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _forward_unimplemented(self, *input):
+    raise NotImplementedError(  # by design: PyTorch's message for a Module without forward
+        f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+def register_module_forward_pre_hook(hook):
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_always_called)
+    _global_forward_hooks[handle.id] = hook
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def _addindent(s, num_spaces):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(" " * num_spaces + line for line in lines)
+
+
+class Module:
+    """Base class for all neural network modules. Subclass it and define ``forward``."""
+
+    training: bool
+    _version = 1
+    forward = _forward_unimplemented
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given" if args else
+                            f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        set_ = super().__setattr__
+        set_("training", True)
+        set_("_parameters", {})
+        set_("_buffers", {})
+        set_("_non_persistent_buffers_set", set())
+        set_("_modules", {})
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                     "_backward_pre_hooks", "_backward_hooks", "_state_dict_hooks",
+                     "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks"):
+            set_(name, OrderedDict())
+
+    # --- registration --------------------------------------------------------------------------
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' as a "
+                             "function of another Tensor, compute the value in the forward() "
+                             "method.")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.__dict__.get("persistent", persistent)
+            tensor = tensor.detach()
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        self._check_name(name, "module")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    @staticmethod
+    def _check_name(name, kind):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if item not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return mod._buffers[name]
+
+    # --- attribute protocol --------------------------------------------------------------------
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove_from(name, d, "_buffers", "_modules", "_non_persistent_buffers_set")
+            d.pop(name, None)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._remove_from(name, d, "_parameters", "_buffers", "_non_persistent_buffers_set")
+            d.pop(name, None)
+            d["_modules"][name] = value
+        elif "_modules" in d and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_type_name(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer) or ("_buffers" in d and name in d["_buffers"]):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.__dict__.get("persistent", True)
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            d.pop(name, None)
+            self.register_buffer(name, value, persistent)
+        else:
+            super().__setattr__(name, value)
+
+    @staticmethod
+    def _remove_from(name, d, *stores):
+        for store in stores:
+            container = d.get(store)
+            if container is None:
+                continue
+            if isinstance(container, set):
+                container.discard(name)
+            else:
+                container.pop(name, None)
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        super().__delattr__(name)
+
+    def __dir__(self):
+        keys = set(super().__dir__())
+        for store in ("_parameters", "_buffers", "_modules"):
+            keys.update(self.__dict__.get(store, {}))
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    # --- the call path --------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(),
+                                             self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                out = hook(self, args, kwargs)
+                if out is not None:
+                    if not (isinstance(out, tuple) and len(out) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {out}.")
+                    args, kwargs = out
+            else:
+                out = hook(self, args)
+                if out is not None:
+                    args = out if isinstance(out, tuple) else (out,)
+
+        full_hooks = self._backward_hooks or _global_backward_hooks or \
+            self._backward_pre_hooks or _global_backward_pre_hooks
+        bw_hook = None
+        if full_hooks:
+            bw_hook = BackwardHook(self, list(_global_backward_hooks.values()) +
+                                   list(self._backward_hooks.values()),
+                                   list(_global_backward_pre_hooks.values()) +
+                                   list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
+
+        try:
+            result = self.forward(*args, **kwargs)
+        except Exception:
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(),
+                                                 self._forward_hooks.items()):
+                if hook_id in _global_forward_hooks_always_called or \
+                        hook_id in self._forward_hooks_always_called:
+                    try:
+                        hook(self, args, kwargs, None) \
+                            if hook_id in self._forward_hooks_with_kwargs else \
+                            hook(self, args, None)
+                    except Exception as e:
+                        warnings.warn(f"forward hook with always_call=True raised an exception "
+                                      f"that was silenced: {e}")
+            raise
+
+        for hook_id, hook in itertools.chain(_global_forward_hooks.items(),
+                                             self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_with_kwargs:
+                out = hook(self, args, kwargs, result)
+            else:
+                out = hook(self, args, result)
+            if out is not None:
+                result = out
+
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
+        return result
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        handle = RemovableHandle(self._forward_hooks,
+                                 extra_dict=[self._forward_hooks_with_kwargs,
+                                             self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        raise RuntimeError("register_backward_hook (non-full backward hooks) is deprecated in "
+                           "PyTorch and not supported by strata; use register_full_backward_hook")
+
+    # --- iteration ------------------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in memo:
+                memo.add(module)
+                yield name, module
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield module_prefix + ("." if module_prefix else "") + k, v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # --- modes and gradients --------------------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g = g.detach()
+                    p.grad = g
+                g.requires_grad_(False)
+                g.zero_()
+
+    # --- conversion ------------------------------------------------------------------------------
+    def _apply(self, fn, recurse=True):
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for key, param in self._parameters.items():
+            if param is None:
+                continue
+            with no_grad():
+                applied = fn(param)
+            param.data = applied          # keep the same Parameter object (optimizers hold it)
+            if param.grad is not None:
+                with no_grad():
+                    grad_applied = fn(param.grad)
+                param.grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs):
+        from ..._tensor import _parse_to
+        device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
+
+        def convert(t):
+            return t.to(device, dtype if t.is_floating_point() else None,
+                        non_blocking=non_blocking)
+        return self._apply(convert)
+
+    def cpu(self):
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        raise RuntimeError("Torch not compiled with CUDA enabled (strata has no CUDA device)")
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def _cast_floats(self, dtype):
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self):
+        return self._cast_floats(D.float32)
+
+    def double(self):
+        return self._cast_floats(D.float64)
+
+    def half(self):
+        return self._cast_floats(D.float16)
+
+    def bfloat16(self):
+        return self._cast_floats(D.bfloat16)
+
+    def to_empty(self, *, device, recurse=True):
+        from ...creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse)
+
+    def share_memory(self):
+        return self
+
+    # --- state_dict -------------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if args:
+            destination = args[0] if len(args) > 0 else destination
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            out = hook(self, destination, prefix, {})
+            if out is not None:
+                destination = out
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs, assign=False):
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        persistent = {k: v for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set}
+        local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
+                 if v is not None}
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  f"torch.Tensor or Tensor-like object from checkpoint but "
+                                  f"received {type(value)}")
+                continue
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{_torch_size(value.shape)} from checkpoint, the shape in "
+                                  f"current model is {_torch_size(param.shape)}.")
+                continue
+            try:
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            new = Parameter(value, requires_grad=param.requires_grad)
+                            setattr(self, name, new)
+                        else:
+                            setattr(self, name, value)
+                    else:
+                        param.copy_(value)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
+                                  f"in the model are {_torch_size(param.shape)} and whose "
+                                  f"dimensions in the checkpoint are {_torch_size(value.shape)}, "
+                                  f"an exception occurred : {ex.args}.")
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    rest = key[len(prefix):]
+                    first = rest.split(".", 1)[0]
+                    if first not in self._modules and rest not in local:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+
+        def load(module, prefix=""):
+            local_meta = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(state_dict, prefix, local_meta, True, missing,
+                                         unexpected, errors, assign)
+            for name, child in module._modules.items():
+                if child is not None:
+                    load(child, prefix + name + ".")
+            result = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, result)
+
+        load(self)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                                 f"{', '.join(repr(k).replace(chr(39), chr(34)) for k in unexpected)}. ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                                 f"{', '.join(repr(k).replace(chr(39), chr(34)) for k in missing)}. ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+                               + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def register_state_dict_pre_hook(self, hook):
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    # --- printing --------------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for key, module in self._modules.items():
+            mod_str = _addindent(repr(module), 2)
+            lines.append(f"({key}): {mod_str}")
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def compile(self, *args, **kwargs):
+        raise RuntimeError("Module.compile: strata's compiler is not built yet; run the module "
+                           "eagerly")
+
+
+def _type_name(value):
+    if isinstance(value, Tensor):
+        return f"torch.{_TYPE_NAMES[value.dtype]}"
+    return type(value).__name__
+
+
+def _torch_size(shape):
+    return f"torch.Size([{', '.join(map(str, shape))}])"

@@ -1,0 +1,93 @@
+"""LayerNorm, GroupNorm, RMSNorm (``torch/nn/modules/normalization.py``)."""
+
+from ... import creation
+from ...core import dtype as D
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+class LayerNorm(Module):
+    """Normalises over the trailing ``normalized_shape`` dims (biased variance)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
+                                                  dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(self.normalized_shape, device=device,
+                                                     dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, " \
+               f"elementwise_affine={self.elementwise_affine}"
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device,
+                                                  dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x):
+        dims = tuple(range(-len(self.normalized_shape), 0))
+        eps = self.eps if self.eps is not None else D.finfo(x.dtype).eps
+        out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+        return out * self.weight if self.weight is not None else out
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, " \
+               f"elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = \
+            num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(creation.ones(num_channels, device=device, dtype=dtype))
+            self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

@@ -1,0 +1,5 @@
+"""``nn.utils``: gradient clipping, parameter vectors, RNN padding helpers."""
+
+from . import rnn  # noqa: F401
+from .clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
