@@ -24,7 +24,7 @@ LAYERS = [
     {"nn", "optim", "utils", "serialization", "distributions", "amp", "cuda", "accelerator"},
     {"compile"},
     {"profiler"},
-    {"cli", "__init__", "__main__"},
+    {"cli", "torch_alias", "__init__", "__main__"},
 ]
 
 

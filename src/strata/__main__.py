@@ -1,0 +1,7 @@
+"""``python -m strata run script.py`` == ``strata run script.py``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
