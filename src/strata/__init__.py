@@ -18,7 +18,7 @@ from .core.shape import Size  # noqa: F401
 from . import ops as _ops_pkg  # noqa: F401
 from .ops.op import ops  # noqa: F401
 from . import dispatch  # noqa: F401
-from .dispatch import library  # noqa: F401
+from . import library  # noqa: F401
 from ._tensor import (  # noqa: F401
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
     IntTensor, LongTensor, ShortTensor, Tensor,
@@ -32,6 +32,12 @@ from . import autograd as _autograd
 from . import backends as _backends
 from . import _tensor
 from . import nn  # noqa: F401
+from . import linalg  # noqa: F401
+from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
+from . import utils  # noqa: F401
+from . import accelerator, amp, cuda, distributed, distributions, onnx  # noqa: F401
+from .amp import autocast_mode as _autocast_mode
+from .amp import autocast  # noqa: F401
 from .functions import generated_functions as _generated_functions
 
 half, float, double = float16, float32, float64  # noqa: A001
@@ -42,11 +48,23 @@ channels_last = "channels_last"
 
 _backends.register_all()
 _autograd.register()
+_autocast_mode.register()
 _tensor.bind_methods()
 from .frontend import functions as _frontend_functions  # noqa: E402
 
 globals().update(_frontend_functions())
 globals().update(_generated_functions(globals()))
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, disable=False):
+    """strata's compiler is not built yet: warn once and return ``model`` to run eagerly."""
+    import warnings
+    warnings.warn("strata.compile: the compiler is not built yet; running eagerly",
+                  stacklevel=2)
+    if model is None:
+        return lambda m: m
+    return model
 
 
 def is_tensor(obj) -> bool:
