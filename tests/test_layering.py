@@ -22,6 +22,7 @@ LAYERS = [
     {"runtime"},
     {"backends"},
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
+     "sparse",
      "cuda", "accelerator"},
     {"compile"},
     {"profiler"},

@@ -19,10 +19,14 @@ def test_every_op_has_its_rows():
             continue
         if op.meta is None:
             missing.append(f"{op.qualname}: meta function (ops/)")
-        for key in (DispatchKey.CPU, DispatchKey.Meta):
-            kernel = resolve_key(op, key)
-            if kernel is None or kernel.fallthrough:
-                missing.append(f"{op.qualname}: {key} kernel")
+        keys = (DispatchKey.CPU, DispatchKey.Meta)
+        if "sparse" in op.tags:  # a kernel for sparse inputs or for making sparse outputs
+            keys = ((DispatchKey.CPU, DispatchKey.SparseCPU),)
+        for key in keys:
+            options = key if isinstance(key, tuple) else (key,)
+            kernels = [resolve_key(op, k) for k in options]
+            if all(k is None or k.fallthrough for k in kernels):
+                missing.append(f"{op.qualname}: {' or '.join(map(str, options))} kernel")
     assert not missing, "missing rows:\n" + "\n".join(missing)
 
 

@@ -35,14 +35,15 @@ from . import nn  # noqa: F401
 from . import linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
-from . import accelerator, amp, cuda, distributed, distributions, onnx  # noqa: F401
+from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
 from .amp import autocast_mode as _autocast_mode
 from .amp import autocast  # noqa: F401
+from .sparse import sparse_coo_tensor, spmm  # noqa: F401
 from .functions import generated_functions as _generated_functions
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
-strided = "strided"
+strided, sparse_coo = "strided", "sparse_coo"
 contiguous_format, preserve_format = "contiguous_format", "preserve_format"
 channels_last = "channels_last"
 

@@ -14,12 +14,12 @@ from .core import dtype as D
 from .core.device import as_device, cpu
 from .core.shape import Size, normalize_size
 from .core.storage import Storage
-from .core.tensor_impl import AutogradMeta, TensorImpl, VersionCounter
-from .dispatch.keys import backend_keyset
+from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, VersionCounter
+from .dispatch.keys import backend_keyset, functionality_bit
+from .dispatch.tls import _state as _tls
 from .ops import aten
 from .ops import factory as F
 from .ops import pointwise as P
-from .ops import reductions as RD
 from .ops import shape as S
 from .ops.op import REGISTRY
 
@@ -40,7 +40,7 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
     t.dtype = dtype or _NP_TO_DTYPE[arr.dtype]
     t.device = device
     t._keyset = keyset
-    t._vc = None
+    t._vc = INFERENCE_VERSION if _tls.inference_mode else None  # Note [Inference tensors]
     t._array = arr
     t._ag = None
     t._base = None
@@ -57,7 +57,7 @@ def make_tensor(storage, offset, shape, strides, dtype, device, keyset, vc=None)
     t.dtype = dtype
     t.device = device
     t._keyset = keyset
-    t._vc = vc
+    t._vc = INFERENCE_VERSION if vc is None and _tls.inference_mode else vc
     t._array = None
     t._ag = None
     t._base = None
@@ -71,6 +71,18 @@ def make_view(base, spec):
                     base._version_counter())
     v._base = base._base if base._base is not None else base
     return v
+
+
+SPARSE_CPU_KEYSET = (CPU_KEYSET & ~functionality_bit("Dense")) | functionality_bit("Sparse")
+
+
+def make_sparse(indices, values, shape):
+    """A sparse COO tensor: ``indices`` (sparse_dim x nnz) and ``values`` (nnz,) of ``shape``.
+
+    It has no strided storage; it dispatches on the SparseCPU key (see ops/sparse.py)."""
+    t = make_tensor(None, 0, tuple(shape), (), values.dtype, values.device, SPARSE_CPU_KEYSET)
+    t.__dict__["_sparse"] = (indices, values)
+    return t
 
 
 def _is_tensor(x):
@@ -214,7 +226,7 @@ class Tensor(TensorImpl):
 
     @property
     def layout(self):
-        return "strided"
+        return "sparse_coo" if "_sparse" in self.__dict__ else "strided"
 
     @property
     def is_cuda(self):
@@ -230,7 +242,60 @@ class Tensor(TensorImpl):
 
     @property
     def is_sparse(self):
-        return False
+        return "_sparse" in self.__dict__
+
+    # --- sparse COO parts (see ops/sparse.py) -----------------------------------------------------
+    def _sparse_parts(self):
+        if "_sparse" not in self.__dict__:
+            raise RuntimeError("indices/values are only defined for sparse COO tensors; this "
+                               "tensor has layout strided")
+        return self.__dict__["_sparse"]
+
+    def _indices(self):
+        return self._sparse_parts()[0]
+
+    def _values(self):
+        return self._sparse_parts()[1]
+
+    def indices(self):
+        if not self.is_coalesced():
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._indices()
+
+    def values(self):
+        if not self.is_coalesced():
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                               ".coalesce() first")
+        return self._values()
+
+    def is_coalesced(self):
+        self._sparse_parts()
+        return self.__dict__.get("_coalesced", False)
+
+    def _nnz(self):
+        return self._sparse_parts()[1].shape[0]
+
+    def sparse_dim(self):
+        return self._sparse_parts()[0].shape[0] if self.is_sparse else 0
+
+    def dense_dim(self):
+        return self.ndim - self.sparse_dim()
+
+    def to_sparse(self, sparse_dim=None):
+        if self.is_sparse:
+            return self
+        return aten.to_sparse.sparse_dim(self, self.ndim if sparse_dim is None else sparse_dim)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        if not self.is_sparse:
+            return self if dtype is None else self.to(dtype)
+        return aten.to_dense.default(self, dtype)
+
+    def coalesce(self):
+        if not self.is_sparse:
+            raise RuntimeError("coalesce is only defined for sparse COO tensors")
+        return aten.coalesce.default(self)
 
     @property
     def is_quantized(self):
@@ -304,10 +369,6 @@ class Tensor(TensorImpl):
     def __repr__(self):
         from .tensor_str import tensor_repr
         return tensor_repr(self)
-
-    def __reduce_ex__(self, protocol):
-        from .serialization import reduce_tensor
-        return reduce_tensor(self)
 
     # --- conversion to Python / NumPy (sync points on devices) ----------------------------------
     def numpy(self, *, force=False):
@@ -688,17 +749,8 @@ class Tensor(TensorImpl):
     def pow(self, exponent):
         return P.pow(self, exponent)
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None):
-        return RD.sum(self, axis if dim is None else dim, keepdim, dtype=dtype)
-
     def where(self, condition, other):
         return P.where(condition, self, other)
-
-    def masked_fill(self, mask, value):
-        return aten.masked_fill.Tensor(self, mask, value)
-
-    def masked_fill_(self, mask, value):
-        return aten.masked_fill_.Tensor(self, mask, value)
 
     __array_priority__ = 1000  # NumPy defers `ndarray + tensor` to Tensor.__radd__
 

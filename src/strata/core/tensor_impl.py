@@ -20,6 +20,23 @@ class VersionCounter:
         self.value = 0
 
 
+class InferenceVersionCounter(VersionCounter):
+    """The counter of every inference tensor: inference tensors track no version, so reading one
+    raises (``c10::VariableVersion`` disabled). One shared instance marks them."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        pass
+
+    @property
+    def value(self):
+        raise RuntimeError("Inference tensors do not track version counter.")
+
+
+INFERENCE_VERSION = InferenceVersionCounter()
+
+
 class TensorImpl:
     __slots__ = (
         "_storage", "_offset", "_shape", "_strides", "dtype", "device", "_keyset",
@@ -53,6 +70,8 @@ class TensorImpl:
 
     def _get_strides(self) -> tuple:
         strides = self._strides
+        if strides == () and self._storage is None and self._shape:
+            raise RuntimeError("Tensors of type SparseTensorImpl do not have strides")
         if strides is None:  # a CPU result: read the strides off the NumPy array once
             itemsize = self.dtype.itemsize
             strides = self._strides = tuple(s // itemsize for s in self._array.strides)
@@ -142,7 +161,8 @@ class AutogradMeta:
     (``torch/csrc/autograd/variable.h``). The autograd layer reads and writes them."""
 
     __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
-                 "post_accumulate_hooks", "grad_accumulator", "is_view_of_leaf", "name")
+                 "post_accumulate_hooks", "grad_accumulator", "creation_meta", "attr_version",
+                 "name")
 
     def __init__(self, requires_grad=False):
         self.requires_grad = requires_grad
@@ -153,5 +173,6 @@ class AutogradMeta:
         self.hooks = None
         self.post_accumulate_hooks = None
         self.grad_accumulator = None
-        self.is_view_of_leaf = False
+        self.creation_meta = None     # a view: how it was made ("no_grad", ...), else None
+        self.attr_version = -1        # a view: the version its grad_fn was made at
         self.name = None

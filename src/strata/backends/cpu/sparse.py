@@ -1,0 +1,165 @@
+"""CPU kernels for sparse COO tensors, registered under the ``SparseCPU`` dispatch key.
+
+Each kernel works on the (indices, values) pair with NumPy. ``to_sparse`` is the one kernel with a
+dense input, so it sits in the ordinary CPU table.
+"""
+
+import numpy as np
+
+from ...core import dtype as D
+from ...ops import factory as F
+from ...ops import linalg as L
+from ...ops import pointwise as P
+from ...ops import reductions as RD
+from ...ops import shape as S
+from ...ops import sparse as SP
+from ..._tensor import make_sparse
+from .array import data, wrap
+
+
+def _parts(t):
+    indices, values = t._sparse
+    return data(indices), data(values)
+
+
+def _sparse_from(indices, values, shape, dtype):
+    return make_sparse(wrap(np.ascontiguousarray(indices, dtype=np.int64), D.int64),
+                       wrap(np.ascontiguousarray(values), dtype), shape)
+
+
+def dense_array(t):
+    """The dense NumPy array of a sparse tensor (duplicates summed)."""
+    idx, vals = _parts(t)
+    out = np.zeros(tuple(t.shape), dtype=vals.dtype)
+    np.add.at(out, tuple(idx), vals)
+    return out
+
+
+def to_dense(self, dtype=None, masked_grad=None):
+    dt = dtype or self.dtype
+    return wrap(dense_array(self).astype(dt.np), dt)
+
+
+def coalesce(self):
+    idx, vals = _parts(self)
+    if idx.shape[1] == 0:
+        return _sparse_from(idx, vals, tuple(self.shape), self.dtype)
+    flat = np.ravel_multi_index(tuple(idx), tuple(self.shape[:idx.shape[0]]))
+    uniq, inverse = np.unique(flat, return_inverse=True)
+    summed = np.zeros((len(uniq),) + vals.shape[1:], dtype=vals.dtype)
+    np.add.at(summed, inverse, vals)
+    new_idx = np.array(np.unravel_index(uniq, tuple(self.shape[:idx.shape[0]])))
+    out = _sparse_from(new_idx, summed, tuple(self.shape), self.dtype)
+    out.__dict__["_coalesced"] = True
+    return out
+
+
+def to_sparse(self, sparse_dim):
+    arr = data(self)
+    if sparse_dim != arr.ndim:
+        raise RuntimeError("strata: to_sparse supports sparse_dim == ndim only (hybrid sparse "
+                           "tensors are not supported)")
+    idx = np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1)
+    out = _sparse_from(idx, arr[tuple(idx)], tuple(self.shape), self.dtype)
+    out.__dict__["_coalesced"] = True
+    return out
+
+
+def add(self, other, alpha=1):
+    s_sparse = self.layout == "sparse_coo"
+    o_sparse = getattr(other, "layout", "strided") == "sparse_coo"
+    if s_sparse and o_sparse:
+        if tuple(self.shape) != tuple(other.shape):
+            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self "
+                               f"has size {list(self.shape)} while other has size "
+                               f"{list(other.shape)} (FYI: dense-sparse addition does not "
+                               f"currently support broadcasting)")
+        (i1, v1), (i2, v2) = _parts(self), _parts(other)
+        dt = D.promote_types(self.dtype, other.dtype)
+        vals = np.concatenate([v1.astype(dt.np), (v2 * alpha).astype(dt.np)])
+        return _sparse_from(np.concatenate([i1, i2], axis=1), vals, tuple(self.shape), dt)
+    if s_sparse:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    a = data(self)
+    b = dense_array(other) if o_sparse else data(other)
+    dt = D.result_type(self, other)
+    if tuple(np.shape(a)) != tuple(np.shape(b)) and np.ndim(b) and np.ndim(a):
+        if tuple(np.broadcast_shapes(np.shape(a), np.shape(b))) != tuple(self.shape):
+            raise RuntimeError("add(sparse, dense) does not support broadcasting")
+    return wrap(np.add(a, np.multiply(b, alpha)).astype(dt.np), dt)
+
+
+def mul(self, other):
+    if getattr(other, "layout", "strided") == "sparse_coo" or (
+            hasattr(other, "_keyset") and other.ndim > 0):
+        raise RuntimeError("strata: sparse * tensor supports a scalar or 0-dim other only")
+    idx, vals = _parts(self)
+    factor = data(other)
+    dt = D.result_type(self, other)
+    return _sparse_from(idx, (vals * factor).astype(dt.np), tuple(self.shape), dt)
+
+
+def mm(self, mat2):
+    """sparse @ dense -> dense (``torch.sparse.mm`` / ``spmm``); dense @ sparse too."""
+    if self.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError("mm: both arguments must be matrices")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x"
+                           f"{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    dt = D.promote_types(self.dtype, mat2.dtype)
+    if self.layout == "sparse_coo" and mat2.layout != "sparse_coo":
+        (rows, cols), vals = _parts(self)
+        dense = data(mat2)
+        out = np.zeros((self.shape[0], mat2.shape[1]), dtype=dt.np)
+        np.add.at(out, rows, vals[:, None].astype(dt.np) * dense[cols])
+        return wrap(out, dt)
+    left = dense_array(self) if self.layout == "sparse_coo" else data(self)
+    right = dense_array(mat2) if mat2.layout == "sparse_coo" else data(mat2)
+    return wrap(np.matmul(left, right).astype(dt.np), dt)
+
+
+def transpose(self, dim0, dim1):
+    idx, vals = _parts(self)
+    n = self.ndim
+    d0, d1 = dim0 % n, dim1 % n
+    order = list(range(n))
+    order[d0], order[d1] = order[d1], order[d0]
+    shape = tuple(self.shape[i] for i in order)
+    return _sparse_from(idx[order], vals.copy(), shape, self.dtype)
+
+
+def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+            memory_format=None):
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"strata: sparse tensors live on the CPU only, not on '{device}'")
+    idx, vals = _parts(self)
+    dt = dtype or self.dtype
+    return _sparse_from(idx.copy(), vals.astype(dt.np), tuple(self.shape), dt)
+
+
+def clone(self, memory_format=None):
+    idx, vals = _parts(self)
+    return _sparse_from(idx.copy(), vals.copy(), tuple(self.shape), self.dtype)
+
+
+def detach(self):
+    indices, values = self._sparse
+    return make_sparse(indices, values, tuple(self.shape))
+
+
+def neg(self):
+    idx, vals = _parts(self)
+    return _sparse_from(idx, -vals, tuple(self.shape), self.dtype)
+
+
+def sum(self, dim=None, keepdim=False, dtype=None):
+    dense = to_dense(self)
+    return RD.sum(dense, dim, keepdim, dtype=dtype)
+
+
+KERNELS = {SP.to_sparse: to_sparse}
+SPARSE_KERNELS = {
+    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.mul: mul, P.neg: neg,
+    L.mm: mm, S.transpose: transpose, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
+    RD.sum: sum,
+}

@@ -1,0 +1,62 @@
+"""Sparse COO tensors against PyTorch: construction, conversion, sparse @ dense, add."""
+
+import numpy as np
+import pytest
+import strata
+import torch
+from helpers import assert_same
+
+IDX = np.array([[0, 1, 1, 0], [2, 0, 2, 2]])
+VAL = np.array([3.0, 4.0, 5.0, 1.0], np.float32)
+
+
+def build(m):
+    return m.sparse_coo_tensor(m.tensor(IDX), m.tensor(VAL), (2, 3))
+
+
+def test_construction_and_attributes():
+    s, t = build(strata), build(torch)
+    assert tuple(s.shape) == tuple(t.shape)
+    assert s.is_sparse and t.is_sparse
+    assert s.layout == "sparse_coo"
+    assert s._nnz() == t._nnz()
+    assert_same(s.to_dense(), t.to_dense())
+    assert_same(s.coalesce().to_dense(), t.coalesce().to_dense())
+    assert_same(s.coalesce().indices(), t.coalesce().indices())
+    assert_same(s.coalesce().values(), t.coalesce().values())
+
+
+def test_sparse_times_dense_matches_torch():
+    d = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    s, t = build(strata), build(torch)
+    assert_same(strata.spmm(s, strata.tensor(d)), torch.spmm(t, torch.tensor(d)))
+    assert_same(s @ strata.tensor(d), t @ torch.tensor(d))
+    assert_same(s.matmul(strata.tensor(d)), t.matmul(torch.tensor(d)))
+    assert_same(strata.sparse.mm(s, strata.tensor(d)), torch.sparse.mm(t, torch.tensor(d)))
+
+
+def test_add():
+    s, t = build(strata), build(torch)
+    dense = np.ones((2, 3), np.float32)
+    assert_same((s + s).to_dense(), (t + t).to_dense())
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        s.add(strata.tensor(dense))
+    assert_same(strata.tensor(dense) + s, torch.tensor(dense) + t)
+
+
+def test_transpose_to_and_to_sparse():
+    s, t = build(strata), build(torch)
+    assert_same(s.t().to_dense(), t.t().to_dense())
+    assert_same(s.to(strata.float64).to_dense(), t.to(torch.float64).to_dense())
+    assert s.to("cpu") is s
+    d = np.array([[0, 1.5], [0, 0]], np.float32)
+    assert_same(strata.tensor(d).to_sparse().to_dense(), torch.tensor(d).to_sparse().to_dense())
+
+
+def test_errors():
+    with pytest.raises(RuntimeError, match="same nnz"):
+        strata.sparse_coo_tensor(strata.tensor(IDX), strata.tensor(VAL[:3]), (2, 3))
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        build(strata) @ strata.ones(2, 2)
+    with pytest.raises(RuntimeError, match="do not have strides"):
+        build(strata).stride()
