@@ -10,6 +10,7 @@ Introspection:
 import sys
 from contextlib import contextmanager
 
+from ..core import trace
 from ..ops.op import REGISTRY
 from . import dispatcher, keys
 from .dispatcher import FALLTHROUGH, register_fallback, register_kernel, resolve_key
@@ -56,9 +57,9 @@ def keyset(*tensors) -> DispatchKeySet:
 @contextmanager
 def show_trace(file=None):
     """Print every dispatch and redispatch while the block runs."""
-    dispatcher.set_trace(True, file)
+    sink = dispatcher.PrintSink(file)
+    trace.add_sink(sink)
     try:
         yield
     finally:
-        from .. import config
-        dispatcher.set_trace(config.show_dispatch_trace)
+        trace.remove_sink(sink)

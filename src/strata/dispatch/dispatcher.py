@@ -14,7 +14,10 @@ backend fallback of K; else missing. A fallthrough kernel skips its key. The res
 (op, key set); any registration clears the caches it can affect.
 """
 
+import sys
+
 from .. import config
+from ..core import trace
 from ..ops.op import REGISTRY, OpOverload
 from . import keys as K
 from .tls import _state
@@ -236,15 +239,20 @@ def check_same_device(op, args):
                     f"in method {op.qualname})")
 
 
-# --- the dispatch trace (STRATA_SHOW_DISPATCH_TRACE=1 or strata.dispatch.show_trace()) ---------
+# --- tracing: every call and redispatch reported to core.trace -----------------------------------
+# While a trace sink is installed (the profiler, explain(), or show_trace()), the traced twins of
+# call/redispatch replace the fast ones; swapping functions keeps the untraced path free.
 
-_trace_depth = [0]
-_trace_sink = [None]
-
-
-def _trace_line(kind, op, ks, key, kernel):
-    print(f"{'  ' * _trace_depth[0]}[{kind}] op=[{op.qualname}], key=[{key}] "
-          f"keyset={K.DispatchKeySet(ks)!r} kernel={kernel!r}", file=_trace_sink[0])
+def _run_traced(kind, op, ks, entry, args):
+    kernel, key, mask, mixed = entry
+    span = trace.begin("dispatch", op.qualname, kind=kind, key=key.name,
+                       keyset=repr(K.DispatchKeySet(ks)), kernel=repr(kernel))
+    try:
+        if kernel.boxed:
+            return kernel.fn(op, ks & mask, args)
+        return kernel.fn(*args)
+    finally:
+        trace.end(span)
 
 
 def _call_traced(op, *args, **kwargs):
@@ -252,39 +260,21 @@ def _call_traced(op, *args, **kwargs):
         args = op.binder.bind(args, kwargs)
     ks = compute_keyset(op, args)
     entry = op._dispatch_cache.get(ks) or _select(op, ks)
-    kernel, key, mask, mixed = entry
-    _trace_line("call", op, ks, key, kernel)
-    if mixed:
+    if entry[3]:
         check_same_device(op, args)
-    _trace_depth[0] += 1
-    try:
-        if kernel.boxed:
-            return kernel.fn(op, ks & mask, args)
-        return kernel.fn(*args)
-    finally:
-        _trace_depth[0] -= 1
+    return _run_traced("call", op, ks, entry, args)
 
 
 def _redispatch_traced(op, ks, args):
     entry = op._dispatch_cache.get(ks) or _select(op, ks)
-    kernel, key, mask, mixed = entry
-    _trace_line("redispatch", op, ks, key, kernel)
-    _trace_depth[0] += 1
-    try:
-        if kernel.boxed:
-            return kernel.fn(op, ks & mask, args)
-        return kernel.fn(*args)
-    finally:
-        _trace_depth[0] -= 1
+    return _run_traced("redispatch", op, ks, entry, args)
 
 
 _fast = {"call": call, "redispatch": redispatch}
 
 
-def set_trace(enabled: bool, file=None):
-    """Turn the dispatch trace on or off. Swapping functions keeps the off path free."""
+def _on_trace_change(enabled: bool):
     global redispatch
-    _trace_sink[0] = file
     if enabled:
         OpOverload.__call__ = _call_traced
         redispatch = _redispatch_traced
@@ -293,6 +283,20 @@ def set_trace(enabled: bool, file=None):
         redispatch = _fast["redispatch"]
 
 
+class PrintSink:
+    """Prints dispatch events as they start, indented by depth (``STRATA_SHOW_DISPATCH_TRACE``)."""
+
+    def __init__(self, file=None):
+        self.file = file
+
+    def record(self, ev):
+        if ev.layer == "dispatch":
+            f = ev.fields
+            print(f"{'  ' * ev.depth}[{f['kind']}] op=[{ev.name}], key=[{f['key']}] "
+                  f"keyset={f['keyset']} kernel={f['kernel']}", file=self.file or sys.stdout)
+
+
 OpOverload.__call__ = call
+trace.on_change(_on_trace_change)
 if config.show_dispatch_trace:
-    set_trace(True)
+    trace.add_sink(PrintSink())

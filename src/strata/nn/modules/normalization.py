@@ -42,7 +42,7 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, " \
-               f"elementwise_affine={self.elementwise_affine}"
+               f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
 
 
 class RMSNorm(Module):
@@ -73,7 +73,7 @@ class RMSNorm(Module):
 
 class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -81,13 +81,16 @@ class GroupNorm(Module):
             num_groups, num_channels, eps, affine
         if affine:
             self.weight = Parameter(creation.ones(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
+        else:
             self.register_parameter("bias", None)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, " \
+               f"affine={self.affine}, bias={self.bias is not None}"
