@@ -1,4 +1,194 @@
-"""Frontends of the reductions family whose Python signature differs from their schema."""
+"""Frontends of the reductions and sorting families whose Python signature differs from their
+schema.
 
-METHODS = {}
-FUNCTIONS = {}
+PyTorch's Python API picks an overload by argument types (``max(x)``, ``max(x, dim)``,
+``max(x, other)``), keeps legacy spellings (``std(x, unbiased=False)``, ``sum(x, axis=0)``) and
+returns named tuples (``strata.return_types.max(values, indices)``); the ops underneath keep
+PyTorch's schemas. Each wrapper calls its op with every argument positionally, so the dispatcher
+skips argument binding.
+"""
+
+from .. import return_types as RT
+from ..functions import write_out
+from ..ops import aten
+from ..ops import pointwise as P
+from ..ops import reductions as RD
+from ..ops import sorting as RS
+from ..ops.meta_rules import is_tensor
+
+
+def _out(result, out):
+    """PyTorch's ``out=`` for one tensor or a tuple of them."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        for o, r in zip(out, result):
+            write_out(o, r)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    return write_out(out, result)
+
+
+# --- reductions -----------------------------------------------------------------------------------
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
+    """``sum(x)``, ``sum(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
+    result = RD.sum(input, axis if dim is None else dim, keepdim, dtype)
+    return result if out is None else write_out(out, result)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """``prod(x, *, dtype)`` or ``prod(x, dim, keepdim=False, *, dtype)``: one int dim only."""
+    if dim is None:
+        return _out(RD.prod(input, dtype), out)
+    return _out(RD.prod_dim(input, dim, keepdim, dtype), out)
+
+
+def _extremum(name, full, by_dim, pointwise, rtype):
+    def extremum(input, dim=None, keepdim=False, *, other=None, out=None):
+        if dim is None and other is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments: "
+                                f"keepdim=True needs a dim")
+            result = full(input)
+        elif other is not None or is_tensor(dim):  # max(x, y): the elementwise maximum
+            result = pointwise(input, dim if other is None else other)
+        else:
+            result = rtype(*by_dim(input, dim, keepdim))
+        return result if out is None else _out(result, out)
+    extremum.__name__ = extremum.__qualname__ = name
+    extremum.__doc__ = (f"``{name}(x)`` (all elements), ``{name}(x, dim, keepdim=False)`` "
+                        f"(values, indices), ``{name}(x, other)`` (elementwise).")
+    return extremum
+
+
+max = _extremum("max", RD.max, RD.max_dim, P.maximum, RT.max)
+min = _extremum("min", RD.min, RD.min_dim, P.minimum, RT.min)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    return _out(RT.aminmax(*RD.aminmax(input, dim, keepdim)), out)
+
+
+def _variance(name, op):
+    def variance(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        if isinstance(dim, bool):  # std(x, unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None:
+            if correction is not None:
+                raise TypeError(f"{name}() received an invalid combination of arguments: "
+                                f"'unbiased' and 'correction' cannot both be given")
+            correction = 1 if unbiased else 0
+        return _out(op(input, dim, correction, keepdim), out)
+    variance.__name__ = variance.__qualname__ = name
+    variance.__doc__ = (f"``{name}(x, dim=None, *, correction=1, keepdim=False)``, or the legacy "
+                        f"``{name}(x, unbiased)`` / ``{name}(x, dim, unbiased, keepdim)``.")
+    return variance
+
+
+std = _variance("std", RD.std)
+var = _variance("var", RD.var)
+std_mean = _variance("std_mean", RD.std_mean)
+var_mean = _variance("var_mean", RD.var_mean)
+
+
+def count_nonzero(input, dim=None):
+    if dim is None or isinstance(dim, int):
+        return RD.count_nonzero(input, dim)
+    return RD.count_nonzero_dims(input, list(dim))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm``: 'fro' and numbers are vector norms over ``dim`` (all dims by default);
+    'nuc' and 'fro' over more than two dims are matrix norms (``linalg.matrix_norm``)."""
+    dims = [dim] if isinstance(dim, int) else dim
+    if not isinstance(p, str):
+        result = RD.vector_norm(input, 2 if p is None else p, dims, keepdim, dtype)
+    elif p == "fro" and (dims is None or len(dims) <= 2):
+        result = RD.vector_norm(input, 2, dims, keepdim, dtype)
+    else:
+        dims = list(range(input.ndim)) if dims is None else dims
+        result = aten.linalg_matrix_norm.str_ord(input, p, dims, keepdim, dtype=dtype)
+    return _out(result, out)
+
+
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+# --- scans ----------------------------------------------------------------------------------------
+
+def cummax(input, dim, *, out=None):
+    return _out(RT.cummax(*RD.cummax(input, dim)), out)
+
+
+def cummin(input, dim, *, out=None):
+    return _out(RT.cummin(*RD.cummin(input, dim)), out)
+
+
+# --- sorting and selection --------------------------------------------------------------------
+
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+    return _out(RT.sort(*RS.sort(input, stable, dim, descending)), out)
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return RS.argsort_stable(input, stable, dim, descending)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    return _out(RT.topk(*RS.topk(input, k, dim, largest, sorted)), out)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    return _out(RT.kthvalue(*RS.kthvalue(input, k, dim, keepdim)), out)
+
+
+def _median(name, full, by_dim, rtype):
+    def median(input, dim=None, keepdim=False, *, out=None):
+        if dim is None:
+            return _out(full(input), out)
+        return _out(rtype(*by_dim(input, dim, keepdim)), out)
+    median.__name__ = median.__qualname__ = name
+    median.__doc__ = (f"``{name}(x)``: the lower median of all elements; ``{name}(x, dim)``: "
+                      f"(values, indices) along dim.")
+    return median
+
+
+median = _median("median", RS.median, RS.median_dim, RT.median)
+nanmedian = _median("nanmedian", RS.nanmedian, RS.nanmedian_dim, RT.nanmedian)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    return _out(RT.mode(*RS.mode(input, dim, keepdim)), out)
+
+
+def _unique_result(values, inverse, counts, return_inverse, return_counts):
+    """A tensor alone, or a tuple with the outputs that were asked for (as torch.unique)."""
+    if not (return_inverse or return_counts):
+        return values
+    return (values,) + ((inverse,) if return_inverse else ()) + \
+        ((counts,) if return_counts else ())
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        outs = RS.unique(input, sorted, return_inverse, return_counts)
+    else:
+        outs = RS.unique_dim(input, dim, sorted, return_inverse, return_counts)
+    return _unique_result(*outs, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    outs = RS.unique_consecutive(input, return_inverse, return_counts, dim)
+    return _unique_result(*outs, return_inverse, return_counts)
+
+
+_SHARED = {
+    "sum": sum, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
+    "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
+    "sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "median": median,
+    "nanmedian": nanmedian, "mode": mode, "unique": unique,
+    "unique_consecutive": unique_consecutive,
+}
+METHODS = dict(_SHARED, norm=_norm_method)
+FUNCTIONS = dict(_SHARED, norm=norm, std_mean=std_mean, var_mean=var_mean)

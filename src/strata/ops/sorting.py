@@ -1,0 +1,203 @@
+"""Sorting, selection and counting: sort, topk, kthvalue, median, mode, unique, bincount, histc.
+
+Ops that return (values, indices) give int64 indices. Sorting treats NaN as larger than every
+number (so it sorts last ascending and first descending), as PyTorch does. ``unique`` and
+``bincount`` have output shapes that depend on the data: their meta functions validate the
+arguments and then refuse, as PyTorch's Meta device does, and their CPU kernels call the same
+validation.
+"""
+
+from ..core import dtype as D
+from ..core.shape import wrap_dim
+from . import meta_rules as R
+from .op import TensorSpec, defop, register_decomposition
+from .reductions import check_reduced_dim, one_dim_meta
+
+_T = R.type_name
+
+
+def _values_indices(shape, dtype):
+    return TensorSpec(shape, dtype), TensorSpec(shape, D.int64)
+
+
+def _not_for(kernel_name, self, *dtypes):
+    """PyTorch's dtype dispatch error for a kernel that does not cover ``self``'s dtype."""
+    if self.dtype in dtypes:
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_T(self.dtype)}'")
+
+
+# --- sort ---------------------------------------------------------------------------------------
+
+def _sort_meta(self, stable=None, dim=-1, descending=False):
+    wrap_dim(dim, self.ndim)
+    return _values_indices(tuple(self.shape), self.dtype)
+
+
+sort = defop("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+             "(Tensor values, Tensor indices)", _sort_meta, tags=("sort",))
+sort_default = defop("sort(Tensor self, int dim=-1, bool descending=False) -> "
+                     "(Tensor values, Tensor indices)")
+argsort = defop("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor")
+argsort_stable = defop("argsort.stable(Tensor self, *, bool stable, int dim=-1, "
+                       "bool descending=False) -> Tensor")
+msort = defop("msort(Tensor self) -> Tensor", method=True, function=True)
+
+
+@register_decomposition(sort_default)
+def _sort_default(self, dim=-1, descending=False):
+    return sort(self, False, dim, descending)
+
+
+@register_decomposition(argsort)
+def _argsort(self, dim=-1, descending=False):
+    return sort(self, False, dim, descending)[1]
+
+
+@register_decomposition(argsort_stable)
+def _argsort_stable(self, stable, dim=-1, descending=False):
+    return sort(self, stable, dim, descending)[1]
+
+
+@register_decomposition(msort)
+def _msort(self):
+    return sort(self, False, 0, False)[0]
+
+
+# --- selection ----------------------------------------------------------------------------------
+
+def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if self.dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    shape = list(self.shape)
+    if shape:
+        shape[d] = k
+    return _values_indices(tuple(shape), self.dtype)
+
+
+def _kthvalue_meta(self, k, dim=-1, keepdim=False):
+    spec, d = one_dim_meta(self, dim, keepdim, self.dtype)
+    check_reduced_dim("kthvalue", self, d)
+    size = self.shape[d] if self.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    _not_for("kthvalue_cpu", self, D.bool_)
+    return spec, TensorSpec(spec.shape, D.int64)
+
+
+def _median_meta(self):
+    _not_for("median_cpu", self, D.bool_)
+    return TensorSpec((), self.dtype)
+
+
+def _median_dim_meta(name):
+    def meta(self, dim, keepdim=False):
+        spec, d = one_dim_meta(self, dim, keepdim, self.dtype)
+        check_reduced_dim(name, self, d)
+        _not_for("median_out", self, D.bool_)
+        return spec, TensorSpec(spec.shape, D.int64)
+    return meta
+
+
+def _mode_meta(self, dim=-1, keepdim=False):
+    spec, d = one_dim_meta(self, dim, keepdim, self.dtype)
+    check_reduced_dim("mode", self, d)
+    return spec, TensorSpec(spec.shape, D.int64)
+
+
+topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
+             "(Tensor values, Tensor indices)", _topk_meta, tags=("sort",))
+kthvalue = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> "
+                 "(Tensor values, Tensor indices)", _kthvalue_meta, tags=("sort",))
+median = defop("median(Tensor self) -> Tensor", _median_meta, tags=("sort",))
+median_dim = defop("median.dim(Tensor self, int dim, bool keepdim=False) -> "
+                   "(Tensor values, Tensor indices)", _median_dim_meta("median"), tags=("sort",))
+nanmedian = defop("nanmedian(Tensor self) -> Tensor", _median_meta, tags=("sort",))
+nanmedian_dim = defop("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
+                      "(Tensor values, Tensor indices)", _median_dim_meta("nanmedian"),
+                      tags=("sort",))
+mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> "
+             "(Tensor values, Tensor indices)", _mode_meta, tags=("sort",))
+
+
+# --- uniqueness and counting (output shapes depend on the data) --------------------------------
+
+def check_unique_dim(self, dim):
+    """``unique(dim=)``: validate ``dim`` and return it wrapped."""
+    if self.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, self.ndim)
+    if self.numel() == 0 and self.shape[d] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    return d
+
+
+def check_bincount(self, weights, minlength):
+    """Validate bincount's metadata; return the output dtype."""
+    if self.dtype.category == D.FLOATING or self.dtype is D.bool_:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_T(self.dtype)}'")
+    if self.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return D.int64
+    if weights.ndim != 1 or weights.shape[0] != self.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    # float32 weights keep their dtype; every other weight dtype counts in float64
+    return D.float32 if weights.dtype is D.float32 else D.float64
+
+
+def _data_dependent(name, check):
+    """The meta of an op whose output shape depends on the input's values: validate, refuse."""
+    def meta(self, *args):
+        check(self, *args)
+        raise NotImplementedError(f"aten::{name}: attempted to run this operator with Meta "
+                                  f"tensors, but its output shape depends on the values of its "
+                                  f"input, which Meta tensors do not have")
+    return meta
+
+
+def _check_unique(self, sorted=True, return_inverse=False, return_counts=False):
+    """Any dtype and shape is fine."""
+
+
+def _check_unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    check_unique_dim(self, dim)
+
+
+def _check_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        check_unique_dim(self, dim)
+
+
+unique = defop("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, "
+               "bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+               _data_dependent("_unique2", _check_unique), tags=("sort",))
+unique_dim = defop("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, "
+                   "bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+                   _data_dependent("unique_dim", _check_unique_dim), tags=("sort",))
+unique_consecutive = defop("unique_consecutive(Tensor self, bool return_inverse=False, "
+                           "bool return_counts=False, int? dim=None) -> "
+                           "(Tensor, Tensor, Tensor)",
+                           _data_dependent("unique_consecutive", _check_unique_consecutive),
+                           tags=("sort",))
+bincount = defop("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+                 _data_dependent("bincount", check_bincount), method=True, function=True)
+
+
+def _histc_meta(self, bins=100, min=0, max=0):
+    if self.dtype.category != D.FLOATING:
+        kernel = "linspace_cpu" if self.dtype is D.bool_ else "histogram_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_T(self.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    return TensorSpec((bins,), self.dtype)
+
+
+histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
+              _histc_meta, method=True, function=True)
