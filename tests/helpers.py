@@ -136,3 +136,53 @@ def _compare_meta(meta, real):
     assert meta.dtype is real.dtype, f"meta dtype {meta.dtype} != {real.dtype}"
     assert tuple(meta.shape) == tuple(real.shape), f"meta shape {meta.shape} != {real.shape}"
     assert meta.stride() == real.stride(), f"meta strides {meta.stride()} != {real.stride()}"
+
+
+def _plain(x):
+    """A library-neutral form of a non-tensor result: dtypes and devices by name, sizes as
+    tuples, ``torch.`` spelled ``strata.`` in strings."""
+    if isinstance(x, (strata.dtype, torch.dtype)):
+        return ("dtype", dtype_name(x))
+    if isinstance(x, (strata.device, torch.device)):
+        return ("device", str(x))
+    if isinstance(x, (strata.Size, torch.Size)):
+        return tuple(x)
+    if isinstance(x, str):
+        return x.replace("torch.", "strata.")
+    if isinstance(x, (list, tuple)) and not any(isinstance(v, (strata.Tensor, torch.Tensor))
+                                                for v in x):
+        return type(x)(_plain(v) for v in x)
+    return x
+
+
+def check_outcome(fn, *inputs, **kwargs):
+    """``fn(strata, ...)`` behaves as ``fn(torch, ...)``: both raise the same exception class, or
+    both return equal results (tensors compared by ``assert_same``; dtypes, devices, sizes and
+    strings by name). Returns strata's result or exception."""
+    try:
+        t_out = fn(torch, *(to_torch(x) for x in inputs))
+    except Exception as t_err:  # noqa: BLE001 - any exception class must be matched
+        try:
+            fn(strata, *(to_strata(x) for x in inputs))
+        except Exception as s_err:  # noqa: BLE001
+            assert isinstance(s_err, type(t_err)) or \
+                type(s_err).__name__ == type(t_err).__name__, \
+                f"strata raised {type(s_err).__name__}: {s_err}; torch raised " \
+                f"{type(t_err).__name__}: {t_err}"
+            return s_err
+        raise AssertionError(f"torch raised {type(t_err).__name__}: {t_err}; strata did not")
+    s_out = fn(strata, *(to_strata(x) for x in inputs))
+    if isinstance(t_out, torch.Tensor) and t_out.is_meta:  # no values: compare the metadata
+        assert isinstance(s_out, strata.Tensor) and s_out.is_meta, f"strata returned {s_out!r}"
+        assert (tuple(s_out.shape), dtype_name(s_out.dtype)) == \
+            (tuple(t_out.shape), dtype_name(t_out.dtype)), f"{s_out!r} != torch's {t_out!r}"
+    elif isinstance(t_out, np.ndarray):
+        assert isinstance(s_out, np.ndarray) and s_out.dtype == t_out.dtype, \
+            f"strata returned {s_out!r}, torch {t_out!r}"
+        np.testing.assert_array_equal(s_out, t_out)
+    elif isinstance(t_out, torch.Tensor) or (isinstance(t_out, (list, tuple)) and t_out and
+                                             isinstance(t_out[0], torch.Tensor)):
+        assert_same(s_out, t_out, **kwargs)
+    else:
+        assert _plain(s_out) == _plain(t_out), f"strata: {s_out!r}; torch: {t_out!r}"
+    return s_out

@@ -32,6 +32,9 @@ from . import autograd as _autograd
 from . import backends as _backends
 from . import _tensor
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
+from . import serialization  # noqa: F401
+from .serialization import load, save  # noqa: F401
 from . import linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401

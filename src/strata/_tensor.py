@@ -7,12 +7,13 @@ file) or are written here when PyTorch's Python signature is irregular (``view(*
 """
 
 from collections import namedtuple
+from enum import IntEnum
 
 import numpy as np
 
 from .core import dtype as D
 from .core.device import as_device, cpu
-from .core.shape import Size, normalize_size
+from .core.shape import Size, contiguous_strides
 from .core.storage import Storage
 from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, VersionCounter
 from .dispatch.keys import backend_keyset, functionality_bit
@@ -36,7 +37,8 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
     t._storage = Storage(arr.nbytes, device, None, arr)
     t._offset = 0
     t._shape = arr.shape
-    t._strides = None
+    # NumPy gives empty arrays zero strides; PyTorch (and meta) report row-major ones.
+    t._strides = None if arr.size else contiguous_strides(arr.shape)
     t.dtype = dtype or _NP_TO_DTYPE[arr.dtype]
     t.device = device
     t._keyset = keyset
@@ -92,30 +94,39 @@ def _is_tensor(x):
 # --- legacy typed constructors: strata.FloatTensor(...), isinstance(x, strata.LongTensor) ------
 
 class _LegacyTensorType(type):
+    """``strata.FloatTensor`` and friends: constructors of one dtype, and ``isinstance`` checks
+    for CPU tensors of that dtype."""
+
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls._dtype and obj.device.type == "cpu"
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
 
-    def __call__(cls, *args):
-        return _legacy_new(cls._dtype, args)
+    def __call__(cls, *args, **kwargs):
+        return _legacy_new(cls.dtype, args, kwargs)
 
 
-def _legacy_new(dtype, args):
-    """``Tensor()``, ``Tensor(2, 3)`` (uninitialised), ``Tensor(size)``, ``Tensor(data)``."""
-    from .creation import tensor as from_data
-    if not args:
-        return F.empty((0,), dtype=dtype)
-    if len(args) == 1 and not isinstance(args[0], int):
-        data = args[0]
-        if isinstance(data, Size):
-            return F.empty(tuple(data), dtype=dtype)
-        if _is_tensor(data):
-            return data.to(dtype)
-        return from_data(data, dtype=dtype)
-    return F.empty(normalize_size(args), dtype=dtype)
+def _legacy_new(dtype, args, kwargs):
+    """``Tensor()``, ``Tensor(2, 3)`` (uninitialised), ``Tensor(size)``, ``Tensor(sequence)``,
+    ``Tensor(ndarray)``, ``Tensor(tensor)`` (an alias when the dtype matches). ``dtype`` is None
+    for the plain ``Tensor`` constructor: the default dtype, and any tensor is aliased."""
+    from .creation import empty
+    from .tensor_new import legacy_from_data
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"keywords {sorted(kwargs)}; only device= is accepted")
+    if device is not None and as_device(device).type != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                           f"{as_device(device).type} was passed")
+    if len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
+        return legacy_from_data(args[0], dtype)
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    dtype = dtype or D.get_default_dtype()
+    return empty(*args, dtype=dtype) if args else empty(0, dtype=dtype)
 
 
 def _legacy_type(name, dtype):
-    return _LegacyTensorType(name, (), {"_dtype": dtype})
+    return _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False})
 
 
 FloatTensor = _legacy_type("FloatTensor", D.float32)
@@ -145,52 +156,54 @@ def _bound_dims(args):
 MinMax = namedtuple("MinMax", ["values", "indices"])
 
 
+class DLDeviceType(IntEnum):
+    """DLPack's device codes (``__dlpack_device__`` returns ``(DLDeviceType.kDLCPU, 0)``)."""
+
+    kDLCPU = 1
+
+
 class Tensor(TensorImpl):
     """A multi-dimensional array on a device, with autograd. See ``strata.tensor``."""
 
     __slots__ = ("__weakref__", "__dict__")
 
     def __new__(cls, *args, **kwargs):
-        if kwargs.get("device") not in (None, "cpu"):
-            raise RuntimeError("legacy constructor expects device type: cpu")
-        return _legacy_new(D.get_default_dtype(), args)
+        return _legacy_new(None, args, kwargs)
 
     # --- attributes -----------------------------------------------------------------------------
     @property
     def is_leaf(self) -> bool:
-        ag = self._ag
-        return ag is None or ag.grad_fn is None
+        return self.grad_fn is None
 
     @property
     def requires_grad(self) -> bool:
         ag = self._ag
-        return ag is not None and ag.requires_grad
+        if ag is not None and ag.requires_grad:
+            return True
+        return self._base is not None and _autograd.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self.requires_grad_(value)
+        _autograd.set_requires_grad(self, value)
 
     def requires_grad_(self, requires_grad=True):
-        if not self.is_leaf:
-            if not requires_grad:
-                raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
-                                   "you want to use a computed variable in a subgraph that doesn't "
-                                   "require differentiation use var_no_grad = var.detach().")
-            return self
-        if requires_grad and self.dtype.category != D.FLOATING:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        if self._ag is None:
-            if not requires_grad:
-                return self
-            self._ag = AutogradMeta()
-        self._ag.requires_grad = bool(requires_grad)
-        return self
+        return _autograd.set_requires_grad(self, requires_grad)
 
     @property
     def grad(self):
         ag = self._ag
-        return None if ag is None else ag.grad
+        if ag is None:
+            return None
+        if ag.grad_fn is not None and not ag.retains_grad:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+                "for more information.", UserWarning, stacklevel=2)
+        return ag.grad
 
     @grad.setter
     def grad(self, value):
@@ -199,21 +212,61 @@ class Tensor(TensorImpl):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if tuple(value.shape) != self._shape:
-                raise RuntimeError(f"assigned grad has data of a different size")
+                raise RuntimeError("assigned grad has data of a different size")
             if value.dtype is not self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
         if self._ag is None:
             self._ag = AutogradMeta()
         self._ag.grad = value
 
+    @grad.deleter
+    def grad(self):
+        self.grad = None
+
     @property
     def grad_fn(self):
+        if self._base is not None:
+            return _autograd.grad_fn(self)
         ag = self._ag
         return None if ag is None else ag.grad_fn
 
     @property
+    def retains_grad(self) -> bool:
+        ag = self._ag
+        return ag is not None and ag.retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        ag = self._ag
+        return 0 if ag is None else ag.output_nr
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves."""
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        return _autograd.register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        return _autograd.register_post_accumulate_grad_hook(self, hook)
+
+    def retain_grad(self):
+        _autograd.retain_grad(self)
+
+    def detach_(self):
+        return _autograd.detach_(self)
+
+    def is_inference(self) -> bool:
+        return self._vc is INFERENCE_VERSION
+
+    @property
     def data(self):
-        return S.detach(self)
+        """This tensor's data without history, and with its own version counter: changes made
+        through ``.data`` are invisible to autograd's saved-tensor checks (PyTorch's
+        ``variable_data``)."""
+        out = S.detach(self)
+        out._vc = VersionCounter() if self._vc is not INFERENCE_VERSION else INFERENCE_VERSION
+        return out
 
     @data.setter
     def data(self, value):
@@ -222,7 +275,6 @@ class Tensor(TensorImpl):
         for slot in ("_storage", "_offset", "_shape", "_strides", "dtype", "device", "_keyset",
                      "_array"):
             setattr(self, slot, getattr(value, slot))
-        self._vc = value._version_counter()
 
     @property
     def layout(self):
@@ -343,15 +395,22 @@ class Tensor(TensorImpl):
     def get_device(self):
         return -1 if self.device.type == "cpu" else (self.device.index or 0)
 
-    def type(self, dtype=None, non_blocking=False):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """``t.type()`` is ``'torch.FloatTensor'`` (the name PyTorch programs compare against);
+        ``t.type(strata.float64)``, ``t.type('torch.DoubleTensor')`` convert."""
         if dtype is None:
-            return f"torch.{_TYPE_NAMES[self.dtype]}"
+            where = "" if self.device.type == "cpu" else f"{self.device.type}."
+            return f"torch.{where}{_TYPE_NAMES[self.dtype]}"
         if isinstance(dtype, str):
             name = dtype.rsplit(".", 1)[-1]
-            dtype = next(d for d, n in _TYPE_NAMES.items() if n == name)
+            prefix = dtype[:-len(name)]
+            target = next((d for d, n in _TYPE_NAMES.items() if n == name), None)
+            if target is None or prefix not in ("", "torch.", "strata."):
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = target
         elif isinstance(dtype, _LegacyTensorType):
-            dtype = dtype._dtype
-        return self.to(dtype)
+            dtype = dtype.dtype
+        return self.to(D.to_dtype(dtype, "type"), non_blocking=non_blocking)
 
     def __hash__(self):
         return id(self)
@@ -371,123 +430,211 @@ class Tensor(TensorImpl):
         return tensor_repr(self)
 
     # --- conversion to Python / NumPy (sync points on devices) ----------------------------------
+    def _host(self) -> np.ndarray:
+        """The values as a NumPy array on the host (a view for CPU tensors, else a copy)."""
+        if self.device.type == "cpu":
+            return self._np()
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return self.detach().cpu()._np()
+
     def numpy(self, *, force=False):
+        """The NumPy array that shares this CPU tensor's memory (``force=True``: detach and copy
+        to the host first, when needed)."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if self.device.type != "cpu":
             if force:
-                return self.cpu()._np()
+                return self._host()
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use "
                             f"Tensor.cpu() to copy the tensor to host memory first.")
         return self._np()
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.detach().cpu()._np()
+        """NumPy's conversion protocol (NumPy 2: ``copy=False`` refuses to copy)."""
+        arr = self.numpy()
         if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def __dlpack__(self, stream=None, **kwargs):
-        return self.detach().numpy().__dlpack__(**kwargs)
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy ufuncs on tensors return tensors (bool results as uint8, as PyTorch does)."""
+        from .tensor_new import from_numpy
+        if array.dtype == bool:
+            array = array.astype(np.uint8)
+        return from_numpy(np.ascontiguousarray(array))
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule (CPU tensors; NumPy makes the capsule over our memory)."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        self.__dlpack_device__()
+        if self.device.type != "cpu":
+            raise BufferError(f"DLPack export of {self.device.type} tensors is not supported")
+        kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                    ("copy", copy)) if v is not None}
+        return self._np().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         if self.device.type != "cpu":
-            raise BufferError(f"DLPack export is supported for cpu tensors only, got {self.device}")
-        return (1, 0)
+            raise ValueError(f"Unknown device type {self.device.type} for Dlpack")
+        return (DLDeviceType.kDLCPU, 0)
 
     def item(self):
+        """The one element as a Python number (a sync point on devices)."""
         n = self.numel()
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self.detach().cpu()._np().reshape(()).item() if self.dtype is not D.bfloat16 \
-            else float(self.detach().cpu()._np().reshape(()))
+        value = self._host().reshape(()).item()
+        return float(value) if self.dtype is D.bfloat16 else value
 
     def tolist(self):
-        arr = self.detach().cpu()._np()
+        """Nested Python lists of Python numbers (a 0-dim tensor gives a number)."""
+        arr = self._host()
         if self.dtype in (D.bfloat16, D.float16):
-            arr = arr.astype(np.float32)
+            arr = arr.astype(np.float32)  # exact, and tolist() then gives Python floats
         return arr.tolist()
 
+    def _python_scalar(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar())
+
+    def __complex__(self):
+        return complex(self._python_scalar())
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if n == 0
+                               else "Boolean value of Tensor with more than one value is "
+                               "ambiguous")
         return bool(self.item())
 
     def __index__(self):
-        if self.dtype.category != D.INTEGRAL and self.dtype is not D.bool_ or self.numel() != 1:
+        if self.dtype.category == D.FLOATING or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self.item())
 
-    def __complex__(self):
-        return complex(self.item())
-
     def __format__(self, spec):
-        if self.ndim == 0:
-            return self.item().__format__(spec)
-        return object.__format__(self, spec) if not spec else format(repr(self), spec)
+        # A plain 0-dim tensor formats as its number (f"{loss:.3f}"); anything else as object.
+        if self.ndim == 0 and self.device.type != "meta" and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     # --- device and dtype movement --------------------------------------------------------------
     def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``; returns self if unchanged."""
-        device, dtype, non_blocking, copy = _parse_to(args, kwargs)
+        """``to(dtype)``, ``to(device=None, dtype=None)``, ``to(other)``, each with
+        ``non_blocking`` and ``copy``; returns self when nothing changes and copy is False.
+
+            >>> x = strata.ones(2); x.to(strata.float32) is x
+            True
+        """
+        device, dtype, non_blocking, copy, memory_format = _to_arguments(args, kwargs)
         device = self.device if device is None else as_device(device)
         dtype = self.dtype if dtype is None else dtype
-        if device == self.device and dtype is self.dtype and not copy:
+        if device == self.device and dtype is self.dtype and not copy and (
+                memory_format in (None, "preserve_format")
+                or memory_format == _suggest_memory_format(self)):
             return self
-        return F._to_copy(self, dtype=dtype, device=device, non_blocking=non_blocking)
+        return F._to_copy(self, dtype=dtype, device=device, non_blocking=non_blocking,
+                          memory_format=memory_format)
 
     def cpu(self, memory_format=None):
-        return self if self.device.type == "cpu" else self.to("cpu")
+        return self if self.device.type == "cpu" else self.to("cpu", memory_format=memory_format)
 
-    def cuda(self, device=None, non_blocking=False):
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
         raise RuntimeError("Torch not compiled with CUDA enabled (strata has no CUDA device; use "
                            "'cpu', 'meta' or an accelerator strata provides)")
 
-    def float(self):
-        return self.to(D.float32)
+    def float(self, memory_format=None):
+        return self.to(D.float32, memory_format=memory_format)
 
-    def double(self):
-        return self.to(D.float64)
+    def double(self, memory_format=None):
+        return self.to(D.float64, memory_format=memory_format)
 
-    def half(self):
-        return self.to(D.float16)
+    def half(self, memory_format=None):
+        return self.to(D.float16, memory_format=memory_format)
 
-    def bfloat16(self):
-        return self.to(D.bfloat16)
+    def bfloat16(self, memory_format=None):
+        return self.to(D.bfloat16, memory_format=memory_format)
 
-    def long(self):
-        return self.to(D.int64)
+    def long(self, memory_format=None):
+        return self.to(D.int64, memory_format=memory_format)
 
-    def int(self):
-        return self.to(D.int32)
+    def int(self, memory_format=None):
+        return self.to(D.int32, memory_format=memory_format)
 
-    def short(self):
-        return self.to(D.int16)
+    def short(self, memory_format=None):
+        return self.to(D.int16, memory_format=memory_format)
 
-    def char(self):
-        return self.to(D.int8)
+    def char(self, memory_format=None):
+        return self.to(D.int8, memory_format=memory_format)
 
-    def byte(self):
-        return self.to(D.uint8)
+    def byte(self, memory_format=None):
+        return self.to(D.uint8, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(D.bool_)
+    def bool(self, memory_format=None):
+        return self.to(D.bool_, memory_format=memory_format)
 
     def type_as(self, other):
+        if not _is_tensor(other):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not "
+                            f"{type(other).__name__}")
         return self.to(other.dtype)
 
     def pin_memory(self):
         return self
 
     def is_pinned(self):
+        return False
+
+    # --- properties of layouts strata does not have (complex, nested, mkldnn, shared memory) ----
+    def ndimension(self):
+        return len(self._shape)
+
+    @property
+    def is_nested(self):
+        return False
+
+    @property
+    def is_mkldnn(self):
+        return False
+
+    def is_shared(self):
+        return False
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def conj(self):
+        return self
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
         return False
 
     # --- Python operators -----------------------------------------------------------------------
@@ -681,30 +828,46 @@ class Tensor(TensorImpl):
     swapdims = swapaxes
 
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):
-        return S.repeat_interleave(self, repeats, dim)
+        if _is_tensor(repeats):
+            return S.repeat_interleave_tensor(self, repeats, dim, output_size=output_size)
+        return S.repeat_interleave(self, repeats, dim, output_size=output_size)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(F.empty, size, dtype, device, requires_grad)
+    # --- new tensors with self's dtype and device (the frontend lives in creation.py) -----------
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_empty", size, kwargs, None, dtype, device, requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(lambda s, **kw: F.full(s, 0, **kw), size, dtype, device, requires_grad)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_zeros", size, kwargs, 0, dtype, device, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(lambda s, **kw: F.full(s, 1, **kw), size, dtype, device, requires_grad)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_ones", size, kwargs, 1, dtype, device, requires_grad)
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        return self._new(lambda s, **kw: F.full(s, fill_value, **kw), (size,), dtype, device,
-                         requires_grad)
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
+        from .creation import new_full
+        return new_full(self, size, fill_value, dtype, device, requires_grad)
 
-    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        from .creation import tensor
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                          layout=None, pin_memory=False):
+        from .creation import new_empty_strided
+        return new_empty_strided(self, size, stride, dtype, device, requires_grad)
 
-    def _new(self, factory, size, dtype, device, requires_grad):
-        out = factory(normalize_size(size), dtype=dtype or self.dtype,
-                      device=device or self.device)
-        return out.requires_grad_() if requires_grad else out
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                   pin_memory=False):
+        from .creation import new_tensor
+        return new_tensor(self, data, dtype, device, requires_grad)
+
+    def new(self, *args, **kwargs):
+        """The legacy ``x.new(2, 3)`` / ``x.new(data)``: like ``type(x)(...)`` with x's dtype."""
+        if kwargs.get("device") is None:
+            kwargs["device"] = self.device
+        return _legacy_new(self.dtype, args, kwargs)
 
     def fill_(self, value):
         if _is_tensor(value):
@@ -755,24 +918,71 @@ class Tensor(TensorImpl):
     __array_priority__ = 1000  # NumPy defers `ndarray + tensor` to Tensor.__radd__
 
 
+_TO_OVERLOADS = ("to() received an invalid combination of arguments - got ({got}), but expected "
+                 "one of: (device device=None, dtype dtype=None, bool non_blocking=False, bool "
+                 "copy=False, *, memory_format memory_format=None); (dtype dtype, bool "
+                 "non_blocking=False, bool copy=False, *, memory_format memory_format=None); "
+                 "(Tensor tensor, bool non_blocking=False, bool copy=False, *, memory_format "
+                 "memory_format=None)")
+
+
+def _suggest_memory_format(t):
+    """The memory format a tensor's strides suggest (PyTorch's ``suggest_memory_format``):
+    channels-last for 4-D/5-D tensors laid out that way, else contiguous."""
+    order = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}.get(t.ndim)
+    if order is None:
+        return "contiguous_format"
+    shape, strides = t._shape, t.stride()
+    if strides[1] == 0:
+        return "contiguous_format"
+    smallest = 0
+    for d in order:
+        # ambiguous layouts (a size-0 dim, equal strides at N) count as contiguous
+        if shape[d] == 0 or strides[d] < smallest or (d == 0 and smallest == strides[1]):
+            return "contiguous_format"
+        smallest = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return "channels_last" if t.ndim == 4 else "channels_last_3d"
+
+
+def _is_dtype_arg(x):
+    return isinstance(x, D.dtype) or isinstance(x, type) and x in (float, int, bool)
+
+
+def _to_arguments(args, kwargs):
+    """Bind ``Tensor.to``'s three overloads, as PyTorch's argument parser does:
+    ``(device, dtype, non_blocking, copy)``, ``(dtype, non_blocking, copy)``,
+    ``(tensor, non_blocking, copy)``; ``memory_format`` is keyword-only in all of them."""
+    kw = dict(kwargs)
+    memory_format = kw.pop("memory_format", None)
+    first = args[0] if args else None
+    if args and _is_dtype_arg(first):
+        names, bound = ("non_blocking", "copy"), {"dtype": first}
+    elif args and _is_tensor(first):
+        names, bound = ("non_blocking", "copy"), {"device": first.device, "dtype": first.dtype}
+    else:
+        names, bound = ("device", "dtype", "non_blocking", "copy"), {}
+    rest = args[1:] if bound else args
+    ok = len(rest) <= len(names) and not (kw.keys() - set(names))
+    ok = ok and not any(n in kw for n in names[:len(rest)]) and not (bound and "dtype" in kw)
+    if ok:
+        bound.update(zip(names, rest))
+        bound.update(kw)
+        device, dtype = bound.get("device"), bound.get("dtype")
+        non_blocking, copy = bound.get("non_blocking", False), bound.get("copy", False)
+        ok = (isinstance(non_blocking, bool) and isinstance(copy, bool)
+              and (dtype is None or _is_dtype_arg(dtype))
+              and (device is None or isinstance(device, (str, int)) or hasattr(device, "index")))
+    if not ok:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}"
+                                                           for k, v in kwargs.items()])
+        raise TypeError(_TO_OVERLOADS.format(got=got))
+    dtype = None if dtype is None else D.to_dtype(dtype, "to")
+    return device, dtype, non_blocking, copy, memory_format
+
+
 def _parse_to(args, kwargs):
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
-        if isinstance(a, D.dtype):
-            dtype = a
-        elif _is_tensor(a):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, bool):
-            non_blocking = a
-        elif a is not None:
-            device = a
-    return device, dtype, non_blocking, copy
+    """``(device, dtype, non_blocking, copy)`` of a ``to(...)`` call (``nn.Module.to`` too)."""
+    return _to_arguments(args, kwargs)[:4]
 
 
 # --- generated methods: one per op declared with method= ----------------------------------------
@@ -791,6 +1001,16 @@ def _getitem(self, index):  # replaced by frontend/indexing.py's translation at 
 
 
 _setitem = _getitem
+
+
+_autograd = None   # strata.autograd.tensor_methods, installed by install_autograd
+
+
+def install_autograd(impl):
+    """The autograd layer sits below this one and installs what the autograd methods above
+    (``backward``, ``register_hook``, ``requires_grad_``, ...) call."""
+    global _autograd
+    _autograd = impl
 
 
 def install_indexing(getitem, setitem):

@@ -18,3 +18,44 @@ def _flag(name: str) -> bool:
 
 # Print every dispatcher call and redispatch (like TORCH_SHOW_DISPATCH_TRACE).
 show_dispatch_trace: bool = _flag("STRATA_SHOW_DISPATCH_TRACE")
+
+# --- the sim accelerator (backends/sim) ---------------------------------------------------------
+
+def _parse_size(text: str):
+    """Bytes of a size such as ``2G``, ``512M``, ``64K``, ``65536`` (None if malformed)."""
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    try:
+        return int(float(text[:-1] if scale > 1 else text) * scale)
+    except ValueError:
+        return None
+
+
+def _bytes(name: str, default: str) -> int:
+    value = _parse_size(os.environ.get(name, default))
+    if value is None or value <= 0:
+        warnings.warn(f"{name} should be a size like 2G or 512M, got "
+                      f"{os.environ.get(name)!r}; using {default}")
+        value = _parse_size(default)
+    return value
+
+
+def _choice(name: str, default: str, choices: tuple) -> str:
+    value = os.environ.get(name, default)
+    if value not in choices:
+        warnings.warn(f"{name} should be one of {', '.join(choices)}, got {value!r}; "
+                      f"using {default}")
+        return default
+    return value
+
+
+# Make every device launch synchronous, so a kernel error is raised at the launching line
+# (like CUDA_LAUNCH_BLOCKING).
+launch_blocking: bool = _flag("STRATA_LAUNCH_BLOCKING")
+# How the host waits for the sim device: spin on the completion fence then back off ("poll"),
+# or sleep until the device raises its interrupt eventfd ("interrupt").
+sim_sync: str = _choice("STRATA_SIM_SYNC", "poll", ("poll", "interrupt"))
+# Size of the sim device's memory (a shared mapping; pages are only touched when used).
+sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
+# Size of the host memory the sim device can reach directly (pinned memory, copy staging).
+sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "1G")

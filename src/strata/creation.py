@@ -1,292 +1,623 @@
-"""Tensor creation as PyTorch spells it: ``tensor``, ``as_tensor``, ``from_numpy``, ``zeros``, ...
+"""Tensor creation as PyTorch spells it: ``zeros``, ``arange``, ``full_like``, ``rand``, ...
 
-These are frontend functions: they parse PyTorch's Python signatures (``zeros(2, 3)`` and
-``zeros((2, 3))``, ``arange(5)`` and ``arange(1, 5, 2)``) and call the factory ops, which the
-dispatcher routes to the backend of the requested device.
+These are frontend functions: they parse PyTorch's Python signatures (``zeros(2, 3)``,
+``zeros((2, 3))``, ``zeros(size=[2, 3])``, ``arange(5)`` and ``arange(1, 5, 2)``, ``out=``,
+``requires_grad=``) with PyTorch's argument errors, then call the factory ops, which the dispatcher
+routes to the backend of the requested device. Tensors from existing data (``tensor``,
+``from_numpy``, ...) are built in ``tensor_new.py`` and re-exported here.
 """
 
-import ctypes
-import numbers
+import math
+import operator
+import warnings
 
 import numpy as np
 
 from .core import dtype as D
-from .core.device import as_device, cpu
-from .core.shape import normalize_size
+from .core.shape import broadcast_shapes, contiguous_strides
+from .functions import write_out
 from .ops import factory as F
-from .core.storage import Storage
-from ._tensor import CPU_KEYSET, _is_tensor, from_array, make_tensor
+from .ops import pointwise as P
+from .ops.meta_rules import type_name
+from .tensor_new import (  # noqa: F401  (re-exported)
+    _TENSOR_COPY_WARNING, as_tensor, asarray, finish, from_dlpack, from_numpy, tensor,
+    type_label,
+)
+from ._tensor import _is_tensor
+
+# --- argument parsing ----------------------------------------------------------------------------
+
+def _int_like(x) -> bool:
+    """An int, a NumPy integer or a one-element integer tensor (anything with a valid __index__)."""
+    if isinstance(x, int):
+        return True
+    try:
+        operator.index(x)
+    except TypeError:
+        return False
+    return True
 
 
-# --- from Python data ------------------------------------------------------------------------
-
-def _infer(data, dim=0, shape=None):
-    """Walk nested sequences: return (shape, dtype), raising PyTorch's ragged-data errors."""
-    if _is_tensor(data):
-        return tuple(data.shape), data.dtype
-    if isinstance(data, np.ndarray):
-        return data.shape, D.from_numpy_dtype(data.dtype)
-    if isinstance(data, (bool, np.bool_)):
-        return (), D.bool_
-    if isinstance(data, np.generic):
-        return (), D.from_numpy_dtype(data.dtype)
-    if isinstance(data, numbers.Integral):
-        return (), D.int64
-    if isinstance(data, numbers.Real):
-        return (), D.get_default_dtype()
-    if isinstance(data, numbers.Complex):
-        raise TypeError("complex tensors are not supported by strata")
-    if isinstance(data, (list, tuple)):
-        if not data:
-            return (0,), None
-        sub_shape, dtype = _infer(data[0], dim + 1)
-        for item in data[1:]:
-            s, d = _infer(item, dim + 1)
-            if s != sub_shape:
-                if len(s) and len(sub_shape) and len(s) == len(sub_shape):
-                    raise ValueError(f"expected sequence of length {sub_shape[0]} at dim "
-                                     f"{dim + 1} (got {s[0]})")
-                raise ValueError(f"expected sequence of length {sub_shape[0] if sub_shape else 0}"
-                                 f" at dim {dim + 1} (got {s[0] if s else 0})"
-                                 if sub_shape or s else "ragged nested sequence")
-            dtype = d if dtype is None else _join(dtype, d)
-        return (len(data),) + sub_shape, dtype
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+def _size_list(fname, seq, name="size", pos=1):
+    """A ``tuple of ints`` argument (the tuple/list form)."""
+    if not isinstance(seq, (tuple, list)):
+        where = f" (position {pos})" if pos else ""
+        raise TypeError(f"{fname}(): argument '{name}'{where} must be tuple of ints, not "
+                        f"{type_label(seq)}")
+    for i, s in enumerate(seq):
+        if isinstance(s, bool) or not _int_like(s):
+            where = f" (position {pos})" if pos else ""
+            raise TypeError(f"{fname}(): argument '{name}'{where} must be tuple of ints, but "
+                            f"found element of type {type_label(s)} at pos {i}")
+    return tuple(operator.index(s) for s in seq)
 
 
-def _join(a, b):
-    if a is None or b is None:
-        return a or b
-    if a.category != b.category:
-        return a if a.category > b.category else b
-    return D.promote_types(a, b)
+def _size_args(fname, args, size):
+    """PyTorch's varargs size: ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])``, ``f(size=(2, 3))``."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        return _size_list(fname, size, pos=0)
+    if not args:
+        raise TypeError(f'{fname}() missing 1 required positional arguments: "size"')
+    first = args[0]
+    if isinstance(first, (tuple, list)):
+        if len(args) > 1:
+            raise TypeError(f"{fname}() takes 1 positional argument but {len(args)} were given")
+        return _size_list(fname, first)
+    if len(args) == 1:
+        if isinstance(first, bool) or not _int_like(first):
+            raise TypeError(f"{fname}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type_label(first)}")
+        return (operator.index(first),)
+    for i, s in enumerate(args):
+        if not _int_like(s):  # PyTorch lets bools through here (zeros(2, True) is (2, 1))
+            raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type_label(s)}\"")
+    return tuple(operator.index(s) for s in args)
 
 
-def _to_numpy(data, dtype):
-    if _is_tensor(data):
-        return data.detach().cpu().numpy().astype(dtype.np)
-    if isinstance(data, (list, tuple)) and any(_is_tensor(x) or isinstance(x, (list, tuple))
-                                               for x in data):
-        return np.stack([_to_numpy(x, dtype) for x in data]) if data else \
-            np.empty((0,), dtype.np)
-    if dtype in (D.bfloat16,):
-        return np.asarray(data, dtype=np.float64).astype(dtype.np)
-    return np.array(data, dtype=dtype.np)
+def _number(fname, name, pos, value):
+    """A ``Number`` argument: a Python/NumPy number or a 0-dim tensor, as a Python number."""
+    if _is_tensor(value):
+        if value.ndim != 0:
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Number, not "
+                            f"Tensor")
+        return value.item()
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, np.generic) and not isinstance(value, (str, bytes)):
+        return value.item()  # NumPy scalars count as the Python numbers they hold
+    if isinstance(value, complex):
+        raise TypeError(f"{fname}(): complex values are not supported: strata has no complex "
+                        f"dtypes")
+    raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Number, not "
+                    f"{type_label(value)}")
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-    """A new tensor that copies ``data`` (nested lists/tuples of numbers, an ndarray, a scalar).
-
-        >>> strata.tensor([[1, 2], [3, 4.5]])
-        tensor([[1.0000, 2.0000],
-                [3.0000, 4.5000]])
-    """
-    if _is_tensor(data) and data.ndim > 0:
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
-                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
-    _, inferred = _infer(data)
-    dtype = dtype or inferred or D.get_default_dtype()
-    if isinstance(data, (list, tuple)) and any(_is_tensor(x) and x.numel() != 1 for x in data):
-        raise ValueError("only one element tensors can be converted to Python scalars")
-    arr = np.array(_to_numpy(data, dtype), dtype=dtype.np, copy=True, order="C")
-    out = from_array(arr, dtype)
-    device = as_device(device)
-    if device != cpu:
-        out = out.to(device)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+def _int_arg(fname, name, pos, value):
+    if isinstance(value, bool) or not _int_like(value):
+        raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be int, not "
+                        f"{type_label(value)}")
+    return operator.index(value)
 
 
-def as_tensor(data, dtype=None, device=None):
-    """Like ``tensor`` but shares memory with a tensor or a CPU ndarray when it can."""
-    if _is_tensor(data):
-        return data.to(device=device, dtype=dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) and \
-            as_device(device) == cpu:
-        return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
+def _dtype(fname, dtype, out):
+    """The dtype to compute in: ``dtype=``, else ``out``'s; they must agree when both are given."""
+    dtype = None if dtype is None else D.to_dtype(dtype, fname)
+    if out is None:
+        return dtype
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {type_name(dtype)} does not match dtype of out parameter "
+                           f"({type_name(out.dtype)})")
+    return out.dtype
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    out = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype, device)
-    return out.requires_grad_() if requires_grad else out
+def _device(device, out):
+    return out.device if device is None and out is not None else device
 
 
-def from_numpy(ndarray: np.ndarray):
-    """A CPU tensor that shares memory with ``ndarray`` (writes show through both ways)."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    dtype = D.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if any(s % ndarray.itemsize for s in ndarray.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
-    # The storage is exactly the memory the array spans; it keeps the array alive.
-    span = 0 if ndarray.size == 0 else ndarray.itemsize + sum(
-        (n - 1) * s for n, s in zip(ndarray.shape, ndarray.strides))
-    ptr = ndarray.__array_interface__["data"][0]
-    data = np.frombuffer((ctypes.c_uint8 * span).from_address(ptr), np.uint8) if span else \
-        np.empty(0, np.uint8)
-    t = make_tensor(Storage(span, cpu, data=data, owner=ndarray), 0, ndarray.shape,
-                    tuple(s // ndarray.itemsize for s in ndarray.strides), dtype, cpu, CPU_KEYSET)
-    t._array = ndarray
-    return t
+def _result(t, out, requires_grad):
+    if out is not None:
+        return write_out(out, t)
+    return finish(t, requires_grad)
 
 
-def from_dlpack(ext_tensor):
-    """Import a tensor from any DLPack producer (CPU)."""
-    return from_numpy(np.from_dlpack(ext_tensor))
+# --- memory formats ------------------------------------------------------------------------------
+
+def _format_strides(fname, shape, memory_format):
+    if memory_format in (None, "contiguous_format", "preserve_format"):
+        return contiguous_strides(shape)
+    rank = {"channels_last": 4, "channels_last_3d": 5}.get(memory_format)
+    if rank is None:
+        raise RuntimeError(f"{fname}: unsupported memory format {memory_format}")
+    if len(shape) != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format} format")
+    # channels innermost, then the spatial dims from last to first, batch outermost
+    strides = [0] * rank
+    strides[1] = 1
+    acc = shape[1]
+    for d in range(rank - 1, 1, -1):
+        strides[d] = acc
+        acc *= shape[d]
+    strides[0] = acc
+    return tuple(strides)
 
 
-# --- factories ---------------------------------------------------------------------------------
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    dims = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d] if shape[d] >= 2
+                                                    else 0))
+    expected = 1
+    for d in dims:
+        if shape[d] < 2:
+            return True
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
 
-def _finish(t, requires_grad):
-    return t.requires_grad_() if requires_grad else t
 
+def _infer_dense_strides(shape, strides):
+    """Dense strides in the same dim order as ``strides`` (PyTorch's ``infer_dense_strides``:
+    an insertion sort that leaves stride-0 dims where they are)."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * ndim
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        if shape[d] > 1:
+            acc *= shape[d]
+    return tuple(out)
+
+
+def _like_strides(fname, input, memory_format):
+    shape = tuple(input.shape)
+    if memory_format not in (None, "preserve_format"):
+        return _format_strides(fname, shape, memory_format)
+    strides = input.stride()
+    if _non_overlapping_and_dense(shape, strides):
+        return strides
+    return _infer_dense_strides(shape, strides)
+
+
+# --- factories -----------------------------------------------------------------------------------
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
-    return _finish(F.empty(normalize_size(size), dtype=dtype, device=device), requires_grad)
+          pin_memory=False, memory_format=None, **kwargs):
+    """An uninitialised tensor: ``strata.empty(2, 3)``."""
+    shape = _size_args("empty", size, kwargs.pop("size", None))
+    _no_more("empty", kwargs)
+    dtype = _dtype("empty", dtype, out)
+    device = _device(device, out)
+    if memory_format in (None, "contiguous_format", "preserve_format"):
+        t = F.empty(shape, dtype=dtype, device=device)
+    else:
+        t = F.empty_strided(shape, _format_strides("empty", shape, memory_format), dtype=dtype,
+                            device=device)
+    return _result(t, out, requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(F.full(normalize_size(size), 0, dtype=dtype or D.get_default_dtype(),
-                          device=device), requires_grad)
+def _filled(fname, size, kwargs, value, out, dtype, device, requires_grad):
+    shape = _size_args(fname, size, kwargs.pop("size", None))
+    _no_more(fname, kwargs)
+    if fname == "zeros" and any(s < 0 for s in shape):  # zeros has its own wording
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    dtype = _dtype(fname, dtype, out) or D.get_default_dtype()
+    return _result(F.full(shape, value, dtype=dtype, device=_device(device, out)), out,
+                   requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(F.full(normalize_size(size), 1, dtype=dtype or D.get_default_dtype(),
-                          device=device), requires_grad)
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, **kwargs):
+    """A tensor of zeros: ``strata.zeros(2, 3)``, ``strata.zeros((2, 3), dtype=strata.int64)``."""
+    return _filled("zeros", size, kwargs, 0, out, dtype, device, requires_grad)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False, **kwargs):
+    """A tensor of ones: ``strata.ones(2, 3)``."""
+    return _filled("ones", size, kwargs, 1, out, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
-    if _is_tensor(fill_value):
-        fill_value = fill_value.item()
-    return _finish(F.full(normalize_size((size,)), fill_value, dtype=dtype, device=device),
+         requires_grad=False, pin_memory=False):
+    """A tensor filled with one value; the dtype follows the value (bool, int64 or float).
+
+        >>> strata.full((2,), 7)
+        tensor([7, 7])
+    """
+    shape = _size_list("full", size)
+    value = _number("full", "fill_value", 2, fill_value)
+    dtype = _dtype("full", dtype, out)
+    return _result(F.full(shape, value, dtype=dtype, device=_device(device, out)), out,
                    requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
-    if end is None:
-        start, end = 0, start
-    start, end, step = (x.item() if _is_tensor(x) else x for x in (start, end, step))
-    return _finish(F.arange(start, end, step, dtype=dtype, device=device), requires_grad)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """An uninitialised tensor with the given strides: ``strata.empty_strided((2, 3), (1, 2))``."""
+    shape = _size_list("empty_strided", size)
+    strides = _size_list("empty_strided", stride, "stride", 2)
+    dtype = None if dtype is None else D.to_dtype(dtype, "empty_strided")
+    return finish(F.empty_strided(shape, strides, dtype=dtype, device=device), requires_grad)
 
 
-def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    """Deprecated ``torch.range``: includes ``end``."""
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    """A 0-dim tensor of the default float dtype (unless ``dtype`` says otherwise)."""
+    value = _number("scalar_tensor", "s", 1, s)
+    dtype = D.get_default_dtype() if dtype is None else D.to_dtype(dtype, "scalar_tensor")
+    return finish(F.scalar_tensor(value, dtype=dtype, device=device), requires_grad)
+
+
+def _no_more(fname, kwargs):
+    if kwargs:
+        raise TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+
+# --- ranges --------------------------------------------------------------------------------------
+
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """``arange(end)``, ``arange(start, end, step=1)``: int64 for integer arguments, else the
+    default float dtype.
+
+        >>> strata.arange(1, 2, 0.25)
+        tensor([1.0000, 1.2500, 1.5000, 1.7500])
+    """
     if end is None:
+        if start is None:
+            raise TypeError("arange() missing 1 required positional arguments: \"end\"")
         start, end = 0, start
-    n = int((end - start) // step) + 1
-    return _finish(F.linspace(start, start + (n - 1) * step, n, dtype=dtype, device=device),
+    elif start is None:
+        start = 0
+    start = _number("arange", "start", 1, start)
+    end = _number("arange", "end", 2, end)
+    step = _number("arange", "step", 3, step)
+    dtype = _dtype("arange", dtype, out)
+    return _result(F.arange(start, end, step, dtype=dtype, device=_device(device, out)), out,
                    requires_grad)
+
+
+def range_(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """Deprecated ``torch.range``: like ``arange`` but includes ``end`` and is always float
+    (unless ``dtype`` is given)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its "
+                  "behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    start = _number("range", "start", 1, start)
+    end = _number("range", "end", 2, end)
+    step = _number("range", "step", 3, step)
+    dtype = _dtype("range", dtype, out) or D.get_default_dtype()
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    device = _device(device, out)
+    if dtype.category == D.FLOATING:
+        n = int(math.floor((end - start) / step)) + 1
+        index = F.arange(0, n, 1, dtype=D.float64, device=device)
+        values = P.add(P.mul(index, float(step)), float(start))
+    else:  # integers step in int64, as PyTorch's accumulate type
+        start, end, step = int(start), int(end), int(step)
+        n = (end - start) // step + 1
+        values = P.add(P.mul(F.arange(0, n, 1, dtype=D.int64, device=device), step), start)
+    return _result(values.to(dtype), out, requires_grad)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    return _finish(F.linspace(start, end, steps, dtype=dtype, device=device), requires_grad)
-
-
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    exps = F.linspace(start, end, steps, dtype=D.float64, device=device)
-    return _finish((base ** exps).to(dtype or D.get_default_dtype()), requires_grad)
-
-
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    return _finish(F.eye(n, m, dtype=dtype, device=device), requires_grad)
-
-
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return _finish(F.scalar_tensor(s, dtype=dtype or D.get_default_dtype(), device=device),
+             requires_grad=False, pin_memory=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    start = _number("linspace", "start", 1, start)
+    end = _number("linspace", "end", 2, end)
+    steps = _int_arg("linspace", "steps", 3, steps)
+    dtype = _dtype("linspace", dtype, out)
+    return _result(F.linspace(start, end, steps, dtype=dtype, device=_device(device, out)), out,
                    requires_grad)
 
 
-def _like(factory):
-    def like(input, *args, dtype=None, layout=None, device=None, requires_grad=False,
-             memory_format=None, **kwargs):
-        out = factory(tuple(input.shape), *args, dtype=dtype or input.dtype,
-                      device=device or input.device, **kwargs)
-        return _finish(out, requires_grad)
-    like.__name__ = factory.__name__ + "_like"
-    return like
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    """``base ** linspace(start, end, steps)``, computed as PyTorch's CPU kernel does: the
+    endpoints first cast to ``dtype``, the powers in double, one rounding into ``dtype``."""
+    start = _number("logspace", "start", 1, start)
+    end = _number("logspace", "end", 2, end)
+    steps = _int_arg("logspace", "steps", 3, steps)
+    base = float(_number("logspace", "base", 4, base))
+    dtype = _dtype("logspace", dtype, out) or D.get_default_dtype()
+    device = _device(device, out)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if steps == 1:
+        exponents = F.full((1,), float(start), dtype=D.float64, device=device)
+    else:
+        lo, hi = _as_dtype_value(start, dtype), _as_dtype_value(end, dtype)
+        step = _dtype_difference(hi, lo, dtype) / (steps - 1)
+        # the first half counts up from start, the second down from end
+        index = F.arange(0, steps, 1, dtype=D.float64, device=device)
+        exponents = P.where(P.lt(index, steps // 2), index * step + lo,
+                            hi - (steps - 1 - index) * step)
+    values = P.pow(base, exponents)
+    if dtype in (D.float16, D.bfloat16):
+        values = values.to(D.float32)  # double -> float -> half, as C++'s Half(float)
+    return _result(values.to(dtype), out, requires_grad)
 
 
-empty_like = _like(lambda size, **kw: F.empty(size, **kw))
-zeros_like = _like(lambda size, **kw: F.full(size, 0, **kw))
-ones_like = _like(lambda size, **kw: F.full(size, 1, **kw))
-full_like = _like(lambda size, fill_value, **kw: F.full(size, fill_value, **kw))
-rand_like = _like(lambda size, **kw: F.rand(size, **kw))
-randn_like = _like(lambda size, **kw: F.randn(size, **kw))
+def _as_dtype_value(value, dtype):
+    """A Python number as it reads after a C++ cast to ``dtype`` (truncation, float rounding)."""
+    if dtype.category != D.FLOATING:
+        return int(value)
+    return float(dtype.np.type(value)) if dtype is not D.float64 else float(value)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+def _dtype_difference(hi, lo, dtype) -> float:
+    """``hi - lo`` computed in ``dtype`` (rounded to it), as C++ does for two ``scalar_t``."""
+    if dtype.category != D.FLOATING or dtype is D.float64:
+        return float(hi - lo)
+    return float(dtype.np.type(hi) - dtype.np.type(lo))
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
+    """The identity matrix (``n x n``, or ``n x m``)."""
+    n = _int_arg("eye", "n", 1, n)
+    m = None if m is None else _int_arg("eye", "m", 2, m)
+    dtype = _dtype("eye", dtype, out)
+    return _result(F.eye(n, m, dtype=dtype, device=_device(device, out)), out, requires_grad)
+
+
+# --- *_like and Tensor.new_* ---------------------------------------------------------------------
+
+def _check_input(fname, input):
+    if not _is_tensor(input):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type_label(input)}")
+
+
+def _empty_like(fname, input, dtype, device, memory_format, fill=None):
+    """A tensor laid out like ``input``; filled with ``fill`` when given (one op for the usual
+    row-major case, else allocate with the strides then fill)."""
+    _check_input(fname, input)
+    dtype = input.dtype if dtype is None else D.to_dtype(dtype, fname)
+    device = input.device if device is None else device
+    shape = tuple(input.shape)
+    strides = _like_strides(fname, input, memory_format)
+    if strides == contiguous_strides(shape):
+        if fill is None:
+            return F.empty(shape, dtype=dtype, device=device)
+        return F.full(shape, fill, dtype=dtype, device=device)
+    out = F.empty_strided(shape, strides, dtype=dtype, device=device)
+    return out if fill is None else F.fill_(out, fill)
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, pin_memory=False):
+    """An uninitialised tensor shaped (and, by default, laid out) like ``input``."""
+    return finish(_empty_like("empty_like", input, dtype, device, memory_format), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, pin_memory=False):
+    """A tensor like ``input`` (its dtype, unless given) filled with ``fill_value``."""
+    value = _number("full_like", "fill_value", 2, fill_value)
+    return finish(_empty_like("full_like", input, dtype, device, memory_format, value),
+                  requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, pin_memory=False):
+    return finish(_empty_like("zeros_like", input, dtype, device, memory_format, 0),
+                  requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, pin_memory=False):
+    return finish(_empty_like("ones_like", input, dtype, device, memory_format, 1),
+                  requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None, pin_memory=False):
+    out = _empty_like("rand_like", input, dtype, device, memory_format)
+    return finish(F.uniform_(out, 0.0, 1.0, generator=generator), requires_grad)
+
+
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None, pin_memory=False):
+    out = _empty_like("randn_like", input, dtype, device, memory_format)
+    return finish(F.normal_(out, 0.0, 1.0, generator=generator), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None,
+                 device=None, requires_grad=False, memory_format=None, pin_memory=False):
+    """``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
-    return F.randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                     device=device or input.device)
+    low = _int_arg("randint_like", "low", 2, low)
+    high = _int_arg("randint_like", "high", 3, high)
+    out = _empty_like("randint_like", input, dtype, device, memory_format)
+    values = F.randint(low, high, tuple(input.shape), generator=generator, dtype=out.dtype,
+                       device=out.device)
+    return finish(F.copy_(out, values), requires_grad)
+
+
+def new_factory(self, fname, size, kwargs, fill, dtype, device, requires_grad):
+    """``Tensor.new_empty/new_zeros/new_ones(*size)``: self's dtype and device by default."""
+    shape = _size_args(fname, size, kwargs.pop("size", None))
+    _no_more(fname, kwargs)
+    dtype = self.dtype if dtype is None else D.to_dtype(dtype, fname)
+    device = self.device if device is None else device
+    if fill is None:
+        t = F.empty(shape, dtype=dtype, device=device)
+    else:
+        t = F.full(shape, fill, dtype=dtype, device=device)
+    return finish(t, requires_grad)
+
+
+def new_full(self, size, fill_value, dtype, device, requires_grad):
+    value = _number("new_full", "fill_value", 2, fill_value)
+    shape = _size_list("new_full", size)
+    dtype = self.dtype if dtype is None else D.to_dtype(dtype, "new_full")
+    t = F.full(shape, value, dtype=dtype, device=self.device if device is None else device)
+    return finish(t, requires_grad)
+
+
+def new_empty_strided(self, size, stride, dtype, device, requires_grad):
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype,
+                         device=self.device if device is None else device,
+                         requires_grad=requires_grad)
+
+
+def new_tensor(self, data, dtype, device, requires_grad):
+    """``Tensor.new_tensor(data)``: like ``tensor(data)`` but self's dtype and device unless
+    given (the data's own dtype is not inferred)."""
+    dtype = self.dtype if dtype is None else D.to_dtype(dtype, "new_tensor")
+    device = self.device if device is None else device
+    if _is_tensor(data):
+        warnings.warn(_TENSOR_COPY_WARNING, UserWarning, stacklevel=3)
+        out = data.detach().to(device=device, dtype=dtype, copy=True)
+    else:
+        out = tensor(data, dtype=dtype, device=device)
+    return finish(out, requires_grad)
 
 
 # --- random --------------------------------------------------------------------------------------
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
-    return _finish(F.rand(normalize_size(size), generator=generator, dtype=dtype, device=device),
-                   requires_grad)
+         requires_grad=False, pin_memory=False, **kwargs):
+    """Uniform samples from [0, 1): ``strata.rand(2, 3, generator=g)``."""
+    shape = _size_args("rand", size, kwargs.pop("size", None))
+    _no_more("rand", kwargs)
+    t = F.rand(shape, generator=generator, dtype=_dtype("rand", dtype, out),
+               device=_device(device, out))
+    return _result(t, out, requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
-    return _finish(F.randn(normalize_size(size), generator=generator, dtype=dtype, device=device),
-                   requires_grad)
+          requires_grad=False, pin_memory=False, **kwargs):
+    """Standard normal samples: ``strata.randn(2, 3)``."""
+    shape = _size_args("randn", size, kwargs.pop("size", None))
+    _no_more("randn", kwargs)
+    t = F.randn(shape, generator=generator, dtype=_dtype("randn", dtype, out),
+                device=_device(device, out))
+    return _result(t, out, requires_grad)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False):
-    """``randint(high, size)`` or ``randint(low, high, size)``."""
-    if size is None:
-        if high is None:
-            raise TypeError("randint() missing required argument 'size'")
-        low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint() missing required argument 'high'")
-    return F.randint(low, high, normalize_size((size,)), generator=generator, dtype=dtype,
-                     device=device)
+def randint(*args, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False, **kwargs):
+    """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``."""
+    args = list(args)
+    size = kwargs.pop("size", None)
+    if size is None and args and not _int_like(args[-1]):
+        size = args.pop()
+    low, high = kwargs.pop("low", None), kwargs.pop("high", None)
+    _no_more("randint", kwargs)
+    if len(args) > 2 or (len(args) == 2 and (low is not None or high is not None)):
+        raise TypeError(f"randint() received an invalid combination of arguments: "
+                        f"{len(args)} positional bounds")
+    if high is None and args:
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if high is None or size is None:
+        missing = "size" if high is not None else "high"
+        if size is None and high is not None and not isinstance(high, (tuple, list)):
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, "
+                            f"not {type_label(high)}")
+        raise TypeError(f"randint() missing required argument '{missing}'")
+    low = _int_arg("randint", "low", 1, low)
+    high = _int_arg("randint", "high", 2, high)
+    shape = _size_list("randint", size, pos=3)
+    t = F.randint(low, high, shape, generator=generator, dtype=_dtype("randint", dtype, out),
+                  device=_device(device, out))
+    return _result(t, out, requires_grad)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    return F.randperm(n, generator=generator, dtype=dtype or D.int64, device=device)
+    """A random permutation of ``0..n-1`` (int64 unless ``dtype`` says otherwise)."""
+    n = _int_arg("randperm", "n", 1, n)
+    dtype = _dtype("randperm", dtype, out) or D.int64
+    t = F.randperm(n, generator=generator, dtype=dtype, device=_device(device, out))
+    return _result(t, out, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None,
-           requires_grad=False):
-    """``normal(mean, std, size)`` with floats, or ``normal(mean_tensor, std_tensor)``."""
-    if _is_tensor(mean) or _is_tensor(std):
-        ref = mean if _is_tensor(mean) else std
-        noise = F.randn(tuple(ref.shape) if size is None else normalize_size((size,)),
-                        generator=generator, dtype=ref.dtype, device=ref.device)
-        return noise * std + mean
-    if size is None:
-        raise TypeError("normal() missing required argument 'size'")
-    out = F.empty(normalize_size((size,)), dtype=dtype, device=device)
-    return _finish(F.normal_(out, float(mean), float(std), generator=generator), requires_grad)
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False, pin_memory=False):
+    """Normal samples: ``normal(mean, std, size)`` with numbers, or elementwise means and stds
+    given as tensors (``normal(mean_tensor, std_tensor)``, ``normal(0.0, std_tensor)``)."""
+    if not (_is_tensor(mean) or _is_tensor(std)):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: with "
+                            "numbers for mean and std, a size is required")
+        mean = float(_number("normal", "mean", 1, mean))
+        std = float(_number("normal", "std", 2, std))
+        shape = _size_list("normal", size, pos=3)
+        t = F.empty(shape, dtype=_dtype("normal", dtype, out), device=_device(device, out))
+        return _result(F.normal_(t, mean, std, generator=generator), out, requires_grad)
+    if size is not None:
+        raise TypeError("normal() received an invalid combination of arguments: size is only "
+                        "accepted with numbers for mean and std")
+    ref = mean if _is_tensor(mean) else std
+    if not _is_tensor(std):
+        std = float(_number("normal", "std", 2, std))
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+        shape = tuple(ref.shape)
+    else:
+        if std.device.type != "meta" and np.any(std.detach().cpu().numpy() < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape)) if _is_tensor(mean) \
+            else tuple(std.shape)
+    # in place, as PyTorch: the result keeps ``ref``'s dtype whatever std's and mean's are
+    t = F.normal_(F.empty(shape, dtype=ref.dtype, device=ref.device), 0.0, 1.0,
+                  generator=generator)
+    t = P.add_(P.mul_(t, std), mean)
+    return write_out(out, t) if out is not None else t
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 draws: with probabilities ``input`` (``bernoulli(probs)``) or with one ``p``."""
+    _check_input("bernoulli", input)
     if p is None:
-        return F.bernoulli_tensor(input, generator=generator)
-    return F.bernoulli(input, p, generator=generator)
+        t = F.bernoulli_tensor(input, generator=generator)
+    else:
+        t = F.bernoulli(input, float(_number("bernoulli", "p", 2, p)), generator=generator)
+    return write_out(out, t) if out is not None else t
 
 
-__all__ = [name for name in dir() if not name.startswith("_") and name not in
-           ("np", "numbers", "ctypes", "D", "F", "Storage", "CPU_KEYSET", "as_device", "cpu",
-            "normalize_size", "from_array", "make_tensor")]
+__all__ = [
+    "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
+    "empty", "zeros", "ones", "full", "empty_strided", "scalar_tensor", "arange", "linspace",
+    "logspace", "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+    "randn_like", "randint_like", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
+]

@@ -3,18 +3,31 @@
 Every other op falls through this key (PyTorch's ADInplaceOrView fallback is a fallthrough too;
 Note [ADInplaceOrView key] in ``c10/core/DispatchKey.h``). Autograd reads the counter to detect a
 saved tensor that was modified after it was saved.
+
+Note [Inference tensors]: a tensor made inside ``inference_mode`` carries the shared
+``INFERENCE_VERSION`` counter instead of its own (it tracks no version). Writing into one outside
+inference mode is refused here, before any data changes; inside the mode there is nothing to bump.
 """
 
+from ..core.tensor_impl import INFERENCE_VERSION
 from ..dispatch import dispatcher as D
 from ..dispatch.dispatcher import FALLTHROUGH, register_fallback, register_kernel
 from ..dispatch.keys import DispatchKey
+from ..dispatch.tls import _state
 from ..ops.op import REGISTRY
 
 
 def inplace_kernel(op, ks, args):
+    written = [args[i]._version_counter() for i in op.written_positions]
+    if INFERENCE_VERSION in written and not _state.inference_mode:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
     result = D.redispatch(op, ks, args)
-    for i in op.written_positions:
-        args[i]._version_counter().value += 1
+    for vc in written:
+        if vc is not INFERENCE_VERSION:
+            vc.value += 1
     return result
 
 

@@ -4,8 +4,13 @@ Known types are registered here by the backends ("cpu", "meta", later "sim", "op
 user-defined device through ``strata.utils.rename_privateuse1_backend``.
 """
 
+import re
+
 # device type -> name of its backend component in the dispatch key set
 _backend_of_type = {"cpu": "CPU", "meta": "Meta"}
+# "type" or "type:index" (no sign, no leading zeros), as c10/core/Device.cpp parses it.
+_DEVICE_STRING = re.compile(r"^([a-zA-Z_]+)(?::([1-9]\d*|0))?$")
+_parsed = {}  # (string, index) -> device: parsing is on the hot path of .to("cpu")
 # Types PyTorch programs name that strata knows but cannot run (cuda.is_available() is False).
 _KNOWN_UNAVAILABLE = ("cuda", "mps", "xpu", "hip")
 
@@ -27,32 +32,40 @@ class device:
     def __new__(cls, type, index=None):
         if isinstance(type, device):
             if index is not None:
-                raise ValueError("device(): an index may not be given with a device object")
+                raise TypeError("device(): argument 'type' (position 1) must be str, not device")
             return type
-        if isinstance(type, int) and index is None:
-            raise RuntimeError(
-                f"Expected one of cpu, {', '.join(sorted(_backend_of_type))} device type at start "
-                f"of device string: {type}")
+        cached = _parsed.get((type, index)) if isinstance(type, str) else None
+        if cached is not None:
+            return cached
+        if isinstance(type, int) and not isinstance(type, bool) and index is None:
+            # a bare index means "the current accelerator", which strata does not have
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid type: {type.__class__.__name__}")
-        name, _, idx = type.partition(":")
-        if idx:
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({type.__class__.__name__}), but expected a device string, a "
+                            f"device, or (type, index)")
+        if not type:
+            raise RuntimeError("Device string must not be empty")
+        m = _DEVICE_STRING.match(type)
+        if m is None:
+            raise RuntimeError(f"Invalid device string: '{type}'")
+        name, idx = m.groups()
+        if idx is not None:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type}")
-            if not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}'")
             index = int(idx)
         if name not in _backend_of_type and name not in _KNOWN_UNAVAILABLE:
             known = ", ".join(sorted(set(_backend_of_type) | set(_KNOWN_UNAVAILABLE)))
             raise RuntimeError(
                 f"Expected one of {known} device type at start of device string: {type}")
         if index is not None and index < 0:
-            raise RuntimeError(f"Device index must not be negative, got {index}")
+            raise RuntimeError("Device index must not be negative")
         self = object.__new__(cls)
         self.type = name
         self.index = index
         self._str = name if index is None else f"{name}:{index}"
+        _parsed[type, index if idx is None else None] = self
         return self
 
     def __repr__(self):
@@ -64,8 +77,13 @@ class device:
         return self._str
 
     def __eq__(self, other):
+        # Unlike PyTorch (where device("cpu") == "cpu" is False), a device string compares by
+        # what it names: strata code and user code may pass either.
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
         return isinstance(other, device) and self._str == other._str
 
     def __hash__(self):

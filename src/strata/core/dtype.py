@@ -8,6 +8,8 @@ pytorch/pytorch and ``c10/core/ScalarType.h`` (promoteTypes) and
 ``aten/src/ATen/native/TypeProperties.cpp`` (ResultTypeState) for the rules mirrored here.
 """
 
+import builtins
+
 import ml_dtypes
 import numpy as np
 
@@ -17,6 +19,7 @@ BOOL, INTEGRAL, FLOATING = 0, 1, 2
 class dtype:
     """A tensor element type, e.g. ``strata.float32``."""
 
+    __module__ = "strata"  # users meet it as ``strata.dtype``
     __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank", "aliases")
 
     def __init__(self, name, np_dtype, category, is_signed, rank, aliases=()):
@@ -116,16 +119,34 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 
 _default_dtype = float32
 
+# Python types PyTorch's argument parser accepts where a dtype is expected (``dtype=float``).
+_PYTHON_TYPES = {float: float64, int: int64, bool: bool_}
+
+
+def to_dtype(value, fname="dtype") -> dtype:
+    """A ``dtype=`` argument as a dtype: a dtype, or the Python type ``float``/``int``/``bool``."""
+    if isinstance(value, dtype):
+        return value
+    d = _PYTHON_TYPES.get(value) if isinstance(value, type) else None
+    if d is None:
+        raise TypeError(f"{fname}(): argument 'dtype' must be strata.dtype, not "
+                        f"{type(value).__name__}")
+    return d
+
 
 def get_default_dtype() -> dtype:
+    """The dtype of Python floats and float factories (``strata.float32`` at startup)."""
     return _default_dtype
 
 
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype that Python floats and float factories use (floating dtypes only)."""
     global _default_dtype
-    if not isinstance(d, dtype) or d.category != FLOATING:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if d.category != FLOATING:
+        raise TypeError("only floating-point types are supported as the default type")
     _default_dtype = d
 
 
@@ -171,12 +192,22 @@ def result_type(*operands) -> dtype:
 
 
 class finfo:
-    """Machine limits of a floating dtype, as ``torch.finfo``."""
+    """Machine limits of a floating dtype, as ``torch.finfo``.
+
+        >>> strata.finfo(strata.float16).max
+        65504.0
+    """
+
+    __hash__ = None  # like PyTorch's: equal by value, unhashable
 
     def __init__(self, type=None):
-        type = type or _default_dtype
+        type = _default_dtype if type is None else type
+        if not isinstance(type, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be strata.dtype, not "
+                            f"{builtins.type(type).__name__}")
         if type.category != FLOATING:
-            raise TypeError(f"torch.finfo() requires a floating point input type, got {type}")
+            raise TypeError("strata.finfo() requires a floating point input type. Use "
+                            "strata.iinfo to handle 'strata.finfo'")
         info = ml_dtypes.finfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
@@ -184,7 +215,11 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        # 10**-precision exactly (NumPy stores it rounded to the dtype itself)
+        self.resolution = 10.0 ** -int(info.precision)
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
@@ -193,16 +228,31 @@ class finfo:
 
 
 class iinfo:
-    """Machine limits of an integer dtype, as ``torch.iinfo``."""
+    """Machine limits of an integer dtype, as ``torch.iinfo``.
+
+        >>> strata.iinfo(strata.uint8).max
+        255
+    """
+
+    __hash__ = None
 
     def __init__(self, type):
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be strata.dtype, not "
+                            f"{builtins.type(type).__name__}")
         if type.category == FLOATING:
-            raise TypeError(f"torch.iinfo() requires an integer input type, got {type}")
-        info = np.iinfo(type.np) if type is not bool_ else np.iinfo(np.uint8)
+            raise TypeError("strata.iinfo() requires an integer input type. Use strata.finfo to "
+                            "handle 'strata.iinfo'")
+        if type is bool_:
+            raise TypeError("strata.bool is not supported by strata.iinfo")
+        info = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
-        self.max = int(info.max) if type is not bool_ else 1
+        self.max = int(info.max)
         self.min = int(info.min)
 
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -49,7 +49,7 @@ def wrap_dim(dim, ndim: int, *, scalar_ok: bool = True) -> int:
     dim = operator.index(dim)
     n = ndim if ndim > 0 or not scalar_ok else 1
     if ndim == 0 and not scalar_ok:
-        raise IndexError(f"dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
@@ -81,7 +81,7 @@ def broadcast_shapes(*shapes) -> tuple:
                 continue
             raise RuntimeError(
                 f"The size of tensor a ({cur}) must match the size of tensor b ({size}) at "
-                f"non-singleton dimension {i}")
+                f"non-singleton dimension {j}")
     return tuple(out)
 
 
@@ -113,17 +113,17 @@ def infer_size(shape, numel: int) -> tuple:
                 raise RuntimeError("only one dimension can be inferred")
             infer = i
         elif s < 0:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"[{', '.join(map(str, shape))}]")
         else:
             known *= s
-    if infer is not None:
+    if known == numel or (infer is not None and known > 0 and numel % known == 0):
+        if infer is None:
+            return shape
         if known == 0:
             raise RuntimeError(f"cannot reshape tensor of {numel} elements into shape "
                                f"[{', '.join(map(str, shape))}] because the unspecified "
                                f"dimension size -1 can be any value and is ambiguous")
-        if numel % known == 0:
-            return shape[:infer] + (numel // known,) + shape[infer + 1:]
-    elif known == numel:
-        return shape
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
     raise RuntimeError(f"shape '[{', '.join(map(str, shape))}]' is invalid for input of size "
                        f"{numel}")

@@ -92,15 +92,24 @@ class TensorImpl:
         return self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None) -> bool:
-        expected = 1
-        for size, stride in zip(reversed(self._shape), reversed(self._get_strides())):
-            if size == 1:
-                continue
-            if size == 0:
-                return True
-            if stride != expected:
+        """Row-major (or, with ``memory_format=channels_last``, NHWC) strides, ignoring size-1
+        dims; an empty tensor is contiguous (``c10/core/Contiguity.h``)."""
+        shape, strides = self._shape, self._get_strides()
+        if memory_format in ("channels_last", "channels_last_3d"):
+            order = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}.get(len(shape))
+            if order is None or (len(shape) == 5) != (memory_format == "channels_last_3d"):
                 return False
-            expected *= size
+            dims = order
+        else:
+            if 0 in shape:
+                return True
+            dims = range(len(shape) - 1, -1, -1)
+        expected = 1
+        for d in dims:
+            if shape[d] != 1:
+                if strides[d] != expected:
+                    return False
+                expected *= shape[d]
         return True
 
     def untyped_storage(self):

@@ -6,8 +6,12 @@ Family files (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``
 """
 
 from . import (  # noqa: F401  (importing a family defines its ops)
-    activation, factory, indexing, linalg, loss, nn, pointwise, reductions, shape,
+    activation, factorizations, factory, indexing, linalg, loss, nn, pointwise, reductions, shape,
+    sorting, sparse,
 )
+from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
+from . import dropout  # noqa: F401  (dropout and attention, with activation)
+from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

@@ -33,40 +33,109 @@ def _spec(size, dtype):
 
 
 def _empty_meta(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _spec(size, dtype)
+    spec = _spec(size, dtype)
+    if memory_format == "channels_last":
+        return TensorSpec(spec.shape, spec.dtype, R.channels_last_strides(spec.shape))
+    if memory_format == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return spec
 
 
 def _empty_strided_meta(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
-    size = _check_size(size)
-    return TensorSpec(size, dtype or D.get_default_dtype(), tuple(stride))
+    size, stride = _check_size(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{_join(size)}] and "
+                           f"strides=[{_join(stride)}]")
+    return TensorSpec(size, dtype or D.get_default_dtype(), stride)
+
+
+def _join(values):
+    return ", ".join(map(str, values))
+
+
+_C_TYPE = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+           "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+           "float32": "float", "float64": "double"}
+
+
+def check_fill_value(value, dtype):
+    """PyTorch's ``checked_convert`` of a Python number into ``dtype`` (``c10/util/TypeCast.h``):
+    out-of-range values are errors, except negative ints into unsigned types (they wrap) and ints
+    or infinities into floating types."""
+    if dtype is D.bool_ or isinstance(value, bool) or R.is_tensor(value):
+        return
+    if dtype.category == D.FLOATING:
+        if isinstance(value, float) and math.isfinite(value) and abs(value) > D.finfo(dtype).max:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} "
+                               f"without overflow")
+        return
+    info = D.iinfo(dtype)
+    if isinstance(value, float):
+        bad = not math.isfinite(value) or value < info.min or value > info.max
+    elif info.min == 0:
+        bad = value > info.max or (value < 0 and -value > info.max)
+    else:
+        bad = value < info.min or value > info.max
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} without "
+                           f"overflow")
 
 
 def _full_meta(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
-    return _spec(size, dtype or D.scalar_dtype(fill_value))
+    dtype = dtype or D.scalar_dtype(fill_value)
+    check_fill_value(fill_value, dtype)
+    return _spec(size, dtype)
 
 
-def arange_length(start, end, step):
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if not all(math.isfinite(float(v)) for v in (start, end)):
-        raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    return max(0, math.ceil((end - start) / step))
+def arange_params(start, end, step, dtype):
+    """``(length, first, step)`` of ``arange`` in ``dtype``, as ``RangeFactories.cpp`` computes
+    them: integer dtypes truncate start/end/step first (int64 also counts in integers; narrower
+    integers count with the original floats), floating dtypes count in double."""
+    for v in (start, end):
+        if not math.isfinite(float(v)):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if dtype.category == D.FLOATING:
+        first, delta = float(start), float(step)
+        if delta == 0:
+            raise RuntimeError("step must be nonzero")
+        last = float(end)
+    else:
+        first, delta, last = int(start), int(step), int(end)
+        if delta == 0 and (dtype is D.int64 or step == 0):
+            raise (ValueError if dtype is D.int64 and step != 0 else RuntimeError)(
+                "step must be nonzero")
+    if (delta > 0 and first > last) or (delta < 0 and first < last):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype is D.int64:
+        sign = (delta > 0) - (delta < 0)
+        length = math.ceil(int((last - first + delta - sign) / delta))
+    else:
+        length = math.ceil((float(end) - float(start)) / float(step))
+    return max(length, 0), first, delta
+
+
+def arange_dtype(start, end, step):
+    """All-integer arguments give int64; any float (or float tensor) gives the default dtype."""
+    is_float = any(isinstance(v, float) or getattr(getattr(v, "dtype", None),
+                                                   "is_floating_point", False)
+                   for v in (start, end, step))
+    return D.get_default_dtype() if is_float else D.int64
 
 
 def _arange_meta(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
-    if dtype is None:
-        is_float = any(isinstance(v, float) or getattr(getattr(v, "dtype", None),
-                                                       "is_floating_point", False)
-                       for v in (start, end, step))
-        dtype = D.get_default_dtype() if is_float else D.int64
-    return _spec((arange_length(start, end, step),), dtype)
+    dtype = dtype or arange_dtype(start, end, step)
+    return _spec((arange_params(start, end, step, dtype)[0],), dtype)
 
 
 def _linspace_meta(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    dtype = dtype or D.get_default_dtype()
+    if dtype is D.bool_:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     return _spec((steps,), dtype)
 
 
@@ -102,12 +171,8 @@ scalar_tensor = defop(f"scalar_tensor(Scalar s, *, {_FACTORY_KW}) -> Tensor", _s
 
 def _to_copy_meta(self, dtype=None, layout=None, device=None, pin_memory=None,
                   non_blocking=False, memory_format=None):
-    shape = tuple(self.shape)
-    if memory_format is None or memory_format == "preserve_format":
-        strides = R.pointwise_strides(shape, [self])
-    else:
-        strides = contiguous_strides(shape)
-    return TensorSpec(shape, dtype or self.dtype, strides)
+    # preserve_format keeps a dense layout as it is and densifies any other in its dim order
+    return TensorSpec(tuple(self.shape), dtype or self.dtype, R.like_strides(self, memory_format))
 
 
 def _clone_meta(self, memory_format=None):
@@ -115,19 +180,23 @@ def _clone_meta(self, memory_format=None):
 
 
 def _copy_meta(self, src, non_blocking=False):
-    R.broadcast_shapes(tuple(src.shape), tuple(self.shape))
-    if tuple(R.broadcast_shapes(tuple(src.shape), tuple(self.shape))) != tuple(self.shape):
-        raise RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match "
-                           f"the broadcast shape [{', '.join(map(str, src.shape))}]")
-    R.check_no_internal_overlap(self)
+    shape = R.broadcast_shapes(tuple(self.shape), tuple(src.shape))
+    if shape != tuple(self.shape):
+        raise RuntimeError(f"output with shape [{_join(self.shape)}] doesn't match the broadcast "
+                           f"shape [{_join(shape)}]")
+    from .pointwise import check_inplace
+    check_inplace(self, src)
     return self
 
 
 def _fill_meta(self, value):
-    if R.is_tensor(value) and value.ndim != 0:
-        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value.ndim} dimensions.")
-    R.check_no_internal_overlap(self)
+    # (no overlap check: filling an expanded tensor writes one value, PyTorch allows it)
+    if R.is_tensor(value):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+    else:
+        check_fill_value(value, self.dtype)
     return self
 
 
@@ -151,63 +220,102 @@ def _zero_(self):
     return fill_(self, 0)
 
 
+def is_contiguous_as(self, memory_format):
+    """``is_contiguous(memory_format)``: the strides are the format's, ignoring size-1 dims."""
+    if memory_format == "channels_last":
+        if self.ndim != 4:
+            return False
+        expected = R.channels_last_strides(tuple(self.shape))
+        return all(n < 2 or s == e for n, s, e in zip(self.shape, self.stride(), expected))
+    return self.is_contiguous()
+
+
 @register_decomposition(contiguous)
 def _contiguous(self, memory_format="contiguous_format"):
-    if self.is_contiguous():
+    if memory_format == "preserve_format":
+        memory_format = "contiguous_format"
+    if memory_format == "channels_last":
+        R.channels_last_strides(tuple(self.shape))  # the rank check
+    if is_contiguous_as(self, memory_format):
         return self
-    return clone(self, memory_format="contiguous_format")
+    return clone(self, memory_format=memory_format)
 
 
 # --- random ----------------------------------------------------------------------------------
 # Every random op takes an optional Generator; None means the device's default generator.
 
-def _rand_meta(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    dt = dtype or D.get_default_dtype()
+def _floating(kernel, dt):
     if dt.category != D.FLOATING:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{R.type_name(dt)}'")
-    return _spec(size, dt)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
+    return dt
+
+
+def _rand_meta(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _spec(size, _floating("check_uniform_bounds", dtype or D.get_default_dtype()))
+
+
+def _randn_meta(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _spec(size, _floating("normal_kernel_cpu", dtype or D.get_default_dtype()))
+
+
+_C_NAME = {"int8": "signed char", "uint8": "unsigned char", "int16": "short", "int32": "int",
+           "int64": "long", "bool": "bool"}
 
 
 def _randint_meta(low, high, size, generator=None, dtype=None, layout=None, device=None,
                   pin_memory=None):
+    dtype = dtype or D.int64
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    return _spec(size, dtype or D.int64)
+    if dtype.category != D.FLOATING:
+        info = D.iinfo(dtype)
+        if not info.min <= low <= info.max:
+            raise RuntimeError(f"from is out of bounds for {_C_NAME[dtype.name]}")
+        if not info.min <= high - 1 <= info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_NAME[dtype.name]}")
+    return _spec(size, dtype)
 
 
 def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    dtype = dtype or D.int64
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
-    return _spec((n,), dtype or D.int64)
-
-
-def _random_inplace_meta(self, *args, generator=None):
-    if self.dtype.category != D.FLOATING:
-        raise RuntimeError(f"expected a floating-point tensor for a float distribution, got "
-                           f"{R.type_name(self.dtype)}")
-    R.check_no_internal_overlap(self)
-    return self
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype.category != D.FLOATING and dtype is not D.bool_ and n > D.iinfo(dtype).max + 1:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} without "
+                           f"overflow")
+    return _spec((n,), dtype)
 
 
 def _normal_meta_(self, mean=0.0, std=1.0, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _random_inplace_meta(self)
+    _floating("normal_kernel_cpu", self.dtype)
+    R.check_no_internal_overlap(self)
+    return self
 
 
 def _uniform_meta_(self, from_=0.0, to=1.0, generator=None):
+    _floating("check_uniform_bounds", self.dtype)
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_} > to={to}")
-    return _random_inplace_meta(self)
+    R.check_no_internal_overlap(self)
+    return self
 
 
 def _bernoulli_meta(self, p=None, generator=None):
-    return TensorSpec(tuple(self.shape), self.dtype, contiguous_strides(tuple(self.shape)))
+    if p is not None and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    if p is None:  # the probabilities are self's values: a float tensor
+        _floating("bernoulli_tensor_cpu_p_", self.dtype)
+    return TensorSpec(tuple(self.shape), self.dtype, R.like_strides(self))
 
 
 def _multinomial_meta(self, num_samples, replacement=False, generator=None):
+    if self.dtype.category != D.FLOATING:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{R.type_name(self.dtype)}")
     if self.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -222,7 +330,7 @@ def _multinomial_meta(self, num_samples, replacement=False, generator=None):
 rand = defop(f"rand(SymInt[] size, *, Generator? generator=None, {_FACTORY_KW}) -> Tensor",
              _rand_meta, tags=("factory", "random"))
 randn = defop(f"randn(SymInt[] size, *, Generator? generator=None, {_FACTORY_KW}) -> Tensor",
-              _rand_meta, tags=("factory", "random"))
+              _randn_meta, tags=("factory", "random"))
 randint = defop(f"randint.low(SymInt low, SymInt high, SymInt[] size, *, "
                 f"Generator? generator=None, {_FACTORY_KW}) -> Tensor", _randint_meta,
                 tags=("factory", "random"))
@@ -246,10 +354,36 @@ multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=
 
 # --- views that reinterpret (used by the frontend's Tensor.view(dtype)) ----------------------------
 def _view_dtype_meta(self, dtype):
-    if dtype.itemsize != self.dtype.itemsize:
-        raise RuntimeError(f"view(dtype) with a different element size is not supported "
-                           f"({self.dtype} -> {dtype})")
-    return ViewSpec(tuple(self.shape), tuple(self.stride()), self.storage_offset(), dtype)
+    """The same bytes as ``dtype``; a different element size rescales the last dim
+    (``view_dtype`` in ``TensorConversions.cpp``)."""
+    old, new = self.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(self.shape), list(self.stride()), self.storage_offset()
+    if old == new:
+        return ViewSpec(tuple(shape), tuple(strides), offset, dtype)
+    names = f"{R.type_name(self.dtype)} as {R.type_name(dtype)} (different element sizes)"
+    if self.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {names}")
+    ratio = max(old, new) // min(old, new)
+    if old < new:
+        if shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {names}, "
+                               f"but got {shape[-1]}")
+        if offset % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view "
+                               f"{names}, but got {offset}")
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got {strides[-1]}")
+    if old > new:
+        shape[-1] *= ratio
+        return ViewSpec(tuple(shape), tuple(s * ratio for s in strides[:-1]) + (1,),
+                        offset * ratio, dtype)
+    for i, s in enumerate(strides[:-1]):
+        if s % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view {names}, "
+                               f"but got {s}")
+    shape[-1] //= ratio
+    return ViewSpec(tuple(shape), tuple(s // ratio for s in strides[:-1]) + (1,),
+                    offset // ratio, dtype)
 
 
 view_dtype = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_meta)

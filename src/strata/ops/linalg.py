@@ -1,1 +1,584 @@
-"""Matrix products and linear algebra."""
+"""Linear algebra, part 1: matrix products and contractions (factorizations: factorizations.py).
+
+Primitives are the ops one BLAS call computes (``mm``, ``bmm``, ``addmm``) and ``einsum``;
+everything else (``matmul``'s rank rules, ``mv``, ``dot``, ``outer``, ``baddbmm``, ``kron``,
+``tensordot``, ``trace``, ``cross``, ``cdist``) decomposes into them, as in PyTorch's
+``LinearAlgebra.cpp``. Products require equal dtypes (no promotion), like PyTorch's BLAS paths.
+"""
+
+import math
+
+from ..core import dtype as D
+from ..core.shape import broadcast_shapes, wrap_dim
+from . import meta_rules as R
+from . import pointwise as P
+from . import shape as S
+from .op import TensorSpec, aten, defop, register_decomposition
+from .reductions import sum as reduce_sum
+
+# The C++ type names PyTorch's BLAS dtype checks print ("float != double").
+CTYPE = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
+         D.bfloat16: "c10::BFloat16", D.int64: "long int", D.int32: "int", D.int16: "short int",
+         D.int8: "signed char", D.uint8: "unsigned char", D.bool_: "bool"}
+
+
+def _not_implemented(name, dt):
+    raise NotImplementedError(f"\"{name}\" not implemented for '{R.type_name(dt)}'")
+
+
+def blas_scalar(value, dtype):
+    """alpha/beta as PyTorch uses them: truncated to an integer for integer dtypes."""
+    return int(value) if dtype.category != D.FLOATING else value
+
+
+# --- products (primitives) ------------------------------------------------------------------------
+
+def _mm_meta(self, mat2):
+    a, b = self.shape, mat2.shape   # read once: this runs on every linear layer call
+    if len(a) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(b) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if a[1] != b[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+                           f"{b[0]}x{b[1]})")
+    dt = self.dtype
+    if dt is not mat2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {CTYPE[dt]} != "
+                           f"{CTYPE[mat2.dtype]}")
+    if dt is D.bool_:
+        _not_implemented("addmm_impl_cpu_", dt)
+    return TensorSpec((a[0], b[1]), dt)
+
+
+def check_expandable(t, shape):
+    """``t`` broadcasts to ``shape`` without changing it; else ``expand``'s own error."""
+    own = t.shape
+    fits = len(own) <= len(shape) and all(x == y or x == 1 for x, y in zip(reversed(own),
+                                                                            reversed(shape)))
+    if not fits:
+        S.expand.meta(t, shape)
+
+
+def _bmm_shape(batch1, batch2):
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    b, n, k = batch1.shape
+    if tuple(batch2.shape[:2]) != (b, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: [{batch2.shape[0]}, {batch2.shape[1]}].")
+    return (b, n, batch2.shape[2])
+
+
+def _bmm_meta(self, mat2):
+    shape = _bmm_shape(self, mat2)
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected scalar type {R.type_name(self.dtype)} but found "
+                           f"{R.type_name(mat2.dtype)}")
+    if self.dtype is D.bool_:
+        _not_implemented("bmm", self.dtype)
+    return TensorSpec(shape, self.dtype)
+
+
+def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
+    dt = mat2.dtype
+    if self.dtype is not dt:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{R.type_name(self.dtype)} and {R.type_name(dt)}")
+    if mat1.dtype is not dt:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{R.type_name(mat1.dtype)} and {R.type_name(dt)}")
+    a, b = mat1.shape, mat2.shape
+    for name, shape in (("mat1", a), ("mat2", b)):
+        if len(shape) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(shape)}-D tensor")
+    if a[1] != b[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+                           f"{b[0]}x{b[1]})")
+    shape = (a[0], b[1])
+    check_expandable(self, shape)
+    if dt is D.bool_:
+        _not_implemented("addmm_impl_cpu_", dt)
+    return TensorSpec(shape, dt)
+
+
+class EinsumSpec:
+    """A parsed einsum equation with every label explicit (ellipsis dims get spare letters):
+    ``equation`` is what NumPy runs, ``operand_shapes`` what each operand broadcasts to."""
+
+    def __init__(self, equation, operand_shapes, out_shape):
+        self.equation = equation
+        self.operand_shapes = operand_shapes
+        self.out_shape = out_shape
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _einsum_terms(equation):
+    """Split ``equation`` into operand terms and the output term (None if implicit); each term
+    is a list of letters, with ``...`` kept as one item."""
+    arrow = equation.find("->")
+    lhs_end = arrow if arrow >= 0 else len(equation)
+    terms, cur, ellipsis, dots = [], [], False, 0
+    for i, c in enumerate(equation):
+        if i == lhs_end:
+            terms.append(cur)
+            cur, ellipsis, dots = [], False, 0
+            continue
+        if arrow >= 0 and i == lhs_end + 1:
+            continue
+        if c == " ":
+            continue
+        if c == "," and i < lhs_end:
+            terms.append(cur)
+            cur, ellipsis, dots = [], False, 0
+        elif c == ".":
+            if ellipsis:
+                where = "output" if i > lhs_end else f"operand {len(terms)}"
+                raise RuntimeError(f"einsum(): found '.' for {where} for which an ellipsis was "
+                                   f"already found")
+            dots += 1
+            if dots == 3:
+                cur.append("...")
+                ellipsis, dots = True, 0
+        elif c.isascii() and c.isalpha() and not dots:
+            cur.append(c)
+        else:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               f"string, subscripts must be in [a-zA-Z]")
+    if dots:
+        raise RuntimeError("einsum(): found '.' that is not part of any ellipsis")
+    if arrow < 0:
+        terms.append(cur)
+        return terms, None
+    return terms, cur
+
+
+def _broadcast_ellipsis(cur, new, operand):
+    """Right-aligned broadcast of the dims the operands' ellipses cover."""
+    n = max(len(cur), len(new))
+    cur, new = (1,) * (n - len(cur)) + cur, (1,) * (n - len(new)) + new
+    out = []
+    for j, (a, b) in enumerate(zip(cur, new)):
+        if a != b and a != 1 and b != 1:
+            raise RuntimeError(f"einsum(): dimension {j} covered by ellipsis in operand "
+                               f"{operand}has size {b} which does not broadcast with previously "
+                               f"seen ellipsis with size {a} for the respective dimension")
+        out.append(a if b == 1 else b)
+    return tuple(out)
+
+
+def parse_einsum(equation, shapes):
+    """Validate ``equation`` against the operand ``shapes`` with PyTorch's messages."""
+    terms, out_term = _einsum_terms(equation)
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    sizes, ell_shape = {}, ()
+    n_ell = [0] * len(shapes)
+    for i, (term, shape) in enumerate(zip(terms, shapes)):
+        n_labels = sum(c != "..." for c in term)
+        if "..." in term:
+            if n_labels > len(shape):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({n_labels}) is more than the number of dimensions "
+                                   f"({len(shape)}) for operand {i}")
+            n_ell[i] = len(shape) - n_labels
+        elif n_labels != len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({n_labels}) does not match the number of dimensions "
+                               f"({len(shape)}) for operand {i} and no ellipsis was given")
+        dim, seen = 0, {}
+        for c in term:
+            if c == "...":
+                ell_shape = _broadcast_ellipsis(ell_shape, tuple(shape[dim:dim + n_ell[i]]), i)
+                dim += n_ell[i]
+                continue
+            size = shape[dim]
+            dim += 1
+            if c in seen and seen[c] != size:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the "
+                                   f"sizes don't match, {size} != {seen[c]}")
+            seen[c] = size
+            prev = sizes.get(c)
+            if prev is not None and prev != size and prev != 1 and size != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {size} for operand {i} "
+                                   f"which does not broadcast with previously seen size {prev}")
+            sizes[c] = size if prev is None or prev == 1 else prev
+    if out_term is None:   # implicit output: the ellipsis, then labels seen once, sorted
+        counts = {}
+        for term in terms:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        out_term = ["..."] + sorted(c for c, n in counts.items() if n == 1 and c != "...")
+    else:
+        for j, c in enumerate(out_term):
+            if c != "..." and c not in sizes:
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                                   f"equation for any input operand")
+            if c in out_term[:j]:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                                   f"the output")
+    # Ellipsis dims get spare letters, right-aligned across operands, so NumPy sees no '...'.
+    spare = [c for c in _LETTERS if c not in sizes][:len(ell_shape)]
+    sizes.update(zip(spare, ell_shape))
+
+    def explicit(term, n):
+        return "".join("".join(spare[len(spare) - n:]) if c == "..." else c for c in term)
+
+    ins = [explicit(t, n) for t, n in zip(terms, n_ell)]
+    out = explicit(out_term, len(spare))
+    return EinsumSpec(",".join(ins) + "->" + out, [tuple(sizes[c] for c in t) for t in ins],
+                      tuple(sizes[c] for c in out))
+
+
+def einsum_check(equation, tensors):
+    """The parsed equation and the result dtype (shared by the meta function and the kernel)."""
+    spec = parse_einsum(equation, [tuple(t.shape) for t in tensors])
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dtype:
+            raise RuntimeError(f"expected scalar type {R.type_name(dtype)} but found "
+                               f"{R.type_name(t.dtype)}")
+    if dtype is D.bool_:
+        _not_implemented("bmm", dtype)
+    return spec, dtype
+
+
+def _einsum_meta(equation, tensors, path=None):
+    spec, dtype = einsum_check(equation, tensors)
+    return TensorSpec(spec.out_shape, dtype)
+
+
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, method=True, function=True)
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, method=True, function=True)
+addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
+              "-> Tensor", _addmm_meta, method=True, function=True)
+einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
+               _einsum_meta)
+
+
+# --- composites -----------------------------------------------------------------------------------
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+mv = defop("mv(Tensor self, Tensor vec) -> Tensor", method=True, function=True)
+addmv = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> "
+              "Tensor", method=True, function=True)
+dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", method=True, function=True)
+vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+outer = defop("outer(Tensor self, Tensor vec2) -> Tensor", method=True, function=True)
+ger = defop("ger(Tensor self, Tensor vec2) -> Tensor", method=True, function=True)
+baddbmm = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+                "Scalar alpha=1) -> Tensor", method=True, function=True)
+addbmm = defop("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
+               "Scalar alpha=1) -> Tensor", method=True, function=True)
+tensordot = defop("tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> "
+                  "Tensor")
+kron = defop("kron(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+trace = defop("trace(Tensor self) -> Tensor", method=True, function=True)
+cross = defop("cross(Tensor self, Tensor other, int? dim=None) -> Tensor", method=True,
+              function=True)
+linalg_cross = defop("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor")
+cdist = defop("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -> Tensor")
+
+
+@register_decomposition(matmul)
+def _matmul(self, other):
+    """PyTorch's ``_matmul_impl``: dot / mv / mm by rank, folding batch dims into mm when one
+    side is a plain matrix, else broadcast the batch dims and use bmm."""
+    d1, d2 = self.ndim, other.ndim
+    if d1 == 0 or d2 == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{d1}D and {d2}D")
+    if d1 == 1 and d2 == 1:
+        return dot(self, other)
+    if d1 == 2 and d2 == 1:
+        return mv(self, other)
+    if d1 == 1 and d2 == 2:
+        return S.squeeze(mm(S.unsqueeze(self, 0), other), (0,))
+    if d1 == 2 and d2 == 2:
+        return mm(self, other)
+    if d1 >= 3 and d2 <= 2:
+        # (..., n, k) @ (k[, m]): one mm over the folded batch.
+        lead = tuple(self.shape[:-1])
+        folded = S.reshape(self, (-1, self.shape[-1]))
+        if d2 == 1:
+            return S.reshape(mv(folded, other), lead)
+        return S.view(mm(folded, other), lead + (other.shape[-1],))
+    if d1 <= 2 and d2 >= 3:
+        # (n, k) @ (..., k, m) = ((..., m, k) @ (k, n)).mT
+        t = S.transpose(other, -1, -2)
+        if d1 == 1:
+            lead = tuple(t.shape[:-1])
+            return S.reshape(mv(S.reshape(t, (-1, t.shape[-1])), self), lead)
+        return S.transpose(_matmul(t, S.transpose(self, 0, 1)), -1, -2)
+    return _batched_matmul(self, other)
+
+
+def _batched_matmul(a, b):
+    n = a.shape[-2] if a.ndim > 1 else 1
+    m1 = a.shape[-1]
+    m2 = b.shape[-2] if b.ndim > 1 else b.shape[-1]
+    p = b.shape[-1] if b.ndim > 1 else 1
+    batch = broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]) if b.ndim > 1 else ())
+    nbatch = math.prod(batch)
+    a3 = S.reshape(S.expand(a if a.ndim > 1 else S.unsqueeze(a, 0), batch + (n, m1)),
+                   (nbatch, n, m1))
+    b3 = S.reshape(S.expand(b if b.ndim > 1 else S.unsqueeze(b, -1), batch + (m2, p)),
+                   (nbatch, m2, p))
+    out = S.view(bmm(a3, b3), batch + (n, p))
+    if a.ndim == 1:
+        out = S.squeeze(out, (-2,))
+    if b.ndim == 1:
+        out = S.squeeze(out, (-1,))
+    return out
+
+
+def _check_mv(out_len, mat, vec, self_ndim=1):
+    if mat.ndim != 2 or vec.ndim != 1 or self_ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self_ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or out_len not in (mat.shape[0], 1):
+        raise RuntimeError(f"size mismatch, got input ({out_len}), mat ({mat.shape[0]}x"
+                           f"{mat.shape[1]}), vec ({vec.shape[0]})")
+
+
+def _check_addmv_dtypes(out_dtype, mat, vec):
+    if not (out_dtype is mat.dtype is vec.dtype):
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{R.type_name(out_dtype)}, {R.type_name(mat.dtype)}, and "
+                           f"{R.type_name(vec.dtype)}")
+    if mat.dtype is D.bool_:
+        _not_implemented("addmv_impl_cpu", mat.dtype)
+
+
+def _mv_product(mat, vec):
+    return S.squeeze(mm(mat, S.unsqueeze(vec, 1)), (1,))
+
+
+@register_decomposition(mv)
+def _mv(self, vec):
+    _check_mv(self.shape[0] if self.ndim else 1, self, vec)
+    _check_addmv_dtypes(vec.dtype, self, vec)
+    return _mv_product(self, vec)
+
+
+def _scaled_sum(self, product, beta, alpha):
+    """``beta * self + alpha * product``; beta == 0 ignores self (even NaN), as BLAS does."""
+    alpha, beta = blas_scalar(alpha, product.dtype), blas_scalar(beta, product.dtype)
+    if alpha != 1:
+        product = P.mul(product, alpha)
+    if beta == 0:
+        return product
+    if beta != 1:
+        self = P.mul(self, beta)
+    return P.add(self, product)
+
+
+@register_decomposition(addmv)
+def _addmv(self, mat, vec, beta=1, alpha=1):
+    _check_mv(self.shape[0] if self.ndim else 1, mat, vec, self.ndim)
+    _check_addmv_dtypes(self.dtype, mat, vec)
+    return _scaled_sum(self, _mv_product(mat, vec), beta, alpha)
+
+
+def _check_dot(self, other):
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors")
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{R.type_name(self.dtype)} and {R.type_name(other.dtype)}")
+    if self.shape[0] != other.shape[0]:
+        n, m = self.shape[0], other.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           f"respectively")
+    if self.dtype is D.bool_:
+        _not_implemented("dot", self.dtype)
+
+
+@register_decomposition(dot)
+def _dot(self, tensor):
+    _check_dot(self, tensor)
+    return S.reshape(mm(S.unsqueeze(self, 0), S.unsqueeze(tensor, 1)), ())
+
+
+@register_decomposition(vdot)
+def _vdot(self, other):
+    return _dot(self, other)   # real dtypes only: no conjugation
+
+
+def _outer_impl(self, vec2):
+    for name, v in (("self", self), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return P.mul(S.unsqueeze(self, 1), vec2)
+
+
+register_decomposition(outer)(_outer_impl)
+register_decomposition(ger)(_outer_impl)
+
+
+def _check_baddbmm_dtype(self, batch1, batch2):
+    if self.dtype is not batch1.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {CTYPE[self.dtype]}, "
+                           f"batch1: {CTYPE[batch1.dtype]}, batch2: {CTYPE[batch2.dtype]}")
+
+
+@register_decomposition(baddbmm)
+def _baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    check_expandable(self, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    _check_baddbmm_dtype(self, batch1, batch2)
+    return _scaled_sum(self, bmm(batch1, batch2), beta, alpha)
+
+
+@register_decomposition(addbmm)
+def _addbmm(self, batch1, batch2, beta=1, alpha=1):
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    check_expandable(self, (batch1.shape[1], batch2.shape[2]))
+    if self.dtype is not batch2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{R.type_name(self.dtype)} and {R.type_name(batch2.dtype)}")
+    # sum_b batch1[b] @ batch2[b] is one mm over the concatenated contraction dim.
+    b, n, k = batch1.shape
+    lhs = S.reshape(S.permute(batch1, (1, 0, 2)), (n, b * k))
+    rhs = S.reshape(batch2, (b * k, batch2.shape[2]))
+    return _scaled_sum(self, mm(lhs, rhs), beta, alpha)
+
+
+@register_decomposition(tensordot)
+def _tensordot(self, other, dims_self, dims_other):
+    dims_self, dims_other = list(dims_self), list(dims_other)
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    if self.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    ca = [wrap_dim(d, self.ndim) for d in dims_self]
+    cb = [wrap_dim(d, other.ndim) for d in dims_other]
+    for da, db, ra, rb in zip(ca, cb, dims_self, dims_other):
+        sa, sb = self.shape[da], other.shape[db]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} "
+                               f"in dim {ra} and second has size {sb} in dim {rb}")
+    # A size-1 contracted dim against a larger one broadcasts: sum the other side instead.
+    for i, (da, db) in enumerate(zip(ca, cb)):
+        if self.shape[da] == 1 and other.shape[db] != 1:
+            other = _sum_keepdim(other, db)
+        elif other.shape[db] == 1 and self.shape[da] != 1:
+            self = _sum_keepdim(self, da)
+    free_a = [d for d in range(self.ndim) if d not in ca]
+    free_b = [d for d in range(other.ndim) if d not in cb]
+    k = math.prod(self.shape[d] for d in ca)
+    left = S.reshape(S.permute(self, free_a + ca), (-1, k) if k else
+                     (math.prod(self.shape[d] for d in free_a), 0))
+    right = S.reshape(S.permute(other, cb + free_b), (k, -1) if k else
+                      (0, math.prod(other.shape[d] for d in free_b)))
+    out = mm(left, right)
+    return S.view(out, tuple(self.shape[d] for d in free_a) +
+                  tuple(other.shape[d] for d in free_b))
+
+
+def _sum_keepdim(x, dim):
+    return reduce_sum(x, [dim], True, dtype=x.dtype)
+
+
+@register_decomposition(kron)
+def _kron(self, other):
+    n = max(self.ndim, other.ndim)
+    a_shape = (1,) * (n - self.ndim) + tuple(self.shape)
+    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = S.reshape(self, tuple(x for s in a_shape for x in (s, 1)))
+    b = S.reshape(other, tuple(x for s in b_shape for x in (1, s)))
+    return S.reshape(P.mul(a, b), tuple(x * y for x, y in zip(a_shape, b_shape)))
+
+
+@register_decomposition(trace)
+def _trace(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+    if self.dtype is D.bool_:
+        _not_implemented("trace", self.dtype)
+    return reduce_sum(S.diagonal(self, 0, 0, 1), None, False)
+
+
+def _cross_impl(self, other, dim, shown_dim):
+    if self.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, self.ndim)
+    if self.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {shown_dim} must have length 3. Got "
+                           f"{self.shape[d]} and {other.shape[d]}")
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {R.type_name(self.dtype)} but found "
+                           f"{R.type_name(other.dtype)}")
+    if self.dtype is D.bool_:
+        _not_implemented("cross", self.dtype)
+    a = [S.select(self, d, i) for i in range(3)]
+    b = [S.select(other, d, i) for i in range(3)]
+    parts = [P.sub(P.mul(a[1], b[2]), P.mul(a[2], b[1])),
+             P.sub(P.mul(a[2], b[0]), P.mul(a[0], b[2])),
+             P.sub(P.mul(a[0], b[1]), P.mul(a[1], b[0]))]
+    return S.stack(parts, d)
+
+
+@register_decomposition(linalg_cross)
+def _linalg_cross(self, other, dim=-1):
+    return _cross_impl(self, other, dim, dim)
+
+
+@register_decomposition(cross)
+def _cross(self, other, dim=None):
+    if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=4)
+        if self.ndim != other.ndim:
+            raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+        shape = broadcast_shapes(tuple(self.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross_impl(self, other, dim, dim)
+
+
+@register_decomposition(cdist)
+def _cdist(x1, x2, p=2.0, compute_mode=None):
+    """Distances from the broadcast difference (PyTorch switches to a less accurate
+    ``|x|^2 + |y|^2 - 2xy`` matmul form for p=2 above 25 rows; this stays exact)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.category != D.FLOATING:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{R.type_name(x.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = P.sub(S.unsqueeze(x1, -2), S.unsqueeze(x2, -3))
+    if p == 0:
+        return reduce_sum(P.ne(diff, 0), [-1], False, dtype=diff.dtype)
+    if p == math.inf:
+        return aten.amax.default(P.abs(diff), [-1], False)
+    if p == 2:
+        return P.sqrt(reduce_sum(P.mul(diff, diff), [-1], False))
+    if p == 1:
+        return reduce_sum(P.abs(diff), [-1], False)
+    return P.pow(reduce_sum(P.pow(P.abs(diff), p), [-1], False), 1.0 / p)

@@ -31,17 +31,23 @@ def float_result(*operands):
 
 
 def no_bool(name, *operands):
-    """Ops that reject bool (``neg``, ``sub``), with PyTorch's messages."""
-    dt = D.result_type(*operands)
-    if dt is D.bool_:
-        if name == "sub":
+    """Ops that reject bool (``neg``, ``sub``), with PyTorch's messages (``sub_check``)."""
+    if name == "sub":
+        bools = sum(getattr(x, "dtype", None) is D.bool_ or type(x) is bool for x in operands)
+        if bools == 2:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
+        if bools:
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+    dt = D.result_type(*operands)
+    if dt is D.bool_:
         if name == "neg":
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        raise RuntimeError(f"\"{name}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
     return dt
 
 
@@ -49,7 +55,7 @@ def integral_only(name, *operands):
     """Bitwise ops: bool and integer dtypes only."""
     dt = D.result_type(*operands)
     if dt.category == D.FLOATING:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_type_name(dt)}'")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dt)}'")
     return dt
 
 
@@ -68,6 +74,43 @@ def check_inplace_cast(result_dtype, self_dtype):
                            f"output type {_type_name(self_dtype)}")
 
 
+_CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "int64_t", "int32": "int32_t",
+             "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
+
+
+_LIMITS = {}  # dtype -> (lowest, highest) finite value
+
+
+def _limits(dtype):
+    limits = _LIMITS.get(dtype)
+    if limits is None:
+        info = D.finfo(dtype) if dtype.category == D.FLOATING else D.iinfo(dtype)
+        limits = _LIMITS[dtype] = (info.min, info.max)
+    return limits
+
+
+def check_scalar_fits(value, dtype):
+    """A Python number written into a ``dtype`` tensor (fills, masked_fill, setitem) must be
+    representable, as c10's ``checked_convert``: inf/nan only into floats, and a negative int
+    wraps into an unsigned type. Any number fits a bool. Returns the number to store."""
+    if dtype is D.bool_ or isinstance(value, bool):
+        return value
+    value = value.item() if hasattr(value, "item") else value
+    low, high = _limits(dtype)
+    if low <= value <= high:
+        return value
+    if dtype.category == D.FLOATING:
+        fits = value != value or abs(value) == float("inf")
+    else:
+        fits = not dtype.is_signed and isinstance(value, int) and -value <= high
+        value = value % (high + 1) if fits else value  # two's complement wrap
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_CPP_TYPE[dtype.name]} without "
+                           f"overflow")
+    return value
+
+
 # --- shapes and layouts ------------------------------------------------------------------------
 
 def shape_of(x):
@@ -75,22 +118,128 @@ def shape_of(x):
 
 
 def pointwise_strides(shape, operands):
-    """Output strides of a pointwise op: follow the layout of the first full-size operand when
-    it is dense and not row-major (TensorIterator keeps a permuted input's order), else row-major.
+    """Output strides of a pointwise op, as TensorIterator picks them (``TensorIterator.cpp``).
+
+    Inputs that all have the output's shape and are contiguous give a contiguous result; if they
+    are all dense with one common layout, the result copies it. Otherwise the dims are sorted by
+    the inputs' strides (first input that tells two dims apart decides; broadcast dims don't
+    count) and the result is dense in that order. Python scalars are 0-dim inputs.
     """
-    for x in operands:
-        if is_tensor(x) and tuple(x.shape) == tuple(shape) and len(shape) > 1:
-            strides = x.stride() if hasattr(x, "stride") else None
-            if strides is None or x.is_contiguous():
+    shape = tuple(shape)
+    tensors = [x for x in operands if is_tensor(x) and hasattr(x, "stride")]
+    if len(tensors) == len(operands) and all(tuple(x.shape) == shape for x in tensors):
+        if all(x.is_contiguous() for x in tensors):
+            return contiguous_strides(shape)
+        first = tuple(tensors[0].stride())
+        if all(tuple(x.stride()) == first for x in tensors) and \
+                is_non_overlapping_and_dense(shape, first):
+            return first
+    ndim = len(shape)
+    if ndim < 2:
+        return contiguous_strides(shape)
+    strides = []
+    for x in tensors:
+        own, offset = x.stride(), ndim - x.ndim
+        full = [0] * ndim
+        for i, size in enumerate(x.shape):
+            if not (size == 1 and shape[offset + i] != 1):
+                full[offset + i] = own[i]
+        strides.append(full)
+
+    def should_swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = _insertion_sort_dims(ndim, should_swap)
+    if perm == list(range(ndim - 1, -1, -1)):
+        return contiguous_strides(shape)
+    out, acc = [0] * ndim, 1
+    for d in perm:  # TensorIterator's compatible_stride: sizes multiply as they are, 0 and 1 too
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def _insertion_sort_dims(ndim, should_swap):
+    """TensorIterator's dim order (fastest first): insertion sort that tolerates ties."""
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            cmp = should_swap(perm[dim0], perm[dim1])
+            if cmp > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif cmp < 0:
                 break
-            order = sorted(range(len(shape)), key=lambda d: (-strides[d], -d))
-            out = [0] * len(shape)
-            acc = 1
-            for d in reversed(order):
-                out[d] = acc
-                acc *= max(shape[d], 1)
-            return tuple(out)
+    return perm
+
+
+def is_non_overlapping_and_dense(shape, strides) -> bool:
+    """Every element has its own memory and the elements fill a block (c10's definition)."""
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    order = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+    expected = 1
+    for d in order:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def dense_strides_like(shape, strides):
+    """Dense strides in the memory order of ``strides`` (``infer_dense_strides``): the layout
+    ``empty_like``/``clone`` give a copy of a non-dense tensor."""
+    ndim = len(shape)
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    out, acc = [0] * ndim, 1
+    for d in _insertion_sort_dims(ndim, should_swap):
+        out[d] = acc
+        if shape[d] > 1:
+            acc *= shape[d]
+    return tuple(out)
+
+
+def like_strides(x, memory_format=None):
+    """Strides of a copy of ``x`` (``clone``/``_to_copy``/``empty_like``) in ``memory_format``."""
+    shape = tuple(x.shape)
+    if memory_format in (None, "preserve_format"):
+        strides = tuple(x.stride())
+        if is_non_overlapping_and_dense(shape, strides):
+            return strides
+        return dense_strides_like(shape, strides)
+    if memory_format == "channels_last":
+        return channels_last_strides(shape)
     return contiguous_strides(shape)
+
+
+def channels_last_strides(shape):
+    """NHWC (4-d) / NDHWC (5-d) strides for an N, C, ... shape."""
+    if len(shape) not in (4, 5):
+        raise RuntimeError(f"required rank {4 if len(shape) < 5 else 5} tensor to use "
+                           f"channels_last{'_3d' if len(shape) == 5 else ''} format")
+    order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]  # C fastest, then W, H, (D), N
+    out, acc = [0] * len(shape), 1
+    for d in order:  # sizes multiply as they are (c10's get_channels_last_strides_2d)
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
 
 
 def pointwise_meta(dtype_rule, *operands):

@@ -2,17 +2,23 @@
 
 Tensor arguments also accept Python scalars (as PyTorch's Python bindings do, by wrapping them),
 so ``add.Tensor(x, 2)`` is fine; promotion treats such scalars as "wrapped numbers".
-Each out-of-place op ``f`` has an in-place twin ``f_`` whose meta checks that the broadcast keeps
-``self``'s shape and that the result dtype can be cast into ``self``.
+Each out-of-place op ``f`` has an in-place twin ``f_`` whose meta checks, in TensorIterator's
+order, that ``self`` has no internal overlap and no partial overlap with an input, that the
+broadcast keeps ``self``'s shape, and that the result dtype can be cast into ``self``.
+
+Every op carries a *dtype rule* (``op.dtype_rule``): the result dtype of its operands, raising
+PyTorch's error for dtypes it has no kernel for. The CPU kernels call the same rule.
 """
 
-from functools import partial
+import os
+import sys
+import warnings
 
 from ..core import dtype as D
+from ..core.shape import broadcast_shapes
 from . import meta_rules as R
-from .op import defop, register_decomposition
+from .op import TensorSpec, defop, register_decomposition
 
-# dtype rules, by name, for the family tables below
 PROMOTE = R.promote
 FLOAT = R.float_result
 
@@ -22,46 +28,174 @@ def _bool_result(*operands):
     return D.bool_
 
 
-def _same_as_self(self, *_):
-    return self.dtype
-
-
-def _float_only(name):
+def _not_bool(kernel):
+    """Ops PyTorch has no bool kernel for (abs, floor, remainder, ...)."""
     def rule(*operands):
         dt = R.promote(*operands)
-        if dt.category != D.FLOATING:
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{R.type_name(dt)}'")
+        if dt is D.bool_:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
         return dt
     return rule
 
 
-def _unary(name, rule, *, inplace=True, method=True, function=True, extra="", tags=()):
+def _float_only(kernel):
+    def rule(*operands):
+        dt = R.promote(*operands)
+        if dt.category != D.FLOATING:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
+        return dt
+    return rule
+
+
+def _integral(kernel):
+    """Bitwise ops: bool and integers."""
+    def rule(*operands):
+        dt = R.promote(*operands)
+        if dt.category == D.FLOATING:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
+        return dt
+    return rule
+
+
+def _integers_only(kernel):
+    """Shifts: integers, not bool."""
+    def rule(*operands):
+        dt = R.promote(*operands)
+        if dt.category != D.INTEGRAL:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
+        return dt
+    return rule
+
+
+def _neg_rule(self):
+    return R.no_bool("neg", self)
+
+
+def _sub_rule(self, other):
+    return R.no_bool("sub", self, other)
+
+
+def _relu_rule(self):
+    dt = R.promote(self)
+    if dt is D.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return dt
+
+
+# --- checks of non-tensor arguments, shared by metas and CPU kernels ----------------------------
+
+def check_alpha(dt, alpha=1):
+    """``alpha_check`` of ``BinaryOps.h``."""
+    if type(alpha) is int:
+        return
+    if isinstance(alpha, bool):
+        if dt is not D.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and dt.category != D.FLOATING:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def check_round(dt, decimals=0):
+    if decimals != 0:
+        if dt.category != D.FLOATING:
+            raise NotImplementedError(f"\"round_cpu\" not implemented for '{R.type_name(dt)}'")
+    elif dt is D.bool_:
+        raise NotImplementedError("\"round_vml_cpu\" not implemented for 'Bool'")
+
+
+def check_gelu(dt, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def check_rounding_mode(rounding_mode):
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+
+
+def check_pow(self, exponent):
+    """``pow(int_tensor, -2)``: a negative Python int exponent of an integer base."""
+    if isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0 and \
+            R.is_tensor(self) and self.dtype.category != D.FLOATING:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def check_inplace(self, *operands):
+    """What TensorIterator checks before it writes ``self``: no element written twice, no input
+    that partially overlaps it (a full alias such as ``x.add_(x)`` is fine)."""
+    R.check_no_internal_overlap(self)
+    for x in operands:
+        if getattr(x, "_storage", None) is self._storage and x is not self:
+            _check_partial_overlap(self, x)
+
+
+def _check_partial_overlap(a, b):
+    """``get_overlap_status`` (``MemoryOverlap.cpp``) for two dense tensors on one storage."""
+    shape_a, shape_b = tuple(a.shape), tuple(b.shape)
+    if 0 in shape_a or 0 in shape_b:
+        return
+    if not (R.is_non_overlapping_and_dense(shape_a, a.stride()) and
+            R.is_non_overlapping_and_dense(shape_b, b.stride())):
+        return  # "too hard": PyTorch does not check either
+    a0, a1 = a.storage_offset(), a.storage_offset() + a.numel()
+    b0, b1 = b.storage_offset(), b.storage_offset() + b.numel()
+    if (a0, a1) == (b0, b1) and tuple(a.stride()) == tuple(b.stride()):
+        return
+    if a0 < b1 and b0 < a1:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
+
+
+def inplace_result(self, operands, common, rule):
+    """In-place checks in TensorIterator's order: overlap, shape, cast, then the kernel's dtype."""
+    check_inplace(self, *operands)
+    shape = broadcast_shapes(*(R.shape_of(x) for x in operands))
+    R.inplace_meta(self, TensorSpec(shape, common(*operands)))
+    return rule(*operands)
+
+
+# --- family makers -----------------------------------------------------------------------------
+
+def _unary(name, rule, *, common=None, check=None, inplace=True, method=True, function=True,
+           extra=""):
     """Define ``name(Tensor self{extra}) -> Tensor`` and, if asked, ``name_``."""
     def meta(self, *args):
-        return R.pointwise_meta(rule, self)
+        spec = R.pointwise_meta(rule, self)
+        if check is not None:
+            check(spec.dtype, *args)
+        return spec
 
     out = defop(f"{name}(Tensor self{extra}) -> Tensor", meta, method=method, function=function,
-                tags=("pointwise",) + tags)
+                tags=("pointwise",))
     out.dtype_rule = rule
     if not inplace:
         return out, None
+    common = common or rule
 
     def meta_(self, *args):
-        R.check_no_internal_overlap(self)
-        return R.inplace_meta(self, R.pointwise_meta(rule, self))
+        dt = inplace_result(self, (self,), common, rule)
+        if check is not None:
+            check(dt, *args)
+        return self
 
     out_ = defop(f"{name}_(Tensor(a!) self{extra}) -> Tensor(a!)", meta_,
                  method=f"{name}_" if method else None, function=f"{name}_" if function else None,
-                 tags=("pointwise", "inplace_of:" + name) + tags)
+                 tags=("pointwise", "inplace_of:" + name))
     out_.dtype_rule = rule
     return out, out_
 
 
-def _binary(name, rule, *, overload="Tensor", extra="", inplace=True, method=True,
-            function=True):
+def _binary(name, rule, *, common=None, check=None, overload="Tensor", extra="", inplace=True,
+            method=True, function=True):
     """Define ``name.Tensor(Tensor self, Tensor other{extra}) -> Tensor`` and ``name_``."""
     def meta(self, other, *args):
-        return R.pointwise_meta(rule, self, other)
+        spec = R.pointwise_meta(rule, self, other)
+        if check is not None:
+            check(spec.dtype, *args)
+        return spec
 
     ovl = f".{overload}" if overload else ""
     out = defop(f"{name}{ovl}(Tensor self, Tensor other{extra}) -> Tensor", meta, method=method,
@@ -69,10 +203,13 @@ def _binary(name, rule, *, overload="Tensor", extra="", inplace=True, method=Tru
     out.dtype_rule = rule
     if not inplace:
         return out, None
+    common = common or rule
 
     def meta_(self, other, *args):
-        R.check_no_internal_overlap(self)
-        return R.inplace_meta(self, R.pointwise_meta(rule, self, other))
+        dt = inplace_result(self, (self, other), common, rule)
+        if check is not None:
+            check(dt, *args)
+        return self
 
     out_ = defop(f"{name}_{ovl}(Tensor(a!) self, Tensor other{extra}) -> Tensor(a!)", meta_,
                  method=f"{name}_" if method else None, tags=("pointwise", "inplace_of:" + name))
@@ -110,19 +247,19 @@ reciprocal, reciprocal_ = _unary("reciprocal", FLOAT)
 lgamma, lgamma_ = _unary("lgamma", FLOAT)
 
 # --- unary, dtype kept ------------------------------------------------------------------------
-abs, abs_ = _unary("abs", PROMOTE)
-neg, neg_ = _unary("neg", partial(R.no_bool, "neg"))
+abs, abs_ = _unary("abs", _not_bool("abs_cpu"))
+neg, neg_ = _unary("neg", _neg_rule)
 sign, sign_ = _unary("sign", PROMOTE)
-floor, floor_ = _unary("floor", PROMOTE)
-ceil, ceil_ = _unary("ceil", PROMOTE)
-trunc, trunc_ = _unary("trunc", PROMOTE)
-frac, frac_ = _unary("frac", _float_only("frac"))
-round, round_ = _unary("round", PROMOTE, extra=", *, int decimals=0")
-relu, relu_ = _unary("relu", PROMOTE)
-bitwise_not, bitwise_not_ = _unary("bitwise_not", partial(R.integral_only, "bitwise_not"))
-logical_not, logical_not_ = _unary("logical_not", _bool_result, inplace=False)
-gelu, gelu_ = _unary("gelu", _float_only("GeluKernelImpl"), extra=", *, str approximate='none'",
-                     method=False, function=False)
+floor, floor_ = _unary("floor", _not_bool("floor_vml_cpu"))
+ceil, ceil_ = _unary("ceil", _not_bool("ceil_vml_cpu"))
+trunc, trunc_ = _unary("trunc", _not_bool("trunc_vml_cpu"))
+frac, frac_ = _unary("frac", _float_only("frac_cpu"))
+round, round_ = _unary("round", PROMOTE, check=check_round, extra=", *, int decimals=0")
+relu, relu_ = _unary("relu", _relu_rule)
+bitwise_not, bitwise_not_ = _unary("bitwise_not", _integral("bitwise_not_cpu"))
+logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)
+gelu, gelu_ = _unary("gelu", _float_only("GeluKernelImpl"), check=check_gelu,
+                     extra=", *, str approximate='none'", method=False, function=False)
 
 # --- unary, bool result -------------------------------------------------------------------------
 isnan, _ = _unary("isnan", _bool_result, inplace=False)
@@ -131,101 +268,213 @@ isfinite, _ = _unary("isfinite", _bool_result, inplace=False)
 signbit, _ = _unary("signbit", _bool_result, inplace=False)
 
 # --- binary arithmetic --------------------------------------------------------------------------
-add, add_ = _binary("add", PROMOTE, extra=", *, Scalar alpha=1")
-sub, sub_ = _binary("sub", partial(R.no_bool, "sub"), extra=", *, Scalar alpha=1")
+add, add_ = _binary("add", PROMOTE, check=check_alpha, extra=", *, Scalar alpha=1")
+sub, sub_ = _binary("sub", _sub_rule, common=PROMOTE, check=check_alpha,
+                    extra=", *, Scalar alpha=1")
 mul, mul_ = _binary("mul", PROMOTE)
 div, div_ = _binary("div", FLOAT)
-div_mode, div_mode_ = _binary("div", PROMOTE, overload="Tensor_mode",
-                              extra=", *, str? rounding_mode", method=False, function=False)
-remainder, remainder_ = _binary("remainder", PROMOTE)
-fmod, fmod_ = _binary("fmod", PROMOTE)
-pow, pow_ = _binary("pow", PROMOTE, overload="Tensor_Tensor")
+remainder, remainder_ = _binary("remainder", _not_bool("remainder_cpu"), common=PROMOTE)
+fmod, fmod_ = _binary("fmod", _not_bool("fmod_cpu"), common=PROMOTE)
 atan2, atan2_ = _binary("atan2", FLOAT, overload="")
 maximum, _ = _binary("maximum", PROMOTE, overload="", inplace=False)
 minimum, _ = _binary("minimum", PROMOTE, overload="", inplace=False)
 fmax, _ = _binary("fmax", PROMOTE, overload="", inplace=False)
 fmin, _ = _binary("fmin", PROMOTE, overload="", inplace=False)
-hypot, hypot_ = _binary("hypot", FLOAT, overload="")
+hypot, hypot_ = _binary("hypot", _float_only("hypot_cpu"), common=PROMOTE, overload="")
 copysign, copysign_ = _binary("copysign", FLOAT)
-bitwise_and, bitwise_and_ = _binary("bitwise_and", partial(R.integral_only, "bitwise_and"))
-bitwise_or, bitwise_or_ = _binary("bitwise_or", partial(R.integral_only, "bitwise_or"))
-bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", partial(R.integral_only, "bitwise_xor"))
-bitwise_left_shift, _ = _binary("bitwise_left_shift",
-                                partial(R.integral_only, "lshift"), overload="Tensor",
-                                inplace=False)
-bitwise_right_shift, _ = _binary("bitwise_right_shift",
-                                 partial(R.integral_only, "rshift"), overload="Tensor",
-                                 inplace=False)
+bitwise_and, bitwise_and_ = _binary("bitwise_and", _integral("bitwise_and_cpu"), common=PROMOTE)
+bitwise_or, bitwise_or_ = _binary("bitwise_or", _integral("bitwise_or_cpu"), common=PROMOTE)
+bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", _integral("bitwise_xor_cpu"), common=PROMOTE)
+bitwise_left_shift, bitwise_left_shift_ = _binary(
+    "bitwise_left_shift", _integers_only("lshift_cpu"), common=PROMOTE)
+bitwise_right_shift, bitwise_right_shift_ = _binary(
+    "bitwise_right_shift", _integers_only("rshift_cpu"), common=PROMOTE)
+
+
+def _pow_meta(self, exponent):
+    check_pow(self, exponent)
+    return R.pointwise_meta(pow.dtype_rule, self, exponent)
+
+
+def _pow_meta_(self, exponent):
+    check_pow(self, exponent)
+    inplace_result(self, (self, exponent), PROMOTE, pow.dtype_rule)
+    return self
+
+
+def _pow_rule(self, exponent):
+    # A Python exponent of 0 or 1 is a fill or a copy in PyTorch, so it works for bool too.
+    dt = R.promote(self, exponent)
+    if dt is D.bool_ and (R.is_tensor(exponent) or exponent not in (0, 1)):
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    return dt
+
+
+pow = defop("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", _pow_meta,
+            method=True, function=True, tags=("pointwise",))
+pow.dtype_rule = _pow_rule
+pow_ = defop("pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)", _pow_meta_,
+             method=True, tags=("pointwise", "inplace_of:pow"))
+pow_.dtype_rule = pow.dtype_rule
+
+
+def div_mode_rule(self, other, rounding_mode):
+    """``div(..., rounding_mode=)``: true division for None, else integers stay integers."""
+    check_rounding_mode(rounding_mode)
+    if rounding_mode is None:
+        return FLOAT(self, other)
+    dt = R.promote(self, other)
+    if dt is D.bool_:
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    return dt
+
+
+def _div_mode_meta(self, other, rounding_mode):
+    shape = broadcast_shapes(R.shape_of(self), R.shape_of(other))
+    return TensorSpec(shape, div_mode_rule(self, other, rounding_mode),
+                      R.pointwise_strides(shape, (self, other)))
+
+
+def _div_mode_meta_(self, other, rounding_mode):
+    check_rounding_mode(rounding_mode)
+    inplace_result(self, (self, other), FLOAT if rounding_mode is None else PROMOTE,
+                   lambda a, b: div_mode_rule(a, b, rounding_mode))
+    return self
+
+
+div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+                 _div_mode_meta, tags=("pointwise",))
+div_mode_ = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> "
+                  "Tensor(a!)", _div_mode_meta_, tags=("pointwise", "inplace_of:div"))
 
 # --- comparisons and logic (bool result) ---------------------------------------------------------
-eq, eq_ = _binary("eq", _bool_result)
-ne, ne_ = _binary("ne", _bool_result)
-lt, lt_ = _binary("lt", _bool_result)
-le, le_ = _binary("le", _bool_result)
-gt, gt_ = _binary("gt", _bool_result)
-ge, ge_ = _binary("ge", _bool_result)
-logical_and, _ = _binary("logical_and", _bool_result, overload="", inplace=False)
-logical_or, _ = _binary("logical_or", _bool_result, overload="", inplace=False)
-logical_xor, _ = _binary("logical_xor", _bool_result, overload="", inplace=False)
+eq, eq_ = _binary("eq", _bool_result, common=_bool_result)
+ne, ne_ = _binary("ne", _bool_result, common=_bool_result)
+lt, lt_ = _binary("lt", _bool_result, common=_bool_result)
+le, le_ = _binary("le", _bool_result, common=_bool_result)
+gt, gt_ = _binary("gt", _bool_result, common=_bool_result)
+ge, ge_ = _binary("ge", _bool_result, common=_bool_result)
+logical_and, logical_and_ = _binary("logical_and", _bool_result, overload="")
+logical_or, logical_or_ = _binary("logical_or", _bool_result, overload="")
+logical_xor, logical_xor_ = _binary("logical_xor", _bool_result, overload="")
 
 
 # --- ternary --------------------------------------------------------------------------------------
-def _where_meta(condition, self, other):
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that points a warning at the first frame outside strata."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def check_condition(condition):
     cond_dtype = getattr(condition, "dtype", D.bool_)
-    if cond_dtype is not D.bool_:
+    if cond_dtype is D.uint8:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=_user_stacklevel())
+    elif cond_dtype is not D.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {R.type_name(cond_dtype)}")
-    shape = R.broadcast_shapes(R.shape_of(condition), R.shape_of(self), R.shape_of(other))
-    return R.TensorSpec(shape, R.promote(self, other), R.contiguous_strides(shape))
+
+
+def _where_meta(condition, self, other):
+    check_condition(condition)
+    operands = (condition, self, other)
+    shape = broadcast_shapes(*(R.shape_of(x) for x in operands))
+    return TensorSpec(shape, R.promote(self, other), R.pointwise_strides(shape, operands))
 
 
 where = defop("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", _where_meta,
-              tags=("pointwise",))
+              function=True, tags=("pointwise",))
+
+
+def clamp_operands(self, min, max):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return (self,) + tuple(x for x in (min, max) if x is not None)
+
+
+def clamp_rule(*operands):
+    dt = R.promote(*operands)
+    if dt is D.bool_:
+        kernel = "clamp_cpu" if any(R.is_tensor(x) for x in operands[1:]) else "clamp_scalar_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    return dt
 
 
 def _clamp_meta(self, min=None, max=None):
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    ops = [self] + [x for x in (min, max) if x is not None]
-    shape = R.broadcast_shapes(*(R.shape_of(x) for x in ops))
-    return R.TensorSpec(shape, R.promote(*ops), R.pointwise_strides(shape, ops))
+    operands = clamp_operands(self, min, max)
+    return R.pointwise_meta(clamp_rule, *operands)
 
 
 def _clamp_meta_(self, min=None, max=None):
-    R.check_no_internal_overlap(self)
-    return R.inplace_meta(self, _clamp_meta(self, min, max))
+    inplace_result(self, clamp_operands(self, min, max), PROMOTE, clamp_rule)
+    return self
 
 
 clamp = defop("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
               _clamp_meta, method=True, function=True, tags=("pointwise",))
+clamp.dtype_rule = clamp_rule
 clamp_ = defop("clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
                _clamp_meta_, method=True, function=True, tags=("pointwise", "inplace_of:clamp"))
+clamp_.dtype_rule = clamp.dtype_rule
 
 
 def _nan_to_num_meta(self, nan=None, posinf=None, neginf=None):
     return R.pointwise_meta(PROMOTE, self)
 
 
+def _nan_to_num_meta_(self, nan=None, posinf=None, neginf=None):
+    inplace_result(self, (self,), PROMOTE, PROMOTE)
+    return self
+
+
 nan_to_num = defop("nan_to_num(Tensor self, float? nan=None, float? posinf=None, "
                    "float? neginf=None) -> Tensor", _nan_to_num_meta, method=True, function=True,
                    tags=("pointwise",))
+nan_to_num_ = defop("nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, "
+                    "float? neginf=None) -> Tensor(a!)", _nan_to_num_meta_, method=True,
+                    function=True, tags=("pointwise", "inplace_of:nan_to_num"))
 
 # --- composites ----------------------------------------------------------------------------------
 square = defop("square(Tensor self) -> Tensor", method=True, function=True)
+square_ = defop("square_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
 silu = defop("silu(Tensor self) -> Tensor")
+silu_ = defop("silu_(Tensor(a!) self) -> Tensor(a!)")
 floor_divide = defop("floor_divide(Tensor self, Tensor other) -> Tensor", method=True,
                      function=True)
+floor_divide_ = defop("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                      method=True)
 true_divide = defop("true_divide.Tensor(Tensor self, Tensor other) -> Tensor", method=True,
                     function=True)
 rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
              function=True)
 lerp = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", method=True,
              function=True)
+lerp_ = defop("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+              method=True)
 addcmul = defop("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
                 "Tensor", method=True, function=True)
+addcmul_ = defop("addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) "
+                 "-> Tensor(a!)", method=True)
 addcdiv = defop("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> "
                 "Tensor", method=True, function=True)
+addcdiv_ = defop("addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) "
+                 "-> Tensor(a!)", method=True)
 xlogy = defop("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+clamp_min = defop("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", method=True,
+                  function=True)
+clamp_min_ = defop("clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)", method=True,
+                   function=True)
+clamp_max = defop("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", method=True,
+                  function=True)
+clamp_max_ = defop("clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)", method=True,
+                   function=True)
 
 
 @register_decomposition(square)
@@ -233,14 +482,36 @@ def _square(self):
     return pow(self, 2)
 
 
+@register_decomposition(square_)
+def _square_(self):
+    return pow_(self, 2)
+
+
+def _check_silu(self):
+    if self.dtype.category != D.FLOATING:
+        raise NotImplementedError(f"\"silu_cpu\" not implemented for '{R.type_name(self.dtype)}'")
+
+
 @register_decomposition(silu)
 def _silu(self):
+    _check_silu(self)
     return mul(self, sigmoid(self))
+
+
+@register_decomposition(silu_)
+def _silu_(self):
+    _check_silu(self)
+    return mul_(self, sigmoid(self))
 
 
 @register_decomposition(floor_divide)
 def _floor_divide(self, other):
     return div_mode(self, other, "floor")
+
+
+@register_decomposition(floor_divide_)
+def _floor_divide_(self, other):
+    return div_mode_(self, other, "floor")
 
 
 @register_decomposition(true_divide)
@@ -253,21 +524,127 @@ def _rsub(self, other, alpha=1):
     return sub(other, self, alpha=alpha)
 
 
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_lerp(self, end, weight):
+    for name, x in (("end", end), ("weight", weight)):
+        if R.is_tensor(x) and x.dtype is not self.dtype:
+            raise RuntimeError(f"expected dtype {_C_NAMES[self.dtype.name]} for `{name}` but got "
+                               f"dtype {_C_NAMES[x.dtype.name]}")
+    if self.dtype.category != D.FLOATING:
+        kind = "tensor" if R.is_tensor(weight) else "scalar"
+        raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for "
+                                  f"'{R.type_name(self.dtype)}'")
+
+
 @register_decomposition(lerp)
 def _lerp(self, end, weight):
-    return add(self, mul(weight, sub(end, self)))
+    # PyTorch's formula: from whichever end is nearer, so lerp(a, b, 1) is exactly b.
+    _check_lerp(self, end, weight)
+    diff = sub(end, self)
+    if not R.is_tensor(weight):
+        if -0.5 < weight < 0.5:
+            return add(self, mul(diff, weight))
+        return sub(end, mul(diff, 1 - weight))
+    near_self = lt(abs(weight), 0.5)
+    return where(near_self, add(self, mul(weight, diff)), sub(end, mul(diff, rsub(weight, 1))))
+
+
+@register_decomposition(lerp_)
+def _lerp_(self, end, weight):
+    from .factory import copy_
+    return copy_(self, _lerp(self, end, weight))
+
+
+def _addc_value(name, dt, value):
+    if dt is D.bool_:
+        raise NotImplementedError(f"\"{name}_cpu_out\" not implemented for 'Bool'")
+    # The value is cast to the result dtype (``value.to<scalar_t>()``): 0.5 -> 0 for integers.
+    return int(value) if dt.category != D.FLOATING or isinstance(value, bool) else value
+
+
+def _check_addcdiv(tensor1, tensor2):
+    if all(R.is_tensor(x) and x.dtype.category != D.FLOATING for x in (tensor1, tensor2)):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to("
+            "input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float "
+            "inputs. The future addcdiv behavior is just the latter implementation: (input + "
+            "value * tensor1 / tensor2), for all dtypes.")
+
+
+def _addc_operands(name, self, tensor1, tensor2, value):
+    """tensor1 and tensor2 in the op's result dtype (promoted over all three inputs at once, as
+    TensorIterator does), and ``value`` cast to it."""
+    dt = R.promote(self, tensor1, tensor2)
+    like = self if R.is_tensor(self) else tensor1
+    return (_as_dtype(tensor1, dt, like), _as_dtype(tensor2, dt, like),
+            _addc_value(name, dt, value))
 
 
 @register_decomposition(addcmul)
 def _addcmul(self, tensor1, tensor2, value=1):
-    return add(self, mul(tensor1, tensor2), alpha=value)
+    t1, t2, value = _addc_operands("addcmul", self, tensor1, tensor2, value)
+    return add(self, mul(t1, t2), alpha=value)
+
+
+@register_decomposition(addcmul_)
+def _addcmul_(self, tensor1, tensor2, value=1):
+    t1, t2, value = _addc_operands("addcmul", self, tensor1, tensor2, value)
+    return add_(self, mul(t1, t2), alpha=value)
 
 
 @register_decomposition(addcdiv)
 def _addcdiv(self, tensor1, tensor2, value=1):
-    return add(self, div(tensor1, tensor2), alpha=value)
+    _check_addcdiv(tensor1, tensor2)
+    t1, t2, value = _addc_operands("addcdiv", self, tensor1, tensor2, value)
+    return add(self, div(t1, t2), alpha=value)
+
+
+@register_decomposition(addcdiv_)
+def _addcdiv_(self, tensor1, tensor2, value=1):
+    _check_addcdiv(tensor1, tensor2)
+    t1, t2, value = _addc_operands("addcdiv", self, tensor1, tensor2, value)
+    return add_(self, div(t1, t2), alpha=value)
+
+
+def _as_dtype(x, dt, like):
+    """``x`` as a tensor of dtype ``dt`` (a Python scalar becomes a 0-dim tensor on like's
+    device), so a composite computes in its result dtype, not in a promotion of its parts."""
+    from .factory import _to_copy, scalar_tensor
+    if not R.is_tensor(x):
+        return scalar_tensor(x, dtype=dt, device=like.device)
+    return x if x.dtype is dt else _to_copy(x, dtype=dt)
 
 
 @register_decomposition(xlogy)
 def _xlogy(self, other):
-    return where(eq(self, 0), 0.0, mul(self, log(other)))
+    # x * log(y), but 0 where x == 0 (even for y == 0), and nan wherever y is nan.
+    dt = FLOAT(self, other)
+    like = self if R.is_tensor(self) else other
+    x, y = _as_dtype(self, dt, like), _as_dtype(other, dt, like)
+    return where(isnan(y), float("nan"), where(eq(x, 0), 0.0, mul(x, log(y))))
+
+
+@register_decomposition(clamp_min)
+def _clamp_min(self, min):
+    return clamp(self, min, None)
+
+
+@register_decomposition(clamp_min_)
+def _clamp_min_(self, min):
+    return clamp_(self, min, None)
+
+
+@register_decomposition(clamp_max)
+def _clamp_max(self, max):
+    return clamp(self, None, max)
+
+
+@register_decomposition(clamp_max_)
+def _clamp_max_(self, max):
+    return clamp_(self, None, max)

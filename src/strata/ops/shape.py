@@ -5,14 +5,29 @@ Stride arithmetic follows ``aten/src/ATen/TensorUtils.cpp`` (computeStride) and
 ``aten/src/ATen/native/TensorShape.cpp``.
 """
 
+import operator
+
 from ..core import dtype as D
-from ..core.shape import contiguous_strides, infer_size, normalize_size, wrap_dim, wrap_dims
+from ..core.shape import contiguous_strides, infer_size, wrap_dim, wrap_dims
 from . import meta_rules as R
 from .op import TensorSpec, ViewSpec, defop, register_decomposition
 
 
 def _fmt(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _sizes(size):
+    """An int or a sequence of ints as a tuple (negative entries are the caller's to judge)."""
+    if isinstance(size, (tuple, list)):
+        return tuple(operator.index(s) for s in size)
+    return (operator.index(size),)
+
+
+_LEGACY_TYPE = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+                "bool": "BoolTensor"}
 
 
 def compute_view_strides(oldshape, oldstride, newshape):
@@ -58,8 +73,7 @@ def _numel(shape):
 
 
 def _view_meta(self, size):
-    shape = infer_size(normalize_size((size,)) if not isinstance(size, int) else (size,),
-                       self.numel())
+    shape = infer_size(_sizes(size), self.numel())
     strides = compute_view_strides(tuple(self.shape), tuple(self.stride()), shape)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -88,13 +102,14 @@ def _as_strided_meta(self, size, stride, storage_offset=None):
 
 
 def _permute_meta(self, dims):
-    dims = tuple(dims)
-    if len(dims) != self.ndim:
+    dims = _sizes(dims)
+    if len(dims) != self.ndim:  # (PyTorch's message says sparse_coo for every layout)
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}"
-                           .replace("(sparse_coo)", ""))
-    dims = wrap_dims(dims, self.ndim)
+                           f"input.dim() = {self.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, self.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     shape, stride = tuple(self.shape), tuple(self.stride())
     return ViewSpec(tuple(shape[d] for d in dims), tuple(stride[d] for d in dims),
                     self.storage_offset())
@@ -111,12 +126,12 @@ def _transpose_meta(self, dim0, dim1):
 
 
 def _expand_meta(self, size, implicit=False):
-    size = normalize_size((size,)) if not isinstance(size, int) else (size,)
-    size = tuple(size) if size else ()
+    size = _sizes(size)
     if len(size) < self.ndim:
-        raise RuntimeError(f"expand({type(self).__name__}{{{_fmt(self.shape)}}}, size={_fmt(size)}"
-                           f"): the number of sizes provided ({len(size)}) must be greater or "
-                           f"equal to the number of dimensions in the tensor ({self.ndim})")
+        raise RuntimeError(f"expand(torch.{_LEGACY_TYPE[self.dtype.name]}{{{_fmt(self.shape)}}}, "
+                           f"size={_fmt(size)}): the number of sizes provided ({len(size)}) must "
+                           f"be greater or equal to the number of dimensions in the tensor "
+                           f"({self.ndim})")
     lead = len(size) - self.ndim
     shape, stride = [], []
     for i, target in enumerate(size):
@@ -222,10 +237,12 @@ def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
 
 
 def _unfold_meta(self, dimension, size, step):
-    d = wrap_dim(dimension, self.ndim) if self.ndim else 0
+    d = wrap_dim(dimension, self.ndim)
     cur = self.shape[d] if self.ndim else 1
     if size > cur:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {cur} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     shape, stride = list(self.shape), list(self.stride())
@@ -297,7 +314,18 @@ def _cat_meta(tensors, dim=0):
     shape = list(ref.shape)
     shape[d] = total
     dtype = R.promote(*tensors) if len(tensors) > 1 else ref.dtype
+    # channels_last only if every input is (cat_compute_output_memory_format), else row-major
+    if all(_is_channels_last(t) for t in tensors):
+        return TensorSpec(tuple(shape), dtype, R.channels_last_strides(shape))
     return TensorSpec(tuple(shape), dtype, contiguous_strides(shape))
+
+
+def _is_channels_last(t):
+    """``suggest_memory_format() == channels_last``: 4-d, NHWC strides, and not also NCHW."""
+    if t.ndim != 4 or t.is_contiguous():
+        return False
+    expected = R.channels_last_strides(tuple(t.shape))
+    return all(n < 2 or s == e for n, s, e in zip(t.shape, t.stride(), expected))
 
 
 def _same_shape_meta(self, *args):
@@ -307,17 +335,15 @@ def _same_shape_meta(self, *args):
 
 def _flip_meta(self, dims):
     wrap_dims(dims, self.ndim)
-    return _same_shape_meta(self)
+    return TensorSpec(tuple(self.shape), self.dtype, R.like_strides(self))  # empty_like(self)
 
 
 def _roll_meta(self, shifts, dims=()):
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    if dims and len(shifts) != len(dims):
+    if (dims and len(shifts) != len(dims)) or (not dims and len(shifts) != 1):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
-    if not dims and len(shifts) != 1:
-        raise RuntimeError("shifts and dimensions must align")
     wrap_dims(dims, self.ndim) if dims else None
     return _same_shape_meta(self)
 
@@ -329,6 +355,10 @@ def _repeat_meta(self, repeats):
                            "of dimensions of tensor")
     padded = (1,) * (len(repeats) - self.ndim) + tuple(self.shape)
     shape = tuple(a * b for a, b in zip(padded, repeats))
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{_fmt(shape)}")
     return TensorSpec(shape, self.dtype, contiguous_strides(shape))
 
 
@@ -358,6 +388,29 @@ diag = defop("diag(Tensor self, int diagonal=0) -> Tensor", _diag_meta, method=T
              function=True)
 
 
+def _reshape_copy_meta(self, size):
+    shape = infer_size(_sizes(size), self.numel())
+    return TensorSpec(shape, self.dtype, contiguous_strides(shape))
+
+
+def _repeat_interleave_tensor_meta(repeats, output_size=None):
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (D.int64, D.int32):
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if output_size is None:
+        raise RuntimeError("aten::repeat_interleave.Tensor: the output size depends on the values "
+                           "of `repeats`, which the meta device does not have; pass output_size")
+    return TensorSpec((output_size,), repeats.dtype, (1,))
+
+
+# a reshape that must copy (PyTorch's reshape then returns a new tensor, not a view)
+_reshape_copy = defop("_reshape_copy(Tensor self, SymInt[] size) -> Tensor", _reshape_copy_meta)
+repeat_interleave_indices = defop("repeat_interleave.Tensor(Tensor repeats, *, "
+                                  "SymInt? output_size=None) -> Tensor",
+                                  _repeat_interleave_tensor_meta)
+
+
 # --- composites --------------------------------------------------------------------------------
 reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)")
 flatten = defop("flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)",
@@ -384,19 +437,16 @@ broadcast_to = defop("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)",
 tile = defop("tile(Tensor self, SymInt[] dims) -> Tensor", method=True, function=True)
 repeat_interleave = defop("repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, "
                           "*, SymInt? output_size=None) -> Tensor")
+repeat_interleave_tensor = defop("repeat_interleave.self_Tensor(Tensor self, Tensor repeats, "
+                                 "int? dim=None, *, SymInt? output_size=None) -> Tensor")
 
 
 @register_decomposition(reshape)
 def _reshape(self, shape):
-    shape = infer_size(tuple(shape), self.numel())
+    shape = infer_size(_sizes(shape), self.numel())
     if compute_view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
         return view(self, shape)
-    return view(clone_contiguous(self), shape)
-
-
-def clone_contiguous(self):
-    from .factory import clone
-    return clone(self, memory_format="contiguous_format")
+    return _reshape_copy(self, shape)
 
 
 @register_decomposition(flatten)
@@ -462,7 +512,11 @@ def _movedim(self, source, destination):
                            f" dims) should contain the same number of dims as destination "
                            f"({_fmt(destination)} dims)")
     n = self.ndim
-    src, dst = wrap_dims(source, n), wrap_dims(destination, n)
+    src = tuple(wrap_dim(d, n) for d in source)
+    dst = tuple(wrap_dim(d, n) for d in destination)
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({_fmt(given)})")
     order = [-1] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -471,20 +525,34 @@ def _movedim(self, source, destination):
     return permute(self, order)
 
 
+def _check_splittable(self):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+
+
 @register_decomposition(split)
 def _split(self, split_size, dim=0):
+    _check_splittable(self)
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
     d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
-    if split_size <= 0 and not (split_size == 0 and size == 0):
+    if split_size == 0 and size != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {size}")
-    if size == 0:
-        return (alias(self),)
-    return tuple(slice(self, d, s, min(s + split_size, size)) for s in range(0, size, split_size))
+    # At least one piece, even when split_size > size (or both are 0).
+    starts = range(0, size, split_size) if size else (0,)
+    return tuple(slice(self, d, s, min(s + split_size, size)) for s in starts)
 
 
 @register_decomposition(split_with_sizes)
 def _split_with_sizes(self, split_sizes, dim=0):
+    _check_splittable(self)
+    split_sizes = _sizes(split_sizes)
+    if any(s < 0 for s in split_sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={_fmt(split_sizes)}")
     d = wrap_dim(dim, self.ndim)
     if sum(split_sizes) != self.shape[d]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
@@ -499,17 +567,20 @@ def _split_with_sizes(self, split_sizes, dim=0):
 
 @register_decomposition(chunk)
 def _chunk(self, chunks, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " f"{chunks}")
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
-    split_size = max((size + chunks - 1) // chunks, 1) if size else 1
-    return _split(self, split_size, d)
+    if size == 0:  # `chunks` empty pieces (split would give only one)
+        return _split_with_sizes(self, (0,) * chunks, d)
+    return _split(self, (size + chunks - 1) // chunks, d)
 
 
 @register_decomposition(unbind)
 def _unbind(self, dim=0):
-    d = wrap_dim(dim, self.ndim)
+    d = wrap_dim(dim, self.ndim, scalar_ok=False)
     return tuple(select(self, d, i) for i in range(self.shape[d]))
 
 
@@ -554,6 +625,8 @@ def _tile(self, dims):
 
 @register_decomposition(repeat_interleave)
 def _repeat_interleave(self, repeats, dim=None, output_size=None):
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
     if dim is None:
         self = reshape(self, (-1,))
         dim = 0
@@ -561,3 +634,25 @@ def _repeat_interleave(self, repeats, dim=None, output_size=None):
     shape = tuple(self.shape)
     expanded = expand(unsqueeze(self, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
     return reshape(expanded, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+@register_decomposition(repeat_interleave_tensor)
+def _repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
+    # PyTorch's: gather the rows of each index as often as it repeats (index_select).
+    from .op import aten
+    if dim is None:
+        self = reshape(self, (-1,))
+        dim = 0
+    d = wrap_dim(dim, self.ndim)
+    size = self.shape[d]
+    if repeats.ndim == 0 or (repeats.ndim == 1 and repeats.shape[0] == 1):
+        repeats = expand(reshape(repeats, (1,)), (size,))
+    elif repeats.ndim == 1:
+        if repeats.shape[0] != size:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = "
+                               f"{size}")
+    else:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    index = repeat_interleave_indices(repeats, output_size=output_size)
+    return aten.index_select.default(self, d, index)

@@ -6,8 +6,12 @@ results (the "allocator" of this device is NumPy's).
 
 from ...dispatch import register_kernel
 from . import activation, factory, indexing, linalg, loss, nn, pointwise, reductions, shape
+from . import sorting, sparse
+from . import scatter
+from . import dense, normalization, pooling
 
-FAMILIES = (pointwise, factory, shape, reductions, indexing, linalg, nn, activation, loss)
+FAMILIES = (sparse, pointwise, factory, shape, reductions, sorting, indexing, scatter, linalg, nn,
+            dense, pooling, normalization, activation, loss)
 
 
 def kernel_table() -> dict:
@@ -23,3 +27,5 @@ def kernel_table() -> dict:
 def register():
     for op, fn in kernel_table().items():
         register_kernel(op, "CPU", fn)
+    for op, fn in sparse.SPARSE_KERNELS.items():
+        register_kernel(op, "SparseCPU", fn)

@@ -6,7 +6,10 @@
   do (their "opmath" type), so results match bit for bit.
 """
 
+import os
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -55,3 +58,61 @@ def write(self, result):
     """Copy a result array into ``self`` (an in-place op's last step) and return ``self``."""
     np.copyto(data(self), result, casting="unsafe")
     return self
+
+
+# --- parallel loops ----------------------------------------------------------------------------
+# Note [CPU parallel_for]: NumPy releases the GIL inside its ufunc and reduction loops, so chunks
+# of one array computation run truly in parallel on a small thread pool, like ATen's
+# ``at::parallel_for`` (``aten/src/ATen/Parallel.h``). A kernel splits its outer loop (rows) into
+# one chunk per thread; a nested call runs inline, as in ATen, so pool threads never wait on the
+# pool.
+
+NUM_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+    os.cpu_count() or 1)
+GRAIN_SIZE = 32768  # elements: below this, a chunk is not worth a thread (ATen's GRAIN_SIZE)
+
+_pool = None
+_pool_lock = threading.Lock()
+_region = threading.local()
+
+
+def _forget_pool():
+    """A forked child has none of the parent's threads: it must start its own pool."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:
+    """Call ``fn(lo, hi)`` over ``[begin, end)`` in contiguous chunks of at least ``grain_size``
+    iterations, one chunk per thread; the caller's thread runs the first chunk."""
+    global _pool
+    n = end - begin
+    chunks = min(NUM_THREADS, n // max(grain_size, 1))
+    if chunks <= 1 or getattr(_region, "active", False):
+        if n > 0:
+            fn(begin, end)
+        return
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(NUM_THREADS - 1, thread_name_prefix="strata-cpu")
+    step = -(-n // chunks)
+    futures = [_pool.submit(_run_chunk, fn, lo, min(lo + step, end))
+               for lo in range(begin + step, end, step)]
+    try:
+        _run_chunk(fn, begin, begin + step)
+    finally:
+        wait(futures)  # never return (or raise) while a chunk is still writing
+    for f in futures:
+        f.result()
+
+
+def _run_chunk(fn, lo, hi):
+    _region.active = True
+    try:
+        fn(lo, hi)
+    finally:
+        _region.active = False

@@ -1,58 +1,104 @@
-"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy)."""
+"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy).
+
+Each kernel validates through the op's meta, which also says the result's dtype and strides;
+the kernel only produces the values. Conversions follow PyTorch's casts: a number or a double
+becomes a half type by way of float32 (``c10::Half(float)``), integers wrap around.
+"""
 
 import numpy as np
 
 from ...core import dtype as D
+from ...core.device import cpu
+from ...core.storage import Storage
 from ...ops import factory as F
 from ...ops import meta_rules as R
 from ...random import generator_for
+from ..._tensor import CPU_KEYSET, from_array, make_tensor
 from .array import COMPUTE, data, wrap
 
+_HALF = (D.float16, D.bfloat16)
+
+
+def strided(shape, strides, dtype):
+    """A new CPU tensor with exactly these strides (any layout: permuted, with gaps, or with
+    stride-0 dims), over a storage just large enough for it."""
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    buffer = np.empty(extent * dtype.itemsize, np.uint8)
+    return make_tensor(Storage(buffer.nbytes, cpu, data=buffer), 0, shape, strides, dtype, cpu,
+                       CPU_KEYSET)
+
+
+def _allocate(spec):
+    if spec.strides == R.contiguous_strides(spec.shape):
+        return from_array(np.empty(spec.shape, spec.dtype.np), spec.dtype)
+    return strided(spec.shape, spec.strides, spec.dtype)
+
+
+def _number(value, dtype):
+    """A Python number converted to ``dtype`` as PyTorch stores it (checked by the meta)."""
+    if dtype.category == D.FLOATING:
+        return np.float32(value).astype(dtype.np) if dtype in _HALF else dtype.np.type(value)
+    if dtype is D.bool_:
+        return np.bool_(value)
+    if isinstance(value, float):
+        return np.array(value).astype(np.int64).astype(dtype.np)  # truncation toward zero
+    return np.array(int(value)).astype(dtype.np)  # two's complement wrap (-1 -> 255)
+
+
+def cast_into(dst, src):
+    """``dst[...] = src`` with PyTorch's conversions (``copy_``'s inner loop)."""
+    if dst.dtype in (np.float16, D.bfloat16.np) and src.dtype not in (np.float32, dst.dtype):
+        src = src.astype(np.float32)
+    np.copyto(dst, src, casting="unsafe")
+
+
+# --- factories -------------------------------------------------------------------------------------
 
 def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    spec = F.empty.meta(size, dtype)
-    return wrap(np.empty(spec.shape, spec.dtype.np), spec.dtype)
+    return _allocate(F.empty.meta(size, dtype, memory_format=memory_format))
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.empty_strided.meta(size, stride, dtype)
-    out = wrap(np.empty(spec.shape, spec.dtype.np), spec.dtype)
-    if spec.shape and tuple(stride) != out.stride():
-        # Allocate in the requested dim order (a dense permutation) so the strides match.
-        order = sorted(range(len(stride)), key=lambda d: -stride[d])
-        arr = np.empty([spec.shape[d] for d in order], spec.dtype.np)
-        inverse = np.argsort(order)
-        out = wrap(arr.transpose(inverse), spec.dtype)
-    return out
+    return strided(spec.shape, spec.strides, spec.dtype)
 
 
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.full.meta(size, fill_value, dtype)
-    return wrap(np.full(spec.shape, fill_value, dtype=COMPUTE[spec.dtype]), spec.dtype)
+    return from_array(np.full(spec.shape, _number(fill_value, spec.dtype)), spec.dtype)
 
 
 def arange(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.arange.meta(start, end, step, dtype)
-    n = spec.shape[0]
+    n, first, delta = F.arange_params(start, end, step, spec.dtype)
     if spec.dtype.category == D.FLOATING:
-        values = start + np.arange(n, dtype=np.float64) * step
+        # the accumulate type: double, or float for the half types
+        acc = np.float32 if spec.dtype in _HALF else np.float64
+        values = acc(first) + np.arange(n, dtype=acc) * acc(delta)
     else:
-        values = np.arange(n, dtype=np.int64) * int(step) + int(start)
-    return wrap(values.astype(spec.dtype.np), spec.dtype)
+        values = first + np.arange(n, dtype=np.int64) * delta
+    return wrap(values, spec.dtype)
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.linspace.meta(start, end, steps, dtype)
+    dt = spec.dtype
+    if dt.category == D.FLOATING:  # computed in the dtype (float32 for the half types)
+        work = np.float64 if dt is D.float64 else np.float32
+        start, end = work(start), work(end)
+    else:  # start and end become integers first; the step stays a double
+        work = np.float64
+        start, end = work(int(start)), work(int(end))
     if steps == 1:
-        values = np.array([start], np.float64)
+        values = np.array([start], work)
     else:
-        # PyTorch's symmetric formula: the first half counts up from start, the rest down from end.
-        step = (end - start) / (steps - 1)
-        i = np.arange(steps, dtype=np.float64)
-        values = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i))
-    if spec.dtype.category != D.FLOATING:
+        # PyTorch's symmetric formula: the first half counts up from start, the rest down from end
+        step = (end - start) / work(steps - 1)
+        i = np.arange(steps, dtype=work)
+        values = np.where(i < steps // 2, start + step * i, end - step * (work(steps - 1) - i))
+    if dt.category != D.FLOATING:
         values = np.trunc(values)
-    return wrap(values.astype(spec.dtype.np), spec.dtype)
+    return wrap(values, dt)
 
 
 def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
@@ -62,27 +108,34 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.scalar_tensor.meta(s, dtype)
-    return wrap(np.array(s, dtype=COMPUTE[spec.dtype]), spec.dtype)
+    return from_array(np.array(_number(s, spec.dtype)), spec.dtype)
 
+
+# --- copies ----------------------------------------------------------------------------------------
 
 def clone(self, memory_format=None):
     spec = F.clone.meta(self, memory_format)
-    arr = data(self)
-    order = "C" if spec.strides == R.contiguous_strides(spec.shape) else "K"
-    return wrap(np.array(arr, order=order, copy=True), self.dtype)
+    if spec.strides == R.contiguous_strides(spec.shape):
+        return wrap(np.array(data(self), order="C", copy=True), self.dtype)
+    out = strided(spec.shape, spec.strides, spec.dtype)
+    np.copyto(data(out), data(self))
+    return out
 
 
 def copy_(self, src, non_blocking=False):
     F.copy_.meta(self, src)
     if src.device.type != "cpu":
         raise RuntimeError(f"copy_: the CPU kernel cannot read from device '{src.device}'")
-    np.copyto(data(self), data(src), casting="unsafe")
+    cast_into(data(self), data(src))
     return self
 
 
 def fill_(self, value):
     F.fill_.meta(self, value)
-    data(self)[...] = value
+    if R.is_tensor(value):
+        cast_into(data(self), data(value))
+    else:
+        data(self)[...] = _number(value, self.dtype)
     return self
 
 
@@ -109,42 +162,46 @@ def randint(low, high, size, generator=None, dtype=None, layout=None, device=Non
             pin_memory=None):
     spec = F.randint.meta(low, high, size, generator, dtype)
     values = generator_for(generator).integers(low, high, spec.shape, dtype=np.int64)
-    return wrap(values.astype(spec.dtype.np), spec.dtype)
+    return wrap(values, spec.dtype)
 
 
 def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.randperm.meta(n, generator, dtype)
-    return wrap(generator_for(generator).permutation(n).astype(spec.dtype.np), spec.dtype)
+    return wrap(generator_for(generator).permutation(n), spec.dtype)
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
     F.normal_.meta(self, mean, std)
     g = generator_for(generator)
     values = g.standard_normal(tuple(self.shape), dtype=np.float64) * std + mean
-    np.copyto(data(self), values, casting="unsafe")
+    cast_into(data(self), values)
     return self
 
 
 def uniform_(self, lo=0.0, hi=1.0, generator=None):
     F.uniform_.meta(self, lo, hi)
-    values = generator_for(generator).uniform(lo, hi, tuple(self.shape))
-    np.copyto(data(self), values, casting="unsafe")
+    cast_into(data(self), generator_for(generator).uniform(lo, hi, tuple(self.shape)))
     return self
 
 
+def _bernoulli_result(self, draws):
+    spec = F.bernoulli.meta(self)
+    out = _allocate(spec)
+    np.copyto(data(out), draws, casting="unsafe")
+    return out
+
+
 def bernoulli_p(self, p=0.5, generator=None):
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    draws = generator_for(generator).random(tuple(self.shape)) < p
-    return wrap(draws.astype(self.dtype.np), self.dtype)
+    F.bernoulli.meta(self, p)
+    return _bernoulli_result(self, generator_for(generator).random(tuple(self.shape)) < p)
 
 
 def bernoulli_tensor(self, generator=None):
+    F.bernoulli_tensor.meta(self)
     p = data(self).astype(np.float64)
     if np.any((p < 0) | (p > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = generator_for(generator).random(p.shape) < p
-    return wrap(draws.astype(self.dtype.np), self.dtype)
+    return _bernoulli_result(self, generator_for(generator).random(p.shape) < p)
 
 
 def multinomial(self, num_samples, replacement=False, generator=None):

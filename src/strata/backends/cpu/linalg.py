@@ -1,3 +1,209 @@
-"""CPU kernels for ``ops/linalg.py``."""
+"""CPU kernels for ``ops/linalg.py`` and ``ops/factorizations.py``: BLAS products and LAPACK
+factorizations through NumPy.
 
-KERNELS = {}
+Products hand NumPy the inputs' own strided views (a transposed matrix is still BLAS-ready), and
+copy only an input BLAS cannot read (no unit stride in either matrix dim), which NumPy would
+otherwise multiply with its slow generic loop.
+"""
+
+import numpy as np
+
+from ...ops import factorizations as LF
+from ...ops import linalg as L
+from .array import compute_data, data, wrap
+
+
+def _blas_ready(arr):
+    """A BLAS-readable view: unit stride along rows or columns, else a contiguous copy."""
+    if arr.ndim >= 2 and arr.dtype.kind == "f":
+        item = arr.itemsize
+        if arr.strides[-1] != item and arr.strides[-2] != item and arr.size > 1:
+            return np.ascontiguousarray(arr)
+    return arr
+
+
+def _operands(dt, *tensors):
+    return [_blas_ready(compute_data(t, dt)) for t in tensors]
+
+
+def mm(self, mat2):
+    dt = L.mm.meta(self, mat2).dtype
+    a, b = _operands(dt, self, mat2)
+    return wrap(np.matmul(a, b), dt)
+
+
+def bmm(self, mat2):
+    dt = L.bmm.meta(self, mat2).dtype
+    a, b = _operands(dt, self, mat2)
+    return wrap(np.matmul(a, b), dt)
+
+
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    dt = L.addmm.meta(self, mat1, mat2, beta, alpha).dtype
+    a, b = _operands(dt, mat1, mat2)
+    out = np.matmul(a, b)
+    alpha, beta = L.blas_scalar(alpha, dt), L.blas_scalar(beta, dt)
+    if alpha != 1:
+        out *= alpha
+    if beta != 0:   # beta == 0 ignores self entirely (NaN included), as BLAS does
+        bias = compute_data(self, dt)
+        out += bias if beta == 1 else bias * beta
+    return wrap(out, dt)
+
+
+def einsum(equation, tensors, path=None):
+    spec, dt = L.einsum_check(equation, tensors)
+    arrays = [np.broadcast_to(compute_data(t, dt), shape)
+              for t, shape in zip(tensors, spec.operand_shapes)]
+    out = np.asarray(np.einsum(spec.equation, *arrays, optimize=len(arrays) > 1))
+    return wrap(out if out.flags.c_contiguous else np.ascontiguousarray(out), dt)
+
+
+# --- factorizations -------------------------------------------------------------------------------
+
+def _batch_prefix(batch_shape, index):
+    """PyTorch names the failing matrix of a batch: "(Batch element 3): "."""
+    return f"(Batch element {index}): " if batch_shape else ""
+
+
+def _first_failure(mats, fails):
+    """Index of the first matrix of a flattened batch for which ``fails(matrix)`` is truthy."""
+    for i, m in enumerate(mats):
+        if fails(m):
+            return i
+    return 0
+
+
+def _zero_pivot(m):
+    """1-based index of the first exactly-zero pivot of Gaussian elimination with partial
+    pivoting (LAPACK getrf's ``info``), or 0 if there is none."""
+    a = np.array(m, dtype=np.float64)
+    n = a.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            return k + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:, k:] -= np.outer(a[k + 1:, k] / a[k, k], a[k, k:])
+    return 0
+
+
+def linalg_inv(A):
+    dt = LF.linalg_inv.meta(A).dtype
+    arr = data(A)
+    try:
+        return wrap(np.linalg.inv(arr), dt)
+    except np.linalg.LinAlgError:
+        mats = arr.reshape((-1,) + arr.shape[-2:])
+        i = _first_failure(mats, _zero_pivot)
+        raise LF.LinAlgError(
+            f"linalg.inv: {_batch_prefix(arr.shape[:-2], i)}The diagonal element "
+            f"{_zero_pivot(mats[i])} is zero, the inversion could not be completed because the "
+            f"input matrix is singular.") from None
+
+
+def linalg_det(A):
+    dt = LF.linalg_det.meta(A).dtype
+    return wrap(np.linalg.det(data(A)), dt)
+
+
+def linalg_solve(A, B, left=True):
+    dt = LF.linalg_solve.meta(A, B, left).dtype
+    a, b = data(A), data(B)
+    vector = LF.solve_is_vector(A, B)
+    if not left:   # X A = B  <=>  A^T X^T = B^T
+        a = np.swapaxes(a, -1, -2)
+        if not vector:
+            b = np.swapaxes(b, -1, -2)
+    if vector:
+        b = b[..., None]
+    try:
+        x = np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        mats = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+        i = _first_failure(mats, _zero_pivot)
+        raise LF.LinAlgError(f"torch.linalg.solve: {_batch_prefix(batch, i)}The solver failed "
+                             f"because the input matrix is singular.") from None
+    if vector:
+        x = x[..., 0]
+    elif not left:
+        x = np.swapaxes(x, -1, -2)
+    return wrap(np.ascontiguousarray(x), dt)
+
+
+def _not_positive_definite(m):
+    """Order of the first leading minor that is not positive-definite (0 if none)."""
+    for k in range(1, m.shape[0] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
+def linalg_cholesky(self, upper=False):
+    dt = LF.linalg_cholesky.meta(self, upper).dtype
+    arr = data(self)
+    try:
+        return wrap(np.ascontiguousarray(np.linalg.cholesky(arr, upper=upper)), dt)
+    except np.linalg.LinAlgError:
+        mats = arr.reshape((-1,) + arr.shape[-2:])
+        i = _first_failure(mats, _not_positive_definite)
+        raise LF.LinAlgError(
+            f"linalg.cholesky: {_batch_prefix(arr.shape[:-2], i)}The factorization could not be "
+            f"completed because the input is not positive-definite (the leading minor of order "
+            f"{_not_positive_definite(mats[i])} is not positive-definite).") from None
+
+
+def _identity_like(shape, dt):
+    out = np.zeros(shape, dt.np)
+    out[..., range(shape[-1]), range(shape[-1])] = 1
+    return out
+
+
+def linalg_qr(A, mode="reduced"):
+    q_spec, r_spec = LF.linalg_qr.meta(A, mode)
+    dt = A.dtype
+    arr = data(A)
+    if arr.size == 0:   # LAPACK needs a non-empty matrix; Q is the identity, R is empty
+        q = _identity_like(q_spec.shape, dt) if mode != "r" else np.empty((0,), dt.np)
+        return wrap(q, dt), wrap(np.zeros(r_spec.shape, dt.np), dt)
+    if mode == "r":
+        return wrap(np.empty((0,), dt.np), dt), wrap(np.linalg.qr(arr, mode="r"), dt)
+    q, r = np.linalg.qr(arr, mode=mode)
+    return wrap(np.ascontiguousarray(q), dt), wrap(np.ascontiguousarray(r), dt)
+
+
+def linalg_svd(A, full_matrices=True, driver=None):
+    u_spec, s_spec, v_spec = LF.linalg_svd.meta(A, full_matrices, driver)
+    dt = A.dtype
+    arr = data(A)
+    if arr.size == 0:   # singular vectors of an empty matrix: identities (PyTorch's result)
+        return (wrap(_identity_like(u_spec.shape, dt), dt), wrap(np.zeros(s_spec.shape, dt.np), dt),
+                wrap(_identity_like(v_spec.shape, dt), dt))
+    u, s, vh = np.linalg.svd(arr, full_matrices=full_matrices)
+    return (wrap(np.ascontiguousarray(u), dt), wrap(s, dt), wrap(np.ascontiguousarray(vh), dt))
+
+
+def linalg_svdvals(A, driver=None):
+    spec = LF.linalg_svdvals.meta(A, driver)
+    arr = data(A)
+    if arr.size == 0:
+        return wrap(np.zeros(spec.shape, spec.dtype.np), spec.dtype)
+    return wrap(np.linalg.svd(arr, compute_uv=False), spec.dtype)
+
+
+def linalg_eigh(self, UPLO="L"):
+    LF.linalg_eigh.meta(self, UPLO)
+    dt = self.dtype
+    w, v = np.linalg.eigh(data(self), UPLO=UPLO)
+    return wrap(w, dt), wrap(np.ascontiguousarray(v), dt)
+
+
+KERNELS = {
+    L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum,
+    LF.linalg_inv: linalg_inv, LF.linalg_det: linalg_det, LF.linalg_solve: linalg_solve,
+    LF.linalg_cholesky: linalg_cholesky, LF.linalg_qr: linalg_qr, LF.linalg_svd: linalg_svd,
+    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh,
+}

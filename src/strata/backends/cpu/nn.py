@@ -1,3 +1,230 @@
-"""CPU kernels for ``ops/nn.py``."""
+"""CPU kernels for ``ops/nn.py``: convolution by im2col + BLAS, col2im, padding and upsampling.
 
-KERNELS = {}
+Convolution never loops over pixels: ``windows`` is a strided view of every kernel window
+(``sliding_window_view``), reshaped once into the im2col matrix, and one batched matmul per group
+multiplies it by the weights. The transposed convolution is the adjoint: a matmul into columns,
+then ``col2im`` adds each kernel offset's slab into the output (a loop over kernel positions).
+"""
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ...ops import nn as NN
+from .array import compute_data, data, wrap
+
+
+def windows(x, kernel, stride, padding, dilation, out, pad_value=0):
+    """The view ``(N, C, *out, *kernel)`` of every pooling/conv window of ``x`` (N, C, *spatial),
+    padded by ``padding`` on both sides (and more on the right when ceil mode needs it)."""
+    nd = len(kernel)
+    extents = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, stride, kernel, dilation)]
+    pads = [(p, max(p, e - n - p)) for n, p, e in zip(x.shape[2:], padding, extents)]
+    if any(left or right for left, right in pads):
+        x = np.pad(x, [(0, 0), (0, 0)] + pads, constant_values=pad_value)
+    span = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    view = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
+    index = (slice(None), slice(None)) + \
+        tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride)) + \
+        tuple(slice(None, None, d) for d in dilation)
+    return view[index]
+
+
+def col2im_nd(cols, out, kernel, stride, padding, dilation):
+    """Sum the columns ``(N, C, *kernel, *blocks)`` back into an ``(N, C, *out)`` image: the
+    adjoint of ``windows``. One vectorized add per kernel offset."""
+    n, c = cols.shape[:2]
+    nd = len(kernel)
+    blocks = cols.shape[2 + nd:]
+    full = tuple(o + 2 * p for o, p in zip(out, padding))
+    buf = np.zeros((n, c) + full, cols.dtype)
+    for offset in np.ndindex(*kernel):
+        dst = tuple(slice(k * d, k * d + (b - 1) * s + 1, s)
+                    for k, d, b, s in zip(offset, dilation, blocks, stride))
+        buf[(slice(None), slice(None)) + dst] += cols[(slice(None), slice(None)) + offset]
+    if not any(padding):
+        return buf
+    crop = tuple(slice(p, p + o) for p, o in zip(padding, out))
+    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
+
+
+def _group_matmul(weights, cols):
+    """``weights`` (G, M, K) @ ``cols`` (G, K, P): one large GEMM per group, which BLAS runs
+    much faster than NumPy's broadcast batch of per-sample GEMMs."""
+    if weights.shape[0] == 1:
+        return np.matmul(weights[0], cols[0])[None]
+    return np.matmul(weights, cols)
+
+
+def _conv(x, w, stride, padding, dilation, groups, out):
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    nd = len(kernel)
+    view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
+    cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
+    res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
+    res = res.reshape((f, n) + tuple(out))
+    return np.ascontiguousarray(np.swapaxes(res, 0, 1))
+
+
+def _conv_transpose(x, w, stride, padding, dilation, groups, out):
+    n, cin = x.shape[:2]
+    fg, kernel = w.shape[1], w.shape[2:]
+    spatial = x.shape[2:]
+    nd = len(kernel)
+    weights = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)  # (G, Fg*K, Cin/G)
+    inputs = np.ascontiguousarray(np.swapaxes(x, 0, 1)).reshape(groups, cin // groups, -1)
+    cols = _group_matmul(weights, inputs)                              # (G, Fg*K, N*L)
+    cols = cols.reshape((groups * fg,) + tuple(kernel) + (n,) + tuple(spatial))
+    order = (1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, 2 + 2 * nd))
+    return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    spec = NN.convolution.meta(input, weight, bias, stride, padding, dilation, transposed,
+                               output_padding, groups)
+    dt = spec.dtype
+    stride, padding, dilation, _ = NN.conv_params(weight, stride, padding, dilation,
+                                                  output_padding)
+    x, w = compute_data(input, dt), compute_data(weight, dt)
+    run = _conv_transpose if transposed else _conv
+    out = run(x, w, stride, padding, dilation, groups, spec.shape[2:])
+    if bias is not None:
+        out += compute_data(bias, dt).reshape((1, -1) + (1,) * (out.ndim - 2))
+    return wrap(out, dt)
+
+
+def _pairs(*values):
+    return [(v, v) if isinstance(v, int) else tuple(v) for v in values]
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    spec = NN.im2col.meta(self, kernel_size, dilation, padding, stride)
+    kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
+    x = data(self)
+    batched = x.ndim == 4
+    x = x if batched else x[None]
+    out = [NN._blocks(n, k, d, p, s) for n, k, d, p, s in zip(x.shape[2:], kernel, dilation,
+                                                               padding, stride)]
+    view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, oh, ow, kh, kw)
+    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(x.shape[0], -1, out[0] * out[1])
+    return wrap(np.ascontiguousarray(cols if batched else cols[0]), spec.dtype)
+
+
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    spec = NN.col2im.meta(self, output_size, kernel_size, dilation, padding, stride)
+    output_size, kernel, dilation, padding, stride = _pairs(output_size, kernel_size, dilation,
+                                                            padding, stride)
+    x = data(self)
+    batched = x.ndim == 3
+    x = x if batched else x[None]
+    blocks = [NN._blocks(n, k, d, p, s) for n, k, d, p, s in zip(output_size, kernel, dilation,
+                                                                  padding, stride)]
+    cols = x.reshape((x.shape[0], -1) + tuple(kernel) + tuple(blocks))
+    out = col2im_nd(cols, output_size, kernel, stride, padding, dilation)
+    return wrap(out if batched else out[0], spec.dtype)
+
+
+def constant_pad_nd(self, pad, value=0):
+    spec = NN.constant_pad_nd.meta(self, pad, value)
+    x = data(self)
+    out = np.full(spec.shape, value, dtype=x.dtype)
+    src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    for i in range(len(pad) // 2):   # pad lists pairs from the last dim backwards
+        d = x.ndim - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        src[d] = slice(max(-left, 0), x.shape[d] - max(-right, 0))
+        dst[d] = slice(max(left, 0), spec.shape[d] - max(right, 0))
+    if out.size and x.size:
+        out[tuple(dst)] = x[tuple(src)]
+    return wrap(out, spec.dtype)
+
+
+def _mode_pad(op, numpy_mode):
+    def kernel(self, padding):
+        spec = op.meta(self, padding)
+        x = compute_data(self, spec.dtype)
+        dims = len(padding) // 2
+        widths = [(0, 0)] * (x.ndim - dims) + \
+            [(padding[2 * i], padding[2 * i + 1]) for i in reversed(range(dims))]
+        return wrap(np.pad(x, widths, mode=numpy_mode), spec.dtype)
+    kernel.__name__ = kernel.__qualname__ = op.name
+    return kernel
+
+
+# --- upsampling -----------------------------------------------------------------------------------
+
+def _nearest_index(in_size, out_size, scale, exact):
+    """PyTorch's ``nearest_idx``/``nearest_neighbor_exact`` source index, in float32 as there."""
+    if not exact and out_size == in_size:
+        return np.arange(out_size)
+    if not exact and out_size == 2 * in_size:
+        return np.arange(out_size) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(in_size) / np.float32(out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def _nearest(op, exact):
+    def kernel(self, output_size, *scales):
+        spec = op.meta(self, output_size, *scales)
+        out = data(self)
+        for i, (n, o) in enumerate(zip(self.shape[2:], output_size)):
+            scale = scales[i] if i < len(scales) else None
+            out = np.take(out, _nearest_index(n, o, scale, exact), axis=2 + i)
+        return wrap(out, spec.dtype)
+    kernel.__name__ = kernel.__qualname__ = op.name
+    return kernel
+
+
+def _linear_taps(in_size, out_size, align_corners, scale, cdt):
+    """Source indices and weights of linear interpolation (``area_pixel_compute_source_index``)."""
+    if align_corners:
+        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    s = cdt.type(s)
+    dst = np.arange(out_size, dtype=cdt)
+    src = s * dst if align_corners else np.maximum(s * (dst + cdt.type(0.5)) - cdt.type(0.5), 0)
+    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+    i1 = i0 + (i0 < in_size - 1)
+    w1 = np.clip(src - i0, 0, 1).astype(cdt)
+    return i0, i1, (1 - w1).astype(cdt), w1
+
+
+def _linear(op):
+    def kernel(self, output_size, align_corners, *scales):
+        spec = op.meta(self, output_size, align_corners, *scales)
+        out = compute_data(self, spec.dtype)
+        cdt = out.dtype
+        for i, (n, o) in enumerate(zip(self.shape[2:], output_size)):
+            axis = 2 + i
+            i0, i1, w0, w1 = _linear_taps(n, o, align_corners,
+                                          scales[i] if i < len(scales) else None, cdt)
+            shape = [1] * out.ndim
+            shape[axis] = o
+            out = np.take(out, i0, axis=axis) * w0.reshape(shape) + \
+                np.take(out, i1, axis=axis) * w1.reshape(shape)
+        return wrap(out, spec.dtype)
+    kernel.__name__ = kernel.__qualname__ = op.name
+    return kernel
+
+
+KERNELS = {
+    NN.convolution: convolution, NN.im2col: im2col, NN.col2im: col2im,
+    NN.constant_pad_nd: constant_pad_nd,
+    NN.upsample_nearest1d: _nearest(NN.upsample_nearest1d, False),
+    NN.upsample_nearest2d: _nearest(NN.upsample_nearest2d, False),
+    NN.upsample_nearest_exact1d: _nearest(NN.upsample_nearest_exact1d, True),
+    NN.upsample_nearest_exact2d: _nearest(NN.upsample_nearest_exact2d, True),
+    NN.upsample_linear1d: _linear(NN.upsample_linear1d),
+    NN.upsample_bilinear2d: _linear(NN.upsample_bilinear2d),
+}
+KERNELS.update({op: _mode_pad(op, "reflect" if mode == "reflection" else "edge")
+                for (mode, _), op in NN.MODE_PADS.items()})

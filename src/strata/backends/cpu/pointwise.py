@@ -1,71 +1,187 @@
 """CPU kernels for ``ops/pointwise.py``: each op is a NumPy ufunc (or a short formula).
 
-One wrapper per family applies the shared policy — the dtype rule of the op's meta (the same
-function, so meta and CPU agree), the float32 "opmath" for half types, the in-place cast and shape
-checks — and the table below says only which NumPy function computes each op.
-"""
+One kernel maker per family (unary, binary, comparison) applies the shared policy, so the tables
+at the bottom say only which NumPy function computes each op:
 
-import math
+* the result dtype comes from the op's dtype rule (the function its meta uses), cached for the
+  common cases whose answer cannot change (same-dtype tensors, a tensor and a Python number);
+* half types compute in float32 and round once, as PyTorch's CPU "opmath" does;
+* Python numbers are cast to the compute dtype like PyTorch's wrapped numbers (uint8 - 1 wraps);
+* the result gets the strides TensorIterator would give it (``meta_rules.pointwise_strides``):
+  NumPy already agrees whenever every input is contiguous, so only other layouts are checked;
+* in-place kernels run the in-place meta (overlap, shape, cast), then write into ``self``.
+"""
 
 import numpy as np
 
 from ...core import dtype as D
+from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
-from .array import COMPUTE, compute_data, data, wrap, write
+from ..._tensor import from_array
+from . import special
+from .array import COMPUTE
+
+_INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
+              for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 
 
-def _shape_error(*operands):
-    R.broadcast_shapes(*(R.shape_of(x) for x in operands))
+def scalar(x, cdt):
+    """A Python number as PyTorch wraps it for an op computing in NumPy dtype ``cdt``: integers
+    out of the dtype's range wrap around (``uint8 - 1`` subtracts 255)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if type(x) is int:
+        bounds = _INT_RANGE.get(cdt)
+        if bounds is not None and not bounds[0] <= x <= bounds[1]:
+            return np.array(x).astype(cdt)
+    return x
 
 
-def unary(fn, rule):
+def operand(x, cdt):
+    """One operand in NumPy compute dtype ``cdt``: a strided view of a tensor (converted only
+    when its dtype differs), or a wrapped Python number."""
+    if isinstance(x, TensorImpl):
+        arr = x._array
+        if arr is None:
+            arr = x._np()
+        return arr if arr.dtype is cdt else arr.astype(cdt)
+    return scalar(x, cdt)
+
+
+def target(self):
+    """The NumPy view an in-place kernel writes through (never a converted copy)."""
+    arr = self._array
+    return arr if arr is not None else self._np()
+
+
+def _dense(x):
+    """True for Python numbers and C-contiguous tensors: inputs for which NumPy's output layout
+    is TensorIterator's (row-major)."""
+    if not isinstance(x, TensorImpl):
+        return True
+    arr = x._array
+    return arr.flags.c_contiguous if arr is not None else x.is_contiguous()
+
+
+def result(r, dt, operands):
+    """A kernel's NumPy result as a tensor of dtype ``dt``, laid out as TensorIterator would.
+    (A fresh 0-d or 1-d result is always row-major, whatever the inputs: nothing to check.)"""
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)  # ufuncs return NumPy scalars for 0-dim inputs
+    if r.dtype is not dt.np:
+        r = r.astype(dt.np)  # order="K": keeps the layout
+    if r.ndim > 1:
+        for x in operands:
+            if not _dense(x):
+                return _relayout(r, dt, R.pointwise_strides(r.shape, operands))
+    return from_array(r, dt)
+
+
+def _relayout(r, dt, strides):
+    itemsize = r.itemsize
+    if r.size and tuple(s // itemsize for s in r.strides) == strides:
+        return from_array(r, dt)
+    # A fresh buffer in the wanted dim order (the strides are a dense permutation).
+    order = sorted(range(r.ndim), key=lambda d: (-strides[d], -d))
+    out = np.empty([r.shape[d] for d in order], r.dtype).transpose(np.argsort(order))
+    np.copyto(out, r)
+    t = from_array(out, dt)
+    t._strides = strides  # exact for size-0 and size-1 dims too
+    return t
+
+
+def _cached_dtypes(rule, compute=None):
+    """``(result dtype, NumPy compute dtype)`` of a binary op's operands. ``compute`` gives the
+    dtype the math runs in when it is not the result's (comparisons: the promoted dtype).
+
+    Cached for the calls whose answer cannot depend on ndim or on the default dtype: tensors of
+    one dtype, or a tensor and a Python number, when the dtypes found are the tensor's own (or
+    bool). Everything else, errors included, goes through the rules each time."""
+    cache = {}
+
+    def dtypes(self, other):
+        sd = getattr(self, "dtype", None)
+        od = getattr(other, "dtype", None)
+        if sd is od:
+            key = sd
+        elif od is None:
+            key = (sd, type(other))
+        elif sd is None:
+            key = (type(self), od)
+        else:
+            key = None
+        hit = cache.get(key)
+        if hit is None:
+            dt = rule(self, other)
+            cd = dt if compute is None else compute(self, other)
+            hit = (dt, COMPUTE[cd])
+            if key is not None and (dt is sd or dt is od or dt is D.bool_) and \
+                    (cd is sd or cd is od or cd is D.bool_):
+                cache[key] = hit
+        return hit
+    return dtypes
+
+
+def unary(fn, op, check=None, compute=None):
+    """Kernels for ``op`` and its in-place twin. ``compute(self)`` is the dtype the math runs in
+    when it is not the result dtype (isnan & co. look at the input, not at bool)."""
+    rule = op.dtype_rule
+    cache = {}  # input dtype -> (result dtype, NumPy compute dtype), when the default can't matter
+
     def kernel(self, *extra):
-        dt = rule(self)
-        return wrap(fn(compute_data(self, dt), *extra), dt)
+        hit = cache.get(self.dtype)
+        if hit is None:
+            dt = rule(self)
+            hit = (dt, COMPUTE[dt if compute is None else compute(self)])
+            if dt is self.dtype or dt is D.bool_:
+                cache[self.dtype] = hit
+        dt, cdt = hit
+        if check is not None:
+            check(dt, *extra)
+        r = fn(operand(self, cdt), *extra)
+        if type(r) is np.ndarray and r.ndim < 2 and r.dtype is dt.np:
+            return from_array(r, dt)  # the common case of ``result``, inlined
+        return result(r, dt, (self,))
 
     def kernel_(self, *extra):
-        dt = rule(self)
-        R.check_inplace_cast(dt, self.dtype)
-        R.check_no_internal_overlap(self)
-        return write(self, fn(compute_data(self, dt), *extra))
+        op_.meta(self, *extra)
+        cdt = COMPUTE[rule(self) if compute is None else compute(self)]
+        np.copyto(target(self), fn(operand(self, cdt), *extra), casting="unsafe")
+        return self
 
+    op_ = getattr(P, op.name.split(".")[0] + "_", None)
     return kernel, kernel_
 
 
-def binary(fn, rule):
+def binary(fn, op, check=None, compute=None, validate=None):
+    """Kernels for a binary ``op`` and its in-place twin (see ``unary``); ``validate(self,
+    other)`` checks what the dtype rule cannot see (values of Python numbers)."""
+    dtypes = _cached_dtypes(op.dtype_rule, compute)
+
     def kernel(self, other, *extra):
-        dt = rule(self, other)
+        if validate is not None:
+            validate(self, other)
+        dt, cdt = dtypes(self, other)
+        if check is not None:
+            check(dt, *extra)
         try:
-            return wrap(fn(compute_data(self, dt), compute_data(other, dt), *extra), dt)
-        except ValueError:
-            _shape_error(self, other)
+            r = fn(operand(self, cdt), operand(other, cdt), *extra)
+        except ValueError:  # NumPy's broadcast error: raise PyTorch's
+            R.broadcast_shapes(R.shape_of(self), R.shape_of(other))
             raise
+        if type(r) is np.ndarray and r.ndim < 2 and r.dtype is dt.np:
+            return from_array(r, dt)  # the common case of ``result``, inlined
+        return result(r, dt, (self, other))
 
     def kernel_(self, other, *extra):
-        R.inplace_meta(self, R.pointwise_meta(rule, self, other))
-        R.check_no_internal_overlap(self)
-        dt = rule(self, other)
-        return write(self, fn(compute_data(self, dt), compute_data(other, dt), *extra))
+        op_.meta(self, other, *extra)
+        dt = op.dtype_rule(self, other) if compute is None else compute(self, other)
+        r = fn(operand(self, COMPUTE[dt]), operand(other, COMPUTE[dt]), *extra)
+        np.copyto(target(self), r, casting="unsafe")
+        return self
 
-    return kernel, kernel_
-
-
-def compare(fn):
-    """Comparisons: compute in the promoted dtype, return bool."""
-    def kernel(self, other):
-        dt = R.promote(self, other)
-        try:
-            return wrap(fn(compute_data(self, dt), compute_data(other, dt)), D.bool_)
-        except ValueError:
-            _shape_error(self, other)
-            raise
-
-    def kernel_(self, other):
-        R.inplace_meta(self, R.pointwise_meta(R.promote, self, other))
-        dt = R.promote(self, other)
-        return write(self, fn(compute_data(self, dt), compute_data(other, dt)))
-
+    op_ = getattr(P, op.name.split(".")[0] + "_", None)
     return kernel, kernel_
 
 
@@ -79,50 +195,76 @@ def _sub(a, b, alpha=1):
     return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
 
 
-def _check_int_div(b):
-    if isinstance(b, np.ndarray) and b.dtype.kind in "iub" and not np.all(b):
-        raise RuntimeError("ZeroDivisionError")
-    if isinstance(b, (int, np.integer)) and b == 0:
+def _integral(a, b):
+    """Both operands integers (NumPy's view of their common dtype, Python ints included)."""
+    return np.result_type(a, b).kind in "iu"
+
+
+def _check_int_divisor(b):
+    """Integer division by zero is an error in PyTorch (CPU), not a garbage value."""
+    if not np.all(b):
         raise RuntimeError("ZeroDivisionError")
 
 
 def _div_mode(a, b, rounding_mode):
-    integral = np.asarray(a).dtype.kind in "iub" and np.asarray(b).dtype.kind in "iub"
     if rounding_mode is None:
         return np.true_divide(a, b)
-    if integral:
-        _check_int_div(b)
-        if rounding_mode == "floor":
-            return np.floor_divide(a, b)
-        if rounding_mode == "trunc":
-            q = np.floor_divide(a, b)
-            fix = (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
-            return q + fix
-    elif rounding_mode == "floor":
-        return np.floor(np.true_divide(a, b))
-    elif rounding_mode == "trunc":
-        return np.trunc(np.true_divide(a, b))
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                       f"found '{rounding_mode}'")
+    if _integral(a, b):
+        _check_int_divisor(b)
+        q = np.floor_divide(a, b)
+        if rounding_mode == "trunc":  # round toward zero: undo floor's step on inexact negatives
+            q += (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+        return q
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)  # Python's floor division: PyTorch's div_floor_floating
+    return np.trunc(np.true_divide(a, b))
 
 
 def _remainder(a, b):
-    if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
-        _check_int_div(b)
+    if _integral(a, b):
+        _check_int_divisor(b)
     return np.remainder(a, b)
 
 
 def _fmod(a, b):
-    if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
-        _check_int_div(b)
+    if _integral(a, b):
+        _check_int_divisor(b)
     return np.fmod(a, b)
 
 
 def _pow(a, b):
-    arr_a, arr_b = np.asarray(a), np.asarray(b)
-    if arr_a.dtype.kind in "iu" and arr_b.dtype.kind in "iu" and np.any(arr_b < 0):
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return np.power(a, b)
+    if type(b) in (bool, int) and b in (0, 1):  # PyTorch fills ones or copies (bool included)
+        return np.ones_like(a) if b == 0 else np.array(a, copy=True)
+    if not _integral(a, b):
+        return np.power(a, b)
+    # Integer powers with negative exponents (PyTorch's powi): 1 and -1 keep a magnitude of 1,
+    # anything else truncates to 0. NumPy refuses them, so raise to |b| where b < 0 and fix up.
+    b = np.asarray(b)
+    negative = b < 0
+    if not negative.any():
+        return np.power(a, b)
+    out = np.power(a, np.where(negative, 0, b))
+    a = np.asarray(a)
+    odd = (b % 2) != 0
+    fix = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, fix, out).astype(out.dtype)
+
+
+def _shift_left(a, b):
+    # Shifting by the bit width or more (or by a negative amount) gives 0, as in PyTorch.
+    dt = np.result_type(a, b)
+    b = np.asarray(b, dt)
+    out_of_range = (b < 0) | (b >= dt.itemsize * 8)
+    return np.where(out_of_range, dt.type(0), np.left_shift(a, np.where(out_of_range, 0, b)))
+
+
+def _shift_right(a, b):
+    # Shifts past the width saturate: the sign bit fills signed types, zeros unsigned ones.
+    dt = np.result_type(a, b)
+    max_shift = dt.itemsize * 8 - (1 if dt.kind == "i" else 0)
+    b = np.asarray(b, dt)
+    return np.right_shift(np.asarray(a, dt), np.where((b < 0) | (b >= max_shift), max_shift,
+                                                      b).astype(dt))
 
 
 def _sigmoid(a):
@@ -130,176 +272,198 @@ def _sigmoid(a):
 
 
 def _round(a, decimals=0):
-    if decimals == 0:
-        return np.round(a)
-    return np.round(a, decimals)
+    if np.asarray(a).dtype.kind in "iub":
+        return np.array(a, copy=True)  # integers are already round (decimals=0 only)
+    return np.round(a) if decimals == 0 else np.round(a, decimals)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+def _sign(a):
+    if np.asarray(a).dtype.kind == "b":
+        return np.array(a, copy=True)
+    out = np.asarray(np.sign(a))
+    if out.dtype.kind == "f":  # PyTorch: sign(nan) = 0
+        np.copyto(out, 0, where=np.isnan(out))
+    return out
 
 
-def _erfinv(a):
-    # Newton's method on erf(x) = a, started from Giles' approximation; float64 throughout.
-    y = np.asarray(a, dtype=np.float64)
-    w = -np.log((1.0 - y) * (1.0 + y))
-    x = np.where(w < 5.0,
-                 _poly(w - 2.5, [2.81022636e-08, 3.43273939e-07, -3.5233877e-06,
-                                 -4.39150654e-06, 0.00021858087, -0.00125372503,
-                                 -0.00417768164, 0.246640727, 1.50140941]),
-                 _poly(np.sqrt(np.abs(w)) - 3.0, [-0.000200214257, 0.000100950558,
-                                                  0.00134934322, -0.00367342844, 0.00573950773,
-                                                  -0.0076224613, 0.00943887047, 1.00167406,
-                                                  2.83297682])) * y
-    for _ in range(2):
-        err = _erf(x) - y
-        x = x - err / (2.0 / math.sqrt(math.pi) * np.exp(-x * x))
-    x = np.where(y == 1, np.inf, np.where(y == -1, -np.inf, x))
-    return np.where(np.abs(y) > 1, np.nan, x)
+def _keep_int(fn):
+    """floor/ceil/trunc are the identity on integers (NumPy would make floats)."""
+    def run(a):
+        return np.array(a, copy=True) if np.asarray(a).dtype.kind in "iub" else fn(a)
+    return run
 
 
-def _poly(w, coeffs):
-    p = np.zeros_like(w)
-    for c in coeffs:
-        p = p * w + c
-    return p
+def _signbit(a):
+    kind = np.asarray(a).dtype.kind
+    return np.signbit(a) if kind == "f" else np.less(a, 0) if kind == "i" else \
+        np.zeros(np.shape(a), bool)
+
+
+def _special(fn):
+    """A float64 special function (backends/cpu/special.py), rounded to the input's dtype."""
+    def run(a):
+        return fn(a).astype(np.asarray(a).dtype)
+    return run
 
 
 def _gelu(a, approximate="none"):
     if approximate == "tanh":
-        return 0.5 * a * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (a + 0.044715 * a ** 3)))
-    if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
-    return (0.5 * a * (1.0 + _erf(a * (1.0 / math.sqrt(2.0))))).astype(np.asarray(a).dtype)
-
-
-def _relu(a):
-    return np.maximum(a, 0) if np.asarray(a).dtype.kind != "b" else np.asarray(a).copy()
+        inner = np.sqrt(2.0 / np.pi) * (a + 0.044715 * a * a * a)
+        return 0.5 * a * (1.0 + np.tanh(inner))
+    out = np.asarray(a, np.float64)
+    return (out * 0.5 * (1.0 + special.erf(out * np.sqrt(0.5)))).astype(np.asarray(a).dtype)
 
 
 def _frac(a):
     return a - np.trunc(a)
 
 
-def _sign(a):
-    arr = np.asarray(a)
-    return np.sign(arr) if arr.dtype.kind != "b" else arr.copy()
-
-
 def _abs(a):
-    arr = np.asarray(a)
-    return np.abs(arr) if arr.dtype.kind != "b" else arr.copy()
+    return np.abs(a)
 
 
-def _keep_int(fn):
-    """floor/ceil/round/trunc are the identity on integers (NumPy would make floats)."""
-    def run(a, *extra):
-        arr = np.asarray(a)
-        return arr.copy() if arr.dtype.kind in "iub" else fn(arr, *extra)
-    return run
-
+# --- ternary ---------------------------------------------------------------------------------------
 
 def where_kernel(condition, self, other):
-    dt = R.promote(self, other)
-    cond = data(condition)
-    try:
-        return wrap(np.where(cond, compute_data(self, dt), compute_data(other, dt)), dt)
-    except ValueError:
-        _shape_error(condition, self, other)
-        raise
+    spec = P.where.meta(condition, self, other)
+    cdt = COMPUTE[spec.dtype]
+    cond = operand(condition, np.dtype(bool))
+    return result(np.where(cond, operand(self, cdt), operand(other, cdt)), spec.dtype,
+                  (condition, self, other))
 
 
 def _clamp(a, lo, hi):
-    out = a
-    if lo is not None:
-        out = np.maximum(out, lo)
-    if hi is not None:
-        out = np.minimum(out, hi)
-    if out is a:
-        out = np.array(a, copy=True)
-    return out
+    out = a if lo is None else np.maximum(a, lo)
+    return out if hi is None else np.minimum(out, hi)
 
 
 def clamp_kernel(self, min=None, max=None):
-    meta = P.clamp.meta(self, min, max)
-    dt = meta.dtype
-    return wrap(np.broadcast_to(_clamp(compute_data(self, dt), compute_data(min, dt),
-                                       compute_data(max, dt)), meta.shape).copy()
-                if meta.shape != tuple(self.shape) else
-                _clamp(compute_data(self, dt), compute_data(min, dt), compute_data(max, dt)), dt)
+    spec = P.clamp.meta(self, min, max)
+    cdt = COMPUTE[spec.dtype]
+    r = _clamp(operand(self, cdt), operand(min, cdt), operand(max, cdt))
+    return result(r, spec.dtype, P.clamp_operands(self, min, max))
 
 
 def clamp_kernel_(self, min=None, max=None):
     P.clamp_.meta(self, min, max)
-    dt = R.promote(self, *(x for x in (min, max) if x is not None))
-    return write(self, _clamp(compute_data(self, dt), compute_data(min, dt),
-                              compute_data(max, dt)))
+    cdt = COMPUTE[P.clamp.dtype_rule(*P.clamp_operands(self, min, max))]
+    r = _clamp(operand(self, cdt), operand(min, cdt), operand(max, cdt))
+    np.copyto(target(self), r, casting="unsafe")
+    return self
+
+
+def _nan_to_num(self, nan, posinf, neginf):
+    dt = self.dtype
+    arr = operand(self, COMPUTE[dt])
+    if dt.category != D.FLOATING:
+        return np.array(arr, copy=True)
+    info = D.finfo(dt)
+    return np.nan_to_num(arr, nan=0.0 if nan is None else nan,
+                         posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf)
 
 
 def nan_to_num_kernel(self, nan=None, posinf=None, neginf=None):
-    dt = self.dtype
-    arr = data(self)
-    if arr.dtype.kind not in "f" and dt is not D.bfloat16:
-        return wrap(arr.copy(), dt)
-    info = D.finfo(dt)
-    c = compute_data(self, dt)
-    out = np.nan_to_num(c, nan=0.0 if nan is None else nan,
-                        posinf=info.max if posinf is None else posinf,
-                        neginf=info.min if neginf is None else neginf)
-    return wrap(out, dt)
+    return result(_nan_to_num(self, nan, posinf, neginf), self.dtype, (self,))
+
+
+def nan_to_num_kernel_(self, nan=None, posinf=None, neginf=None):
+    P.nan_to_num_.meta(self, nan, posinf, neginf)
+    np.copyto(target(self), _nan_to_num(self, nan, posinf, neginf),
+              casting="unsafe")
+    return self
+
+
+# --- the tables ---------------------------------------------------------------------------------
+
+def _compute_self(self):
+    return self.dtype
+
+
+UNARY = [
+    ("exp", np.exp), ("exp2", np.exp2), ("expm1", np.expm1), ("log", np.log),
+    ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p), ("sqrt", np.sqrt),
+    ("rsqrt", lambda a: 1.0 / np.sqrt(a)), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
+    ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh),
+    ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
+    ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("erf", _special(special.erf)),
+    ("erfc", _special(special.erfc)), ("erfinv", _special(special.erfinv)),
+    ("reciprocal", lambda a: 1.0 / a), ("lgamma", _special(special.lgamma)),
+    ("abs", _abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
+    ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
+    ("relu", lambda a: np.maximum(a, 0)), ("bitwise_not", np.invert),
+]
+UNARY_CHECKED = [("round", _round, P.check_round), ("gelu", _gelu, P.check_gelu)]
+UNARY_OF_INPUT = [  # bool results computed on the input's own values
+    ("logical_not", np.logical_not), ("isnan", np.isnan), ("isinf", np.isinf),
+    ("isfinite", np.isfinite), ("signbit", _signbit),
+]
+BINARY = [
+    ("mul", np.multiply), ("div", np.true_divide), ("remainder", _remainder),
+    ("fmod", _fmod), ("atan2", np.arctan2), ("maximum", np.maximum),
+    ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot),
+    ("copysign", np.copysign), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+    ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", _shift_left),
+    ("bitwise_right_shift", _shift_right),
+]
+BINARY_CHECKED = [("add", _add, P.check_alpha), ("sub", _sub, P.check_alpha)]
+COMPARE = [  # bool results computed in the operands' promoted dtype
+    ("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+    ("gt", np.greater), ("ge", np.greater_equal), ("logical_and", np.logical_and),
+    ("logical_or", np.logical_or), ("logical_xor", np.logical_xor),
+]
 
 
 def _table():
     t = {}
 
-    def add(name, fn, maker):
+    def add(name, maker, fn, **kw):
         op = getattr(P, name)
-        k, k_ = maker(fn) if maker is compare else maker(fn, op.dtype_rule)
+        k, k_ = maker(fn, op, **kw)
         k.__qualname__, k_.__qualname__ = f"{maker.__name__}[{name}]", f"{maker.__name__}[{name}_]"
         t[op] = k
         inplace = getattr(P, name + "_", None)
         if inplace is not None:
             t[inplace] = k_
 
-    for name, fn in [("exp", np.exp), ("exp2", np.exp2), ("expm1", np.expm1), ("log", np.log),
-                     ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p),
-                     ("sqrt", np.sqrt), ("rsqrt", lambda a: 1.0 / np.sqrt(a)), ("sin", np.sin),
-                     ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
-                     ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
-                     ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
-                     ("atanh", np.arctanh), ("sigmoid", _sigmoid),
-                     ("erf", lambda a: _erf(a).astype(np.asarray(a).dtype)),
-                     ("erfc", lambda a: (1.0 - _erf(a)).astype(np.asarray(a).dtype)),
-                     ("erfinv", lambda a: _erfinv(a).astype(np.asarray(a).dtype)),
-                     ("reciprocal", lambda a: 1.0 / a),
-                     ("lgamma", lambda a: _lgamma(a).astype(np.asarray(a).dtype)),
-                     ("abs", _abs), ("sign", _sign), ("floor", _keep_int(np.floor)),
-                     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)),
-                     ("round", _keep_int(_round)), ("relu", _relu), ("neg", np.negative),
-                     ("frac", _frac), ("bitwise_not", np.invert),
-                     ("logical_not", np.logical_not), ("gelu", _gelu), ("isnan", np.isnan),
-                     ("isinf", np.isinf), ("isfinite", np.isfinite), ("signbit", np.signbit)]:
-        add(name, fn, unary)
-    for name, fn in [("add", _add), ("sub", _sub), ("mul", np.multiply),
-                     ("div", np.true_divide), ("div_mode", _div_mode),
-                     ("remainder", _remainder), ("fmod", _fmod), ("pow", _pow),
-                     ("atan2", np.arctan2), ("maximum", np.maximum), ("minimum", np.minimum),
-                     ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot),
-                     ("copysign", np.copysign), ("bitwise_and", np.bitwise_and),
-                     ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor),
-                     ("bitwise_left_shift", np.left_shift),
-                     ("bitwise_right_shift", np.right_shift)]:
-        add(name, fn, binary)
-    for name, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
-                     ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
-                     ("logical_and", np.logical_and), ("logical_or", np.logical_or),
-                     ("logical_xor", np.logical_xor)]:
-        add(name, fn, compare)
+    for name, fn in UNARY:
+        add(name, unary, fn)
+    for name, fn, check in UNARY_CHECKED:
+        add(name, unary, fn, check=check)
+    for name, fn in UNARY_OF_INPUT:
+        add(name, unary, fn, compute=_compute_self)
+    for name, fn in BINARY:
+        add(name, binary, fn)
+    for name, fn, check in BINARY_CHECKED:
+        add(name, binary, fn, check=check)
+    add("pow", binary, _pow, validate=P.check_pow)
+    for name, fn in COMPARE:
+        add(name, binary, fn, compute=R.promote)
     t[P.where] = where_kernel
     t[P.clamp] = clamp_kernel
     t[P.clamp_] = clamp_kernel_
     t[P.nan_to_num] = nan_to_num_kernel
+    t[P.nan_to_num_] = nan_to_num_kernel_
     return t
 
 
-KERNELS = _table()
+def _div_mode_kernel(self, other, rounding_mode):
+    dt = P.div_mode_rule(self, other, rounding_mode)
+    cdt = COMPUTE[dt]
+    try:
+        r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
+    except ValueError:
+        R.broadcast_shapes(R.shape_of(self), R.shape_of(other))
+        raise
+    return result(r, dt, (self, other))
+
+
+def _div_mode_kernel_(self, other, rounding_mode):
+    P.div_mode_.meta(self, other, rounding_mode)
+    cdt = COMPUTE[P.div_mode_rule(self, other, rounding_mode)]
+    r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
+    np.copyto(target(self), r, casting="unsafe")
+    return self
+
+
+KERNELS = _table() | {P.div_mode: _div_mode_kernel, P.div_mode_: _div_mode_kernel_}

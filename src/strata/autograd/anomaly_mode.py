@@ -1,0 +1,90 @@
+"""Anomaly detection (``torch/autograd/anomaly_mode.py``): a debugging mode.
+
+While on, every recorded node keeps the Python stack of the forward call that made it; when its
+backward fails, the engine warns with that stack before re-raising. With ``check_nan``, a node
+whose backward returns NaN raises ``Function 'DivBackward0' returned nan values in its 0th
+output.``
+
+    >>> with strata.autograd.detect_anomaly():
+    ...     loss.backward()
+"""
+
+import threading
+import warnings
+
+from ..ops import pointwise as P
+from ..ops import reductions as RD
+
+
+class _AnomalyState(threading.local):
+    enabled = False
+    check_nan = True
+
+
+_state = _AnomalyState()
+
+
+def is_anomaly_enabled() -> bool:
+    return _state.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _state.check_nan
+
+
+def _warn_enabled():
+    warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and "
+                  "should only be enabled for debugging.", UserWarning, stacklevel=3)
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that turns anomaly detection on."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        self.prev = _state.enabled
+        self.prev_check_nan = _state.check_nan
+        _warn_enabled()
+
+    def __enter__(self):
+        _state.enabled = True
+        _state.check_nan = self.check_nan
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        _state.check_nan = self.prev_check_nan
+
+    def __call__(self, func):
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class set_detect_anomaly:
+    """``set_detect_anomaly(True)`` turns anomaly detection on at once (also usable in ``with``,
+    which restores the previous setting)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = _state.enabled
+        self.prev_check_nan = _state.check_nan
+        _state.enabled = bool(mode)
+        _state.check_nan = bool(check_nan)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        _state.check_nan = self.prev_check_nan
+
+
+def check_nan(node, outputs):
+    """Raise if a backward output holds NaN (``validate_outputs`` under anomaly mode)."""
+    for i, g in enumerate(outputs):
+        if g is not None and RD.sum(P.isnan(g)).item():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output.")

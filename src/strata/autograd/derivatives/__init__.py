@@ -1,0 +1,241 @@
+"""Derivatives: one formula per primitive op, keyed by the op object, written with strata ops.
+
+A formula receives the node (``ctx``) and the gradient of each output, and returns one gradient
+per tensor argument of the op, in schema order (a list for a ``Tensor[]`` argument; ``None``
+where none is needed — ``ctx.needs`` says which are). It reads what it saved as attributes:
+
+    @derivative(P.mul, "MulBackward0", save=("self if other", "other if self"))
+    def _mul(ctx, grad):
+        return (grad * ctx.other if ctx.needs[0] else None,
+                grad * ctx.self if ctx.needs[1] else None)
+
+``save`` names schema arguments (or ``result``/``result<k>`` for outputs) to keep for backward,
+optionally ``"<name> if <other names>"`` to keep one only when those inputs need a gradient.
+Non-tensor arguments are always kept, and every tensor argument's shape and dtype too
+(``ctx.sizes("self")``). Because formulas are written with ops, running them in grad mode
+(``create_graph=True``) records them, which gives higher derivatives.
+
+Cross-cutting policy lives in one place, the engine's ``validate_outputs``: a gradient for a
+broadcast input is summed back to the input's shape, and cast to the input's dtype. In-place ops
+(``mul_``) use their out-of-place op's formula; ``self`` then means the value before the write.
+
+The table follows the ops/ family files, one module each, in the same section order.
+"""
+
+from importlib import import_module
+
+from ...core import dtype as D
+from ...ops import factory as F
+from ...ops import reductions as RD
+from ...ops import shape as S
+from ...ops.op import REGISTRY
+from ..graph import SavedVariable
+
+FAMILIES = ("pointwise", "factory", "shape", "reductions")
+
+DERIVATIVES: dict = {}       # op -> Derivative
+NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
+_NON_DIFFERENTIABLE: set = set()
+NOT_SAVED = object()         # a tensor argument the formula did not ask to keep
+
+
+class Derivative:
+    """One row of the table: the op, its node's name, the formula, what to save."""
+
+    def __init__(self, op, name, formula, save):
+        self.op = op
+        self.name = name
+        self.formula = formula
+        args = op.schema.arguments
+        self.index = op.binder.index
+        self.slots = tuple((i, a.is_tensor_list) for i, a in enumerate(args)
+                           if a.is_tensor or a.is_tensor_list)
+        self.has_lists = any(is_list for _, is_list in self.slots)
+        slot_of = {args[pos].name: k for k, (pos, _) in enumerate(self.slots)}
+        # edge index of each tensor argument (valid when no Tensor[] precedes it)
+        self.edge_of = {} if self.has_lists else slot_of
+        self.input_saves = []    # (position, needed-if slot indices or None, geometry only)
+        self.result_saves = []   # (output index, needed-if slot indices or None)
+        for spec in save:
+            name, _, cond = (s.strip() for s in spec.partition(" if "))
+            when = tuple(slot_of[c] for c in cond.split()) if cond else None
+            geometry = name.endswith(":geometry")
+            name = name.removesuffix(":geometry")
+            if name.startswith("result"):
+                self.result_saves.append((int(name[6:] or 0), when))
+            else:
+                self.input_saves.append((self.index[name], when, geometry))
+        self.saves = bool(save)
+        self.saves_result = bool(self.result_saves)
+        self._classes = {}
+
+    def node_class(self, args):
+        """The node class for this call (``MulBackward0``); a few ops name it by arguments."""
+        name = self.name if isinstance(self.name, str) else self.name(*args)
+        cls = self._classes.get(name)
+        if cls is None:
+            from ..kernel import OpNode
+            cls = self._classes[name] = type(name, (OpNode,), {"__slots__": ()})
+        return cls
+
+    def save_inputs(self, node, args, needs, inplace):
+        """The node's view of the arguments: values kept, tensors saved or dropped."""
+        out = list(args)
+        for pos, is_list in self.slots:
+            a = out[pos]
+            if is_list:
+                out[pos] = [NOT_SAVED if hasattr(t, "_ag") else t for t in a]
+            elif hasattr(a, "_ag"):
+                out[pos] = NOT_SAVED
+        for pos, when, geometry in self.input_saves:
+            if when is not None and not any(needs[k] for k in when):
+                continue
+            a = args[pos]
+            if geometry:
+                out[pos] = (a._shape, a.stride(), a._offset)
+            elif isinstance(a, (list, tuple)):
+                out[pos] = [SavedVariable(t) if hasattr(t, "_ag") else t for t in a]
+            elif hasattr(a, "_ag"):
+                if inplace and pos == 0:
+                    a = F.clone(a)   # the formula wants self as it was before the write
+                out[pos] = SavedVariable(a)
+        return tuple(out)
+
+    def save_results(self, node, outputs, needs):
+        results = [None] * len(outputs)
+        for k, when in self.result_saves:
+            if when is None or any(needs[i] for i in when):
+                results[k] = SavedVariable(outputs[k], node, k)
+        return results
+
+    def unpack(self, node, name):
+        pos = self.index.get(name)
+        if pos is not None:
+            value = node._args[pos]
+        elif name.startswith("result") and (name == "result" or name[6:].isdigit()):
+            results = node._results
+            k = int(name[6:] or 0)
+            value = results[k] if results and results[k] is not None else NOT_SAVED
+        else:
+            raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
+        if value is NOT_SAVED:
+            raise AttributeError(f"{node.name()} did not save '{name}' for backward")
+        if isinstance(value, SavedVariable):
+            return value.unpack()
+        if isinstance(value, list):
+            return [v.unpack() if isinstance(v, SavedVariable) else v for v in value]
+        return value
+
+    def raw_saved(self, node, name):
+        pos = self.index.get(name)
+        value = node._args[pos] if pos is not None else \
+            (node._results or [None])[int(name[6:] or 0)] if name.startswith("result") else None
+        if not isinstance(value, SavedVariable):
+            raise AttributeError(f"'{node.name()}' object has no attribute '_raw_saved_{name}'")
+        return value
+
+    def arg_meta(self, node, name):
+        return node._input_meta[self.edge_of[name]]
+
+
+def derivative(op, name, save=()):
+    """Decorator: register the formula of ``op``, whose node is named ``name`` (a string, or a
+    function of the op's arguments for ops PyTorch splits into several overloads)."""
+    def deco(formula):
+        if op in DERIVATIVES:
+            raise RuntimeError(f"derivative for {op.qualname} is defined twice")
+        DERIVATIVES[op] = Derivative(op, name, formula, save)
+        return formula
+    return deco
+
+
+def non_differentiable(*ops):
+    """Ops whose outputs never carry a gradient (``detach``, ``view(dtype)``)."""
+    _NON_DIFFERENTIABLE.update(ops)
+
+
+_lookup_cache: dict = {}
+
+
+def lookup(op):
+    """The Derivative of ``op`` (an in-place op uses its out-of-place op's row), the marker
+    NON_DIFFERENTIABLE, or None when the op has no formula."""
+    try:
+        return _lookup_cache[op]
+    except KeyError:
+        pass
+    if op in _NON_DIFFERENTIABLE:
+        found = NON_DIFFERENTIABLE
+    else:
+        found = DERIVATIVES.get(op)
+        if found is None and op.is_inplace:
+            functional = out_of_place(op)
+            found = DERIVATIVES.get(functional) if functional is not None else None
+    _lookup_cache[op] = found
+    return found
+
+
+def out_of_place(op):
+    """``add_.Tensor`` -> ``add.Tensor``: PyTorch's naming convention for in-place variants
+    (same overload name, or else the overload with the same argument names, as ``pow_.Tensor``
+    -> ``pow.Tensor_Tensor``)."""
+    base = op.schema.name
+    if not base.endswith("_"):
+        return None
+    overload = f".{op.schema.overload}" if op.schema.overload else ""
+    found = REGISTRY.get(f"{op.namespace}::{base[:-1]}{overload}")
+    if found is not None:
+        return found
+    names = op.binder.names
+    return next((other for other in REGISTRY.values()
+                 if other.namespace == op.namespace and other.schema.name == base[:-1]
+                 and other.binder.names == names), None)
+
+
+# --- helpers shared by the family formulas -------------------------------------------------------
+
+def is_expandable_to(shape, desired) -> bool:
+    """``shape`` broadcasts to ``desired`` (so a gradient of ``desired`` sums back to it)."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+def sum_to(grad, shape):
+    """Sum a broadcast gradient back down to ``shape`` (``at::sum_to``)."""
+    gshape = grad._shape
+    shape = tuple(shape)
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
+                                if s == 1 and gshape[lead + i] != 1]
+    if dims:
+        grad = RD.sum(grad, dims, True)
+    if lead:
+        grad = S.view(grad, shape)
+    return grad
+
+
+def zeros(shape, like):
+    return F.full(tuple(shape), 0, dtype=like.dtype, device=like.device)
+
+
+def zeros_for(ctx, name, like):
+    """A zero gradient for tensor argument ``name`` (PyTorch returns zeros, not None, there)."""
+    return F.full(ctx.sizes(name), 0, dtype=like.dtype, device=like.device)
+
+
+def is_float(x) -> bool:
+    return hasattr(x, "_ag") and x.dtype.category == D.FLOATING
+
+
+def is_tensor(x) -> bool:
+    return hasattr(x, "_ag")
+
+
+for _family in FAMILIES:
+    import_module(f"{__name__}.{_family}")

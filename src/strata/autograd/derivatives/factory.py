@@ -1,0 +1,36 @@
+"""Derivatives of ``ops/factory.py``: copies, fills and random ops (whose outputs do not depend
+differentiably on the overwritten input)."""
+
+from ...ops import factory as F
+from . import derivative, non_differentiable, zeros
+
+
+@derivative(F._to_copy, "ToCopyBackward0")
+def _to_copy(ctx, grad):
+    return grad   # validate_outputs casts it back to the input's dtype and device
+
+
+@derivative(F.clone, "CloneBackward0")
+def _clone(ctx, grad):
+    return grad
+
+
+@derivative(F.copy_, "CopyBackwards")
+def _copy_(ctx, grad):
+    """The old value of self is overwritten (zero gradient); src gets the gradient, summed back
+    over broadcast dims and cast to its dtype by validate_outputs."""
+    return (zeros(grad._shape, grad) if ctx.needs[0] else None,
+            grad if ctx.needs[1] else None)
+
+
+def _overwritten(ctx, grad):
+    return zeros(grad._shape, grad)
+
+
+derivative(F.fill_, "FillBackward2")(_overwritten)
+derivative(F.normal_, "NormalBackward0")(_overwritten)
+derivative(F.uniform_, "UniformBackward0")(_overwritten)
+derivative(F.bernoulli_tensor, "BernoulliBackward0")(_overwritten)
+# bernoulli.p has no formula in PyTorch either: backward through it raises.
+
+non_differentiable(F.view_dtype)

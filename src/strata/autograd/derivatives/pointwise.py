@@ -1,0 +1,259 @@
+"""Derivatives of ``ops/pointwise.py``, in its order (``tools/autograd/derivatives.yaml``)."""
+
+import math
+
+from ...ops import pointwise as P
+from . import derivative, is_tensor, zeros, zeros_for
+
+LN2 = math.log(2.0)
+LN10 = math.log(10.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _unary(op, name, save, fn):
+    """A one-input op whose gradient is ``grad * fn(ctx)``-shaped: ``fn(ctx, grad)``."""
+    derivative(op, name, save=save)(lambda ctx, grad: fn(ctx, grad))
+
+
+# --- unary, float result -----------------------------------------------------------------------
+_unary(P.exp, "ExpBackward0", ("result",), lambda c, g: P.mul(g, c.result))
+_unary(P.exp2, "Exp2Backward0", ("result",), lambda c, g: P.mul(g, P.mul(c.result, LN2)))
+_unary(P.expm1, "Expm1Backward0", ("result",), lambda c, g: P.mul(g, P.add(c.result, 1)))
+_unary(P.log, "LogBackward0", ("self",), lambda c, g: P.div(g, c.self))
+_unary(P.log2, "Log2Backward0", ("self",), lambda c, g: P.div(g, P.mul(c.self, LN2)))
+_unary(P.log10, "Log10Backward0", ("self",), lambda c, g: P.div(g, P.mul(c.self, LN10)))
+_unary(P.log1p, "Log1PBackward0", ("self",), lambda c, g: P.div(g, P.add(c.self, 1)))
+_unary(P.sqrt, "SqrtBackward0", ("result",), lambda c, g: P.div(g, P.mul(c.result, 2)))
+_unary(P.rsqrt, "RsqrtBackward0", ("result",),
+       lambda c, g: P.mul(g, P.mul(P.pow(c.result, 3), -0.5)))
+_unary(P.sin, "SinBackward0", ("self",), lambda c, g: P.mul(g, P.cos(c.self)))
+_unary(P.cos, "CosBackward0", ("self",), lambda c, g: P.mul(g, P.neg(P.sin(c.self))))
+_unary(P.tan, "TanBackward0", ("result",),
+       lambda c, g: P.mul(g, P.add(P.mul(c.result, c.result), 1)))
+_unary(P.asin, "AsinBackward0", ("self",),
+       lambda c, g: P.mul(g, P.rsqrt(P.sub(1, P.mul(c.self, c.self)))))
+_unary(P.acos, "AcosBackward0", ("self",),
+       lambda c, g: P.mul(g, P.neg(P.rsqrt(P.sub(1, P.mul(c.self, c.self))))))
+_unary(P.atan, "AtanBackward0", ("self",),
+       lambda c, g: P.div(g, P.add(P.mul(c.self, c.self), 1)))
+_unary(P.sinh, "SinhBackward0", ("self",), lambda c, g: P.mul(g, P.cosh(c.self)))
+_unary(P.cosh, "CoshBackward0", ("self",), lambda c, g: P.mul(g, P.sinh(c.self)))
+_unary(P.tanh, "TanhBackward0", ("result",),
+       lambda c, g: P.mul(g, P.sub(1, P.mul(c.result, c.result))))
+_unary(P.asinh, "AsinhBackward0", ("self",),
+       lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))))
+_unary(P.acosh, "AcoshBackward0", ("self",),
+       lambda c, g: P.mul(g, P.rsqrt(P.sub(P.mul(c.self, c.self), 1))))
+_unary(P.atanh, "AtanhBackward0", ("self",),
+       lambda c, g: P.div(g, P.sub(1, P.mul(c.self, c.self))))
+_unary(P.sigmoid, "SigmoidBackward0", ("result",),
+       lambda c, g: P.mul(g, P.mul(c.result, P.sub(1, c.result))))
+_unary(P.erf, "ErfBackward0", ("self",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), TWO_OVER_SQRT_PI)))
+_unary(P.erfc, "ErfcBackward0", ("self",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), -TWO_OVER_SQRT_PI)))
+_unary(P.erfinv, "ErfinvBackward0", ("result",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.mul(c.result, c.result)),
+                                   0.5 * math.sqrt(math.pi))))
+_unary(P.reciprocal, "ReciprocalBackward0", ("result",),
+       lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
+# lgamma: its derivative is digamma, which strata does not define (no formula: backward raises)
+
+
+# --- unary, dtype kept --------------------------------------------------------------------------
+_unary(P.abs, "AbsBackward0", ("self",), lambda c, g: P.mul(g, P.sign(c.self)))
+_unary(P.neg, "NegBackward0", (), lambda c, g: P.neg(g))
+for _op, _name in ((P.sign, "SignBackward0"), (P.floor, "FloorBackward0"),
+                   (P.ceil, "CeilBackward0"), (P.trunc, "TruncBackward0")):
+    _unary(_op, _name, (), lambda c, g: zeros(g._shape, g))
+derivative(P.round, lambda self, decimals=0: f"RoundBackward{0 if decimals == 0 else 1}")(
+    lambda c, g: zeros(g._shape, g))
+_unary(P.frac, "FracBackward0", (), lambda c, g: g)
+_unary(P.relu, "ReluBackward0", ("result",), lambda c, g: P.where(P.gt(c.result, 0), g, 0))
+
+
+@derivative(P.gelu, "GeluBackward0", save=("self",))
+def _gelu(ctx, grad):
+    x = ctx.self
+    if ctx.approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        x_sq = P.mul(x, x)
+        inner = P.mul(P.add(x, P.mul(P.mul(x_sq, x), kappa)), beta)
+        t = P.tanh(inner)
+        left = P.mul(x, 0.5)
+        right = P.add(t, 1)
+        d_right = P.mul(P.mul(left, P.sub(1, P.mul(t, t))),
+                        P.mul(P.add(P.mul(x_sq, 3 * kappa), 1), beta))
+        return P.mul(grad, P.add(P.mul(right, 0.5), d_right))
+    cdf = P.mul(P.add(P.erf(P.mul(x, 1 / math.sqrt(2.0))), 1), 0.5)
+    pdf = P.mul(P.exp(P.mul(P.mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
+    return P.mul(grad, P.add(cdf, P.mul(x, pdf)))
+
+
+# --- binary arithmetic --------------------------------------------------------------------------
+@derivative(P.add, "AddBackward0")
+def _add(ctx, grad):
+    alpha = ctx.alpha
+    return grad, (grad if alpha == 1 else P.mul(grad, alpha)) if ctx.needs[1] else None
+
+
+@derivative(P.sub, "SubBackward0")
+def _sub(ctx, grad):
+    return grad, P.mul(grad, -ctx.alpha) if ctx.needs[1] else None
+
+
+@derivative(P.mul, "MulBackward0", save=("self if other", "other if self"))
+def _mul(ctx, grad):
+    return (P.mul(grad, ctx.other) if ctx.needs[0] else None,
+            P.mul(grad, ctx.self) if ctx.needs[1] else None)
+
+
+@derivative(P.div, "DivBackward0", save=("self if other", "other"))
+def _div(ctx, grad):
+    other = ctx.other
+    return (P.div(grad, other) if ctx.needs[0] else None,
+            P.neg(P.mul(grad, P.div(P.div(ctx.self, other), other))) if ctx.needs[1] else None)
+
+
+@derivative(P.div_mode, "DivBackward2", save=("self if other", "other"))
+def _div_mode(ctx, grad):
+    if ctx.rounding_mode is not None:   # floor/trunc division is piecewise constant
+        return (zeros(grad._shape, grad) if ctx.needs[0] else None,
+                zeros_for(ctx, "other", grad) if ctx.needs[1] else None)
+    return _div(ctx, grad)
+
+
+def _scalar_other_name(stem):
+    return lambda self, other: f"{stem}{1 if is_tensor(other) else 0}"
+
+
+@derivative(P.remainder, _scalar_other_name("RemainderBackward"), save=("self if other",
+                                                                        "other if other"))
+def _remainder(ctx, grad):
+    return grad, (P.neg(P.mul(grad, P.div_mode(ctx.self, ctx.other, "floor")))
+                  if ctx.needs[1] else None)
+
+
+@derivative(P.fmod, _scalar_other_name("FmodBackward"), save=("self if other", "other if other"))
+def _fmod(ctx, grad):
+    return grad, (P.neg(P.mul(grad, P.div_mode(ctx.self, ctx.other, "trunc")))
+                  if ctx.needs[1] else None)
+
+
+def _pow_name(self, exponent):
+    if not is_tensor(exponent):
+        return "PowBackward0"
+    return "PowBackward1" if is_tensor(self) else "PowBackward2"
+
+
+@derivative(P.pow, _pow_name, save=("self", "exponent", "result if exponent"))
+def _pow(ctx, grad):
+    x, e = ctx.self, ctx.exponent
+    gx = ge = None
+    if ctx.needs[0]:
+        if is_tensor(e):
+            gx = P.where(P.eq(e, 0), 0.0, P.mul(grad, P.mul(e, P.pow(x, P.sub(e, 1)))))
+        elif e == 0:
+            gx = zeros(grad._shape, grad)
+        else:
+            gx = P.mul(grad, P.mul(P.pow(x, e - 1), e))
+    if ctx.needs[1]:
+        r = ctx.result
+        if is_tensor(x):
+            at_zero = P.logical_and(P.eq(x, 0), P.ge(e, 0))
+            ge = P.mul(grad, P.where(at_zero, 0.0, P.mul(r, P.log(x))))
+        elif x == 0:   # 0 ** e: flat for e >= 0, else result * log(0) = -inf
+            ge = P.mul(grad, P.where(P.ge(e, 0), 0.0, P.mul(r, -math.inf)))
+        else:
+            ge = P.mul(grad, P.mul(r, math.log(x) if x > 0 else math.nan))
+    return gx, ge
+
+
+@derivative(P.atan2, "Atan2Backward0", save=("self", "other"))
+def _atan2(ctx, grad):
+    x, y = ctx.self, ctx.other
+    denom = P.add(P.mul(x, x), P.mul(y, y))
+    return (P.mul(grad, P.div(y, denom)) if ctx.needs[0] else None,
+            P.neg(P.mul(grad, P.div(x, denom))) if ctx.needs[1] else None)
+
+
+def _max_min(op, name, lose_self):
+    @derivative(op, name, save=("self", "other"))
+    def formula(ctx, grad):
+        x, y = ctx.self, ctx.other
+        half = P.where(P.eq(x, y), P.mul(grad, 0.5), grad)
+        return (P.where(lose_self(x, y), 0.0, half) if ctx.needs[0] else None,
+                P.where(lose_self(y, x), 0.0, half) if ctx.needs[1] else None)
+
+
+_max_min(P.maximum, "MaximumBackward0", P.lt)
+_max_min(P.minimum, "MinimumBackward0", P.gt)
+
+
+def _fmax_fmin(op, name, wins):
+    @derivative(op, name, save=("self", "other"))
+    def formula(ctx, grad):
+        x, y = ctx.self, ctx.other
+        self_wins = P.logical_or(wins(x, y), P.isnan(y))
+        return (P.where(self_wins, grad, 0.0) if ctx.needs[0] else None,
+                P.where(self_wins, 0.0, grad) if ctx.needs[1] else None)
+
+
+_fmax_fmin(P.fmax, "FmaxBackward0", P.ge)
+_fmax_fmin(P.fmin, "FminBackward0", P.le)
+
+
+@derivative(P.hypot, "HypotBackward0", save=("self if self", "other if other", "result"))
+def _hypot(ctx, grad):
+    r = ctx.result
+    return (P.mul(grad, P.div(ctx.self, r)) if ctx.needs[0] else None,
+            P.mul(grad, P.div(ctx.other, r)) if ctx.needs[1] else None)
+
+
+@derivative(P.copysign, _scalar_other_name("CopysignBackward"), save=("self", "result"))
+def _copysign(ctx, grad):
+    x = ctx.self
+    gx = None
+    if ctx.needs[0]:
+        gx = P.mul(grad, P.where(P.eq(x, 0), 0.0, P.div(ctx.result, x)))
+    return gx, zeros_for(ctx, "other", grad) if ctx.needs[1] else None
+
+
+# --- ternary -----------------------------------------------------------------------------------
+@derivative(P.where, "WhereBackward0", save=("condition",))
+def _where(ctx, grad):
+    cond = ctx.condition
+    return (None,
+            P.where(cond, grad, 0.0) if ctx.needs[1] else None,
+            P.where(cond, 0.0, grad) if ctx.needs[2] else None)
+
+
+def _clamp_name(self, min=None, max=None):
+    return "ClampBackward0" if is_tensor(min) or is_tensor(max) else "ClampBackward1"
+
+
+@derivative(P.clamp, _clamp_name, save=("self", "min", "max"))
+def _clamp(ctx, grad):
+    """``clamp_backward_min_max``: self passes where min <= self <= max; min gets the gradient
+    where self < min (and min < max), max where self > max (or max < min)."""
+    x, lo, hi = ctx.self, ctx.min, ctx.max
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if ctx.needs[0]:
+            gx = P.where(P.logical_and(P.ge(x, lo), P.le(x, hi)), grad, 0.0)
+        if ctx.needs[1]:
+            glo = P.where(P.logical_and(P.lt(x, lo), P.lt(lo, hi)), grad, 0.0)
+        if ctx.needs[2]:
+            ghi = P.where(P.logical_or(P.gt(x, hi), P.lt(hi, lo)), grad, 0.0)
+    elif lo is not None:
+        gx = P.where(P.ge(x, lo), grad, 0.0) if ctx.needs[0] else None
+        glo = P.where(P.lt(x, lo), grad, 0.0) if ctx.needs[1] else None
+    else:
+        gx = P.where(P.le(x, hi), grad, 0.0) if ctx.needs[0] else None
+        ghi = P.where(P.gt(x, hi), grad, 0.0) if ctx.needs[2] else None
+    return gx, glo, ghi
+
+
+@derivative(P.nan_to_num, "NanToNumBackward0", save=("self",))
+def _nan_to_num(ctx, grad):
+    return P.mul(grad, P.isfinite(ctx.self))

@@ -1,0 +1,204 @@
+"""The engine: runs the backward graph from some roots (``torch/csrc/autograd/engine.cpp``).
+
+1. Count, for every node reachable from the roots, how many edges lead into it.
+2. Keep one input buffer per node that sums the gradients its consumers send.
+3. A node whose count drops to zero is ready; the ready queue runs the most recently created
+   node first (highest sequence number; AccumulateGrad nodes first of all).
+4. Running a node: tensor hooks, retain_grad, node pre-hooks, ``apply``, node post-hooks; then
+   each output gradient goes into the buffer of the node its edge points to.
+
+With ``inputs`` (``autograd.grad``), only the nodes on a path to those inputs run, and the
+gradient arriving at each input's edge is captured instead of accumulated into ``.grad``.
+CPU work runs on the calling thread, as PyTorch does for CPU graph tasks.
+"""
+
+import heapq
+import warnings
+
+from ..dispatch.tls import _state
+from ..ops import pointwise as P
+from . import anomaly_mode
+from .graph import AccumulateGrad
+
+
+class _Capture:
+    __slots__ = ("index", "input_nr")
+
+    def __init__(self, index, input_nr):
+        self.index = index
+        self.input_nr = input_nr
+
+
+def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True):
+    """Backpropagate ``grads`` from the edges ``roots``.
+
+    ``inputs``: edges whose gradient to return (``autograd.grad``, accumulate_grad=False), or to
+    restrict accumulation to (``backward(inputs=...)``). Returns the captured gradients.
+    """
+    dependencies = _dependencies(roots)
+    needed = captures = None
+    captured = []
+    if inputs is not None:
+        captured = [None] * len(inputs)
+        captures = {}
+        targets = set()
+        for i, (node, input_nr) in enumerate(inputs):
+            if node is None:
+                continue
+            targets.add(node)
+            if not accumulate_grad:
+                captures.setdefault(node, []).append(_Capture(i, input_nr))
+        needed = _needed_nodes(roots, targets, run_targets=accumulate_grad)
+    buffers = {}
+    for (node, input_nr), grad in zip(roots, grads):
+        if node is not None:
+            _add_to_buffer(buffers, node, input_nr, grad)
+    ready = []
+    counter = 0
+    for node in buffers:
+        if dependencies.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, counter, node))
+            counter += 1
+    prev = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            inputs_ = buffers.pop(node, None) or [None] * node.num_outputs()
+            if captures is not None:
+                is_needed = node in needed
+                if node in captures:
+                    hooked = inputs_ if is_needed else _tensor_pre_hooks(node, list(inputs_))
+                    for cap in captures[node]:
+                        captured[cap.index] = hooked[cap.input_nr]
+                if not is_needed:
+                    continue
+            outputs = _call_function(node, inputs_)
+            if not keep_graph:
+                node.release_variables()
+            for (nxt, input_nr), grad in zip(node.next_functions, outputs):
+                if nxt is None:
+                    continue
+                if grad is not None:
+                    _add_to_buffer(buffers, nxt, input_nr, grad)
+                left = dependencies[nxt] - 1
+                dependencies[nxt] = left
+                if left == 0 and (needed is None or nxt in needed or nxt in captures):
+                    heapq.heappush(ready, (-nxt._seq, counter, nxt))
+                    counter += 1
+    finally:
+        _state.grad_enabled = prev
+    return captured
+
+
+def _dependencies(roots):
+    deps = {}
+    seen = set()
+    stack = [node for node, _ in roots if node is not None]
+    seen.update(stack)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def _needed_nodes(roots, targets, run_targets):
+    """Nodes that lie on a path from the roots to a target (``exec_info`` in engine.cpp).
+    Targets run only when their gradients accumulate (``backward(inputs=...)``)."""
+    needed = set()
+    state = {}   # node -> True (leads to a target) / False; absent = unvisited
+    for root, _ in roots:
+        if root is None or root in state:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        state[root] = False
+        while stack:
+            node, children = stack[-1]
+            advanced = False
+            for child, _ in children:
+                if child is None:
+                    continue
+                if child not in state:
+                    state[child] = False
+                    stack.append((child, iter(child.next_functions)))
+                    advanced = True
+                    break
+                if state[child] or child in targets:
+                    state[node] = True
+            if advanced:
+                continue
+            stack.pop()
+            if stack and (state[node] or node in targets):
+                state[stack[-1][0]] = True
+    for node, leads in state.items():
+        if leads or (run_targets and node in targets):
+            needed.add(node)
+    return needed
+
+
+def _add_to_buffer(buffers, node, input_nr, grad):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.num_outputs()
+    old = buf[input_nr]
+    buf[input_nr] = grad if old is None else P.add(old, grad, 1)
+
+
+def _tensor_pre_hooks(node, grads):
+    """Tensor hooks (``register_hook``) may replace a gradient; then retain_grad stores it."""
+    if node._tensor_hooks is not None or isinstance(node, AccumulateGrad):
+        for nr in range(len(grads)):
+            hooks = node.tensor_hooks(nr)
+            if hooks:
+                for hook in tuple(hooks.values()):
+                    if grads[nr] is None:
+                        break
+                    new = hook(grads[nr])
+                    if new is not None:
+                        grads[nr] = new
+    retain = node._retain_hooks
+    if retain is not None:
+        for nr, ref in retain.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                _retain(t, grads[nr])
+    return grads
+
+
+def _retain(t, grad):
+    from ..ops import factory as F
+    ag = t._ag
+    if ag.grad is None:
+        ag.grad = F.clone(grad, memory_format="contiguous_format")
+    else:
+        ag.grad = P.add(ag.grad, grad, 1)
+
+
+def _call_function(node, grads):
+    grads = _tensor_pre_hooks(node, grads)
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    try:
+        outputs = node.apply(grads)
+    except Exception:
+        if node._trace is not None:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                          f"caused the error:\n{''.join(node._trace)}", stacklevel=2)
+        raise
+    if node._post_hooks:
+        for hook in tuple(node._post_hooks.values()):
+            new = hook(tuple(outputs), tuple(grads))
+            if new is not None:
+                outputs = list(new)
+    if anomaly_mode._state.enabled and anomaly_mode._state.check_nan:
+        anomaly_mode.check_nan(node, outputs)
+    return outputs

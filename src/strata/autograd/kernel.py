@@ -1,0 +1,415 @@
+"""The autograd kernel: one boxed kernel, the backend fallback of every ``Autograd<Backend>`` key.
+
+For each call it decides whether to record (grad mode on and some tensor argument requires grad).
+If not, it redispatches at once — that is the path of every op that needs no gradient, so it is
+a few attribute reads. If so, it looks up the op's derivative (``derivatives.py``), saves what the
+formula needs, runs the op below autograd, and makes the outputs' ``grad_fn`` a node of the op
+(``MulBackward0``) whose edges lead to the inputs' nodes. Composite ops never get here: they are
+decomposed above this key (CompositeImplicitAutograd), so only primitives need a formula.
+
+In-place ops rebase history: the written tensor's ``grad_fn`` becomes the new node. Writing into a
+view whose base has history puts a ``CopySlices`` node on the base (Note [View + in-place]).
+"""
+
+import traceback
+
+from ..core import dtype as D
+from ..dispatch import dispatcher as DP
+from ..dispatch.keys import functionality_bit
+from ..dispatch.tls import _state
+from ..core.tensor_impl import TensorImpl
+from ..ops import factory as F
+from ..ops import shape as S
+from ..ops.op import REGISTRY
+from . import anomaly_mode, derivatives, graph
+from .graph import Node, SavedVariable, gradient_edge, requires_grad, set_history
+
+AUTOGRAD_BIT = functionality_bit("Autograd")
+_NOT_SAVED = object()   # a tensor argument the formula did not ask to save
+_FLOATING = D.FLOATING
+_REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
+
+
+def autograd_kernel(op, ks, args):
+    """The Autograd<Backend> fallback. The no-grad path (grad mode off, or no tensor argument
+    has autograd state or is a view) is kept to a few slot reads and the redispatch."""
+    if _state.grad_enabled:
+        for i in op.tensor_positions:
+            t = args[i]
+            if isinstance(t, TensorImpl) and (t._ag is not None or t._base is not None) \
+                    and requires_grad(t):
+                return record(op, ks, args)
+        for i in op.tensorlist_positions:
+            for t in args[i]:
+                if t is not None and requires_grad(t):
+                    return record(op, ks, args)
+    elif op.is_view:
+        return _no_grad_view(op, ks, args)
+    redispatch = DP.redispatch
+    if redispatch is _REDISPATCH:   # not tracing: inline its cached-kernel fast path
+        entry = op._dispatch_cache.get(ks)
+        if entry is not None and not entry[0].boxed:
+            return entry[0].fn(*args)
+    return redispatch(op, ks, args)
+
+
+def _no_grad_view(op, ks, args):
+    """A view made in no_grad mode of a tensor that requires grad is marked, so an in-place op
+    on it in grad mode can be refused (PyTorch's CreationMeta::NO_GRAD_MODE)."""
+    out = DP.redispatch(op, ks, args)
+    if requires_grad(args[0]) and getattr(out, "_base", None) is not None:
+        from ..core.tensor_impl import AutogradMeta
+        ag = out._ag = AutogradMeta()
+        ag.creation_meta = "no_grad"
+    return out
+
+
+def redispatch_below_autograd(op, ks, args):
+    """Run the op below autograd; ops the kernel calls inside are not recorded either
+    (PyTorch's ``AutoDispatchBelowADInplaceOrView`` guard)."""
+    s = _state
+    prev = s.exclude
+    s.exclude = prev | AUTOGRAD_BIT
+    try:
+        return DP.redispatch(op, ks, args)
+    finally:
+        s.exclude = prev
+
+
+# --- recording -----------------------------------------------------------------------------------
+
+class OpNode(Node):
+    """The backward node of one primitive op call. Each op's node class (``MulBackward0``) is a
+    subclass made by ``derivatives.derivative``; the formula reads saved values as attributes of
+    the node (``ctx.self``, ``ctx.other``, ``ctx.result``), as ``grad_fn._saved_self`` does."""
+
+    __slots__ = ("_deriv", "_args", "_results", "_needs", "_input_meta", "_released")
+
+    def apply(self, grads):
+        deriv = self._deriv
+        if self._released and deriv.saves:
+            raise RuntimeError(graph._FREED)
+        if all(g is None for g in grads):
+            return [None] * len(self.next_functions)
+        if len(grads) > 1:
+            grads = _materialize(self, grads)
+        result = deriv.formula(self, *grads)
+        return validate_outputs(self, _flatten(deriv, self, result))
+
+    @property
+    def needs(self):
+        """One flag per differentiable (tensor) argument: does its gradient need computing?"""
+        return self._needs
+
+    def sizes(self, name):
+        """The shape of tensor argument ``name`` (saved for every call, tensors or not)."""
+        return self._args_meta(name)[0]
+
+    def dtype(self, name):
+        return self._args_meta(name)[1]
+
+    def _args_meta(self, name):
+        return self._deriv.arg_meta(self, name)
+
+    def __getattr__(self, name):
+        if name.startswith("_saved_"):
+            return _public_saved(self, name[7:])
+        if name.startswith("_raw_saved_"):
+            return self._deriv.raw_saved(self, name[11:])
+        deriv = object.__getattribute__(self, "_deriv")
+        return deriv.unpack(self, name)
+
+    def release_variables(self):
+        self._released = True
+        for v in self._args:
+            if isinstance(v, SavedVariable):
+                v.release()
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, SavedVariable):
+                        x.release()
+        if self._results:
+            for v in self._results:
+                if v is not None:
+                    v.release()
+
+
+def _public_saved(node, name):
+    value = node._deriv.unpack(node, name)
+    return value
+
+
+class NotImplementedNode(Node):
+    """The node of an op with no derivative formula: backward through it raises
+    (PyTorch's ``NotImplemented`` node)."""
+
+    __slots__ = ("_op",)
+
+    def name(self):
+        return "NotImplemented"
+
+    def apply(self, grads):
+        op = self._op
+        raise NotImplementedError(f"derivative for {op.namespace}::{op.schema.name} is not "
+                                  f"implemented")
+
+
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
+
+
+def _materialize(node, grads):
+    """A multi-output node gets zeros for the outputs no gradient reached."""
+    out = list(grads)
+    for i, g in enumerate(out):
+        if g is None:
+            shape, dtype, device = node._output_meta[i]
+            if dtype.category == _FLOATING:
+                out[i] = F.full(shape, 0, dtype=dtype, device=device)
+    return out
+
+
+def _flatten(deriv, node, result):
+    """The formula returns one entry per tensor argument (a list for ``Tensor[]``); the engine
+    wants one gradient per edge."""
+    if not isinstance(result, tuple):
+        result = (result,)
+    if not deriv.has_lists:
+        return list(result)
+    out = []
+    for (pos, is_list), g in zip(deriv.slots, result):
+        if is_list:
+            n = len(node._input_meta_list_sizes[pos]) if False else None
+            out.extend(g)
+        else:
+            out.append(g)
+    return out
+
+
+def validate_outputs(node, grads):
+    """Make each gradient fit its input: drop it if the input needs none, sum a broadcast
+    gradient back to the input's shape, cast to the input's dtype and device
+    (``validate_outputs`` in ``torch/csrc/autograd/engine.cpp``)."""
+    edges = node.next_functions
+    if len(grads) != len(edges):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(edges)}, got {len(grads)})")
+    metas = node._input_meta
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        if edges[i][0] is None:
+            grads[i] = None
+            continue
+        shape, dtype, device = metas[i]
+        if g._shape != shape:
+            if not derivatives.is_expandable_to(shape, g._shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"[{', '.join(map(str, g._shape))}] but expected shape compatible with "
+                    f"[{', '.join(map(str, shape))}]")
+            g = derivatives.sum_to(g, shape)
+        if g.dtype is not dtype or g.device != device:
+            g = F._to_copy(g, dtype=dtype, device=device)
+        grads[i] = g
+    return grads
+
+
+def _input_edges(deriv, args):
+    """Edges, per-edge metadata and needs-grad flags for the op's tensor arguments."""
+    edges, metas, needs = [], [], []
+    for pos, is_list in deriv.slots:
+        a = args[pos]
+        if is_list:
+            flags = []
+            for t in a:
+                edge, meta = _edge_of(t)
+                edges.append(edge)
+                metas.append(meta)
+                flags.append(edge[0] is not None)
+            needs.append(any(flags))
+        else:
+            edge, meta = _edge_of(a)
+            edges.append(edge)
+            metas.append(meta)
+            needs.append(edge[0] is not None)
+    return tuple(edges), tuple(metas), tuple(needs)
+
+
+def _edge_of(t):
+    if t is None or not hasattr(t, "_ag"):
+        return (None, 0), None
+    edge = gradient_edge(t)
+    if edge[0] is None:
+        return edge, None
+    return edge, (t._shape, t.dtype, t.device)
+
+
+def record(op, ks, args):
+    """Run ``op`` and record its backward node (grad mode on, some input requires grad)."""
+    deriv = derivatives.lookup(op)
+    inplace = op.is_inplace
+    if inplace:
+        check_inplace(args[0])
+    if deriv is derivatives.NON_DIFFERENTIABLE:
+        return redispatch_below_autograd(op, ks, args)
+    if deriv is None:
+        return _record_not_implemented(op, ks, args)
+    edges, metas, needs = _input_edges(deriv, args)
+    node = deriv.node_class(args)()
+    node.next_functions = edges
+    node._deriv = deriv
+    node._needs = needs
+    node._input_meta = metas
+    node._released = False
+    node._results = None
+    node._args = deriv.save_inputs(node, args, needs, inplace)
+    out = redispatch_below_autograd(op, ks, args)
+    outputs = out if isinstance(out, (tuple, list)) else (out,)
+    node._output_meta = tuple((t._shape, t.dtype, t.device) for t in outputs)
+    if deriv.saves_result:
+        node._results = deriv.save_results(node, outputs, needs)
+    if anomaly_mode._state.enabled:
+        node._trace = traceback.format_stack()[:-3]
+    if inplace:
+        _rebase_history(args[0], node)
+        return out
+    is_view = op.is_view
+    for k, t in enumerate(outputs):
+        if t.dtype.category == _FLOATING:
+            set_history(t, node, k)
+            if is_view:
+                t._ag.attr_version = t._version
+    return out
+
+
+def _record_not_implemented(op, ks, args):
+    """An op with float outputs but no formula still gets a node; backward through it raises."""
+    edges = []
+    for i in sorted(op.tensor_positions + op.tensorlist_positions):
+        items = args[i] if i in op.tensorlist_positions else (args[i],)
+        for t in items:
+            edges.append(_edge_of(t)[0])
+    out = redispatch_below_autograd(op, ks, args)
+    outputs = out if isinstance(out, (tuple, list)) else (out,)
+    if not any(t.dtype.category == _FLOATING for t in outputs):
+        return out
+    node = NotImplementedNode(tuple(edges), tuple((t._shape, t.dtype, t.device)
+                                                  for t in outputs))
+    node._op = op
+    if op.is_inplace:
+        _rebase_history(args[0], node)
+        return out
+    for k, t in enumerate(outputs):
+        if t.dtype.category == _FLOATING:
+            set_history(t, node, k)
+    return out
+
+
+# --- in-place ops and views ----------------------------------------------------------------------
+
+def check_inplace(self):
+    """Refuse in-place writes autograd cannot account for (``check_inplace`` in
+    ``torch/csrc/autograd/VariableTypeUtils.h``)."""
+    if not requires_grad(self):
+        return
+    ag = self._ag
+    base = self._base
+    if base is not None:
+        if ag is not None and ag.creation_meta == "no_grad":
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                "You can clarify your code by moving both the view and the inplace either both "
+                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).")
+        bag = base._ag
+        if bag is not None and bag.requires_grad and bag.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    elif ag is not None and ag.requires_grad and ag.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
+def _rebase_history(self, node):
+    """Note [View + in-place]: an in-place op on a view rewrites the *base*'s history with a
+    CopySlices node (the base's gradient with the view's region replaced by what ``node``
+    computes), then the view's own grad_fn is remade from the base. On a plain tensor the
+    tensor's grad_fn simply becomes ``node``."""
+    base = self._base
+    ag = self._ag
+    if base is None or (ag is not None and ag.creation_meta is not None):
+        set_history(self, node, 0)
+        return
+    copy_slices = CopySlices(base, self, node)
+    set_history(base, copy_slices, 0)
+    _set_view_history(self, base)
+
+
+def _set_view_history(view, base):
+    """The view's grad_fn, remade as an ``as_strided`` of its base's current history."""
+    deriv = derivatives.lookup(S.as_strided)
+    node = deriv.node_class(())()
+    node._deriv = deriv
+    node.next_functions = (gradient_edge(base),)
+    node._input_meta = ((base._shape, base.dtype, base.device),)
+    node._needs = (True,)
+    node._released = False
+    node._results = None
+    geometry = (base._shape, base.stride(), base._offset)
+    node._args = (geometry, view._shape, view.stride(), view._offset)
+    node._output_meta = ((view._shape, view.dtype, view.device),)
+    set_history(view, node, 0)
+    view._ag.attr_version = view._version
+
+
+def refresh_view_grad_fn(view):
+    """A view's grad_fn goes stale when its data changed in place (through the base or another
+    view) or when its base gained history after the view was made; remake it then."""
+    ag = view._ag
+    if ag is not None and ag.creation_meta is not None:
+        return
+    base = view._base
+    if not requires_grad(base) or view.dtype.category != _FLOATING:
+        return
+    if ag is not None and ag.grad_fn is not None and ag.attr_version == view._version:
+        return
+    _set_view_history(view, base)
+
+
+graph.refresh_view_grad_fn = refresh_view_grad_fn
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op ``fn`` on one of its views: the gradient of the base
+    is the incoming gradient with the view's region replaced by ``fn``'s gradient for its input
+    (``torch/csrc/autograd/functions/tensor.cpp``)."""
+
+    __slots__ = ("_base_geometry", "_view_geometry", "_fn")
+
+    def __init__(self, base, view, fn):
+        super().__init__((gradient_edge(base),) + tuple(fn.next_functions[1:]),
+                         ((base._shape, base.dtype, base.device),))
+        self._base_geometry = (base._shape, base.stride(), base._offset)
+        self._view_geometry = (view._shape, view.stride(), view._offset - base._offset)
+        self._fn = fn
+
+    def apply(self, grads):
+        grad = grads[0]
+        if grad is None:
+            return [None] * len(self.next_functions)
+        shape, strides, _ = self._base_geometry
+        result = F.empty_strided(shape, strides, dtype=grad.dtype, device=grad.device)
+        F.copy_(result, grad)
+        vshape, vstrides, voffset = self._view_geometry
+        grad_slice = S.as_strided(result, vshape, vstrides, voffset)
+        fn = self._fn
+        res = fn.apply([F.clone(grad_slice)])
+        if res[0] is None:
+            F.fill_(grad_slice, 0)
+        else:
+            F.copy_(grad_slice, res[0])
+        return [result] + list(res[1:])
+
+    def release_variables(self):
+        self._fn.release_variables()

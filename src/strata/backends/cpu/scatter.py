@@ -1,0 +1,169 @@
+"""CPU kernels for ``ops/scatter.py``: gather/scatter through coordinate arrays, ``ufunc.at`` for
+the reductions (it accumulates duplicates, where plain assignment keeps the last write)."""
+
+import numpy as np
+
+from ...core import dtype as D
+from ...core.shape import wrap_dim
+from ...ops import meta_rules as R
+from ...ops import scatter as S
+from .array import COMPUTE, compute_data, data, wrap
+from .indexing import check_bounds, fill_value
+
+
+def _at_least_1d(arr):
+    """PyTorch's gather/scatter treat a 0-dim tensor as one element of a 1-D one."""
+    return arr.reshape(1) if arr.ndim == 0 else arr
+
+
+def _coords(idx, d):
+    """Index arrays addressing ``(i_0, ..., idx[i], ..., i_n)`` for every position ``i`` of
+    ``idx``: the positions themselves on every dim but ``d``, broadcast against each other."""
+    coords = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (idx.ndim - k - 1))
+              for k, n in enumerate(idx.shape)]
+    coords[d] = idx
+    return tuple(coords)
+
+
+def gather(self, dim, index, sparse_grad=False):
+    spec = S.gather.meta(self, dim, index, sparse_grad)
+    if index.numel() == 0:
+        return wrap(np.empty(spec.shape, self.dtype.np), self.dtype)
+    d = wrap_dim(dim, self.ndim)
+    arr, idx = _at_least_1d(data(self)), _at_least_1d(data(index))
+    check_bounds(idx, d, arr.shape[d], RuntimeError, wrap_negative=False)
+    return wrap(arr[_coords(idx, d)].reshape(spec.shape), self.dtype)
+
+
+_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+           "amin": np.minimum}
+
+
+def _identity(reduction, np_dtype):
+    """What an element starts from when ``include_self=False`` drops self's value."""
+    if reduction in ("sum", "mean"):
+        return 0
+    if reduction == "prod":
+        return 1
+    if np_dtype.kind == "b":
+        return reduction == "amin"
+    if np_dtype.kind == "f":
+        return np.inf if reduction == "amin" else -np.inf
+    info = np.iinfo(np_dtype)
+    return info.max if reduction == "amin" else info.min
+
+
+def _scatter(self, dim, index, src, reduction=None, include_self=True):
+    """``self`` copied, with ``src`` (a tensor or a number) scattered into it along ``dim``."""
+    dt = self.dtype
+    out = np.array(compute_data(self, dt), order="C")
+    if index.numel() == 0:
+        return wrap(out, dt)
+    d = wrap_dim(dim, self.ndim)
+    target, idx = _at_least_1d(out), _at_least_1d(data(index))
+    check_bounds(idx, d, target.shape[d], RuntimeError, wrap_negative=False)
+    coords = _coords(idx, d)
+    if hasattr(src, "dtype"):
+        values = _at_least_1d(compute_data(src, dt))[tuple(slice(0, n) for n in idx.shape)]
+    else:
+        values = np.full(idx.shape, src, out.dtype)
+    if reduction is None:
+        target[coords] = values
+        return wrap(out, dt)
+    if not include_self:
+        target[coords] = _identity(reduction, out.dtype)
+    _UFUNCS[reduction].at(target, coords, values)
+    if reduction == "mean":
+        count = np.full(target.shape, int(include_self), np.int64)
+        np.add.at(count, coords, 1)
+        count[count == 0] = 1
+        if out.dtype.kind in "iu":
+            np.floor_divide(target, count, out=target)
+        else:
+            np.true_divide(target, count, out=target, casting="unsafe")
+    return wrap(out, dt)
+
+
+def scatter(self, dim, index, src):
+    S.scatter.meta(self, dim, index, src)
+    return _scatter(self, dim, index, src)
+
+
+def scatter_value(self, dim, index, value):
+    S.scatter_value.meta(self, dim, index, value)
+    return _scatter(self, dim, index, R.check_scalar_fits(value, self.dtype))
+
+
+def scatter_add(self, dim, index, src):
+    S.scatter_add.meta(self, dim, index, src)
+    return _scatter(self, dim, index, src, "sum")
+
+
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    S.scatter_reduce.meta(self, dim, index, src, reduce, include_self)
+    return _scatter(self, dim, index, src, S.scatter_reduction(reduce), include_self)
+
+
+def index_select(self, dim, index):
+    S.index_select.meta(self, dim, index)
+    arr, idx = data(self), data(index).reshape(-1)
+    size = arr.shape[wrap_dim(dim, arr.ndim)] if arr.ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        if arr.ndim <= 1:
+            raise IndexError("index out of range in self")
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if arr.ndim == 0:
+        return wrap(arr.copy(), self.dtype)
+    return wrap(np.take(arr, idx, axis=wrap_dim(dim, arr.ndim)), self.dtype)
+
+
+def _dim_key(self, dim, index, error, prefix="", wrap_negative=False):
+    """The target view (0-dim self as 1-D) and the NumPy key for ``dim``-th index ``index``."""
+    target = _at_least_1d(data(self))
+    d = wrap_dim(dim, target.ndim)
+    idx = data(index).reshape(-1)
+    size = target.shape[d]
+    low = -size if wrap_negative else 0
+    if idx.size and (idx.min() < low or idx.max() >= size):
+        bad = idx[(idx < low) | (idx >= size)][0]
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {d} with size {size}")
+    return target, (slice(None),) * d + (idx,)
+
+
+def index_add_(self, dim, index, source, alpha=1):
+    S.index_add_.meta(self, dim, index, source, alpha)
+    target, key = _dim_key(self, dim, index, RuntimeError)
+    dt = self.dtype
+    src = _at_least_1d(compute_data(source, dt))
+    if alpha != 1:
+        cast = bool if dt is D.bool_ else int if dt.category == D.INTEGRAL else float
+        src = src * np.asarray(cast(alpha), src.dtype)
+    if target.dtype == COMPUTE[dt]:
+        np.add.at(target, key, src)
+    else:  # half types accumulate in float32 and round once
+        acc = target.astype(COMPUTE[dt])
+        np.add.at(acc, key, src)
+        np.copyto(target, acc, casting="unsafe")
+    return self
+
+
+def index_copy_(self, dim, index, source):
+    S.index_copy_.meta(self, dim, index, source)
+    target, key = _dim_key(self, dim, index, IndexError, "index_copy_(): ")
+    src = data(source)
+    target[key] = src.reshape(1) if src.ndim == 0 else src
+    return self
+
+
+def index_fill_(self, dim, index, value):
+    S.index_fill_.meta(self, dim, index, value)
+    target, key = _dim_key(self, dim, index, IndexError, wrap_negative=True)
+    target[key] = fill_value(value, self.dtype)
+    return self
+
+
+KERNELS = {S.gather: gather, S.scatter: scatter, S.scatter_value: scatter_value,
+           S.scatter_add: scatter_add, S.scatter_reduce: scatter_reduce,
+           S.index_select: index_select, S.index_add_: index_add_, S.index_copy_: index_copy_,
+           S.index_fill_: index_fill_, S.index_fill_tensor_: index_fill_}

@@ -1,0 +1,291 @@
+"""The sim device: a separate OS process that executes command rings.
+
+    python -m strata.backends.sim.device VRAM_BYTES HOST_BYTES CTRL VRAM HOST IRQ DOORBELL...
+
+(started by ``driver.SimDriver.open`` with the file descriptors it passes). The main thread
+serves the admin queue (create/destroy queue, shutdown) and watches the host process; each
+hardware queue has a command processor thread that sleeps on its doorbell eventfd, executes the
+queue's records in order and writes the queue's fence after each one. A kernel launch rebuilds
+its arguments as CPU tensors over views of device memory and calls *the CPU backend's kernel*,
+then copies the result into the output the host allocated; nothing is copied back to the host.
+A failing command is recorded in the queue's error area (the host reports it at its next sync
+point) and the queue carries on.
+"""
+
+import mmap
+import os
+import pickle
+import select
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ..._tensor import CPU_KEYSET, from_array, make_tensor
+from ...core import dtype as D
+from ...core.device import cpu
+from ...core.storage import Storage
+from ...ops.op import REGISTRY
+from ...random import Generator
+from ..cpu import kernel_table
+from ..cpu.array import data
+from . import commands as C
+
+_now = time.perf_counter_ns
+_DTYPES = D.ALL_DTYPES
+_DTYPE_INDEX = {d: i for i, d in enumerate(_DTYPES)}
+
+
+class Device:
+    def __init__(self, vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, doorbells):
+        self._kernels = {op.qualname: fn for op, fn in kernel_table().items()}
+        self._generator_positions = {}
+        ctrl = mmap.mmap(ctrl_fd, C.CONTROL_BYTES)
+        self._ctrl = memoryview(ctrl)
+        self._regs = self._ctrl[C.REGS_OFFSET:C.REGS_OFFSET + C.MAX_QUEUES * C.NREGS * 8] \
+            .cast("Q")
+        self._events = self._ctrl[C.EVENTS_OFFSET:C.RINGS_OFFSET].cast("Q")
+        self._completions = self._ctrl[C.COMPLETIONS_OFFSET:C.ERRORS_OFFSET].cast("Q")
+        self._vram_map = mmap.mmap(vram_fd, vram_bytes)
+        self._host_map = mmap.mmap(host_fd, host_bytes)
+        self._vram = np.frombuffer(self._vram_map, np.uint8)
+        self._host = np.frombuffer(self._host_map, np.uint8)
+        self._irq = irq_fd
+        self._doorbells = doorbells
+        self._threads = {}
+        self._stopping = False
+        self._staged = {}     # (queue, seq) -> arrays of a data-dependent launch
+
+    # --- the admin queue and the process ------------------------------------------------------
+    def run(self):
+        regs = self._regs
+        regs[C.REG_PID] = os.getpid()
+        regs[C.REG_STATE] = 1
+        parent = os.pidfd_open(os.getppid())
+        poller = select.poll()
+        poller.register(self._doorbells[0], select.POLLIN)
+        poller.register(parent, select.POLLIN)
+        tail = 0
+        while True:
+            ready = dict(poller.poll())
+            if parent in ready:          # the host is gone: nobody will read our results
+                os._exit(0)
+            os.eventfd_read(self._doorbells[0])
+            head = regs[C.REG_HEAD]
+            ring = self._ring(0)
+            while tail < head:
+                tail += 1
+                opcode, _, seq, _, _, a0, *_ = C.RECORD.unpack_from(ring, self._slot(tail))
+                if opcode == C.OP_CREATE_QUEUE:
+                    thread = threading.Thread(target=self._serve, args=(a0,), daemon=True,
+                                              name=f"queue-{a0}")
+                    self._threads[a0] = thread
+                    thread.start()
+                elif opcode == C.OP_DESTROY_QUEUE:
+                    self._threads.pop(a0)
+                    os.eventfd_write(self._doorbells[a0], 1)
+                elif opcode == C.OP_SHUTDOWN:
+                    self._shutdown()
+                regs[C.REG_FENCE] = seq
+
+    def _shutdown(self):
+        self._stopping = True
+        for qid, thread in self._threads.items():
+            os.eventfd_write(self._doorbells[qid], 1)
+        for thread in self._threads.values():
+            thread.join(timeout=2)
+        sys.stdout.flush()
+        os._exit(0)
+
+    @staticmethod
+    def _slot(seq):
+        return ((seq - 1) & (C.RING_SLOTS - 1)) * C.RECORD.size
+
+    def _ring(self, qid):
+        at = C.ring_offset(qid)
+        return self._ctrl[at:at + C.RING_SLOTS * C.RECORD.size]
+
+    # --- a command processor ------------------------------------------------------------------
+    def _serve(self, qid):
+        regs, ring, doorbell = self._regs, self._ring(qid), self._doorbells[qid]
+        at = C.arena_offset(qid)
+        arena = self._ctrl[at:at + C.ARENA_BYTES]
+        head_reg, fence_reg = qid * C.NREGS + C.REG_HEAD, qid * C.NREGS + C.REG_FENCE
+        armed_reg = qid * C.NREGS + C.REG_IRQ_ARMED
+        regs[qid * C.NREGS + C.REG_STATE] = 1
+        tail = regs[fence_reg]
+        execute, slot = self._execute, self._slot
+        while not self._stopping and qid in self._threads:
+            head = regs[head_reg]
+            if tail >= head:
+                os.eventfd_read(doorbell)   # sleep until the host rings
+                continue
+            while tail < head and not self._stopping:
+                tail += 1
+                execute(qid, C.RECORD.unpack_from(ring, slot(tail)), arena)
+                regs[fence_reg] = tail
+                if regs[armed_reg]:
+                    os.eventfd_write(self._irq, 1)
+        regs[qid * C.NREGS + C.REG_STATE] = 0
+
+    def _execute(self, qid, record, arena):
+        opcode, flags, seq, off, n, a0, a1, a2, a3 = record
+        t0 = _now() if flags & C.FLAG_TIMED else 0
+        try:
+            if opcode == C.OP_LAUNCH:
+                self._launch(arena[off:off + n])
+            elif opcode == C.OP_COPY:
+                dst, src = pickle.loads(arena[off:off + n])
+                np.copyto(self._array(dst), self._array(src), casting="unsafe")
+            elif opcode == C.OP_LAUNCH_DYNAMIC:
+                self._launch_dynamic(qid, seq, arena[off:off + n])
+            elif opcode == C.OP_COPY_STAGED:
+                outs = pickle.loads(arena[off:off + n])
+                for arr, d in zip(self._staged.pop((qid, a0)), outs):
+                    np.copyto(self._array(d), arr, casting="unsafe")
+            elif opcode == C.OP_WRITE_VALUE:
+                self._word(a0)[0] = a1
+            elif opcode == C.OP_WAIT_VALUE:
+                word = self._word(a0)
+                self._wait_until(lambda: word[0] >= a1)
+            elif opcode == C.OP_EVENT_RECORD:
+                self._events[a0] = _now()
+            elif opcode == C.OP_EVENT_WAIT:
+                regs, fence = self._regs, a0 * C.NREGS + C.REG_FENCE
+                self._wait_until(lambda: regs[fence] >= a1)
+            elif opcode != C.OP_NOP:
+                raise RuntimeError(f"unknown opcode {opcode}")
+        except Exception as exc:
+            self._report(qid, seq, opcode, arena[off:off + n], exc)
+        if t0:
+            at = (qid * C.RING_SLOTS + ((seq - 1) & (C.RING_SLOTS - 1))) * 2
+            self._completions[at] = t0
+            self._completions[at + 1] = _now()
+
+    def _wait_until(self, done):
+        """A command that waits (on a value or another queue) sleeps in short steps."""
+        sleep = 10e-6
+        while not done():
+            if self._stopping:
+                raise RuntimeError("device shutting down")
+            time.sleep(sleep)
+            sleep = min(sleep * 2, 1e-3)
+
+    def _report(self, qid, seq, opcode, payload, exc):
+        regs = self._regs
+        if regs[qid * C.NREGS + C.REG_ERR_SEQ]:
+            return   # the first error is the one reported, as CUDA does
+        if opcode in (C.OP_LAUNCH, C.OP_LAUNCH_DYNAMIC):
+            qualname, site = pickle.loads(payload)[:2]
+            where = f"{qualname} (launched at {site[0]}:{site[1]})" if site else qualname
+        else:
+            where = C.OPCODE_NAMES.get(opcode, f"opcode {opcode}")
+        text = f"{where} failed on the sim device: {type(exc).__name__}: {exc}".encode()
+        text = text[:C.ERROR_BYTES]
+        at = C.error_offset(qid)
+        self._ctrl[at:at + len(text)] = text
+        regs[qid * C.NREGS + C.REG_ERR_LEN] = len(text)
+        regs[qid * C.NREGS + C.REG_ERR_SEQ] = seq
+
+    # --- kernels --------------------------------------------------------------------------------
+    def _call(self, payload):
+        qualname, site, args, *outs = pickle.loads(payload)
+        op = REGISTRY[qualname]
+        args = list(args)
+        for i in op.tensor_positions:
+            args[i] = self._tensor(args[i])
+        for i in op.tensorlist_positions:
+            args[i] = [self._tensor(d) for d in args[i]]
+        gens = self._generator_positions.get(op)
+        if gens is None:
+            gens = self._generator_positions[op] = [
+                i for i, a in enumerate(op.schema.arguments) if a.type == "Generator?"]
+        for i in gens:
+            args[i] = Generator().manual_seed(args[i])
+        return self._kernels[qualname](*args), outs
+
+    def _launch(self, payload):
+        result, (outs,) = self._call(payload)
+        for value, d in zip(_flatten(result), outs):
+            if d is not None:
+                np.copyto(self._array(d), data(value), casting="unsafe")
+
+    def _launch_dynamic(self, qid, seq, payload):
+        """Run an op whose output shapes depend on the data; describe its results in the
+        response mailbox and keep the tensors until the host says where they go."""
+        try:
+            result, _ = self._call(payload)
+            staged = []
+            response = ("ok", self._stage(result, staged))
+            if staged:
+                self._staged[qid, seq] = staged
+        except Exception as exc:   # reported to the host synchronously: it waits for this
+            response = ("error", type(exc).__module__, type(exc).__qualname__, str(exc))
+        blob = pickle.dumps(response, protocol=5)
+        if len(blob) > C.RESPONSE_BYTES:
+            blob = pickle.dumps(("error", "builtins", "RuntimeError",
+                                 "sim device: the description of a data-dependent result is "
+                                 "too large for the response mailbox"))
+        at = C.response_offset(qid)
+        self._ctrl[at:at + len(blob)] = blob
+        self._regs[qid * C.NREGS + C.REG_RESP_LEN] = len(blob)
+
+    def _stage(self, value, staged):
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._stage(v, staged) for v in value)
+        if hasattr(value, "_keyset"):
+            staged.append(np.ascontiguousarray(data(value)))
+            return C.StagedTensor(len(staged) - 1, tuple(value.shape), _DTYPE_INDEX[value.dtype])
+        return value
+
+    # --- memory ---------------------------------------------------------------------------------
+    def _region(self, addr):
+        return (self._host, addr & ~C.HOST_BIT) if addr & C.HOST_BIT else (self._vram, addr)
+
+    def _tensor(self, d):
+        """A CPU tensor over device memory, described by the host (see ``commands``)."""
+        if d is None:
+            return None
+        addr, *rest = d
+        if addr is None:             # a 0-dim CPU tensor, sent by value
+            value, dt = rest
+            return from_array(np.array(value, dtype=_DTYPES[dt].np))
+        nbytes, offset, shape, strides, dt = rest
+        region, start = self._region(addr)
+        storage = Storage(nbytes, cpu, data=region[start:start + nbytes])
+        return make_tensor(storage, offset, shape, strides, _DTYPES[dt], cpu, CPU_KEYSET)
+
+    def _array(self, d):
+        """The NumPy view of a tensor descriptor's elements."""
+        addr, *rest = d
+        if addr is None:
+            value, dt = rest
+            return np.array(value, dtype=_DTYPES[dt].np)
+        nbytes, offset, shape, strides, dt = rest
+        region, start = self._region(addr)
+        dtype = _DTYPES[dt].np
+        size = dtype.itemsize
+        return np.ndarray(shape, dtype, buffer=region[start:start + nbytes], offset=offset * size,
+                          strides=tuple(s * size for s in strides))
+
+    def _word(self, addr):
+        region, start = self._region(addr)
+        return memoryview(region[start:start + 8]).cast("Q")
+
+
+def _flatten(value):
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _flatten(v)
+    else:
+        yield value
+
+
+def main(argv):
+    vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, *doorbells = map(int, argv)
+    Device(vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, doorbells).run()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

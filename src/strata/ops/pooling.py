@@ -1,0 +1,288 @@
+"""Pooling: max/avg pooling with PyTorch's window arithmetic, and adaptive pooling.
+
+The 2-d ops are primitives; the 1-d ones decompose into them over an unsqueezed height of 1, as in
+PyTorch's ``MaxPooling.cpp``/``AveragePool.cpp``, but keep their own argument checks and messages.
+Output sizes follow ``pooling_output_shape`` (``aten/src/ATen/native/Pool.h``): with
+``ceil_mode`` a last partial window counts only if it starts inside the (left-padded) input.
+"""
+
+from ..core import dtype as D
+from . import shape as S
+from .nn import fmt, not_implemented
+from .op import TensorSpec, defop, register_decomposition
+
+
+def pool_output_size(size, kernel, pad, stride, dilation, ceil_mode):
+    """``pooling_output_shape``, with its checks."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > ((kernel - 1) * dilation + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={kernel} and dilation={dilation}")
+    span = size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _unpack(op, name, value, allow_empty=False):
+    value = (value,) if isinstance(value, int) else tuple(value)
+    if allow_empty and not value:
+        return None
+    if len(value) not in (1, 2):
+        if name == "stride":
+            raise RuntimeError(f"{op}: stride must either be omitted, a single int, or a tuple of "
+                               f"two ints")
+        verb = "be either" if name == "dilation" else "either be"
+        raise RuntimeError(f"{op}: {name} must {verb} a single int, or a tuple of two ints")
+    return value * 2 if len(value) == 1 else value
+
+
+def pool2d_args(op, kernel_size, stride, padding, dilation=(1,)):
+    kernel = _unpack(op, "kernel_size", kernel_size)
+    stride = _unpack(op, "stride", stride, allow_empty=True) or kernel
+    return kernel, stride, _unpack(op, "padding", padding), _unpack(op, "dilation", dilation)
+
+
+def _pool2d_shape_check(self, kernel, stride, padding, dilation, out):
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
+                           f"kW: {kernel[1]}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} dW: "
+                           f"{stride[1]}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
+                           f"{dilation[0]} dilationW: {dilation[1]}")
+    shape = tuple(self.shape)
+    if not ((self.ndim == 3 and all(shape)) or (self.ndim == 4 and all(shape[1:]))):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{fmt(shape)}")
+    if min(out) < 1:
+        c, h, w = shape[-3:]
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x"
+                           f"{out[0]}x{out[1]}). Output size is too small")
+
+
+def _max_pool2d_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    if self.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    kernel, stride, padding, dilation = pool2d_args("max_pool2d", kernel_size, stride, padding,
+                                                    dilation)
+    out = tuple(pool_output_size(n, k, p, s, d, ceil_mode) for n, k, p, s, d in
+                zip(self.shape[-2:], kernel, padding, stride, dilation))
+    _pool2d_shape_check(self, kernel, stride, padding, dilation, out)
+    if self.dtype is D.bool_:
+        not_implemented("max_pool2d", self.dtype)
+    shape = tuple(self.shape[:-2]) + out
+    return TensorSpec(shape, self.dtype), TensorSpec(shape, D.int64)
+
+
+def _avg_pool2d_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+                     count_include_pad=True, divisor_override=None):
+    kernel, stride, padding, _ = pool2d_args("avg_pool2d", kernel_size, stride, padding)
+    if self.dtype.category != D.FLOATING and self.dtype is not D.int64:
+        not_implemented("avg_pool2d", self.dtype)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    for d in (-3, -2, -1):   # PyTorch reads the plane/height/width sizes first
+        if self.ndim < -d:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(self.ndim, 1)}, {max(self.ndim, 1) - 1}], but got {d})")
+    out = tuple(pool_output_size(n, k, p, s, 1, ceil_mode) for n, k, p, s in
+                zip(self.shape[-2:], kernel, padding, stride))
+    _pool2d_shape_check(self, kernel, stride, padding, (1, 1), out)
+    return TensorSpec(tuple(self.shape[:-2]) + out, self.dtype)
+
+
+def _adaptive_checks(name, self, output_size, suffix=""):
+    output_size = tuple(output_size)
+    if self.ndim not in (3, 4):
+        raise RuntimeError(f"{name}(): Expected 3D or 4D tensor, but got{suffix} "
+                           f"{fmt(self.shape)}")
+    return output_size
+
+
+def _adaptive_avg_meta(self, output_size):
+    output_size = tuple(output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if min(output_size) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{output_size[0]}, {output_size[1]}}}")
+    _adaptive_checks("adaptive_avg_pool2d", self, output_size)
+    for d in (-2, -1):
+        if self.shape[d] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {fmt(self.shape)} with "
+                               f"dimension {d + self.ndim} being empty")
+    if self.dtype.category != D.FLOATING:
+        not_implemented("adaptive_avg_pool2d", self.dtype)
+    return TensorSpec(tuple(self.shape[:-2]) + output_size, self.dtype)
+
+
+def _adaptive_max_meta(self, output_size):
+    output_size = _adaptive_checks("adaptive_max_pool2d", self, output_size, ":")
+    for i in range(1, self.ndim):
+        if self.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {fmt(self.shape)} with "
+                               f"dimension {i} being empty")
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    shape = tuple(self.shape[:-2]) + output_size
+    if min(output_size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(output_size)}: {fmt(shape)}")
+    if self.dtype.category != D.FLOATING:
+        not_implemented("adaptive_max_pool2d", self.dtype)
+    return TensorSpec(shape, self.dtype), TensorSpec(shape, D.int64)
+
+
+max_pool2d_with_indices = defop(
+    "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
+    "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+    _max_pool2d_meta)
+avg_pool2d = defop("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                   "int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
+                   "int? divisor_override=None) -> Tensor", _avg_pool2d_meta)
+adaptive_avg_pool2d = defop("adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+                            _adaptive_avg_meta)
+adaptive_max_pool2d = defop("adaptive_max_pool2d(Tensor self, int[2] output_size) -> "
+                            "(Tensor, Tensor)", _adaptive_max_meta)
+
+# --- composites -----------------------------------------------------------------------------------
+max_pool2d = defop("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+                   "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                   function=True)
+max_pool1d = defop("max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], "
+                   "int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor",
+                   function=True)
+max_pool1d_with_indices = defop(
+    "max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], "
+    "int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)")
+avg_pool1d = defop("avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], "
+                   "int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> "
+                   "Tensor", function=True)
+adaptive_avg_pool1d = defop("adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor",
+                            function=True)
+adaptive_max_pool1d = defop("adaptive_max_pool1d(Tensor self, int[1] output_size) -> "
+                            "(Tensor, Tensor)", function=True)
+
+
+@register_decomposition(max_pool2d)
+def _max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def _as_list(value):
+    return [value] if isinstance(value, int) else list(value)
+
+
+def _check_dim_range(name, self):
+    """PyTorch's ``checkDimRange(..., 2, 4)`` for the 1-d pooling ops."""
+    if self.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {self.ndim}-dimensional tensor "
+                           f"for argument #1 'self' (while checking arguments for {name})")
+
+
+def _check1d(name, arg, value):
+    if len(value) != 1:
+        raise RuntimeError(f"{name}() argument '{arg}' should contain one int (got {len(value)})")
+
+
+def _pool1d_as_2d(self, kernel, stride, padding, dilation, ceil_mode):
+    values, indices = max_pool2d_with_indices(S.unsqueeze(self, -2), [1, kernel[0]],
+                                              [1, stride[0]], [0, padding[0]],
+                                              [1, dilation[0]], ceil_mode)
+    return S.squeeze(values, (-2,)), S.squeeze(indices, (-2,))
+
+
+@register_decomposition(max_pool1d_with_indices)
+def _max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,),
+                             ceil_mode=False):
+    _check_dim_range("max_pool1d", self)
+    kernel = _as_list(kernel_size)
+    stride = _as_list(stride) or kernel
+    return _pool1d_as_2d(self, kernel, stride, _as_list(padding), _as_list(dilation), ceil_mode)
+
+
+@register_decomposition(max_pool1d)
+def _max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """``max_pool1d`` keeps its own messages (``MaxPooling.cpp``), then pools as 2-d."""
+    kernel, stride = _as_list(kernel_size), _as_list(stride)
+    padding, dilation = _as_list(padding), _as_list(dilation)
+    shape = tuple(self.shape)
+    if not ((self.ndim == 2 and shape[-1] and shape[0]) or (self.ndim == 3 and all(shape[1:]))):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{fmt(shape)}")
+    for arg, value, choices in (("kernel_size", kernel, "an int, list of ints or tuple of ints"),
+                                ("stride", stride, "None, an int, list of ints, or tuple of ints"),
+                                ("padding", padding, "an int, list of ints, or tuple of ints"),
+                                ("dilation", dilation, "an int, list of ints or tuple of ints")):
+        if len(value) != 1 and not (arg == "stride" and not value):
+            raise RuntimeError(f"max_pool1d() {arg} must be {choices} of size 1 but got size "
+                               f"{len(value)}")
+    stride = stride or kernel
+    k, s, p, d = kernel[0], stride[0], padding[0], dilation[0]
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    span = shape[-1] + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= shape[-1] + p:
+        out -= 1
+    if out < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    if self.dtype.category != D.FLOATING:
+        not_implemented("max_pool1d_impl", self.dtype)
+    return _pool1d_as_2d(self, [k], [s], [p], [d], ceil_mode)[0]
+
+
+@register_decomposition(avg_pool1d)
+def _avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
+                count_include_pad=True):
+    kernel, stride, padding = _as_list(kernel_size), _as_list(stride), _as_list(padding)
+    _check1d("avg_pool1d", "kernel_size", kernel)
+    if stride:
+        _check1d("avg_pool1d", "stride", stride)
+    _check1d("avg_pool1d", "padding", padding)
+    _check_dim_range("avg_pool1d", self)
+    stride = stride or kernel
+    out = avg_pool2d(S.unsqueeze(self, -2), [1, kernel[0]], [1, stride[0]], [0, padding[0]],
+                     ceil_mode, count_include_pad)
+    return S.squeeze(out, (-2,))
+
+
+@register_decomposition(adaptive_avg_pool1d)
+def _adaptive_avg_pool1d(self, output_size):
+    _check_dim_range("adaptive_avg_pool1d", self)
+    output_size = _as_list(output_size)
+    _check1d("adaptive_avg_pool1d", "output_size", output_size)
+    return S.squeeze(adaptive_avg_pool2d(S.unsqueeze(self, -2), [1, output_size[0]]), (-2,))
+
+
+@register_decomposition(adaptive_max_pool1d)
+def _adaptive_max_pool1d(self, output_size):
+    _check_dim_range("adaptive_max_pool1d", self)
+    output_size = _as_list(output_size)
+    _check1d("adaptive_max_pool1d", "output_size", output_size)
+    for i in range(1, self.ndim):
+        if self.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {fmt(self.shape)} with "
+                               f"dimension {i} being empty")
+    values, indices = adaptive_max_pool2d(S.unsqueeze(self, -2), [1, output_size[0]])
+    return S.squeeze(values, (-2,)), S.squeeze(indices, (-2,))
+
