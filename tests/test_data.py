@@ -537,3 +537,13 @@ def test_workers_run_large_ops():
     strata.full((400, 400), 1.0) + strata.full((400, 400), 1.0)   # start the parent's pool
     got = [b.item() for b in sdata.DataLoader(_BigOps(), batch_size=None, num_workers=2)]
     assert got == [2.0 * i * 400 * 400 + 400.0 * i * i for i in range(4)]
+
+
+def test_persistent_workers_survive_a_worker_exception():
+    loader = sdata.DataLoader(_Failing(), batch_size=1, num_workers=2, persistent_workers=True)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Caught ValueError in DataLoader worker process 1"):
+            list(loader)
+    workers = list(loader._iterator._workers)
+    assert all(w.is_alive() for w in workers)
+    loader._iterator._shutdown_workers()

@@ -488,3 +488,65 @@ def test_lbfgs_rejects_unknown_line_search():
     x, closure = _quartic_problem(strata, np.ones(3), np.eye(3), np.zeros(3))
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         strata.optim.LBFGS([x], line_search_fn="armijo").step(closure)
+
+
+# --- end to end: autograd fills the gradients --------------------------------------------------
+
+def _mlp(m, seed_weights):
+    net = m.nn.Sequential(m.nn.Linear(6, 16), m.nn.Tanh(), m.nn.Linear(16, 3))
+    with m.no_grad():
+        for p, w in zip(net.parameters(), seed_weights):
+            p.copy_(m.tensor(w))
+    return net
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                         ("Adam", dict(lr=0.01)),
+                                         ("AdamW", dict(lr=0.01, foreach=True)),
+                                         ("RMSprop", dict(lr=0.01, centered=True))])
+def test_training_loop_matches_torch(name, kwargs):
+    """20 steps of zero_grad / forward / backward / step on the same batches: the losses and the
+    weights follow PyTorch's (float32, within 1e-5)."""
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(s).astype(np.float32) * 0.3
+               for s in [(16, 6), (16,), (3, 16), (3,)]]
+    snet, tnet = _mlp(strata, weights), _mlp(torch, weights)
+    sopt = getattr(strata.optim, name)(snet.parameters(), **kwargs)
+    topt = getattr(torch.optim, name)(tnet.parameters(), **kwargs)
+    for step in range(20):
+        x = rng.standard_normal((8, 6)).astype(np.float32)
+        y = rng.standard_normal((8, 3)).astype(np.float32)
+        losses = []
+        for m, net, opt in ((strata, snet, sopt), (torch, tnet, topt)):
+            opt.zero_grad()
+            loss = ((net(m.tensor(x)) - m.tensor(y)) ** 2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert math.isclose(losses[0], losses[1], rel_tol=1e-5, abs_tol=1e-6), step
+    for s, t in zip(snet.parameters(), tnet.parameters()):
+        np.testing.assert_allclose(_np(s), _np(t), rtol=1e-5, atol=1e-5)
+
+
+def test_lbfgs_with_autograd_closure():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((20, 4))
+    y = x @ rng.standard_normal(4) + 0.5
+    results = []
+    for m in (strata, torch):
+        w = m.nn.Parameter(m.zeros(4, dtype=m.float64))
+        b = m.nn.Parameter(m.zeros(1, dtype=m.float64))
+        opt = m.optim.LBFGS([w, b], lr=1, line_search_fn="strong_wolfe")
+        xt, yt = m.tensor(x), m.tensor(y)
+
+        def closure():
+            opt.zero_grad()
+            loss = ((xt @ w + b - yt) ** 2).mean()
+            loss.backward()
+            return loss
+
+        for _ in range(3):
+            opt.step(closure)
+        results.append((_np(w), _np(b)))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-8, atol=1e-10)

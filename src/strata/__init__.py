@@ -39,6 +39,8 @@ from . import linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
+from . import sim  # noqa: F401
+from .runtime import OutOfMemoryError  # noqa: F401
 from .amp import autocast_mode as _autocast_mode
 from .amp import autocast  # noqa: F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401

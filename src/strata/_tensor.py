@@ -593,11 +593,24 @@ class Tensor(TensorImpl):
                             f"{type(other).__name__}")
         return self.to(other.dtype)
 
-    def pin_memory(self):
-        return self
+    def pin_memory(self, device=None):
+        """A copy in pinned host memory, which an accelerator reads and writes directly
+        (``non_blocking`` copies from it do not block the host)."""
+        if _pin_memory is None:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self if self.is_pinned() else _pin_memory(self)
 
-    def is_pinned(self):
-        return False
+    def is_pinned(self, device=None):
+        return getattr(self._storage, "pinned", False)
+
+    def record_stream(self, stream):
+        """Mark this tensor's memory as used by ``stream``: the allocator will not reuse it
+        before the work queued on ``stream`` so far is done."""
+        record = getattr(stream, "record_tensor", None)
+        if record is None or self.device.type != stream.device_type:
+            raise RuntimeError(f"record_stream: expected a stream of device "
+                               f"'{self.device.type}', got {stream!r}")
+        record(self)
 
     # --- properties of layouts strata does not have (complex, nested, mkldnn, shared memory) ----
     def ndimension(self):
@@ -1011,6 +1024,15 @@ def install_autograd(impl):
     (``backward``, ``register_hook``, ``requires_grad_``, ...) call."""
     global _autograd
     _autograd = impl
+
+
+_pin_memory = None   # installed by the accelerator backend that provides pinned memory
+
+
+def install_pin_memory(fn):
+    """An accelerator backend (``backends/sim``) provides ``Tensor.pin_memory()``."""
+    global _pin_memory
+    _pin_memory = fn
 
 
 def install_indexing(getitem, setitem):

@@ -1,6 +1,6 @@
 """Layer 5: one folder per device, each registering its kernel tables with one explicit call."""
 
-from . import composite, cpu, meta, views
+from . import composite, cpu, meta, sim, views
 from .flags import cuda, cudnn, mkldnn, mps, openmp, opt_einsum  # noqa: F401  (torch.backends.*)
 
 
@@ -9,3 +9,4 @@ def register_all():
     composite.register()
     cpu.register()
     meta.register()
+    sim.register()

@@ -7,7 +7,7 @@ user-defined device through ``strata.utils.rename_privateuse1_backend``.
 import re
 
 # device type -> name of its backend component in the dispatch key set
-_backend_of_type = {"cpu": "CPU", "meta": "Meta"}
+_backend_of_type = {"cpu": "CPU", "meta": "Meta", "sim": "Sim"}
 # "type" or "type:index" (no sign, no leading zeros), as c10/core/Device.cpp parses it.
 _DEVICE_STRING = re.compile(r"^([a-zA-Z_]+)(?::([1-9]\d*|0))?$")
 _parsed = {}  # (string, index) -> device: parsing is on the hot path of .to("cpu")

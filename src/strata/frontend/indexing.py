@@ -272,36 +272,34 @@ install_indexing(getitem, setitem)
 
 # --- ops whose Python signature is irregular ------------------------------------------------------
 
-def _scatter_op(inplace, src, value, reduce):
-    if src is not None and not _is_tensor(src):  # scatter(dim, index, 2.0): the value overload
+def _scatter(inplace, self, dim, index, src, value, reduce):
+    """Pick the overload: a tensor third argument is ``src``, a number is ``value``; ``reduce``
+    selects the legacy reducing form."""
+    if src is not None and not _is_tensor(src):  # scatter(dim, index, 2.0)
         src, value = None, src
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
     if src is not None:
-        ops = (S.scatter_, S.scatter_reduce_legacy_) if inplace else \
+        plain, reducing = (S.scatter_, S.scatter_reduce_legacy_) if inplace else \
             (S.scatter, S.scatter_reduce_legacy)
-        arg = src
     else:
-        ops = (S.scatter_value_, S.scatter_value_reduce_) if inplace else \
+        plain, reducing = (S.scatter_value_, S.scatter_value_reduce_) if inplace else \
             (S.scatter_value, S.scatter_value_reduce)
-        arg = value
-    return ops, arg
+    arg = value if src is None else src
+    if reduce is None:
+        return plain(self, dim, index, arg)
+    return reducing(self, dim, index, arg, reduce=reduce)
 
 
 def scatter(input, dim, index, src=None, value=None, *, reduce=None, out=None):
     """``scatter(dim, index, src)`` or ``scatter(dim, index, value)``, optionally ``reduce=``
     ``'add'``/``'multiply'``."""
-    (plain, reducing), arg = _scatter_op(False, src, value, reduce)
-    result = plain(input, dim, index, arg) if reduce is None else \
-        reducing(input, dim, index, arg, reduce=reduce)
+    result = _scatter(False, input, dim, index, src, value, reduce)
     return result if out is None else write_out(out, result)
 
 
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
-    (plain, reducing), arg = _scatter_op(True, src, value, reduce)
-    if reduce is None:
-        return plain(self, dim, index, arg)
-    return reducing(self, dim, index, arg, reduce=reduce)
+    return _scatter(True, self, dim, index, src, value, reduce)
 
 
 def masked_fill(input, mask, value):
@@ -359,7 +357,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 METHODS = {
     "scatter": lambda self, dim, index, src=None, value=None, *, reduce=None:
-        scatter(self, dim, index, src, value, reduce=reduce),
+        _scatter(False, self, dim, index, src, value, reduce),
     "scatter_": scatter_,
     "masked_fill": masked_fill,
     "masked_fill_": masked_fill_,

@@ -15,7 +15,7 @@ from ..core.shape import broadcast_shapes, wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .factory import eye
+from .factory import clone, eye
 from .linalg import matmul
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
@@ -285,16 +285,20 @@ def _pinv(self, atol=None, rtol=None, hermitian=False):
                   S.transpose(U, -2, -1))
 
 
+def _contiguous_copy(x):
+    return clone(x, memory_format="contiguous_format")
+
+
 @register_decomposition(linalg_matrix_power)
 def _matrix_power(self, n):
     """Binary powering, with PyTorch's fast paths for |n| <= 3 (same rounding)."""
     check_square("linalg.matrix_power", self)
     if n == 0:
         k = self.shape[-1]
-        return S.clone_contiguous(S.expand(eye(k, k, dtype=self.dtype, device=self.device),
+        return _contiguous_copy(S.expand(eye(k, k, dtype=self.dtype, device=self.device),
                                            tuple(self.shape)))
     if n == 1:
-        return S.clone_contiguous(self)
+        return _contiguous_copy(self)
     if n == -1:
         return linalg_inv(self)
     a = linalg_inv(self) if n < 0 else self

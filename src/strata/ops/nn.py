@@ -13,6 +13,7 @@ from ..core import dtype as D
 from ..core.shape import wrap_dim
 from . import meta_rules as R
 from . import shape as S
+from .factory import clone
 from .linalg import CTYPE
 from .op import TensorSpec, defop, register_decomposition
 
@@ -492,6 +493,10 @@ def _pad(self, pad, mode="constant", value=None):
     return MODE_PADS["reflection" if mode == "reflect" else "replication", dims](self, pad)
 
 
+def _contiguous_copy(x):
+    return clone(x, memory_format="contiguous_format")
+
+
 @register_decomposition(pad_circular)
 def _pad_circular_impl(self, pad):
     """Wrap around: each padded dim is [tail, x, head], cropped first for negative pads."""
@@ -514,7 +519,7 @@ def _pad_circular_impl(self, pad):
             parts.append(S.narrow(out, d, 0, right))
         if len(parts) > 1:
             out = S.cat(parts, d)
-    return out if out is not self else S.clone_contiguous(self)
+    return out if out is not self else _contiguous_copy(self)
 
 
 def _check_shuffle(self, name, factor, kind):
@@ -538,7 +543,7 @@ def _pixel_shuffle(self, upscale_factor):
     n = len(batch)
     x = S.reshape(self, batch + (c // (r * r), r, r, h, w))
     x = S.permute(x, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
-    return S.reshape(S.clone_contiguous(x), batch + (c // (r * r), h * r, w * r))
+    return S.reshape(_contiguous_copy(x), batch + (c // (r * r), h * r, w * r))
 
 
 @register_decomposition(pixel_unshuffle)
@@ -556,6 +561,6 @@ def _pixel_unshuffle(self, downscale_factor):
     n = len(batch)
     x = S.reshape(self, batch + (c, h // r, r, w // r, r))
     x = S.permute(x, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
-    return S.reshape(S.clone_contiguous(x), batch + (c * r * r, h // r, w // r))
+    return S.reshape(_contiguous_copy(x), batch + (c * r * r, h // r, w // r))
 
 

@@ -413,7 +413,14 @@ def _clamp_meta(self, min=None, max=None):
 
 
 def _clamp_meta_(self, min=None, max=None):
-    inplace_result(self, clamp_operands(self, min, max), PROMOTE, clamp_rule)
+    operands = clamp_operands(self, min, max)
+    if not any(R.is_tensor(x) for x in operands[1:]):
+        # clamp_ with Python bounds names the output type the C++ way ("long int")
+        dt = R.promote(*operands)
+        if not D.can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {R.type_name(dt)} can't be cast to the desired "
+                               f"output type {_C_NAMES[self.dtype.name]}")
+    inplace_result(self, operands, PROMOTE, clamp_rule)
     return self
 
 

@@ -98,11 +98,6 @@ def _scatter_value_meta(self, dim, index, value):
     return contiguous_spec(self.shape, self.dtype)
 
 
-def _scatter_add_meta(self, dim, index, src):
-    check_scatter(self, dim, index, src)
-    return contiguous_spec(self.shape, self.dtype)
-
-
 def _scatter_reduce_meta(self, dim, index, src, reduce, include_self=True):
     check_scatter(self, dim, index, src)
     if scatter_reduction(reduce) == "mean" and self.dtype is D.bool_:
@@ -122,7 +117,7 @@ scatter_reduce_legacy = defop("scatter.reduce(Tensor self, int dim, Tensor index
 scatter_value_reduce = defop("scatter.value_reduce(Tensor self, int dim, Tensor index, "
                              "Scalar value, *, str reduce) -> Tensor")
 scatter_add = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-                    _scatter_add_meta, method=True, function=True)
+                    _scatter_meta, method=True, function=True)
 scatter_reduce = defop("scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, "
                        "str reduce, *, bool include_self=True) -> Tensor", _scatter_reduce_meta,
                        method=True, function=True)
@@ -156,7 +151,7 @@ def _scatter_reduce_legacy(self, dim, index, src, reduce):
     reduction = _legacy_reduction(reduce)
     warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be "
                   "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
-                  "reduction options.", UserWarning, stacklevel=4)
+                  "reduction options.", UserWarning, stacklevel=2)
     return scatter_reduce(self, dim, index, src, reduction, include_self=True)
 
 
@@ -171,9 +166,9 @@ def _scatter_value_reduce(self, dim, index, value, reduce):
 
 def _inplace(functional):
     """An in-place scatter: the functional result (fully validated) copied into ``self``."""
-    def decomposition(self, *args, **kwargs):
+    def decomposition(self, *args):
         from .factory import copy_
-        return copy_(self, functional(self, *args, **kwargs))
+        return copy_(self, functional(self, *args))
     decomposition.__name__ = decomposition.__qualname__ = f"inplace[{functional.name}]"
     return decomposition
 

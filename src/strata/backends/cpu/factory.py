@@ -184,8 +184,8 @@ def uniform_(self, lo=0.0, hi=1.0, generator=None):
     return self
 
 
-def _bernoulli_result(self, draws):
-    spec = F.bernoulli.meta(self)
+def _bernoulli_result(self, p, draws):
+    spec = F.bernoulli.meta(self, p)
     out = _allocate(spec)
     np.copyto(data(out), draws, casting="unsafe")
     return out
@@ -193,7 +193,7 @@ def _bernoulli_result(self, draws):
 
 def bernoulli_p(self, p=0.5, generator=None):
     F.bernoulli.meta(self, p)
-    return _bernoulli_result(self, generator_for(generator).random(tuple(self.shape)) < p)
+    return _bernoulli_result(self, p, generator_for(generator).random(tuple(self.shape)) < p)
 
 
 def bernoulli_tensor(self, generator=None):
@@ -201,7 +201,7 @@ def bernoulli_tensor(self, generator=None):
     p = data(self).astype(np.float64)
     if np.any((p < 0) | (p > 1)):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    return _bernoulli_result(self, generator_for(generator).random(p.shape) < p)
+    return _bernoulli_result(self, None, generator_for(generator).random(p.shape) < p)
 
 
 def multinomial(self, num_samples, replacement=False, generator=None):

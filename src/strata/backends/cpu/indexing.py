@@ -34,6 +34,9 @@ def _index_arrays(self, indices):
         if i is None:
             arrays.append(None)
         elif I.is_mask(i):
+            if i.ndim == 0:  # PyTorch fails an internal assert here; Python indexing is fine
+                raise IndexError("a 0-dim boolean index is not supported by aten::index.Tensor "
+                                 "and aten::index_put_ (use x[mask] instead)")
             I.check_mask(self, i, len(arrays))
             if i.dtype is D.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "

@@ -15,6 +15,15 @@ the queue's arena, and four immediate operands. The driver writes the record int
 ``(seq - 1) % RING_SLOTS``, publishes ``REG_HEAD = seq`` and rings the queue's doorbell (an
 eventfd write). The device executes records in order and writes ``REG_FENCE = seq`` after each;
 if ``REG_IRQ_ARMED`` is set it also raises the interrupt eventfd.
+
+Note [Doorbell suppression]: like virtio's event suppression, the device says in ``REG_STATE``
+whether it needs a doorbell: a command processor that has run out of work polls its ring head
+for a moment, then sets ``STATE_SLEEPING``, checks the head once more and sleeps on the
+doorbell. The driver rings only a queue that is not ``STATE_RUNNING``, so a host launching
+faster than the device computes makes no syscall per launch and does not wake the device
+process (a context switch) for every command. Without a memory barrier between the two sides'
+store and load, a wakeup can be missed in a tiny window; the device's sleep therefore has a
+timeout (``DOORBELL_TIMEOUT_MS``), so a miss costs at most that much latency, never a hang.
 """
 
 import struct
@@ -26,6 +35,8 @@ ARENA_BYTES = 4 << 20    # argument arena per queue
 ERROR_BYTES = 4096       # error message area per queue
 RESPONSE_BYTES = 1 << 20  # response mailbox per queue (results of data-dependent ops)
 MAX_EVENTS = 4096        # event timestamp slots
+IDLE_SPIN_NS = 50_000    # a command processor out of work polls its ring this long, then sleeps
+DOORBELL_TIMEOUT_MS = 10  # Note [Doorbell suppression]
 HOST_BIT = 1 << 48       # an address with this bit is in host-visible memory
 
 # Registers: one row of NREGS u64 per queue.
@@ -36,8 +47,12 @@ REG_IRQ_ARMED = 2   # host: raise the interrupt when this queue completes work
 REG_ERR_SEQ = 3     # device: seq of the first failed command (0: none)
 REG_ERR_LEN = 4     # device: length of the error message
 REG_RESP_LEN = 5    # device: length of the response in the mailbox
-REG_STATE = 6       # device: 1 once the queue's command processor runs (admin row: device up)
+REG_STATE = 6       # device: STATE_* of the queue's command processor
 REG_PID = 7         # admin row: the device process id
+
+STATE_STOPPED = 0   # not started (or stopped): the doorbell is rung and counts up
+STATE_RUNNING = 1   # executing or polling its ring: no doorbell needed
+STATE_SLEEPING = 2  # asleep in poll(2) on its doorbell: ring it
 
 # Opcodes.
 OP_NOP = 0

@@ -113,13 +113,25 @@ class Device:
         arena = self._ctrl[at:at + C.ARENA_BYTES]
         head_reg, fence_reg = qid * C.NREGS + C.REG_HEAD, qid * C.NREGS + C.REG_FENCE
         armed_reg = qid * C.NREGS + C.REG_IRQ_ARMED
-        regs[qid * C.NREGS + C.REG_STATE] = 1
+        state_reg = qid * C.NREGS + C.REG_STATE
+        regs[state_reg] = C.STATE_RUNNING
+        poller = select.poll()
+        poller.register(doorbell, select.POLLIN)
         tail = regs[fence_reg]
         execute, slot = self._execute, self._slot
         while not self._stopping and qid in self._threads:
             head = regs[head_reg]
             if tail >= head:
-                os.eventfd_read(doorbell)   # sleep until the host rings
+                # Out of work (Note [Doorbell suppression]): poll the head, then sleep.
+                deadline = _now() + C.IDLE_SPIN_NS
+                while regs[head_reg] == tail and _now() < deadline:
+                    pass
+                if regs[head_reg] != tail:
+                    continue
+                regs[state_reg] = C.STATE_SLEEPING
+                if regs[head_reg] == tail and poller.poll(C.DOORBELL_TIMEOUT_MS):
+                    os.eventfd_read(doorbell)
+                regs[state_reg] = C.STATE_RUNNING
                 continue
             while tail < head and not self._stopping:
                 tail += 1
@@ -127,7 +139,7 @@ class Device:
                 regs[fence_reg] = tail
                 if regs[armed_reg]:
                     os.eventfd_write(self._irq, 1)
-        regs[qid * C.NREGS + C.REG_STATE] = 0
+        regs[state_reg] = C.STATE_STOPPED
 
     def _execute(self, qid, record, arena):
         opcode, flags, seq, off, n, a0, a1, a2, a3 = record
@@ -150,7 +162,8 @@ class Device:
                 word = self._word(a0)
                 self._wait_until(lambda: word[0] >= a1)
             elif opcode == C.OP_EVENT_RECORD:
-                self._events[a0] = _now()
+                if a0 < C.MAX_EVENTS:
+                    self._events[a0] = _now()
             elif opcode == C.OP_EVENT_WAIT:
                 regs, fence = self._regs, a0 * C.NREGS + C.REG_FENCE
                 self._wait_until(lambda: regs[fence] >= a1)
@@ -245,8 +258,8 @@ class Device:
 
     def _tensor(self, d):
         """A CPU tensor over device memory, described by the host (see ``commands``)."""
-        if d is None:
-            return None
+        if type(d) is not tuple:
+            return d      # None, or a Python number in a tensor position
         addr, *rest = d
         if addr is None:             # a 0-dim CPU tensor, sent by value
             value, dt = rest
@@ -284,6 +297,12 @@ def _flatten(value):
 
 def main(argv):
     vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, *doorbells = map(int, argv)
+    # The device is a throughput worker: SCHED_BATCH keeps its wakeups (a doorbell) from
+    # preempting the host thread that rang it, which would serialize host and device.
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
     Device(vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, doorbells).run()
 
 

@@ -246,11 +246,13 @@ class SimDriver:
                                a0, a1, a2, a3)
             q.seq = seq
             regs[qid * C.NREGS + C.REG_HEAD] = seq
-        os.eventfd_write(q.doorbell, 1)
+        ring = regs[qid * C.NREGS + C.REG_STATE] != C.STATE_RUNNING
+        if ring:   # Note [Doorbell suppression]
+            os.eventfd_write(q.doorbell, 1)
         if trace.active:
             trace.instant("driver", "ioctl", name="submit", queue=qid, slot=slot, seq=seq,
                           command=C.OPCODE_NAMES.get(opcode, opcode), payload_bytes=n)
-            trace.instant("driver", "doorbell", queue=qid, fd=q.doorbell)
+            trace.instant("driver", "doorbell", queue=qid, fd=q.doorbell, rung=ring)
         return seq
 
     def _place_payload(self, q, seq, payload):

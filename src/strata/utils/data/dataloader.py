@@ -154,7 +154,7 @@ class DataLoader:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
         if self.persistent_workers:
-            if self._iterator is None:
+            if self._iterator is None or self._iterator._shutdown:
                 self._iterator = _MultiProcessIter(self)
             else:
                 self._iterator._reset()
@@ -311,7 +311,8 @@ class _MultiProcessIter:
     def _process_data(self, data):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
-            self._shutdown_workers()
+            if not self._persistent:
+                self._shutdown_workers()  # the epoch is over; persistent workers stay for more
             data.reraise()
         return data
 

@@ -1,0 +1,128 @@
+"""What the examples share: data, a tqdm training loop, checkpoints that resume, loss curves.
+
+Written in plain PyTorch style: every example imports ``strata as torch`` and would run on real
+PyTorch by changing that one line.
+"""
+
+import argparse
+import os
+
+import numpy as np
+
+import strata as torch
+
+
+def parse_args(description, **defaults):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--epochs", type=int, default=defaults.get("epochs", 20))
+    parser.add_argument("--steps", type=int, default=defaults.get("steps", 0),
+                        help="stop after this many optimizer steps (0: no limit)")
+    parser.add_argument("--lr", type=float, default=defaults.get("lr", 1e-3))
+    parser.add_argument("--batch-size", type=int, default=defaults.get("batch_size", 64))
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--checkpoint", default=defaults.get("checkpoint"),
+                        help="save here after every epoch; resume from it if it exists")
+    parser.add_argument("--plot", default=defaults.get("plot"),
+                        help="write the loss curve to this PNG (needs matplotlib)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser.parse_args()
+
+
+def digits(device="cpu", images=False, seed=0):
+    """scikit-learn's 8x8 digits (shipped with the package): train/test tensors."""
+    from sklearn.datasets import load_digits
+    data = load_digits()
+    x = (data.data / 16.0).astype(np.float32)
+    y = data.target.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(len(x))
+    x, y = x[order], y[order]
+    split = int(0.8 * len(x))
+    if images:
+        x = x.reshape(-1, 1, 8, 8)
+    to = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device)  # noqa: E731
+    return (to(x[:split]), to(y[:split])), (to(x[split:]), to(y[split:]))
+
+
+def progress(iterable, desc, quiet, total=None):
+    if quiet:
+        return iterable
+    from tqdm import tqdm
+    return tqdm(iterable, desc=desc, total=total, leave=False)
+
+
+def save_checkpoint(path, model, optimizer, epoch, losses):
+    if path:
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "epoch": epoch, "losses": losses}, path)
+
+
+def load_checkpoint(path, model, optimizer):
+    """Resume: returns (next epoch, loss history)."""
+    if not path or not os.path.exists(path):
+        return 0, []
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    print(f"resumed from {path} at epoch {state['epoch'] + 1}")
+    return state["epoch"] + 1, list(state["losses"])
+
+
+def plot_losses(path, losses, title):
+    if not path:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no loss curve written")
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(losses)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.set_title(title)
+    ax.set_yscale("log")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    print(f"loss curve: {path}")
+
+
+def accuracy(model, x, y):
+    model.eval()
+    with torch.no_grad():
+        pred = model(x).argmax(dim=1)
+    model.train()
+    return (pred == y).float().mean().item()
+
+
+def train_classifier(model, train, test, args, title):
+    """Mini-batch Adam on cross-entropy; checkpoint every epoch; returns test accuracy."""
+    x, y = train
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    start, losses = load_checkpoint(args.checkpoint, model, optimizer)
+    generator = torch.Generator().manual_seed(args.seed)
+    steps = 0
+    for epoch in range(start, args.epochs):
+        order = torch.randperm(len(x), generator=generator).to(x.device)
+        batches = range(0, len(x), args.batch_size)
+        for i in progress(batches, f"epoch {epoch + 1}/{args.epochs}", args.quiet):
+            idx = order[i:i + args.batch_size]
+            loss = torch.nn.functional.cross_entropy(model(x[idx]), y[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            steps += 1
+            if args.steps and steps >= args.steps:
+                break
+        save_checkpoint(args.checkpoint, model, optimizer, epoch, losses)
+        if args.steps and steps >= args.steps:
+            break
+    acc = accuracy(model, *test)
+    print(f"{title}: {len(losses)} steps, final loss {losses[-1]:.4f}, "
+          f"test accuracy {acc * 100:.1f}%")
+    plot_losses(args.plot, losses, title)
+    return acc

@@ -1,0 +1,119 @@
+"""The Sim kernel of every op that has a CPU kernel, registered under the ``Sim`` key.
+
+A Sim kernel runs on the host and does not compute: it runs the op's meta function (validation,
+output shapes and dtypes), and the runtime allocates the outputs and enqueues a launch that the
+device executes with *the CPU backend's kernel* over its own memory. It returns at once.
+
+* ``empty``/``empty_strided`` only allocate.
+* ``copy_`` and ``_to_copy`` move data between host and device (``runtime.copy``).
+* An op whose output shape depends on the data (``nonzero``, ``masked_select``, ``unique``, ...:
+  its meta raises NotImplementedError, see Note [Data-dependent shapes] in ops/indexing.py) is a
+  sync point: ``runtime.launch_dynamic`` runs it, waits, then allocates the outputs.
+* View ops need no kernel here: the shared view kernel (``backends/views.py``) makes views of
+  sim storage like any other.
+"""
+
+from ... import _tensor
+from ...core.device import as_device
+from ...core.shape import contiguous_strides
+from ...dispatch import register_kernel
+from ...ops import factory as F
+from ..cpu import kernel_table
+from . import runtime as R
+
+
+def _rt():
+    return R._runtime or R.get()
+
+
+def _check_index(device):
+    if device is not None:
+        d = as_device(device)
+        if d.type == "sim" and d.index not in (None, 0):
+            raise RuntimeError(f"sim error: invalid device ordinal {d.index}: strata has one "
+                               f"sim device, sim:0")
+
+
+def launch_kernel(op):
+    meta = op.meta
+    plan = R.plan_for(op)
+
+    def kernel(*args):
+        if plan is not None:
+            for i in plan.devices:
+                _check_index(args[i])
+        rt = R._runtime or R.get()
+        try:
+            spec = meta(*args)
+        except NotImplementedError:
+            return rt.launch_dynamic(op, args, plan)
+        except RuntimeError as e:
+            # A meta that needs a value (one_hot's class count) says so like PyTorch's meta
+            # kernels do; on a real device that value is computed, so run it for real.
+            if "meta tensors" not in str(e):
+                raise
+            return rt.launch_dynamic(op, args, plan)
+        return rt.launch(op, args, spec, plan)
+
+    kernel.__name__ = kernel.__qualname__ = f"sim_kernel[{op.name}]"
+    return kernel
+
+
+def alloc_kernel(op):
+    """``empty``/``empty_strided``: memory from the caching allocator, no launch."""
+    meta = op.meta
+
+    def kernel(*args):
+        spec = meta(*args)
+        _check_index(args[op.device_position])
+        strides = spec.strides if spec.strides is not None else contiguous_strides(spec.shape)
+        return _rt().empty(spec.shape, strides, spec.dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"sim_alloc[{op.name}]"
+    return kernel
+
+
+def copy_(self, src, non_blocking=False):
+    """Runs for every copy with a sim side (Sim outranks CPU in the key set)."""
+    F.copy_.meta(self, src, non_blocking)
+    _rt().copy(self, src, non_blocking)
+    return self
+
+
+def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+             memory_format=None):
+    """``x.to(...)`` of a sim tensor. A non-blocking copy to the CPU lands in pinned memory and
+    returns before the data has arrived, as in PyTorch."""
+    spec = F._to_copy.meta(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    target = self.device if device is None else as_device(device)
+    strides = spec.strides if spec.strides is not None else contiguous_strides(spec.shape)
+    rt = _rt()
+    if target.type == "sim":
+        _check_index(target)
+        out = rt.empty(spec.shape, strides, spec.dtype)
+    elif target.type == "cpu" and (non_blocking or pin_memory):
+        out = rt.pinned_empty(spec.shape, strides, spec.dtype)
+    else:
+        out = F.empty_strided(spec.shape, strides, dtype=spec.dtype, device=target)
+        if target.type != "cpu":
+            return F.copy_(out, self, non_blocking)
+    rt.copy(out, self, non_blocking)
+    return out
+
+
+def pin_memory(tensor):
+    return _rt().pin(tensor)
+
+
+def register():
+    """Give every op with a CPU kernel a Sim kernel (the device process starts on first use)."""
+    for op in kernel_table():
+        if op is F.copy_:
+            fn = copy_
+        elif op is F.empty or op is F.empty_strided:
+            fn = alloc_kernel(op)
+        else:
+            fn = launch_kernel(op)
+        register_kernel(op, "Sim", fn)
+    register_kernel(F._to_copy, "Sim", _to_copy)
+    _tensor.install_pin_memory(pin_memory)
