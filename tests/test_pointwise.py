@@ -284,12 +284,18 @@ def test_bool_subtraction_and_negation(fn, match):
 
 @pytest.mark.parametrize("dtype", FLOATS + ["bfloat16"])
 @pytest.mark.parametrize("fn", [
-    lambda m, x: x & x, lambda m, x: x | 1, lambda m, x: x ^ True, lambda m, x: ~x,
+    lambda m, x: x & x, lambda m, x: x | 1, lambda m, x: x ^ True, lambda m, x: m.bitwise_not(x),
     lambda m, x: m.bitwise_left_shift(x, 1), lambda m, x: x.bitwise_and_(x),
 ])
 def test_bitwise_ops_on_floats(dtype, fn):
     check_error(lambda m, x: fn(m, x.to(getattr(m, dtype))), np.array([1.0, 2.0]),
                 match="not implemented for")
+
+
+def test_invert_operator_on_floats_is_a_type_error():
+    check_error(lambda m, x: ~x, np.array([1.0]), match="only implemented on integer and "
+                                                        "Boolean-type tensors")
+    check(lambda m, x, y: (~x, ~y), np.array([1, -2]), np.array([True, False]))
 
 
 @pytest.mark.parametrize("fn,x", [
@@ -329,8 +335,8 @@ def test_dtypes_without_a_kernel(fn, x):
     (lambda m, x: m.ops.aten.gelu.default(x, approximate="fast"), np.array([1.0]),
      "approximate argument must be either none or tanh."),
     (lambda m, x: m.clamp(x), np.array([1.0]), "At least one of 'min' or 'max' must not be None"),
-    (lambda m, x: m.where(x, x, x), np.array([1.0]), "where expected condition to be a boolean "
-                                                     "tensor, but got a tensor with dtype Float"),
+    (lambda m, x: m.where(x, x, x), np.array([1.0], np.float32),
+     "where expected condition to be a boolean tensor, but got a tensor with dtype Float"),
     (lambda m, x: m.lerp(x, x.double(), 0.5), np.array([1.0], np.float32),
      "expected dtype float for `end` but got dtype double"),
     (lambda m, x: m.lerp(x, x, x.double()), np.array([1.0], np.float32),

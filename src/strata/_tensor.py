@@ -730,6 +730,9 @@ class Tensor(TensorImpl):
         return P.abs(self)
 
     def __invert__(self):
+        if self.dtype.category == D.FLOATING:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
         if self.dtype is D.bool_:
             return P.logical_not(self)
         return P.bitwise_not(self)
@@ -887,6 +890,8 @@ class Tensor(TensorImpl):
             if value.ndim != 0:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                    f"with {value.ndim} dimensions.")
+            if value.requires_grad:   # fill_.Tensor: the gradient reaches the value (summed)
+                return F.copy_(self, value)
             value = value.item()
         return F.fill_(self, value)
 

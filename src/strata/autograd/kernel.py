@@ -238,10 +238,7 @@ def _input_edges(deriv, args):
 def _edge_of(t):
     if t is None or not hasattr(t, "_ag"):
         return (None, 0), None
-    edge = gradient_edge(t)
-    if edge[0] is None:
-        return edge, None
-    return edge, (t._shape, t.dtype, t.device)
+    return gradient_edge(t), (t._shape, t.dtype, t.device)
 
 
 def record(op, ks, args):
@@ -250,7 +247,8 @@ def record(op, ks, args):
     inplace = op.is_inplace
     if inplace:
         check_inplace(args[0])
-    if deriv is derivatives.NON_DIFFERENTIABLE:
+    if deriv is derivatives.NON_DIFFERENTIABLE or \
+            inplace and args[0].dtype.category != _FLOATING:   # the write cannot carry a grad
         return redispatch_below_autograd(op, ks, args)
     if deriv is None:
         return _record_not_implemented(op, ks, args)

@@ -49,7 +49,7 @@ def _depth():
     return getattr(_local, "depth", 0)
 
 
-def begin(layer, name, **fields) -> Event:
+def begin(layer, name, /, **fields) -> Event:
     """Open a span; spans opened before it is ended nest under it."""
     ev = Event(layer, name, _now(), _depth(), fields)
     _local.depth = ev.depth + 1
@@ -58,14 +58,14 @@ def begin(layer, name, **fields) -> Event:
     return ev
 
 
-def end(ev: Event, **fields) -> None:
+def end(ev: Event, /, **fields) -> None:
     ev.end_ns = _now()
     if fields:
         ev.fields.update(fields)
     _local.depth = ev.depth
 
 
-def instant(layer, name, **fields) -> Event:
+def instant(layer, name, /, **fields) -> Event:
     ev = Event(layer, name, _now(), _depth(), fields)
     ev.end_ns = ev.start_ns
     for sink in _sinks:

@@ -173,6 +173,13 @@ class CachingAllocator:
         self._dead = collections.deque()    # Note [Deferred frees]
         self._lock = threading.Lock()
         self._stats = {(s, p): _Stat() for s in _STATS for p in _POOLS}
+        # The hot path updates these directly: for a small (True) or large (False) block, the
+        # (all, pool) pairs of allocated_bytes, allocation and requested_bytes.
+        self._block_stats = {
+            small: tuple(self._stats[name, p] for name in ("allocated_bytes", "allocation",
+                                                           "requested_bytes")
+                         for p in ("all", "small_pool" if small else "large_pool"))
+            for small in (True, False)}
         self.num_ooms = 0
         self.num_alloc_retries = 0
 
@@ -201,9 +208,13 @@ class CachingAllocator:
                 self._split(block, size, free)
             block.allocated = True
             block.requested = nbytes
-            pool = "small_pool" if small else "large_pool"
-            self._update(("allocated_bytes", "allocation", "requested_bytes"), pool,
-                         (block.size, 1, nbytes), 1)
+            size_all, size_pool, n_all, n_pool, req_all, req_pool = self._block_stats[small]
+            size_all.add(block.size)
+            size_pool.add(block.size)
+            n_all.add(1)
+            n_pool.add(1)
+            req_all.add(nbytes)
+            req_pool.add(nbytes)
         if trace.active:
             trace.instant("runtime", "alloc", device=self.name, stream=stream, nbytes=nbytes,
                           block=block.size, addr=block.addr, cached=hit)
@@ -234,8 +245,7 @@ class CachingAllocator:
                 raise OutOfMemoryError(self._oom_message(size)) from None
         seg = Segment(handle, addr, nbytes, stream, small)
         self._segments[addr] = seg
-        self._update(("reserved_bytes", "segment"), "small_pool" if small else "large_pool",
-                     (nbytes, 1), 1)
+        self._update_segments(seg, 1)
         seg.first = Block(seg, addr, nbytes, stream)
         return seg.first
 
@@ -273,10 +283,14 @@ class CachingAllocator:
     def _free_block(self, block):
         block.allocated = False
         block.ref = None
-        small = block.segment.small
-        self._update(("allocated_bytes", "allocation", "requested_bytes"),
-                     "small_pool" if small else "large_pool", (block.size, 1, block.requested),
-                     -1)
+        size_all, size_pool, n_all, n_pool, req_all, req_pool = \
+            self._block_stats[block.segment.small]
+        size_all.sub(block.size)
+        size_pool.sub(block.size)
+        n_all.sub(1)
+        n_pool.sub(1)
+        req_all.sub(block.requested)
+        req_pool.sub(block.requested)
         if trace.active:
             trace.instant("runtime", "free", device=self.name, stream=block.stream,
                           block=block.size, addr=block.addr)
@@ -337,24 +351,23 @@ class CachingAllocator:
         self.memory.synchronize()
         self._drain()
         self._process_pending()
-        for (stream, small), free in self._free.items():
+        for free in self._free.values():
             for block in list(free.blocks.values()):
                 if block.prev is None and block.next is None:
                     free.remove(block)
                     seg = self._segments.pop(block.addr)
                     self.memory.raw_free(seg.handle)
-                    self._update(("reserved_bytes", "segment"),
-                                 "small_pool" if small else "large_pool", (seg.size, 1), -1)
+                    self._update_segments(seg, -1)
 
     # --- statistics ---------------------------------------------------------------------------------
-    def _update(self, names, pool, amounts, sign):
-        stats = self._stats
-        for name, n in zip(names, amounts):
+    def _update_segments(self, seg, sign):
+        pool = "small_pool" if seg.small else "large_pool"
+        for name, n in (("reserved_bytes", seg.size), ("segment", 1)):
             for key in ((name, "all"), (name, pool)):
                 if sign > 0:
-                    stats[key].add(n)
+                    self._stats[key].add(n)
                 else:
-                    stats[key].sub(n)
+                    self._stats[key].sub(n)
 
     def _stat(self, name, pool="all") -> _Stat:
         return self._stats[name, pool]

@@ -14,10 +14,13 @@ device executes with *the CPU backend's kernel* over its own memory. It returns 
 """
 
 from ... import _tensor
+from ...core import dtype as D
 from ...core.device import as_device
 from ...core.shape import contiguous_strides
+from ...core.tensor_impl import TensorImpl
 from ...dispatch import register_kernel
 from ...ops import factory as F
+from ...ops.op import TensorSpec
 from ..cpu import kernel_table
 from . import runtime as R
 
@@ -34,9 +37,53 @@ def _check_index(device):
                                f"sim device, sim:0")
 
 
+# Note [Meta cache]: a Sim kernel needs its outputs' specs before it can launch, and running a
+# meta function in Python costs more than the whole CPU kernel of a small op. For pointwise and
+# reduction ops the spec is a pure function of the arguments' metadata (shape, strides, dtype,
+# device) and of the Python values passed, so each Sim kernel memoizes it. Other ops' metas may
+# read tensor values (a sync) and always run. Only successful results are cached, so a bad
+# input still raises every time.
+_CACHEABLE = frozenset(("pointwise", "reduction"))
+_CACHE_LIMIT = 2048
+_SELF = object()   # the cached "spec" of an in-place op: it returns its first argument
+
+
+def _meta_key(args):
+    key = [D.get_default_dtype()]
+    for a in args:
+        if isinstance(a, TensorImpl):
+            key += (a._shape, a._strides or a._get_strides(), a.dtype, a._keyset)
+        elif type(a) is list:
+            key.append(tuple(a))
+        else:
+            key += (type(a), a)
+    return tuple(key)
+
+
+def _cached_meta(meta, cache):
+    def run(*args):
+        try:
+            key = _meta_key(args)
+            spec = cache.get(key)
+        except TypeError:             # an unhashable argument: no caching
+            return meta(*args)
+        if spec is None:
+            spec = meta(*args)
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            if type(spec) is TensorSpec:
+                cache[key] = spec
+            elif spec is args[0]:
+                cache[key] = _SELF
+        elif spec is _SELF:
+            spec = args[0]
+        return spec
+    return run
+
+
 def launch_kernel(op):
-    meta = op.meta
     plan = R.plan_for(op)
+    meta = _cached_meta(op.meta, {}) if op.tags & _CACHEABLE and plan is None else op.meta
 
     def kernel(*args):
         if plan is not None:

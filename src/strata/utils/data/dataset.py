@@ -10,7 +10,10 @@ import itertools
 import math
 import warnings
 
+from ...core import dtype as D
+from ...creation import as_tensor
 from ...ops import factory as F
+from ...ops import shape as S
 from ...random import default_generator
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
@@ -48,6 +51,13 @@ class TensorDataset(Dataset):
 
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
+
+    def __getitems__(self, indices):
+        """A whole batch of samples with two ops per tensor (gather the rows, then unbind)
+        instead of one indexing op per sample; the values are those of ``__getitem__``."""
+        index = as_tensor(indices, dtype=D.int64)
+        columns = [S.unbind(t[index], 0) for t in self.tensors]
+        return list(zip(*columns))
 
     def __len__(self):
         return self.tensors[0].size(0)
