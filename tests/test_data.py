@@ -46,6 +46,9 @@ def test_tensor_dataset():
     assert len(ds) == 10
     x, y = ds[3]
     assert x.tolist() == [6.0, 7.0] and y.item() == 3
+    batch = ds.__getitems__([4, 0, 9, 4])
+    assert [(a.tolist(), b.item()) for a, b in batch] == \
+        [(ds[i][0].tolist(), ds[i][1].item()) for i in [4, 0, 9, 4]]
     for m, data in ((strata, sdata), (torch, tdata)):
         with pytest.raises(AssertionError, match="Size mismatch between tensors"):
             data.TensorDataset(m.ones(3), m.ones(4))

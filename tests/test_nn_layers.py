@@ -254,6 +254,7 @@ def test_embedding_max_norm_renormalizes_weight_rows():
     np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-5)
     np.testing.assert_allclose(sw.numpy(), tw.numpy(), rtol=1e-5)
     np.testing.assert_array_equal(sw.numpy()[1], w[1])  # untouched row
+    assert sw._version == tw._version == 1   # one in-place write, as PyTorch counts it
 
 
 def test_padding_idx_is_normalized_like_torch():
@@ -371,3 +372,38 @@ def test_unfold_fold_round_trip(kh, kw, pad, stride):
     x = f64(2, 3, 5, 6)
     check(lambda m, a: F(m).fold(F(m).unfold(a, (kh, kw), padding=pad, stride=stride), (5, 6),
                                  (kh, kw), padding=pad, stride=stride), x)
+
+
+# --- functional wrappers without ops of their own ----------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [{}, {"p": 1.0}, {"dim": 0}, {"p": 3, "dim": (0, 2)},
+                                    {"eps": 10.0}])
+def test_normalize(kwargs):
+    check(lambda m, x: F(m).normalize(x, **kwargs), f32(3, 4, 2))
+
+
+def test_normalize_errors_and_out():
+    same_error(lambda m, x: F(m).normalize(x), i64(3, 4))
+    out = strata.empty(2, 3)
+    res = F(strata).normalize(strata.ones(2, 3), out=out)
+    assert res is out
+    np.testing.assert_allclose(out.numpy(), np.full((2, 3), 3 ** -0.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: F(m).interpolate(x, size=(2, 3), mode="area"),
+    lambda m, x: F(m).interpolate(x, scale_factor=0.5, mode="area"),
+    lambda m, x: F(m).upsample(x, scale_factor=2),
+    lambda m, x: F(m).upsample_nearest(x, size=5),
+    lambda m, x: F(m).upsample_bilinear(x, scale_factor=2),
+])
+def test_interpolate_modes_and_aliases(fn):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # torch deprecates the upsample* aliases
+        check(fn, f32(1, 2, 4, 6))
+
+
+def test_interpolate_unsupported_mode_says_so():
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F(strata).interpolate(strata.ones(1, 1, 2, 2), size=3, mode="bicubic")

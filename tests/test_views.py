@@ -20,43 +20,42 @@ def layout(t, base):
             t._is_view(), t._base is base, t.is_contiguous())
 
 
-VIEWS = {
-    "view": lambda x: x.view(6, 4),
-    "view-infer": lambda x: x.view(-1, 2),
-    "view_as": lambda x: x.view_as(x.new_empty(4, 6)),
-    "as_strided": lambda x: x.as_strided((2, 2), (1, 2), 3),
-    "permute": lambda x: x.permute(2, 0, 1),
-    "transpose": lambda x: x.transpose(-1, 0),
-    "t": lambda x: x[0].t(),
-    "T-2d": lambda x: x[0].T,
-    "mT": lambda x: x.mT,
-    "expand": lambda x: x[:, :1].expand(2, 5, 4),
-    "expand-new-dims": lambda x: x.expand(3, 2, 3, 4),
-    "broadcast_to": lambda x: x[0, 0].broadcast_to(2, 4),
-    "squeeze": lambda x: x[:, :1, None].squeeze(),
-    "squeeze-dims": lambda x: x[:1, :, :1].squeeze((0, 2)),
-    "unsqueeze": lambda x: x.unsqueeze(2),
-    "narrow": lambda x: x.narrow(2, 1, 2),
-    "narrow-negative": lambda x: x.narrow(-1, -3, 2),
-    "select": lambda x: x.select(1, -1),
-    "slice-step": lambda x: x[:, ::2, 1:],
-    "diagonal": lambda x: x.diagonal(1, 1, 2),
-    "diagonal-negative": lambda x: x.diagonal(-1, -1, -2),
-    "unfold": lambda x: x.unfold(2, 2, 1),
-    "unfold-step": lambda x: x.unfold(1, 2, 2),
-    "flatten-view": lambda x: x.flatten(1),
-    "unflatten": lambda x: x.unflatten(2, (2, 2)),
-    "reshape-view": lambda x: x.reshape(4, 6),
-    "movedim": lambda x: x.movedim(0, -1),
-    "split": lambda x: x.split(3, -1)[1],
-    "split-sizes": lambda x: x.split([1, 3], -1)[1],
-    "chunk": lambda x: x.chunk(2, 2)[1],
-    "unbind": lambda x: x.unbind(1)[2],
-    "tensor_split": lambda x: x.tensor_split(3, 2)[2],
-    "alias": lambda x: x.view(x.shape),
-    "view-of-view": lambda x: x.view(6, 4)[1:].view(-1),
-    "view-dtype": lambda x: x.view(x.new_empty(0, dtype=strata.int32).dtype
-                                   if isinstance(x, strata.Tensor) else torch.int32),
+VIEWS = {  # name -> fn(m, x): a view of x
+    "view": lambda m, x: x.view(6, 4),
+    "view-infer": lambda m, x: x.view(-1, 2),
+    "view_as": lambda m, x: x.view_as(m.empty(4, 6)),
+    "as_strided": lambda m, x: x.as_strided((2, 2), (1, 2), 3),
+    "permute": lambda m, x: x.permute(2, 0, 1),
+    "transpose": lambda m, x: x.transpose(-1, 0),
+    "t": lambda m, x: x[0].t(),
+    "T-2d": lambda m, x: x[0].T,
+    "mT": lambda m, x: x.mT,
+    "expand": lambda m, x: x[:, :1].expand(2, 5, 4),
+    "expand-new-dims": lambda m, x: x.expand(3, 2, 3, 4),
+    "broadcast_to": lambda m, x: x[0, 0].broadcast_to(2, 4),
+    "squeeze": lambda m, x: x[:, :1, None].squeeze(),
+    "squeeze-dims": lambda m, x: x[:1, :, :1].squeeze((0, 2)),
+    "unsqueeze": lambda m, x: x.unsqueeze(2),
+    "narrow": lambda m, x: x.narrow(2, 1, 2),
+    "narrow-negative": lambda m, x: x.narrow(-1, -3, 2),
+    "select": lambda m, x: x.select(1, -1),
+    "slice-step": lambda m, x: x[:, ::2, 1:],
+    "diagonal": lambda m, x: x.diagonal(1, 1, 2),
+    "diagonal-negative": lambda m, x: x.diagonal(-1, -1, -2),
+    "unfold": lambda m, x: x.unfold(2, 2, 1),
+    "unfold-step": lambda m, x: x.unfold(1, 2, 2),
+    "flatten-view": lambda m, x: x.flatten(1),
+    "unflatten": lambda m, x: x.unflatten(2, (2, 2)),
+    "reshape-view": lambda m, x: x.reshape(4, 6),
+    "movedim": lambda m, x: x.movedim(0, -1),
+    "split": lambda m, x: x.split(3, -1)[1],
+    "split-sizes": lambda m, x: x.split([1, 3], -1)[1],
+    "chunk": lambda m, x: x.chunk(2, 2)[1],
+    "unbind": lambda m, x: x.unbind(1)[2],
+    "tensor_split": lambda m, x: x.tensor_split(3, 2)[2],
+    "alias": lambda m, x: x.view(x.shape),
+    "view-of-view": lambda m, x: x.view(6, 4)[1:].view(-1),
+    "view-dtype": lambda m, x: x.view(m.int32),
 }
 
 
@@ -64,20 +63,22 @@ VIEWS = {
 def test_view_layout_and_aliasing_match_torch(name):
     fn = VIEWS[name]
     s_base, t_base = strata.tensor(BASE), torch.tensor(BASE)
-    s_view, t_view = fn(s_base), fn(t_base)
+    s_view, t_view = fn(strata, s_base), fn(torch, t_base)
     assert layout(s_view, s_base) == layout(t_view, t_base)
     assert s_view.untyped_storage() is s_base.untyped_storage()
-    check_meta(lambda m, x: fn(x), BASE)
+    assert s_view._version_counter() is s_base._version_counter()
+    check_meta(fn, BASE)
 
 
+# (writing in place through views whose elements share memory is undefined in PyTorch)
 @pytest.mark.parametrize("name", sorted(set(VIEWS) - {"view-dtype", "expand", "expand-new-dims",
-                                                      "broadcast_to", "as_strided"}))
+                                                      "broadcast_to", "as_strided", "unfold"}))
 def test_views_write_through_both_ways(name):
     fn = VIEWS[name]
 
     def run(m, x):
         base = x.clone()
-        view = fn(base)
+        view = fn(m, base)
         view.mul_(-1)                  # through the view into the base
         after_view_write = base.clone()
         base.add_(100)                 # through the base into the view
@@ -168,8 +169,10 @@ def test_unfold(size, step):
 
 @pytest.mark.parametrize("offset", range(-4, 6))
 def test_diagonal_offsets(offset):
-    check(lambda m, x: (x.diagonal(offset), x.diagonal(offset, 2, 0), m.diagonal(x.t(), offset)),
-          np.arange(24.0).reshape(3, 4, 2)[:, :, 0].copy())
+    check(lambda m, x: (x.diagonal(offset), m.diagonal(x.t(), offset)),
+          np.arange(12.0).reshape(3, 4))
+    check(lambda m, x: (x.diagonal(offset, 2, 0), x.diagonal(offset, 0, 2).stride()),
+          np.arange(24.0).reshape(3, 4, 2))
     check(lambda m, x: x.diagonal(offset, -2, -1), BASE)
 
 
@@ -273,32 +276,25 @@ def test_dim_out_of_range_is_an_index_error():
 
 @st.composite
 def view_chain(draw):
-    """A random shape and a chain of view ops that all stay valid (PyTorch decides what's a copy)."""
+    """A random shape and a chain of view ops; steps that do not apply to the tensor they meet
+    are skipped (the same way in both libraries)."""
     shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
     steps = []
-    ndim = len(shape)
-    for _ in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 5))):
         kind = draw(st.sampled_from(["permute", "transpose", "reshape", "view", "unsqueeze",
                                      "slice", "expand"]))
         if kind == "permute":
-            steps.append(("permute", tuple(draw(st.permutations(range(ndim))))))
-        elif kind == "transpose" and ndim:
-            steps.append(("transpose", draw(st.integers(-ndim, ndim - 1)),
-                          draw(st.integers(-ndim, ndim - 1))))
+            steps.append(("permute", tuple(draw(st.permutations(range(len(shape)))))))
+        elif kind == "transpose":
+            steps.append(("transpose", draw(st.integers(-4, 3)), draw(st.integers(-4, 3))))
         elif kind in ("reshape", "view"):
             steps.append((kind, draw(st.sampled_from(["flat", "split", "merge"]))))
         elif kind == "unsqueeze":
-            steps.append(("unsqueeze", draw(st.integers(-ndim - 1, ndim))))
-            ndim += 1
-        elif kind == "slice" and ndim:
-            steps.append(("slice", draw(st.integers(0, ndim - 1)), draw(st.integers(1, 2))))
-        elif kind == "expand":
+            steps.append(("unsqueeze", draw(st.integers(-5, 4))))
+        elif kind == "slice":
+            steps.append(("slice", draw(st.integers(0, 4)), draw(st.integers(1, 2))))
+        else:
             steps.append(("expand", draw(st.integers(1, 3))))
-            ndim += 1
-        if steps and steps[-1][0] in ("reshape", "view"):
-            ndim = {"flat": 1, "split": 2, "merge": max(ndim - 1, 1)}[steps[-1][1]]
-            if steps[-1][1] == "split" and ndim == 2:
-                pass
     return shape, steps
 
 

@@ -40,6 +40,8 @@ from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
 from . import sim  # noqa: F401
+from . import profiler  # noqa: F401
+from .profiler import explain  # noqa: F401
 from .runtime import OutOfMemoryError  # noqa: F401
 from .amp import autocast_mode as _autocast_mode
 from .amp import autocast  # noqa: F401

@@ -1010,6 +1010,8 @@ def _make_method(op):
         return op(self, *args, **kwargs)
     method.__name__ = op.method
     method.__qualname__ = f"Tensor.{op.method}"
+    # The tracer names the frontend entry point by its code's qualname (dispatcher._call_traced).
+    method.__code__ = method.__code__.replace(co_qualname=method.__qualname__)
     method.__doc__ = f"Calls ``{op.qualname}``: ``{op.schema}``"
     return method
 

@@ -1,6 +1,8 @@
 """The ``strata`` command line.
 
     strata run script.py [args...]     run an unmodified PyTorch script on strata
+    strata explain "z = x + y" [--device sim] [--requires-grad] [--shape 2,3]
+                                       print the path of one line through every layer
 """
 
 import argparse
@@ -16,6 +18,13 @@ def _run(args):
     return 0
 
 
+def _explain(args):
+    from .profiler import explain
+    shape = tuple(int(n) for n in args.shape.split(",") if n.strip())
+    explain(args.source, device=args.device, shape=shape, requires_grad=args.requires_grad)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="strata", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -24,6 +33,13 @@ def main(argv=None):
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     run.set_defaults(func=_run)
+    exp = sub.add_parser("explain", help="print the path of one line through every layer "
+                                         "(x and y are small tensors made for it)")
+    exp.add_argument("source", help='a line of Python, e.g. "z = x + y"')
+    exp.add_argument("--device", default=None, help="where x and y live (cpu, sim, ...)")
+    exp.add_argument("--requires-grad", action="store_true", help="make x require grad")
+    exp.add_argument("--shape", default="2,3", help="shape of x and y (default 2,3)")
+    exp.set_defaults(func=_explain)
     args = parser.parse_args(argv)
     return args.func(args)
 

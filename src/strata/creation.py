@@ -193,12 +193,14 @@ def _infer_dense_strides(shape, strides):
     return tuple(out)
 
 
-def _like_strides(fname, input, memory_format):
+def _like_strides(fname, input, memory_format, contiguous):
+    """The strides ``empty_like`` gives: ``input``'s own when they are dense (preserve_format),
+    the same dim order made dense when not, or those of the requested memory format."""
     shape = tuple(input.shape)
     if memory_format not in (None, "preserve_format"):
         return _format_strides(fname, shape, memory_format)
     strides = input.stride()
-    if _non_overlapping_and_dense(shape, strides):
+    if strides == contiguous or _non_overlapping_and_dense(shape, strides):
         return strides
     return _infer_dense_strides(shape, strides)
 
@@ -410,8 +412,9 @@ def _empty_like(fname, input, dtype, device, memory_format, fill=None):
     dtype = input.dtype if dtype is None else D.to_dtype(dtype, fname)
     device = input.device if device is None else device
     shape = tuple(input.shape)
-    strides = _like_strides(fname, input, memory_format)
-    if strides == contiguous_strides(shape):
+    contiguous = contiguous_strides(shape)
+    strides = _like_strides(fname, input, memory_format, contiguous)
+    if strides == contiguous:
         if fill is None:
             return F.empty(shape, dtype=dtype, device=device)
         return F.full(shape, fill, dtype=dtype, device=device)

@@ -133,12 +133,14 @@ def set_rng_state(new_state):
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
-             device_type="cpu"):
+def fork_rng(devices=None, enabled=True, device_type="cpu"):
     """Run a block with the default generator's state saved and restored afterwards.
 
         >>> with strata.random.fork_rng():
         ...     strata.manual_seed(1); _ = strata.rand(3)
+
+    ``devices`` and ``device_type`` are PyTorch's accelerator selectors; strata's one default
+    generator serves every device, so its state is what is forked.
     """
     if not enabled:
         yield

@@ -15,6 +15,7 @@ CPU work runs on the calling thread, as PyTorch does for CPU graph tasks.
 import heapq
 import warnings
 
+from ..core import trace
 from ..dispatch.tls import _state
 from ..ops import pointwise as P
 from . import anomaly_mode
@@ -61,6 +62,8 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
             counter += 1
     prev = _state.grad_enabled
     _state.grad_enabled = create_graph
+    span = trace.begin("autograd", "backward", kind="engine", roots=len(roots)) \
+        if trace.active else None
     try:
         while ready:
             node = heapq.heappop(ready)[2]
@@ -73,7 +76,10 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                         captured[cap.index] = hooked[cap.input_nr]
                 if not is_needed:
                     continue
-            outputs = _call_function(node, inputs_)
+            if trace.active:
+                outputs = _call_function_traced(node, inputs_)
+            else:
+                outputs = _call_function(node, inputs_)
             if not keep_graph:
                 node.release_variables()
             for (nxt, input_nr), grad in zip(node.next_functions, outputs):
@@ -88,6 +94,8 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     counter += 1
     finally:
         _state.grad_enabled = prev
+        if span is not None:
+            trace.end(span)
     return captured
 
 
@@ -178,6 +186,14 @@ def _retain(t, grad):
         ag.grad = F.clone(grad, memory_format="contiguous_format")
     else:
         ag.grad = P.add(ag.grad, grad, 1)
+
+
+def _call_function_traced(node, grads):
+    span = trace.begin("autograd", node.name(), kind="backward", seq=node._seq)
+    try:
+        return _call_function(node, grads)
+    finally:
+        trace.end(span)
 
 
 def _call_function(node, grads):

@@ -14,6 +14,7 @@ view whose base has history puts a ``CopySlices`` node on the base (Note [View +
 import traceback
 
 from ..core import dtype as D
+from ..core import trace
 from ..dispatch import dispatcher as DP
 from ..dispatch.keys import functionality_bit
 from ..dispatch.tls import _state
@@ -261,6 +262,8 @@ def record(op, ks, args):
     node._released = False
     node._results = None
     node._args = deriv.save_inputs(node, args, needs, inplace)
+    if trace.active:
+        _report_node(node, op)
     out = redispatch_below_autograd(op, ks, args)
     outputs = out if isinstance(out, (tuple, list)) else (out,)
     node._output_meta = tuple((t._shape, t.dtype, t.device) for t in outputs)
@@ -294,6 +297,8 @@ def _record_not_implemented(op, ks, args):
     node = NotImplementedNode(tuple(edges), tuple((t._shape, t.dtype, t.device)
                                                   for t in outputs))
     node._op = op
+    if trace.active:
+        _report_node(node, op)
     if op.is_inplace:
         _rebase_history(args[0], node)
         return out
@@ -301,6 +306,12 @@ def _record_not_implemented(op, ks, args):
         if t.dtype.category == _FLOATING:
             set_history(t, node, k)
     return out
+
+
+def _report_node(node, op):
+    """Tell the tracer a backward node was recorded, and where its edges lead."""
+    trace.instant("autograd", "node created", node=node.name(), seq=node._seq, op=op.qualname,
+                  next=[None if n is None else n.name() for n, _ in node.next_functions])
 
 
 # --- in-place ops and views ----------------------------------------------------------------------

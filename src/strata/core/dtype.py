@@ -243,12 +243,12 @@ class iinfo:
         if type.category == FLOATING:
             raise TypeError("strata.iinfo() requires an integer input type. Use strata.finfo to "
                             "handle 'strata.iinfo'")
-        if type is bool_:
-            raise TypeError("strata.bool is not supported by strata.iinfo")
-        info = np.iinfo(type.np)
+        # PyTorch refuses bool here; strata answers (0, 1) because range checks in ops/ ask for
+        # the limits of any non-float dtype.
+        info = np.iinfo(np.uint8 if type is bool_ else type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
-        self.max = int(info.max)
+        self.max = 1 if type is bool_ else int(info.max)
         self.min = int(info.min)
 
     def __eq__(self, other):

@@ -6,7 +6,11 @@ keeps that array as its *owner* and makes the flat byte view only when someone a
 hot path (kernel -> result tensor) allocates nothing extra. Meta storages have a size and no bytes.
 """
 
+import weakref
+
 import numpy as np
+
+from . import trace
 
 
 class Storage:
@@ -54,3 +58,40 @@ def flat_bytes(arr: np.ndarray) -> np.ndarray:
         if not arr.flags.c_contiguous:
             raise AssertionError("storage owner must be a dense array")
     return arr.reshape(-1).view(np.uint8)
+
+
+# --- tracing: CPU allocations and frees, reported while a trace sink is installed ----------------
+# The profiler's memory columns (``profile_memory=True``) and explain() show them. Like the
+# dispatcher, the traced ``__init__`` is swapped in only while tracing, so the untraced path has no
+# check at all. Device storages (subclasses) are reported by their device's caching allocator.
+
+class _FreeReport(weakref.ref):
+    __slots__ = ("nbytes",)
+
+
+_pending_frees = set()   # keeps each _FreeReport alive until its storage dies
+
+
+def _report_free(ref):
+    _pending_frees.discard(ref)
+    if trace.active:
+        trace.instant("runtime", "free", device="cpu", nbytes=ref.nbytes)
+
+
+_untraced_init = Storage.__init__
+
+
+def _traced_init(self, nbytes, device, data=None, owner=None):
+    _untraced_init(self, nbytes, device, data, owner)
+    if type(self) is Storage and nbytes and getattr(device, "type", device) == "cpu":
+        trace.instant("runtime", "alloc", device="cpu", nbytes=nbytes)
+        ref = _FreeReport(self, _report_free)
+        ref.nbytes = nbytes
+        _pending_frees.add(ref)
+
+
+def _on_trace_change(enabled: bool):
+    Storage.__init__ = _traced_init if enabled else _untraced_init
+
+
+trace.on_change(_on_trace_change)

@@ -243,16 +243,55 @@ def check_same_device(op, args):
 # While a trace sink is installed (the profiler, explain(), or show_trace()), the traced twins of
 # call/redispatch replace the fast ones; swapping functions keeps the untraced path free.
 
-def _run_traced(kind, op, ks, entry, args):
+_BACKEND_FUNCTIONALITIES = (K.DENSE, K.FUNC_INDEX["Sparse"])
+_keyset_names = {}   # key set -> its printed form (printing one walks every key)
+
+
+def _run_traced(kind, op, ks, entry, args, caller=None):
     kernel, key, mask, mixed = entry
-    span = trace.begin("dispatch", op.qualname, kind=kind, key=key.name,
-                       keyset=repr(K.DispatchKeySet(ks)), kernel=repr(kernel))
+    keyset = _keyset_names.get(ks)
+    if keyset is None:
+        keyset = _keyset_names[ks] = repr(K.DispatchKeySet(ks))
+    span = trace.begin("dispatch", op.qualname, kind=kind, key=key.name, keyset=keyset,
+                       kernel=repr(kernel), shapes=_input_shapes(args))
+    if caller is not None:
+        span.fields["caller"] = caller
     try:
         if kernel.boxed:
             return kernel.fn(op, ks & mask, args)
-        return kernel.fn(*args)
+        if key.functionality not in _BACKEND_FUNCTIONALITIES \
+                or kernel.source == "CompositeImplicitAutograd":
+            return kernel.fn(*args)   # a decomposition: the ops it calls report themselves
+        # The backend kernel proper: its own "kernel" span, ended with what it produced.
+        inner = trace.begin("kernel", kernel.name, key=key.name, source=kernel.source)
+        out = None
+        try:
+            out = kernel.fn(*args)
+            return out
+        finally:
+            trace.end(inner, outputs=_describe_outputs(out))
     finally:
         trace.end(span)
+
+
+def _input_shapes(args):
+    """Each argument's shape (a tuple; a list of them for a tensor list; () for non-tensors):
+    PyTorch's profiler "Input Shapes". Tuples of ints keep the garbage collector off them."""
+    shapes = []
+    for a in args:
+        shape = getattr(a, "_shape", None)
+        if shape is None:
+            shape = [t._shape for t in a] \
+                if type(a) in (list, tuple) and a and hasattr(a[0], "_shape") else ()
+        shapes.append(shape)
+    return tuple(shapes)
+
+
+def _describe_outputs(out):
+    """``["float32[2, 3]", ...]`` for a kernel's result (None and non-tensors as their repr)."""
+    items = out if isinstance(out, (tuple, list)) else (out,)
+    return [f"{t.dtype.name}{list(t._shape)}" if hasattr(t, "_shape") else repr(t)
+            for t in items]
 
 
 def _call_traced(op, *args, **kwargs):
@@ -262,7 +301,8 @@ def _call_traced(op, *args, **kwargs):
     entry = op._dispatch_cache.get(ks) or _select(op, ks)
     if entry[3]:
         check_same_device(op, args)
-    return _run_traced("call", op, ks, entry, args)
+    # The Python function that made the call (``Tensor.__add__``): the frontend's entry point.
+    return _run_traced("call", op, ks, entry, args, sys._getframe(1).f_code.co_qualname)
 
 
 def _redispatch_traced(op, ks, args):

@@ -61,33 +61,36 @@ _C_TYPE = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "i
            "float32": "float", "float64": "double"}
 
 
-def check_fill_value(value, dtype):
+def check_fill_value(value, dtype, numel):
     """PyTorch's ``checked_convert`` of a Python number into ``dtype`` (``c10/util/TypeCast.h``):
-    out-of-range values are errors, except negative ints into unsigned types (they wrap) and ints
-    or infinities into floating types."""
+    out-of-range values are errors, except negative ints into unsigned types (they wrap) and
+    infinities into floating types. (A one-element half tensor is filled unchecked: PyTorch's
+    ``fill_fast`` path.)"""
     if dtype is D.bool_ or isinstance(value, bool) or R.is_tensor(value):
         return
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
     if dtype.category == D.FLOATING:
-        if isinstance(value, float) and math.isfinite(value) and abs(value) > D.finfo(dtype).max:
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} "
-                               f"without overflow")
-        return
-    info = D.iinfo(dtype)
-    if isinstance(value, float):
-        bad = not math.isfinite(value) or value < info.min or value > info.max
-    elif info.min == 0:
-        bad = value > info.max or (value < 0 and -value > info.max)
+        if numel == 1 and dtype in (D.float16, D.bfloat16):
+            return
+        bad = math.isfinite(value) and abs(value) > D.finfo(dtype).max
     else:
-        bad = value < info.min or value > info.max
+        info = D.iinfo(dtype)
+        if isinstance(value, float):
+            bad = not math.isfinite(value) or value < info.min or value > info.max
+        elif info.min == 0:
+            bad = value > info.max or (value < 0 and -value > info.max)
+        else:
+            bad = value < info.min or value > info.max
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} without "
                            f"overflow")
 
 
 def _full_meta(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
-    dtype = dtype or D.scalar_dtype(fill_value)
-    check_fill_value(fill_value, dtype)
-    return _spec(size, dtype)
+    spec = _spec(size, dtype or D.scalar_dtype(fill_value))
+    check_fill_value(fill_value, spec.dtype, math.prod(spec.shape))
+    return spec
 
 
 def arange_params(start, end, step, dtype):
@@ -196,7 +199,7 @@ def _fill_meta(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
     else:
-        check_fill_value(value, self.dtype)
+        check_fill_value(value, self.dtype, self.numel())
     return self
 
 

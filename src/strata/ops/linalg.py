@@ -289,8 +289,8 @@ cdist = defop("cdist(Tensor x1, Tensor x2, float p=2., int? compute_mode=None) -
 
 @register_decomposition(matmul)
 def _matmul(self, other):
-    """PyTorch's ``_matmul_impl``: dot / mv / mm by rank, folding batch dims into mm when one
-    side is a plain matrix, else broadcast the batch dims and use bmm."""
+    """PyTorch's ``_matmul_impl``: dot / mv / mm by rank, folding the left operand's batch dims
+    into one mm when the right one is a plain matrix/vector, else broadcast and use bmm."""
     d1, d2 = self.ndim, other.ndim
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -310,13 +310,8 @@ def _matmul(self, other):
         if d2 == 1:
             return S.reshape(mv(folded, other), lead)
         return S.view(mm(folded, other), lead + (other.shape[-1],))
-    if d1 <= 2 and d2 >= 3:
-        # (n, k) @ (..., k, m) = ((..., m, k) @ (k, n)).mT
-        t = S.transpose(other, -1, -2)
-        if d1 == 1:
-            lead = tuple(t.shape[:-1])
-            return S.reshape(mv(S.reshape(t, (-1, t.shape[-1])), self), lead)
-        return S.transpose(_matmul(t, S.transpose(self, 0, 1)), -1, -2)
+    # A batched right operand is not folded (PyTorch would have to transpose the result and
+    # copy it), so the result stays contiguous, as there.
     return _batched_matmul(self, other)
 
 

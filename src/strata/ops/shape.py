@@ -132,29 +132,30 @@ def _expand_meta(self, size, implicit=False):
                            f"size={_fmt(size)}): the number of sizes provided ({len(size)}) must "
                            f"be greater or equal to the number of dimensions in the tensor "
                            f"({self.ndim})")
+    # inferExpandGeometry (ExpandUtils.cpp), from the last dim: a new leading dim of size 1
+    # continues the layout of the dims after it; any dim that grows gets stride 0.
     lead = len(size) - self.ndim
-    shape, stride = [], []
-    for i, target in enumerate(size):
+    shape, stride = [0] * len(size), [0] * len(size)
+    for i in range(len(size) - 1, -1, -1):
+        target = size[i]
         if i < lead:
             if target < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({target}) isn't allowed in "
                                    f"a leading, non-existing dimension {i}")
-            shape.append(target)
-            stride.append(0)
-            continue
-        cur, cur_stride = self.shape[i - lead], self.stride()[i - lead]
-        if target == -1:
-            target = cur
-        if cur == target:
-            shape.append(cur)
-            stride.append(cur_stride)
-        elif cur == 1:
-            shape.append(target)
-            stride.append(0)
+            cur = 1
+            cur_stride = shape[i + 1] * stride[i + 1] if i + 1 < len(size) else 1
         else:
-            raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
-                               f"existing size ({cur}) at non-singleton dimension {i}.  Target "
-                               f"sizes: {_fmt(size)}.  Tensor sizes: {_fmt(self.shape)}")
+            cur, cur_stride = self.shape[i - lead], self.stride()[i - lead]
+            if target == -1:
+                target = cur
+        if cur != target:
+            if cur != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
+                                   f"existing size ({cur}) at non-singleton dimension {i}.  "
+                                   f"Target sizes: {_fmt(size)}.  Tensor sizes: "
+                                   f"{_fmt(self.shape)}")
+            cur, cur_stride = target, 0
+        shape[i], stride[i] = cur, cur_stride
     return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
 
 

@@ -31,7 +31,8 @@ from ...ops import shape as S
 from ...ops.op import REGISTRY
 from ..graph import SavedVariable
 
-FAMILIES = ("pointwise", "factory", "shape", "reductions")
+FAMILIES = ("pointwise", "factory", "shape", "reductions", "sorting", "indexing", "scatter",
+            "linalg", "factorizations", "nn", "activation", "loss")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
@@ -170,7 +171,8 @@ def lookup(op):
         found = DERIVATIVES.get(op)
         if found is None and op.is_inplace:
             functional = out_of_place(op)
-            found = DERIVATIVES.get(functional) if functional is not None else None
+            found = NON_DIFFERENTIABLE if functional in _NON_DIFFERENTIABLE else \
+                DERIVATIVES.get(functional)
     _lookup_cache[op] = found
     return found
 

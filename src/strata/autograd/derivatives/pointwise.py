@@ -3,7 +3,7 @@
 import math
 
 from ...ops import pointwise as P
-from . import derivative, is_tensor, zeros, zeros_for
+from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -258,3 +258,21 @@ def _clamp(ctx, grad):
 @derivative(P.nan_to_num, "NanToNumBackward0", save=("self",))
 def _nan_to_num(ctx, grad):
     return P.mul(grad, P.isfinite(ctx.self))
+
+
+# --- comparisons and logic -----------------------------------------------------------------------
+# Out of place they return bool (no gradient flows); their in-place forms keep self's float dtype
+# and are flat: zero gradient for both arguments (``eq_.Tensor`` in derivatives.yaml).
+def _flat(ctx, grad):
+    return (zeros(grad._shape, grad) if ctx.needs[0] else None,
+            zeros_for(ctx, "other", grad) if ctx.needs[1] else None)
+
+
+for _op, _stem in ((P.eq, "Eq"), (P.ne, "Ne"), (P.lt, "Lt"), (P.le, "Le"), (P.gt, "Gt"),
+                   (P.ge, "Ge")):
+    derivative(_op, _scalar_other_name(f"{_stem}Backward"))(_flat)
+
+non_differentiable(
+    P.isnan, P.isinf, P.isfinite, P.signbit, P.logical_not, P.logical_and, P.logical_or,
+    P.logical_xor, P.bitwise_not, P.bitwise_and, P.bitwise_or, P.bitwise_xor,
+    P.bitwise_left_shift, P.bitwise_right_shift)

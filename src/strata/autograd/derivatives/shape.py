@@ -199,3 +199,11 @@ def _diag(ctx, grad):
     if len(ctx.sizes("self")) == 1:
         return S.diagonal(grad, ctx.diagonal, 0, 1)
     return _scatter_into_zeros(ctx, grad, lambda z: S.diagonal(z, ctx.diagonal, 0, 1))
+
+
+@derivative(S._reshape_copy, "ReshapeCopyBackward0")
+def _reshape_copy(ctx, grad):
+    return S.reshape(grad, ctx.sizes("self"))
+
+
+non_differentiable(S.repeat_interleave_indices)

@@ -40,6 +40,7 @@ _DTYPE_INDEX = {d: i for i, d in enumerate(_DTYPES)}
 class Device:
     def __init__(self, vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, doorbells):
         self._kernels = {op.qualname: fn for op, fn in kernel_table().items()}
+        self._copy = self._kernels["aten::copy_"]
         self._generator_positions = {}
         ctrl = mmap.mmap(ctrl_fd, C.CONTROL_BYTES)
         self._ctrl = memoryview(ctrl)
@@ -149,7 +150,7 @@ class Device:
                 self._launch(arena[off:off + n])
             elif opcode == C.OP_COPY:
                 dst, src = pickle.loads(arena[off:off + n])
-                np.copyto(self._array(dst), self._array(src), casting="unsafe")
+                self._copy(self._tensor(dst), self._tensor(src))
             elif opcode == C.OP_LAUNCH_DYNAMIC:
                 self._launch_dynamic(qid, seq, arena[off:off + n])
             elif opcode == C.OP_COPY_STAGED:
@@ -246,7 +247,8 @@ class Device:
 
     def _stage(self, value, staged):
         if isinstance(value, (tuple, list)):
-            return type(value)(self._stage(v, staged) for v in value)
+            items = [self._stage(v, staged) for v in value]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
         if hasattr(value, "_keyset"):
             staged.append(np.ascontiguousarray(data(value)))
             return C.StagedTensor(len(staged) - 1, tuple(value.shape), _DTYPE_INDEX[value.dtype])

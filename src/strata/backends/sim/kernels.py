@@ -6,9 +6,10 @@ device executes with *the CPU backend's kernel* over its own memory. It returns 
 
 * ``empty``/``empty_strided`` only allocate.
 * ``copy_`` and ``_to_copy`` move data between host and device (``runtime.copy``).
-* An op whose output shape depends on the data (``nonzero``, ``masked_select``, ``unique``, ...:
-  its meta raises NotImplementedError, see Note [Data-dependent shapes] in ops/indexing.py) is a
-  sync point: ``runtime.launch_dynamic`` runs it, waits, then allocates the outputs.
+* An op whose meta refuses — the output shape depends on the data (``nonzero``,
+  ``masked_select``, ``unique``, ...: Note [Data-dependent shapes] in ops/indexing.py) or the
+  input is bad — is a sync point: ``runtime.launch_dynamic`` runs the CPU kernel on the device,
+  waits, then allocates the outputs (or raises the kernel's error).
 * View ops need no kernel here: the shared view kernel (``backends/views.py``) makes views of
   sim storage like any other.
 """
@@ -21,6 +22,7 @@ from ...core.tensor_impl import TensorImpl
 from ...dispatch import register_kernel
 from ...ops import factory as F
 from ...ops.op import TensorSpec
+from ...runtime import OutOfMemoryError
 from ..cpu import kernel_table
 from . import runtime as R
 
@@ -81,6 +83,9 @@ def _cached_meta(meta, cache):
     return run
 
 
+_DEVICE_ERRORS = (R.AsyncKernelError, R.DeviceLost, OutOfMemoryError)
+
+
 def launch_kernel(op):
     plan = R.plan_for(op)
     meta = _cached_meta(op.meta, {}) if op.tags & _CACHEABLE and plan is None else op.meta
@@ -92,13 +97,12 @@ def launch_kernel(op):
         rt = R._runtime or R.get()
         try:
             spec = meta(*args)
-        except NotImplementedError:
-            return rt.launch_dynamic(op, args, plan)
-        except RuntimeError as e:
-            # A meta that needs a value (one_hot's class count) says so like PyTorch's meta
-            # kernels do; on a real device that value is computed, so run it for real.
-            if "meta tensors" not in str(e):
-                raise
+        except _DEVICE_ERRORS:
+            raise
+        except Exception:
+            # The output needs values (nonzero, one_hot's class count: the meta refuses) or the
+            # input is bad: run the CPU kernel on the device and wait, so data-dependent ops
+            # work and errors are the CPU kernel's, raised here as on the CPU.
             return rt.launch_dynamic(op, args, plan)
         return rt.launch(op, args, spec, plan)
 

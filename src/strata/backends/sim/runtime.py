@@ -29,6 +29,8 @@ from ...ops.op import TensorSpec
 from ...runtime import (
     CachingAllocator, DeviceMemory, DeviceRuntime, DeviceStorage, PinnedStorage, register_runtime,
 )
+from ...ops import factory as F
+from ..cpu import kernel_table
 from ..cpu.array import data
 from . import commands as C
 from .driver import DeviceLost, SimDriver
@@ -41,6 +43,7 @@ DTYPE_INDEX = {d: i for i, d in enumerate(D.ALL_DTYPES)}
 _STRATA_ROOT = __file__[:__file__.rindex("strata") + len("strata")]
 _U63 = 1 << 63
 _NOT_A_TENSOR = object()
+_CPU_COPY = kernel_table()[F.copy_]   # PyTorch's dtype conversions, as the CPU does them
 
 
 class SimMemory(DeviceMemory):
@@ -162,7 +165,7 @@ class SimRuntime(DeviceRuntime):
             outs.append(self._desc(out))
             return out
         if isinstance(spec, (tuple, list)):
-            return type(spec)(self._materialize(s, stream, outs) for s in spec)
+            return _rebuild(spec, [self._materialize(s, stream, outs) for s in spec])
         outs.append(None)
         return spec
 
@@ -282,7 +285,7 @@ class SimRuntime(DeviceRuntime):
             outs.append(self._desc(out))
             return out
         if isinstance(value, (tuple, list)):
-            return type(value)(self._unstage(v, stream, outs) for v in value)
+            return _rebuild(value, [self._unstage(v, stream, outs) for v in value])
         return value
 
     # --- copies ---------------------------------------------------------------------------------
@@ -318,7 +321,7 @@ class SimRuntime(DeviceRuntime):
             payload = (self._desc(staged), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             self.wait(queue, seq, "copy to cpu")
-            np.copyto(data(dst), staged._np(), casting="unsafe")
+            _CPU_COPY(dst, staged)
         if trace.active:
             trace.end(span, kind=kind, seq=seq)
         if self.launch_blocking:
@@ -364,7 +367,7 @@ class SimRuntime(DeviceRuntime):
         for queue, _, _ in errors:
             self.driver.clear_error(queue)
         message = min(errors, key=lambda e: e[1])[2]
-        raise RuntimeError(
+        raise AsyncKernelError(
             f"{message}\nsim kernel errors are reported asynchronously, at the next "
             f"synchronization point, so the line in this traceback may be later than the "
             f"failing op. Run with STRATA_LAUNCH_BLOCKING=1 to raise them where they are "
@@ -398,6 +401,17 @@ class SimRuntime(DeviceRuntime):
 
     def __repr__(self):
         return f"<SimRuntime device process pid={self.driver.pid}>"
+
+
+def _rebuild(template, items):
+    """A sequence of ``template``'s type (a list, tuple or named tuple) holding ``items``."""
+    if hasattr(template, "_fields"):
+        return type(template)(*items)
+    return type(template)(items)
+
+
+class AsyncKernelError(RuntimeError):
+    """A kernel failed on the device; raised at the next synchronization point."""
 
 
 class _LaunchPlan:
@@ -460,4 +474,5 @@ def get_if_started():
 
 register_runtime("sim", get_if_started)
 
-__all__ = ["SimRuntime", "SimStream", "SimEvent", "DeviceLost", "get", "get_if_started"]
+__all__ = ["AsyncKernelError", "DeviceLost", "SimEvent", "SimRuntime", "SimStream", "get",
+           "get_if_started"]

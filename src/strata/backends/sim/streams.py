@@ -62,6 +62,17 @@ class SimStream(Stream):
         event.record(self)
         return event
 
+    def wait_value(self, word, value: int) -> None:
+        """Make later work on this stream wait until the int64 ``word`` (a one-element tensor
+        in pinned host memory) holds a value >= ``value`` (CUDA's ``cuStreamWaitValue64``).
+        The host releases the stream by writing ``word``; tests use it to hold the device."""
+        self.runtime.driver.submit(self.queue, C.OP_WAIT_VALUE, a0=_word_addr(word), a1=value)
+
+    def write_value(self, word, value: int) -> None:
+        """Have the device store ``value`` into ``word`` when the stream reaches this point
+        (``cuStreamWriteValue64``)."""
+        self.runtime.driver.submit(self.queue, C.OP_WRITE_VALUE, a0=_word_addr(word), a1=value)
+
     def record_tensor(self, tensor) -> None:
         """``tensor.record_stream(self)``: its memory is not reused before this stream's work
         queued so far is done (launches on a stream record such uses automatically)."""
@@ -82,20 +93,28 @@ class SimStream(Stream):
         return f"<strata.sim.Stream device=sim:0 queue={self.queue} priority={self.priority}>"
 
 
+def _word_addr(word) -> int:
+    if not word.is_pinned() or word.dtype.itemsize != 8 or word.numel() != 1:
+        raise ValueError("expected a one-element 64-bit tensor in pinned memory "
+                         "(tensor.pin_memory())")
+    return word._storage.addr + word.storage_offset() * 8
+
+
 class SimEvent(Event):
     """A marker in a sim stream: ``strata.sim.Event(enable_timing=False)``."""
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
         if interprocess:
             raise NotImplementedError("strata.sim.Event: interprocess events are not supported")
+        self._rt = _runtime()
         self.enable_timing = enable_timing
         self.blocking = blocking
         self.queue = None
         self.seq = None
-        self.slot = _runtime().event_slot() if enable_timing else None
+        self.slot = self._rt.event_slot() if enable_timing else None
 
     def record(self, stream=None) -> None:
-        rt = _runtime()
+        rt = self._rt
         stream = rt.current_stream() if stream is None else stream
         slot = C.MAX_EVENTS if self.slot is None else self.slot
         self.seq = rt.driver.submit(stream.queue, C.OP_EVENT_RECORD, a0=slot)
@@ -104,14 +123,14 @@ class SimEvent(Event):
             trace.instant("runtime", "event record", stream=stream.queue, seq=self.seq)
 
     def query(self) -> bool:
-        return self.seq is None or _runtime().driver.fence(self.queue) >= self.seq
+        return self.seq is None or self._rt.driver.fence(self.queue) >= self.seq
 
     def synchronize(self) -> None:
         if self.seq is not None:
-            _runtime().wait(self.queue, self.seq, "event synchronize")
+            self._rt.wait(self.queue, self.seq, "event synchronize")
 
     def wait(self, stream=None) -> None:
-        rt = _runtime()
+        rt = self._rt
         stream = rt.current_stream() if stream is None else stream
         if self.seq is None:
             return
@@ -127,13 +146,14 @@ class SimEvent(Event):
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
         if not (self.query() and end_event.query()):
             raise RuntimeError("Both events must be completed before calculating elapsed time.")
-        driver = _runtime().driver
+        driver = self._rt.driver
         return (driver.event_time(end_event.slot) - driver.event_time(self.slot)) / 1e6
 
     def __del__(self):
+        # A slot whose record command is still queued is not reused (it would be overwritten).
         slot = getattr(self, "slot", None)
         if slot is not None and self.query():
-            _runtime().release_event_slot(slot)
+            self._rt.release_event_slot(slot)
 
     def __repr__(self):
         state = "unrecorded" if self.seq is None else f"queue={self.queue} seq={self.seq}"

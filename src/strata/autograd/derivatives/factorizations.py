@@ -1,0 +1,163 @@
+"""Derivatives of ``ops/factorizations.py`` (real inputs), after PyTorch's
+``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/``linalg_eig_backward``/...)."""
+
+from ...ops import factorizations as FZ
+from ...ops import factory as F
+from ...ops import linalg as L
+from ...ops import pointwise as P
+from ...ops import reductions as RD
+from ...ops import shape as S
+from . import derivative, zeros
+
+
+def _t(x):
+    return S.transpose(x, -2, -1)
+
+
+def _mm(a, b):
+    return L.matmul(a, b)
+
+
+def _eye_like(x):
+    n = x._shape[-1]
+    return F.eye(n, dtype=x.dtype, device=x.device)
+
+
+@derivative(FZ.linalg_inv, "LinalgInvExBackward0", save=("result",))
+def _inv(ctx, grad):
+    inv_t = _t(ctx.result)
+    return P.neg(_mm(inv_t, _mm(grad, inv_t)))
+
+
+@derivative(FZ.linalg_det, "LinalgDetBackward0", save=("A", "result"))
+def _det(ctx, grad):
+    """d det(A) = det(A) tr(A^-1 dA): the gradient is g det(A) A^-T; for singular A the SVD
+    form g * sign * U diag(prod of the other singular values) V^T (exact at rank n-1)."""
+    A, det = ctx.A, ctx.result
+    g = S.unsqueeze(S.unsqueeze(P.mul(grad, det), -1), -1)
+    if RD.sum(P.eq(det, 0)).item() == 0:
+        return P.mul(g, _t(FZ.linalg_inv(A)))
+    U, s, Vh = FZ.linalg_svd(A, False)
+    n = s._shape[-1]
+    others = []
+    for i in range(n):
+        rest = S.cat([S.slice(s, -1, 0, i), S.slice(s, -1, i + 1, n)], -1)
+        others.append(S.unsqueeze(RD.prod_dim(rest, -1) if n > 1 else
+                                  F.full(rest._shape[:-1], 1, dtype=s.dtype, device=s.device),
+                                  -1))
+    cofactor_s = S.cat(others, -1)
+    sign = FZ.linalg_det(_mm(U, Vh))
+    gs = S.unsqueeze(S.unsqueeze(P.mul(grad, sign), -1), -1)
+    return P.mul(gs, _mm(P.mul(U, S.unsqueeze(cofactor_s, -2)), Vh))
+
+
+@derivative(FZ.linalg_solve, "LinalgSolveExBackward0", save=("A", "result"))
+def _solve(ctx, grad):
+    A, X, left = ctx.A, ctx.result, ctx.left
+    vector = X.ndim == 1 or (X.ndim == A.ndim - 1 and X._shape == A._shape[:-1])
+    gB = FZ.linalg_solve(_t(A), grad, left=left)
+    gA = None
+    if ctx.needs[0]:
+        if vector:
+            gA = P.neg(_mm(S.unsqueeze(gB, -1), S.unsqueeze(X, -2)))
+        elif left:
+            gA = P.neg(_mm(gB, _t(X)))
+        else:
+            gA = P.neg(_mm(_t(X), gB))
+    return gA, gB if ctx.needs[1] else None
+
+
+@derivative(FZ.linalg_cholesky, "LinalgCholeskyExBackward0", save=("result",))
+def _cholesky(ctx, grad):
+    """gA = sym(L^-T Phi(L^T gL) L^-1), Phi = lower triangle with the diagonal halved."""
+    Lo = _t(ctx.result) if ctx.upper else ctx.result
+    gL = _t(grad) if ctx.upper else grad
+    p = _mm(_t(Lo), gL)
+    eye = _eye_like(p)
+    phi = P.sub(S.tril(p), P.mul(P.mul(p, eye), 0.5))
+    Linv = FZ.linalg_inv(Lo)
+    gA = _mm(_t(Linv), _mm(phi, Linv))
+    return P.mul(P.add(gA, _t(gA)), 0.5)
+
+
+def _svd_backward(grad_U, grad_S, grad_Vh, U, S_, Vh):
+    """``svd_backward`` for real inputs and the reduced factorization."""
+    m, n = U._shape[-2], Vh._shape[-1]
+    if grad_U is None and grad_Vh is None:
+        return _mm(P.mul(U, S.unsqueeze(grad_S, -2)), Vh)
+    V = _t(Vh)
+    s_row, s_col = S.unsqueeze(S_, -2), S.unsqueeze(S_, -1)
+    E = P.sub(P.mul(s_row, s_row), P.mul(s_col, s_col))          # E_ij = s_j^2 - s_i^2
+    eye = _eye_like(E)
+    E = P.add(E, eye)                                            # 1 on the diagonal
+    gA = zeros(E._shape, E)
+    if grad_U is not None:
+        UhgU = _mm(_t(U), grad_U)
+        gA = P.add(gA, P.mul(P.sub(UhgU, _t(UhgU)), s_row))
+    if grad_Vh is not None:
+        gV = _t(grad_Vh)
+        VhgV = _mm(Vh, gV)
+        gA = P.add(gA, P.mul(s_col, P.sub(VhgV, _t(VhgV))))
+    gA = P.div(gA, E)
+    gA = P.mul(gA, P.sub(1, eye))
+    if grad_S is not None:
+        gA = P.add(gA, P.mul(S.unsqueeze(grad_S, -1), eye))
+    gA = _mm(U, _mm(gA, Vh))
+    if m > n and grad_U is not None:
+        proj = P.sub(grad_U, _mm(U, _mm(_t(U), grad_U)))
+        gA = P.add(gA, _mm(P.div(proj, s_row), Vh))
+    if m < n and grad_Vh is not None:
+        gV = _t(grad_Vh)
+        proj = P.sub(gV, _mm(V, _mm(Vh, gV)))
+        gA = P.add(gA, _mm(U, _t(P.div(proj, s_row))))
+    return gA
+
+
+@derivative(FZ.linalg_svd, "LinalgSvdBackward0", save=("A", "result0", "result1", "result2"))
+def _svd(ctx, grad_U, grad_S, grad_Vh):
+    U, S_, Vh = ctx.result0, ctx.result1, ctx.result2
+    m, n = ctx.A._shape[-2:]
+    if ctx.full_matrices and m != n and (grad_U is not None or grad_Vh is not None):
+        k = min(m, n)
+        U, Vh = S.slice(U, -1, 0, k), S.slice(Vh, -2, 0, k)
+        grad_U = S.slice(grad_U, -1, 0, k) if grad_U is not None else None
+        grad_Vh = S.slice(grad_Vh, -2, 0, k) if grad_Vh is not None else None
+    return _svd_backward(grad_U, grad_S, grad_Vh, U, S_, Vh)
+
+
+@derivative(FZ.linalg_svdvals, "LinalgSvdBackward0", save=("A",))
+def _svdvals(ctx, grad):
+    U, _, Vh = FZ.linalg_svd(ctx.A, False)
+    return _svd_backward(None, grad, None, U, None, Vh)
+
+
+@derivative(FZ.linalg_eigh, "LinalgEighBackward0", save=("result0", "result1"))
+def _eigh(ctx, grad_L, grad_V):
+    """gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal."""
+    Lv, V = ctx.result0, ctx.result1
+    eye = _eye_like(V)
+    inner = zeros(V._shape, V)
+    if grad_V is not None:
+        E = P.add(P.sub(S.unsqueeze(Lv, -2), S.unsqueeze(Lv, -1)), eye)
+        inner = P.mul(P.div(_mm(_t(V), grad_V), E), P.sub(1, eye))
+    if grad_L is not None:
+        inner = P.add(inner, P.mul(S.unsqueeze(grad_L, -1), eye))
+    return _mm(V, _mm(inner, _t(V)))
+
+
+@derivative(FZ.linalg_qr, "LinalgQrBackward0", save=("A", "result0", "result1"))
+def _qr(ctx, grad_Q, grad_R):
+    """m >= n, reduced: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q."""
+    Q, R = ctx.result0, ctx.result1
+    m, n = ctx.A._shape[-2:]
+    if m < n or (ctx.mode == "complete" and m > n):
+        raise NotImplementedError("linalg_qr backward: strata differentiates the reduced QR of "
+                                  "matrices with at least as many rows as columns")
+    gQ = grad_Q if grad_Q is not None else zeros(Q._shape, Q)
+    M = P.neg(_mm(_t(gQ), Q))
+    if grad_R is not None:
+        M = P.add(M, _mm(R, _t(grad_R)))
+    low = S.tril(M, -1)
+    M = P.add(P.add(low, _t(low)), P.mul(M, _eye_like(M)))
+    b = P.add(gQ, _mm(Q, M))
+    return _mm(b, _t(FZ.linalg_inv(R)))

@@ -1,0 +1,39 @@
+"""Derivatives of ``ops/loss.py``: the primitive losses are nll_loss (with its backward, itself
+differentiable) and binary_cross_entropy; the others decompose into pointwise ops."""
+
+from ...ops import loss as LO
+from ...ops import pointwise as P
+from . import derivative, zeros
+
+
+@derivative(LO.nll_loss_forward, "NllLossBackward0", save=("self", "target", "weight", "result1"))
+def _nll_loss_forward(ctx, grad, _g_total_weight=None):
+    return LO.nll_loss_backward(grad, ctx.self, ctx.target, ctx.weight, ctx.reduction,
+                                ctx.ignore_index, ctx.result1), None, None
+
+
+@derivative(LO.nll_loss_backward, "NllLossBackwardBackward0", save=("target", "weight"))
+def _nll_loss_backward(ctx, grad):
+    """nll_loss_backward is linear in grad_output: its adjoint is nll_loss of the gradient."""
+    g_out = None
+    if ctx.needs[0]:
+        g_out = LO.nll_loss_forward(grad, ctx.target, ctx.weight, ctx.reduction,
+                                    ctx.ignore_index)[0]
+    return (g_out, zeros(ctx.sizes("self"), grad) if ctx.needs[1] else None,
+            None, None, None)
+
+
+@derivative(LO.binary_cross_entropy, "BinaryCrossEntropyBackward0",
+            save=("self", "target", "weight"))
+def _binary_cross_entropy(ctx, grad):
+    x, y, w, reduction = ctx.self, ctx.target, ctx.weight, ctx.reduction
+    g_x = g_y = None
+    if ctx.needs[0]:
+        g_x = LO.binary_cross_entropy_backward(grad, x, y, w, reduction)
+    if ctx.needs[1]:   # d/dy of -(y log x + (1 - y) log(1 - x)), logs clamped at -100 as forward
+        g_y = P.mul(grad, P.sub(P.clamp(P.log1p(P.neg(x)), -100), P.clamp(P.log(x), -100)))
+        if w is not None:
+            g_y = P.mul(g_y, w)
+        if LO.reduction_enum(reduction) == LO.MEAN:
+            g_y = P.div(g_y, x.numel())
+    return g_x, g_y, None

@@ -1,0 +1,352 @@
+"""Derivatives of the nn op files (``ops/nn.py``, ``dense.py``, ``normalization.py``,
+``pooling.py``): convolution by convolutions, windows by col2im/im2col, padding and upsampling by
+index_add along each dim, pooling by scatter, norms by their closed forms."""
+
+import numpy as np
+
+from ... import creation
+from ...ops import dense as DN
+from ...ops import factory as F
+from ...ops import linalg as L
+from ...ops import nn as NN
+from ...ops import normalization as NO
+from ...ops import pointwise as P
+from ...ops import pooling as PL
+from ...ops import reductions as RD
+from ...ops import scatter as SC
+from ...ops import shape as S
+from . import derivative, non_differentiable, zeros
+
+
+def _index(values, like):
+    return creation.tensor(np.asarray(values, dtype=np.int64), device=like.device)
+
+
+def _weights(values, like):
+    return creation.tensor(np.asarray(values, dtype=np.float64), device=like.device).to(like.dtype)
+
+
+def _gather_back(grad, dim, src, size, weights=None):
+    """Adjoint of "output position o reads input position src[o] (times weights[o])" along
+    ``dim``: add each output gradient into its source position."""
+    shape = list(grad._shape)
+    shape[dim] = size
+    if weights is not None:
+        view = [1] * grad.ndim
+        view[dim] = len(weights)
+        grad = P.mul(grad, S.view(_weights(weights, grad), view))
+    return SC.index_add_(zeros(shape, grad), dim, _index(src, grad), grad)
+
+
+# --- convolution ----------------------------------------------------------------------------------
+def _narrow_spatial(x, sizes):
+    for i, n in enumerate(sizes):
+        if x._shape[2 + i] != n:
+            x = S.slice(x, 2 + i, 0, n)
+    return x
+
+
+class _Shape:
+    """Stands in for the weight in ``conv_params``, which reads only its ``ndim``."""
+
+    def __init__(self, shape):
+        self.ndim = len(shape)
+
+
+@derivative(NN.convolution, "ConvolutionBackward0", save=("input if weight", "weight if input"))
+def _convolution(ctx, grad):
+    """Input: the transposed convolution of the gradient (and vice versa). Weight: a
+    convolution of the input with the gradient as the kernel, batch and channels swapped and
+    stride/dilation exchanged; groups become blocks of the channel dim."""
+    w_shape, x_shape = ctx.sizes("weight"), ctx.sizes("input")
+    stride, padding, dilation, _ = NN.conv_params(
+        _Shape(w_shape), ctx.stride, ctx.padding, ctx.dilation, ctx.output_padding)
+    groups, transposed = ctx.groups, ctx.transposed
+    spatial, kernel = x_shape[2:], w_shape[2:]
+    g_in = g_w = g_b = None
+    if ctx.needs[0]:
+        w = ctx.weight
+        if transposed:
+            g_in = NN.convolution(grad, w, None, stride, padding, dilation, False,
+                                  [0] * len(spatial), groups)
+            g_in = _narrow_spatial(g_in, spatial)
+        else:
+            out = grad._shape[2:]
+            extra = [n - ((o - 1) * s - 2 * p + d * (k - 1) + 1) for n, o, s, p, d, k in
+                     zip(spatial, out, stride, padding, dilation, kernel)]
+            g_in = NN.convolution(grad, w, None, stride, padding, dilation, True, extra, groups)
+    if ctx.needs[1]:
+        x = ctx.input
+        n = x_shape[0]
+        if transposed:   # the gradient plays the input, the input the kernel
+            src, ker, cg = grad, x, grad._shape[1] // groups
+        else:
+            src, ker, cg = x, grad, x_shape[1] // groups
+        folded = S.reshape(S.permute(S.reshape(src, (n, groups, cg) + tuple(src._shape[2:])),
+                                     [2, 1, 0] + list(range(3, src.ndim + 1))),
+                           (cg, groups * n) + tuple(src._shape[2:]))
+        g = NN.convolution(folded, S.transpose(ker, 0, 1), None, dilation, padding, stride,
+                           False, [0] * len(spatial), groups)
+        g_w = S.transpose(_narrow_spatial(g, kernel), 0, 1)
+    if ctx.needs[2]:
+        g_b = RD.sum(grad, [0] + list(range(2, grad.ndim)), False)
+    return g_in, g_w, g_b
+
+
+@derivative(NN.im2col, "Im2ColBackward0")
+def _im2col(ctx, grad):
+    return NN.col2im(grad, ctx.sizes("self")[-2:], ctx.kernel_size, ctx.dilation, ctx.padding,
+                     ctx.stride)
+
+
+@derivative(NN.col2im, "Col2ImBackward0")
+def _col2im(ctx, grad):
+    return NN.im2col(grad, ctx.kernel_size, ctx.dilation, ctx.padding, ctx.stride)
+
+
+# --- padding and upsampling -----------------------------------------------------------------------
+@derivative(NN.constant_pad_nd, "ConstantPadNdBackward0")
+def _constant_pad_nd(ctx, grad):
+    return NN.constant_pad_nd(grad, [-p for p in ctx.pad], 0)
+
+
+def _mode_pad(op, mode, dims):
+    numpy_mode = "reflect" if mode == "reflection" else "edge"
+    name = f"{mode.capitalize()}Pad{dims}DBackward0"
+
+    @derivative(op, name)
+    def formula(ctx, grad):
+        shape = ctx.sizes("self")
+        pad = tuple(ctx.padding)
+        for i in range(dims):
+            d = len(shape) - 1 - i
+            src = np.pad(np.arange(shape[d]), (pad[2 * i], pad[2 * i + 1]), mode=numpy_mode)
+            grad = _gather_back(grad, d, src, shape[d])
+        return grad
+
+
+for (_mode, _dims), _op in NN.MODE_PADS.items():
+    _mode_pad(_op, _mode, _dims)
+
+
+def nearest_source(in_size, out_size, scale, exact):
+    """PyTorch's ``nearest_idx``/``nearest_neighbor_exact_idx``, in float32 as there."""
+    if not exact and out_size == in_size:
+        return np.arange(out_size)
+    if not exact and out_size == 2 * in_size:
+        return np.arange(out_size) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(in_size) / np.float32(out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def linear_taps(in_size, out_size, align_corners, scale, dtype):
+    """Source indices and weights of linear interpolation (``area_pixel_compute_source_index``)."""
+    if align_corners:
+        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    s = dtype.type(s)
+    dst = np.arange(out_size, dtype=dtype)
+    src = s * dst if align_corners else np.maximum(s * (dst + dtype.type(0.5)) - dtype.type(0.5),
+                                                   0)
+    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+    i1 = i0 + (i0 < in_size - 1)
+    w1 = np.clip(src - i0, 0, 1).astype(dtype)
+    return i0, i1, 1 - w1, w1
+
+
+def _upsample_name(op):
+    parts = op.schema.name.strip("_").split("_")
+    return "".join(p.capitalize() for p in parts).replace("1d", "1D").replace("2d", "2D") + \
+        "Backward0"
+
+
+def _nearest(op, exact):
+    @derivative(op, _upsample_name(op))
+    def formula(ctx, grad):
+        shape = ctx.sizes("self")
+        scales = _scales(ctx)
+        for i, (n, o) in enumerate(zip(shape[2:], ctx.output_size)):
+            grad = _gather_back(grad, 2 + i, nearest_source(n, o, scales[i], exact), n)
+        return grad
+
+
+def _scales(ctx):
+    names = ctx._deriv.index
+    if "scales" in names:
+        return [ctx.scales]
+    return [ctx.scales_h, ctx.scales_w]
+
+
+def _linear(op):
+    @derivative(op, _upsample_name(op))
+    def formula(ctx, grad):
+        shape = ctx.sizes("self")
+        scales = _scales(ctx)
+        dtype = np.float64 if grad.dtype.itemsize == 8 else np.float32
+        for i, (n, o) in enumerate(zip(shape[2:], ctx.output_size)):
+            i0, i1, w0, w1 = linear_taps(n, o, ctx.align_corners, scales[i], np.dtype(dtype))
+            d = 2 + i
+            grad = P.add(_gather_back(grad, d, i0, n, w0), _gather_back(grad, d, i1, n, w1))
+        return grad
+
+
+_nearest(NN.upsample_nearest1d, False)
+_nearest(NN.upsample_nearest2d, False)
+_nearest(NN.upsample_nearest_exact1d, True)
+_nearest(NN.upsample_nearest_exact2d, True)
+_linear(NN.upsample_linear1d)
+_linear(NN.upsample_bilinear2d)
+
+
+# --- dense: embedding -----------------------------------------------------------------------------
+@derivative(DN.embedding, "EmbeddingBackward0", save=("indices",))
+def _embedding(ctx, grad):
+    """Rows of the weight gradient sum the gradients of the positions that looked them up
+    (``embedding_dense_backward``): padding_idx rows get none; scale_grad_by_freq divides by how
+    often each index occurs in the batch."""
+    num, dim = ctx.sizes("weight")
+    idx = S.reshape(ctx.indices, (-1,))
+    g = S.reshape(grad, (-1, dim))
+    if ctx.padding_idx is not None and ctx.padding_idx >= 0:
+        g = P.mul(g, S.unsqueeze(P.ne(idx, ctx.padding_idx), 1))
+    if ctx.scale_grad_by_freq:
+        counts = SC.index_add_(zeros((num,), g), 0, idx,
+                               F.full(idx._shape, 1, dtype=g.dtype, device=g.device))
+        g = P.div(g, S.unsqueeze(SC.index_select(counts, 0, idx), 1))
+    return SC.index_add_(zeros((num, dim), g), 0, idx, g), None
+
+
+non_differentiable(DN.embedding_renorm_)
+
+
+# --- normalization --------------------------------------------------------------------------------
+def _normalized_backward(g_hat, x_hat, rstd, dims):
+    """d/dx of (x - mean) * rstd, given the upstream gradient g_hat of the normalized value."""
+    mean_g = RD.mean(g_hat, dims, True)
+    mean_gx = RD.mean(P.mul(g_hat, x_hat), dims, True)
+    return P.mul(rstd, P.sub(P.sub(g_hat, mean_g), P.mul(x_hat, mean_gx)))
+
+
+@derivative(NO.native_layer_norm, "NativeLayerNormBackward0",
+            save=("input", "weight", "result1", "result2"))
+def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
+    x, w = ctx.input, ctx.weight
+    axis = x.ndim - len(ctx.normalized_shape)
+    x_hat = P.mul(P.sub(x, ctx.result1), ctx.result2)
+    batch_dims = list(range(axis))
+    g_in = g_w = g_b = None
+    if ctx.needs[0]:
+        g_hat = P.mul(grad, w) if w is not None else grad
+        g_in = _normalized_backward(g_hat, x_hat, ctx.result2, list(range(axis, x.ndim)))
+    if ctx.needs[1]:
+        g_w = RD.sum(P.mul(grad, x_hat), batch_dims, False) if batch_dims else \
+            P.mul(grad, x_hat)
+    if ctx.needs[2]:
+        g_b = RD.sum(grad, batch_dims, False) if batch_dims else grad
+    return g_in, g_w, g_b
+
+
+@derivative(NO.native_batch_norm, "NativeBatchNormBackward0",
+            save=("input", "weight", "running_mean", "running_var", "result1", "result2"))
+def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
+    x, w = ctx.input, ctx.weight
+    view = [1, x._shape[1]] + [1] * (x.ndim - 2)
+    dims = [0] + list(range(2, x.ndim))
+    if ctx.training:
+        mean, invstd = S.view(ctx.result1, view), S.view(ctx.result2, view)
+    else:
+        mean = S.view(ctx.running_mean, view)
+        invstd = S.view(P.rsqrt(P.add(ctx.running_var, ctx.eps)), view)
+    x_hat = P.mul(P.sub(x, mean), invstd)
+    g_in = g_w = g_b = None
+    if ctx.needs[0]:
+        g_hat = P.mul(grad, S.view(w, view)) if w is not None else grad
+        g_in = _normalized_backward(g_hat, x_hat, invstd, dims) if ctx.training else \
+            P.mul(g_hat, invstd)
+    if ctx.needs[1]:
+        g_w = RD.sum(P.mul(grad, x_hat), dims, False)
+    if ctx.needs[2]:
+        g_b = RD.sum(grad, dims, False)
+    return g_in, g_w, g_b, None, None
+
+
+# --- pooling --------------------------------------------------------------------------------------
+def _scatter_to_plane(grad, indices, shape):
+    """Max pooling's gradient: each output's gradient goes to the input element its index
+    names (flat within its H*W plane)."""
+    plane = shape[-2] * shape[-1]
+    lead = tuple(shape[:-2])
+    flat = SC.scatter_add(zeros(lead + (plane,), grad), len(lead),
+                          S.reshape(indices, lead + (-1,)), S.reshape(grad, lead + (-1,)))
+    return S.reshape(flat, shape)
+
+
+@derivative(PL.max_pool2d_with_indices, "MaxPool2DWithIndicesBackward0", save=("result1",))
+def _max_pool2d(ctx, grad, _g_indices=None):
+    return _scatter_to_plane(grad, ctx.result1, ctx.sizes("self"))
+
+
+@derivative(PL.adaptive_max_pool2d, "AdaptiveMaxPool2DBackward0", save=("result1",))
+def _adaptive_max_pool2d(ctx, grad, _g_indices=None):
+    return _scatter_to_plane(grad, ctx.result1, ctx.sizes("self"))
+
+
+def _window_counts(size, out, kernel, stride, pad, include_pad):
+    """Elements of each window along one dim, as PyTorch counts them (``AvgPoolKernel.cpp``)."""
+    start = np.arange(out) * stride - pad
+    end = np.minimum(start + kernel, size + pad)
+    if include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+@derivative(PL.avg_pool2d, "AvgPool2DBackward0")
+def _avg_pool2d(ctx, grad):
+    """Spread each window's gradient / divisor over the window: col2im of the gradient repeated
+    for every kernel offset (the image is extended when ceil_mode windows overhang, then cut)."""
+    shape = ctx.sizes("self")
+    kernel, stride, padding, _ = PL.pool2d_args("avg_pool2d", ctx.kernel_size, ctx.stride,
+                                                ctx.padding)
+    out = grad._shape[-2:]
+    if ctx.divisor_override is not None:
+        divisor = np.full(out, ctx.divisor_override, dtype=np.float64)
+    else:
+        counts = [_window_counts(n, o, k, s, p, ctx.count_include_pad) for n, o, k, s, p in
+                  zip(shape[-2:], out, kernel, stride, padding)]
+        divisor = counts[0][:, None] * counts[1]
+    g = P.div(grad, _weights(divisor, grad))
+    batched = len(shape) == 4
+    if not batched:
+        g = S.unsqueeze(g, 0)
+    n, c = g._shape[:2]
+    kk = kernel[0] * kernel[1]
+    cols = S.reshape(S.expand(S.reshape(g, (n, c, 1, out[0] * out[1])),
+                              (n, c, kk, out[0] * out[1])), (n, c * kk, out[0] * out[1]))
+    size = [max(h, (o - 1) * s + k - 2 * p) for h, o, s, k, p in
+            zip(shape[-2:], out, stride, kernel, padding)]
+    img = NN.col2im(cols, size, kernel, (1, 1), padding, stride)
+    img = S.slice(S.slice(img, -2, 0, shape[-2]), -1, 0, shape[-1])
+    return img if batched else S.squeeze(img, [0])
+
+
+def _adaptive_matrix(size, out, like):
+    start = (np.arange(out) * size) // out
+    end = -((-(np.arange(out) + 1) * size) // out)
+    m = np.zeros((out, size))
+    for i, (s, e) in enumerate(zip(start, end)):
+        m[i, s:e] = 1.0 / (e - s)
+    return _weights(m, like)
+
+
+@derivative(PL.adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0")
+def _adaptive_avg_pool2d(ctx, grad):
+    """Adaptive average pooling is separable: out = A_h x A_w^T with averaging matrices A."""
+    shape = ctx.sizes("self")
+    oh, ow = grad._shape[-2:]
+    a_h = _adaptive_matrix(shape[-2], oh, grad)
+    a_w = _adaptive_matrix(shape[-1], ow, grad)
+    return L.matmul(S.transpose(a_h, 0, 1), L.matmul(grad, a_w))
