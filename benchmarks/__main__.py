@@ -9,10 +9,10 @@ import argparse
 import strata
 import torch
 
-from . import ops
+from . import ops, tracer
 from .harness import machine, table
 
-GROUPS = {"ops": ops.run}
+GROUPS = {"ops": ops.run, "tracer": tracer.run}
 
 
 def main():

@@ -256,3 +256,20 @@ def test_view_dtype_reinterprets_bytes():
     check_error(lambda m, t: t.t()[:, :2].view(m.float64), x, match=r"self.stride\(-1\) must be 1")
     check_error(lambda m, t: t[:, ::2].contiguous().t().view(m.float64), x,
                 match="must be")
+
+
+def test_resize_and_out_arguments():
+    def fn(m, x):
+        out = m.empty(0, dtype=x.dtype)
+        r = m.add(x, 1, out=out)
+        grown = x.clone()
+        version = grown._version
+        grown.resize_(3, 4)
+        same = m.empty(2, 4, dtype=x.dtype)
+        ptr = same.data_ptr()
+        m.mul(x, 2, out=same)
+        return (r is out, out, grown.shape, grown.stride(), grown._version - version,
+                grown.view(-1)[:8], same.data_ptr() == ptr, same)
+    check(fn, np.arange(8.0).reshape(2, 4))
+    check_meta(lambda m, x: x.resize_(3, 5), np.zeros((2, 2)))
+    check_error(lambda m, x: x.resize_(2, -1), np.zeros(2), match="negative dimension -1")

@@ -392,13 +392,13 @@ def test_step_runs_without_grad_and_closure_with_grad():
     seen = []
 
     def closure():
-        seen.append(strata.is_grad_enabled())
+        seen.append(strata.autograd.grad_mode.is_grad_enabled())
         p.grad = strata.ones_like(p)
         return 3.5
 
     assert opt.step(closure) == 3.5
     assert seen == [True]
-    assert strata.is_grad_enabled()
+    assert strata.autograd.grad_mode.is_grad_enabled()
 
 
 def test_step_hooks():
@@ -494,7 +494,7 @@ def test_lbfgs_rejects_unknown_line_search():
 
 def _mlp(m, seed_weights):
     net = m.nn.Sequential(m.nn.Linear(6, 16), m.nn.Tanh(), m.nn.Linear(16, 3))
-    with m.no_grad():
+    with m.autograd.grad_mode.no_grad():
         for p, w in zip(net.parameters(), seed_weights):
             p.copy_(m.tensor(w))
     return net

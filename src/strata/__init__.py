@@ -29,6 +29,11 @@ from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
 from . import autograd as _autograd
+from . import autograd  # noqa: F401
+from .autograd.grad_mode import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
 from . import backends as _backends
 from . import _tensor
 from . import nn  # noqa: F401

@@ -21,7 +21,11 @@ def _run(args):
 def _explain(args):
     from .profiler import explain
     shape = tuple(int(n) for n in args.shape.split(",") if n.strip())
-    explain(args.source, device=args.device, shape=shape, requires_grad=args.requires_grad)
+    try:
+        explain(args.source, device=args.device, shape=shape, requires_grad=args.requires_grad)
+    except Exception as exc:   # the tree already shows where it was raised
+        print(f"strata explain: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

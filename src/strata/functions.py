@@ -5,11 +5,27 @@ the result is computed, then copied into ``out`` (resized if it has the wrong sh
 PyTorch's out= contract for the functional ops strata supports.
 """
 
+from .core.dtype import can_cast
+from .ops.meta_rules import type_name
 from .ops.op import REGISTRY
 
 
 def write_out(out, result):
+    """PyTorch's out= contract: the result must cast safely into ``out``'s dtype (checked before
+    anything is written); ``out`` is resized when its shape differs; then the values are copied."""
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {type_name(result.dtype)} can't be cast to the desired "
+                           f"output type {type_name(out.dtype)}")
     if tuple(out.shape) != tuple(result.shape):
+        if out.numel() != 0:
+            import warnings
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out.shape)}, which does not match the required output shape "
+                          f"{list(result.shape)}. This behavior is deprecated, and in a future "
+                          f"PyTorch release outputs will not be resized unless they have zero "
+                          f"elements. You can explicitly reuse an out tensor t by resizing it, "
+                          f"inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=3)
         out.resize_(result.shape)
     out.copy_(result)
     return out

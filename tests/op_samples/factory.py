@@ -162,6 +162,15 @@ COPIES = {
         S(lambda m: m.zeros(1).expand(3).fill_(1), name="expanded", meta=False),
         S(lambda m, x: m.fill_(x, -2), VALUES, name="function"),
     ],
+    "aten::resize_": [
+        S(lambda m, x: x.clone().resize_(2, 2), VALUES, name="shrink"),
+        S(lambda m, x: x.clone().resize_((4, 2)), VALUES, name="same-numel"),
+        S(lambda m, x: x.clone().resize_(3, 4)[:2], VALUES, name="grow-keeps-data"),
+        S(lambda m, x: x.clone().resize_(2, 2, 1, 2, memory_format=m.channels_last), VALUES,
+          name="channels_last"),
+        S(lambda m, x: x.clone().resize_as_(x.t()), VALUES, name="resize_as_"),
+        S(lambda m, x: x.clone().resize_(0), VALUES, name="empty"),
+    ],
     "aten::zero_": [
         S(lambda m, x: x.zero_(), VALUES, name="method"),
         S(lambda m, x: m.zero_(x.t()), VALUES, name="function-transposed"),

@@ -51,6 +51,10 @@ def autograd_kernel(op, ks, args):
         entry = op._dispatch_cache.get(ks)
         if entry is not None and not entry[0].boxed:
             return entry[0].fn(*args)
+    else:   # tracing (the traced redispatch is swapped in): say why no node is recorded
+        trace.instant("autograd", "no node", op=op.qualname,
+                      reason="no input requires grad" if _state.grad_enabled
+                      else "grad mode is off")
     return redispatch(op, ks, args)
 
 
@@ -275,8 +279,9 @@ def record(op, ks, args):
         _rebase_history(args[0], node)
         return out
     is_view = op.is_view
+    differentiable = deriv.differentiable_outputs
     for k, t in enumerate(outputs):
-        if t.dtype.category == _FLOATING:
+        if t.dtype.category == _FLOATING and (differentiable is None or differentiable[k]):
             set_history(t, node, k)
             if is_view:
                 t._ag.attr_version = t._version

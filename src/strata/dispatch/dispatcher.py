@@ -252,10 +252,12 @@ def _run_traced(kind, op, ks, entry, args, caller=None):
     keyset = _keyset_names.get(ks)
     if keyset is None:
         keyset = _keyset_names[ks] = repr(K.DispatchKeySet(ks))
+    # ``kernel`` is the Kernel itself: sinks print it when they need to (it is immutable).
     span = trace.begin("dispatch", op.qualname, kind=kind, key=key.name, keyset=keyset,
-                       kernel=repr(kernel), shapes=_input_shapes(args))
+                       kernel=kernel)
     if caller is not None:
         span.fields["caller"] = caller
+        span.fields["shapes"] = _input_shapes(args)
     try:
         if kernel.boxed:
             return kernel.fn(op, ks & mask, args)
@@ -264,12 +266,13 @@ def _run_traced(kind, op, ks, entry, args, caller=None):
             return kernel.fn(*args)   # a decomposition: the ops it calls report themselves
         # The backend kernel proper: its own "kernel" span, ended with what it produced.
         inner = trace.begin("kernel", kernel.name, key=key.name, source=kernel.source)
-        out = None
         try:
             out = kernel.fn(*args)
-            return out
-        finally:
-            trace.end(inner, outputs=_describe_outputs(out))
+        except BaseException as exc:
+            trace.end(inner, raised=type(exc).__name__)
+            raise
+        trace.end(inner, outputs=_describe_outputs(out))
+        return out
     finally:
         trace.end(span)
 
@@ -301,7 +304,8 @@ def _call_traced(op, *args, **kwargs):
     entry = op._dispatch_cache.get(ks) or _select(op, ks)
     if entry[3]:
         check_same_device(op, args)
-    # The Python function that made the call (``Tensor.__add__``): the frontend's entry point.
+    # The Python function that made the call (``Tensor.__add__``): the frontend's entry point;
+    # a call (not a redispatch) also records its input shapes, for the profiler.
     return _run_traced("call", op, ks, entry, args, sys._getframe(1).f_code.co_qualname)
 
 

@@ -236,6 +236,14 @@ def broadcast_to(self, *size):
     return S.expand(self, _varargs(size))
 
 
+def resize_(self, *sizes, memory_format=None):
+    return F.resize_(self, _varargs(sizes), memory_format=memory_format)
+
+
+def resize_as_(self, other, memory_format=None):
+    return F.resize_(self, tuple(other.shape), memory_format=memory_format)
+
+
 FUNCTIONS = {
     "cat": cat, "concat": cat, "concatenate": concatenate, "dstack": dstack,
     "column_stack": column_stack, "split": split, "tensor_split": tensor_split,
@@ -249,5 +257,5 @@ FUNCTIONS = {
 METHODS = {
     "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
     "ravel": ravel, "fliplr": fliplr, "flipud": flipud, "rot90": rot90,
-    "broadcast_to": broadcast_to,
+    "broadcast_to": broadcast_to, "resize_": resize_, "resize_as_": resize_as_,
 }

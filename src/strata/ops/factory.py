@@ -56,35 +56,14 @@ def _join(values):
     return ", ".join(map(str, values))
 
 
-_C_TYPE = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
-           "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-           "float32": "float", "float64": "double"}
-
-
 def check_fill_value(value, dtype, numel):
-    """PyTorch's ``checked_convert`` of a Python number into ``dtype`` (``c10/util/TypeCast.h``):
-    out-of-range values are errors, except negative ints into unsigned types (they wrap) and
-    infinities into floating types. (A one-element half tensor is filled unchecked: PyTorch's
-    ``fill_fast`` path.)"""
-    if dtype is D.bool_ or isinstance(value, bool) or R.is_tensor(value):
-        return
-    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:
+    """A fill value must fit ``dtype`` (``R.check_scalar_fits``), except into a one-element half
+    tensor, which PyTorch fills unchecked (its ``fill_fast`` path)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 64:
         raise OverflowError("int too big to convert")
-    if dtype.category == D.FLOATING:
-        if numel == 1 and dtype in (D.float16, D.bfloat16):
-            return
-        bad = math.isfinite(value) and abs(value) > D.finfo(dtype).max
-    else:
-        info = D.iinfo(dtype)
-        if isinstance(value, float):
-            bad = not math.isfinite(value) or value < info.min or value > info.max
-        elif info.min == 0:
-            bad = value > info.max or (value < 0 and -value > info.max)
-        else:
-            bad = value < info.min or value > info.max
-    if bad:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} without "
-                           f"overflow")
+    if R.is_tensor(value) or (numel == 1 and dtype in (D.float16, D.bfloat16)):
+        return
+    R.check_scalar_fits(value, dtype)
 
 
 def _full_meta(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
@@ -187,8 +166,7 @@ def _copy_meta(self, src, non_blocking=False):
     if shape != tuple(self.shape):
         raise RuntimeError(f"output with shape [{_join(self.shape)}] doesn't match the broadcast "
                            f"shape [{_join(shape)}]")
-    from .pointwise import check_inplace
-    check_inplace(self, src)
+    R.check_inplace_overlap(self, src)
     return self
 
 
@@ -214,6 +192,37 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_meta,
               method=True, function=True)
 zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
+
+
+def resize_layout(self, size, memory_format=None):
+    """``(shape, strides, storage bytes needed)`` of ``self`` after ``resize_``: the new sizes,
+    row-major (or channels_last) from the same storage offset."""
+    shape = _check_size(size)
+    if memory_format == "channels_last":
+        strides = R.channels_last_strides(shape)
+    elif memory_format in (None, "contiguous_format", "preserve_format"):
+        strides = contiguous_strides(shape)
+    else:
+        raise RuntimeError(f"Unsupported memory format {memory_format}")
+    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    return shape, strides, (self.storage_offset() + extent) * self.dtype.itemsize
+
+
+def _resize_meta(self, size, memory_format=None):
+    """Changes ``self``'s layout in place (a meta tensor's storage only records its size)."""
+    from ..core.storage import Storage
+    shape, strides, nbytes = resize_layout(self, size, memory_format)
+    if nbytes > self._storage.nbytes:
+        self._storage = Storage(nbytes, self.device)
+    self._shape, self._strides = shape, strides
+    return self
+
+
+# ``out=`` resizes its output through this (PyTorch's resize_output). Growing the storage gives
+# ``self`` a bigger one; tensors that viewed the old storage keep viewing it (in PyTorch they
+# would see the reallocation).
+resize_ = defop("resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) "
+                "-> Tensor(a!)", _resize_meta)
 contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) "
                    "-> Tensor(a)", method=True)
 
@@ -284,9 +293,8 @@ def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_
     dtype = dtype or D.int64
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    if dtype.category != D.FLOATING and dtype is not D.bool_ and n > D.iinfo(dtype).max + 1:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPE[dtype.name]} without "
-                           f"overflow")
+    if n and dtype.category == D.INTEGRAL:
+        R.check_scalar_fits(n - 1, dtype)  # the largest value it will hold
     return _spec((n,), dtype)
 
 

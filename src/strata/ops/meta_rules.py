@@ -75,7 +75,7 @@ def check_inplace_cast(result_dtype, self_dtype):
 
 
 _CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-             "bfloat16": "c10::BFloat16", "int64": "int64_t", "int32": "int32_t",
+             "bfloat16": "c10::BFloat16", "int64": "int64_t", "int32": "int",
              "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
 
@@ -103,7 +103,7 @@ def check_scalar_fits(value, dtype):
     if dtype.category == D.FLOATING:
         fits = value != value or abs(value) == float("inf")
     else:
-        fits = not dtype.is_signed and isinstance(value, int) and -value <= high
+        fits = not dtype.is_signed and isinstance(value, int) and 0 < -value <= high
         value = value % (high + 1) if fits else value  # two's complement wrap
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {_CPP_TYPE[dtype.name]} without "
@@ -242,6 +242,42 @@ def channels_last_strides(shape):
     return tuple(out)
 
 
+def view_strides(oldshape, oldstride, newshape):
+    """Strides for viewing (oldshape, oldstride) as newshape, or None if no view exists
+    (``computeStride`` in ``TensorUtils.cpp``): what decides between ``view`` and a copy."""
+    if len(oldshape) == 0:
+        return (1,) * len(newshape)
+    numel = 1
+    for s in oldshape:
+        numel *= s
+    if numel == 0:
+        if tuple(oldshape) == tuple(newshape):
+            return tuple(oldstride)
+        return contiguous_strides(newshape)
+    newstride = [0] * len(newshape)
+    view_d = len(newshape) - 1
+    chunk_base_stride = oldstride[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(oldshape) - 1, -1, -1):
+        tensor_numel *= oldshape[tensor_d]
+        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
+                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
+                newstride[view_d] = view_numel * chunk_base_stride
+                view_numel *= newshape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = oldstride[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(newstride)
+
+
 def pointwise_meta(dtype_rule, *operands):
     shapes = [tuple(x.shape) for x in operands if is_tensor(x)]
     shape = broadcast_shapes(*shapes)
@@ -265,6 +301,33 @@ def check_no_internal_overlap(self):
                 "unsupported operation: more than one element of the written-to tensor refers to "
                 "a single memory location. Please clone() the tensor before performing the "
                 "operation.")
+
+
+def check_inplace_overlap(self, *operands):
+    """What TensorIterator checks before it writes ``self``: no element written twice, and no
+    input that partially overlaps it (a full alias such as ``x.add_(x)`` is fine)."""
+    check_no_internal_overlap(self)
+    for x in operands:
+        if getattr(x, "_storage", None) is self._storage and x is not self:
+            _check_no_partial_overlap(self, x)
+
+
+def _check_no_partial_overlap(a, b):
+    """``get_overlap_status`` (``MemoryOverlap.cpp``) for two tensors on one storage: only dense
+    layouts are compared (anything else is "too hard", which PyTorch lets through too)."""
+    shape_a, shape_b = tuple(a.shape), tuple(b.shape)
+    if 0 in shape_a or 0 in shape_b or not (
+            is_non_overlapping_and_dense(shape_a, a.stride()) and
+            is_non_overlapping_and_dense(shape_b, b.stride())):
+        return
+    a0, a1 = a.storage_offset(), a.storage_offset() + a.numel()
+    b0, b1 = b.storage_offset(), b.storage_offset() + b.numel()
+    if (a0, a1) == (b0, b1) and tuple(a.stride()) == tuple(b.stride()):
+        return
+    if a0 < b1 and b0 < a1:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
 
 
 # --- reductions --------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Tensor arguments also accept Python scalars (as PyTorch's Python bindings do, by
 so ``add.Tensor(x, 2)`` is fine; promotion treats such scalars as "wrapped numbers".
 Each out-of-place op ``f`` has an in-place twin ``f_`` whose meta checks, in TensorIterator's
 order, that ``self`` has no internal overlap and no partial overlap with an input, that the
-broadcast keeps ``self``'s shape, and that the result dtype can be cast into ``self``.
+broadcast keeps ``self``'s shape, and that the result dtype can be cast into ``self``
+(``inplace_result``).
 
 Every op carries a *dtype rule* (``op.dtype_rule``): the result dtype of its operands, raising
 PyTorch's error for dtypes it has no kernel for. The CPU kernels call the same rule.
@@ -13,6 +14,7 @@ PyTorch's error for dtypes it has no kernel for. The CPU kernels call the same r
 import os
 import sys
 import warnings
+from functools import partial
 
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes
@@ -28,30 +30,10 @@ def _bool_result(*operands):
     return D.bool_
 
 
-def _not_bool(kernel):
-    """Ops PyTorch has no bool kernel for (abs, floor, remainder, ...)."""
-    def rule(*operands):
-        dt = R.promote(*operands)
-        if dt is D.bool_:
-            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
-        return dt
-    return rule
-
-
 def _float_only(kernel):
     def rule(*operands):
         dt = R.promote(*operands)
         if dt.category != D.FLOATING:
-            raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
-        return dt
-    return rule
-
-
-def _integral(kernel):
-    """Bitwise ops: bool and integers."""
-    def rule(*operands):
-        dt = R.promote(*operands)
-        if dt.category == D.FLOATING:
             raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
         return dt
     return rule
@@ -67,12 +49,8 @@ def _integers_only(kernel):
     return rule
 
 
-def _neg_rule(self):
-    return R.no_bool("neg", self)
-
-
-def _sub_rule(self, other):
-    return R.no_bool("sub", self, other)
+_neg_rule = partial(R.no_bool, "neg")
+_sub_rule = partial(R.no_bool, "sub")
 
 
 def _relu_rule(self):
@@ -122,36 +100,9 @@ def check_pow(self, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-def check_inplace(self, *operands):
-    """What TensorIterator checks before it writes ``self``: no element written twice, no input
-    that partially overlaps it (a full alias such as ``x.add_(x)`` is fine)."""
-    R.check_no_internal_overlap(self)
-    for x in operands:
-        if getattr(x, "_storage", None) is self._storage and x is not self:
-            _check_partial_overlap(self, x)
-
-
-def _check_partial_overlap(a, b):
-    """``get_overlap_status`` (``MemoryOverlap.cpp``) for two dense tensors on one storage."""
-    shape_a, shape_b = tuple(a.shape), tuple(b.shape)
-    if 0 in shape_a or 0 in shape_b:
-        return
-    if not (R.is_non_overlapping_and_dense(shape_a, a.stride()) and
-            R.is_non_overlapping_and_dense(shape_b, b.stride())):
-        return  # "too hard": PyTorch does not check either
-    a0, a1 = a.storage_offset(), a.storage_offset() + a.numel()
-    b0, b1 = b.storage_offset(), b.storage_offset() + b.numel()
-    if (a0, a1) == (b0, b1) and tuple(a.stride()) == tuple(b.stride()):
-        return
-    if a0 < b1 and b0 < a1:
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
-                           "written-to tensor refer to a single memory location. Please clone() "
-                           "the tensor before performing the operation.")
-
-
 def inplace_result(self, operands, common, rule):
     """In-place checks in TensorIterator's order: overlap, shape, cast, then the kernel's dtype."""
-    check_inplace(self, *operands)
+    R.check_inplace_overlap(self, *operands)
     shape = broadcast_shapes(*(R.shape_of(x) for x in operands))
     R.inplace_meta(self, TensorSpec(shape, common(*operands)))
     return rule(*operands)
@@ -247,16 +198,16 @@ reciprocal, reciprocal_ = _unary("reciprocal", FLOAT)
 lgamma, lgamma_ = _unary("lgamma", FLOAT)
 
 # --- unary, dtype kept ------------------------------------------------------------------------
-abs, abs_ = _unary("abs", _not_bool("abs_cpu"))
+abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))
 neg, neg_ = _unary("neg", _neg_rule)
 sign, sign_ = _unary("sign", PROMOTE)
-floor, floor_ = _unary("floor", _not_bool("floor_vml_cpu"))
-ceil, ceil_ = _unary("ceil", _not_bool("ceil_vml_cpu"))
-trunc, trunc_ = _unary("trunc", _not_bool("trunc_vml_cpu"))
+floor, floor_ = _unary("floor", partial(R.no_bool, "floor_vml_cpu"))
+ceil, ceil_ = _unary("ceil", partial(R.no_bool, "ceil_vml_cpu"))
+trunc, trunc_ = _unary("trunc", partial(R.no_bool, "trunc_vml_cpu"))
 frac, frac_ = _unary("frac", _float_only("frac_cpu"))
 round, round_ = _unary("round", PROMOTE, check=check_round, extra=", *, int decimals=0")
 relu, relu_ = _unary("relu", _relu_rule)
-bitwise_not, bitwise_not_ = _unary("bitwise_not", _integral("bitwise_not_cpu"))
+bitwise_not, bitwise_not_ = _unary("bitwise_not", partial(R.integral_only, "bitwise_not"))
 logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)
 gelu, gelu_ = _unary("gelu", _float_only("GeluKernelImpl"), check=check_gelu,
                      extra=", *, str approximate='none'", method=False, function=False)
@@ -273,8 +224,9 @@ sub, sub_ = _binary("sub", _sub_rule, common=PROMOTE, check=check_alpha,
                     extra=", *, Scalar alpha=1")
 mul, mul_ = _binary("mul", PROMOTE)
 div, div_ = _binary("div", FLOAT)
-remainder, remainder_ = _binary("remainder", _not_bool("remainder_cpu"), common=PROMOTE)
-fmod, fmod_ = _binary("fmod", _not_bool("fmod_cpu"), common=PROMOTE)
+remainder, remainder_ = _binary("remainder", partial(R.no_bool, "remainder_cpu"),
+                                common=PROMOTE)
+fmod, fmod_ = _binary("fmod", partial(R.no_bool, "fmod_cpu"), common=PROMOTE)
 atan2, atan2_ = _binary("atan2", FLOAT, overload="")
 maximum, _ = _binary("maximum", PROMOTE, overload="", inplace=False)
 minimum, _ = _binary("minimum", PROMOTE, overload="", inplace=False)
@@ -282,9 +234,12 @@ fmax, _ = _binary("fmax", PROMOTE, overload="", inplace=False)
 fmin, _ = _binary("fmin", PROMOTE, overload="", inplace=False)
 hypot, hypot_ = _binary("hypot", _float_only("hypot_cpu"), common=PROMOTE, overload="")
 copysign, copysign_ = _binary("copysign", FLOAT)
-bitwise_and, bitwise_and_ = _binary("bitwise_and", _integral("bitwise_and_cpu"), common=PROMOTE)
-bitwise_or, bitwise_or_ = _binary("bitwise_or", _integral("bitwise_or_cpu"), common=PROMOTE)
-bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", _integral("bitwise_xor_cpu"), common=PROMOTE)
+bitwise_and, bitwise_and_ = _binary("bitwise_and", partial(R.integral_only, "bitwise_and"),
+                                    common=PROMOTE)
+bitwise_or, bitwise_or_ = _binary("bitwise_or", partial(R.integral_only, "bitwise_or"),
+                                  common=PROMOTE)
+bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", partial(R.integral_only, "bitwise_xor"),
+                                    common=PROMOTE)
 bitwise_left_shift, bitwise_left_shift_ = _binary(
     "bitwise_left_shift", _integers_only("lshift_cpu"), common=PROMOTE)
 bitwise_right_shift, bitwise_right_shift_ = _binary(

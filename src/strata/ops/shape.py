@@ -30,41 +30,6 @@ _LEGACY_TYPE = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": 
                 "bool": "BoolTensor"}
 
 
-def compute_view_strides(oldshape, oldstride, newshape):
-    """Strides for viewing (oldshape, oldstride) as newshape, or None if no view exists."""
-    if len(oldshape) == 0:
-        return (1,) * len(newshape)
-    numel = 1
-    for s in oldshape:
-        numel *= s
-    if numel == 0:
-        if tuple(oldshape) == tuple(newshape):
-            return tuple(oldstride)
-        return contiguous_strides(newshape)
-    newstride = [0] * len(newshape)
-    view_d = len(newshape) - 1
-    chunk_base_stride = oldstride[-1]
-    tensor_numel = 1
-    view_numel = 1
-    for tensor_d in range(len(oldshape) - 1, -1, -1):
-        tensor_numel *= oldshape[tensor_d]
-        if tensor_d == 0 or (oldshape[tensor_d - 1] != 1 and
-                             oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride):
-            while view_d >= 0 and (view_numel < tensor_numel or newshape[view_d] == 1):
-                newstride[view_d] = view_numel * chunk_base_stride
-                view_numel *= newshape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if tensor_d > 0:
-                chunk_base_stride = oldstride[tensor_d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(newstride)
-
-
 def _numel(shape):
     n = 1
     for s in shape:
@@ -74,7 +39,7 @@ def _numel(shape):
 
 def _view_meta(self, size):
     shape = infer_size(_sizes(size), self.numel())
-    strides = compute_view_strides(tuple(self.shape), tuple(self.stride()), shape)
+    strides = R.view_strides(tuple(self.shape), tuple(self.stride()), shape)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -445,7 +410,7 @@ repeat_interleave_tensor = defop("repeat_interleave.self_Tensor(Tensor self, Ten
 @register_decomposition(reshape)
 def _reshape(self, shape):
     shape = infer_size(_sizes(shape), self.numel())
-    if compute_view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
+    if R.view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
         return view(self, shape)
     return _reshape_copy(self, shape)
 

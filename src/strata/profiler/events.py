@@ -47,6 +47,8 @@ class FunctionEvent:
         self.fields = ev.fields
         if ev.layer == "dispatch":
             self.name, self.overload_name = split_name(ev.name)
+        elif ev.name.startswith("ProfilerStep#"):
+            self.name, self.overload_name = "ProfilerStep*", ""   # PyTorch's: steps pool
         else:
             self.name, self.overload_name = ev.name, ""
         self.thread = ev.thread

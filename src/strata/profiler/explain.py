@@ -25,7 +25,8 @@ from .tree import build
 
 LAYERS = ("frontend", "dispatch", "autograd", "kernel", "runtime", "driver", "device", "sync")
 _SHOWN_ELSEWHERE = {"kind", "caller", "keyset", "key", "kernel", "shapes", "outputs", "source",
-                    "op", "node", "next", "track", "pid", "device", "waited_ns", "stack"}
+                    "op", "node", "next", "track", "pid", "device", "waited_ns", "stack", "reason",
+                    "raised"}
 
 
 def format_ns(ns) -> str:
@@ -63,10 +64,14 @@ def describe(node) -> str:
         if ev.name == "node created":
             following = ", ".join(str(n) for n in f.get("next", ()))
             return f"node created: {f.get('node')} (next functions: {following})"
+        if ev.name == "no node":
+            return f"no node recorded: {f.get('reason')}"
         if f.get("kind") == "backward":
             return f"backward node {ev.name} ran"
         return f"{ev.name} ({_rest(f)})"
     if layer == "kernel":
+        if "raised" in f:
+            return f"{ev.name} raised {f['raised']}"
         outputs = ", ".join(f.get("outputs") or ())
         return f"{ev.name} -> {outputs}" if outputs else ev.name
     if layer == "device":

@@ -189,13 +189,12 @@ class CachingAllocator:
         with self._lock:
             if self._dead:
                 self._drain()
+            if self._pending:       # PyTorch's process_events(): fences that have passed
+                self._process_pending()
             size = round_size(nbytes)
             small = size <= K_SMALL_SIZE
             free = self._free.get((stream, small))
             block = free.best_fit(size) if free is not None else None
-            if block is None and self._pending:
-                self._process_pending()
-                block = free.best_fit(size) if free is not None else None
             if block is None:
                 block = self._new_segment(size, stream, small)
                 free = self._free.setdefault((stream, small), _FreeList())

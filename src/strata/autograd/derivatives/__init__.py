@@ -43,18 +43,23 @@ NOT_SAVED = object()         # a tensor argument the formula did not ask to keep
 class Derivative:
     """One row of the table: the op, its node's name, the formula, what to save."""
 
-    def __init__(self, op, name, formula, save):
+    def __init__(self, op, name, formula, save, outputs):
         self.op = op
         self.name = name
         self.formula = formula
+        self.differentiable_outputs = outputs   # None: every floating output
         args = op.schema.arguments
         self.index = op.binder.index
         self.slots = tuple((i, a.is_tensor_list) for i, a in enumerate(args)
                            if a.is_tensor or a.is_tensor_list)
         self.has_lists = any(is_list for _, is_list in self.slots)
         slot_of = {args[pos].name: k for k, (pos, _) in enumerate(self.slots)}
-        # edge index of each tensor argument (valid when no Tensor[] precedes it)
-        self.edge_of = {} if self.has_lists else slot_of
+        # the edge of each tensor argument that no Tensor[] precedes (a list's length varies)
+        self.edge_of = {}
+        for k, (pos, is_list) in enumerate(self.slots):
+            if is_list:
+                break
+            self.edge_of[args[pos].name] = k
         self.input_saves = []    # (position, needed-if slot indices or None, geometry only)
         self.result_saves = []   # (output index, needed-if slot indices or None)
         for spec in save:
@@ -139,13 +144,15 @@ class Derivative:
         return node._input_meta[self.edge_of[name]]
 
 
-def derivative(op, name, save=()):
+def derivative(op, name, save=(), outputs=None):
     """Decorator: register the formula of ``op``, whose node is named ``name`` (a string, or a
-    function of the op's arguments for ops PyTorch splits into several overloads)."""
+    function of the op's arguments for ops PyTorch splits into several overloads). ``outputs``
+    flags which outputs carry a gradient when not all floating ones do (PyTorch's
+    ``output_differentiability``: a layer norm's saved mean and rstd do not)."""
     def deco(formula):
         if op in DERIVATIVES:
             raise RuntimeError(f"derivative for {op.qualname} is defined twice")
-        DERIVATIVES[op] = Derivative(op, name, formula, save)
+        DERIVATIVES[op] = Derivative(op, name, formula, save, outputs)
         return formula
     return deco
 

@@ -133,13 +133,15 @@ def _svdvals(ctx, grad):
 
 @derivative(FZ.linalg_eigh, "LinalgEighBackward0", save=("result0", "result1"))
 def _eigh(ctx, grad_L, grad_V):
-    """gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal."""
+    """gA = V (diag(gL) + skew(V^T gV) / E) V^T, E_ij = L_j - L_i off the diagonal."""
     Lv, V = ctx.result0, ctx.result1
     eye = _eye_like(V)
     inner = zeros(V._shape, V)
     if grad_V is not None:
         E = P.add(P.sub(S.unsqueeze(Lv, -2), S.unsqueeze(Lv, -1)), eye)
-        inner = P.mul(P.div(_mm(_t(V), grad_V), E), P.sub(1, eye))
+        VhgV = _mm(_t(V), grad_V)
+        skew = P.mul(P.sub(VhgV, _t(VhgV)), 0.5)     # project onto the tangent space of O(n)
+        inner = P.mul(P.div(skew, E), P.sub(1, eye))
     if grad_L is not None:
         inner = P.add(inner, P.mul(S.unsqueeze(grad_L, -1), eye))
     return _mm(V, _mm(inner, _t(V)))
@@ -147,17 +149,26 @@ def _eigh(ctx, grad_L, grad_V):
 
 @derivative(FZ.linalg_qr, "LinalgQrBackward0", save=("A", "result0", "result1"))
 def _qr(ctx, grad_Q, grad_R):
-    """m >= n, reduced: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q."""
+    """Reduced QR (``linalg_qr_backward``). Square or tall: gA = (gQ + Q copyltu(M)) R^-T with
+    M = R gR^T - gQ^T Q. Wide (m < n): A = [X | Y] with X = Q R_X square, Y = Q R_Y, so
+    gY = Q gR_Y and X gets the square formula with gQ + Y gR_Y^T."""
     Q, R = ctx.result0, ctx.result1
     m, n = ctx.A._shape[-2:]
-    if m < n or (ctx.mode == "complete" and m > n):
-        raise NotImplementedError("linalg_qr backward: strata differentiates the reduced QR of "
-                                  "matrices with at least as many rows as columns")
+    if ctx.mode == "complete" and m > n:
+        raise NotImplementedError("linalg_qr backward: the complete QR of a tall matrix is not "
+                                  "differentiable (as in PyTorch)")
     gQ = grad_Q if grad_Q is not None else zeros(Q._shape, Q)
-    M = P.neg(_mm(_t(gQ), Q))
-    if grad_R is not None:
-        M = P.add(M, _mm(R, _t(grad_R)))
+    gR = grad_R if grad_R is not None else zeros(R._shape, R)
+    if m >= n:
+        return _qr_square(gQ, gR, Q, R)
+    gR_y = S.slice(gR, -1, m, n)
+    Y = S.slice(ctx.A, -1, m, n)
+    gX = _qr_square(P.add(gQ, _mm(Y, _t(gR_y))), S.slice(gR, -1, 0, m), Q, S.slice(R, -1, 0, m))
+    return S.cat([gX, _mm(Q, gR_y)], -1)
+
+
+def _qr_square(gQ, gR, Q, R):
+    M = P.sub(_mm(R, _t(gR)), _mm(_t(gQ), Q))
     low = S.tril(M, -1)
     M = P.add(P.add(low, _t(low)), P.mul(M, _eye_like(M)))
-    b = P.add(gQ, _mm(Q, M))
-    return _mm(b, _t(FZ.linalg_inv(R)))
+    return _mm(P.add(gQ, _mm(Q, M)), _t(FZ.linalg_inv(R)))

@@ -1,6 +1,7 @@
 """Derivatives of ``ops/linalg.py``: matrix products (``d(AB) = dA B + A dB``) and einsum (the
 gradient of one operand is an einsum of the output gradient with the other operands)."""
 
+from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import shape as S
@@ -37,28 +38,44 @@ def _addmm(ctx, grad):
 
 @derivative(L.einsum, "EinsumBackward0", save=("tensors",))
 def _einsum(ctx, grad):
-    """For operand k: einsum(out, other operands -> k's labels). Labels only operand k has were
-    summed away in forward, so its gradient is broadcast along them."""
+    """For operand k: einsum(out, other operands -> k's distinct labels). Labels only k has were
+    summed away in forward, so its gradient is broadcast along them; a label k repeats (a
+    diagonal, ``ii``) gets its gradient written onto that diagonal of zeros."""
     tensors = ctx.tensors
     spec = L.parse_einsum(ctx.equation, [t._shape for t in tensors])
     ins, out = spec.equation.split("->")
     ins = ins.split(",")
     grads = []
-    for k, (term, needed) in enumerate(zip(ins, ctx.next_functions)):
-        if needed[0] is None:
+    for k, (term, (edge, _)) in enumerate(zip(ins, ctx.next_functions)):
+        if edge is None:
             grads.append(None)
             continue
-        if len(set(term)) != len(term):
-            raise NotImplementedError(f"einsum backward: operand {k} repeats a subscript "
-                                      f"('{term}'); strata cannot differentiate a diagonal "
-                                      f"einsum operand")
         others = [t for i, t in enumerate(ins) if i != k]
-        kept = "".join(c for c in term if c in out or any(c in o for o in others))
-        equation = ",".join([out] + others) + "->" + kept
-        g = L.einsum(equation, [grad] + [t for i, t in enumerate(tensors) if i != k])
+        labels = "".join(dict.fromkeys(term))           # distinct, in order of appearance
+        kept = "".join(c for c in labels if c in out or any(c in o for o in others))
+        g = L.einsum(",".join([out] + others) + "->" + kept,
+                     [grad] + [t for i, t in enumerate(tensors) if i != k])
         shape = tensors[k]._shape
-        for pos, c in enumerate(term):
+        size_of = {c: shape[term.index(c)] for c in labels}
+        for pos, c in enumerate(labels):
             if c not in kept:
                 g = S.unsqueeze(g, pos)
-        grads.append(S.expand(g, tuple(max(a, b) for a, b in zip(g._shape, shape))))
+        g = S.expand(g, tuple(size_of[c] if c not in kept else g._shape[pos]
+                              for pos, c in enumerate(labels)))
+        if len(labels) != len(term):
+            g = _onto_diagonal(g, term, labels, shape)
+        grads.append(g)
     return grads
+
+
+def _onto_diagonal(g, term, labels, shape):
+    """Zeros of ``shape`` with ``g`` (indexed by the distinct labels) on the diagonal the
+    repeated labels describe: a strided view whose stride per label sums its positions."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(shape[i + 1], 1)
+    view_strides = [sum(strides[i] for i, c in enumerate(term) if c == label)
+                    for label in labels]
+    out = F.full(shape, 0, dtype=g.dtype, device=g.device)
+    F.copy_(S.as_strided(out, g._shape, view_strides, 0), g)
+    return out

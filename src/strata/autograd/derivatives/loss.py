@@ -6,7 +6,8 @@ from ...ops import pointwise as P
 from . import derivative, zeros
 
 
-@derivative(LO.nll_loss_forward, "NllLossBackward0", save=("self", "target", "weight", "result1"))
+@derivative(LO.nll_loss_forward, "NllLossBackward0", save=("self", "target", "weight", "result1"),
+            outputs=(True, False))
 def _nll_loss_forward(ctx, grad, _g_total_weight=None):
     return LO.nll_loss_backward(grad, ctx.self, ctx.target, ctx.weight, ctx.reduction,
                                 ctx.ignore_index, ctx.result1), None, None
@@ -30,8 +31,8 @@ def _binary_cross_entropy(ctx, grad):
     g_x = g_y = None
     if ctx.needs[0]:
         g_x = LO.binary_cross_entropy_backward(grad, x, y, w, reduction)
-    if ctx.needs[1]:   # d/dy of -(y log x + (1 - y) log(1 - x)), logs clamped at -100 as forward
-        g_y = P.mul(grad, P.sub(P.clamp(P.log1p(P.neg(x)), -100), P.clamp(P.log(x), -100)))
+    if ctx.needs[1]:   # d/dy of -(y log x + (1 - y) log(1 - x)); unclamped, as in PyTorch
+        g_y = P.mul(grad, P.sub(P.log1p(P.neg(x)), P.log(x)))
         if w is not None:
             g_y = P.mul(g_y, w)
         if LO.reduction_enum(reduction) == LO.MEAN:

@@ -232,7 +232,7 @@ def _normalized_backward(g_hat, x_hat, rstd, dims):
 
 
 @derivative(NO.native_layer_norm, "NativeLayerNormBackward0",
-            save=("input", "weight", "result1", "result2"))
+            save=("input", "weight", "result1", "result2"), outputs=(True, False, False))
 def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
     x, w = ctx.input, ctx.weight
     axis = x.ndim - len(ctx.normalized_shape)
@@ -251,7 +251,8 @@ def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
 
 
 @derivative(NO.native_batch_norm, "NativeBatchNormBackward0",
-            save=("input", "weight", "running_mean", "running_var", "result1", "result2"))
+            save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
+            outputs=(True, False, False))
 def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
     x, w = ctx.input, ctx.weight
     view = [1, x._shape[1]] + [1] * (x.ndim - 2)
@@ -280,8 +281,9 @@ def _scatter_to_plane(grad, indices, shape):
     names (flat within its H*W plane)."""
     plane = shape[-2] * shape[-1]
     lead = tuple(shape[:-2])
+    n_out = grad._shape[-2] * grad._shape[-1]
     flat = SC.scatter_add(zeros(lead + (plane,), grad), len(lead),
-                          S.reshape(indices, lead + (-1,)), S.reshape(grad, lead + (-1,)))
+                          S.reshape(indices, lead + (n_out,)), S.reshape(grad, lead + (n_out,)))
     return S.reshape(flat, shape)
 
 

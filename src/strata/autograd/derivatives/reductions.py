@@ -39,16 +39,26 @@ def unreduce(grad, shape, dim, keepdim):
 
 
 def count(shape, dim):
+    if not shape:
+        return 1
     return math.prod(shape[d] for d in _dims(dim, len(shape)))
 
 
-def evenly_distribute(grad, shape, self, result, dim, keepdim):
-    """amax/max-style gradient: shared equally among the elements equal to the result (NaN
-    results select the NaN elements)."""
-    r = restore_dims(result, shape, dim, keepdim)
-    mask = P.logical_or(P.eq(self, r), P.logical_and(P.isnan(self), P.isnan(r)))
+def evenly_distribute(grad, self, result):
+    """max()/median()-style gradient of a full reduction: shared equally among the elements
+    equal to the result; a NaN result selects the NaN elements (``evenly_distribute_backward``)."""
+    mask = P.logical_or(P.eq(self, result), P.logical_and(P.isnan(self), P.isnan(result)))
+    return P.mul(mask, P.div(grad, RD.sum(mask)))
+
+
+def scale_by_count(grad, shape, self, result, dim, keepdim):
+    """amax/amin-style gradient: shared among the elements equal to the result along the dims
+    (``scale_grad_by_count``; a NaN result matches nothing, so its gradient is NaN as there)."""
+    mask = P.eq(self, restore_dims(result, shape, dim, keepdim))
     g = restore_dims(grad, shape, dim, keepdim)
-    return P.div(P.mul(g, mask), RD.sum(mask, list(_dims(dim, len(shape))), True))
+    if not shape:
+        return P.mul(mask, g)
+    return P.mul(mask, P.div(g, RD.sum(mask, list(_dims(dim, len(shape))), True)))
 
 
 def select_backward_by_index(grad, shape, dim, indices, keepdim):
@@ -118,7 +128,7 @@ def _extremum_dims(op, name):
     @derivative(op, name, save=("self", "result"))
     def formula(ctx, grad):
         shape = ctx.sizes("self")
-        return evenly_distribute(grad, shape, ctx.self, ctx.result, ctx.dim, ctx.keepdim)
+        return scale_by_count(grad, shape, ctx.self, ctx.result, ctx.dim, ctx.keepdim)
 
 
 _extremum_dims(RD.amax, "AmaxBackward0")
@@ -128,7 +138,7 @@ _extremum_dims(RD.amin, "AminBackward0")
 def _extremum_all(op, name):
     @derivative(op, name, save=("self", "result"))
     def formula(ctx, grad):
-        return evenly_distribute(grad, ctx.sizes("self"), ctx.self, ctx.result, None, False)
+        return evenly_distribute(grad, ctx.self, ctx.result)
 
 
 _extremum_all(RD.max, "MaxBackward1")
@@ -151,7 +161,9 @@ def _var(ctx, grad):
     x = ctx.self
     shape = x._shape
     correction = 1 if ctx.correction is None else ctx.correction
-    n = count(shape, ctx.dim)
+    # PyTorch counts an explicit dim=[] as one element here (its _safe_size), though the
+    # forward reduces every dim; follow it so gradients agree
+    n = 1 if isinstance(ctx.dim, (list, tuple)) and not ctx.dim else count(shape, ctx.dim)
     dims = list(_dims(ctx.dim, len(shape)))
     centered = P.sub(x, RD.mean(x, dims, True))
     g = restore_dims(grad, shape, ctx.dim, ctx.keepdim)
@@ -168,9 +180,12 @@ def _vector_norm(ctx, grad):
     norm = restore_dims(norm, shape, ctx.dim, ctx.keepdim)
     if p == 0.0:
         return zeros(shape, grad)
-    if math.isinf(p):
-        return P.mul(P.sign(x), evenly_distribute(grad, shape, P.abs(x), ctx.result, ctx.dim,
-                                                  ctx.keepdim))
+    if math.isinf(p):   # shared among the largest |x|, NaNs counted as largest
+        ax = P.abs(x)
+        mask = P.logical_or(P.eq(ax, norm), P.isnan(ax))
+        dims = list(_dims(ctx.dim, len(shape))) if shape else []
+        count_ = RD.sum(mask, dims, True) if dims else P.mul(mask, 1)
+        return P.mul(P.sign(x), P.mul(P.div(g, count_), mask))
     if p == 1.0:
         return P.mul(g, P.sign(x))
     if p == 2.0:

@@ -14,6 +14,10 @@ def _gather(ctx, grad):
     return SC.scatter_add(zeros(ctx.sizes("self"), grad), ctx.dim, ctx.index, grad), None
 
 
+def _as(mask, like):
+    return F._to_copy(mask, dtype=like.dtype)
+
+
 def _cleared(grad, dim, index):
     """``grad`` with the positions a scatter wrote set to zero (their old values were lost)."""
     return SC.scatter_value(grad, dim, index, 0)
@@ -44,6 +48,7 @@ def _scatter_reduce(ctx, grad):
     result by the element (with the zero cases handled exactly)."""
     x, dim, index, src, result = ctx.self, ctx.dim, ctx.index, ctx.src, ctx.result
     reduce, include_self = ctx.reduce, ctx.include_self
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)   # scatter's legacy spellings
     if reduce == "sum":
         g_self, g_src = grad, SC.gather(grad, dim, index)
     elif reduce == "mean":
@@ -57,7 +62,7 @@ def _scatter_reduce(ctx, grad):
         value = SC.gather(result, dim, index)
         self_is = P.eq(x, result)
         src_is = P.eq(src, value)
-        n = SC.scatter_add(P.mul(self_is, 1.0), dim, index, P.mul(src_is, 1.0))
+        n = SC.scatter_add(_as(self_is, grad), dim, index, _as(src_is, grad))
         share = P.div(grad, n)
         g_self = P.mul(self_is, share)
         g_src = P.mul(src_is, SC.gather(share, dim, index))
@@ -68,7 +73,7 @@ def _scatter_reduce(ctx, grad):
         g_self = P.div(P.mul(grad, masked_self_result), masked_self)
         src_zero = P.eq(src, 0)
         zeros_per_slot = SC.gather(SC.scatter_add(zeros(x._shape, grad), dim, index,
-                                                  P.mul(src_zero, 1.0)), dim, index)
+                                                  _as(src_zero, grad)), dim, index)
         single_zero = P.logical_and(src_zero, P.eq(zeros_per_slot, 1))
         masked_src_result = SC.scatter_reduce(x, dim, index, P.where(single_zero, 1.0, src),
                                               reduce, include_self=include_self)

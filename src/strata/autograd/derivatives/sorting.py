@@ -24,7 +24,7 @@ _selected(SO.mode, "ModeBackward0")
 def _median(op, name):
     @derivative(op, name, save=("self", "result"))
     def formula(ctx, grad):
-        return evenly_distribute(grad, ctx.sizes("self"), ctx.self, ctx.result, None, False)
+        return evenly_distribute(grad, ctx.self, ctx.result)
 
 
 _median(SO.median, "MedianBackward0")

@@ -139,6 +139,17 @@ def fill_(self, value):
     return self
 
 
+def resize_(self, size, memory_format=None):
+    shape, strides, nbytes = F.resize_layout(self, size, memory_format)
+    if nbytes > self._storage.nbytes:
+        old = self._storage.data
+        grown = np.empty(nbytes, np.uint8)  # new elements are uninitialised, as in PyTorch
+        grown[:old.size] = old
+        self._storage = Storage(nbytes, cpu, data=grown)
+    self._shape, self._strides, self._array = shape, strides, None
+    return self
+
+
 # --- random ------------------------------------------------------------------------------------
 
 def _floats(gen_fn, spec):
@@ -225,7 +236,7 @@ def multinomial(self, num_samples, replacement=False, generator=None):
 KERNELS = {
     F.empty: empty, F.empty_strided: empty_strided, F.full: full, F.arange: arange,
     F.linspace: linspace, F.eye: eye, F.scalar_tensor: scalar_tensor, F.clone: clone,
-    F.copy_: copy_, F.fill_: fill_, F.rand: rand, F.randn: randn, F.randint: randint,
-    F.randperm: randperm, F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
-    F.bernoulli_tensor: bernoulli_tensor, F.multinomial: multinomial,
+    F.copy_: copy_, F.fill_: fill_, F.resize_: resize_, F.rand: rand, F.randn: randn,
+    F.randint: randint, F.randperm: randperm, F.normal_: normal_, F.uniform_: uniform_,
+    F.bernoulli: bernoulli_p, F.bernoulli_tensor: bernoulli_tensor, F.multinomial: multinomial,
 }

@@ -12,6 +12,8 @@ at the bottom say only which NumPy function computes each op:
 * in-place kernels run the in-place meta (overlap, shape, cast), then write into ``self``.
 """
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
@@ -273,7 +275,7 @@ def _sigmoid(a):
 
 def _round(a, decimals=0):
     if np.asarray(a).dtype.kind in "iub":
-        return np.array(a, copy=True)  # integers are already round (decimals=0 only)
+        return np.array(a, copy=True)  # integers are already round (decimals != 0 is refused)
     return np.round(a) if decimals == 0 else np.round(a, decimals)
 
 
@@ -307,22 +309,18 @@ def _special(fn):
 
 
 def _gelu(a, approximate="none"):
-    if approximate == "tanh":
-        inner = np.sqrt(2.0 / np.pi) * (a + 0.044715 * a * a * a)
+    if approximate == "tanh":  # in the input's precision (Python constants stay weak)
+        inner = math.sqrt(2.0 / math.pi) * (a + 0.044715 * a * a * a)
         return 0.5 * a * (1.0 + np.tanh(inner))
-    out = np.asarray(a, np.float64)
-    return (out * 0.5 * (1.0 + special.erf(out * np.sqrt(0.5)))).astype(np.asarray(a).dtype)
+    x = np.asarray(a, np.float64)
+    return (x * 0.5 * (1.0 + special.erf(x * math.sqrt(0.5)))).astype(np.asarray(a).dtype)
 
 
 def _frac(a):
     return a - np.trunc(a)
 
 
-def _abs(a):
-    return np.abs(a)
-
-
-# --- ternary ---------------------------------------------------------------------------------------
+# --- ternary ------------------------------------------------------------------------------------
 
 def where_kernel(condition, self, other):
     spec = P.where.meta(condition, self, other)
@@ -369,8 +367,26 @@ def nan_to_num_kernel(self, nan=None, posinf=None, neginf=None):
 
 def nan_to_num_kernel_(self, nan=None, posinf=None, neginf=None):
     P.nan_to_num_.meta(self, nan, posinf, neginf)
-    np.copyto(target(self), _nan_to_num(self, nan, posinf, neginf),
-              casting="unsafe")
+    np.copyto(target(self), _nan_to_num(self, nan, posinf, neginf), casting="unsafe")
+    return self
+
+
+def _div_mode_kernel(self, other, rounding_mode):
+    dt = P.div_mode_rule(self, other, rounding_mode)
+    cdt = COMPUTE[dt]
+    try:
+        r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
+    except ValueError:
+        R.broadcast_shapes(R.shape_of(self), R.shape_of(other))
+        raise
+    return result(r, dt, (self, other))
+
+
+def _div_mode_kernel_(self, other, rounding_mode):
+    P.div_mode_.meta(self, other, rounding_mode)
+    cdt = COMPUTE[P.div_mode_rule(self, other, rounding_mode)]
+    r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
+    np.copyto(target(self), r, casting="unsafe")
     return self
 
 
@@ -389,7 +405,7 @@ UNARY = [
     ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("erf", _special(special.erf)),
     ("erfc", _special(special.erfc)), ("erfinv", _special(special.erfinv)),
     ("reciprocal", lambda a: 1.0 / a), ("lgamma", _special(special.lgamma)),
-    ("abs", _abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
+    ("abs", np.abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
     ("relu", lambda a: np.maximum(a, 0)), ("bitwise_not", np.invert),
 ]
@@ -420,7 +436,8 @@ def _table():
     def add(name, maker, fn, **kw):
         op = getattr(P, name)
         k, k_ = maker(fn, op, **kw)
-        k.__qualname__, k_.__qualname__ = f"{maker.__name__}[{name}]", f"{maker.__name__}[{name}_]"
+        k.__qualname__ = f"{maker.__name__}[{name}]"
+        k_.__qualname__ = f"{maker.__name__}[{name}_]"
         t[op] = k
         inplace = getattr(P, name + "_", None)
         if inplace is not None:
@@ -444,26 +461,9 @@ def _table():
     t[P.clamp_] = clamp_kernel_
     t[P.nan_to_num] = nan_to_num_kernel
     t[P.nan_to_num_] = nan_to_num_kernel_
+    t[P.div_mode] = _div_mode_kernel
+    t[P.div_mode_] = _div_mode_kernel_
     return t
 
 
-def _div_mode_kernel(self, other, rounding_mode):
-    dt = P.div_mode_rule(self, other, rounding_mode)
-    cdt = COMPUTE[dt]
-    try:
-        r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
-    except ValueError:
-        R.broadcast_shapes(R.shape_of(self), R.shape_of(other))
-        raise
-    return result(r, dt, (self, other))
-
-
-def _div_mode_kernel_(self, other, rounding_mode):
-    P.div_mode_.meta(self, other, rounding_mode)
-    cdt = COMPUTE[P.div_mode_rule(self, other, rounding_mode)]
-    r = _div_mode(operand(self, cdt), operand(other, cdt), rounding_mode)
-    np.copyto(target(self), r, casting="unsafe")
-    return self
-
-
-KERNELS = _table() | {P.div_mode: _div_mode_kernel, P.div_mode_: _div_mode_kernel_}
+KERNELS = _table()
