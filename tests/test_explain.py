@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -114,6 +115,21 @@ def test_explain_leaves_tracing_off_and_checks_its_arguments():
         strata.explain(lambda: None, device="cpu", file=False)
     with pytest.raises(TypeError, match="expected a callable"):
         strata.explain(3, file=False)
+
+
+def test_explain_an_op_prints_its_row_in_every_table():
+    buf = io.StringIO()
+    text = strata.explain(strata.ops.aten.add.Tensor, file=buf)
+    assert buf.getvalue().rstrip("\n") == text
+    assert "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" in text
+    assert "decomposition: none (a primitive)" in text
+    assert "derivative:    AddBackward0" in text
+    assert "Python API:    Tensor.add, strata.add" in text
+    assert re.search(r"\n    CPU +strata\.backends\.cpu\.\S+ \[kernel\]", text)
+    matmul = strata.explain(strata.ops.aten.matmul.default, file=False)
+    assert "decomposition: strata.ops.linalg._matmul" in matmul
+    assert re.search(r"\n    AutogradCPU +strata\.ops\.linalg\._matmul "
+                     r"\[CompositeImplicitAutograd\]", matmul)
 
 
 def _cli(*args):

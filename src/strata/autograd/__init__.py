@@ -17,7 +17,6 @@ from ..core import dtype as D
 from ..dispatch.dispatcher import register_fallback, register_kernel
 from ..dispatch.keys import BACKENDS, DispatchKey
 from ..ops import factory as F
-from ..ops import shape as S
 from . import anomaly_mode, derivatives, engine, graph, inplace_or_view, kernel  # noqa: F401
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
@@ -159,20 +158,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(out)
 
 
-def _detach_kernel(op, ks, args):
-    """``detach``: a tensor over the same memory and version counter with no history and no
-    base — a non-differentiable alias (PyTorch's VariableTypeManual ``detach``)."""
-    from ..dispatch import dispatcher as DP
-    out = DP.redispatch(op, ks, args)
-    out._base = None
-    return out
-
-
 def register():
     """Install the autograd kernel at every Autograd<Backend> key and the tensor hooks."""
     inplace_or_view.register()
     for backend in BACKENDS:
         register_fallback(getattr(DispatchKey, "Autograd" + backend), kernel.autograd_kernel)
-    register_kernel(S.detach, "Autograd", _detach_kernel, boxed=True)
+    for op, fn in kernel.MANUAL_KERNELS.items():
+        register_kernel(op, "Autograd", fn, boxed=True)
     from . import tensor_methods
     _tensor.install_autograd(tensor_methods)

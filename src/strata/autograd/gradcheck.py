@@ -17,7 +17,6 @@ import numpy as np
 
 from ..core import dtype as D
 from ..ops import factory as F
-from .grad_mode import no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -33,7 +32,8 @@ def _is_tensor(x):
 
 
 def _numpy(t):
-    return np.asarray(t.detach().cpu()._np(), dtype=np.float64)
+    """A float64 copy of ``t``'s values (never a view: the inputs are perturbed in place)."""
+    return np.array(t.detach().cpu()._np(), dtype=np.float64)
 
 
 def _write(t, values):
@@ -47,8 +47,9 @@ def _write(t, values):
 
 
 def _outputs(func, inputs):
-    with no_grad():
-        outs = _as_tuple(func(*inputs))
+    """The function's floating outputs as arrays (run in grad mode: ``func`` may itself call
+    autograd, as gradgradcheck's first derivatives do)."""
+    outs = _as_tuple(func(*inputs))
     return [_numpy(o) if _is_tensor(o) and o.dtype.is_floating_point else None for o in outs]
 
 

@@ -427,3 +427,23 @@ class CopySlices(Node):
 
     def release_variables(self):
         self._fn.release_variables()
+
+
+# --- ops whose autograd kernel is written by hand (PyTorch's VariableTypeManual.cpp) -------------
+
+def detach_kernel(op, ks, args):
+    """``detach``: a tensor over the same memory and version counter with no history and no
+    base, i.e. not a differentiable view."""
+    out = DP.redispatch(op, ks, args)
+    out._base = None
+    return out
+
+
+def resize_kernel(op, ks, args):
+    """``resize_`` would change a tensor autograd tracks under its feet: refused, in any mode."""
+    if requires_grad(args[0]):
+        raise RuntimeError("cannot resize variables that require grad")
+    return DP.redispatch(op, ks, args)
+
+
+MANUAL_KERNELS = {S.detach: detach_kernel, F.resize_: resize_kernel}

@@ -11,7 +11,6 @@ the host returns from ``launch`` long before the device starts the kernel.
      "displayTimeUnit": "ms"}
 """
 
-import gzip
 import json
 import os
 import threading
@@ -119,6 +118,7 @@ def write_chrome_trace(path, events, base_ns=None, stop_ns=None) -> None:
     data = json.dumps(chrome_trace(events, base_ns, stop_ns))
     path = os.fspath(path)
     if path.endswith(".gz"):
+        import gzip   # only here: importing it costs more than the rest of the profiler
         with gzip.open(path, "wt", encoding="utf-8") as f:
             f.write(data)
     else:

@@ -3,6 +3,7 @@
     >>> strata.explain("z = x + y")                  # x, y: small tensors made for you
     >>> strata.explain("z = x + y", device="sim")    # ... down to the driver and the device
     >>> strata.explain(lambda a: (a * 2).sum(), w)    # any callable and its arguments
+    >>> strata.explain(strata.ops.aten.add.Tensor)    # an op (no arguments): its row in each table
 
 The line runs once with a collecting trace sink installed, inside a "frontend" span for the whole
 statement. Each layer's events then nest under the one that caused them: frontend -> dispatch
@@ -20,6 +21,7 @@ import linecache
 import sys
 
 from ..core import trace
+from ..ops.op import OpOverload
 from .. import runtime
 from .tree import build
 
@@ -180,6 +182,39 @@ def _describe_inputs(env):
                      for k, v in env.items() if hasattr(v, "dtype"))
 
 
+def _qualified(fn):
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def explain_op(op) -> str:
+    """Every fact about one op, from each layer's table: schema, meta, decomposition, derivative,
+    Python API, and the kernel each dispatch key runs."""
+    import io
+    from .. import dispatch
+    from ..autograd import derivatives
+    deriv = derivatives.lookup(op)
+    if deriv is derivatives.NON_DIFFERENTIABLE:
+        derivative = "none: not differentiable"
+    elif deriv is None:
+        derivative = "none: backward through it raises" if op.decomposition is None \
+            else "none needed: autograd sees the ops it decomposes into"
+    else:
+        derivative = f"{deriv.name}, formula {_qualified(deriv.formula)}"
+    api = [f"Tensor.{op.method}"] * bool(op.method) + [f"strata.{op.function}"] * bool(op.function)
+    table = io.StringIO()
+    dispatch.dump(op, file=table)
+    lines = [f"explain: {op.qualname}",
+             f"  schema:        {op.schema}",
+             f"  meta:          {_qualified(op.meta) if op.meta else 'none'}",
+             f"  decomposition: "
+             f"{_qualified(op.decomposition) if op.decomposition else 'none (a primitive)'}",
+             f"  derivative:    {derivative}",
+             f"  Python API:    {', '.join(api) or 'none generated'}",
+             "  dispatch table (runtime key: what runs there):"]
+    lines += ["  " + line for line in table.getvalue().splitlines()[1:]]
+    return "\n".join(lines)
+
+
 class _Sink:
     def __init__(self):
         self.events = []
@@ -188,7 +223,7 @@ class _Sink:
 
 def explain(fn_or_source, *args, device=None, shape=(2, 3), requires_grad=False, file=None):
     """Run one line with every layer reporting, print its path as a tree, and return it as an
-    ``Explanation``.
+    ``Explanation``. Given an op and no arguments, print (and return) its row in every table.
 
     ``fn_or_source``: a callable (run as ``fn(*args)``) or a line of source. A source line sees
     ``strata`` (also as ``torch``) and tensors ``x``, ``y``: ``args`` if given, else two
@@ -196,6 +231,11 @@ def explain(fn_or_source, *args, device=None, shape=(2, 3), requires_grad=False,
     grad. ``file``: where to print (default stdout; ``False`` to not print).
     """
     import strata
+    if isinstance(fn_or_source, OpOverload) and not args:
+        text = explain_op(fn_or_source)
+        if file is not False:
+            print(text, file=file or sys.stdout)
+        return text
     if isinstance(fn_or_source, str):
         source = fn_or_source.strip()
         env = _inputs(args, device, tuple(shape), requires_grad)

@@ -16,7 +16,6 @@ a loop and hands each finished cycle to ``on_trace_ready``, as PyTorch does.
 import contextlib
 import enum
 import os
-import socket
 import sys
 import time
 import warnings
@@ -95,6 +94,7 @@ def _default_schedule(_step):
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name``."""
     def handler(prof):
+        import socket   # only here: a slow import, for the default worker name
         nonlocal worker_name
         os.makedirs(dir_name, exist_ok=True)
         if not worker_name:
@@ -237,12 +237,14 @@ class profile:
         collector = self._collector
         if collector is None:
             return
-        if save and ProfilerActivity.SIM in self.activities:
-            # Device executions are reported when the host synchronises: collect them now.
-            runtime.synchronize_all("profiler: collect device events")
-        self._stop_ns = trace._now()
-        trace.remove_sink(collector)
-        self._collector = None
+        try:
+            if save and ProfilerActivity.SIM in self.activities:
+                # Device executions are reported when the host synchronises: collect them now.
+                runtime.synchronize_all("profiler: collect device events")
+        finally:   # a device error raised by that sync must not leave tracing on
+            self._stop_ns = trace._now()
+            trace.remove_sink(collector)
+            self._collector = None
         if not save:
             return
         self._events = self._filter(collector.events)

@@ -33,4 +33,5 @@ derivative(F.uniform_, "UniformBackward0")(_overwritten)
 derivative(F.bernoulli_tensor, "BernoulliBackward0")(_overwritten)
 # bernoulli.p has no formula in PyTorch either: backward through it raises.
 
-non_differentiable(F.view_dtype)
+# resize_ refuses tensors that require grad (kernel.resize_kernel); view(dtype) reinterprets bits
+non_differentiable(F.view_dtype, F.resize_)
