@@ -267,3 +267,24 @@ def test_parameter_is_a_tensor_and_sharing():
 def test_module_without_forward_raises_like_torch():
     with pytest.raises(NotImplementedError, match='missing the required "forward" function'):
         strata.nn.Module()(1)
+
+
+def _hook_calls(m, input_requires_grad):
+    calls = []
+    lin = m.nn.Linear(3, 2)
+    with m.no_grad():
+        lin.weight.copy_(m.arange(6, dtype=m.float32).reshape(2, 3))
+        lin.bias.fill_(0.5)
+    lin.register_full_backward_pre_hook(
+        lambda mod, go: calls.append(("pre", [tuple(g.shape) for g in go])))
+    lin.register_full_backward_hook(
+        lambda mod, gi, go: calls.append(("post", [None if g is None else g.tolist() for g in gi],
+                                          [g.tolist() for g in go])))
+    x = m.ones(1, 3, requires_grad=input_requires_grad)
+    (lin(x) * 2).sum().backward()
+    return calls
+
+
+@pytest.mark.parametrize("input_requires_grad", [True, False])
+def test_full_backward_hooks_match_torch(input_requires_grad):
+    assert _hook_calls(strata, input_requires_grad) == _hook_calls(torch, input_requires_grad)

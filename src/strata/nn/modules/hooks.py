@@ -109,7 +109,13 @@ class BackwardHook:
                     if out is not None:
                         res = tuple(out)
                 self.grad_outputs = res
-                if not self.input_requires_grad:
+                if not self.input_requires_grad and self.user_hooks:
+                    import warnings
+                    warnings.warn("Full backward hook is firing when gradients are computed with "
+                                  "respect to module outputs since no inputs require gradients. "
+                                  "See https://docs.pytorch.org/docs/main/generated/torch.nn."
+                                  "Module.html#torch.nn.Module.register_full_backward_hook for "
+                                  "more details.")
                     for user_hook in self.user_hooks:
                         user_hook(self.module, (None,) * 1, self.grad_outputs)
                 return tuple(res[i] for i in positions)
