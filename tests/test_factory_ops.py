@@ -52,7 +52,8 @@ def test_every_conversion_is_bit_exact(src, dst):
 def test_double_to_half_rounds_through_float(dst):
     """PyTorch makes a half type from a double via float (two roundings): match that, not
     NumPy's single rounding."""
-    x = np.array([1.0 + 2 ** -11 + 2 ** -40, 1.0 + 2 ** -8 + 2 ** -35, -(1.0 + 2 ** -11 + 2 ** -37)])
+    x = np.array([1.0 + 2 ** -11 + 2 ** -40, 1.0 + 2 ** -8 + 2 ** -35,
+                  -(1.0 + 2 ** -11 + 2 ** -37)])
     s = strata.tensor(x).to(getattr(strata, dst))
     t = torch.tensor(x).to(getattr(torch, dst))
     assert bits(s) == bits(t)
@@ -158,7 +159,8 @@ def test_fill_and_full_overflow(dtype, value):
 def test_fill_values_that_fit_or_wrap():
     def fn(m, x):
         return (x.to(m.uint8).fill_(-1), x.to(m.int32).fill_(2.9), x.to(m.int32).fill_(-2.9),
-                x.to(m.bool).fill_(2), x.to(m.float16).fill_(float("inf")), x[0, :1].to(m.float16).fill_(70000),
+                x.to(m.bool).fill_(2), x.to(m.float16).fill_(float("inf")),
+                x[0, :1].to(m.float16).fill_(70000),
                 x.to(m.bfloat16).fill_(1.0 + 2 ** -8 + 2 ** -30), x.fill_(m.tensor(2.5)),
                 x.to(m.float16).fill_(m.tensor(1 / 3, dtype=m.float64)))
     check(fn, np.zeros((2, 2)))
@@ -215,6 +217,10 @@ def test_fill_and_zero_bump_version_and_fill_allows_expanded():
     (lambda m: m.multinomial(m.tensor([1, 2]), 1), "multinomial only supports floating-point "
                                                    "dtypes for input, got: Long"),
     (lambda m: m.zeros(3).expand(2, 3).normal_(), "more than one element of the written-to"),
+    (lambda m: m.randperm(3, dtype=m.bool), "\"randperm\" not implemented for 'Bool'"),
+    (lambda m: m.randperm(2050, dtype=m.float16), "n cannot be greater than 2049 for Half type."),
+    (lambda m: m.bernoulli(m.full((3,), float("nan"))), "Expected p_in >= 0 && p_in <= 1"),
+    (lambda m: m.arange(3, dtype=m.bool), "\"arange_cpu\" not implemented for 'Bool'"),
 ])
 def test_factory_and_random_errors(fn, match):
     check_error(lambda m, _: fn(m), np.zeros(1), match=match)
@@ -235,13 +241,16 @@ def test_random_ops_respect_seed_and_generator():
     g1, g2 = strata.Generator().manual_seed(3), strata.Generator().manual_seed(3)
     assert strata.rand(5, generator=g1).tolist() == strata.rand(5, generator=g2).tolist()
     strata.manual_seed(7)
-    a = (strata.randn(4), strata.randint(0, 9, (4,)), strata.randperm(6), strata.zeros(3).uniform_())
+    a = (strata.randn(4), strata.randint(0, 9, (4,)), strata.randperm(6),
+         strata.zeros(3).uniform_())
     strata.manual_seed(7)
-    b = (strata.randn(4), strata.randint(0, 9, (4,)), strata.randperm(6), strata.zeros(3).uniform_())
+    b = (strata.randn(4), strata.randint(0, 9, (4,)), strata.randperm(6),
+         strata.zeros(3).uniform_())
     assert all(x.tolist() == y.tolist() for x, y in zip(a, b))
     assert sorted(strata.randperm(50).tolist()) == list(range(50))
     draws = strata.randint(-3, 3, (1000,), dtype=strata.int8)
     assert draws.dtype is strata.int8 and -3 <= draws.min().item() and draws.max().item() < 3
+    assert strata.multinomial(strata.tensor([0.5, 0.0, 0.0]), 2).tolist() == [0, 1]
     u = strata.empty(10000, dtype=strata.float64).uniform_(2, 5).numpy()
     assert 2 <= u.min() and u.max() < 5 and abs(u.mean() - 3.5) < 0.05
 

@@ -242,11 +242,11 @@ def _run(m, sample, cotangent_seed):
 
 def _compare(sample):
     try:
-        t_leaves, t_outs, t_grads = _run(torch, sample, 0)
+        _, t_outs, t_grads = _run(torch, sample, 0)
     except (RuntimeError, NotImplementedError) as e:
         pytest.skip(f"torch cannot differentiate this sample: {e}")
     try:
-        s_leaves, s_outs, s_grads = _run(strata, sample, 0)
+        _, s_outs, s_grads = _run(strata, sample, 0)
     except NotImplementedError as e:
         if "derivative for" not in str(e):
             raise
@@ -346,34 +346,33 @@ NOT_SMOOTH_AT_SAMPLE = {"maximum-ties", "scatter_reduce_.two-0"}
 
 @pytest.mark.parametrize("qualname,sample", _gradcheck_cases())
 def test_formula_matches_finite_differences(qualname, sample, request):
+    """strata's gradcheck passes wherever PyTorch's own passes on the same sample (where it does
+    not, the sample sits on a kink, at a domain edge, or computes in reduced precision)."""
     if request.node.callspec.id in NOT_SMOOTH_AT_SAMPLE:
         pytest.skip("sample sits on a kink of a piecewise function")
-    leaves = [strata.tensor(x.astype(np.float64), requires_grad=True)
-              for x in sample.inputs if _is_float_array(x)]
 
-    def fn(*ls):
-        it = iter(ls)
-        args = [next(it).clone() if _is_float_array(x) else
-                strata.tensor(x) if isinstance(x, np.ndarray) else x for x in sample.inputs]
-        return tuple(o for o in _flatten(sample.fn(strata, *args))
-                     if isinstance(o, strata.Tensor) and o.requires_grad)
+    def setup(m):
+        leaves = [m.tensor(x.astype(np.float64), requires_grad=True)
+                  for x in sample.inputs if _is_float_array(x)]
 
+        def fn(*ls):
+            it = iter(ls)
+            args = [next(it).clone() if _is_float_array(x) else
+                    m.tensor(x) if isinstance(x, np.ndarray) else x for x in sample.inputs]
+            return tuple(o for o in _flatten(sample.fn(m, *args))
+                         if isinstance(o, m.Tensor) and o.requires_grad)
+        return fn, tuple(leaves)
+
+    t_fn, t_leaves = setup(torch)
     try:
-        _run(torch, sample, 0)
-    except (RuntimeError, NotImplementedError) as e:
-        pytest.skip(f"torch cannot differentiate this sample either: {e}")
-    outs = fn(*leaves)
-    if not outs:
-        pytest.skip("no output requires grad")
-    for shift in (1e-6, -1e-6):   # finite differences step just outside the sample's values
-        try:
-            with strata.no_grad():
-                fn(*[leaf + shift for leaf in leaves])
-        except RuntimeError as e:
-            pytest.skip(f"the sample sits on the edge of the op's domain: {e}")
-    if any(o.dtype is not strata.float64 for o in outs):
-        pytest.skip("the sample computes in reduced precision")
-    assert strata.autograd.gradcheck(fn, tuple(leaves))
+        torch_ok = bool(t_fn(*t_leaves)) and torch.autograd.gradcheck(
+            t_fn, t_leaves, raise_exception=False)
+    except (RuntimeError, NotImplementedError, ValueError) as e:
+        pytest.skip(f"PyTorch's gradcheck cannot run this sample: {e}")
+    if not torch_ok:
+        pytest.skip("PyTorch's own gradcheck fails on this sample")
+    s_fn, s_leaves = setup(strata)
+    assert strata.autograd.gradcheck(s_fn, s_leaves)
 
 
 def test_every_formula_has_grad_samples():

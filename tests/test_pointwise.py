@@ -445,3 +445,14 @@ def test_out_argument():
         m.div(x, y, rounding_mode="floor", out=out)
         return r is out, out
     check(fn, a, b)
+
+
+def test_numpy_style_aliases():
+    a = np.array([[-1.5, 0.25], [2.0, -0.5]], np.float32)
+    b = np.array([0.5, -2.0], np.float32)
+    check(lambda m, x, y: (m.absolute(x), m.negative(x), m.arctan2(x, y), m.multiply(x, y),
+                           m.subtract(x, y, alpha=2), m.divide(x, y), m.clip(x, -1, 1),
+                           m.greater(x, y), m.less_equal(x, y), m.not_equal(x, y),
+                           m.fix(x), m.arcsin(x.clamp(-1, 1)), x.arctan2(y), x.absolute(),
+                           x.clone().multiply_(y), x.clone().divide_(y, rounding_mode="floor"),
+                           x.clone().true_divide_(y)), a, b)

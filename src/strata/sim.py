@@ -106,7 +106,7 @@ def get_sync_mode() -> str:
     return rt.driver.sync_mode
 
 
-# --- memory ----------------------------------------------------------------------------------------
+# --- memory ---------------------------------------------------------------------------------------
 
 def _allocator():
     rt = _rt.get_if_started()
@@ -162,7 +162,7 @@ def empty_cache() -> None:
         a.empty_cache()
 
 
-# --- random numbers --------------------------------------------------------------------------------
+# --- random numbers -------------------------------------------------------------------------------
 
 def manual_seed(seed) -> None:
     """Seed the sim device's default generator (``strata.manual_seed`` seeds it too)."""

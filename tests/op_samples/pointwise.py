@@ -146,7 +146,7 @@ GELU = {
 }
 
 
-# --- binary ----------------------------------------------------------------------------------------
+# --- binary ---------------------------------------------------------------------------------------
 def _binary_samples(name, dtypes, fn, method, *, inplace=None, inplace_dtypes=None, lo=-3, hi=3,
                     other_lo=None, other_hi=None, scalars=(2, 2.5, True), reflected=None,
                     special=True):

@@ -14,12 +14,15 @@ shares one node while any graph is alive.
 """
 
 import itertools
+import sys
 import threading
 import weakref
 
 from ..core import dtype as D
 from ..core.tensor_impl import INFERENCE_VERSION, AutogradMeta
 from ..dispatch.tls import _state
+from ..ops import factory as F
+from ..ops import pointwise as P
 from .._tensor import _TYPE_NAMES, make_tensor
 
 _sequence = itertools.count()
@@ -28,13 +31,14 @@ ACCUMULATE_GRAD_SEQUENCE_NR = 2 ** 64 - 1   # AccumulateGrad runs as soon as it 
 
 
 class RemovableHandle:
-    """Returned by every ``register_*hook``: ``handle.remove()`` unregisters the hook."""
+    """Returned by every ``register_*hook``: ``handle.remove()`` unregisters the hook. It holds
+    its hook table weakly, so a handle does not keep a graph alive."""
 
     __slots__ = ("id", "_hooks_ref")
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks):
         self.id = next(_hook_ids)
-        self._hooks_ref = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
+        self._hooks_ref = weakref.ref(hooks)
 
     def remove(self):
         hooks = self._hooks_ref()
@@ -49,13 +53,10 @@ class RemovableHandle:
 
 
 class _HookDict(dict):
-    """A dict that a handle can reference weakly (a plain dict cannot be weak-referenced)."""
+    """Hooks by handle id, in registration order (a dict subclass, so it can be weakly
+    referenced)."""
 
     __slots__ = ("__weakref__",)
-
-
-def _weakrefable(obj):
-    return isinstance(obj, _HookDict)
 
 
 def add_hook(hooks, fn) -> RemovableHandle:
@@ -171,8 +172,6 @@ def accumulate_grad(var, ag, new):
     """``.grad`` accumulation with PyTorch's rules: the first gradient is stored (stolen when no
     one else holds it and its layout obeys the gradient layout contract, else copied); later ones
     are added in place, or out of place when building a graph (create_graph=True)."""
-    from ..ops import factory as F
-    from ..ops import pointwise as P
     old = ag.grad
     if old is None:
         if not _state.grad_enabled and new._ag is None and new._base is None \
@@ -187,9 +186,11 @@ def accumulate_grad(var, ag, new):
 
 
 def _owned_by_engine(t) -> bool:
-    """No one but the engine refers to ``t``: the engine's local names and the argument lists
-    of the calls on the way here (counted for this call chain)."""
-    import sys
+    """PyTorch steals a gradient whose use count shows that only the engine holds it. The
+    references a fresh gradient has here: the engine's input buffer, ``AccumulateGrad.apply``'s
+    local, ``accumulate_grad``'s and this function's parameters, and getrefcount's argument.
+    Anything more (the caller's own gradient, a gradient sent to two leaves, a hook that kept
+    it) means someone else can see it, so it is copied."""
     return sys.getrefcount(t) <= 5
 
 
@@ -210,7 +211,6 @@ def _non_overlapping_and_dense(t) -> bool:
 
 
 def _clone_obey_contract(grad, var):
-    from ..ops import factory as F
     if not var.is_contiguous() and _non_overlapping_and_dense(var):
         out = F.empty_strided(var._shape, var.stride(), dtype=grad.dtype, device=grad.device)
         return F.copy_(out, grad)
@@ -357,9 +357,8 @@ class SavedVariable:
         shape = "[" + ", ".join(map(str, data._shape)) + "]"
         if self._node is not None:
             fn, nr = self._node(), self._output_nr
-        else:
-            ag = data._ag
-            fn, nr = (ag.grad_fn, ag.output_nr) if ag is not None else (None, 0)
+        else:   # the tensor's current history (a view's grad_fn is remade after writes)
+            fn, nr = data.grad_fn, data.output_nr
         where = f", which is output {nr} of {_short_name(fn)}," if fn is not None else ""
         if is_anomaly_enabled():
             hint = ("Hint: the backtrace further above shows the operation that failed to "

@@ -15,18 +15,16 @@ import traceback
 
 from ..core import dtype as D
 from ..core import trace
+from ..core.tensor_impl import AutogradMeta, TensorImpl
 from ..dispatch import dispatcher as DP
 from ..dispatch.keys import functionality_bit
 from ..dispatch.tls import _state
-from ..core.tensor_impl import TensorImpl
 from ..ops import factory as F
 from ..ops import shape as S
-from ..ops.op import REGISTRY
 from . import anomaly_mode, derivatives, graph
 from .graph import Node, SavedVariable, gradient_edge, requires_grad, set_history
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
-_NOT_SAVED = object()   # a tensor argument the formula did not ask to save
 _FLOATING = D.FLOATING
 _REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
 
@@ -63,7 +61,6 @@ def _no_grad_view(op, ks, args):
     on it in grad mode can be refused (PyTorch's CreationMeta::NO_GRAD_MODE)."""
     out = DP.redispatch(op, ks, args)
     if requires_grad(args[0]) and getattr(out, "_base", None) is not None:
-        from ..core.tensor_impl import AutogradMeta
         ag = out._ag = AutogradMeta()
         ag.creation_meta = "no_grad"
     return out
@@ -99,7 +96,7 @@ class OpNode(Node):
         if len(grads) > 1:
             grads = _materialize(self, grads)
         result = deriv.formula(self, *grads)
-        return validate_outputs(self, _flatten(deriv, self, result))
+        return validate_outputs(self, _flatten(deriv, result))
 
     @property
     def needs(self):
@@ -107,21 +104,17 @@ class OpNode(Node):
         return self._needs
 
     def sizes(self, name):
-        """The shape of tensor argument ``name`` (saved for every call, tensors or not)."""
-        return self._args_meta(name)[0]
-
-    def dtype(self, name):
-        return self._args_meta(name)[1]
-
-    def _args_meta(self, name):
-        return self._deriv.arg_meta(self, name)
+        """The shape of tensor argument ``name`` (kept for every call, saved or not)."""
+        return self._deriv.arg_meta(self, name)[0]
 
     def __getattr__(self, name):
-        if name.startswith("_saved_"):
-            return _public_saved(self, name[7:])
-        if name.startswith("_raw_saved_"):
-            return self._deriv.raw_saved(self, name[11:])
+        """Saved values by argument name (``ctx.self``), and PyTorch's ``_saved_<name>`` /
+        ``_raw_saved_<name>`` introspection."""
         deriv = object.__getattribute__(self, "_deriv")
+        if name.startswith("_saved_"):
+            return deriv.unpack(self, name[7:])
+        if name.startswith("_raw_saved_"):
+            return deriv.raw_saved(self, name[11:])
         return deriv.unpack(self, name)
 
     def release_variables(self):
@@ -137,11 +130,6 @@ class OpNode(Node):
             for v in self._results:
                 if v is not None:
                     v.release()
-
-
-def _public_saved(node, name):
-    value = node._deriv.unpack(node, name)
-    return value
 
 
 class NotImplementedNode(Node):
@@ -173,7 +161,7 @@ def _materialize(node, grads):
     return out
 
 
-def _flatten(deriv, node, result):
+def _flatten(deriv, result):
     """The formula returns one entry per tensor argument (a list for ``Tensor[]``); the engine
     wants one gradient per edge."""
     if not isinstance(result, tuple):
@@ -181,9 +169,8 @@ def _flatten(deriv, node, result):
     if not deriv.has_lists:
         return list(result)
     out = []
-    for (pos, is_list), g in zip(deriv.slots, result):
+    for (_, is_list), g in zip(deriv.slots, result):
         if is_list:
-            n = len(node._input_meta_list_sizes[pos]) if False else None
             out.extend(g)
         else:
             out.append(g)

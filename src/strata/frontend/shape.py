@@ -27,7 +27,7 @@ def _varargs(sizes):
     return tuple(sizes)
 
 
-# --- joining ---------------------------------------------------------------------------------------
+# --- joining --------------------------------------------------------------------------------------
 
 def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dim (1-d empty tensors are skipped, as in PyTorch)."""
@@ -49,7 +49,7 @@ def column_stack(tensors, *, out=None):
     return _out(S.cat(cols, 1), out)
 
 
-# --- splitting -------------------------------------------------------------------------------------
+# --- splitting ------------------------------------------------------------------------------------
 
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` (the last may be smaller), or of the given section sizes."""
@@ -220,7 +220,7 @@ def diagflat(input, offset=0):
     return S.diag(S.reshape(input, (-1,)), offset)
 
 
-# --- repeat_interleave ------------------------------------------------------------------------------
+# --- repeat_interleave ----------------------------------------------------------------------------
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """``repeat_interleave(x, repeats, dim)`` with an int or a tensor of repeats, or

@@ -109,6 +109,8 @@ def arange_dtype(start, end, step):
 
 def _arange_meta(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype or arange_dtype(start, end, step)
+    if dtype is D.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     return _spec((arange_params(start, end, step, dtype)[0],), dtype)
 
 
@@ -289,12 +291,20 @@ def _randint_meta(low, high, size, generator=None, dtype=None, layout=None, devi
     return _spec(size, dtype)
 
 
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # exact integers: 2**d
+
+
 def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype or D.int64
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dtype is D.bool_:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if n and dtype.category == D.INTEGRAL:
         R.check_scalar_fits(n - 1, dtype)  # the largest value it will hold
+    elif dtype.category == D.FLOATING and n > 2 ** _DIGITS[dtype.name] + 1:
+        raise RuntimeError(f"n cannot be greater than {2 ** _DIGITS[dtype.name] + 1} for "
+                           f"{R.type_name(dtype)} type.")
     return _spec((n,), dtype)
 
 
@@ -363,7 +373,7 @@ multinomial = defop("multinomial(Tensor self, int num_samples, bool replacement=
                     function=True, tags=("random",))
 
 
-# --- views that reinterpret (used by the frontend's Tensor.view(dtype)) ----------------------------
+# --- views that reinterpret (used by the frontend's Tensor.view(dtype)) ---------------------------
 def _view_dtype_meta(self, dtype):
     """The same bytes as ``dtype``; a different element size rescales the last dim
     (``view_dtype`` in ``TensorConversions.cpp``)."""

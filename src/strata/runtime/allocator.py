@@ -340,7 +340,7 @@ class CachingAllocator:
         else:
             block.uses[stream] = seq
 
-    # --- returning memory to the device -------------------------------------------------------------
+    # --- returning memory to the device -----------------------------------------------------------
     def empty_cache(self) -> None:
         """Return every segment with no allocated block to the device (synchronizes)."""
         with self._lock:
@@ -358,7 +358,7 @@ class CachingAllocator:
                     self.memory.raw_free(seg.handle)
                     self._update_segments(seg, -1)
 
-    # --- statistics ---------------------------------------------------------------------------------
+    # --- statistics -------------------------------------------------------------------------------
     def _update_segments(self, seg, sign):
         pool = "small_pool" if seg.small else "large_pool"
         for name, n in (("reserved_bytes", seg.size), ("segment", 1)):

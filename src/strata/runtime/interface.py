@@ -100,8 +100,13 @@ class DeviceRuntime(ABC):
     device_type: str
 
     @abstractmethod
+    def allocate(self, nbytes: int, stream=None):
+        """A ``DeviceStorage`` of ``nbytes`` for work on ``stream`` (the current one by
+        default), from the caching allocator; it is freed when the storage dies."""
+
+    @abstractmethod
     def empty(self, shape, strides, dtype):
-        """A new tensor on the device, its memory from the caching allocator."""
+        """A new tensor on the device over a fresh ``allocate``-d storage."""
 
     @abstractmethod
     def launch(self, op, args, spec):

@@ -114,16 +114,20 @@ class Derivative:
                 results[k] = SavedVariable(outputs[k], node, k)
         return results
 
-    def unpack(self, node, name):
+    def _stored(self, node, name):
+        """What the node keeps for ``name``: a SavedVariable, a list, a plain value, NOT_SAVED."""
         pos = self.index.get(name)
         if pos is not None:
-            value = node._args[pos]
-        elif name.startswith("result") and (name == "result" or name[6:].isdigit()):
+            return node._args[pos]
+        if name.startswith("result") and (name == "result" or name[6:].isdigit()):
             results = node._results
             k = int(name[6:] or 0)
-            value = results[k] if results and results[k] is not None else NOT_SAVED
-        else:
-            raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
+            return results[k] if results and results[k] is not None else NOT_SAVED
+        raise AttributeError(f"'{node.name()}' object has no attribute '{name}'")
+
+    def unpack(self, node, name):
+        """The value of ``name`` for the formula (saved tensors version-checked)."""
+        value = self._stored(node, name)
         if value is NOT_SAVED:
             raise AttributeError(f"{node.name()} did not save '{name}' for backward")
         if isinstance(value, SavedVariable):
@@ -133,9 +137,8 @@ class Derivative:
         return value
 
     def raw_saved(self, node, name):
-        pos = self.index.get(name)
-        value = node._args[pos] if pos is not None else \
-            (node._results or [None])[int(name[6:] or 0)] if name.startswith("result") else None
+        """``grad_fn._raw_saved_<name>``: the SavedVariable itself (to register hooks on)."""
+        value = self._stored(node, name)
         if not isinstance(value, SavedVariable):
             raise AttributeError(f"'{node.name()}' object has no attribute '_raw_saved_{name}'")
         return value

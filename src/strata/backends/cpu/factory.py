@@ -52,7 +52,7 @@ def cast_into(dst, src):
     np.copyto(dst, src, casting="unsafe")
 
 
-# --- factories -------------------------------------------------------------------------------------
+# --- factories ------------------------------------------------------------------------------------
 
 def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     return _allocate(F.empty.meta(size, dtype, memory_format=memory_format))
@@ -111,7 +111,7 @@ def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     return from_array(np.array(_number(s, spec.dtype)), spec.dtype)
 
 
-# --- copies ----------------------------------------------------------------------------------------
+# --- copies ---------------------------------------------------------------------------------------
 
 def clone(self, memory_format=None):
     spec = F.clone.meta(self, memory_format)
@@ -210,8 +210,10 @@ def bernoulli_p(self, p=0.5, generator=None):
 def bernoulli_tensor(self, generator=None):
     F.bernoulli_tensor.meta(self)
     p = data(self).astype(np.float64)
-    if np.any((p < 0) | (p > 1)):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    if not np.all((p >= 0) & (p <= 1)):  # nan fails too
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
     return _bernoulli_result(self, None, generator_for(generator).random(p.shape) < p)
 
 
@@ -220,17 +222,18 @@ def multinomial(self, num_samples, replacement=False, generator=None):
     probs = np.atleast_2d(data(self).astype(np.float64))
     if not np.all(np.isfinite(probs)) or np.any(probs < 0):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    sums = probs.sum(axis=1)
-    if np.any(sums <= 0):
+    if np.any(probs.sum(axis=1) <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and np.any((probs > 0).sum(axis=1) < num_samples):
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
-                           "non-negative category to sample)")
     g = generator_for(generator)
-    rows = [g.choice(probs.shape[1], num_samples, replace=replacement, p=row / row.sum())
-            for row in probs]
-    out = np.array(rows, dtype=np.int64).reshape(spec.shape)
-    return wrap(out, D.int64)
+    if replacement and num_samples > 1:
+        rows = [g.choice(probs.shape[1], num_samples, p=row / row.sum()) for row in probs]
+        out = np.array(rows, dtype=np.int64)
+    else:
+        # PyTorch's sampling without replacement: the top-k of p / q with q ~ Exp(1) (the Gumbel
+        # trick); zero-probability categories come last, in index order.
+        keys = probs / g.exponential(size=probs.shape)
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return wrap(out.reshape(spec.shape), D.int64)
 
 
 KERNELS = {

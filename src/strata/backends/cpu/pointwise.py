@@ -312,8 +312,8 @@ def _gelu(a, approximate="none"):
     if approximate == "tanh":  # in the input's precision (Python constants stay weak)
         inner = math.sqrt(2.0 / math.pi) * (a + 0.044715 * a * a * a)
         return 0.5 * a * (1.0 + np.tanh(inner))
-    x = np.asarray(a, np.float64)
-    return (x * 0.5 * (1.0 + special.erf(x * math.sqrt(0.5)))).astype(np.asarray(a).dtype)
+    x = np.asarray(a)  # float32 or float64, as PyTorch computes
+    return x * 0.5 * (1.0 + special.erf(x * math.sqrt(0.5)))
 
 
 def _frac(a):

@@ -62,7 +62,7 @@ class Device:
     def run(self):
         regs = self._regs
         regs[C.REG_PID] = os.getpid()
-        regs[C.REG_STATE] = 1
+        regs[C.REG_STATE] = C.STATE_SLEEPING   # the admin queue always waits for its doorbell
         parent = os.pidfd_open(os.getppid())
         poller = select.poll()
         poller.register(self._doorbells[0], select.POLLIN)

@@ -43,6 +43,10 @@ class DeviceLost(RuntimeError):
     """The device process is gone; its memory and queued work are lost."""
 
 
+class QueuesExhausted(RuntimeError):
+    """Every hardware queue is in use."""
+
+
 class BufferObject:
     """A region of device (or host-visible) memory held by the driver."""
 
@@ -206,8 +210,13 @@ class SimDriver:
             trace.instant("driver", "ioctl", name="map", handle=bo.handle)
         return memoryview(region)[bo.offset:bo.offset + bo.size]
 
-    def vram_used(self) -> int:
-        return self._vram_alloc.used
+    def memory_used(self, host: bool = False) -> int:
+        """Bytes held by buffer objects in VRAM (or host-visible memory)."""
+        return (self._host_alloc if host else self._vram_alloc).used
+
+    def host_aperture(self) -> mmap.mmap:
+        """The host's mapping of all host-visible memory (where pinned buffers live)."""
+        return self._hostmem
 
     # --- queues ---------------------------------------------------------------------------------
     def create_queue(self) -> int:
@@ -215,11 +224,13 @@ class SimDriver:
         self.check_alive()
         with self._bo_lock:
             if not self._free_queue_ids:
-                raise RuntimeError(f"sim driver: all {C.MAX_QUEUES - 1} hardware queues are in "
-                                   f"use")
+                raise QueuesExhausted(f"sim driver: all {C.MAX_QUEUES - 1} hardware queues are "
+                                      f"in use")
             qid = self._free_queue_ids.pop()
             self._queues[qid] = self._make_queue(qid)
         self.submit(0, C.OP_CREATE_QUEUE, a0=qid)
+        if trace.active:
+            trace.instant("driver", "ioctl", name="create_queue", queue=qid)
         return qid
 
     def destroy_queue(self, qid: int) -> None:
@@ -308,11 +319,16 @@ class SimDriver:
         if regs[at] >= seq:
             return 0
         t0 = _now()
-        if (mode or self.sync_mode) == "interrupt":
+        mode = mode or self.sync_mode
+        if mode == "interrupt":
             self._wait_interrupt(qid, at, seq)
         else:
             self._wait_poll(at, seq, t0)
-        return _now() - t0
+        waited = _now() - t0
+        if trace.active:
+            trace.instant("driver", "ioctl", name="wait_fence", queue=qid, seq=seq, mode=mode,
+                          reason=reason, waited_ns=waited)
+        return waited
 
     def _wait_poll(self, at, seq, t0):
         regs = self._regs

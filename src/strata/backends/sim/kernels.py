@@ -152,6 +152,16 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     return out
 
 
+def resize_(self, size, memory_format=None):
+    """Resizing changes the tensor itself, on the host: a bigger storage is a new device
+    allocation that the old bytes are copied into (a device-to-device copy)."""
+    shape, strides, nbytes = F.resize_layout(self, size, memory_format)
+    if nbytes > self._storage.nbytes:
+        self._storage = _rt().grow_storage(self._storage, nbytes)
+    self._shape, self._strides = shape, strides
+    return self
+
+
 def pin_memory(tensor):
     return _rt().pin(tensor)
 
@@ -163,6 +173,8 @@ def register():
             continue   # sparse layouts are CPU-only: the dispatcher names the op and 'Sim'
         if op is F.copy_:
             fn = copy_
+        elif op is F.resize_:
+            fn = resize_
         elif op is F.empty or op is F.empty_strided:
             fn = alloc_kernel(op)
         else:

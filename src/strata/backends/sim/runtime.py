@@ -25,15 +25,15 @@ from ...core import trace
 from ...core.device import device
 from ...core.shape import contiguous_strides
 from ...dispatch.keys import backend_keyset
+from ...ops import factory as F
 from ...ops.op import TensorSpec
 from ...runtime import (
     CachingAllocator, DeviceMemory, DeviceRuntime, DeviceStorage, PinnedStorage, register_runtime,
 )
-from ...ops import factory as F
 from ..cpu import kernel_table
 from ..cpu.array import data
 from . import commands as C
-from .driver import DeviceLost, SimDriver
+from .driver import DeviceLost, QueuesExhausted, SimDriver
 from .streams import SimEvent, SimStream
 
 SIM = device("sim", 0)
@@ -63,8 +63,7 @@ class SimMemory(DeviceMemory):
         self.driver.free_bo(bo)
 
     def free_bytes(self):
-        used = self.driver._host_alloc.used if self.host else self.driver.vram_used()
-        return self.capacity - used
+        return self.capacity - self.driver.memory_used(self.host)
 
     def completed(self, stream, seq):
         return self.driver.fence(stream) >= seq
@@ -92,12 +91,14 @@ class SimRuntime(DeviceRuntime):
         self.driver = SimDriver.open(config.sim_memory, config.sim_host_memory, config.sim_sync)
         self.allocator = CachingAllocator(SimMemory(self, host=False), "sim")
         self.host_allocator = CachingAllocator(SimMemory(self, host=True), "sim_host")
-        self._host_bytes = np.frombuffer(self.driver._hostmem, np.uint8)
+        self._host_bytes = np.frombuffer(self.driver.host_aperture(), np.uint8)
         self.launch_blocking = config.launch_blocking
         self._tls = threading.local()
         self.device = SIM
         self._default = SimStream._wrap(self, self.driver.create_queue())
-        self.streams = [self._default]
+        self.queues = {self._default.queue}   # every hardware queue a stream uses
+        self._user_queues = []
+        self._next_shared = 0
         self._dynamic_lock = threading.Lock()   # one response mailbox per queue
         self._event_slots = list(range(C.MAX_EVENTS - 1, -1, -1))
         self._timed = []              # (queue, seq, name, fields) awaiting device times
@@ -115,26 +116,40 @@ class SimRuntime(DeviceRuntime):
         self._tls.stream = stream
 
     def new_queue(self) -> int:
-        """A hardware queue for a user stream; when all are taken, streams share them
-        round-robin (PyTorch's stream pool does the same)."""
+        """A hardware queue for a user stream; when all are taken, new streams share them
+        round-robin (PyTorch's per-device stream pool does the same)."""
         try:
-            return self.driver.create_queue()
-        except RuntimeError:
-            user = [s.queue for s in self.streams[1:]]
-            return user[len(self.streams) % len(user)]
+            queue = self.driver.create_queue()
+        except QueuesExhausted:
+            queue = self._user_queues[self._next_shared % len(self._user_queues)]
+            self._next_shared += 1
+            return queue
+        self._user_queues.append(queue)
+        self.queues.add(queue)
+        return queue
 
     # --- memory ---------------------------------------------------------------------------------
+    def allocate(self, nbytes, stream=None) -> DeviceStorage:
+        if not nbytes:
+            return DeviceStorage(0, SIM, None)
+        queue = (stream or getattr(self._tls, "stream", None) or self._default).queue
+        block = self.allocator.malloc(nbytes, queue)
+        storage = DeviceStorage(nbytes, SIM, block)
+        self.allocator.watch(storage, block)
+        return storage
+
     def empty(self, shape, strides, dtype, stream=None):
         """A sim tensor of ``shape``/``strides``/``dtype`` from the caching allocator."""
-        nbytes = extent(shape, strides) * dtype.itemsize
-        if nbytes:
-            queue = (stream or getattr(self._tls, "stream", None) or self._default).queue
-            block = self.allocator.malloc(nbytes, queue)
-            storage = DeviceStorage(nbytes, SIM, block)
-            self.allocator.watch(storage, block)
-        else:
-            storage = DeviceStorage(0, SIM, None)
+        storage = self.allocate(extent(shape, strides) * dtype.itemsize, stream)
         return make_tensor(storage, 0, shape, strides, dtype, SIM, SIM_KEYSET)
+
+    def grow_storage(self, storage, nbytes):
+        """A new, bigger device storage holding ``storage``'s bytes (``resize_``)."""
+        grown = self.empty((nbytes,), (1,), D.uint8)
+        if storage.nbytes:
+            old = make_tensor(storage, 0, (storage.nbytes,), (1,), D.uint8, SIM, SIM_KEYSET)
+            self.copy(grown[:storage.nbytes], old)
+        return grown._storage
 
     def pinned_empty(self, shape, strides, dtype):
         """A CPU tensor in pinned memory: the device reads and writes it directly."""
@@ -175,18 +190,21 @@ class SimRuntime(DeviceRuntime):
         meta result) are allocated now and returned at once."""
         stream = getattr(self._tls, "stream", None) or self._default
         if trace.active:
-            span = trace.begin("runtime", "launch", op=op.qualname, stream=stream.queue)
+            with _Span("runtime", "launch", op=op.qualname, stream=stream.queue) as fields:
+                result, fields["seq"] = self._launch(stream, op, args, spec, plan)
+            return result
+        return self._launch(stream, op, args, spec, plan)[0]
+
+    def _launch(self, stream, op, args, spec, plan):
         outs = []
         result = self._materialize(spec, stream, outs)
         cross = []
         encoded = self._encode(op, args, plan, stream.queue, cross)
         payload = pickle.dumps((op.qualname, _launch_site(), encoded, outs), 5)
         seq = self._submit(stream, C.OP_LAUNCH, payload, op.qualname, cross)
-        if trace.active:
-            trace.end(span, seq=seq)
         if self.launch_blocking:
             self.wait(stream.queue, seq, f"launch blocking ({op.qualname})")
-        return result
+        return result, seq
 
     def _submit(self, stream, opcode, payload, name, cross=(), a0=0, **fields):
         queue = stream.queue
@@ -256,10 +274,13 @@ class SimRuntime(DeviceRuntime):
         """Run an op whose output shapes depend on the data: launch, wait (a sync point), then
         allocate the outputs and have the device copy its staged results into them."""
         stream = self.current_stream()
-        reason = f"data-dependent output ({op.qualname})"
         if trace.active:
-            span = trace.begin("runtime", "launch", op=op.qualname, stream=stream.queue,
-                               dynamic=True)
+            with _Span("runtime", "launch", op=op.qualname, stream=stream.queue, dynamic=True):
+                return self._launch_dynamic(stream, op, args, plan)
+        return self._launch_dynamic(stream, op, args, plan)
+
+    def _launch_dynamic(self, stream, op, args, plan):
+        reason = f"data-dependent output ({op.qualname})"
         with self._dynamic_lock:
             cross = []
             encoded = self._encode(op, args, plan, stream.queue, cross)
@@ -274,8 +295,6 @@ class SimRuntime(DeviceRuntime):
         if outs:
             self._submit(stream, C.OP_COPY_STAGED, pickle.dumps(outs, 5), "copy staged",
                          a0=seq)
-        if trace.active:
-            trace.end(span, seq=seq)
         return result
 
     def _unstage(self, value, stream, outs):
@@ -292,9 +311,14 @@ class SimRuntime(DeviceRuntime):
     def copy(self, dst, src, non_blocking=False):
         """``dst.copy_(src)`` where either side is on sim (host<->device or device<->device)."""
         stream = self.current_stream()
-        queue = stream.queue
         if trace.active:
-            span = trace.begin("runtime", "copy", stream=queue, nbytes=src.nbytes)
+            with _Span("runtime", "copy", stream=stream.queue, nbytes=src.nbytes) as fields:
+                fields["kind"], fields["seq"] = self._copy(stream, dst, src, non_blocking)
+        else:
+            self._copy(stream, dst, src, non_blocking)
+
+    def _copy(self, stream, dst, src, non_blocking):
+        queue = stream.queue
         cross = []
         if dst.device.type == "sim" and src.device.type == "sim":
             kind = "D2D"
@@ -322,10 +346,9 @@ class SimRuntime(DeviceRuntime):
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             self.wait(queue, seq, "copy to cpu")
             _CPU_COPY(dst, staged)
-        if trace.active:
-            trace.end(span, kind=kind, seq=seq)
         if self.launch_blocking:
             self.wait(queue, seq, f"launch blocking (copy {kind})")
+        return kind, seq
 
     def _stage_host(self, src):
         """Pageable host memory cannot be read by the device: copy it into pinned memory."""
@@ -338,25 +361,25 @@ class SimRuntime(DeviceRuntime):
         """Block until ``queue`` has completed ``seq``: a sync point. Reports device errors."""
         driver = self.driver
         if trace.active:
-            span = trace.begin("sync", reason, mode=driver.sync_mode, queue=queue, seq=seq)
-            waited = driver.wait_fence(queue, seq, reason=reason)
-            trace.end(span, waited_ns=waited, fence=driver.fence(queue))
-            self.collect_device_events()
+            with _Span("sync", reason, mode=driver.sync_mode, queue=queue, seq=seq) as fields:
+                fields["waited_ns"] = driver.wait_fence(queue, seq, reason=reason)
+                fields["fence"] = driver.fence(queue)
         else:
             driver.wait_fence(queue, seq, reason=reason)
+        self.collect_device_events()
         self.check_errors()
 
     def synchronize(self, reason="synchronize"):
         """Wait for every stream (``strata.sim.synchronize()``)."""
         driver = self.driver
         if trace.active:
-            span = trace.begin("sync", reason, mode=driver.sync_mode, queue="all")
-        waited = 0
-        for queue in {s.queue for s in self.streams}:
-            waited += driver.wait_fence(queue, driver.submitted(queue), reason=reason)
-        if trace.active:
-            trace.end(span, waited_ns=waited)
-            self.collect_device_events()
+            with _Span("sync", reason, mode=driver.sync_mode, queue="all") as fields:
+                fields["waited_ns"] = sum(driver.wait_fence(q, driver.submitted(q), reason=reason)
+                                          for q in self.queues)
+        else:
+            for queue in self.queues:
+                driver.wait_fence(queue, driver.submitted(queue), reason=reason)
+        self.collect_device_events()
         self.check_errors()
 
     def check_errors(self):
@@ -374,7 +397,8 @@ class SimRuntime(DeviceRuntime):
             f"launched.")
 
     def collect_device_events(self):
-        """Report the device's start/end times of completed timed commands to the tracer."""
+        """Report the device's start/end times of completed timed commands to the tracer (and
+        forget them if tracing has stopped since they were launched)."""
         if not self._timed:
             return
         driver, still = self.driver, []
@@ -401,6 +425,21 @@ class SimRuntime(DeviceRuntime):
 
     def __repr__(self):
         return f"<SimRuntime device process pid={self.driver.pid}>"
+
+
+class _Span:
+    """A trace span that ends even if the traced code raises; ``with`` gives its fields."""
+
+    __slots__ = ("ev",)
+
+    def __init__(self, layer, name, **fields):
+        self.ev = trace.begin(layer, name, **fields)
+
+    def __enter__(self):
+        return self.ev.fields
+
+    def __exit__(self, *exc):
+        trace.end(self.ev)
 
 
 def _rebuild(template, items):

@@ -28,7 +28,6 @@ class SimStream(Stream):
     def __init__(self, device=None, priority=0):
         rt = _runtime()
         self._init(rt, rt.new_queue(), priority)
-        rt.streams.append(self)
 
     @classmethod
     def _wrap(cls, runtime, queue, priority=0):
