@@ -9,7 +9,8 @@ sample of generated text at the end.
 import math
 import os
 
-from common import load_checkpoint, parse_args, plot_losses, progress, save_checkpoint
+from common import (cosine_schedule, load_checkpoint, parse_args, plot_losses, progress,
+                    save_checkpoint)
 
 import strata as torch
 import strata.nn as nn
@@ -64,8 +65,8 @@ def main():
     data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
     model = CharTransformer(len(chars)).to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.steps)
     start, losses = load_checkpoint(args.checkpoint, model, optimizer)
+    scheduler = cosine_schedule(optimizer, args.steps, start)
     gen = torch.Generator().manual_seed(args.seed + start)
     stream = batches(data, model.context, args.batch_size, gen)
     for step in progress(range(start, args.steps), "training", args.quiet,
@@ -81,8 +82,9 @@ def main():
         losses.append(loss.item())
         if (step + 1) % 50 == 0 or step + 1 == args.steps:
             save_checkpoint(args.checkpoint, model, optimizer, step, losses)
-    print(f"char transformer: {len(losses)} steps, final loss {losses[-1]:.3f} "
-          f"(uniform guess: {math.log(len(chars)):.3f})")
+    recent = losses[-10:]
+    print(f"char transformer: {len(losses)} steps, final loss {sum(recent) / len(recent):.3f} "
+          f"(mean of the last {len(recent)} steps; uniform guess: {math.log(len(chars)):.3f})")
     model.eval()
     prompt = torch.tensor([[stoi[c] for c in "To be"]], dtype=torch.long)
     out = model.generate(prompt.to(args.device), 120)[0].tolist()

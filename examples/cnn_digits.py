@@ -1,6 +1,6 @@
 """A small CNN on scikit-learn's 8x8 digits: two conv + max-pool blocks, then a linear layer.
 
-    python examples/cnn_digits.py --epochs 15 --checkpoint cnn.ckpt --plot cnn.png
+    python examples/cnn_digits.py --epochs 10 --checkpoint cnn.ckpt --plot cnn.png
 """
 
 from common import digits, parse_args, train_classifier
@@ -23,7 +23,7 @@ class CNN(nn.Module):
 
 
 def main():
-    args = parse_args(__doc__, epochs=15, lr=2e-3)
+    args = parse_args(__doc__, epochs=10, lr=3e-3)
     torch.manual_seed(args.seed)
     train, test = digits(args.device, images=True, seed=args.seed)
     model = CNN().to(args.device)

@@ -5,6 +5,7 @@ PyTorch by changing that one line.
 """
 
 import argparse
+import math
 import os
 
 import numpy as np
@@ -53,26 +54,34 @@ def progress(iterable, desc, quiet, total=None):
     return tqdm(iterable, desc=desc, total=total, leave=False)
 
 
-def save_checkpoint(path, model, optimizer, epoch, losses, scheduler=None):
+def save_checkpoint(path, model, optimizer, epoch, losses):
     if path:
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                 "epoch": epoch, "losses": losses}
-        if scheduler is not None:
-            state["scheduler"] = scheduler.state_dict()
-        torch.save(state, path)
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "epoch": epoch, "losses": losses}, path)
 
 
-def load_checkpoint(path, model, optimizer, scheduler=None):
-    """Resume: returns (next epoch, loss history)."""
+def load_checkpoint(path, model, optimizer):
+    """Resume: returns (next epoch, loss history). The learning-rate schedule is not saved: see
+    ``cosine_schedule``."""
     if not path or not os.path.exists(path):
         return 0, []
     state = torch.load(path)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    if scheduler is not None:
-        scheduler.load_state_dict(state["scheduler"])
-    print(f"resumed from {path} at epoch {state['epoch'] + 1}")
+    print(f"resumed from {path}: {len(state['losses'])} steps done")
     return state["epoch"] + 1, list(state["losses"])
+
+
+def cosine_schedule(optimizer, total_steps, steps_done):
+    """Cosine decay from the initial lr to 0 over ``total_steps``, continuing after
+    ``steps_done`` steps. LambdaLR computes each lr in closed form from the ``initial_lr`` kept
+    in the optimizer's state, so a resumed run (even one extended to more steps than first
+    planned) picks up the right rate; CosineAnnealingLR's recursive form would continue from
+    the rate saved in the checkpoint instead (0 at the end of a finished run)."""
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: 0.5 * (1 + math.cos(math.pi * min(step, total_steps)
+                                                    / total_steps)),
+        last_epoch=steps_done - 1)
 
 
 def plot_losses(path, losses, title):
@@ -110,12 +119,14 @@ def train_classifier(model, train, test, args, title):
     epoch; returns test accuracy."""
     x, y = train
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    per_epoch = -(-len(x) // args.batch_size)
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, args.epochs * per_epoch)
-    start, losses = load_checkpoint(args.checkpoint, model, optimizer, scheduler)
-    generator = torch.Generator().manual_seed(args.seed)
+    start, losses = load_checkpoint(args.checkpoint, model, optimizer)
+    scheduler = cosine_schedule(optimizer, args.epochs * math.ceil(len(x) / args.batch_size),
+                                len(losses))
+    generator = torch.Generator()
     steps = 0
     for epoch in range(start, args.epochs):
+        # one seed per epoch: a resumed run sees the same batches as an uninterrupted one
+        generator.manual_seed(args.seed * 1000 + epoch)
         order = torch.randperm(len(x), generator=generator).to(x.device)
         batches = range(0, len(x), args.batch_size)
         for i in progress(batches, f"epoch {epoch + 1}/{args.epochs}", args.quiet):
@@ -129,7 +140,7 @@ def train_classifier(model, train, test, args, title):
             steps += 1
             if args.steps and steps >= args.steps:
                 break
-        save_checkpoint(args.checkpoint, model, optimizer, epoch, losses, scheduler)
+        save_checkpoint(args.checkpoint, model, optimizer, epoch, losses)
         if args.steps and steps >= args.steps:
             break
     acc = accuracy(model, *test)

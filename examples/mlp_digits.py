@@ -1,6 +1,6 @@
 """An MLP on scikit-learn's digits: 64 -> 128 -> 64 -> 10, Adam, cross-entropy (>= 95% test).
 
-    python examples/mlp_digits.py --epochs 20 --checkpoint mlp.ckpt --plot mlp.png
+    python examples/mlp_digits.py --epochs 10 --checkpoint mlp.ckpt --plot mlp.png
 """
 
 from common import digits, parse_args, train_classifier
@@ -20,7 +20,7 @@ class MLP(nn.Module):
 
 
 def main():
-    args = parse_args(__doc__, epochs=20, lr=1e-3)
+    args = parse_args(__doc__, epochs=10, lr=3e-3)
     torch.manual_seed(args.seed)
     train, test = digits(args.device, seed=args.seed)
     model = MLP().to(args.device)

@@ -3,4 +3,4 @@
 source "$(dirname "$0")/env.sh"
 ensure_env dev
 cd "$ROOT"
-exec "$PY" -m pytest tests "$@"
+exec "$PY" -m pytest tests -q "$@"

@@ -8,6 +8,8 @@ import gc
 
 import pytest
 import strata
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from strata.core.device import device
 from strata.runtime import (
     CachingAllocator, DeviceMemory, DeviceStorage, OutOfDeviceMemory, OutOfMemoryError,
@@ -203,3 +205,32 @@ def test_memory_summary_table(alloc):
                 "Reserved segments", "from large pool", "from small pool"):
         assert row in text
     assert "1024 KiB" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 12 << 20), st.integers(0, 2)),
+                min_size=1, max_size=40))
+def test_random_allocation_sequences_keep_the_invariants(ops):
+    """Blocks never overlap, statistics add up, and freeing everything merges each segment back
+    into one free block that empty_cache returns."""
+    dev = FakeDevice(capacity=1 << 30)
+    alloc = CachingAllocator(dev, "sim")
+    live = []
+    for free_one, nbytes, stream in ops:
+        if free_one and live:
+            alloc.free(live.pop(nbytes % len(live)))
+        else:
+            live.append(alloc.malloc(nbytes, stream))
+        spans = sorted((b.addr, b.addr + b.size) for b in live)
+        assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))
+        assert alloc.memory_allocated() == sum(b.size for b in live)
+        assert alloc.memory_reserved() == sum(dev.segments.values())
+        assert all(b.size >= round_size(b.requested) for b in live)
+    for block in live:
+        alloc.free(block)
+    assert alloc.memory_allocated() == 0
+    for seg in alloc.memory_snapshot():
+        assert [b["state"] for b in seg["blocks"]] == ["inactive"]
+        assert seg["blocks"][0]["size"] == seg["total_size"]
+    alloc.empty_cache()
+    assert alloc.memory_reserved() == 0 and not dev.segments

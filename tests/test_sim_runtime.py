@@ -12,6 +12,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -122,6 +123,7 @@ def test_event_elapsed_time_and_errors():
 def test_synchronize_waits_for_every_stream(gate):
     side = strata.sim.Stream()
     x = strata.ones(4, device="sim")
+    side.wait_stream(strata.sim.current_stream())   # x is written on the current stream
     gate.hold(side)
     with strata.sim.stream(side):
         x.mul_(5)
@@ -136,14 +138,17 @@ def test_synchronize_waits_for_every_stream(gate):
 def test_non_blocking_copies_with_pinned_memory(gate):
     host = strata.arange(6.0).pin_memory()
     assert host.is_pinned() and not strata.arange(3.0).is_pinned()
+    out = strata.full((6,), -1.0).pin_memory()
     gate.hold()
     dev = host.to("sim", non_blocking=True)        # a device command; the host goes on
-    back = (dev * 10).to("cpu", non_blocking=True)  # lands in pinned memory, later
+    out.copy_(dev * 10, non_blocking=True)         # lands in pinned memory, later
+    back = dev.to("cpu", non_blocking=True)
     assert back.is_pinned() and back.device == strata.device("cpu")
-    assert back.tolist() == [0.0] * 6              # not arrived yet: the device is held
+    assert out.tolist() == [-1.0] * 6              # not arrived yet: the device is held
     gate.release()
     strata.sim.synchronize()
-    assert back.tolist() == [0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
+    assert out.tolist() == [0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
+    assert back.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
 def test_blocking_copies_round_trip_every_dtype():
@@ -179,13 +184,16 @@ def test_mixing_devices_raises_and_cpu_scalars_are_allowed():
         s.numpy()
 
 
-def test_sync_points_report_their_reason():
+def test_sync_points_report_their_reason(gate):
     s = strata.ones(2, device="sim")
     with Collect() as c:
         s.sum().item()
         repr(s)
         bool(s[0] > 0)
         s.tolist()
+        gate.hold()
+        s.mul_(1)
+        threading.Timer(0.2, gate.release).start()    # the host is waiting by then
         strata.sim.synchronize()
     reasons = [e.name for e in c.events if e.layer == "sync"]
     assert reasons.count("copy to cpu") >= 4 and "strata.sim.synchronize()" in reasons
@@ -301,6 +309,20 @@ def test_trace_of_z_equals_x_plus_y_has_every_layer():
     assert dev.name == "aten::add.Tensor" and dev.end_ns >= dev.start_ns
     assert dev.fields["fence"] == submit.fields["seq"]
     assert z.tolist() == [2.0] * 3
+
+
+# --- autograd on sim ---------------------------------------------------------------------------------
+
+def test_autograd_and_version_counter_on_sim():
+    x = strata.tensor([1.0, -2.0, 3.0]).to("sim").requires_grad_()
+    y = (x * x).sum()
+    assert y.grad_fn.name() == "SumBackward0"
+    y.backward()
+    assert x.grad.device.type == "sim" and x.grad.tolist() == [2.0, -4.0, 6.0]
+    w = strata.zeros(3, device="sim")
+    before = w._version
+    w.add_(1)
+    assert w._version == before + 1
 
 
 # --- nn and data on sim ---------------------------------------------------------------------------

@@ -58,5 +58,7 @@ def test_errors():
         strata.sparse_coo_tensor(strata.tensor(IDX), strata.tensor(VAL[:3]), (2, 3))
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         build(strata) @ strata.ones(2, 2)
+    with pytest.raises(RuntimeError, match="dtype argument is not supported by sparse_to_dense"):
+        build(strata).to_dense(strata.float64)
     with pytest.raises(RuntimeError, match="do not have strides"):
         build(strata).stride()

@@ -58,4 +58,4 @@ sim_sync: str = _choice("STRATA_SIM_SYNC", "poll", ("poll", "interrupt"))
 # Size of the sim device's memory (a shared mapping; pages are only touched when used).
 sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
-sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "1G")
+sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")

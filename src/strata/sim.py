@@ -16,8 +16,10 @@ import os
 
 from .backends.sim import runtime as _rt
 from .backends.sim.driver import DeviceLost  # noqa: F401
+from .backends.sim.runtime import AsyncKernelError  # noqa: F401
 from .backends.sim.streams import SimEvent as Event  # noqa: F401
 from .backends.sim.streams import SimStream as Stream  # noqa: F401
+from .core.device import as_device
 from .runtime import OutOfMemoryError  # noqa: F401
 
 
@@ -57,7 +59,6 @@ def _index(device):
         return 0
     if isinstance(device, int):
         return device
-    from .core.device import as_device
     return as_device(device).index or 0
 
 
@@ -156,10 +157,12 @@ def memory_summary(device=None, abbreviated=False) -> str:
 
 
 def empty_cache() -> None:
-    """Return the cached memory no tensor uses to the device (live tensors are kept)."""
-    a = _allocator()
-    if a is not None:
-        a.empty_cache()
+    """Return the cached memory no tensor uses to the device (live tensors are kept), and the
+    pinned host memory no tensor or copy uses to the OS."""
+    rt = _rt.get_if_started()
+    if rt is not None:
+        rt.allocator.empty_cache()
+        rt.host_allocator.empty_cache()
 
 
 # --- random numbers -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ SAMPLES = {
     "aten::to_sparse.sparse_dim": [Sample(lambda m, x: x.to_sparse().to_dense(), (_m,),
                                           meta=False, noncontiguous=False)],
     "aten::to_dense": [Sample(lambda m, x: x.to_sparse().to_dense(), (_m,), meta=False),
-                       Sample(lambda m, x: x.to_sparse().to_dense(m.float64), (_m,), meta=False)],
+                       Sample(lambda m, x: (x.to_sparse() * 2).to_dense(), (_m,), meta=False)],
     "aten::coalesce": [Sample(lambda m, x: (x.to_sparse() + x.to_sparse()).coalesce().to_dense(),
                               (_m,), meta=False)],
 }

@@ -182,6 +182,7 @@ class CachingAllocator:
             for small in (True, False)}
         self.num_ooms = 0
         self.num_alloc_retries = 0
+        self._storage_died = self.storage_died   # one bound method for every finalizer
 
     # --- allocation -----------------------------------------------------------------------------
     def malloc(self, nbytes: int, stream: int) -> Block:
@@ -267,7 +268,7 @@ class CachingAllocator:
 
     def watch(self, storage, block) -> None:
         """Free ``block`` when ``storage`` dies."""
-        ref = block.ref = _StorageRef(storage, self.storage_died)
+        ref = block.ref = _StorageRef(storage, self._storage_died)
         ref.block = block
 
     def free(self, block: Block) -> None:

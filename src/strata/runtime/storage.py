@@ -18,7 +18,9 @@ class DeviceStorage(Storage):
     pinned = False
 
     def __init__(self, nbytes, device, block):
-        Storage.__init__(self, nbytes, device)
+        self.nbytes = nbytes      # (Storage's fields, set here: this runs for every output)
+        self.device = device
+        self._data = self._owner = None
         self.block = block
 
     @property

@@ -125,11 +125,25 @@ def _cached_dtypes(rule, compute=None):
     return dtypes
 
 
+def writes_out(fn):
+    """True for a formula that, like a ufunc, can write its result into ``out=``."""
+    return isinstance(fn, np.ufunc) or getattr(fn, "writes_out", False)
+
+
+def _out_aware(fn):
+    """Mark a formula that takes ``out=`` as a ufunc does (see ``writes_out``)."""
+    fn.writes_out = True
+    return fn
+
+
 def unary(fn, op, check=None, compute=None):
     """Kernels for ``op`` and its in-place twin. ``compute(self)`` is the dtype the math runs in
     when it is not the result dtype (isnan & co. look at the input, not at bool)."""
     rule = op.dtype_rule
     cache = {}  # input dtype -> (result dtype, NumPy compute dtype), when the default can't matter
+    # In place, a formula that can write through ``out=`` computes straight into self's memory
+    # when self already has the compute dtype: no temporary, no copy.
+    direct = compute is None and writes_out(fn)
 
     def kernel(self, *extra):
         hit = cache.get(self.dtype)
@@ -149,7 +163,11 @@ def unary(fn, op, check=None, compute=None):
     def kernel_(self, *extra):
         op_.meta(self, *extra)
         cdt = COMPUTE[rule(self) if compute is None else compute(self)]
-        np.copyto(target(self), fn(operand(self, cdt), *extra), casting="unsafe")
+        out = target(self)
+        if direct and out.dtype is cdt:
+            fn(out, *extra, out=out)
+        else:
+            np.copyto(out, fn(operand(self, cdt), *extra), casting="unsafe")
         return self
 
     op_ = getattr(P, op.name.split(".")[0] + "_", None)
@@ -160,6 +178,7 @@ def binary(fn, op, check=None, compute=None, validate=None):
     """Kernels for a binary ``op`` and its in-place twin (see ``unary``); ``validate(self,
     other)`` checks what the dtype rule cannot see (values of Python numbers)."""
     dtypes = _cached_dtypes(op.dtype_rule, compute)
+    direct = compute is None and writes_out(fn)
 
     def kernel(self, other, *extra):
         if validate is not None:
@@ -177,10 +196,13 @@ def binary(fn, op, check=None, compute=None, validate=None):
         return result(r, dt, (self, other))
 
     def kernel_(self, other, *extra):
-        op_.meta(self, other, *extra)
-        dt = op.dtype_rule(self, other) if compute is None else compute(self, other)
-        r = fn(operand(self, COMPUTE[dt]), operand(other, COMPUTE[dt]), *extra)
-        np.copyto(target(self), r, casting="unsafe")
+        op_.meta(self, other, *extra)   # validates: the dtypes below cannot raise
+        cdt = dtypes(self, other)[1]
+        out = target(self)
+        if direct and out.dtype is cdt:
+            fn(out, operand(other, cdt), *extra, out=out)
+        else:
+            np.copyto(out, fn(operand(self, cdt), operand(other, cdt), *extra), casting="unsafe")
         return self
 
     op_ = getattr(P, op.name.split(".")[0] + "_", None)
@@ -189,12 +211,25 @@ def binary(fn, op, check=None, compute=None, validate=None):
 
 # --- formulas NumPy does not have under PyTorch's name -----------------------------------------
 
-def _add(a, b, alpha=1):
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+def _scaled(ufunc):
+    """``a (op) alpha * b`` for add and sub, with one temporary at most: ``alpha * b`` is
+    computed into a fresh array that then takes the result when it has the result's shape."""
+    @_out_aware
+    def run(a, b, alpha=1, out=None):
+        if alpha == 1:
+            return ufunc(a, b, out=out)
+        if type(b) is not np.ndarray:
+            return ufunc(a, b * alpha, out=out)   # a Python number stays a weak scalar
+        scaled = np.multiply(b, alpha)
+        if out is None and type(scaled) is np.ndarray and \
+                (type(a) is not np.ndarray or a.shape == scaled.shape):
+            out = scaled
+        return ufunc(a, scaled, out=out)
+    return run
 
 
-def _sub(a, b, alpha=1):
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+_add = _scaled(np.add)
+_sub = _scaled(np.subtract)
 
 
 def _integral(a, b):
@@ -269,8 +304,31 @@ def _shift_right(a, b):
                                                       b).astype(dt))
 
 
-def _sigmoid(a):
-    return 1.0 / (1.0 + np.exp(-a))
+# Multi-step formulas run in one buffer (a 0-dim one too: ufuncs return scalars for 0-dim
+# inputs unless given ``out``).
+
+@_out_aware
+def _sigmoid(a, out=None):
+    r = np.negative(a, out=np.empty_like(a) if out is None else out)   # 1 / (1 + exp(-a))
+    np.exp(r, out=r)
+    np.add(r, 1.0, out=r)
+    return np.divide(1.0, r, out=r)
+
+
+@_out_aware
+def _rsqrt(a, out=None):
+    r = np.sqrt(a, out=np.empty_like(a) if out is None else out)
+    return np.divide(1.0, r, out=r)
+
+
+@_out_aware
+def _reciprocal(a, out=None):
+    return np.divide(1.0, a, out=out)
+
+
+@_out_aware
+def _relu(a, out=None):
+    return np.maximum(a, 0, out=out)
 
 
 def _round(a, decimals=0):
@@ -399,15 +457,15 @@ def _compute_self(self):
 UNARY = [
     ("exp", np.exp), ("exp2", np.exp2), ("expm1", np.expm1), ("log", np.log),
     ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p), ("sqrt", np.sqrt),
-    ("rsqrt", lambda a: 1.0 / np.sqrt(a)), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
+    ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
     ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh),
     ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
     ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("erf", _special(special.erf)),
     ("erfc", _special(special.erfc)), ("erfinv", _special(special.erfinv)),
-    ("reciprocal", lambda a: 1.0 / a), ("lgamma", _special(special.lgamma)),
+    ("reciprocal", _reciprocal), ("lgamma", _special(special.lgamma)),
     ("abs", np.abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
-    ("relu", lambda a: np.maximum(a, 0)), ("bitwise_not", np.invert),
+    ("relu", _relu), ("bitwise_not", np.invert),
 ]
 UNARY_CHECKED = [("round", _round, P.check_round), ("gelu", _gelu, P.check_gelu)]
 UNARY_OF_INPUT = [  # bool results computed on the input's own values

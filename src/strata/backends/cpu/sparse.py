@@ -36,8 +36,9 @@ def dense_array(t):
 
 
 def to_dense(self, dtype=None, masked_grad=None):
-    dt = dtype or self.dtype
-    return wrap(dense_array(self).astype(dt.np), dt)
+    if dtype is not None:
+        raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+    return wrap(dense_array(self), self.dtype)
 
 
 def coalesce(self):

@@ -21,11 +21,15 @@ whether it needs a doorbell: a command processor that has run out of work polls 
 for a moment, then sets ``STATE_SLEEPING``, checks the head once more and sleeps on the
 doorbell. The driver rings only a queue that is not ``STATE_RUNNING``, so a host launching
 faster than the device computes makes no syscall per launch and does not wake the device
-process (a context switch) for every command. Without a memory barrier between the two sides'
-store and load, a wakeup can be missed in a tiny window; the device's sleep therefore has a
-timeout (``DOORBELL_TIMEOUT_MS``), so a miss costs at most that much latency, never a hang.
+process (a context switch) for every command. Each side stores its word, then loads the other's
+(host: head, then state; device: state, then head), so a store may not be reordered after the
+load: both put a full barrier in between (``barrier()``; the host's is the release of the queue
+lock). The device's sleep also has a timeout (``DOORBELL_TIMEOUT_MS``), so a missed doorbell
+could only ever cost that much latency, never a hang. The interrupt uses the same handshake
+(host: armed, then fence; device: fence, then armed).
 """
 
+import _thread
 import struct
 
 MAX_QUEUES = 16          # queue 0 is the admin queue
@@ -57,7 +61,7 @@ STATE_SLEEPING = 2  # asleep in poll(2) on its doorbell: ring it
 # Opcodes.
 OP_NOP = 0
 OP_LAUNCH = 1         # payload: (qualname, site, args, outs) — run a kernel into outputs
-OP_COPY = 2           # payload: (dst descriptor, src descriptor) — strided copy with cast
+OP_COPY = 2           # payload: (site, dst descriptor, src descriptor) — copy_ with casts
 OP_WRITE_VALUE = 3    # a0 = address, a1 = value: store a u64 (cuStreamWriteValue64)
 OP_WAIT_VALUE = 4     # a0 = address, a1 = value: wait until the u64 there is >= a1
 OP_EVENT_RECORD = 5   # a0 = event slot: write the device time into the slot
@@ -65,15 +69,13 @@ OP_EVENT_WAIT = 6     # a0 = queue, a1 = seq: wait until that queue's fence reac
 OP_LAUNCH_DYNAMIC = 7  # payload like OP_LAUNCH without outputs: keep the results, describe them
 OP_COPY_STAGED = 8    # a0 = seq of a dynamic launch; payload: output descriptors
 OP_CREATE_QUEUE = 16  # admin: a0 = queue id
-OP_DESTROY_QUEUE = 17  # admin: a0 = queue id
-OP_SHUTDOWN = 18      # admin
+OP_SHUTDOWN = 17      # admin
 
 OPCODE_NAMES = {OP_NOP: "nop", OP_LAUNCH: "launch", OP_COPY: "copy",
                 OP_WRITE_VALUE: "write_value", OP_WAIT_VALUE: "wait_value",
                 OP_EVENT_RECORD: "event_record", OP_EVENT_WAIT: "event_wait",
                 OP_LAUNCH_DYNAMIC: "launch_dynamic", OP_COPY_STAGED: "copy_staged",
-                OP_CREATE_QUEUE: "create_queue", OP_DESTROY_QUEUE: "destroy_queue",
-                OP_SHUTDOWN: "shutdown"}
+                OP_CREATE_QUEUE: "create_queue", OP_SHUTDOWN: "shutdown"}
 
 FLAG_TIMED = 1        # write start/end times into the completion area
 
@@ -86,6 +88,16 @@ ERRORS_OFFSET = COMPLETIONS_OFFSET + MAX_QUEUES * RING_SLOTS * 16
 RESPONSES_OFFSET = ERRORS_OFFSET + MAX_QUEUES * ERROR_BYTES
 ARENAS_OFFSET = RESPONSES_OFFSET + MAX_QUEUES * RESPONSE_BYTES
 CONTROL_BYTES = ARENAS_OFFSET + MAX_QUEUES * ARENA_BYTES
+
+
+_barrier_lock = _thread.allocate_lock()
+
+
+def barrier() -> None:
+    """A full memory barrier: taking and releasing a lock is an atomic read-modify-write, which
+    orders every earlier store before every later load (Note [Doorbell suppression])."""
+    _barrier_lock.acquire()
+    _barrier_lock.release()
 
 
 def ring_offset(queue: int) -> int:

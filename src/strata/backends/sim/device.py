@@ -3,7 +3,7 @@
     python -m strata.backends.sim.device VRAM_BYTES HOST_BYTES CTRL VRAM HOST IRQ DOORBELL...
 
 (started by ``driver.SimDriver.open`` with the file descriptors it passes). The main thread
-serves the admin queue (create/destroy queue, shutdown) and watches the host process; each
+serves the admin queue (create queue, shutdown) and watches the host process; each
 hardware queue has a command processor thread that sleeps on its doorbell eventfd, executes the
 queue's records in order and writes the queue's fence after each one. A kernel launch rebuilds
 its arguments as CPU tensors over views of device memory and calls *the CPU backend's kernel*,
@@ -19,6 +19,7 @@ import select
 import sys
 import threading
 import time
+import traceback
 
 import numpy as np
 
@@ -67,14 +68,13 @@ class Device:
         poller = select.poll()
         poller.register(self._doorbells[0], select.POLLIN)
         poller.register(parent, select.POLLIN)
-        tail = 0
+        ring, tail = self._ring(0), 0
         while True:
             ready = dict(poller.poll())
             if parent in ready:          # the host is gone: nobody will read our results
                 os._exit(0)
             os.eventfd_read(self._doorbells[0])
             head = regs[C.REG_HEAD]
-            ring = self._ring(0)
             while tail < head:
                 tail += 1
                 opcode, _, seq, _, _, a0, *_ = C.RECORD.unpack_from(ring, self._slot(tail))
@@ -83,20 +83,17 @@ class Device:
                                               name=f"queue-{a0}")
                     self._threads[a0] = thread
                     thread.start()
-                elif opcode == C.OP_DESTROY_QUEUE:
-                    self._threads.pop(a0)
-                    os.eventfd_write(self._doorbells[a0], 1)
                 elif opcode == C.OP_SHUTDOWN:
                     self._shutdown()
                 regs[C.REG_FENCE] = seq
 
     def _shutdown(self):
+        """Stop after the command each queue is running (queued work is abandoned)."""
         self._stopping = True
-        for qid, thread in self._threads.items():
+        for qid in self._threads:
             os.eventfd_write(self._doorbells[qid], 1)
         for thread in self._threads.values():
             thread.join(timeout=2)
-        sys.stdout.flush()
         os._exit(0)
 
     @staticmethod
@@ -109,6 +106,15 @@ class Device:
 
     # --- a command processor ------------------------------------------------------------------
     def _serve(self, qid):
+        """A queue's command processor. If it ever fails outside a command (a bug), the whole
+        device goes down, so the host reports a lost device instead of waiting forever."""
+        try:
+            self._process(qid)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(70)
+
+    def _process(self, qid):
         regs, ring, doorbell = self._regs, self._ring(qid), self._doorbells[qid]
         at = C.arena_offset(qid)
         arena = self._ctrl[at:at + C.ARENA_BYTES]
@@ -119,8 +125,8 @@ class Device:
         poller = select.poll()
         poller.register(doorbell, select.POLLIN)
         tail = regs[fence_reg]
-        execute, slot = self._execute, self._slot
-        while not self._stopping and qid in self._threads:
+        execute, slot, barrier = self._execute, self._slot, C.barrier
+        while not self._stopping:
             head = regs[head_reg]
             if tail >= head:
                 # Out of work (Note [Doorbell suppression]): poll the head, then sleep.
@@ -130,6 +136,7 @@ class Device:
                 if regs[head_reg] != tail:
                     continue
                 regs[state_reg] = C.STATE_SLEEPING
+                barrier()
                 if regs[head_reg] == tail and poller.poll(C.DOORBELL_TIMEOUT_MS):
                     os.eventfd_read(doorbell)
                 regs[state_reg] = C.STATE_RUNNING
@@ -138,18 +145,19 @@ class Device:
                 tail += 1
                 execute(qid, C.RECORD.unpack_from(ring, slot(tail)), arena)
                 regs[fence_reg] = tail
+                barrier()
                 if regs[armed_reg]:
                     os.eventfd_write(self._irq, 1)
         regs[state_reg] = C.STATE_STOPPED
 
     def _execute(self, qid, record, arena):
-        opcode, flags, seq, off, n, a0, a1, a2, a3 = record
+        opcode, flags, seq, off, n, a0, a1, _, _ = record
         t0 = _now() if flags & C.FLAG_TIMED else 0
         try:
             if opcode == C.OP_LAUNCH:
                 self._launch(arena[off:off + n])
             elif opcode == C.OP_COPY:
-                dst, src = pickle.loads(arena[off:off + n])
+                _, dst, src = pickle.loads(arena[off:off + n])
                 self._copy(self._tensor(dst), self._tensor(src))
             elif opcode == C.OP_LAUNCH_DYNAMIC:
                 self._launch_dynamic(qid, seq, arena[off:off + n])
@@ -191,10 +199,13 @@ class Device:
         if regs[qid * C.NREGS + C.REG_ERR_SEQ]:
             return   # the first error is the one reported, as CUDA does
         if opcode in (C.OP_LAUNCH, C.OP_LAUNCH_DYNAMIC):
-            qualname, site = pickle.loads(payload)[:2]
-            where = f"{qualname} (launched at {site[0]}:{site[1]})" if site else qualname
+            where, site = pickle.loads(payload)[:2]
+        elif opcode == C.OP_COPY:
+            where, site = "copy_", pickle.loads(payload)[0]
         else:
-            where = C.OPCODE_NAMES.get(opcode, f"opcode {opcode}")
+            where, site = C.OPCODE_NAMES.get(opcode, f"opcode {opcode}"), None
+        if site:
+            where += f" (launched at {site[0]}:{site[1]})"
         text = f"{where} failed on the sim device: {type(exc).__name__}: {exc}".encode()
         text = text[:C.ERROR_BYTES]
         at = C.error_offset(qid)

@@ -144,6 +144,11 @@ class SimDriver:
         src = str(pathlib.Path(__file__).resolve().parents[3])
         env = dict(os.environ, STRATA_SHOW_DISPATCH_TRACE="0")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
+        # The device computes on the cores the host does not need: BLAS threads that outnumber
+        # the free cores stall each other whenever the host thread runs (dispatching).
+        cores = str(max(1, len(os.sched_getaffinity(0)) - 1))
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, cores)
         fds = [self._ctrl_fd, self._vram_fd, self._host_fd, self._irq] + self._doorbells
         args = [str(fd) for fd in fds]
         self.process = subprocess.Popen(
@@ -173,6 +178,9 @@ class SimDriver:
     def check_alive(self):
         if self.dead is not None:
             raise self._lost()
+        if os.getpid() != self._pid_of_opener:
+            raise DeviceLost("the sim device belongs to the process that started it; a forked "
+                             "child (a DataLoader worker) cannot use it")
         if self._closed:
             raise DeviceLost("the sim device has been closed (the program is exiting)")
 
@@ -233,12 +241,6 @@ class SimDriver:
             trace.instant("driver", "ioctl", name="create_queue", queue=qid)
         return qid
 
-    def destroy_queue(self, qid: int) -> None:
-        self.submit(0, C.OP_DESTROY_QUEUE, a0=qid)
-        with self._bo_lock:
-            del self._queues[qid]
-            self._free_queue_ids.append(qid)
-
     def submit(self, qid, opcode, payload=b"", a0=0, a1=0, a2=0, a3=0, flags=0) -> int:
         """Write one command into ``qid``'s ring and ring its doorbell; returns its sequence
         number (the fence value that says it is done)."""
@@ -257,6 +259,7 @@ class SimDriver:
                                a0, a1, a2, a3)
             q.seq = seq
             regs[qid * C.NREGS + C.REG_HEAD] = seq
+        # The lock's release orders the head store before this load (Note [Doorbell suppression])
         ring = regs[qid * C.NREGS + C.REG_STATE] != C.STATE_RUNNING
         if ring:   # Note [Doorbell suppression]
             os.eventfd_write(q.doorbell, 1)
@@ -346,6 +349,7 @@ class SimDriver:
         poller = select.poll()
         poller.register(self._irq, select.POLLIN)
         regs[armed] = 1
+        C.barrier()     # Note [Doorbell suppression]: armed before the fence is read
         try:
             while regs[at] < seq:
                 if self.dead is not None:

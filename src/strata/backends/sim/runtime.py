@@ -209,8 +209,8 @@ class SimRuntime(DeviceRuntime):
     def _submit(self, stream, opcode, payload, name, cross=(), a0=0, **fields):
         queue = stream.queue
         timed = trace.active
-        seq = self.driver.submit(queue, opcode, payload, a0=a0,
-                                 flags=C.FLAG_TIMED if timed else 0)
+        seq = self.driver.submit(queue, opcode, payload, a0, 0, 0, 0,
+                                 C.FLAG_TIMED if timed else 0)
         for block in cross:
             self.allocator.record_use(block, queue, seq)
         if timed:
@@ -319,15 +319,16 @@ class SimRuntime(DeviceRuntime):
 
     def _copy(self, stream, dst, src, non_blocking):
         queue = stream.queue
+        site = _launch_site()
         cross = []
         if dst.device.type == "sim" and src.device.type == "sim":
             kind = "D2D"
-            payload = (self._desc(dst, queue, cross), self._desc(src, queue, cross))
+            payload = (site, self._desc(dst, queue, cross), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2D", cross)
         elif dst.device.type == "sim":
             kind = "H2D"
             staged = src if type(src._storage) is PinnedStorage else self._stage_host(src)
-            payload = (self._desc(dst, queue, cross), self._desc(staged))
+            payload = (site, self._desc(dst, queue, cross), self._desc(staged))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy H2D", cross)
             if staged._storage.block is not None:
                 self.host_allocator.record_use(staged._storage.block, queue, seq)
@@ -335,14 +336,14 @@ class SimRuntime(DeviceRuntime):
                 self.wait(queue, seq, "blocking copy to sim")
         elif non_blocking and type(dst._storage) is PinnedStorage:
             kind = "D2H"
-            payload = (self._desc(dst), self._desc(src, queue, cross))
+            payload = (site, self._desc(dst), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             if dst._storage.block is not None:
                 self.host_allocator.record_use(dst._storage.block, queue, seq)
         else:
             kind = "D2H"
             staged = self.pinned_empty(src._shape, contiguous_strides(src._shape), src.dtype)
-            payload = (self._desc(staged), self._desc(src, queue, cross))
+            payload = (site, self._desc(staged), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             self.wait(queue, seq, "copy to cpu")
             _CPU_COPY(dst, staged)
@@ -370,9 +371,10 @@ class SimRuntime(DeviceRuntime):
         self.check_errors()
 
     def synchronize(self, reason="synchronize"):
-        """Wait for every stream (``strata.sim.synchronize()``)."""
+        """Wait for every stream (``strata.sim.synchronize()``). With nothing queued it is a
+        no-op that the tracer does not see."""
         driver = self.driver
-        if trace.active:
+        if trace.active and any(driver.fence(q) < driver.submitted(q) for q in self.queues):
             with _Span("sync", reason, mode=driver.sync_mode, queue="all") as fields:
                 fields["waited_ns"] = sum(driver.wait_fence(q, driver.submitted(q), reason=reason)
                                           for q in self.queues)
