@@ -24,7 +24,7 @@ from ._tensor import (  # noqa: F401
     IntTensor, LongTensor, ShortTensor, Tensor,
 )
 from .creation import *  # noqa: F401,F403
-from .creation import range_ as range  # noqa: A001
+from .creation import range_ as range  # noqa: A001,F401
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )

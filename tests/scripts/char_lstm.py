@@ -3,7 +3,6 @@ gradient clipping, checkpoints (state dict with map_location, and the whole mode
 weights-only under torch.serialization.safe_globals), greedy generation."""
 
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -95,7 +94,6 @@ with torch.no_grad():
         nxt = logits[0, -1].argmax()
         out.append(chars[nxt.item()])
         logits, state = loaded(nxt.view(1, 1), state)
-    same = torch.equal(model(idx)[0], loaded(idx)[0])
+    same = bool((model(idx)[0] == loaded(idx)[0]).all())
 print("greedy:", repr("".join(out)))
 print("loaded model equals trained model", same)
-sys.stdout.flush()

@@ -5,8 +5,8 @@
     max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
 The grammar is the one of ``torch/csrc/jit/frontend/function_schema_parser.cpp``: an optional
-``ns::`` prefix, a name with an optional ``.overload``, typed arguments (``*`` starts the keyword-only
-ones), and returns. ``Tensor(a)`` marks an output that aliases input ``a`` (a view); ``Tensor(a!)``
+``ns::`` prefix, a name with an optional ``.overload``, typed arguments (``*`` starts the
+keyword-only ones), and returns. ``Tensor(a)`` marks an output that aliases input ``a`` (a view); ``Tensor(a!)``
 an argument that is written in place.
 """
 
@@ -84,8 +84,8 @@ class Schema:
         return f"{self.namespace}::{self.op_name}({', '.join(args)}) -> {ret}"
 
 
-_TYPE_RE = re.compile(r"^(?P<base>[A-Za-z]+)(?:\((?P<alias>[a-z]!?)\))?(?P<list>\[\d*\])?(?P<opt>\?)?"
-                      r"(?P<list2>\[\d*\])?$")
+_TYPE_RE = re.compile(r"^(?P<base>[A-Za-z]+)(?:\((?P<alias>[a-z]!?)\))?(?P<list>\[\d*\])?"
+                      r"(?P<opt>\?)?(?P<list2>\[\d*\])?$")
 
 
 def _split_top(s: str) -> list:

@@ -50,7 +50,7 @@ def _view_meta(self, size):
 def _as_strided_meta(self, size, stride, storage_offset=None):
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {_fmt(stride)}")

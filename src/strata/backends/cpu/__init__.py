@@ -19,7 +19,8 @@ def kernel_table() -> dict:
     for family in FAMILIES:
         overlap = table.keys() & family.KERNELS.keys()
         if overlap:
-            raise RuntimeError(f"CPU kernels defined twice: {sorted(op.qualname for op in overlap)}")
+            names = sorted(op.qualname for op in overlap)
+            raise RuntimeError(f"CPU kernels defined twice: {names}")
         table.update(family.KERNELS)
     return table
 

@@ -611,11 +611,9 @@ class Module:
         load(self)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: "
-                                 f"{', '.join(repr(k).replace(chr(39), chr(34)) for k in unexpected)}. ")
+                errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: "
-                                 f"{', '.join(repr(k).replace(chr(39), chr(34)) for k in missing)}. ")
+                errors.insert(0, f"Missing key(s) in state_dict: {_quoted(missing)}. ")
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
                                + "\n\t".join(errors))
@@ -677,6 +675,10 @@ def _type_name(value):
     if isinstance(value, Tensor):
         return f"torch.{_TYPE_NAMES[value.dtype]}"
     return type(value).__name__
+
+
+def _quoted(keys):
+    return ", ".join(f'"{k}"' for k in keys)
 
 
 def _torch_size(shape):

@@ -6,7 +6,6 @@ from ... import creation
 from ...core import dtype as D
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
 from .container import ModuleList
 from .dropout import Dropout
 from .activation import MultiheadAttention
