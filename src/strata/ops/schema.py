@@ -6,8 +6,8 @@
 
 The grammar is the one of ``torch/csrc/jit/frontend/function_schema_parser.cpp``: an optional
 ``ns::`` prefix, a name with an optional ``.overload``, typed arguments (``*`` starts the
-keyword-only ones), and returns. ``Tensor(a)`` marks an output that aliases input ``a`` (a view); ``Tensor(a!)``
-an argument that is written in place.
+keyword-only ones), and returns. ``Tensor(a)`` marks an output that aliases input ``a`` (a
+view); ``Tensor(a!)`` an argument that is written in place.
 """
 
 import re
