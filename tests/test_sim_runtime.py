@@ -311,7 +311,7 @@ def test_trace_of_z_equals_x_plus_y_has_every_layer():
     assert z.tolist() == [2.0] * 3
 
 
-# --- autograd on sim ---------------------------------------------------------------------------------
+# --- autograd on sim ------------------------------------------------------------------------------
 
 def test_autograd_and_version_counter_on_sim():
     x = strata.tensor([1.0, -2.0, 3.0]).to("sim").requires_grad_()

@@ -18,6 +18,9 @@ def _flag(name: str) -> bool:
 
 # Print every dispatcher call and redispatch (like TORCH_SHOW_DISPATCH_TRACE).
 show_dispatch_trace: bool = _flag("STRATA_SHOW_DISPATCH_TRACE")
+# Leave glibc's malloc settings alone (by default the CPU backend keeps freed kernel buffers
+# mapped; see Note [CPU allocations] in backends/cpu/array.py).
+no_malloc_tuning: bool = _flag("STRATA_NO_MALLOC_TUNING")
 
 # --- the sim accelerator (backends/sim) ---------------------------------------------------------
 

@@ -7,8 +7,8 @@
     strata.sim.synchronize()
     strata.sim.memory_allocated()
 
-Nothing here starts the device except calls that need it (a stream, an event, a tensor);
-statistics of a device that has not started are zero.
+Nothing here starts the device except calls that need it (a stream, an event, a tensor, the
+memory summary); statistics of a device that has not started are zero.
 """
 
 import contextlib

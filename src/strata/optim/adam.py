@@ -94,20 +94,24 @@ def _hyper(group):
 def _adam_update(grad, exp_avg, exp_avg_sq, max_exp_avg_sq, beta1, beta2, eps, step, lr):
     """Update the moments in place and return the step to add to the parameter.
 
-    Shared by the for-loop and the flat multi-tensor path, so both give identical numbers."""
+    Shared by the for-loop and the flat multi-tensor path, so both give identical numbers. Each
+    of PyTorch's fused kernels (lerp_, addcmul_, addcdiv_) becomes its elementwise steps in the
+    kernel's own order, run in place on one fresh temporary each, so an update makes four
+    temporaries and no copies."""
     bias_correction1 = 1 - beta1 ** step
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     step_size = lr / bias_correction1
-    # PyTorch's lerp_(grad, 1 - β1): m + (1−β1)·(g − m), which rounds like the lerp kernel.
-    exp_avg.add_(P.sub(grad, exp_avg), alpha=1 - beta1)
-    exp_avg_sq.mul_(beta2).add_(P.mul(grad, grad), alpha=1 - beta2)
+    # exp_avg.lerp_(grad, 1 − β1): weight < 0.5, so m + (1−β1)·(g − m).
+    delta = P.sub(grad, exp_avg)
+    exp_avg.add_(delta.mul_(1 - beta1))
+    # exp_avg_sq.mul_(β2).addcmul_(grad, grad, value=1 − β2): v·β2 + ((1−β2)·g)·g.
+    exp_avg_sq.mul_(beta2).add_(P.mul(grad, 1 - beta2).mul_(grad))
     if max_exp_avg_sq is not None:
         max_exp_avg_sq.copy_(P.maximum(max_exp_avg_sq, exp_avg_sq))
         exp_avg_sq = max_exp_avg_sq
-    # Temporaries use out-of-place ops: an in-place op on a fresh tensor only adds a copy.
-    denom = P.add(P.div(P.sqrt(exp_avg_sq), bias_correction2_sqrt), eps)
-    # PyTorch's addcdiv(value=-step_size): (value · m) / denom, then added to θ.
-    return P.div(P.mul(exp_avg, -step_size), denom)
+    denom = P.sqrt(exp_avg_sq).div_(bias_correction2_sqrt).add_(eps)
+    # param.addcdiv_(exp_avg, denom, value=−step_size): θ + (−step_size·m) / denom.
+    return P.mul(exp_avg, -step_size).div_(denom)
 
 
 def _single_tensor_adam(params, grads, states, group):

@@ -267,7 +267,10 @@ class Device:
 
     # --- memory ---------------------------------------------------------------------------------
     def _region(self, addr):
-        return (self._host, addr & ~C.HOST_BIT) if addr & C.HOST_BIT else (self._vram, addr)
+        """(the mapping, its bytes as an array, the offset) that an address points into."""
+        if addr & C.HOST_BIT:
+            return self._host_map, self._host, addr & ~C.HOST_BIT
+        return self._vram_map, self._vram, addr
 
     def _tensor(self, d):
         """A CPU tensor over device memory, described by the host (see ``commands``)."""
@@ -278,9 +281,12 @@ class Device:
             value, dt = rest
             return from_array(np.array(value, dtype=_DTYPES[dt].np))
         nbytes, offset, shape, strides, dt = rest
-        region, start = self._region(addr)
-        storage = Storage(nbytes, cpu, data=region[start:start + nbytes])
-        return make_tensor(storage, offset, shape, strides, _DTYPES[dt], cpu, CPU_KEYSET)
+        mapping, region, start = self._region(addr)
+        dtype = _DTYPES[dt]
+        t = make_tensor(_DeviceBytes(nbytes, region, start), offset, shape, strides, dtype, cpu,
+                        CPU_KEYSET)
+        t._array = _view(mapping, start, offset, shape, strides, dtype.np)
+        return t
 
     def _array(self, d):
         """The NumPy view of a tensor descriptor's elements."""
@@ -288,16 +294,38 @@ class Device:
         if addr is None:
             value, dt = rest
             return np.array(value, dtype=_DTYPES[dt].np)
-        nbytes, offset, shape, strides, dt = rest
-        region, start = self._region(addr)
-        dtype = _DTYPES[dt].np
-        size = dtype.itemsize
-        return np.ndarray(shape, dtype, buffer=region[start:start + nbytes], offset=offset * size,
-                          strides=tuple(s * size for s in strides))
+        _, offset, shape, strides, dt = rest
+        mapping, _, start = self._region(addr)
+        return _view(mapping, start, offset, shape, strides, _DTYPES[dt].np)
 
     def _word(self, addr):
-        region, start = self._region(addr)
+        _, region, start = self._region(addr)
         return memoryview(region[start:start + 8]).cast("Q")
+
+
+def _view(mapping, start, offset, shape, strides, dtype):
+    """An array over a mapping of device memory (no copy; cheaper than slicing it first)."""
+    size = dtype.itemsize
+    return np.ndarray(shape, dtype, buffer=mapping, offset=start + offset * size,
+                      strides=tuple(s * size for s in strides))
+
+
+class _DeviceBytes(Storage):
+    """The storage of a kernel argument: a range of device memory. Kernels read tensors through
+    their array view; the flat byte view is only made if a kernel asks for the storage."""
+
+    __slots__ = ("_region", "_start")
+
+    def __init__(self, nbytes, region, start):
+        Storage.__init__(self, nbytes, cpu)
+        self._region = region
+        self._start = start
+
+    @property
+    def data(self):
+        if self._data is None:
+            self._data = self._region[self._start:self._start + self.nbytes]
+        return self._data
 
 
 def _flatten(value):
@@ -310,12 +338,6 @@ def _flatten(value):
 
 def main(argv):
     vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, *doorbells = map(int, argv)
-    # The device is a throughput worker: SCHED_BATCH keeps its wakeups (a doorbell) from
-    # preempting the host thread that rang it, which would serialize host and device.
-    try:
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    except (AttributeError, OSError):
-        pass
     Device(vram_bytes, host_bytes, ctrl_fd, vram_fd, host_fd, irq_fd, doorbells).run()
 
 

@@ -11,7 +11,8 @@ touched when used), one doorbell eventfd per queue and the interrupt eventfd, an
 device process (``python -m strata.backends.sim.device``) with those file descriptors. ``submit``
 packs a fixed-size record into the queue's ring, copies a variable-size payload into the queue's
 argument arena, publishes the ring head and rings the doorbell (``eventfd_write``: a real
-syscall). The device writes each queue's fence when a record completes.
+syscall) unless the queue's command processor is awake (Note [Doorbell suppression] in
+``commands.py``). The device writes each queue's fence when a record completes.
 
 A watchdog thread waits on the device's pidfd: if the device process dies, every later call
 raises ``DeviceLost`` at once, and waiters are woken through the interrupt eventfd.
@@ -34,8 +35,9 @@ from . import commands as C
 from .memory import RangeAllocator
 
 _now = time.perf_counter_ns
-SPIN_NS = 50_000            # poll mode: spin this long before sleeping
-MAX_SLEEP_S = 1e-3          # poll mode: longest back-off sleep
+SPIN_NS = 50_000            # poll mode: spin this long, then yield the CPU ...
+YIELD_NS = 1_000_000        # ... this long (sched_yield: runs others, returns at once if idle),
+MAX_SLEEP_S = 1e-3          # then sleep, doubling up to this
 IRQ_TIMEOUT_MS = 50         # interrupt mode: re-check liveness this often
 
 
@@ -315,8 +317,9 @@ class SimDriver:
     def wait_fence(self, qid: int, seq: int, mode=None, reason="wait") -> int:
         """Block until ``qid``'s fence reaches ``seq``; returns the nanoseconds waited.
 
-        ``mode`` "poll" spins on the fence, then backs off with short sleeps; "interrupt" arms
-        the queue's interrupt and sleeps in ``poll(2)`` on the interrupt eventfd."""
+        ``mode`` "poll" spins on the fence, then yields the CPU, then backs off with short
+        sleeps; "interrupt" arms the queue's interrupt and sleeps in ``poll(2)`` on the
+        interrupt eventfd."""
         regs = self._regs
         at = qid * C.NREGS + C.REG_FENCE
         if regs[at] >= seq:
@@ -339,9 +342,12 @@ class SimDriver:
         while regs[at] < seq:
             if self.dead is not None:
                 raise self._lost()
-            if _now() - t0 > SPIN_NS:
+            spent = _now() - t0
+            if spent > SPIN_NS + YIELD_NS:
                 time.sleep(sleep)
                 sleep = min(sleep * 2, MAX_SLEEP_S)
+            elif spent > SPIN_NS:
+                os.sched_yield()
 
     def _wait_interrupt(self, qid, at, seq):
         regs = self._regs

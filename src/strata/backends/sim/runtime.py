@@ -102,6 +102,7 @@ class SimRuntime(DeviceRuntime):
         self._dynamic_lock = threading.Lock()   # one response mailbox per queue
         self._event_slots = list(range(C.MAX_EVENTS - 1, -1, -1))
         self._timed = []              # (queue, seq, name, fields) awaiting device times
+        self._synchronized = {}       # queue -> seq the last synchronize() waited for
         self.generator = _random.Generator("sim")
         self._cpu_bits = None         # see _draw_seed
 
@@ -371,16 +372,18 @@ class SimRuntime(DeviceRuntime):
         self.check_errors()
 
     def synchronize(self, reason="synchronize"):
-        """Wait for every stream (``strata.sim.synchronize()``). With nothing queued it is a
-        no-op that the tracer does not see."""
+        """Wait for every stream (``strata.sim.synchronize()``). When no work was submitted since
+        the last one it is a no-op, which the tracer does not see."""
         driver = self.driver
-        if trace.active and any(driver.fence(q) < driver.submitted(q) for q in self.queues):
+        upto = {q: driver.submitted(q) for q in self.queues}
+        if trace.active and upto != self._synchronized:
             with _Span("sync", reason, mode=driver.sync_mode, queue="all") as fields:
-                fields["waited_ns"] = sum(driver.wait_fence(q, driver.submitted(q), reason=reason)
-                                          for q in self.queues)
+                fields["waited_ns"] = sum(driver.wait_fence(q, seq, reason=reason)
+                                          for q, seq in upto.items())
         else:
-            for queue in self.queues:
-                driver.wait_fence(queue, driver.submitted(queue), reason=reason)
+            for queue, seq in upto.items():
+                driver.wait_fence(queue, seq, reason=reason)
+        self._synchronized = upto
         self.collect_device_events()
         self.check_errors()
 

@@ -13,6 +13,7 @@ timing event also has the device clock written into its timestamp slot. Semantic
 """
 
 from ...core import trace
+from ...core.device import as_device
 from ...runtime import Event, Stream
 from . import commands as C
 
@@ -26,6 +27,8 @@ class SimStream(Stream):
     """An in-order queue of work on the sim device: ``strata.sim.Stream(priority=0)``."""
 
     def __init__(self, device=None, priority=0):
+        if device is not None and str(as_device(device)) not in ("sim", "sim:0"):
+            raise ValueError(f"strata.sim.Stream: expected a sim device, got {device}")
         rt = _runtime()
         self._init(rt, rt.new_queue(), priority)
 
