@@ -59,7 +59,8 @@ def batches(data, context, batch_size, generator):
 def main():
     args = parse_args(__doc__, steps=300, lr=3e-3, batch_size=16, epochs=1)
     torch.manual_seed(args.seed)
-    text = open(TEXT).read()
+    with open(TEXT) as f:
+        text = f.read()
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}
     data = torch.tensor([stoi[c] for c in text], dtype=torch.long)

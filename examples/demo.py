@@ -13,9 +13,10 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import strata as torch  # noqa: E402
 from common import digits, load_checkpoint, plot_losses, progress, save_checkpoint  # noqa: E402
 from mlp_digits import MLP  # noqa: E402
+
+import strata as torch  # noqa: E402
 
 
 def show_one_line():

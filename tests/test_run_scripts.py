@@ -98,7 +98,7 @@ def test_scripts_are_plain_pytorch():
     for name in CASES:
         with open(os.path.join(SCRIPTS, name)) as f:
             source = f.read()
-        assert re.search(r"^import torch$", source, re.M), name
+        assert re.search(r"^import torch$", source, re.MULTILINE), name
         assert "strata" not in source, name
 
 

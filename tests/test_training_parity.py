@@ -302,7 +302,7 @@ def test_lstm_cell_rmsprop_smooth_l1():
                 loss_fn)
 
 
-# --- (e) Embedding + LayerNorm + cross_entropy with ignore_index ------------------------------------
+# --- (e) Embedding + LayerNorm + cross_entropy with ignore_index ------------------------------
 
 PAD = 0
 
