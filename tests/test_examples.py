@@ -137,3 +137,17 @@ def test_demo_runs_end_to_end(tmp_path):
     assert acc >= 95.0, out
     if HAS_MATPLOTLIB:
         assert_png(tmp_path / "demo_loss.png")
+
+
+def test_mlp_on_the_sim_device_matches_cpu():
+    """The same training run on the sim accelerator (a separate device process) gives the CPU's
+    numbers, up to the last printed digit."""
+    import strata
+    if not strata.sim.is_available():
+        pytest.skip("the sim device is not available here")
+    args = ("--quiet", "--epochs", "2")
+    sim_steps, sim_loss, sim_acc = summary(run_example("mlp_digits.py", *args, "--device", "sim"))
+    cpu_steps, cpu_loss, cpu_acc = summary(run_example("mlp_digits.py", *args))
+    assert sim_steps == cpu_steps
+    assert sim_loss == pytest.approx(cpu_loss, abs=2e-4)
+    assert sim_acc == pytest.approx(cpu_acc, abs=0.3)   # at most one test image of 360 differs

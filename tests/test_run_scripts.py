@@ -41,9 +41,10 @@ SPECIAL = {
 }
 
 
-def run(*cmd, script):
-    proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True, env=ENV,
-                          cwd=SCRIPTS, timeout=600)
+def run(*cmd, tmp):
+    """Run ``python *cmd`` in tests/scripts; the scripts' temporary files go under ``tmp``."""
+    proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True,
+                          env=dict(ENV, TMPDIR=str(tmp)), cwd=SCRIPTS, timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     # strata's names print with its own module prefix: ``strata.int64`` for ``torch.int64``
     return proc.stdout.replace("strata.", "torch.").splitlines()
@@ -71,10 +72,10 @@ def assert_lines_match(s_line, t_line, rtol, where):
 
 
 @pytest.mark.parametrize("script", sorted(CASES))
-def test_script_matches_pytorch(script):
+def test_script_matches_pytorch(script, tmp_path):
     args, rtol = CASES[script]
-    torch_out = run(script, *args, script=script)
-    strata_out = run("-m", "strata", "run", script, *args, script=script)
+    torch_out = run(script, *args, tmp=tmp_path)
+    strata_out = run("-m", "strata", "run", script, *args, tmp=tmp_path)
     assert len(strata_out) == len(torch_out), \
         f"{script}: {len(strata_out)} lines vs torch's {len(torch_out)}\n" + \
         "\n".join(strata_out) + "\n---\n" + "\n".join(torch_out)

@@ -199,16 +199,18 @@ def _host_values(t) -> np.ndarray:
 
 # --- the whole repr ----------------------------------------------------------------------------
 
-def _add_suffixes(text, suffixes, indent):
+def _add_suffixes(text, suffixes, indent, force_newline=False):
+    """``force_newline``: the first suffix starts a new line (sparse tensors, as in PyTorch)."""
     parts = [text]
     # PyTorch's arithmetic, kept as is: without a newline rfind gives -1, so this is len + 2.
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
         # Measured as PyTorch spells it ("torch.int32"), so lines break where PyTorch's do.
         width = len(suffix.replace("strata.", "torch."))
-        if last_line_len + width + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last_line_len + width + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + width
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += width + 2
@@ -219,6 +221,21 @@ def _add_suffixes(text, suffixes, indent):
 def _grad_fn_name(grad_fn):
     name = getattr(grad_fn, "name", None)
     return name() if callable(name) else type(grad_fn).__name__
+
+
+def _sparse_str(t, indent):
+    """A sparse COO tensor's ``indices=tensor(...)`` and ``values=tensor(...)``, one per line,
+    as PyTorch prints them (no dtype inside: the outer suffixes carry it)."""
+    parts = []
+    for name, part in (("indices", t._indices()), ("values", t._values())):
+        prefix = f"{name}=tensor("
+        if part.numel() == 0:
+            text = f"[], size={tuple(part.shape)}"
+        else:
+            text = _values_str(_host_values(part.detach()), part.dtype.category == D.FLOATING,
+                               indent + len(prefix))
+        parts.append(prefix + text + ")")
+    return (",\n" + " " * indent).join(parts)
 
 
 def tensor_repr(t) -> str:
@@ -234,6 +251,12 @@ def tensor_repr(t) -> str:
         if t.dtype is not default:
             suffixes.append(f"dtype={t.dtype}")
         text = "..."
+    elif t.is_sparse:
+        suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+        if t.dtype is not default:
+            suffixes.append(f"dtype={t.dtype}")
+        suffixes.append(f"layout=strata.{t.layout}")
+        text = _sparse_str(t, indent)
     elif t.numel() == 0:
         if t.ndim != 1:
             suffixes.append(f"size={tuple(t.shape)}")
@@ -251,4 +274,4 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{_grad_fn_name(grad_fn)}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + text, suffixes, indent)
+    return _add_suffixes(prefix + text, suffixes, indent, force_newline=t.is_sparse)

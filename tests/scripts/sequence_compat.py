@@ -119,6 +119,8 @@ for epoch in range(args.epochs):
         print(f"epoch {epoch + 1} train {loss.item():.6f} val {val:.6f} "
               f"lr {optimizer.param_groups[0]['lr']:.5f}")
 
+torch.cuda.empty_cache()
+print("peak cuda memory MiB", torch.cuda.max_memory_allocated() / 2 ** 20)
 if writer is not None:
     writer.flush()
     writer.close()

@@ -71,6 +71,7 @@ print("ones_like", torch.ones_like(grid).sum().item(), "pow", (torch.arange(4.0)
       "rsub", (1 - torch.arange(3.0)).tolist(), "rdiv", (1 / torch.tensor([2.0, 4.0])).tolist())
 sp = (2 * torch.eye(3)).to_sparse()
 print("sparse", tuple(sp.shape), sp.is_sparse, (sp.to_dense() == 2 * torch.eye(3)).all().item())
+print(sp)
 
 # random initialisation and sampling: each library draws from its own generator, so print the
 # properties of the draws, not the draws

@@ -3,9 +3,13 @@
    log(tril(ones)) mask, sinusoidal PositionalEncoding buffer), NLLLoss, AdamW +
    CosineAnnealingLR;
 2. a GPT-style block over F.scaled_dot_product_attention(is_causal=True), AdamW + OneCycleLR.
-Weights are initialised from NumPy so both runs start from the same point; dropout is 0."""
+Weights are initialised from NumPy so both runs start from the same point; dropout is 0. The
+trained word model is saved whole and loaded back weights-only with the classes it needs allowed."""
 
+import inspect
 import math
+import os
+import tempfile
 
 import numpy as np
 import torch
@@ -178,9 +182,23 @@ class GPT(nn.Module):
         return logits, loss
 
 
+def configure_optimizers(model, weight_decay, learning_rate, betas, device_type):
+    """nanoGPT's: decay 2-D weights only, and use the fused kernel when the library has one."""
+    params = {pn: p for pn, p in model.named_parameters() if p.requires_grad}
+    decay = [p for p in params.values() if p.dim() >= 2]
+    no_decay = [p for p in params.values() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    print("decayed tensors", len(decay), sum(p.numel() for p in decay),
+          "non-decayed tensors", len(no_decay), sum(p.numel() for p in no_decay))
+    fused_available = "fused" in inspect.signature(torch.optim.AdamW).parameters
+    extra_args = dict(fused=True) if fused_available and device_type == "cuda" else dict()
+    return torch.optim.AdamW(groups, lr=learning_rate, betas=betas, **extra_args)
+
+
 gpt = GPT(ntokens)
 numpy_init(gpt, 1)
-opt = torch.optim.AdamW(gpt.parameters(), lr=1e-3, weight_decay=0.1, betas=(0.9, 0.95))
+opt = configure_optimizers(gpt, 0.1, 1e-3, (0.9, 0.95), "cpu")
 steps = 30
 sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=5e-3, total_steps=steps)
 starts = np.random.default_rng(0).integers(0, len(ids) - 9, (steps, 8))
@@ -188,10 +206,28 @@ for it in range(steps):
     x = torch.stack([ids[s:s + 8] for s in starts[it]])
     y = torch.stack([ids[s + 1:s + 9] for s in starts[it]])
     y[:, 0] = -1   # ignored position
-    _, loss = gpt(x, y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
+    for micro in range(2):   # gradient accumulation over two micro-batches
+        _, loss = gpt(x[micro * 4:(micro + 1) * 4], y[micro * 4:(micro + 1) * 4])
+        (loss / 2).backward()
+    torch.nn.utils.clip_grad_norm_(gpt.parameters(), 1.0)
     opt.step()
+    opt.zero_grad(set_to_none=True)
     sched.step()
     if it % 10 == 0 or it == steps - 1:
         print(f"gpt step {it} loss {loss.item():.5f} lr {sched.get_last_lr()[0]:.6f}")
+
+path = os.path.join(tempfile.mkdtemp(), "model.pt")
+torch.save(model, path)
+allowed = [TransformerModel, PositionalEncoding, nn.Transformer, nn.modules.sparse.Embedding,
+           nn.modules.transformer.TransformerEncoder, nn.TransformerDecoder,
+           nn.modules.transformer.TransformerEncoderLayer, nn.TransformerDecoderLayer,
+           nn.modules.activation.MultiheadAttention, nn.modules.linear.Linear,
+           nn.modules.linear.NonDynamicallyQuantizableLinear, nn.modules.dropout.Dropout,
+           nn.modules.normalization.LayerNorm, nn.modules.container.ModuleList, F.relu]
+with torch.serialization.safe_globals(allowed):
+    reloaded = torch.load(path, weights_only=True)
+reloaded.eval()
+with torch.no_grad():
+    data, _ = get_batch(train_data, 8)
+    diff = (reloaded(data) - model(data)).abs().max()
+print("reloaded", type(reloaded).__name__, "max difference", diff.item())

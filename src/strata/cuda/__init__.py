@@ -34,6 +34,16 @@ def manual_seed(seed) -> None:
 manual_seed_all = manual_seed
 seed = seed_all = lambda: None  # noqa: E731
 
+
+def empty_cache() -> None:
+    """Nothing is cached without CUDA: a no-op, as in PyTorch's CPU build."""
+
+
+def memory_allocated(device=None) -> int:
+    """0 without CUDA, as in PyTorch's CPU build (scripts log it unguarded)."""
+    return 0
+
+
+max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
 set_device = synchronize = current_device = get_device_name = get_device_properties = _no_cuda
-memory_allocated = max_memory_allocated = memory_reserved = empty_cache = _no_cuda
 Stream = Event = _no_cuda
