@@ -80,6 +80,45 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
+def get_num_threads() -> int:
+    """Threads the CPU backend splits large kernels over (``backends/cpu/array.parallel_for``)."""
+    from .backends.cpu import array
+    return array.NUM_THREADS
+
+
+def set_num_threads(n: int) -> None:
+    from .backends.cpu import array
+    if not isinstance(n, int) or n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    array.NUM_THREADS = n
+
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted for compatibility; strata's float32 matmul is always full precision."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision}")
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """strata's CPU kernels are deterministic; the flag is recorded for programs that read it."""
+    _deterministic[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic[0]
+
+
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 

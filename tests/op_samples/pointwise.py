@@ -53,6 +53,7 @@ UNARY_FLOAT = {  # integer inputs compute in the default float dtype
     "atan": (-4, 4), "sinh": (-3, 3), "cosh": (-3, 3), "tanh": (-3, 3), "asinh": (-4, 4),
     "acosh": (1, 5), "atanh": (-0.95, 0.95), "sigmoid": (-6, 6), "erf": (-3, 3),
     "erfc": (-3, 3), "erfinv": (-0.99, 0.99), "reciprocal": (0.2, 4), "lgamma": (0.1, 6),
+    "digamma": (-2.5, 6),
 }
 UNARY_SAME = {  # name -> dtypes (the result keeps the input dtype)
     "abs": NO_BOOL, "neg": NO_BOOL, "sign": ALL, "floor": NO_BOOL, "ceil": NO_BOOL,
@@ -122,6 +123,30 @@ UNARY_SAMPLES["aten::abs"].append(
 UNARY_SAMPLES["aten::lgamma"].append(
     sample(lambda m, x: m.lgamma(x), [np.array([-0.5, -1.5, -2.7, -1.0, 0.0, 1.0, 2.0, 150.0,
                                                 1e-8, 1e10])], ["float64"], "poles-and-range"))
+UNARY_SAMPLES["aten::digamma"].append(
+    sample(lambda m, x: m.digamma(x), [np.array([-0.5, -1.5, -2.7, -1.0, -0.0, 1e-30, 1.4616321,
+                                                 10.0, 11.5, 1e16, 1e18])], ["float64"],
+           "poles-and-range"))
+UNARY_SAMPLES["aten::polygamma"] = [
+    sample(lambda m, x, n=n: m.polygamma(n, x), [arr(d, lo=-2.5, hi=6, seed=n)], [d], f"n{n}-{d}")
+    for n in (0, 1, 2, 3) for d in FLOATS] + [
+    sample(lambda m, x: m.polygamma(2, x), [SPECIAL], ["float64"], "special"),
+    sample(lambda m, x: m.polygamma(1, x), [SPECIAL.astype("float32")], ["float32"],
+           "special-trigamma"),
+    sample(lambda m, x: m.polygamma(4, x), [np.array([-3.3, -0.5, 0.25, 1.0, 2.0, 9.5, 10.0,
+                                                      30.0, 1e3])], ["float64"], "range"),
+    sample(lambda m, x: x.polygamma(3), [arr("float64", (3, 4, 5), 0.1, 6)], ["float64"],
+           "method-3d"),
+    sample(lambda m, x: m.polygamma(n=2, input=x), [arr("float32", (), 0.1, 6)], ["float32"],
+           "0dim-kw"),
+    sample(lambda m, x: m.polygamma(1, x), [arr("float32", (0, 3))], ["float32"], "empty"),
+    sample(lambda m, x: m.polygamma(2, x), [arr("int64", lo=1, hi=5)], ["int64"], "int-to-float"),
+]
+UNARY_SAMPLES["aten::polygamma_"] = [
+    sample(lambda m, x, n=n: x.polygamma_(n), [arr(d, lo=0.1, hi=6)], [d], f"n{n}-{d}")
+    for n, d in ((0, "float32"), (1, "float64"), (2, "float16"), (3, "bfloat16"))] + [
+    sample(lambda m, x: x.polygamma_(2), [arr("float64", (0, 2))], ["float64"], "empty",
+           check_stride=False)]
 UNARY_SAMPLES["aten::erfinv"].append(
     sample(lambda m, x: m.erfinv(x), [np.array([-1.0, 1.0, 1.5, -2.0, 0.0, 0.999, -0.7, 0.7])],
            ["float64"], "edges"))
@@ -481,3 +506,27 @@ COMPOSITES = {
 
 SAMPLES = (UNARY_SAMPLES | GELU | BINARY_SAMPLES | DIV_MODE | WHERE | CLAMP | NAN_TO_NUM |
            COMPOSITES)
+
+
+def _closeness_samples():
+    import numpy as np
+    from op_samples import Sample
+    a = np.array([1.0, 2.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
+    b = np.array([1.0 + 1e-6, 2.1, np.nan, np.inf, np.inf, 1e-9], np.float32)
+    ints = np.array([1, 2, 3]), np.array([1, 5, 3])
+    return {
+        "aten::isclose": [Sample(lambda m, x, y: m.isclose(x, y), (a, b)),
+                          Sample(lambda m, x, y: x.isclose(y, equal_nan=True), (a, b)),
+                          Sample(lambda m, x, y: m.isclose(x, y, rtol=0.1, atol=0.0), (a, b)),
+                          Sample(lambda m, x, y: m.isclose(x, y), ints)],
+        "aten::allclose": [Sample(lambda m, x, y: m.allclose(x, y), (a, b), meta=False),
+                           Sample(lambda m, x, y: x.allclose(x), (a[:2], b[:2]), meta=False),
+                           Sample(lambda m, x, y: m.allclose(x, y, atol=0.2), (a[:2], b[:2]),
+                                  meta=False)],
+        "aten::equal": [Sample(lambda m, x, y: m.equal(x, y), ints, meta=False),
+                        Sample(lambda m, x, y: m.equal(x, x), ints, meta=False),
+                        Sample(lambda m, x, y: x.equal(x[:2]), ints, meta=False)],
+    }
+
+
+SAMPLES.update(_closeness_samples())

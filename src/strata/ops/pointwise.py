@@ -196,6 +196,7 @@ erfc, erfc_ = _unary("erfc", FLOAT)
 erfinv, erfinv_ = _unary("erfinv", FLOAT)
 reciprocal, reciprocal_ = _unary("reciprocal", FLOAT)
 lgamma, lgamma_ = _unary("lgamma", FLOAT)
+digamma, digamma_ = _unary("digamma", FLOAT)   # lgamma's derivative
 
 # --- unary, dtype kept ------------------------------------------------------------------------
 abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))
@@ -244,6 +245,32 @@ bitwise_left_shift, bitwise_left_shift_ = _binary(
     "bitwise_left_shift", _integers_only("lshift_cpu"), common=PROMOTE)
 bitwise_right_shift, bitwise_right_shift_ = _binary(
     "bitwise_right_shift", _integers_only("rshift_cpu"), common=PROMOTE)
+
+
+def _check_polygamma(n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+
+
+def _polygamma_meta(n, self):
+    _check_polygamma(n)
+    return R.pointwise_meta(FLOAT, self)
+
+
+def _polygamma_meta_(self, n):
+    _check_polygamma(n)
+    inplace_result(self, (self,), FLOAT, FLOAT)
+    return self
+
+
+# The n-th derivative of digamma (digamma's own derivative is polygamma(1, x)). The in-place
+# form takes self first; ``Tensor.polygamma(n)`` is in frontend/pointwise.py.
+polygamma = defop("polygamma(int n, Tensor self) -> Tensor", _polygamma_meta, function=True,
+                  tags=("pointwise",))
+polygamma.dtype_rule = FLOAT
+polygamma_ = defop("polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", _polygamma_meta_,
+                   method=True, tags=("pointwise", "inplace_of:polygamma"))
+polygamma_.dtype_rule = FLOAT
 
 
 def _pow_meta(self, exponent):
@@ -610,3 +637,43 @@ def _clamp_max(self, max):
 @register_decomposition(clamp_max_)
 def _clamp_max_(self, max):
     return clamp_(self, None, max)
+
+
+# --- closeness: composites over the comparisons -----------------------------------------------
+isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+                "bool equal_nan=False) -> Tensor", method=True, function=True)
+allclose = defop("allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
+                 "bool equal_nan=False) -> bool", method=True, function=True)
+equal = defop("equal(Tensor self, Tensor other) -> bool", method=True, function=True)
+
+
+@register_decomposition(isclose)
+def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"{self.dtype} did not match {other.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = eq(self, other)
+    if equal_nan and self.is_floating_point():
+        close = logical_or(close, logical_and(isnan(self), isnan(other)))
+    if self.dtype is D.bool_ or not self.is_floating_point() and rtol == 0 and atol == 0:
+        return close
+    # |self - other| <= atol + rtol * |other|, computed in the (promoted) float dtype
+    diff = abs(sub(self, other))
+    bound = add(mul(abs(other), rtol), atol)
+    finite = logical_and(isfinite(self), isfinite(other))
+    return logical_or(close, logical_and(finite, le(diff, bound)))
+
+
+@register_decomposition(allclose)
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(_isclose(self, other, rtol, atol, equal_nan).all().item())
+
+
+@register_decomposition(equal)
+def _equal(self, other):
+    if tuple(self.shape) != tuple(other.shape):
+        return False
+    return bool(eq(self, other).all().item())
