@@ -9,10 +9,10 @@ import argparse
 import strata
 import torch
 
-from . import device, ops, tracer
+from . import device, ops, tracer, training
 from .harness import machine, table
 
-GROUPS = {"ops": ops.run, "tracer": tracer.run, "device": device.run}
+GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run}
 
 
 def main():

@@ -78,6 +78,42 @@ ACTIVATION_ERRORS = [
     (lambda m, x: F(m).rrelu(x, 0.5, 0.1), X, "Lower bound should be less than or equal to "
                                               "the upper bound"),
     (lambda m, x: F(m).rrelu(x), I, r"\"leaky_relu_cpu\" not implemented for 'Long'"),
+    (lambda m, x: F(m).hardtanh(x.to(m.uint8), -1.5, 2.0), I, "cannot do hardtanh on an "
+                                                            "unsigned type with negative limits"),
+    (lambda m, x: m.ops.aten._safe_softmax.default(x, 0), I, r"\"softmax_kernel_impl\" not "
+                                                             r"implemented for 'Long'"),
+    (lambda m, x: m.ops.aten._safe_softmax.default(x, 1, m.int64), X, r"\"softmax_lastdim_kernel"
+                                                                      r"_impl\" not implemented"),
+    (lambda m, x: m.ops.aten._safe_softmax.default(x, 2), X, "Dimension out of range"),
+    (lambda m, x: m.ops.aten._softmax_backward_data.default(x, x[:2], 1, m.float32), X,
+     r"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+     r"'output'; but \[3, 4\] does not equal \[2, 4\] \(while checking arguments for "
+     r"softmax_backward\)"),
+    (lambda m, x: m.ops.aten._softmax_backward_data.default(x, x.double(), 1, m.float32), X,
+     "expected scalar type Float but found Double"),
+    (lambda m, x: m.ops.aten._log_softmax_backward_data.default(x.double(), x, 0, m.float64), X,
+     "expected scalar type Double but found Float"),
+    (lambda m, x: m.ops.aten._softmax_backward_data.default(x, x, 1, m.float16), X,
+     "expected scalar type Float but found Half"),
+    (lambda m, x: m.ops.aten._softmax_backward_data.default(x, x, 0, m.float32), I,
+     r"\"softmax_backward_kernel_impl\" not implemented for 'Long'"),
+    (lambda m, x: m.ops.aten._log_softmax_backward_data.default(x, x, -1, m.float32), I,
+     r"\"log_softmax_backward_lastdim_kernel_impl\" not implemented for 'Long'"),
+    (lambda m, x: m.ops.aten._softmax_backward_data.default(x, x, 2, m.float32), X,
+     "Dimension out of range"),
+    (lambda m, x: m.ops.aten.elu_backward.default(x, -1.0, 1.0, 1.0, True, x), X,
+     "In-place elu backward calculation is triggered with a negative slope which is not "
+     "supported"),
+    (lambda m, x: m.ops.aten.leaky_relu_backward.default(x, x, -0.1, True), X,
+     "In-place leakyReLu backward calculation is triggered with a negative slope"),
+    (lambda m, x: m.ops.aten.mish_backward.default(x, x.long()), X,
+     "result type Float can't be cast to the desired output type Long"),
+    (lambda m, x: F(m).elu_(x), I, r"\"elu_cpu\" not implemented for 'Long'"),
+    (lambda m, x: F(m).hardswish(x, inplace=True), I, r"\"hardswish_cpu\" not implemented"),
+    (lambda m, x: F(m).threshold_(x, 0, 1), B, r"\"threshold_cpu\" not implemented for 'Bool'"),
+    (lambda m, x: F(m).hardtanh_(x), B, "Bool inputs not supported for hardtanh"),
+    (lambda m, x: F(m).elu_(x.expand(2, 3, 4)), X, "unsupported operation: more than one "
+                                                   "element of the written-to tensor"),
     (lambda m, x: F(m).one_hot(x), np.array([0, -1]), "Class values must be non-negative."),
     (lambda m, x: F(m).one_hot(x, 3), np.array([0, 3]), "Class values must be smaller than "
                                                         "num_classes."),
@@ -600,3 +636,140 @@ def test_softmax_half_rounds_once(dtype):
     x = (_rng.standard_normal((40, 70)) * 4).astype(np.float32)
     check(lambda m, x: m.softmax(x.to(getattr(m, dtype)), 1), x)
     check(lambda m, x: m.log_softmax(x.to(getattr(m, dtype)), 0), x)
+
+
+# --- gradients: PyTorch's backward ops, out of place and in place ---------------------------------
+# (tests/test_gradients.py compares every sample's gradient; here: hypothesis sweeps over values
+# that include every boundary, inf and NaN, second derivatives, node names, version counters)
+
+BOUNDARIES = [-3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, 6.0, 2.5, 20.0]
+# NaN is left to the op samples (one NaN per input): PyTorch's vectorised backward kernels treat
+# it differently from their scalar loops for some activations (hardtanh, elu, hardswish, the
+# shrinks), so its answer depends on the element's position; strata follows the scalar loop.
+SPECIALS = [inf, -inf]
+ACTIVATIONS = {
+    "elu": lambda m, x: F(m).elu(x, 0.7),
+    "elu_": lambda m, x: F(m).elu(x, 1.3, inplace=True),
+    "selu_": lambda m, x: F(m).selu(x, inplace=True),
+    "celu": lambda m, x: F(m).celu(x, 0.5),
+    "hardtanh": lambda m, x: F(m).hardtanh(x, -0.5, 3.0),
+    "hardtanh_": lambda m, x: F(m).hardtanh(x, -1.0, 1.0, inplace=True),
+    "relu6_": lambda m, x: F(m).relu6(x, inplace=True),
+    "hardsigmoid": lambda m, x: F(m).hardsigmoid(x),
+    "hardsigmoid_": lambda m, x: F(m).hardsigmoid(x, inplace=True),
+    "hardswish": lambda m, x: F(m).hardswish(x),
+    "hardswish_": lambda m, x: F(m).hardswish(x, inplace=True),
+    "mish": lambda m, x: F(m).mish(x),
+    "mish_": lambda m, x: F(m).mish(x, inplace=True),
+    "softplus": lambda m, x: F(m).softplus(x, 2.0, 5.0),
+    "softshrink": lambda m, x: F(m).softshrink(x, 0.5),
+    "hardshrink": lambda m, x: F(m).hardshrink(x, 1.0),
+    "leaky_relu": lambda m, x: F(m).leaky_relu(x, 0.2),
+    "leaky_relu_": lambda m, x: F(m).leaky_relu(x, 0.2, inplace=True),
+    "threshold": lambda m, x: F(m).threshold(x, 0.5, -2.0),
+    "threshold_": lambda m, x: F(m).threshold(x, 1.0, 6.0, inplace=True),
+    "rrelu_eval_": lambda m, x: F(m).rrelu(x, 0.1, 0.3, inplace=True),
+}
+
+
+def _values(specials):
+    pool = BOUNDARIES + (SPECIALS if specials else [])
+    return hnp.arrays(np.float64, hnp.array_shapes(max_dims=2, max_side=5),
+                      elements=st.one_of(st.sampled_from(pool), st.floats(-8, 8)))
+
+
+def _grads(m, fn, x, v, create_graph):
+    leaf = m.tensor(x, requires_grad=True)
+    y = fn(m, leaf.clone())
+    (g,) = m.autograd.grad(y, leaf, m.tensor(v), create_graph=create_graph)
+    return y, g, leaf
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@given(x=_values(specials=True))
+def test_activation_gradients_at_every_edge(name, x):
+    """Values, node names and first derivatives agree with PyTorch's backward kernels at the
+    boundaries and at +-inf."""
+    fn, v = ACTIVATIONS[name], np.linspace(-1, 2, x.size).reshape(x.shape)
+    s_y, s_g, _ = _grads(strata, fn, x, v, False)
+    t_y, t_g, _ = _grads(torch, fn, x, v, False)
+    assert s_y.grad_fn.name() == t_y.grad_fn.name()
+    np.testing.assert_allclose(s_y.detach().numpy(), t_y.detach().numpy(), rtol=1e-12,
+                               equal_nan=True)
+    np.testing.assert_allclose(s_g.numpy(), t_g.numpy(), rtol=1e-12, atol=1e-300,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@given(x=_values(specials=False))
+def test_activation_second_derivatives(name, x):
+    """Differentiating the backward ops again (create_graph) gives PyTorch's double-backward
+    formulas, including their convention at the kinks."""
+    fn, v = ACTIVATIONS[name], np.linspace(-1, 2, x.size).reshape(x.shape)
+    w = np.linspace(0.5, -1.5, x.size).reshape(x.shape)
+    out = []
+    for m in (strata, torch):
+        _, g, leaf = _grads(m, fn, x, v, True)
+        if not g.requires_grad:   # piecewise linear: the gradient does not depend on x
+            out.append(np.zeros_like(x))
+            continue
+        (gg,) = m.autograd.grad(g, leaf, m.tensor(w), allow_unused=True)
+        out.append(np.zeros_like(x) if gg is None else gg.numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: F(m).elu(x, -0.5, inplace=True),
+                                lambda m, x: F(m).celu(x, -1.0, inplace=True),
+                                lambda m, x: F(m).leaky_relu(x, -0.1, inplace=True),
+                                lambda m, x: F(m).rrelu(x, -0.3, -0.1, inplace=True)])
+def test_inplace_negative_slope_cannot_backward(fn):
+    """PyTorch differentiates these from their result, which a negative slope makes ambiguous:
+    the forward runs, the backward raises."""
+    errors = []
+    for m in (strata, torch):
+        leaf = m.tensor(X.astype(np.float64), requires_grad=True)
+        y = fn(m, leaf.clone())
+        with pytest.raises(RuntimeError, match="backward calculation is triggered with a "
+                                               "negative slope") as err:
+            y.sum().backward()
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("fn", [f for name, f in ACTIVATIONS.items() if name.endswith("_")])
+def test_inplace_activation_bumps_version_once_in_autograd(fn):
+    for m in (strata, torch):
+        leaf = m.tensor(X.astype(np.float64), requires_grad=True)
+        x = leaf.clone()
+        before = x._version
+        assert fn(m, x) is x
+        assert x._version == before + 1
+
+
+def test_inplace_activation_on_a_view_backpropagates_through_the_base():
+    grads = []
+    for m in (strata, torch):
+        leaf = m.tensor(X.astype(np.float64) * 3, requires_grad=True)
+        base = leaf * 1.0
+        F(m).hardtanh(base[1:, ::2], -1.0, 2.0, inplace=True)
+        F(m).elu(base[0], inplace=True)
+        (base * m.tensor(Y.astype(np.float64))).sum().backward()
+        grads.append(leaf.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_fully_masked_attention_rows_get_zero_gradients():
+    mask = np.ones((4, 5), bool)
+    mask[1] = False
+    grads = []
+    for m in (strata, torch):
+        q, k, v = (m.tensor(_rng.standard_normal(s), requires_grad=True)
+                   for s in ((2, 4, 3), (2, 5, 3), (2, 5, 3)))
+        out = F(m).scaled_dot_product_attention(q, k, v, attn_mask=m.tensor(mask))
+        assert not np.isnan(out.detach().numpy()).any()
+        out.sum().backward()
+        grads.append([t.grad.numpy() for t in (q, k, v)])
+    for s, t in zip(*grads):
+        assert not np.isnan(s).any()
+        np.testing.assert_allclose(s, t, rtol=1e-10, atol=1e-12)
+    assert not grads[0][0][:, 1].any()

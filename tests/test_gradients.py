@@ -283,45 +283,7 @@ def test_formula_matches_torch(qualname, sample):
     _compare(sample)
 
 
-# Composite ops whose decomposition differentiates differently from PyTorch's own formula (the
-# formulas here are right; the decompositions in ops/ would need a fix or a primitive).
-_INPLACE_COMPOSITE = ("in-place composite self.copy_(f(self)) overwrites the self that f saved "
-                      "(PyTorch has a primitive with its own formula)")
-_EDGE_CONVENTION = ("decomposition's gradient at inf/NaN or at the clamp boundaries differs from "
-                    "PyTorch's dedicated backward kernel")
-_MASKED_ROWS = "fully masked rows: NaN flows back through the softmax of all -inf"
-KNOWN_DECOMPOSITION_GAPS = {
-    "scatter_reduce_.two-0": _INPLACE_COMPOSITE, "hardtanh_-0": _INPLACE_COMPOSITE,
-    "hardswish_-0": _INPLACE_COMPOSITE, "mish_-0": _INPLACE_COMPOSITE,
-    "cdist-p0": "p=0 counts nonzeros without a graph; PyTorch's output requires grad (zeros)",
-    "pairwise_distance-p0": "p=0 counts nonzeros without a graph; PyTorch returns zero grads",
-    "linalg_matrix_power-0": "n=0 returns an identity with no graph; PyTorch returns zero grads",
-    "linalg_pinv.atol_rtol_float-hermitian": "PyTorch differentiates pinv with its own formula",
-    "linalg_pinv.atol_rtol_float-tolerance": "PyTorch differentiates pinv with its own formula",
-    "linalg_pinv.atol_rtol_float-empty": "PyTorch differentiates pinv with its own formula",
-    "cosine_similarity-zeros": "decomposition divides by a zero norm; PyTorch clamps it",
-    "_safe_softmax-masked_rows": _MASKED_ROWS,
-    "scaled_dot_product_attention-bool_mask": _MASKED_ROWS,
-    "_softmax_backward_data-2d": "decomposition computes float64 data in float32 (input_dtype)",
-    "_log_softmax_backward_data-2d": "decomposition computes float64 data in float32",
-    **{f"{name}-edges": _EDGE_CONVENTION for name in (
-        "elu", "selu", "celu", "softplus", "hardtanh", "relu6", "hardsigmoid", "hardswish",
-        "softshrink")},
-}
-
-
-def _op_db_cases():
-    cases = []
-    for param in _cases(FLOAT_OP_DB):
-        reason = KNOWN_DECOMPOSITION_GAPS.get(param.id)
-        if reason is not None:
-            param = pytest.param(*param.values, id=param.id,
-                                 marks=pytest.mark.xfail(strict=True, reason=reason))
-        cases.append(param)
-    return cases
-
-
-@pytest.mark.parametrize("qualname,sample", _op_db_cases())
+@pytest.mark.parametrize("qualname,sample", _cases(FLOAT_OP_DB))
 def test_op_db_sample_gradients_match_torch(qualname, sample):
     _compare(sample)
 
@@ -340,8 +302,8 @@ def _gradcheck_cases():
     return cases
 
 
-# samples on a kink of a piecewise function, or of composites listed above
-NOT_SMOOTH_AT_SAMPLE = {"maximum-ties", "scatter_reduce_.two-0"}
+# samples on a kink of a piecewise function
+NOT_SMOOTH_AT_SAMPLE = {"maximum-ties"}
 
 
 @pytest.mark.parametrize("qualname,sample", _gradcheck_cases())

@@ -456,3 +456,109 @@ def test_numpy_style_aliases():
                            m.fix(x), m.arcsin(x.clamp(-1, 1)), x.arctan2(y), x.absolute(),
                            x.clone().multiply_(y), x.clone().divide_(y, rounding_mode="floor"),
                            x.clone().true_divide_(y)), a, b)
+
+
+# --- the CPU kernels' fast paths: in place through out=, large operands in parallel chunks -------
+
+def _big(dtype="float32", n=None, seed=0):
+    from strata.backends.cpu.pointwise import LARGE
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.1, 3.0, n or 7 * (LARGE // 7 + 1)).astype(dtype)   # odd, > LARGE
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "sqrt", "rsqrt", "sigmoid", "reciprocal", "relu",
+                                  "neg", "abs", "tanh"])
+def test_large_unary_matches_torch(name):
+    check(lambda m, x: (getattr(x, name)(), getattr(x.clone(), name + "_")()), _big())
+    check(lambda m, x: getattr((-x).reshape(-1, 7), name)(), _big())
+
+
+def test_large_binary_scalars_and_broadcasts():
+    a, b = _big(), _big(seed=1)
+    check(lambda m, x, y: (x + y, m.add(x, y, alpha=0.5), m.sub(x, y, alpha=-2), x * 3,
+                           2.5 - x, x / y, m.maximum(x, y), x ** 2, x + m.tensor(1.5)), a, b)
+    rows = _big(n=(1 << 16) * 6).reshape(-1, 6)   # broadcast: the unchunked path
+    check(lambda m, x, y: (x + y, x.t() * 2), rows, _big(n=6, seed=2))
+
+
+def test_large_noncontiguous_and_half():
+    a = _big(n=(1 << 19) * 2)
+    check(lambda m, x: (x[::2].exp(), x.reshape(2, -1).t() * 2), a)
+    check(lambda m, x: (x.half().exp(), x.half() + x.half(), x.double().sin()), a,
+          atol=1e-3)
+
+
+def test_large_inplace_matches_torch_and_bumps_version():
+    a, b = _big(), _big(seed=1)
+
+    def fn(m, x, y):
+        v0 = x._version
+        x.add_(y, alpha=3).mul_(0.5).sqrt_().sub_(1.25)
+        x[: x.shape[0] // 2].exp_()   # contiguous view
+        x[::3].mul_(2)                # strided view: one NumPy call
+        return x, x._version - v0
+    check(fn, a, b)
+
+
+def test_large_result_is_placed_apart_from_its_input():
+    """Note [4K aliasing]: a big result never starts within 256 bytes (mod 4 KiB) after its
+    input, whatever the heap did."""
+    x = strata.tensor(_big())
+    for y in (x.exp(), x * 2, x.sigmoid()):
+        delta = (y.data_ptr() - x.data_ptr()) % 4096
+        assert 256 <= delta <= 4096 - 256
+        assert y.is_contiguous() and y.storage_offset() == 0
+
+
+def test_inplace_writes_self_without_reallocating():
+    """In-place kernels compute straight into self's memory (no copy back from a temporary):
+    self keeps its storage, aliases (x.add_(x)) and views of self work."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def fn(m, x):
+        ptr = x.data_ptr()
+        x.add_(x, alpha=2)
+        x[:, 1:3].mul_(x[:, 1:3].sigmoid())
+        x.t().sub_(m.ones(4, 1), alpha=0.5)
+        x.relu_().rsqrt_()
+        return x, x.data_ptr() == ptr
+    check(fn, a)
+    check(lambda m, x: x.half().add_(m.tensor(x), alpha=3), a)        # computes in float32
+    check(lambda m, x: x.div_(m.tensor(2.0, dtype=m.float64)), a)     # promoted compute dtype
+    check(lambda m, x: x.long().mul_(2).add_(m.ones(4, dtype=m.uint8), alpha=3), a)
+
+
+def test_inplace_error_leaves_self_unchanged():
+    a = np.arange(6, dtype=np.int64).reshape(2, 3)
+    check_error(lambda m, x: x.add_(0.5), a)
+    check_error(lambda m, x: x.mul_(m.ones(4, 2, 3, dtype=m.int64)), a)
+    check_error(lambda m, x: x.add_(1, alpha=0.5), a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_where_selects_bits_exactly(dtype):
+    """Big selections pick bits through integer masks: every dtype, NaN payloads, -0.0 and inf
+    come through unchanged, scalars on either side, broadcasts, a 0-dim condition."""
+    from strata.backends.cpu.pointwise import BITWISE_WHERE_MIN
+    rng = np.random.default_rng(0)
+    n = BITWISE_WHERE_MIN + 13
+    cond = rng.random((n,)) < 0.5
+    a = rng.standard_normal((n,)) * 4
+    if dtype in FLOATS:
+        a[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    elif dtype == "bfloat16":   # (the float -> bfloat16 cast of NaN gives another payload)
+        a[:3] = [np.inf, -0.0, -np.inf]
+    a = a.astype(np.float32 if dtype == "bfloat16" else dtype)
+
+    def fn(m, c, x):
+        if dtype == "bfloat16":
+            x = x.bfloat16()
+        rows = x[: n // 13 * 13].reshape(13, -1)
+        return (m.where(c, x, 0), m.where(c, 0, x), m.where(c, x, x.flip(0)),
+                m.where(c, x, -0.0 if dtype in FLOATS else 1), m.where(c[:1].reshape(()), x, x),
+                m.where(c[: rows.shape[1]], rows, rows[:1]), m.where(c, x.float(), 2.5))
+    s_out, t_out = check(fn, cond, a)
+    for s, t in zip(s_out, t_out):   # bit for bit (NaN and -0.0 too)
+        s_bits = s.view(strata.int16).numpy() if s.dtype is strata.bfloat16 else s.numpy()
+        t_bits = t.view(torch.int16).numpy() if t.dtype is torch.bfloat16 else t.numpy()
+        assert s_bits.tobytes() == t_bits.tobytes()

@@ -41,6 +41,60 @@ I = _rng.integers(-4, 5, (3, 4)).astype(np.int64)
 EDGES = np.array([-3.5, -3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, 6.0, 7.0, 25.0, nan, inf,
                   -inf], dtype=np.float32)
 MASKED = np.array([[0.0, -inf, 1.0], [-inf, -inf, -inf], [2.0, 0.5, nan]], dtype=np.float32)
+G_EDGES = _f(EDGES.size)                   # a gradient for the EDGES input of a backward op
+G = _f(3, 5)
+
+
+def _backward(name, *scalars):
+    """``aten.<name>_backward(grad, self, *scalars)``."""
+    return lambda m, g, x: getattr(aten(m), f"{name}_backward").default(g, x, *scalars)
+
+
+def _backward_samples():
+    """Each backward op at the edges (inf, NaN, the boundaries), in float64, in float16, with
+    grad and self of different dtypes (the result has their common dtype), 0-dim and empty."""
+    ops = {"hardtanh": [(-1.0, 1.0), (0, 6)], "hardsigmoid": [()], "hardswish": [()],
+           "mish": [()], "leaky_relu": [(0.01, False), (0.2, True)], "threshold": [(0.5,)],
+           "softplus": [(1, 20), (2.0, 5.0)], "softshrink": [(0.5,), (0.0,)],
+           "hardshrink": [(0.5,), (1.5,)]}
+    out = {}
+    for name, cases in ops.items():
+        f = _backward(name, *cases[0])
+        out[f"aten::{name}_backward"] = [
+            Sample(_backward(name, *scalars), (G_EDGES, EDGES), name=f"edges{i}")
+            for i, scalars in enumerate(cases)] + [
+            Sample(f, (D64, D64 * 3), name="f64"),
+            Sample(lambda m, g, x, f=f: f(m, f16(m, g), f16(m, x)), (G, F * 3), name="f16"),
+            Sample(lambda m, g, x, f=f: f(m, bf16(m, g), bf16(m, x)), (G, F * 3), name="bf16"),
+            Sample(f, (S0, NEG0D), name="0d"),
+            Sample(f, (E, E), name="empty"),
+        ]
+        if name != "mish":   # mish_backward's result has self's dtype (see its own samples)
+            out[f"aten::{name}_backward"].append(
+                Sample(f, (G, (F * 3).astype(np.float64)), name="mixed_dtypes"))
+    out["aten::mish_backward"].append(
+        Sample(_backward("mish"), (G.astype(np.float64), F), name="f64_grad_f32_self"))
+
+    def elu(*args):
+        return lambda m, g, x: aten(m).elu_backward.default(g, *args, x)
+
+    def elu_result(alpha, scale, input_scale):
+        return lambda m, g, x: aten(m).elu_backward.default(
+            g, alpha, scale, input_scale, True, aten(m).elu.default(x, alpha, scale, input_scale))
+
+    out["aten::elu_backward"] = [
+        Sample(elu(1.0, 1.0, 1.0, False), (G_EDGES, EDGES), name="edges"),
+        Sample(elu_result(1.0, 1.0, 1.0), (G_EDGES, EDGES), name="edges_result"),
+        Sample(elu(0.5, 2.0, 1.5, False), (G, F), name="scales"),
+        Sample(elu_result(0.5, 2.0, 1.5), (G, F), name="scales_result"),
+        Sample(elu(-1.0, 1.0, 1.0, False), (D64, D64), name="negative_alpha"),
+        Sample(lambda m, g, x: elu(1.0, 1.0, 1.0, False)(m, f16(m, g), f16(m, x)), (G, F),
+               name="f16"),
+        Sample(elu(1.0, 1.0, 1.0, False), (G, (F * 3).astype(np.float64)), name="mixed_dtypes"),
+        Sample(elu(1.0, 1.0, 1.0, False), (S0, NEG0D), name="0d"),
+        Sample(elu(1.0, 1.0, 1.0, False), (E, E), name="empty"),
+    ]
+    return out
 
 
 def _softmax_samples(fn):
@@ -86,6 +140,15 @@ SAMPLES = {
     "aten::_safe_softmax": [
         Sample(lambda m, x: aten(m)._safe_softmax.default(x, -1), (MASKED,), name="masked_rows"),
         Sample(lambda m, x: aten(m)._safe_softmax.default(x, 0, m.float64), (F,), name="dtype"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(x, 0), (MASKED.T.copy(),),
+               name="masked_dim0"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(f16(m, x), 1), (MASKED,),
+               name="f16"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(x, 1, m.float32), (I,), name="int"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(x, -1), (F3,), name="3d"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(x, 0), (np.array(-inf, np.float32),),
+               name="0d_masked"),
+        Sample(lambda m, x: aten(m)._safe_softmax.default(x, 1), (E,), name="empty"),
     ],
     "aten::_softmax_backward_data": [
         Sample(lambda m, g, x: aten(m)._softmax_backward_data.default(
@@ -93,12 +156,22 @@ SAMPLES = {
         Sample(lambda m, g, x: aten(m)._softmax_backward_data.default(
             g, m.softmax(x, 0), 0, m.float64), (F3.astype(np.float64), F3.astype(np.float64)),
             name="f64_dim0"),
+        Sample(lambda m, g, x: aten(m)._softmax_backward_data.default(
+            g, m.softmax(x, 1), 1, m.float32), (D64, D64), name="f64_grad_input_f32"),
+        Sample(lambda m, g, x: aten(m)._softmax_backward_data.default(
+            f16(m, g), m.softmax(f16(m, x), -1), -1, m.float16), (F, G), name="f16"),
+        Sample(lambda m, g, x: aten(m)._softmax_backward_data.default(
+            g, m.softmax(x, 1), 1, m.bfloat16), (F, G), name="f32_input_bf16"),
     ],
     "aten::_log_softmax_backward_data": [
         Sample(lambda m, g, x: aten(m)._log_softmax_backward_data.default(
             g, m.log_softmax(x, 1), 1, m.float32), (F, _f(3, 5)), name="2d"),
         Sample(lambda m, g, x: aten(m)._log_softmax_backward_data.default(
             g, m.log_softmax(x, -1), -1, m.float64), (D64, D64), name="f64"),
+        Sample(lambda m, g, x: aten(m)._log_softmax_backward_data.default(
+            g, m.log_softmax(x, 0), 0, m.float32), (D64, D64), name="f64_grad_input_f32"),
+        Sample(lambda m, g, x: aten(m)._log_softmax_backward_data.default(
+            bf16(m, g), m.log_softmax(bf16(m, x), 1), 1, m.bfloat16), (F, G), name="bf16"),
     ],
     # --- activations -----------------------------------------------------------------------------
     "aten::elu": [
@@ -111,7 +184,11 @@ SAMPLES = {
         Sample(lambda m, x: aten(m).elu.default(x), (S0,), name="0d"),
         Sample(lambda m, x: aten(m).elu.default(x), (E,), name="empty"),
     ],
-    "aten::elu_": [Sample(lambda m, x: aten(m).elu_.default(x, 0.7), (F,))],
+    "aten::elu_": [
+        Sample(lambda m, x: aten(m).elu_.default(x, 0.7), (F,)),
+        Sample(lambda m, x: aten(m).elu_.default(x, 1.0, 2.0, 0.5), (EDGES,), name="edges"),
+        Sample(lambda m, x: aten(m).elu_.default(f16(m, x)), (F,), name="f16"),
+    ],
     "aten::selu": [
         Sample(lambda m, x: m.selu(x), (EDGES,), name="edges"),
         Sample(lambda m, x: m.selu(f16(m, x)), (F,), name="f16"),
@@ -127,14 +204,27 @@ SAMPLES = {
         Sample(lambda m, x: aten(m).leaky_relu.default(x, 0.2), (D64,), name="slope"),
         Sample(lambda m, x: aten(m).leaky_relu.default(bf16(m, x), 0.1), (F,), name="bf16"),
     ],
-    "aten::leaky_relu_": [Sample(lambda m, x: aten(m).leaky_relu_.default(x, 0.3), (F3,))],
+    "aten::leaky_relu_": [
+        Sample(lambda m, x: aten(m).leaky_relu_.default(x, 0.3), (F3,)),
+        Sample(lambda m, x: aten(m).leaky_relu_.default(x), (EDGES,), name="edges"),
+    ],
     "aten::hardtanh": [
         Sample(lambda m, x: aten(m).hardtanh.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).hardtanh.default(x, -0.5, 2.0), (F,), name="bounds"),
         Sample(lambda m, x: aten(m).hardtanh.default(x, -2, 2), (I,), name="int"),
         Sample(lambda m, x: aten(m).hardtanh.default(f16(m, x)), (F,), name="f16"),
+        Sample(lambda m, x: aten(m).hardtanh.default(x, -0.5, 1.5), (I,), name="int_float_bounds"),
+        Sample(lambda m, x: aten(m).hardtanh.default(x, -0.5, 1.5), (I.astype(np.uint8),),
+               name="uint8"),
+        Sample(lambda m, x: aten(m).hardtanh.default(x, 0.5, -0.5), (D64,), name="min_above_max"),
+        Sample(lambda m, x: aten(m).hardtanh.default(x), (S0,), name="0d"),
+        Sample(lambda m, x: aten(m).hardtanh.default(x), (E,), name="empty"),
     ],
-    "aten::hardtanh_": [Sample(lambda m, x: aten(m).hardtanh_.default(x, -0.2, 0.2), (F,))],
+    "aten::hardtanh_": [
+        Sample(lambda m, x: aten(m).hardtanh_.default(x, -0.2, 0.2), (F,)),
+        Sample(lambda m, x: aten(m).hardtanh_.default(x), (EDGES,), name="edges"),
+        Sample(lambda m, x: aten(m).hardtanh_.default(x, -1.5, 2.7), (I,), name="int"),
+    ],
     "aten::relu6": [
         Sample(lambda m, x: aten(m).relu6.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).relu6.default(x * 4), (I,), name="int"),
@@ -144,18 +234,29 @@ SAMPLES = {
         Sample(lambda m, x: aten(m).hardsigmoid.default(x), (D64,), name="f64"),
         Sample(lambda m, x: aten(m).hardsigmoid.default(f16(m, x)), (F,), name="f16"),
     ],
-    "aten::hardsigmoid_": [Sample(lambda m, x: aten(m).hardsigmoid_.default(x), (F,))],
+    "aten::hardsigmoid_": [
+        Sample(lambda m, x: aten(m).hardsigmoid_.default(x), (F,)),
+        Sample(lambda m, x: aten(m).hardsigmoid_.default(x), (EDGES,), name="edges"),
+        Sample(lambda m, x: aten(m).hardsigmoid_.default(bf16(m, x)), (F,), name="bf16"),
+    ],
     "aten::hardswish": [
         Sample(lambda m, x: aten(m).hardswish.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).hardswish.default(x * 3), (D64,), name="f64"),
     ],
-    "aten::hardswish_": [Sample(lambda m, x: aten(m).hardswish_.default(x), (F3,))],
+    "aten::hardswish_": [
+        Sample(lambda m, x: aten(m).hardswish_.default(x), (F3,)),
+        Sample(lambda m, x: aten(m).hardswish_.default(x), (EDGES,), name="edges"),
+    ],
     "aten::mish": [
         Sample(lambda m, x: aten(m).mish.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).mish.default(x), (D64,), name="f64"),
         Sample(lambda m, x: aten(m).mish.default(bf16(m, x)), (F,), name="bf16"),
     ],
-    "aten::mish_": [Sample(lambda m, x: aten(m).mish_.default(x), (F,))],
+    "aten::mish_": [
+        Sample(lambda m, x: aten(m).mish_.default(x), (F,)),
+        Sample(lambda m, x: aten(m).mish_.default(x), (EDGES,), name="edges"),
+        Sample(lambda m, x: aten(m).mish_.default(f16(m, x)), (F,), name="f16"),
+    ],
     "aten::softplus": [
         Sample(lambda m, x: aten(m).softplus.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).softplus.default(x, 2.0, 5.0), (WIDE,), name="beta"),
@@ -182,14 +283,25 @@ SAMPLES = {
         Sample(lambda m, x: m.threshold(x, 0.5, -9.0), (EDGES,), name="edges"),
         Sample(lambda m, x: m.threshold(x, 1, 5), (I,), name="int"),
         Sample(lambda m, x: m.threshold(x, 0.0, 0.0), (D64,), name="relu_like"),
+        Sample(lambda m, x: m.threshold(x, -0.5, 2.7), (I,), name="int_float_scalars"),
+        Sample(lambda m, x: m.threshold(x, 1, -1), (I.astype(np.uint8),), name="uint8_wraps"),
+        Sample(lambda m, x: m.threshold(f16(m, x), 0.2, 9.1), (F,), name="f16"),
+        Sample(lambda m, x: m.threshold(x, 0.5, 1.0), (S0,), name="0d"),
     ],
-    "aten::threshold_": [Sample(lambda m, x: m.threshold_(x, 0.1, 2.0), (F,))],
+    "aten::threshold_": [
+        Sample(lambda m, x: m.threshold_(x, 0.1, 2.0), (F,)),
+        Sample(lambda m, x: m.threshold_(x, 0.5, -9.0), (EDGES,), name="edges"),
+        Sample(lambda m, x: m.threshold_(x, 0.5, 2.7), (I,), name="int"),
+    ],
     "aten::rrelu": [
         Sample(lambda m, x: m.rrelu(x), (EDGES,), name="eval"),
         Sample(lambda m, x: m.rrelu(x, 0.1, 0.3), (D64,), name="bounds"),
         Sample(lambda m, x: m.rrelu(x, 0.1, 0.3, True), (F,), name="training", random=True),
     ],
-    "aten::rrelu_": [Sample(lambda m, x: m.rrelu_(x, 0.2, 0.4), (F,))],
+    "aten::rrelu_": [
+        Sample(lambda m, x: m.rrelu_(x, 0.2, 0.4), (F,)),
+        Sample(lambda m, x: m.rrelu_(x, 0.2, 0.4, True), (F,), name="training", random=True),
+    ],
     "aten::glu": [
         Sample(lambda m, x: aten(m).glu.default(x), (_f(3, 4),), name="last"),
         Sample(lambda m, x: aten(m).glu.default(x, 1), (_f(2, 6, 3),), name="dim"),
@@ -205,6 +317,8 @@ SAMPLES = {
         Sample(lambda m, x, w: m.prelu(x, w), (NEG0D, np.array([0.5], np.float32)), name="0d"),
         Sample(lambda m, x, w: m.prelu(x, w), (D64, np.full(6, 0.1)), name="f64"),
     ],
+    # --- backward ops --------------------------------------------------------------------------
+    **_backward_samples(),
     "aten::one_hot": [
         Sample(lambda m, x: aten(m).one_hot.default(x), (np.array([0, 2, 1, 2]),),
                name="infer", meta=False),

@@ -67,6 +67,12 @@ def wrap_dims(dims, ndim: int) -> tuple:
 
 def broadcast_shapes(*shapes) -> tuple:
     """The broadcast of several shapes, or PyTorch's "must match the size" RuntimeError."""
+    if len(shapes) == 2:   # the common cases of a binary op, without the loop
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for shape in shapes:

@@ -117,16 +117,16 @@ def resolve_key(op: OpOverload, key):
     return _fallbacks.get(key)
 
 
-def _select(op: OpOverload, ks: int):
+def _select(op: OpOverload, ks: int, args=None):
     """Pick (kernel, key, mask below key) for a key set, skipping fallthroughs; cache it."""
     start = ks
     while True:
         key = K.highest_key(ks)
         if key is None:
-            _raise_missing(op, start, None)
+            _raise_missing(op, start, None, args)
         kernel = resolve_key(op, key)
         if kernel is None:
-            _raise_missing(op, start, key)
+            _raise_missing(op, start, key, args)
         if not kernel.fallthrough:
             break
         ks = K.after(ks, key)
@@ -136,7 +136,12 @@ def _select(op: OpOverload, ks: int):
     return entry
 
 
-def _raise_missing(op, ks, key):
+def _raise_missing(op, ks, key, args=None):
+    if args is not None and not ks & K.BACKEND_MASK and op.meta is not None:
+        # Nothing to dispatch on (an empty Tensor[]): PyTorch runs the op's composite kernel for
+        # the Undefined key, whose argument checks raise ("stack expects a non-empty
+        # TensorList"). The meta function has those checks.
+        op.meta(*args)
     if not any(_tables.get(op, {})) and op.decomposition is None and not (ks & K.BACKEND_MASK):
         raise RuntimeError(
             f"There were no tensor arguments to this function (e.g., you passed an empty list of "
@@ -199,7 +204,7 @@ def call(op: OpOverload, *args, **kwargs):
         ks = (ks | s.include) & ~s.exclude
     entry = op._dispatch_cache.get(ks)
     if entry is None:
-        entry = _select(op, ks)
+        entry = _select(op, ks, args)
     kernel, key, mask, mixed = entry
     if mixed:
         check_same_device(op, args)
@@ -301,7 +306,7 @@ def _call_traced(op, *args, **kwargs):
     if kwargs or len(args) != op.nargs:
         args = op.binder.bind(args, kwargs)
     ks = compute_keyset(op, args)
-    entry = op._dispatch_cache.get(ks) or _select(op, ks)
+    entry = op._dispatch_cache.get(ks) or _select(op, ks, args)
     if entry[3]:
         check_same_device(op, args)
     # The Python function that made the call (``Tensor.__add__``): the frontend's entry point;

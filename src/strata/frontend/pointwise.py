@@ -57,9 +57,15 @@ def divide_(self, other, *, rounding_mode=None):
     return P.div_mode_(self, other, rounding_mode)
 
 
+def polygamma(self, n):
+    """``Tensor.polygamma(n)``: the op's schema takes ``n`` first (``polygamma(n, input)``)."""
+    return P.polygamma(n, self)
+
+
 FUNCTIONS = {"div": div, "divide": div} | {
     name: _alias(op, name) for name, op in _ALIASES.items() if name not in _METHOD_ONLY}
 # Tensor.clip/clip_/div/div_ are written in _tensor.py.
-METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_")} | {
+METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_"),
+           "polygamma": polygamma} | {
     name: _method_alias(op, name) for name, op in _ALIASES.items()
     if name not in ("clip", "clip_")}

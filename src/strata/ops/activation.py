@@ -1,12 +1,20 @@
-"""Softmax, the nn activations and one_hot.
+"""Softmax, the nn activations and their backward ops, and one_hot.
 
-``_softmax``/``_log_softmax`` are primitives (one fused, numerically stable kernel each, and the
-hot path of every classifier and attention layer); ``softmax.int``/``log_softmax.int`` add the
-optional ``dtype`` cast in front of them, as in PyTorch. The activations are composites over
-pointwise ops, written as PyTorch's CPU kernels compute them (``aten/src/ATen/native/cpu/
-Activation.cpp``), so autograd and every backend get them for free. Composites that chain several
-rounding steps run in float32 for half inputs and round once (see ``opmath``), which is what
-PyTorch's kernels do. ``one_hot`` is primitive: its output size can depend on the data.
+* ``_softmax``/``_log_softmax``/``_safe_softmax`` are primitives (one fused, numerically stable
+  kernel each, and the hot path of every classifier and attention layer); ``softmax.int``/
+  ``log_softmax.int`` add the optional ``dtype`` cast in front of them, as in PyTorch.
+* The common activations are primitives too, with one NumPy kernel each (``backends/cpu/
+  activation.py``, written as ATen's CPU kernels compute them, ``aten/src/ATen/native/cpu/
+  Activation.cpp``). Their gradients are PyTorch's dedicated backward ops (``elu_backward``,
+  ``hardtanh_backward``, ...), which fix by convention what a chain of pointwise derivatives
+  would leave to chance: the value at the clamp boundaries, at +-inf and at NaN. The backward ops
+  are composites over pointwise ops, so they run on every device and differentiate again.
+* The rest (selu, relu6, log_sigmoid, rrelu, glu, prelu) decompose into those and into
+  pointwise ops, as in PyTorch.
+
+Half-precision inputs compute in float32 and round once (PyTorch's CPU "opmath"): kernels do it
+with ``compute_data``, composites with ``opmath``. ``one_hot`` is primitive: its output size can
+depend on the data.
 """
 
 import functools
@@ -47,38 +55,56 @@ def opmath(fn):
     return run
 
 
-def _in_place(out_of_place):
-    """The decomposition of ``f_`` given the one of ``f``: compute, then write into ``self``."""
-    def run(self, *args):
-        return F.copy_(self, out_of_place(self, *args))
+def _backward_math(fn):
+    """A backward op computes in the common dtype of its tensor arguments, as TensorIterator
+    does (float32 when that is a half type, rounded once at the end)."""
+    @functools.wraps(fn)
+    def run(*args):
+        dt = D.result_type(*(a for a in args if R.is_tensor(a)))
+        cdt = D.float32 if dt in _HALF else dt
+        out = fn(*(F._to_copy(a, dtype=cdt) if R.is_tensor(a) and a.dtype is not cdt else a
+                   for a in args))
+        return out if out.dtype is dt else F._to_copy(out, dtype=dt)
     return run
 
 
 # --- softmax --------------------------------------------------------------------------------------
 
+def _softmax_spec(name, self, dim, dtype):
+    """The output of a softmax of ``self`` computed in ``dtype``."""
+    d = wrap_dim(dim, self.ndim)
+    if self.numel() and dtype.category != D.FLOATING:
+        # PyTorch views a 0-dim input as 1-d, so its dim is the last one.
+        kernel = "lastdim_kernel_impl" if d == max(self.ndim - 1, 0) else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for "
+                                  f"'{R.type_name(dtype)}'")
+    shape = tuple(self.shape)
+    return TensorSpec(shape, dtype, contiguous_strides(shape))
+
+
 def _softmax_meta(name):
     def meta(self, dim, half_to_float):
-        d = wrap_dim(dim, self.ndim)
-        if self.numel() and self.dtype.category != D.FLOATING:
-            # PyTorch views a 0-dim input as 1-d, so its dim is the last one.
-            kernel = "lastdim_kernel_impl" if d == max(self.ndim - 1, 0) else "kernel_impl"
-            raise NotImplementedError(f"\"{name}_{kernel}\" not implemented for "
-                                      f"'{R.type_name(self.dtype)}'")
         dtype = D.float32 if half_to_float and self.dtype in _HALF else self.dtype
-        shape = tuple(self.shape)
-        return TensorSpec(shape, dtype, contiguous_strides(shape))
+        return _softmax_spec(name, self, dim, dtype)
     return meta
+
+
+def _safe_softmax_meta(self, dim, dtype=None):
+    return _softmax_spec("softmax", self, dim, self.dtype if dtype is None else dtype)
 
 
 _softmax = defop("_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                  _softmax_meta("softmax"), function="_softmax")
 _log_softmax = defop("_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
                      _softmax_meta("log_softmax"), function="_log_softmax")
+# Softmax that gives 0, not nan, on a row that is all -inf (a fully masked attention row). A
+# primitive, so its gradient comes from the result (zeros there) instead of from a nan softmax.
+_safe_softmax = defop("_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                      _safe_softmax_meta)
 softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
                 method=True, function=True)
 log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
                     method=True, function=True)
-_safe_softmax = defop("_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")
 _softmax_backward_data = defop("_softmax_backward_data(Tensor grad_output, Tensor output, "
                                "int dim, ScalarType input_dtype) -> Tensor")
 _log_softmax_backward_data = defop("_log_softmax_backward_data(Tensor grad_output, "
@@ -99,73 +125,264 @@ def _log_softmax_int(self, dim, dtype=None):
     return _log_softmax(self, dim, False)
 
 
-@register_decomposition(_safe_softmax)
-def _safe_softmax_decomp(self, dim, dtype=None):
-    """Softmax that gives 0, not nan, on a row that is all -inf (a fully masked attention row)."""
-    out = softmax(self, dim, dtype)
-    masked_rows = aten.all.dims(P.eq(self, -math.inf), dim, True)
-    return P.where(masked_rows, 0.0, out)
+def _check_softmax_backward(name, grad_output, output, dim, input_dtype):
+    """ATen's checks, in its order. The result has grad_output's dtype: ``input_dtype`` only
+    matters for the half-to-float case, which the CPU does not support."""
+    d = wrap_dim(dim, grad_output.ndim)
+    if name == "softmax" and tuple(grad_output.shape) != tuple(output.shape):
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor "
+                           f"for argument #2 'output'; but [{', '.join(map(str, grad_output.shape))}"
+                           f"] does not equal [{', '.join(map(str, output.shape))}] (while "
+                           f"checking arguments for softmax_backward)")
+    dt = grad_output.dtype
+    if output.dtype is not dt:
+        raise RuntimeError(f"expected scalar type {R.type_name(dt)} but found "
+                           f"{R.type_name(output.dtype)}")
+    if dt is D.float32 and input_dtype is D.float16:
+        raise RuntimeError("expected scalar type Float but found Half")
+    if grad_output.numel() and dt.category != D.FLOATING:
+        kernel = "lastdim_kernel_impl" if d == max(grad_output.ndim - 1, 0) else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_backward_{kernel}\" not implemented for "
+                                  f"'{R.type_name(dt)}'")
+    return d
 
 
 @register_decomposition(_softmax_backward_data)
 def _softmax_backward(grad_output, output, dim, input_dtype):
+    d = _check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
+    return _softmax_backward_math(grad_output, output, d)
+
+
+@opmath
+def _softmax_backward_math(grad_output, output, d):
     # d softmax: y * (g - sum(g * y))
-    dot = aten.sum.dim_IntList(P.mul(grad_output, output), [dim], True)
-    grad = P.mul(output, P.sub(grad_output, dot))
-    return grad if grad.dtype is input_dtype else F._to_copy(grad, dtype=input_dtype)
+    dot = aten.sum.dim_IntList(P.mul(grad_output, output), [d], True)
+    return P.mul(output, P.sub(grad_output, dot))
 
 
 @register_decomposition(_log_softmax_backward_data)
 def _log_softmax_backward(grad_output, output, dim, input_dtype):
+    d = _check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
+    return _log_softmax_backward_math(grad_output, output, d)
+
+
+@opmath
+def _log_softmax_backward_math(grad_output, output, d):
     # d log_softmax: g - exp(y) * sum(g)
-    total = aten.sum.dim_IntList(grad_output, [dim], True)
-    grad = P.sub(grad_output, P.mul(P.exp(output), total))
-    return grad if grad.dtype is input_dtype else F._to_copy(grad, dtype=input_dtype)
+    total = aten.sum.dim_IntList(grad_output, [d], True)
+    return P.sub(grad_output, P.mul(P.exp(output), total))
 
 
-# --- activations ----------------------------------------------------------------------------------
+# --- primitive activations ------------------------------------------------------------------------
 
-def _define(op, op_=None):
-    """Register the decorated function as ``op``'s decomposition, and ``op_`` (the in-place
-    twin) as: compute ``op``, then copy into ``self``."""
-    def deco(fn):
-        register_decomposition(op)(fn)
-        if op_ is not None:
-            register_decomposition(op_)(_in_place(op))
-        return fn
-    return deco
+def _own_dtype(self):
+    return self.dtype
 
 
-_SC = "Scalar alpha=1, Scalar scale=1, Scalar input_scale=1"
-_RR = "Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, " \
-      "Generator? generator=None"
-elu = defop(f"elu(Tensor self, {_SC}) -> Tensor")
-elu_ = defop(f"elu_(Tensor(a!) self, {_SC}) -> Tensor(a!)")
+def _activation(name, args, check, *, inplace=True, function=False, method=False):
+    """Define ``name(Tensor self{args})`` (and ``name_``): ``check(self, *scalars)`` raises
+    PyTorch's errors; the result has self's shape and dtype and TensorIterator's layout."""
+    def meta(self, *scalars):
+        check(self, *scalars)
+        return R.pointwise_meta(_own_dtype, self)
+
+    op = defop(f"{name}(Tensor self{args}) -> Tensor", meta, method=method, function=function,
+               tags=("pointwise",))
+    if not inplace:
+        return op
+
+    def meta_(self, *scalars):
+        R.check_no_internal_overlap(self)
+        check(self, *scalars)
+        return self
+
+    op_ = defop(f"{name}_(Tensor(a!) self{args}) -> Tensor(a!)", meta_,
+                function=f"{name}_" if function else None, tags=("pointwise",))
+    return op, op_
+
+
+def _floating(kernel):
+    def check(self, *scalars):
+        check_float(kernel, self)
+    return check
+
+
+def _check_hardtanh(self, min_val, max_val):
+    if self.dtype is D.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    # integer inputs clamp to the bounds truncated to integers (no type promotion)
+    if self.dtype is D.uint8 and (int(min_val) < 0 or int(max_val) < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+
+
+def _check_softshrink(self, lambd):
+    check_float("softshrink_check", self)
+    top = D.finfo(self.dtype).max
+    if not 0 <= lambd <= top:
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{R.type_name(self.dtype)}, but found {lambd:g}")
+
+
+def _check_celu(self, alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    check_float("elu_cpu", self)
+
+
+def _check_threshold(self, threshold, value):
+    if self.dtype is D.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+
+
+elu, elu_ = _activation("elu", ", Scalar alpha=1, Scalar scale=1, Scalar input_scale=1",
+                        _floating("elu_cpu"))
+# celu is elu(x, alpha, 1, 1 / alpha), but with nodes of its own in PyTorch (CeluBackward0/1)
+celu, celu_ = _activation("celu", ", Scalar alpha=1.0", _check_celu, function=True)
+hardtanh, hardtanh_ = _activation("hardtanh", ", Scalar min_val=-1, Scalar max_val=1",
+                                  _check_hardtanh)
+hardsigmoid, hardsigmoid_ = _activation("hardsigmoid", "", _floating("hardsigmoid_cpu"))
+hardswish, hardswish_ = _activation("hardswish", "", _floating("hardswish_cpu"))
+mish, mish_ = _activation("mish", "", _floating("mish_cpu"))
+leaky_relu, leaky_relu_ = _activation("leaky_relu", ", Scalar negative_slope=0.01",
+                                      _floating("leaky_relu_cpu"))
+threshold, threshold_ = _activation("threshold", ", Scalar threshold, Scalar value",
+                                    _check_threshold, function=True)
+softplus = _activation("softplus", ", Scalar beta=1, Scalar threshold=20",
+                       _floating("softplus_cpu"), inplace=False)
+softshrink = _activation("softshrink", ", Scalar lambd=0.5", _check_softshrink, inplace=False)
+hardshrink = _activation("hardshrink", ", Scalar lambd=0.5", _floating("hardshrink_cpu"),
+                         inplace=False, function=True, method=True)
+
+# --- their backward ops ---------------------------------------------------------------------------
+# Each is ATen's CPU backward kernel as a composite (the same comparisons, so the same values at
+# the boundaries, inf and NaN), written as grad * (a slope chosen by ``where``) or as a choice
+# between grad and 0, so that differentiating it again never multiplies 0 by an inf or a NaN of
+# the side ``where`` did not choose.
+
+elu_backward = defop("elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, "
+                     "Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor")
+hardtanh_backward = defop("hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, "
+                          "Scalar max_val) -> Tensor")
+hardsigmoid_backward = defop("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor")
+hardswish_backward = defop("hardswish_backward(Tensor grad_output, Tensor self) -> Tensor")
+mish_backward = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor")
+leaky_relu_backward = defop("leaky_relu_backward(Tensor grad_output, Tensor self, "
+                            "Scalar negative_slope, bool self_is_result) -> Tensor")
+threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, "
+                           "Scalar threshold) -> Tensor")
+softplus_backward = defop("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, "
+                          "Scalar threshold) -> Tensor")
+softshrink_backward = defop("softshrink_backward(Tensor grad_output, Tensor self, "
+                            "Scalar lambd) -> Tensor")
+hardshrink_backward = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> "
+                            "Tensor")
+
+_NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is "
+                   "not supported. This is caused by calling in-place forward function with a "
+                   "negative slope, please call out-of-place version instead.")
+_ONE_SIXTH = 0.1666666716337204   # 1/6 rounded to float32: ATen's constant, even for double
+
+
+@register_decomposition(elu_backward)
+@_backward_math
+def _elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    """x <= 0 ? g * input_scale * alpha * scale * exp(x * input_scale) : g * scale; from the
+    result r of an in-place elu, the negative side is g * input_scale * (r + alpha * scale)."""
+    if is_result and alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("elu"))
+    x, negcoef = self_or_result, alpha * scale
+    # x enters the slope only where x < 0 (at 0 it is a constant): the second derivative is then
+    # PyTorch's elu_double_backward (zero at 0), and an inf on the positive side stays out of it
+    below = P.where(P.lt(x, 0), x, 0)
+    if is_result:
+        slope = P.mul(P.add(below, negcoef), input_scale)
+    else:
+        slope = P.mul(P.exp(P.mul(below, input_scale)), input_scale * negcoef)
+    return P.mul(grad_output, P.where(P.le(x, 0), slope, scale))
+
+
+@register_decomposition(hardtanh_backward)
+@_backward_math
+def _hardtanh_backward(grad_output, self, min_val, max_val):
+    # both boundaries are flat; NaN passes the gradient
+    outside = P.logical_or(P.le(self, min_val), P.ge(self, max_val))
+    return P.where(outside, 0, grad_output)
+
+
+@register_decomposition(hardsigmoid_backward)
+@_backward_math
+def _hardsigmoid_backward(grad_output, self):
+    inside = P.logical_and(P.gt(self, -3), P.lt(self, 3))
+    return P.where(inside, P.mul(grad_output, _ONE_SIXTH), 0)
+
+
+@register_decomposition(hardswish_backward)
+@_backward_math
+def _hardswish_backward(grad_output, self):
+    # x <= -3 ? 0 : (x < 3 ? g * (x / 3 + 0.5) : g); NaN passes the gradient
+    slope = P.where(P.le(self, -3), 0, P.where(P.lt(self, 3), P.add(P.div(self, 3), 0.5), 1))
+    return P.mul(grad_output, slope)
+
+
+@register_decomposition(mish_backward)
+def _mish_backward(grad_output, self):
+    """ATen's math_mish_backward: g * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)) with
+    sp = softplus(x). Its result has self's dtype (grad_output must cast to it)."""
+    R.check_inplace_cast(R.promote(grad_output, self), self.dtype)
+    return _mish_backward_math(self, grad_output)
+
+
+@opmath
+def _mish_backward_math(self, grad_output):
+    tanh_sp = P.tanh(softplus(self))
+    slope = P.mul(P.mul(self, P.sigmoid(self)), P.sub(1, P.mul(tanh_sp, tanh_sp)))
+    out = P.mul(grad_output, P.add(tanh_sp, slope))
+    return out if out.dtype is self.dtype else F._to_copy(out, dtype=self.dtype)
+
+
+@register_decomposition(leaky_relu_backward)
+@_backward_math
+def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("leakyReLu") + " File an issue at https://"
+                           "github.com/pytorch/pytorch if you do require supporting in-place "
+                           "leakRelu backward calculation with negative slope")
+    return P.where(P.gt(self, 0), grad_output, P.mul(grad_output, negative_slope))
+
+
+@register_decomposition(threshold_backward)
+@_backward_math
+def _threshold_backward(grad_output, self, threshold):
+    return P.where(P.le(self, threshold), 0, grad_output)
+
+
+@register_decomposition(softplus_backward)
+@_backward_math
+def _softplus_backward(grad_output, self, beta, threshold):
+    # x * beta > threshold ? g : g * z / (z + 1) with z = exp(x * beta). x enters z only below
+    # the threshold: the second derivative is zero from it on, as in PyTorch's
+    # softplus_double_backward, and an overflow of exp above it cannot reach it as 0 * inf
+    scaled = self if beta == 1 else P.mul(self, beta)
+    z = P.exp(P.where(P.ge(scaled, threshold), threshold, scaled))
+    return P.mul(grad_output, P.where(P.gt(scaled, threshold), 1, P.div(z, P.add(z, 1))))
+
+
+def _shrink_backward(grad_output, self, lambd):
+    inside = P.logical_and(P.ge(self, -lambd), P.le(self, lambd))
+    return P.where(inside, 0, grad_output)
+
+
+register_decomposition(softshrink_backward)(_backward_math(_shrink_backward))
+register_decomposition(hardshrink_backward)(_backward_math(_shrink_backward))
+
+# --- composite activations ------------------------------------------------------------------------
+
 selu = defop("selu(Tensor self) -> Tensor", function=True)
 selu_ = defop("selu_(Tensor(a!) self) -> Tensor(a!)", function=True)
-celu = defop("celu(Tensor self, Scalar alpha=1.0) -> Tensor", function=True)
-celu_ = defop("celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)", function=True)
-leaky_relu = defop("leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor")
-leaky_relu_ = defop("leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)")
-hardtanh = defop("hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor")
-hardtanh_ = defop("hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> "
-                  "Tensor(a!)")
 relu6 = defop("relu6(Tensor self) -> Tensor")
-hardsigmoid = defop("hardsigmoid(Tensor self) -> Tensor")
-hardsigmoid_ = defop("hardsigmoid_(Tensor(a!) self) -> Tensor(a!)")
-hardswish = defop("hardswish(Tensor self) -> Tensor")
-hardswish_ = defop("hardswish_(Tensor(a!) self) -> Tensor(a!)")
-mish = defop("mish(Tensor self) -> Tensor")
-mish_ = defop("mish_(Tensor(a!) self) -> Tensor(a!)")
-softplus = defop("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor")
-softshrink = defop("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor")
-hardshrink = defop("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", method=True,
-                   function=True)
 log_sigmoid = defop("log_sigmoid(Tensor self) -> Tensor")
-threshold = defop("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-                  function=True)
-threshold_ = defop("threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)",
-                   function=True)
+_RR = "Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, " \
+      "Generator? generator=None"
 rrelu = defop(f"rrelu(Tensor self, {_RR}) -> Tensor", function=True)
 rrelu_ = defop(f"rrelu_(Tensor(a!) self, {_RR}) -> Tensor(a!)", function=True)
 glu = defop("glu(Tensor self, int dim=-1) -> Tensor")
@@ -175,103 +392,22 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-@_define(elu, elu_)
-@opmath
-def _elu(self, alpha=1, scale=1, input_scale=1):
-    check_float("elu_cpu", self)
-    # x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale
-    positive = self if scale == 1 else P.mul(self, scale)
-    scaled = self if input_scale == 1 else P.mul(self, input_scale)
-    return P.where(P.gt(self, 0), positive, P.mul(P.expm1(scaled), alpha * scale))
-
-
-@_define(selu, selu_)
+@register_decomposition(selu)
 def _selu(self):
     return elu(self, _SELU_ALPHA, _SELU_SCALE, 1)
 
 
-@_define(celu, celu_)
-def _celu(self, alpha=1.0):
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return elu(self, alpha, 1.0, 1.0 / alpha)
+@register_decomposition(selu_)
+def _selu_(self):
+    return elu_(self, _SELU_ALPHA, _SELU_SCALE, 1)
 
 
-@_define(leaky_relu, leaky_relu_)
-def _leaky_relu(self, negative_slope=0.01):
-    check_float("leaky_relu_cpu", self)
-    return P.where(P.gt(self, 0), self, P.mul(self, negative_slope))
-
-
-def _no_bool_hardtanh(self):
-    if self.dtype is D.bool_:
-        raise RuntimeError("Bool inputs not supported for hardtanh")
-
-
-@_define(hardtanh, hardtanh_)
-def _hardtanh(self, min_val=-1, max_val=1):
-    _no_bool_hardtanh(self)
-    out = P.clamp(self, min_val, max_val)
-    # An integer input keeps its dtype even with float bounds (PyTorch casts the result back).
-    return out if out.dtype is self.dtype else F._to_copy(out, dtype=self.dtype)
-
-
-@_define(relu6)
+@register_decomposition(relu6)
 def _relu6(self):
     return hardtanh(self, 0, 6)
 
 
-@_define(hardsigmoid, hardsigmoid_)
-@opmath
-def _hardsigmoid(self):
-    check_float("hardsigmoid_cpu", self)
-    return P.div(P.clamp(P.add(self, 3), 0, 6), 6)
-
-
-@_define(hardswish, hardswish_)
-@opmath
-def _hardswish(self):
-    check_float("hardswish_cpu", self)
-    return P.div(P.mul(self, P.clamp(P.add(self, 3), 0, 6)), 6)
-
-
-@_define(mish, mish_)
-@opmath
-def _mish(self):
-    check_float("mish_cpu", self)
-    return P.mul(self, P.tanh(P.log1p(P.exp(self))))
-
-
-@_define(softplus)
-@opmath
-def _softplus(self, beta=1, threshold=20):
-    check_float("softplus_cpu", self)
-    scaled = self if beta == 1 else P.mul(self, beta)
-    soft = P.log1p(P.exp(scaled))
-    # x * beta > threshold ? x : log1p(exp(x * beta)) / beta
-    return P.where(P.gt(scaled, threshold), self, soft if beta == 1 else P.div(soft, beta))
-
-
-@_define(softshrink)
-def _softshrink(self, lambd=0.5):
-    check_float("softshrink_check", self)
-    top = D.finfo(self.dtype).max
-    if not 0 <= lambd <= top:
-        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
-                           f"{R.type_name(self.dtype)}, but found {lambd:g}")
-    # x > l ? x - l : (x < -l ? x + l : x * 0)   (x * 0 keeps -0.0 and nan)
-    return P.where(P.gt(self, lambd), P.sub(self, lambd),
-                   P.where(P.lt(self, -lambd), P.add(self, lambd), P.mul(self, 0)))
-
-
-@_define(hardshrink)
-def _hardshrink(self, lambd=0.5):
-    check_float("hardshrink_cpu", self)
-    inside = P.logical_and(P.ge(self, -lambd), P.le(self, lambd))
-    return P.where(inside, 0, self)
-
-
-@_define(log_sigmoid)
+@register_decomposition(log_sigmoid)
 @opmath
 def _log_sigmoid(self):
     check_float("log_sigmoid_cpu", self)
@@ -279,28 +415,37 @@ def _log_sigmoid(self):
     return P.sub(P.minimum(self, 0), P.log1p(P.exp(P.neg(P.abs(self)))))
 
 
-@_define(threshold, threshold_)
-def _threshold(self, threshold, value):
-    if self.dtype is D.bool_:
-        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
-    out = P.where(P.le(self, threshold), value, self)
-    return out if out.dtype is self.dtype else F._to_copy(out, dtype=self.dtype)
-
-
-@_define(rrelu, rrelu_)
-def _rrelu(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+def _check_rrelu(lower, upper):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    if not training:
-        return leaky_relu(self, (lower + upper) / 2)
+
+
+def _rrelu_noise_slopes(self, lower, upper, generator):
+    """Training: each non-positive element gets its own slope drawn from U(lower, upper)."""
     check_float("rrelu_with_noise_out_cpu", self)
-    # Training: each non-positive element gets its own slope drawn from U(lower, upper).
     noise = F.uniform_(F.empty(tuple(self.shape), dtype=self.dtype, device=self.device),
                        lower, upper, generator=generator)
     return P.where(P.le(self, 0), P.mul(self, noise), self)
 
 
-@_define(glu)
+@register_decomposition(rrelu)
+def _rrelu(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu(lower, upper)
+    if not training:
+        return leaky_relu(self, (lower + upper) / 2)
+    return _rrelu_noise_slopes(self, lower, upper, generator)
+
+
+@register_decomposition(rrelu_)
+def _rrelu_(self, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu(lower, upper)
+    if not training:
+        return leaky_relu_(self, (lower + upper) / 2)
+    # the out-of-place result saves no input for backward, so copying it into self is safe
+    return F.copy_(self, _rrelu_noise_slopes(self, lower, upper, generator))
+
+
+@register_decomposition(glu)
 @opmath
 def _glu(self, dim=-1):
     if self.ndim == 0:
@@ -314,7 +459,7 @@ def _glu(self, dim=-1):
     return P.mul(S.narrow(self, d, 0, half), P.sigmoid(S.narrow(self, d, half, half)))
 
 
-@_define(prelu)
+@register_decomposition(prelu)
 def _prelu(self, weight):
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "

@@ -14,6 +14,7 @@ from . import shape as S
 from .linalg import addmm, einsum, matmul
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
+from .reductions import vector_norm
 
 # --- embedding (primitives) -----------------------------------------------------------------------
 
@@ -97,12 +98,21 @@ def _cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if common.category != D.FLOATING:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{R.type_name(common)}")
+    # integer inputs go to the common dtype first (vector_norm takes floats only)
+    x1, x2 = (x if x.dtype.category == D.FLOATING else x.to(common) for x in (x1, x2))
     shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     d = wrap_dim(dim, len(shape))
     x1, x2 = S.expand(x1, shape), S.expand(x2, shape)
-    n1 = P.clamp(P.sqrt(reduce_sum(P.mul(x1, x1), [d], True)), eps)
-    n2 = P.clamp(P.sqrt(reduce_sum(P.mul(x2, x2), [d], True)), eps)
+    n1, n2 = _norm_clamped_under_no_grad(x1, d, eps), _norm_clamped_under_no_grad(x2, d, eps)
     return reduce_sum(P.mul(P.div(x1, n1), P.div(x2, n2)), [d], False)
+
+
+def _norm_clamped_under_no_grad(x, d, eps):
+    """max(||x||, eps) along ``d``, differentiated as ||x|| alone: ATen clamps the norms in
+    place under no_grad, so a zero vector's gradient is that of x / eps. A clamped norm is
+    written n - detach(n) + eps: the value eps, the derivative of n."""
+    n = vector_norm(x, 2, [d], True)
+    return P.where(P.lt(n, eps), P.add(P.sub(n, S.detach(n)), eps), n)
 
 
 @register_decomposition(pairwise_distance)
@@ -113,8 +123,8 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if out_ndim == 0:
         return P.abs(diff)
     dim = -1
-    if p == 0:
-        return reduce_sum(P.ne(diff, 0), [dim], keepdim, dtype=diff.dtype)
+    if p == 0:   # the count of nonzeros, as a norm: its gradient is zero, not missing
+        return vector_norm(diff, 0, [dim], keepdim)
     a = P.abs(diff)
     if p == math.inf:
         return aten.amax.default(a, [dim], keepdim)

@@ -1,5 +1,5 @@
-"""Linear algebra, part 2: ``torch.linalg``'s inverse, determinant, solve and factorizations
-(one LAPACK call each, so primitives), and what decomposes into them: matrix norms, ``pinv``,
+"""Linear algebra, part 2: ``torch.linalg``'s inverse, determinant, solve, factorizations and
+``pinv`` (one LAPACK call each, so primitives), and what decomposes into them: matrix norms,
 ``matrix_power``.
 
 Only float32/float64 are supported, as on PyTorch's CPU: integers get "Expected a floating point
@@ -11,11 +11,11 @@ depend on values, so meta functions cannot see them.
 import math
 
 from ..core import dtype as D
-from ..core.shape import broadcast_shapes, wrap_dim
+from ..core.shape import broadcast_shapes, contiguous_strides, wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .factory import clone, eye
+from .factory import clone, copy_, eye
 from .linalg import matmul
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
@@ -169,6 +169,30 @@ linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalu
                     "Tensor eigenvectors)", _eigh_meta)
 
 
+def _pinv_meta(self, atol=None, rtol=None, hermitian=False):
+    if self.dtype not in (D.float32, D.float64) or self.ndim < 2:
+        shape = ", ".join(map(str, self.shape))
+        raise RuntimeError(f"linalg.pinv({R.type_name(self.dtype)}{{[{shape}]}}): expected a "
+                           f"tensor with 2 or more dimensions of float, double, cfloat or "
+                           f"cdouble types")
+    shape = tuple(self.shape[:-2]) + (self.shape[-1], self.shape[-2])
+    return TensorSpec(shape, self.dtype, contiguous_strides(shape))
+
+
+def pinv_tolerances(dtype, m, n, atol=None, rtol=None):
+    """PyTorch's defaults: rtol = eps * max(m, n), unless only a positive atol is given."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else D.finfo(dtype).eps * max(m, n)
+    return 0.0 if atol is None else atol, rtol
+
+
+# A primitive (SVD, or eigh when hermitian, in one kernel) so that autograd uses PyTorch's pinv
+# formula, which differs from differentiating through the factorization when the tolerance cuts
+# singular values or the input is only read as hermitian.
+linalg_pinv = defop("linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, "
+                    "float? rtol=None, bool hermitian=False) -> Tensor", _pinv_meta)
+
+
 # --- composites -----------------------------------------------------------------------------------
 cholesky = defop("cholesky(Tensor self, bool upper=False) -> Tensor", method=True, function=True)
 linalg_matrix_norm = defop("linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2, -1], "
@@ -176,8 +200,6 @@ linalg_matrix_norm = defop("linalg_matrix_norm(Tensor self, Scalar ord, int[] di
 linalg_matrix_norm_str = defop("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', "
                                "int[] dim=[-2, -1], bool keepdim=False, *, "
                                "ScalarType? dtype=None) -> Tensor")
-linalg_pinv = defop("linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, "
-                    "float? rtol=None, bool hermitian=False) -> Tensor")
 linalg_matrix_power = defop("linalg_matrix_power(Tensor self, int n) -> Tensor")
 
 
@@ -257,34 +279,6 @@ def _matrix_norm_str(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     return _keep(reduce_sum(_svdvals_last(A, d0, d1), [-1], False), d0, d1, keepdim)
 
 
-@register_decomposition(linalg_pinv)
-def _pinv(self, atol=None, rtol=None, hermitian=False):
-    """Invert the singular values above ``max(atol, rtol * largest)``, as PyTorch."""
-    if self.dtype not in (D.float32, D.float64) or self.ndim < 2:
-        shape = ", ".join(map(str, self.shape))
-        raise RuntimeError(f"linalg.pinv({R.type_name(self.dtype)}{{[{shape}]}}): expected a "
-                           f"tensor with 2 or more dimensions of float, double, cfloat or "
-                           f"cdouble types")
-    m, n = self.shape[-2], self.shape[-1]
-    if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else D.finfo(self.dtype).eps * max(m, n)
-    atol = 0.0 if atol is None else atol
-    if self.numel() == 0:
-        return self.new_zeros(tuple(self.shape[:-2]) + (n, m))
-    if hermitian:
-        w, V = linalg_eigh(self)
-        s_abs = P.abs(w)
-        largest = aten.amax.default(s_abs, [-1], True)
-        inverse = P.where(P.gt(s_abs, P.maximum(P.mul(largest, rtol), atol)),
-                          P.reciprocal(w), 0.0)
-        return matmul(P.mul(V, S.unsqueeze(inverse, -2)), S.transpose(V, -2, -1))
-    U, s, Vh = linalg_svd(self, False)
-    largest = S.narrow(s, -1, 0, 1)
-    inverse = P.where(P.gt(s, P.maximum(P.mul(largest, rtol), atol)), P.reciprocal(s), 0.0)
-    return matmul(P.mul(S.transpose(Vh, -2, -1), S.unsqueeze(inverse, -2)),
-                  S.transpose(U, -2, -1))
-
-
 def _contiguous_copy(x):
     return clone(x, memory_format="contiguous_format")
 
@@ -293,10 +287,11 @@ def _contiguous_copy(x):
 def _matrix_power(self, n):
     """Binary powering, with PyTorch's fast paths for |n| <= 3 (same rounding)."""
     check_square("linalg.matrix_power", self)
-    if n == 0:
+    if n == 0:   # copied into a clone of self, as ATen: the gradient is zero, not missing
         k = self.shape[-1]
-        return _contiguous_copy(S.expand(eye(k, k, dtype=self.dtype, device=self.device),
-                                           tuple(self.shape)))
+        return copy_(_contiguous_copy(self), S.expand(eye(k, k, dtype=self.dtype,
+                                                           device=self.device),
+                                                       tuple(self.shape)))
     if n == 1:
         return _contiguous_copy(self)
     if n == -1:

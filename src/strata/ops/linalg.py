@@ -568,8 +568,8 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     diff = P.sub(S.unsqueeze(x1, -2), S.unsqueeze(x2, -3))
-    if p == 0:
-        return reduce_sum(P.ne(diff, 0), [-1], False, dtype=diff.dtype)
+    if p == 0:   # ATen's min(ceil(|d|), 1): NaN stays NaN, and the gradient is zero
+        return reduce_sum(P.clamp(P.ceil(P.abs(diff)), None, 1), [-1], False)
     if p == math.inf:
         return aten.amax.default(P.abs(diff), [-1], False)
     if p == 2:

@@ -114,6 +114,9 @@ def check_scalar_fits(value, dtype):
 # --- shapes and layouts ------------------------------------------------------------------------
 
 def shape_of(x):
+    shape = getattr(x, "_shape", None)   # a tensor's own tuple: no Size to build
+    if shape is not None:
+        return shape
     return tuple(x.shape) if is_tensor(x) else ()
 
 
@@ -286,7 +289,7 @@ def pointwise_meta(dtype_rule, *operands):
 
 def inplace_meta(self, result: TensorSpec):
     """An in-place op writes ``self``: the broadcast must keep self's shape, the dtype must cast."""
-    if tuple(result.shape) != tuple(self.shape):
+    if tuple(result.shape) != shape_of(self):
         raise RuntimeError(f"output with shape [{', '.join(map(str, self.shape))}] doesn't match "
                            f"the broadcast shape [{', '.join(map(str, result.shape))}]")
     check_inplace_cast(result.dtype, self.dtype)
@@ -295,7 +298,7 @@ def inplace_meta(self, result: TensorSpec):
 
 def check_no_internal_overlap(self):
     """Writing into an expanded tensor would write one element many times."""
-    for size, stride in zip(self.shape, self.stride()):
+    for size, stride in zip(shape_of(self), self.stride()):
         if stride == 0 and size > 1:
             raise RuntimeError(
                 "unsupported operation: more than one element of the written-to tensor refers to "

@@ -165,10 +165,17 @@ def _scatter_value_reduce(self, dim, index, value, reduce):
 
 
 def _inplace(functional):
-    """An in-place scatter: the functional result (fully validated) copied into ``self``."""
+    """An in-place scatter: the functional result (fully validated) copied into ``self``.
+
+    When autograd may record, the functional op gets a clone of ``self``: scatter_reduce saves
+    its ``self`` for backward, and the copy below would overwrite it (PyTorch saves a clone of
+    the original self for its in-place ops the same way)."""
     def decomposition(self, *args):
-        from .factory import copy_
-        return copy_(self, functional(self, *args))
+        from .factory import clone, copy_
+        source = self
+        if self.requires_grad or any(getattr(a, "requires_grad", False) for a in args):
+            source = clone(self)
+        return copy_(self, functional(source, *args))
     decomposition.__name__ = decomposition.__qualname__ = f"inplace[{functional.name}]"
     return decomposition
 

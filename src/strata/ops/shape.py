@@ -280,18 +280,56 @@ def _cat_meta(tensors, dim=0):
     shape = list(ref.shape)
     shape[d] = total
     dtype = R.promote(*tensors) if len(tensors) > 1 else ref.dtype
-    # channels_last only if every input is (cat_compute_output_memory_format), else row-major
-    if all(_is_channels_last(t) for t in tensors):
-        return TensorSpec(tuple(shape), dtype, R.channels_last_strides(shape))
-    return TensorSpec(tuple(shape), dtype, contiguous_strides(shape))
+    return TensorSpec(tuple(shape), dtype, _cat_strides(shape, [
+        (tuple(t.shape), tuple(t.stride())) for t in tensors]))
 
 
-def _is_channels_last(t):
-    """``suggest_memory_format() == channels_last``: 4-d, NHWC strides, and not also NCHW."""
-    if t.ndim != 4 or t.is_contiguous():
-        return False
-    expected = R.channels_last_strides(tuple(t.shape))
-    return all(n < 2 or s == e for n, s, e in zip(t.shape, t.stride(), expected))
+def _cat_strides(shape, layouts):
+    """``cat_compute_output_memory_format``: the inputs' common suggested memory format
+    (channels-last only if every input suggests it), else row-major."""
+    formats = {_suggest_memory_format(*layout) for layout in layouts}
+    if len(formats) == 1 and None not in formats:
+        return R.channels_last_strides(shape)
+    return contiguous_strides(shape)
+
+
+def _suggest_memory_format(shape, strides):
+    """``suggest_memory_format``: "channels_last" (4-d) / "channels_last_3d" (5-d) when the
+    strides are like it by c10's ``is_channels_last_strides_2d_s4`` / ``_3d_s5``, else None."""
+    if len(shape) not in (4, 5) or strides[1] == 0:   # a broadcast C dim: NCHW by default
+        return None
+    low = 0
+    for d in (1, 3, 2, 0) if len(shape) == 4 else (1, 4, 3, 2, 0):
+        if shape[d] == 0 or strides[d] < low:
+            return None
+        if d == 0 and low == strides[1]:   # N111-like: ambiguous, so NCHW
+            return None
+        low = strides[d] * shape[d]
+    return "channels_last" if len(shape) == 4 else "channels_last_3d"
+
+
+def _stack_meta(tensors, dim=0):
+    """``stack`` as PyTorch computes it: below the last dim, ``cat`` along ``dim`` viewed with
+    the new dim split out (so the cat's layout carries over); at the end, a cat of unsqueezed
+    inputs."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tuple(tensors[0].shape)
+    for i, x in enumerate(tensors[1:], 1):
+        if tuple(x.shape) != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{_fmt(first)} at entry 0 and {_fmt(x.shape)} at entry {i}")
+    d = wrap_dim(dim, len(first) + 1)
+    shape = first[:d] + (len(tensors),) + first[d:]
+    if d < len(first):
+        joined = _cat_meta(tensors, d)
+        return TensorSpec(shape, joined.dtype,
+                          R.view_strides(joined.shape, joined.strides, shape))
+    dtype = R.promote(*tensors) if len(tensors) > 1 else tensors[0].dtype
+    # unsqueeze(-1) appends a size-1 dim of stride 1
+    return TensorSpec(shape, dtype, _cat_strides(shape, [
+        (first + (1,), tuple(x.stride()) + (1,)) for x in tensors]))
 
 
 def _same_shape_meta(self, *args):
@@ -344,6 +382,9 @@ def _diag_meta(self, diagonal=0):
 
 
 cat = defop("cat(Tensor[] tensors, int dim=0) -> Tensor", _cat_meta, function=True)
+# A primitive, not cat of unsqueezed inputs: DataLoader's collate and RNN loops stack many
+# tensors, and one np.stack is one copy instead of a view op per input plus the cat.
+stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", _stack_meta, function=True)
 flip = defop("flip(Tensor self, int[] dims) -> Tensor", _flip_meta, function=True)
 roll = defop("roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor", _roll_meta,
              method=True, function=True)
@@ -395,7 +436,6 @@ chunk = defop("chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]", met
               function=True)
 unbind = defop("unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]", method=True,
                function=True)
-stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", function=True)
 hstack = defop("hstack(Tensor[] tensors) -> Tensor", function=True)
 vstack = defop("vstack(Tensor[] tensors) -> Tensor", function=True)
 broadcast_to = defop("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", method=True,
@@ -548,20 +588,6 @@ def _chunk(self, chunks, dim=0):
 def _unbind(self, dim=0):
     d = wrap_dim(dim, self.ndim, scalar_ok=False)
     return tuple(select(self, d, i) for i in range(self.shape[d]))
-
-
-@register_decomposition(stack)
-def _stack(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    for i, x in enumerate(tensors[1:], 1):
-        if tuple(x.shape) != tuple(tensors[0].shape):
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{_fmt(tensors[0].shape)} at entry 0 and {_fmt(x.shape)} at "
-                               f"entry {i}")
-    d = wrap_dim(dim, tensors[0].ndim + 1)
-    return cat([unsqueeze(x, d) for x in tensors], d)
 
 
 @register_decomposition(hstack)

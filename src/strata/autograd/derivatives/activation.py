@@ -1,5 +1,12 @@
-"""Derivatives of ``ops/activation.py``: the primitives are softmax and log_softmax (the other
-activations decompose into pointwise ops)."""
+"""Derivatives of ``ops/activation.py``: the softmaxes, and the activations through PyTorch's
+backward ops (``elu_backward``, ...), which fix the gradient at the boundaries, inf and NaN.
+
+In-place activations that PyTorch differentiates from their result (``elu_``, ``leaky_relu_``,
+``hardtanh_``) have rows of their own that save the result, so no copy of ``self`` is kept; the
+other in-place ones use their out-of-place row (``self`` as it was before the write).
+"""
+
+import struct
 
 from ...core.shape import wrap_dim
 from ...ops import activation as A
@@ -22,6 +29,96 @@ def _log_softmax(ctx, grad):
     y = ctx.result
     d = wrap_dim(ctx.dim, y.ndim)
     return P.sub(grad, P.mul(P.exp(y), RD.sum(grad, [d], True)))
+
+
+# A fully masked row has result 0, so its gradient is 0 (not the nan of softmax of all -inf).
+derivative(A._safe_softmax, "SafeSoftmaxBackward0", save=("result",))(_softmax)
+
+
+@derivative(A.elu, "EluBackward0", save=("self",))
+def _elu(ctx, grad):
+    return A.elu_backward(grad, ctx.alpha, ctx.scale, ctx.input_scale, False, ctx.self)
+
+
+@derivative(A.elu_, "EluBackward1", save=("result",))
+def _elu_(ctx, grad):
+    return A.elu_backward(grad, ctx.alpha, ctx.scale, ctx.input_scale, True, ctx.result)
+
+
+def _float32(value):
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+@derivative(A.celu, "CeluBackward0", save=("self",))
+def _celu(ctx, grad):
+    # PyTorch's formula takes 1 / alpha of alpha rounded to float32 (its forward does not)
+    return A.elu_backward(grad, ctx.alpha, 1, 1.0 / _float32(ctx.alpha), False, ctx.self)
+
+
+@derivative(A.celu_, "CeluBackward1", save=("result",))
+def _celu_(ctx, grad):
+    return A.elu_backward(grad, ctx.alpha, 1, 1.0 / _float32(ctx.alpha), True, ctx.result)
+
+
+@derivative(A.hardtanh, "HardtanhBackward0", save=("self",))
+def _hardtanh(ctx, grad):
+    return A.hardtanh_backward(grad, ctx.self, ctx.min_val, ctx.max_val)
+
+
+@derivative(A.hardtanh_, "HardtanhBackward0", save=("result",))
+def _hardtanh_(ctx, grad):
+    """The result is at a bound exactly where self was at or beyond it."""
+    return A.hardtanh_backward(grad, ctx.result, ctx.min_val, ctx.max_val)
+
+
+@derivative(A.hardsigmoid, "HardsigmoidBackward0", save=("self",))
+def _hardsigmoid(ctx, grad):
+    return A.hardsigmoid_backward(grad, ctx.self)
+
+
+@derivative(A.hardswish, "HardswishBackward0", save=("self",))
+def _hardswish(ctx, grad):
+    return A.hardswish_backward(grad, ctx.self)
+
+
+@derivative(A.mish, "MishBackward0", save=("self",))
+def _mish(ctx, grad):
+    return A.mish_backward(grad, ctx.self)
+
+
+@derivative(A.leaky_relu, "LeakyReluBackward0", save=("self",))
+def _leaky_relu(ctx, grad):
+    return A.leaky_relu_backward(grad, ctx.self, ctx.negative_slope, False)
+
+
+@derivative(A.leaky_relu_, "LeakyReluBackward1", save=("result",))
+def _leaky_relu_(ctx, grad):
+    return A.leaky_relu_backward(grad, ctx.result, ctx.negative_slope, True)
+
+
+@derivative(A.threshold, "ThresholdBackward0", save=("self",))
+def _threshold(ctx, grad):
+    return A.threshold_backward(grad, ctx.self, ctx.threshold)
+
+
+@derivative(A.threshold_, "ThresholdBackward1", save=("self",))
+def _threshold_(ctx, grad):
+    return A.threshold_backward(grad, ctx.self, ctx.threshold)
+
+
+@derivative(A.softplus, "SoftplusBackward0", save=("self",))
+def _softplus(ctx, grad):
+    return A.softplus_backward(grad, ctx.self, ctx.beta, ctx.threshold)
+
+
+@derivative(A.softshrink, "SoftshrinkBackward0", save=("self",))
+def _softshrink(ctx, grad):
+    return A.softshrink_backward(grad, ctx.self, ctx.lambd)
+
+
+@derivative(A.hardshrink, "HardshrinkBackward0", save=("self",))
+def _hardshrink(ctx, grad):
+    return A.hardshrink_backward(grad, ctx.self, ctx.lambd)
 
 
 non_differentiable(A.one_hot)

@@ -172,3 +172,21 @@ def _qr_square(gQ, gR, Q, R):
     low = S.tril(M, -1)
     M = P.add(P.add(low, _t(low)), P.mul(M, _eye_like(M)))
     return _mm(P.add(gQ, _mm(Q, M)), _t(FZ.linalg_inv(R)))
+
+
+@derivative(FZ.linalg_pinv, "LinalgPinvBackward0", save=("self", "result"))
+def _pinv(ctx, grad):
+    """``pinv_backward``: the derivative of the pseudo-inverse at constant rank, arranged so
+    that the products are of the smaller of the matrix dims."""
+    A, pinv = ctx.self, ctx.result
+    pinv_t, grad_t = _t(pinv), _t(grad)
+    if A._shape[-2] <= A._shape[-1]:
+        K = _mm(grad_t, pinv)
+        K_pinv_t = _mm(K, pinv_t)
+        return P.add(P.sub(K_pinv_t, _t(_mm(pinv, K))),
+                     P.sub(_mm(_mm(pinv_t, pinv), P.sub(grad_t, _mm(K, A))),
+                           _mm(_mm(A, pinv), K_pinv_t)))
+    K = _mm(pinv, grad_t)
+    pinv_t_K = _mm(pinv_t, K)
+    return P.add(P.sub(_mm(_mm(P.sub(grad_t, _mm(A, K)), pinv), pinv_t), _t(_mm(K, pinv))),
+                 P.sub(pinv_t_K, _mm(_mm(pinv_t_K, pinv), A)))

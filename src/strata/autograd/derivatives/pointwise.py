@@ -57,7 +57,17 @@ _unary(P.erfinv, "ErfinvBackward0", ("result",),
                                    0.5 * math.sqrt(math.pi))))
 _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
        lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
-# lgamma: its derivative is digamma, which strata does not define (no formula: backward raises)
+_unary(P.lgamma, "LgammaBackward0", ("self",), lambda c, g: P.mul(g, P.digamma(c.self)))
+_unary(P.digamma, "DigammaBackward0", ("self",), lambda c, g: P.mul(g, P.polygamma(1, c.self)))
+
+
+@derivative(P.polygamma, "PolygammaBackward0", save=("self",))
+def _polygamma(ctx, grad):
+    return P.mul(grad, P.polygamma(ctx.n + 1, ctx.self))
+
+
+# polygamma_ takes (self, n), not polygamma's (n, self): a row of its own, same formula
+derivative(P.polygamma_, "PolygammaBackward0", save=("self",))(_polygamma)
 
 
 # --- unary, dtype kept --------------------------------------------------------------------------

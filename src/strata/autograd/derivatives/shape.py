@@ -154,6 +154,12 @@ def _cat(ctx, grad):
     return grads
 
 
+@derivative(S.stack, "StackBackward0")
+def _stack(ctx, grad):
+    return [g if edge is not None else None
+            for g, (edge, _) in zip(S.unbind(grad, ctx.dim), ctx.next_functions)]
+
+
 @derivative(S.flip, "FlipBackward0")
 def _flip(ctx, grad):
     return S.flip(grad, ctx.dims)

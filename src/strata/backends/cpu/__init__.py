@@ -9,9 +9,10 @@ from . import activation, factory, indexing, linalg, loss, nn, pointwise, reduct
 from . import sorting, sparse
 from . import scatter
 from . import dense, normalization, pooling
+from . import special
 
 FAMILIES = (sparse, pointwise, factory, shape, reductions, sorting, indexing, scatter, linalg, nn,
-            dense, pooling, normalization, activation, loss)
+            dense, pooling, normalization, activation, loss, special)
 
 
 def kernel_table() -> dict:

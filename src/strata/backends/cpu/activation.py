@@ -1,4 +1,4 @@
-"""CPU kernels for ``ops/activation.py``: softmax, log_softmax and one_hot.
+"""CPU kernels for ``ops/activation.py``: softmax, log_softmax, the activations and one_hot.
 
 Softmax is the hot path of classifiers and attention, so its kernel works like ATen's vectorised
 one (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``) as far as NumPy allows: rows are processed
@@ -8,6 +8,7 @@ in blocks small enough to stay in the L2 cache between the passes, blocks are sp
 
 import numpy as np
 
+from ..._tensor import from_array
 from ...core import dtype as D
 from ...ops import activation as A
 from .array import COMPUTE, GRAIN_SIZE, compute_data, data, parallel_for, wrap
@@ -98,6 +99,125 @@ def _softmax_kernel(block_fn, op):
     return kernel
 
 
+def _safe_softmax(self, dim, dtype=None):
+    """Softmax, then 0 on the rows that are all -inf (the max of such a row is -inf, and of no
+    other: a NaN makes the max NaN)."""
+    spec = A._safe_softmax.meta(self, dim, dtype)
+    dt = spec.dtype
+    out = np.empty(spec.shape, COMPUTE[dt])
+    if out.size:
+        x = compute_data(self, dt)
+        d = dim % max(self.ndim, 1)
+        _run(_softmax_block, x, out, d)
+        masked = x == -np.inf if x.ndim == 0 else np.max(x, axis=d, keepdims=True) == -np.inf
+        if masked.any():
+            np.copyto(out, 0, where=masked)
+    return wrap(out, dt)
+
+
+# --- activations ----------------------------------------------------------------------------------
+# Each formula is ATen's CPU kernel (``aten/src/ATen/native/cpu/Activation.cpp``) on an array in
+# the compute dtype (float32 for half inputs: rounded once when wrapped), returning a fresh array.
+
+def _elu(x, alpha, scale, input_scale):
+    # x > 0 ? x * scale : expm1(x * input_scale) * alpha * scale
+    negative = np.expm1(x if input_scale == 1 else x * input_scale)
+    negative *= alpha * scale
+    return np.where(x > 0, x if scale == 1 else x * scale, negative)
+
+
+def _celu(x, alpha):
+    return _elu(x, alpha, 1.0, 1.0 / alpha)
+
+
+def _hardtanh(x, min_val, max_val):
+    if x.dtype.kind in "iu":   # integer inputs: bounds truncated, no type promotion
+        min_val, max_val = int(min_val), int(max_val)
+    return np.clip(x, min_val, max_val)   # NaN stays NaN
+
+
+def _hardsigmoid(x):
+    return np.clip(x + 3, 0, 6) / 6
+
+
+def _hardswish(x):
+    return x * np.clip(x + 3, 0, 6) / 6
+
+
+def _mish(x):
+    return x * np.tanh(np.log1p(np.exp(x)))
+
+
+def _leaky_relu(x, negative_slope):
+    return np.where(x > 0, x, x * negative_slope)
+
+
+def _threshold(x, threshold, value):
+    # ATen converts both scalars to the tensor's dtype first (integers truncate, halves round)
+    threshold, value = np.array(threshold).astype(x.dtype), np.array(value).astype(x.dtype)
+    return np.where(x <= threshold, value, x)
+
+
+def _softplus(x, beta, threshold):
+    # x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+    scaled = x if beta == 1 else x * beta
+    soft = np.log1p(np.exp(scaled))
+    if beta != 1:
+        soft = soft / beta
+    return np.where(scaled > threshold, x, soft)
+
+
+def _softshrink(x, lambd):
+    # x * 0 (not 0) inside, so -0.0 and NaN come through as in ATen
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+
+
+def _hardshrink(x, lambd):
+    return np.where((x >= -lambd) & (x <= lambd), 0, x)
+
+
+def _laid_out(r, spec):
+    """A formula's fresh result as a tensor with the strides its meta promised (TensorIterator's
+    layout; ``np.where`` always answers row-major)."""
+    if r.ndim > 1 and r.size:
+        itemsize = r.itemsize
+        strides = spec.strides
+        if tuple(s // itemsize for s in r.strides) != strides:
+            order = sorted(range(r.ndim), key=lambda d: (-strides[d], -d))
+            out = np.empty([r.shape[d] for d in order], spec.dtype.np)
+            out = out.transpose(np.argsort(order))
+            np.copyto(out, r, casting="unsafe")
+            t = from_array(out, spec.dtype)
+            t._strides = strides   # exact for size-1 dims too
+            return t
+    return wrap(r, spec.dtype)
+
+
+def _activation(op, op_, formula, *, own_dtype=False):
+    """Kernels for an activation and its in-place twin. ``own_dtype``: the formula works in the
+    tensor's dtype, not the compute dtype (threshold compares halves as halves)."""
+    meta = op.meta
+
+    def kernel(self, *scalars):
+        spec = meta(self, *scalars)
+        x = data(self) if own_dtype else compute_data(self, spec.dtype)
+        return _laid_out(np.asarray(formula(x, *scalars)), spec)
+
+    kernel.__name__ = kernel.__qualname__ = op.name
+    if op_ is None:
+        return {op: kernel}
+    meta_ = op_.meta
+
+    def kernel_(self, *scalars):
+        meta_(self, *scalars)
+        x = data(self) if own_dtype else compute_data(self, self.dtype)
+        np.copyto(data(self), formula(x, *scalars), casting="unsafe")
+        return self
+
+    kernel_.__name__ = kernel_.__qualname__ = op_.name
+    return {op: kernel, op_: kernel_}
+
+
 def one_hot(self, num_classes=-1):
     labels = data(self)
     if num_classes == -1 and self.dtype is D.int64:
@@ -118,5 +238,17 @@ def one_hot(self, num_classes=-1):
 KERNELS = {
     A._softmax: _softmax_kernel(_softmax_block, A._softmax),
     A._log_softmax: _softmax_kernel(_log_softmax_block, A._log_softmax),
+    A._safe_softmax: _safe_softmax,
+    **_activation(A.elu, A.elu_, _elu),
+    **_activation(A.celu, A.celu_, _celu),
+    **_activation(A.hardtanh, A.hardtanh_, _hardtanh),
+    **_activation(A.hardsigmoid, A.hardsigmoid_, _hardsigmoid),
+    **_activation(A.hardswish, A.hardswish_, _hardswish),
+    **_activation(A.mish, A.mish_, _mish),
+    **_activation(A.leaky_relu, A.leaky_relu_, _leaky_relu),
+    **_activation(A.threshold, A.threshold_, _threshold, own_dtype=True),
+    **_activation(A.softplus, None, _softplus),
+    **_activation(A.softshrink, None, _softshrink),
+    **_activation(A.hardshrink, None, _hardshrink),
     A.one_hot: one_hot,
 }

@@ -201,8 +201,30 @@ def linalg_eigh(self, UPLO="L"):
     return wrap(w, dt), wrap(np.ascontiguousarray(v), dt)
 
 
+def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
+    """Invert the singular values (|eigenvalues| when hermitian) above max(atol, rtol * the
+    largest), as PyTorch."""
+    spec = LF.linalg_pinv.meta(self, atol, rtol, hermitian)
+    dt = self.dtype
+    arr = data(self)
+    if arr.size == 0:
+        return wrap(np.zeros(spec.shape, dt.np), dt)
+    atol, rtol = LF.pinv_tolerances(dt, arr.shape[-2], arr.shape[-1], atol, rtol)
+    if hermitian:
+        w, v = np.linalg.eigh(arr)   # reads the lower triangle, as PyTorch
+        size = np.abs(w)
+        keep = size > np.maximum(size.max(-1, keepdims=True) * rtol, atol)
+        left, right = v * np.where(keep, 1 / w, 0)[..., None, :], np.swapaxes(v, -1, -2)
+    else:
+        u, s, vh = np.linalg.svd(arr, full_matrices=False)
+        keep = s > np.maximum(s[..., :1] * rtol, atol)
+        left = np.swapaxes(vh, -1, -2) * np.where(keep, 1 / s, 0)[..., None, :]
+        right = np.swapaxes(u, -1, -2)
+    return wrap(np.matmul(left, right), dt)
+
+
 KERNELS = {
-    L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum,
+    L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum, LF.linalg_pinv: linalg_pinv,
     LF.linalg_inv: linalg_inv, LF.linalg_det: linalg_det, LF.linalg_solve: linalg_solve,
     LF.linalg_cholesky: linalg_cholesky, LF.linalg_qr: linalg_qr, LF.linalg_svd: linalg_svd,
     LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh,

@@ -22,7 +22,7 @@ from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ..._tensor import from_array
 from . import special
-from .array import COMPUTE
+from .array import COMPUTE, empty_apart, parallel_for
 
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
@@ -125,6 +125,59 @@ def _cached_dtypes(rule, compute=None):
     return dtypes
 
 
+# --- large operands: chunks over the thread pool ------------------------------------------------
+# Note [Parallel pointwise]: NumPy releases the GIL inside a ufunc loop, so a big elementwise op
+# runs as one contiguous chunk per thread (Note [CPU parallel_for]), each chunk a ufunc call with
+# ``out=`` into its slice of the result, as ATen's TensorIterator splits a loop. Only the plain
+# case is split: C-contiguous operands of one shape (and scalars), results in the compute dtype.
+
+LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the second core gives
+
+
+def _flat_operands(operands, shape):
+    """The operands as flat arrays (0-dim arrays and Python numbers as they are), or None when
+    one of them broadcasts or is not C-contiguous."""
+    flat = []
+    for x in operands:
+        if type(x) is np.ndarray and x.ndim:
+            if x.shape != shape or not x.flags.c_contiguous:
+                return None
+            x = x.reshape(-1)
+        flat.append(x)
+    return flat
+
+
+def _run_chunks(fn, flat, extra, flat_out):
+    sliced = [type(x) is np.ndarray and x.ndim > 0 for x in flat]
+
+    def chunk(lo, hi):
+        fn(*[x[lo:hi] if s else x for x, s in zip(flat, sliced)], *extra, out=flat_out[lo:hi])
+    parallel_for(0, flat_out.shape[0], LARGE // 2, chunk)
+
+
+def large_result(fn, dtype, operands, extra, source):
+    """``fn(*operands, *extra)`` computed in parallel chunks into a fresh array placed apart from
+    ``source`` (Note [4K aliasing]); None when the operands are not the plain case."""
+    flat = _flat_operands(operands, source.shape)
+    if flat is None:
+        return None
+    out = empty_apart(source.shape, dtype, source)
+    _run_chunks(fn, flat, extra, out.reshape(-1))
+    return out
+
+
+def large_inplace(fn, out, operands, extra):
+    """``fn`` in parallel chunks written into ``out`` (self's array); False if not the plain
+    case."""
+    if not out.flags.c_contiguous:
+        return False
+    flat = _flat_operands(operands, out.shape)
+    if flat is None:
+        return False
+    _run_chunks(fn, flat, extra, out.reshape(-1))
+    return True
+
+
 def writes_out(fn):
     """True for a formula that, like a ufunc, can write its result into ``out=``."""
     return isinstance(fn, np.ufunc) or getattr(fn, "writes_out", False)
@@ -155,7 +208,12 @@ def unary(fn, op, check=None, compute=None):
         dt, cdt = hit
         if check is not None:
             check(dt, *extra)
-        r = fn(operand(self, cdt), *extra)
+        a = operand(self, cdt)
+        if a.size >= LARGE and direct and cdt is dt.np:
+            r = large_result(fn, cdt, (a,), extra, a)
+            if r is not None:
+                return from_array(r, dt)
+        r = fn(a, *extra)
         if type(r) is np.ndarray and r.ndim < 2 and r.dtype is dt.np:
             return from_array(r, dt)  # the common case of ``result``, inlined
         return result(r, dt, (self,))
@@ -165,7 +223,8 @@ def unary(fn, op, check=None, compute=None):
         cdt = COMPUTE[rule(self) if compute is None else compute(self)]
         out = target(self)
         if direct and out.dtype is cdt:
-            fn(out, *extra, out=out)
+            if out.size < LARGE or not large_inplace(fn, out, (out,), extra):
+                fn(out, *extra, out=out)
         else:
             np.copyto(out, fn(operand(self, cdt), *extra), casting="unsafe")
         return self
@@ -186,8 +245,16 @@ def binary(fn, op, check=None, compute=None, validate=None):
         dt, cdt = dtypes(self, other)
         if check is not None:
             check(dt, *extra)
+        a, b = operand(self, cdt), operand(other, cdt)
+        if direct and cdt is dt.np:
+            big = a if type(a) is np.ndarray and a.size >= LARGE else \
+                b if type(b) is np.ndarray and b.size >= LARGE else None
+            if big is not None:
+                r = large_result(fn, cdt, (a, b), extra, big)
+                if r is not None:
+                    return from_array(r, dt)
         try:
-            r = fn(operand(self, cdt), operand(other, cdt), *extra)
+            r = fn(a, b, *extra)
         except ValueError:  # NumPy's broadcast error: raise PyTorch's
             R.broadcast_shapes(R.shape_of(self), R.shape_of(other))
             raise
@@ -200,7 +267,9 @@ def binary(fn, op, check=None, compute=None, validate=None):
         cdt = dtypes(self, other)[1]
         out = target(self)
         if direct and out.dtype is cdt:
-            fn(out, operand(other, cdt), *extra, out=out)
+            b = operand(other, cdt)
+            if out.size < LARGE or not large_inplace(fn, out, (out, b), extra):
+                fn(out, b, *extra, out=out)
         else:
             np.copyto(out, fn(operand(self, cdt), operand(other, cdt), *extra), casting="unsafe")
         return self
@@ -380,12 +449,52 @@ def _frac(a):
 
 # --- ternary ------------------------------------------------------------------------------------
 
+# np.where branches on every element, so a mask with no pattern (ReLU's backward, dropout) costs
+# a misprediction per element: 3-9x slower than selecting by bits. Big selections pick the bits:
+# the condition becomes an all-ones / all-zeros integer mask, each side is ANDed with it (or its
+# complement) through an integer view, and the halves are ORed. Exact for every dtype: bits are
+# copied, never computed (NaN payloads and -0.0 included); a side of zero bits needs no AND.
+BITWISE_WHERE_MIN = 4096   # elements: below this, np.where's single call is cheaper
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _zero_bits(v):
+    """A Python number (or 0-dim array) whose bits are all zero: 0, False, +0.0."""
+    return type(v) is not np.ndarray and v == 0 and math.copysign(1.0, v) > 0
+
+
+def _bitwise_where(cond, x, y, cdt, shape):
+    signed = _INT[cdt.itemsize]   # out=: an array even for a 0-dim condition
+    mask = np.negative(cond, dtype=signed, out=np.empty(np.shape(cond), signed))
+    mask = mask.view(_UINT[cdt.itemsize])
+    parts = []
+    if not _zero_bits(x):
+        parts.append(np.bitwise_and(np.asarray(x, cdt).view(mask.dtype), mask))
+    if not _zero_bits(y):
+        parts.append(np.bitwise_and(np.asarray(y, cdt).view(mask.dtype),
+                                    np.invert(mask, out=mask)))
+    if not parts:
+        return np.zeros(shape, cdt)
+    bits = parts[0] if len(parts) == 1 else np.bitwise_or(*parts)
+    if bits.shape != shape:   # a side broadcast wider than the other and the mask
+        bits = np.broadcast_to(bits, shape).copy()
+    return bits.view(cdt)
+
+
 def where_kernel(condition, self, other):
     spec = P.where.meta(condition, self, other)
     cdt = COMPUTE[spec.dtype]
     cond = operand(condition, np.dtype(bool))
-    return result(np.where(cond, operand(self, cdt), operand(other, cdt)), spec.dtype,
-                  (condition, self, other))
+    x, y = operand(self, cdt), operand(other, cdt)
+    size = 1
+    for n in spec.shape:
+        size *= n
+    if size >= BITWISE_WHERE_MIN:
+        r = _bitwise_where(cond, x, y, cdt, tuple(spec.shape))
+    else:
+        r = np.where(cond, x, y)
+    return result(r, spec.dtype, (condition, self, other))
 
 
 def _clamp(a, lo, hi):

@@ -27,6 +27,12 @@ def cat(tensors, dim=0):
     return _laid_out(spec, np.concatenate(arrays, axis=d))
 
 
+def stack(tensors, dim=0):
+    spec = S.stack.meta(tensors, dim)
+    d = dim % len(spec.shape)
+    return _laid_out(spec, np.stack([compute_data(t, spec.dtype) for t in tensors], axis=d))
+
+
 def flip(self, dims):
     spec = S.flip.meta(self, dims)
     return _laid_out(spec, np.flip(data(self), tuple(dims)))
@@ -84,6 +90,6 @@ def repeat_interleave_indices(repeats, output_size=None):
     return wrap(out, repeats.dtype)
 
 
-KERNELS = {S.cat: cat, S.flip: flip, S.roll: roll, S.repeat: repeat, S.tril: tril,
+KERNELS = {S.cat: cat, S.stack: stack, S.flip: flip, S.roll: roll, S.repeat: repeat, S.tril: tril,
            S.triu: triu, S.diag: diag, S._reshape_copy: _reshape_copy,
            S.repeat_interleave_indices: repeat_interleave_indices}

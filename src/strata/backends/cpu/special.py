@@ -1,4 +1,4 @@
-"""Special functions NumPy lacks, vectorised: erf, erfc, erfinv, lgamma.
+"""Special functions NumPy lacks, vectorised: erf, erfc, erfinv, lgamma, digamma, polygamma.
 
 ``erf``/``erfc`` and ``lgamma`` are fdlibm's algorithms (``s_erf.c``, ``e_lgamma_r.c``, the ones
 glibc and PyTorch's CPU kernels end up calling): piecewise rational approximations accurate to
@@ -12,11 +12,18 @@ erf runs in float32 for float32 inputs (within one ulp of PyTorch's float kernel
 memory traffic and twice the SIMD width) and in float64 otherwise; erfc (its tiny values need the
 extra precision), erfinv and lgamma always run in float64. ``erfinv`` is PyTorch's own
 ``calc_erfinv`` (``aten/src/ATen/native/Math.h``).
+
+``digamma``/``polygamma`` are ATen's ``calc_digamma``/``calc_trigamma``/``zeta`` (same file),
+vectorised; their kernels are at the bottom of this file (the pointwise table covers the ops
+that need only a NumPy function).
 """
 
 import math
 
 import numpy as np
+
+from ...ops import pointwise as P
+from .array import compute_data, data, wrap
 
 _SMALL = 512  # below this many elements, one math.* call per element is faster
 
@@ -300,3 +307,155 @@ def lgamma(x):
     # reflection: lgamma(x) = log(pi / |sin(pi x) x|) - lgamma(-x)
     out[j] = np.log(np.pi / (_abs_sin_pi(xn) * np.abs(xn))) - _lgamma_positive(-xn)
     return out.reshape(x.shape)
+
+
+# --- digamma / polygamma (PyTorch's calc_digamma, calc_trigamma and zeta, ATen's Math.h) --------
+# Each runs in the precision of its input array (float32 or float64), as ATen's float and double
+# versions do, so results agree to the last bits.
+
+_PSI_10 = 2.25175258906672110764   # digamma(10)
+_DIGAMMA_A = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+              -4.16666666666666666667e-3, 3.96825396825396825397e-3,
+              -8.33333333333333333333e-3, 8.33333333333333333333e-2)
+
+
+def _polevl(x, coeffs):
+    """Cephes' polevl: coeffs[0] * x^N + ... + coeffs[N] (highest degree first)."""
+    out = np.full_like(x, coeffs[0])
+    for c in coeffs[1:]:
+        out = out * x + c
+    return out
+
+
+def _digamma_positive(x):
+    """x > 0 (or NaN, +inf): step up to x >= 10 with psi(x) = psi(x + 1) - 1 / x, then the
+    asymptotic series."""
+    result = np.zeros_like(x)
+    for _ in range(10):   # ten steps take any x > 0 to 10 or beyond
+        small = x < 10
+        if not small.any():
+            break
+        result -= np.where(small, 1 / x, 0)
+        x = np.where(small, x + 1, x)
+    z = 1 / (x * x)
+    tail = np.where(x < 1e17, z * _polevl(z, _DIGAMMA_A), 0)
+    return np.where(x == 10, result + _PSI_10, result + np.log(x) - 0.5 / x - tail)
+
+
+def digamma(x):
+    x = np.asarray(x).reshape(-1)
+    zero = x == 0
+    pole = (x < 0) & (x == np.trunc(x))         # negative integers and -inf
+    reflect = (x < 0) & ~pole
+    out = _digamma_positive(np.where(reflect, 1 - x, np.where(zero | pole, 1, x)))
+    if reflect.any():
+        # psi(x) = psi(1 - x) - pi / tan(pi * frac(x)), the correction in double, as ATen
+        frac = np.fmod(x[reflect].astype(np.float64), 1.0)
+        out[reflect] -= (np.pi / np.tan(np.pi * frac)).astype(x.dtype)
+    out[zero] = np.copysign(np.inf, -x[zero])   # +-0 give -+inf
+    out[pole] = np.nan
+    return out
+
+
+def _trigamma(x):
+    """calc_trigamma: reflection below 1/2, six steps up, then the asymptotic series."""
+    negative = x < 0.5
+    sin_pi_x = np.sin(np.where(negative, x, 0) * x.dtype.type(np.pi))
+    result = np.where(negative, -(x.dtype.type(np.pi) ** 2) / (sin_pi_x * sin_pi_x), 0)
+    x = np.where(negative, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (x.dtype.type(1 / 6) - ixx * (
+        x.dtype.type(1 / 30) - ixx * x.dtype.type(1 / 42)))) / x
+    return np.where(negative, -result, result)
+
+
+_MACHEP = 1.11022302462515654042e-16
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _hurwitz_zeta(s, q):
+    """zeta(s, q) = sum over k >= 0 of (q + k)^-s for an integer s > 1 (Cephes' algorithm, as in
+    ATen): direct sums until the terms are negligible or q + k > 9, then Euler-Maclaurin. Each
+    element stops at its own step, as the scalar loop does."""
+    q = q.astype(np.float64)
+    total = q ** -s
+    a, b = q.copy(), np.zeros_like(q)
+    active = ~((q <= 0) & (q == np.floor(q)))   # poles: q a non-positive integer (or -inf)
+    i = 0
+    while True:
+        running = active & ((i < 9) | (a <= 9))
+        if not running.any():
+            break
+        i += 1
+        a = np.where(running, a + 1, a)
+        b = np.where(running, a ** -s, b)
+        total = np.where(running, total + b, total)
+        active &= ~(running & (-_MACHEP * total < b) & (b < _MACHEP * total))
+    w = a
+    total = np.where(active, total + b * w / (s - 1) - 0.5 * b, total)
+    factor, k = 1.0, 0.0
+    for coeff in _ZETA_A:
+        if not active.any():
+            break
+        factor *= s + k
+        b = b / w
+        t = factor * b / coeff
+        total = np.where(active, total + t, total)
+        active &= ~(np.abs(t / total) < _MACHEP)
+        factor *= s + k + 1
+        b = b / w
+        k += 2
+    total[(q <= 0) & (q == np.floor(q))] = np.inf
+    return total
+
+
+def polygamma(x, n):
+    x = np.asarray(x)
+    if n == 0:
+        return digamma(x).reshape(x.shape)
+    if n == 1:
+        return _trigamma(x)
+    # (-1)^(n+1) n! zeta(n + 1, x), in double (ATen's zeta accumulates in double too)
+    sign = 1.0 if n % 2 else -1.0
+    return (sign * math.exp(math.lgamma(n + 1.0)) * _hurwitz_zeta(n + 1, x)).astype(x.dtype)
+
+
+def _float_kernels(op, op_, fn, n_first=False):
+    """Kernels for a float-result unary op and its in-place twin: ``fn(x, *extra)`` maps a
+    float32/float64 array (the compute dtype: halves go through float32) to a fresh one.
+    ``n_first``: the schema is ``op(int n, Tensor self)`` (polygamma)."""
+    meta_ = op_.meta
+
+    def run(self, extra, dt):
+        x = compute_data(self, dt)
+        r = np.asarray(fn(x, *extra)).reshape(x.shape)
+        if x.ndim > 1 and not x.flags.c_contiguous:   # keep the input's layout, as TensorIterator
+            out = np.empty_like(x, order="K")
+            out[...] = r
+            r = out
+        return r
+
+    def kernel(*args):
+        spec = op.meta(*args)
+        self, extra = (args[1], args[:1]) if n_first else (args[0], args[1:])
+        return wrap(run(self, extra, spec.dtype), spec.dtype)
+
+    def kernel_(self, *extra):
+        meta_(self, *extra)
+        np.copyto(data(self), run(self, extra, self.dtype), casting="unsafe")
+        return self
+
+    kernel.__name__ = kernel.__qualname__ = op.name
+    kernel_.__name__ = kernel_.__qualname__ = op_.name
+    return {op: kernel, op_: kernel_}
+
+
+KERNELS = {
+    **_float_kernels(P.digamma, P.digamma_, digamma),
+    **_float_kernels(P.polygamma, P.polygamma_, polygamma, n_first=True),
+}
