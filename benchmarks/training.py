@@ -5,13 +5,16 @@ optimizer step) of an MLP, a CNN and a small transformer, and the peak memory of
     python -m benchmarks --filter training
 
 Step times alternate strata and PyTorch batch by batch, so drift in a shared machine's load
-lands on both sides; each is the median of its batches. Peak memory is the peak RSS of a fresh
-subprocess per library and workload that imports the library, builds the model and runs
-``MEMORY_STEPS`` steps, so the libraries' import footprints count too. The child reports its own
-``VmHWM`` (the high-water mark of its address space): Linux carries ``ru_maxrss`` across
-``exec``, so a child forked from this big process would start with this process's peak.
+lands on both sides; each is the median of its batches. The same steps are timed again with one
+thread each (when threadpoolctl is installed), which a busy machine disturbs far less. Peak
+memory is the peak RSS of a fresh subprocess per library and workload that imports the library,
+builds the model and runs ``MEMORY_STEPS`` steps, so the libraries' import footprints count
+too. The child reports its own ``VmHWM`` (the high-water mark of its address space): Linux
+carries ``ru_maxrss`` across ``exec``, so a child forked from this big process would start with
+this process's peak.
 """
 
+import contextlib
 import os
 import statistics
 import subprocess
@@ -127,11 +130,41 @@ def peak_rss_kib(library, workload, steps=MEMORY_STEPS):
     return int(out.stdout.split()[-1])
 
 
+def _one_thread_each(strata, torch):
+    """A context in which both libraries compute on one thread (BLAS included), or None without
+    threadpoolctl. On a shared machine, 2-thread timings swing with the other load (a thread
+    whose partner is descheduled waits for it); one thread each compares the libraries' work."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+
+    @contextlib.contextmanager
+    def limited():
+        before = strata.get_num_threads(), torch.get_num_threads()
+        with threadpool_limits(1):
+            strata.set_num_threads(1)
+            torch.set_num_threads(1)
+            try:
+                yield
+            finally:
+                strata.set_num_threads(before[0])
+                torch.set_num_threads(before[1])
+    return limited()
+
+
 def run(strata, torch):
     results = []
     for name, (build, target) in WORKLOADS.items():
         s_time, t_time = interleaved_medians(make_step(strata, build), make_step(torch, build))
         results.append(Result(f"{name}: step", s_time, t_time, target))
+    single = _one_thread_each(strata, torch)
+    if single is not None:
+        with single:
+            for name, (build, _) in WORKLOADS.items():
+                s_time, t_time = interleaved_medians(make_step(strata, build),
+                                                     make_step(torch, build))
+                results.append(Result(f"{name}: step, 1 thread each", s_time, t_time))
     for name in WORKLOADS:
         s_rss = peak_rss_kib("strata", name) / 1024
         t_rss = peak_rss_kib("torch", name) / 1024

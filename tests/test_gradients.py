@@ -342,3 +342,21 @@ def test_every_formula_has_grad_samples():
     missing = sorted(op.qualname for op in DV.DERIVATIVES
                      if op.qualname not in GRAD_SAMPLES and not FLOAT_OP_DB.get(op.qualname))
     assert not missing, f"ops with a derivative but no gradient sample: {missing}"
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_inplace_scatter_reduce_bumps_version_once(reduce):
+    """The in-place composite computes on a clone of self when autograd records, so the self it
+    saves survives the write; the written tensor still changes version once, as in PyTorch."""
+    index = np.array([[0, 1, 0], [2, 0, 1]])
+    x0, src0 = r(3, 3), r(2, 3)
+    grads = []
+    for m in (strata, torch):
+        leaf, src = m.tensor(x0, requires_grad=True), m.tensor(src0, requires_grad=True)
+        x = leaf.clone()
+        before = x._version
+        assert x.scatter_reduce_(0, m.tensor(index), src, reduce) is x
+        assert x._version == before + 1
+        grads.append(m.autograd.grad(x, (leaf, src), m.tensor(np.ones((3, 3)))))
+    for s, t in zip(*grads):
+        np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-12)

@@ -88,7 +88,8 @@ def get_num_threads() -> int:
 
 def set_num_threads(n: int) -> None:
     from .backends.cpu import array
-    if not isinstance(n, int) or n < 1:
+    import builtins   # ``int`` here is strata.int, the dtype
+    if not isinstance(n, builtins.int) or n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
     array.NUM_THREADS = n
 

@@ -141,9 +141,12 @@ class TensorImpl:
                     f"Cannot access data of a tensor on device '{self.device}'"
                     + (": meta tensors have no data" if self.device.type == "meta" else ""))
             itemsize = self.dtype.itemsize
-            arr = np.ndarray(self._shape, self.dtype.np, buffer=data,
-                             offset=self._offset * itemsize,
-                             strides=tuple(s * itemsize for s in self._get_strides()))
+            if 0 in self._shape:   # no elements: its offset may point past the storage's end
+                arr = np.empty(self._shape, self.dtype.np)
+            else:
+                arr = np.ndarray(self._shape, self.dtype.np, buffer=data,
+                                 offset=self._offset * itemsize,
+                                 strides=tuple(s * itemsize for s in self._get_strides()))
             self._array = arr
         return arr
 

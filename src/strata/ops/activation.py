@@ -18,7 +18,6 @@ depend on the data.
 """
 
 import functools
-import math
 
 from ..core import dtype as D
 from ..core.shape import contiguous_strides, wrap_dim
@@ -130,10 +129,10 @@ def _check_softmax_backward(name, grad_output, output, dim, input_dtype):
     matters for the half-to-float case, which the CPU does not support."""
     d = wrap_dim(dim, grad_output.ndim)
     if name == "softmax" and tuple(grad_output.shape) != tuple(output.shape):
+        sizes = [", ".join(map(str, x.shape)) for x in (grad_output, output)]
         raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor "
-                           f"for argument #2 'output'; but [{', '.join(map(str, grad_output.shape))}"
-                           f"] does not equal [{', '.join(map(str, output.shape))}] (while "
-                           f"checking arguments for softmax_backward)")
+                           f"for argument #2 'output'; but [{sizes[0]}] does not equal "
+                           f"[{sizes[1]}] (while checking arguments for softmax_backward)")
     dt = grad_output.dtype
     if output.dtype is not dt:
         raise RuntimeError(f"expected scalar type {R.type_name(dt)} but found "
@@ -175,19 +174,20 @@ def _log_softmax_backward_math(grad_output, output, d):
 
 # --- primitive activations ------------------------------------------------------------------------
 
-def _own_dtype(self):
-    return self.dtype
-
-
 def _activation(name, args, check, *, inplace=True, function=False, method=False):
     """Define ``name(Tensor self{args})`` (and ``name_``): ``check(self, *scalars)`` raises
-    PyTorch's errors; the result has self's shape and dtype and TensorIterator's layout."""
-    def meta(self, *scalars):
+    PyTorch's errors; the result has self's shape and dtype and TensorIterator's layout. The op's
+    ``dtype_rule`` (what the kernels call instead of the whole meta) checks and gives the dtype."""
+    def rule(self, *scalars):
         check(self, *scalars)
-        return R.pointwise_meta(_own_dtype, self)
+        return self.dtype
+
+    def meta(self, *scalars):
+        return R.pointwise_meta(lambda x: rule(x, *scalars), self)
 
     op = defop(f"{name}(Tensor self{args}) -> Tensor", meta, method=method, function=function,
                tags=("pointwise",))
+    op.dtype_rule = rule
     if not inplace:
         return op
 

@@ -1,9 +1,10 @@
 """Derivatives of ``ops/activation.py``: the softmaxes, and the activations through PyTorch's
 backward ops (``elu_backward``, ...), which fix the gradient at the boundaries, inf and NaN.
 
-In-place activations that PyTorch differentiates from their result (``elu_``, ``leaky_relu_``,
-``hardtanh_``) have rows of their own that save the result, so no copy of ``self`` is kept; the
-other in-place ones use their out-of-place row (``self`` as it was before the write).
+In-place activations that PyTorch differentiates from their result (``elu_``, ``celu_``,
+``leaky_relu_``) have rows of their own that save the result, so no copy of ``self`` is kept;
+``threshold_`` has its own node name; the other in-place ones use their out-of-place row
+(``self`` as it was before the write), as in PyTorch.
 """
 
 import struct
@@ -63,12 +64,6 @@ def _celu_(ctx, grad):
 @derivative(A.hardtanh, "HardtanhBackward0", save=("self",))
 def _hardtanh(ctx, grad):
     return A.hardtanh_backward(grad, ctx.self, ctx.min_val, ctx.max_val)
-
-
-@derivative(A.hardtanh_, "HardtanhBackward0", save=("result",))
-def _hardtanh_(ctx, grad):
-    """The result is at a bound exactly where self was at or beyond it."""
-    return A.hardtanh_backward(grad, ctx.result, ctx.min_val, ctx.max_val)
 
 
 @derivative(A.hardsigmoid, "HardsigmoidBackward0", save=("self",))
