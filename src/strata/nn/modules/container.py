@@ -9,6 +9,13 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def _renumber(modules, items):
+    """Keep the keys "0", "1", ... contiguous after an insert or delete, as PyTorch does."""
+    modules.clear()
+    for i, m in enumerate(items):
+        modules[str(i)] = m
+
+
 def _index(idx, n, what):
     idx = operator.index(idx)
     if not -n <= idx < n:
@@ -45,11 +52,7 @@ class Sequential(Module):
                 delattr(self, key)
         else:
             delattr(self, keys[_index(idx, len(self), "Sequential")])
-        # keep numbering contiguous, as PyTorch does
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -75,9 +78,7 @@ class Sequential(Module):
     def insert(self, index, module):
         items = list(self._modules.values())
         items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules, items)
         return self
 
     def forward(self, input):
@@ -107,10 +108,7 @@ class ModuleList(Module):
         targets = keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "")]]
         for k in targets:
             del self._modules[k]
-        items = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules, list(self._modules.values()))
 
     def __len__(self):
         return len(self._modules)
@@ -139,9 +137,7 @@ class ModuleList(Module):
     def insert(self, index, module):
         items = list(self._modules.values())
         items.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(items):
-            self._modules[str(i)] = m
+        _renumber(self._modules, items)
 
     def pop(self, key=-1):
         v = self[key]
