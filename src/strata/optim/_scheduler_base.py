@@ -119,7 +119,8 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self):
-        raise NotImplementedError
+        raise NotImplementedError(  # by design: an abstract method, as in PyTorch
+            f"{type(self).__name__} must implement get_lr() (LRScheduler is a base class)")
 
     def step(self, epoch=None):
         if self._step_count == 1:

@@ -310,7 +310,8 @@ class Optimizer:
                     grad.zero_()
 
     def step(self, closure=None):
-        raise NotImplementedError
+        raise NotImplementedError(  # by design: an abstract method, as in PyTorch
+            f"{type(self).__name__} must implement step() (Optimizer is a base class)")
 
     def add_param_group(self, param_group):
         """Add a group (a dict with ``'params'``); missing options come from ``defaults``."""
