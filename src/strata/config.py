@@ -8,11 +8,11 @@ import os
 import warnings
 
 
-def _flag(name: str) -> bool:
-    value = os.environ.get(name, "0")
+def _flag(name: str, default: str = "0") -> bool:
+    value = os.environ.get(name, default)
     if value not in ("0", "1"):
-        warnings.warn(f"{name} should be 0 or 1, got {value!r}; treating it as 0")
-        return False
+        warnings.warn(f"{name} should be 0 or 1, got {value!r}; using {default}")
+        return default == "1"
     return value == "1"
 
 
@@ -21,6 +21,13 @@ show_dispatch_trace: bool = _flag("STRATA_SHOW_DISPATCH_TRACE")
 # Leave glibc's malloc settings alone (by default the CPU backend keeps freed kernel buffers
 # mapped; see Note [CPU allocations] in backends/cpu/array.py).
 no_malloc_tuning: bool = _flag("STRATA_NO_MALLOC_TUNING")
+# Build and use the CPU backend's few C kernels (backends/cpu/native.py); 0 keeps every CPU
+# kernel on NumPy.
+native_kernels: bool = _flag("STRATA_NATIVE_KERNELS", "1")
+# The system C compiler for those kernels, and where their built libraries are kept.
+c_compiler: str = os.environ.get("CC", "cc")
+cache_dir: str = os.environ.get("STRATA_CACHE_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "strata")
 
 # --- the sim accelerator (backends/sim) ---------------------------------------------------------
 

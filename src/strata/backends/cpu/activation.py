@@ -1,8 +1,10 @@
 """CPU kernels for ``ops/activation.py``: softmax, log_softmax, the activations and one_hot.
 
 Softmax is the hot path of classifiers and attention, so its kernel works like ATen's vectorised
-one (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``) as far as NumPy allows: rows are processed
-in blocks small enough to stay in the L2 cache between the passes, blocks are split over threads
+one (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``): float32 rows go to the fused C loop of
+``csrc/softmax.c`` (see ``native.py``), one call per thread. Everything else (other dtypes, a
+softmax over an inner dim, no C compiler) takes the NumPy path: rows are processed in blocks
+small enough to stay in the L2 cache between the passes, blocks are split over threads
 (``parallel_for``), and every pass writes into the output buffer instead of allocating.
 """
 
@@ -11,7 +13,8 @@ import numpy as np
 from ..._tensor import from_array
 from ...core import dtype as D
 from ...ops import activation as A
-from .array import COMPUTE, GRAIN_SIZE, compute_data, data, parallel_for, wrap
+from . import native
+from .array import COMPUTE, GRAIN_SIZE, compute_data, data, empty_apart, parallel_for, wrap
 
 _BLOCK = 1 << 17   # elements per block: 512 KiB of float32 in and out, inside a 2 MiB L2
 _MARGIN = 8.0      # see Note [Softmax without the max]
@@ -74,6 +77,14 @@ def _run(block_fn, x, out, dim):
             np.subtract(out, np.log(s, out=s), out=out)
         return
     n = rows_x.shape[1]
+    grain = max(1, GRAIN_SIZE // max(n, 1))
+    fused = _native_rows(block_fn, rows_x, rows_out)
+    if fused is not None:
+        x_ptr, out_ptr = rows_x.ctypes.data, rows_out.ctypes.data
+        x_step, out_step = rows_x.strides[0] // 4, rows_out.strides[0] // 4
+        parallel_for(0, rows_x.shape[0], grain, lambda lo, hi: fused(
+            x_ptr + lo * x_step * 4, out_ptr + lo * out_step * 4, hi - lo, n, x_step, out_step))
+        return
     block = max(1, _BLOCK // max(n, 1))
 
     def chunk(lo, hi):
@@ -82,7 +93,17 @@ def _run(block_fn, x, out, dim):
             j = min(i + block, hi)
             block_fn(rows_x[i:j], rows_out[i:j], scratch)
 
-    parallel_for(0, rows_x.shape[0], max(1, GRAIN_SIZE // max(n, 1)), chunk)
+    parallel_for(0, rows_x.shape[0], grain, chunk)
+
+
+def _native_rows(block_fn, rows_x, rows_out):
+    """The C loop for these rows (float32, unit stride along the row), or None."""
+    if not (rows_x.dtype == rows_out.dtype == np.float32 and rows_x.strides[1] == 4
+            and rows_out.strides[1] == 4 and rows_x.flags.aligned
+            and rows_x.strides[0] % 4 == 0 and rows_out.strides[0] % 4 == 0):
+        return None
+    return native.function(
+        "softmax", "softmax_rows" if block_fn is _softmax_block else "log_softmax_rows")
 
 
 def _softmax_kernel(block_fn, op):
@@ -91,10 +112,11 @@ def _softmax_kernel(block_fn, op):
         if half_to_float:
             raise RuntimeError("softmax with half to float conversion is not supported on CPU")
         dt = spec.dtype
-        out = np.empty(spec.shape, COMPUTE[dt])
+        x = compute_data(self, dt)
+        out = empty_apart(spec.shape, COMPUTE[dt], x)
         if out.size:
-            _run(block_fn, compute_data(self, dt), out, dim % max(self.ndim, 1))
-        return wrap(out, dt)
+            _run(block_fn, x, out, dim % max(self.ndim, 1))
+        return _result(out, dt)
     kernel.__name__ = kernel.__qualname__ = op.name
     return kernel
 
@@ -104,15 +126,21 @@ def _safe_softmax(self, dim, dtype=None):
     other: a NaN makes the max NaN)."""
     spec = A._safe_softmax.meta(self, dim, dtype)
     dt = spec.dtype
-    out = np.empty(spec.shape, COMPUTE[dt])
+    x = compute_data(self, dt)
+    out = empty_apart(spec.shape, COMPUTE[dt], x)
     if out.size:
-        x = compute_data(self, dt)
         d = dim % max(self.ndim, 1)
         _run(_softmax_block, x, out, d)
         masked = x == -np.inf if x.ndim == 0 else np.max(x, axis=d, keepdims=True) == -np.inf
         if masked.any():
             np.copyto(out, 0, where=masked)
-    return wrap(out, dt)
+    return _result(out, dt)
+
+
+def _result(out, dt):
+    """The tensor of a softmax's output buffer (a view placed by ``empty_apart``: ``wrap`` would
+    copy it)."""
+    return from_array(out, dt) if out.dtype == dt.np else wrap(out, dt)
 
 
 # --- activations ----------------------------------------------------------------------------------

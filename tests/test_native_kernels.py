@@ -1,0 +1,135 @@
+"""The CPU backend's C kernels (backends/cpu/native.py): the same answers as PyTorch on both paths
+(C and the NumPy fallback), the build cache, and the fallback when no compiler is usable."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import strata
+from strata import config
+from strata.backends.cpu import native
+
+from helpers import assert_same
+
+
+@pytest.fixture(params=["native", "numpy"])
+def path(request, monkeypatch):
+    """Run the test once on the C kernels and once with them switched off."""
+    monkeypatch.setattr(config, "native_kernels", request.param == "native")
+    native.reset()
+    # CI machines have a C compiler: the native half must really run C
+    assert (native.function("softmax", "softmax_rows") is not None) == (request.param == "native")
+    yield request.param
+    native.reset()
+
+
+SPECIAL_ROWS = np.array([
+    [0.0, -np.inf, 1.0, -100.0, -88.0, -87.0, 3.0],
+    [-np.inf] * 7,                      # all masked: NaN (softmax), 0 (_safe_softmax)
+    [np.inf, 1, 2, 3, 4, 5, 6],
+    [1e30, -1e30, 0, 0, 0, 0, 0],
+    [np.nan, 1, 2, 3, 4, 5, 6],
+    [80.0, 81.0, 82.0, 88.0, 89.0, 90.0, -90.0],   # exp would overflow without the max
+    [-1e-3, 0, 1e-3, -2e-3, 2e-3, 5e-4, 0],
+], np.float32)
+
+OPS = {
+    "softmax": lambda m, x, d: m.softmax(x, d),
+    "log_softmax": lambda m, x, d: m.log_softmax(x, d),
+    "safe_softmax": lambda m, x, d: m.ops.aten._safe_softmax(x, d),
+}
+
+
+def _compare(fn, a, dim, *, view=lambda t: t):
+    s = fn(strata, view(strata.tensor(a)), dim)
+    t = fn(torch, view(torch.tensor(a)), dim)
+    assert_same(s, t, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_special_values(path, op):
+    _compare(OPS[op], SPECIAL_ROWS, -1)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_rows_with_gaps_and_inner_strides(path, op):
+    a = np.random.default_rng(1).standard_normal((6, 40), dtype=np.float32) * 10
+    _compare(OPS[op], a, -1, view=lambda t: t[::2, 3:30])     # rows 80 floats apart
+    _compare(OPS[op], a, -1, view=lambda t: t[:, ::3])        # inner stride 3: NumPy path
+    _compare(OPS[op], a, 0, view=lambda t: t.t())             # transposed rows
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 9), n=st.integers(1, 70), scale=st.sampled_from([1e-3, 1.0, 30.0, 1e4]),
+       op=st.sampled_from(sorted(OPS)), native_on=st.booleans())
+def test_matches_torch(rows, n, scale, op, native_on):
+    config.native_kernels, saved = native_on, config.native_kernels
+    native.reset()
+    try:
+        a = (np.random.default_rng(rows * 100 + n).standard_normal((rows, n)) * scale)
+        _compare(OPS[op], a.astype(np.float32), -1)
+    finally:
+        config.native_kernels = saved
+        native.reset()
+
+
+def test_half_inputs_compute_in_float32(path):
+    a = np.random.default_rng(2).standard_normal((3, 17), dtype=np.float32)
+    s = strata.softmax(strata.tensor(a).half(), -1)
+    t = torch.softmax(torch.tensor(a).half(), -1)
+    assert_same(s, t, atol=1e-3, rtol=1e-3)
+
+
+def test_gradients_flow_through_the_native_forward(path):
+    a = np.random.default_rng(3).standard_normal((4, 9), dtype=np.float32)
+    xs, xt = strata.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (strata.log_softmax(xs, -1)[:, 2].sum() + strata.softmax(xs, -1).pow(2).sum()).backward()
+    (torch.log_softmax(xt, -1)[:, 2].sum() + torch.softmax(xt, -1).pow(2).sum()).backward()
+    assert_same(xs.grad, xt.grad, atol=1e-6, rtol=1e-5)
+
+
+def test_build_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    first = native.build("softmax")
+    stamp = first.stat().st_mtime_ns
+    assert native.build("softmax") == first and first.stat().st_mtime_ns == stamp
+    assert first.parent == tmp_path / "native" and list(first.parent.iterdir()) == [first]
+
+
+def test_no_compiler_falls_back_to_numpy(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "c_compiler", "no-such-cc")
+    native.reset()
+    try:
+        assert native.function("softmax", "softmax_rows") is None
+        assert "no C compiler" in native.status()["softmax"]
+        _compare(OPS["softmax"], SPECIAL_ROWS, -1)
+    finally:
+        native.reset()
+
+
+def test_broken_source_falls_back_with_the_compiler_message(tmp_path, monkeypatch):
+    (tmp_path / "softmax.c").write_text("this is not C;\n")
+    monkeypatch.setattr(native, "SOURCES", tmp_path)
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    native.reset()
+    try:
+        assert native.function("softmax", "softmax_rows") is None
+        message = native.status()["softmax"]
+        assert message.startswith("NumPy fallback:") and "softmax.c" in message
+        assert not (tmp_path / "cache" / "native").exists() or not any(
+            p.suffix == ".so" for p in (tmp_path / "cache" / "native").iterdir())
+    finally:
+        native.reset()
+
+
+def test_disabled_by_flag(monkeypatch):
+    monkeypatch.setattr(config, "native_kernels", False)
+    native.reset()
+    try:
+        assert native.function("softmax", "softmax_rows") is None
+        assert "STRATA_NATIVE_KERNELS=0" in native.status()["softmax"]
+    finally:
+        native.reset()
