@@ -44,6 +44,8 @@ from . import linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
+from . import func  # noqa: F401
+from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
 from . import profiler  # noqa: F401
 from .profiler import explain  # noqa: F401

@@ -17,16 +17,31 @@ from ..core import dtype as D
 from ..dispatch.dispatcher import register_fallback, register_kernel
 from ..dispatch.keys import BACKENDS, DispatchKey
 from ..ops import factory as F
-from . import anomaly_mode, derivatives, engine, graph, inplace_or_view, kernel  # noqa: F401
+from . import (  # noqa: F401
+    anomaly_mode,
+    derivatives,
+    engine,
+    functional,
+    graph,
+    inplace_or_view,
+    kernel,
+)
 from .anomaly_mode import (  # noqa: F401
-    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
 )
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import (  # noqa: F401
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
     set_grad_enabled,
 )
-from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck
 from .graph import gradient_edge, requires_grad
 
 __all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",

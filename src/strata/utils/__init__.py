@@ -1,5 +1,8 @@
-"""``strata.utils``: backend registration helpers (and, later, data loading)."""
+"""``strata.utils``: backend registration helpers, data loading, activation checkpointing."""
 
+from . import (
+    checkpoint,  # noqa: F401
+    data,  # noqa: F401
+    tensorboard,  # noqa: F401
+)
 from .backend_registration import rename_privateuse1_backend  # noqa: F401
-from . import data  # noqa: F401
-from . import tensorboard  # noqa: F401,E402
