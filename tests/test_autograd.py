@@ -583,6 +583,8 @@ NO_FORMULA = {
     "aten::unique_dim": "no formula in PyTorch either",
     "aten::unique_consecutive": "no formula in PyTorch either",
     "aten::bincount": "no formula in PyTorch either",
+    "aten::_sample_dirichlet": "no formula in PyTorch either",
+    "aten::binomial": "no formula in PyTorch either",
     "aten::to_dense": "sparse tensors are out of autograd's scope here",
     "aten::to_sparse.sparse_dim": "sparse tensors are out of autograd's scope here",
     "aten::coalesce": "sparse tensors are out of autograd's scope here",

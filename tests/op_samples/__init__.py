@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 
 FAMILIES = ("sparse", "pointwise", "factory", "shape", "reductions", "sorting", "indexing", "scatter",
-            "linalg", "nn", "activation", "loss")
+            "linalg", "nn", "activation", "loss", "distributions")
 
 
 @dataclass

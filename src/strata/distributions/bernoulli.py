@@ -1,39 +1,56 @@
-"""``Bernoulli(probs=None, logits=None)``."""
+"""``Bernoulli(probs=None, logits=None)``: 1 with probability p, else 0."""
 
+import math
+import numbers
+
+from .. import creation
 from ..nn import functional as F
+from . import constraints
 from .distribution import Distribution
+from .utils import ProbsOrLogits, broadcast_all, one_of
 
 
-class Bernoulli(Distribution):
-    arg_names = ("probs",)
+class Bernoulli(ProbsOrLogits, Distribution):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.probs = probs
-            eps = 1.1920928955078125e-07
-            p = probs.clamp(eps, 1 - eps)
-            self.logits = p.log() - (1 - p).log()
-        else:
-            self.logits = logits
-            self.probs = logits.sigmoid()
-        super().__init__(self.probs.shape, (), validate_args)
+        name, value = one_of(probs, logits)
+        (param,) = broadcast_all(value)
+        setattr(self, name, param)
+        batch_shape = () if isinstance(value, numbers.Number) else param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Bernoulli, batch_shape, ("probs", "logits"), _instance)
 
     @property
     def mean(self):
         return self.probs
 
     @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return mode.masked_fill(self.probs == 0.5, math.nan)
+
+    @property
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    def _sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        return self.probs.expand(shape).bernoulli()
+    def sample(self, sample_shape=()):
+        return creation.bernoulli(self.probs.detach().expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
-        return -F.binary_cross_entropy_with_logits(self.logits, value, reduction="none")
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self):
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = creation.arange(2, dtype=self._param.dtype)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values

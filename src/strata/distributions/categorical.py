@@ -1,46 +1,57 @@
 """``Categorical(probs=None, logits=None)``: one of K categories per batch element."""
 
+import math
+
 from .. import creation
 from ..core import dtype as D
 from ..core.shape import Size
+from ..frontend.shape import broadcast_tensors
+from . import constraints
 from .distribution import Distribution
+from .utils import ProbsOrLogits, one_of
 
 
-class Categorical(Distribution):
-    arg_names = ("probs",)
+class Categorical(ProbsOrLogits, Distribution):
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
+    _is_binary = False
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            if probs.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self.probs = probs / probs.sum(-1, keepdim=True)
-            if validate_args is not False and (
-                    bool((probs < 0).any()) or not bool(probs.isfinite().all())):
-                raise ValueError(f"Expected parameter probs (Tensor of shape {tuple(probs.shape)}) "
-                                 "of distribution Categorical to satisfy the constraint "
-                                 "Simplex(), but found invalid values")
-            self.logits = self.probs.clamp(min=D.finfo(self.probs.dtype).tiny).log()
+        name, value = one_of(probs, logits)
+        if value.dim() < 1:
+            raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+        if name == "probs":
+            self.probs = value / value.sum(-1, keepdim=True)
         else:
-            if logits.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-            self.probs = self.logits.softmax(-1)
-        self._num_events = self.probs.shape[-1]
-        super().__init__(self.probs.shape[:-1], (), validate_args)
+            self.logits = value - value.logsumexp(dim=-1, keepdim=True)
+        self._num_events = self._param.shape[-1]
+        batch_shape = self._param.shape[:-1] if self._param.dim() > 1 else Size()
+        super().__init__(batch_shape, validate_args=validate_args)
 
-    @property
-    def param_shape(self):
-        return self.probs.shape
+    def expand(self, batch_shape, _instance=None):
+        new = self._expand_params(Categorical, batch_shape, ("probs", "logits"), _instance)
+        new._num_events = self._num_events
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
 
     @property
     def mean(self):
-        return creation.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return creation.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
 
-    def _sample(self, sample_shape=()):
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    @property
+    def variance(self):
+        return creation.full(self._extended_shape(), math.nan, dtype=self.probs.dtype)
+
+    def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)
-        probs_2d = self.probs.reshape(-1, self._num_events)
+        probs_2d = self.probs.detach().reshape(-1, self._num_events)
         n = sample_shape.numel()
         samples = probs_2d.multinomial(n, True).t() if n else \
             creation.empty((0, probs_2d.shape[0]), dtype=D.int64)
@@ -48,28 +59,15 @@ class Categorical(Distribution):
 
     def log_prob(self, value):
         if self._validate_args:
-            if value.dtype.is_floating_point and not bool((value == value.floor()).all()):
-                raise ValueError("Expected value argument to be within the support "
-                                 "(IntegerInterval) of the distribution Categorical")
-        value = value.long().unsqueeze(-1)
-        value, log_pmf = _broadcast(value, self.logits)
+            self._validate_sample(value)
+        value, log_pmf = broadcast_tensors(value.long().unsqueeze(-1), self.logits)
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
-        min_real = D.finfo(self.logits.dtype).min
-        logits = self.logits.clamp(min=min_real)
+        logits = self.logits.clamp(min=D.finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
         values = creation.arange(self._num_events, dtype=D.int64)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
-
-
-def _broadcast(value, logits):
-    """Broadcast value (..., 1) and logits (..., K) against each other, as PyTorch does."""
-    from ..ops.shape import broadcast_to
-    from ..core.shape import broadcast_shapes
-    batch = broadcast_shapes(tuple(value.shape[:-1]), tuple(logits.shape[:-1]))
-    return (broadcast_to(value, batch + (1,)),
-            broadcast_to(logits, batch + (logits.shape[-1],)))

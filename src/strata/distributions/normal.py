@@ -2,33 +2,29 @@
 
 import math
 
-from .. import creation
-from ..core.shape import broadcast_shapes
+from . import constraints
 from .distribution import Distribution
-
-
-def _as_tensor(x, ref=None):
-    if hasattr(x, "_keyset"):
-        return x
-    return creation.tensor(float(x), dtype=ref.dtype if ref is not None else None)
+from .utils import batch_shape_of, broadcast_all, standard_normal
 
 
 class Normal(Distribution):
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
-    arg_names = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
-        loc = _as_tensor(loc, scale if hasattr(scale, "_keyset") else None)
-        scale = _as_tensor(scale, loc)
-        shape = broadcast_shapes(tuple(loc.shape), tuple(scale.shape))
-        self.loc, self.scale = loc.expand(shape), scale.expand(shape)
-        if validate_args is not False and bool((scale <= 0).any()):
-            raise ValueError("Expected parameter scale of distribution Normal to satisfy the "
-                             "constraint GreaterThan(lower_bound=0.0), but found invalid values")
-        super().__init__(shape, (), validate_args)
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(batch_shape_of((loc, scale), self.loc), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(Normal, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
         return self.loc
 
     @property
@@ -37,17 +33,26 @@ class Normal(Distribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2)
+        return self.stddev.pow(2)
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        eps = creation.randn(shape, dtype=self.loc.dtype)
+        eps = standard_normal(self._extended_shape(sample_shape), self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - \
             math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)).erf())
+
+    def icdf(self, value):
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

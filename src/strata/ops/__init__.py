@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (importing a family defines its ops)
 from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
+from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

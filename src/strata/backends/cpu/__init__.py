@@ -10,9 +10,10 @@ from . import sorting, sparse
 from . import scatter
 from . import dense, normalization, pooling
 from . import special
+from . import distributions
 
 FAMILIES = (sparse, pointwise, factory, shape, reductions, sorting, indexing, scatter, linalg, nn,
-            dense, pooling, normalization, activation, loss, special)
+            dense, pooling, normalization, activation, loss, special, distributions)
 
 
 def kernel_table() -> dict:
