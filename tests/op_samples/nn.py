@@ -204,6 +204,12 @@ RESAMPLE = {
         Sample(lambda m, x: F(m).pixel_unshuffle(x, 2), (_f(1, 2, 4, 6),)),
         Sample(lambda m, x: m.pixel_unshuffle(x, 3), (_f(3, 3, 6),), name="unbatched"),
     ],
+    "aten::channel_shuffle": [
+        Sample(lambda m, x: F(m).channel_shuffle(x, 2), (_f(2, 6, 3),)),
+        Sample(lambda m, x: m.channel_shuffle(x, 3), (_i(1, 6, 2, 2),), name="int_4d"),
+        Sample(lambda m, x: m.nn.ChannelShuffle(1)(x), (_f(0, 3, 2, dtype=np.float64),),
+               name="empty_one_group"),
+    ],
     "aten::embedding": [
         Sample(lambda m, i, w: F(m).embedding(i, w), (_i(2, 3, high=5), _f(5, 4))),
         Sample(lambda m, i, w: F(m).embedding(i.int(), w, padding_idx=-2), (_i(4, high=5),

@@ -1,5 +1,5 @@
-"""Convolution and spatial layers: convolution, im2col/col2im, padding, upsampling and pixel
-shuffle (dense layers: ``dense.py``; pooling: ``pooling.py``; normalization:
+"""Convolution and spatial layers: convolution, im2col/col2im, padding, upsampling, pixel
+and channel shuffle (dense layers: ``dense.py``; pooling: ``pooling.py``; normalization:
 ``normalization.py``).
 
 ``convolution`` is the one primitive for every conv (1-d/2-d/3-d, transposed, grouped): the
@@ -392,6 +392,7 @@ pad_circular = defop("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
 pixel_shuffle = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", function=True)
 pixel_unshuffle = defop("pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
                         function=True)
+channel_shuffle = defop("channel_shuffle(Tensor self, SymInt groups) -> Tensor", function=True)
 
 
 def _batched_conv(name, dims, input, weight, bias, stride, padding, dilation, groups,
@@ -564,3 +565,19 @@ def _pixel_unshuffle(self, downscale_factor):
     return S.reshape(_contiguous_copy(x), batch + (c * r * r, h // r, w // r))
 
 
+@register_decomposition(channel_shuffle)
+def _channel_shuffle(self, groups):
+    """(N, g, C/g, *) -> (N, C/g, g, *): channel i of group j moves to position i * g + j."""
+    if self.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {fmt(self.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c, *rest = self.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and "
+                           f"{groups} groups.")
+    x = S.reshape(self, (n, groups, c // groups, *rest))
+    x = S.permute(x, (0, 2, 1) + tuple(range(3, x.ndim)))
+    return S.reshape(_contiguous_copy(x), tuple(self.shape))

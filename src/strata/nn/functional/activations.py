@@ -9,6 +9,7 @@ import warnings
 
 from ...ops import activation as A
 from ...ops import dropout as DR
+from ...ops import factory as FA
 from ...ops import pointwise as P
 from ...ops import shape as S
 
@@ -17,7 +18,7 @@ __all__ = [
     "leaky_relu_", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "mish", "softplus",
     "softsign", "tanhshrink", "softshrink", "hardshrink", "logsigmoid", "threshold", "threshold_",
     "glu", "prelu", "rrelu", "rrelu_", "gelu", "silu", "sigmoid", "tanh", "softmax", "softmin",
-    "log_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "log_softmax", "gumbel_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "one_hot",
 ]
 
@@ -181,6 +182,25 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return A.log_softmax(input, dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    Gumbel(0, 1) noise ``g``. ``hard=True`` returns the one-hot argmax forward and the soft
+    sample's gradient backward (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # g = -log(E) with E = -log(1 - U) ~ Exp(1): PyTorch draws E with exponential_ (no op here).
+    uniform = FA.uniform_(FA.empty(tuple(logits.shape), dtype=logits.dtype,
+                                   device=logits.device))
+    gumbels = P.neg(P.log(P.neg(P.log1p(P.neg(uniform)))))
+    y_soft = A.softmax(P.div(P.add(logits, gumbels), tau), dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = FA.full(tuple(logits.shape), 0, dtype=logits.dtype, device=logits.device)
+    y_hard = y_hard.scatter_(dim, index, 1.0)
+    return P.add(P.sub(y_hard, y_soft.detach()), y_soft)
 
 
 # --- dropout --------------------------------------------------------------------------------------

@@ -10,10 +10,14 @@ string paddings, ``return_indices``, ``size`` vs ``scale_factor``) into one op c
 
 import math
 import numbers
+import warnings
 
 from ...autograd.grad_mode import no_grad
+from ...core import dtype as D
 from ...ops import aten
 from ...ops import dense as DN
+from ...ops import factory as FA
+from ...ops import meta_rules as R
 from ...ops import nn as NN
 from ...ops import normalization as NZ
 from ...ops import pointwise as P
@@ -30,18 +34,21 @@ __all__ = [
     "avg_pool2d",
     "batch_norm",
     "bilinear",
+    "channel_shuffle",
     "conv1d",
     "conv2d",
     "conv_transpose1d",
     "conv_transpose2d",
     "cosine_similarity",
     "embedding",
+    "embedding_bag",
     "fold",
     "group_norm",
     "instance_norm",
     "interpolate",
     "layer_norm",
     "linear",
+    "local_response_norm",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -107,30 +114,29 @@ def _stride(stride):
     return [] if stride is None else stride
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
-    return PL.max_pool1d_with_indices(input, kernel_size, _stride(stride), padding, dilation,
-                                      ceil_mode)
+def _named(fn, name):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    if return_indices:
-        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return PL.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+def _max_pool_pair(name, with_indices_op, values_op):
+    """``F.<name>_with_indices`` and ``F.<name>``, whose ``return_indices`` picks the op (as
+    PyTorch's ``boolean_dispatch``)."""
+    def with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                     return_indices=False):
+        return with_indices_op(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+    def pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+             return_indices=False):
+        op = with_indices_op if return_indices else values_op
+        return op(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+    return _named(with_indices, f"{name}_with_indices"), _named(pool, name)
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
-    return PL.max_pool2d_with_indices(input, kernel_size, _stride(stride), padding, dilation,
-                                      ceil_mode)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    if return_indices:
-        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return PL.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+max_pool1d_with_indices, max_pool1d = _max_pool_pair("max_pool1d", PL.max_pool1d_with_indices,
+                                                     PL.max_pool1d)
+max_pool2d_with_indices, max_pool2d = _max_pool_pair("max_pool2d", PL.max_pool2d_with_indices,
+                                                     PL.max_pool2d)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -168,22 +174,23 @@ def adaptive_avg_pool2d(input, output_size):
     return PL.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
 
 
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    return PL.adaptive_max_pool1d(input, _int_list(output_size))
+def _adaptive_max_pool_pair(name, op, output_size_of):
+    """``F.<name>_with_indices`` (values and indices) and ``F.<name>`` (values unless
+    ``return_indices``)."""
+    def with_indices(input, output_size, return_indices=False):
+        return op(input, output_size_of(input, output_size))
+
+    def pool(input, output_size, return_indices=False):
+        out = with_indices(input, output_size)
+        return out if return_indices else out[0]
+    return _named(with_indices, f"{name}_with_indices"), _named(pool, name)
 
 
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    out = adaptive_max_pool1d_with_indices(input, output_size)
-    return out if return_indices else out[0]
-
-
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    return PL.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    out = adaptive_max_pool2d_with_indices(input, output_size)
-    return out if return_indices else out[0]
+adaptive_max_pool1d_with_indices, adaptive_max_pool1d = _adaptive_max_pool_pair(
+    "adaptive_max_pool1d", PL.adaptive_max_pool1d, lambda input, size: _int_list(size))
+adaptive_max_pool2d_with_indices, adaptive_max_pool2d = _adaptive_max_pool_pair(
+    "adaptive_max_pool2d", PL.adaptive_max_pool2d,
+    lambda input, size: _adaptive_size(input, size, 2))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -214,6 +221,22 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                             momentum, eps, False)
 
 
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``input / (k + alpha * mean of input^2 over ``size`` neighbouring channels)^beta``: the
+    channel window is an average pool over a zero-padded channel axis, as in PyTorch."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    sizes = tuple(input.shape)
+    div = P.mul(input, input).reshape(sizes[0], 1, sizes[1], -1)   # (N, 1, C, rest)
+    div = NN.pad(div, [0, 0, size // 2, (size - 1) // 2])
+    div = PL.avg_pool2d(div, [size, 1], [1, 1]).reshape(sizes)
+    return P.div(input, P.pow(P.add(P.mul(div, alpha), k), beta))
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by ``input``; ``max_norm`` renormalizes those rows in place."""
@@ -229,6 +252,126 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         with no_grad():
             DN.embedding_renorm_(weight, input, max_norm, norm_type)
     return DN.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Sums, means or maxes of bags of ``weight`` rows. A composite, so autograd comes free:
+    ``embedding`` picks the rows, ``index_add`` (sum, mean) or ``scatter_reduce`` (max) folds
+    each bag; empty bags give zeros and ``padding_idx`` entries are left out of their bag."""
+    if weight.dtype is D.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})".replace("strata.", "torch."))
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        offsets = FA.arange(0, input.numel(), input.size(1), dtype=input.dtype,
+                            device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():
+            DN.embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    _check_bag_args(input, weight, offsets, per_sample_weights)
+    padding_idx = _bag_padding_idx(padding_idx, weight.size(0))
+    bags = offsets.numel() - 1 if include_last_offset else offsets.numel()
+    bag_of = P.sub(aten.searchsorted.Tensor(offsets.long(), FA.arange(
+        0, input.numel(), device=input.device), right=True), 1)
+    keep = P.logical_and(P.ge(bag_of, 0), P.lt(bag_of, bags))
+    if padding_idx is not None:
+        keep = P.logical_and(keep, P.ne(input, padding_idx))
+    bag_of = bag_of[keep]
+    rows = DN.embedding(weight, input[keep], -1, scale_grad_by_freq, sparse)
+    out = FA.full((max(bags, 0), weight.size(1)), 0, dtype=weight.dtype, device=weight.device)
+    if mode == "max":
+        index = bag_of.unsqueeze(1).expand(-1, weight.size(1))
+        return out.scatter_reduce(0, index, rows, "amax", include_self=False)
+    if per_sample_weights is not None:
+        rows = P.mul(rows, per_sample_weights[keep].unsqueeze(1))
+    out = out.index_add(0, bag_of, rows)
+    if mode == "sum":
+        return out
+    counts = FA.full((out.size(0),), 0, dtype=weight.dtype, device=weight.device)
+    counts = counts.index_add(0, bag_of, FA.full((bag_of.numel(),), 1, dtype=weight.dtype,
+                                                 device=weight.device))
+    return P.div(out, P.clamp(counts, 1).unsqueeze(1))
+
+
+def _check_bag_args(input, weight, offsets, per_sample_weights):
+    """The checks of PyTorch's ``_embedding_bag`` kernel, with its messages."""
+    DN.check_indices(input, "embedding_bag")
+    DN.check_indices(offsets, "embedding_bag")
+    if weight.dtype.category != D.FLOATING:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the "
+                           f"following scalar types: Half, BFloat16, Float, Double; but got "
+                           f"torch.{R.type_name(weight.dtype)}Tensor instead (while checking "
+                           f"arguments for embedding_bag)")
+    if per_sample_weights is not None and per_sample_weights.dtype is not weight.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as "
+                           f"tensor for argument #1 'per_sample_weights'; but type torch."
+                           f"{R.type_name(weight.dtype)}Tensor does not equal torch."
+                           f"{R.type_name(per_sample_weights.dtype)}Tensor (while checking "
+                           f"arguments for embedding_bag)")
+    if offsets.numel():
+        first, last = int(offsets[0]), int(offsets[-1])
+        if first != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                               f"mini-batch has to start from position 0. However, got {first}")
+        if last > input.numel():
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{input.numel()} but got offsets[-1] of {last}")
+        if offsets.numel() > 1 and bool(P.lt(offsets[1:], offsets[:-1]).any()):
+            raise RuntimeError("embedding_bag: offsets must be non-decreasing")
+    bad = P.logical_or(P.lt(input, 0), P.ge(input, weight.size(0))).nonzero()
+    if bad.numel():
+        i = int(bad[0, 0])
+        raise RuntimeError(f"Index {i} of input takes value {int(input[i])} which is not in the "
+                           f"valid range [0, {weight.size(0)})")
+
+
+def _bag_padding_idx(padding_idx, num_weights):
+    if padding_idx is None:
+        return None
+    if not -num_weights <= padding_idx < num_weights:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, "
+                           f"-{num_weights} through {num_weights - 1}, but got {padding_idx}")
+    return padding_idx % num_weights
+
+
+def channel_shuffle(input, groups):
+    return NN.channel_shuffle(input, groups)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -257,6 +400,19 @@ _WRONG_RANK = {("bilinear", 3): "Got 3D input, but bilinear mode needs 4D input"
                ("bilinear", 5): "Got 5D input, but bilinear mode needs 4D input"}
 
 
+def _per_spatial_dim(value, input, what, got, expected):
+    """``size``/``scale_factor``: one value for every spatial dim, or exactly one per dim."""
+    dim = input.ndim - 2
+    if not isinstance(value, (list, tuple)):
+        return [value] * dim
+    if len(value) != dim:
+        raise ValueError(f"Input and {what} must have the same number of spatial dimensions, "
+                         f"but got input with spatial dimensions of {list(input.shape[2:])} and "
+                         f"{got} {value}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                         f"format and {expected} format.")
+    return list(value)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resample the spatial dims (PyTorch's argument rules; modes nearest, nearest-exact, area,
@@ -272,27 +428,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
         scale_factors = None
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(f"Input and output must have the same number of spatial "
-                                 f"dimensions, but got input with spatial dimensions of "
-                                 f"{list(input.shape[2:])} and output size of {size}. Please "
-                                 f"provide input tensor in (N, C, d1, d2, ...,dK) format and "
-                                 f"output size in (o1, o2, ...,oK) format.")
-            output_size = list(size)
-        else:
-            output_size = [size] * dim
+        output_size = _per_spatial_dim(size, input, "output", "output size of",
+                                       "output size in (o1, o2, ...,oK)")
     elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(f"Input and scale_factor must have the same number of spatial "
-                                 f"dimensions, but got input with spatial dimensions of "
-                                 f"{list(input.shape[2:])} and scale_factor of shape "
-                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, "
-                                 f"...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scale_factors = list(scale_factor)
-        else:
-            scale_factors = [scale_factor] * dim
+        scale_factors = _per_spatial_dim(scale_factor, input, "scale_factor",
+                                         "scale_factor of shape",
+                                         "scale_factor in (s1, s2, ...,sK)")
         output_size = [int(n * s) for n, s in zip(input.shape[2:], scale_factors)]
     else:
         raise ValueError("either size or scale_factor should be defined")

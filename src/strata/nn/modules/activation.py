@@ -131,6 +131,22 @@ class Hardtanh(Module):
             (", inplace=True" if self.inplace else "")
 
 
+class RReLU(Module):
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) in training and is
+    (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
+
+
 class Threshold(Module):
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
@@ -197,6 +213,16 @@ class LogSoftmax(_SoftmaxBase):
 
 class Softmin(_SoftmaxBase):
     _fn = "softmin"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at every spatial position of a (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             f"instead")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 def _canonical_mask(mask, dtype):

@@ -23,7 +23,26 @@ def _index(idx, n, what):
     return idx % n
 
 
-class Sequential(Module):
+class _ModuleSequence:
+    """The list methods ``Sequential`` and ``ModuleList`` share: submodules keyed "0", "1", ..."""
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        _renumber(self._modules, items)
+
+
+class Sequential(_ModuleSequence, Module):
     """Modules called in order: ``Sequential(Linear(2, 3), ReLU())`` or with an OrderedDict."""
 
     def __init__(self, *args):
@@ -54,21 +73,11 @@ class Sequential(Module):
             delattr(self, keys[_index(idx, len(self), "Sequential")])
         _renumber(self._modules, list(self._modules.values()))
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __add__(self, other):
         out = Sequential()
         for m in list(self) + list(other):
             out.append(m)
         return out
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules):
         for m in modules:
@@ -76,9 +85,7 @@ class Sequential(Module):
         return self
 
     def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        _renumber(self._modules, items)
+        super().insert(index, module)
         return self
 
     def forward(self, input):
@@ -87,7 +94,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence, Module):
     """A list of submodules, registered so their parameters are seen."""
 
     def __init__(self, modules=None):
@@ -110,21 +117,11 @@ class ModuleList(Module):
             del self._modules[k]
         _renumber(self._modules, list(self._modules.values()))
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __iadd__(self, modules):
         return self.extend(modules)
 
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
 
     def extend(self, modules):
         if isinstance(modules, Module) and not isinstance(modules, (ModuleList, Sequential)):
@@ -133,11 +130,6 @@ class ModuleList(Module):
         for m in modules:
             self.append(m)
         return self
-
-    def insert(self, index, module):
-        items = list(self._modules.values())
-        items.insert(index, module)
-        _renumber(self._modules, items)
 
     def pop(self, key=-1):
         v = self[key]
@@ -150,13 +142,43 @@ class ModuleList(Module):
         return super().__repr__()
 
 
-class ModuleDict(Module):
+class _DictProtocol:
+    """The dict methods ``ModuleDict`` and ``ParameterDict`` share, over ``self._order()`` (the
+    dict whose keys are the entries, in insertion order)."""
+
+    def __len__(self):
+        return len(self._order())
+
+    def __iter__(self):
+        return iter(self._order())
+
+    def __contains__(self, key):
+        return key in self._order()
+
+    def keys(self):
+        return self._order().keys()
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def update(self, values):
+        items = values.items() if hasattr(values, "items") else values
+        for key, value in items:
+            self[key] = value
+
+
+class ModuleDict(_DictProtocol, Module):
     """An ordered dict of submodules."""
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.update(modules)
+
+    def _order(self):
+        return self._modules
 
     def __getitem__(self, key):
         return self._modules[key]
@@ -167,36 +189,14 @@ class ModuleDict(Module):
     def __delitem__(self, key):
         del self._modules[key]
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
     def clear(self):
         self._modules.clear()
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def keys(self):
-        return self._modules.keys()
 
     def items(self):
         return self._modules.items()
 
     def values(self):
         return self._modules.values()
-
-    def update(self, modules):
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, module in items:
-            self[key] = module
 
 
 class ParameterList(Module):
@@ -245,7 +245,7 @@ class ParameterList(Module):
         return "\n".join(lines)
 
 
-class ParameterDict(Module):
+class ParameterDict(_DictProtocol, Module):
     """An ordered dict of parameters."""
 
     def __init__(self, parameters=None):
@@ -253,6 +253,9 @@ class ParameterDict(Module):
         self._keys = {}
         if parameters is not None:
             self.update(parameters)
+
+    def _order(self):
+        return self._keys
 
     def __getitem__(self, key):
         return getattr(self, key)
@@ -265,18 +268,6 @@ class ParameterDict(Module):
         del self._keys[key]
         delattr(self, key)
 
-    def __len__(self):
-        return len(self._keys)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __contains__(self, key):
-        return key in self._keys
-
-    def keys(self):
-        return self._keys.keys()
-
     def items(self):
         return ((k, self[k]) for k in self._keys)
 
@@ -285,16 +276,6 @@ class ParameterDict(Module):
 
     def get(self, key, default=None):
         return self[key] if key in self else default
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
-
-    def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, v in items:
-            self[k] = v
 
 
 def _as_param(value):

@@ -1,4 +1,4 @@
-"""LayerNorm, GroupNorm, RMSNorm (``torch/nn/modules/normalization.py``)."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (``torch/nn/modules/normalization.py``)."""
 
 from ... import creation
 from ...core import dtype as D
@@ -94,3 +94,18 @@ class GroupNorm(Module):
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, " \
                f"affine={self.affine}, bias={self.bias is not None}"
+
+
+class LocalResponseNorm(Module):
+    """Normalises each channel by the mean square over ``size`` neighbouring channels."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
