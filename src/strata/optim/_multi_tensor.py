@@ -32,8 +32,7 @@ def plan(params, grads, states):
             buckets.setdefault((p.device, p.dtype), ([], [], []))
         target[0].append(p)
         target[1].append(grads[i])
-        if states:
-            target[2].append(states[i])
+        target[2].append(states[i])
     return buckets, large
 
 
@@ -43,31 +42,47 @@ def flatten(tensors):
 
 
 class FlatBucket:
-    """Parameters of one bucket, their flat views, and their state as views of flat buffers."""
+    """Parameters of one bucket, their flat views, and their state as views of flat buffers.
 
-    __slots__ = ("params", "numels", "param_views", "state_views", "flats")
+    It reads like one parameter's state dict (``bucket['exp_avg']`` is the flat buffer, and
+    ``bucket['momentum_buffer'] = flat`` makes ``flat`` every parameter's buffer), so an
+    optimizer's update runs unchanged on a parameter or on a whole bucket."""
 
-    def __init__(self, params, states, names):
+    __slots__ = ("params", "numels", "param_views", "states", "scalar_names", "state_views",
+                 "flats")
+
+    def __init__(self, params, states, names, scalar_names):
         self.params = list(params)
         self.numels = [p.numel() for p in params]
         # A contiguous parameter is written through a cached 1-D view of itself.
         self.param_views = [S.view(p, (p.numel(),)) if p.is_contiguous() else None for p in params]
+        self.states = states
+        self.scalar_names = scalar_names
         self.flats = {}
         self.state_views = {}
         for name in names:
-            self.attach(name, flatten([s[name] for s in states]), states)
+            self[name] = flatten([s[name] for s in states])
 
-    def attach(self, name, flat, states):
+    def __getitem__(self, name):
+        return self.flats[name]
+
+    def __setitem__(self, name, flat):
         """Make ``flat`` the buffer of state ``name``: each state entry becomes a view of it."""
-        if name == "step":
+        if name in self.scalar_names:
             views = S.unbind(flat, 0)
         else:
             views = [S.view(v, p._shape) for v, p in
                      zip(S.split_with_sizes(flat, self.numels), self.params)]
-        for s, v in zip(states, views):
+        for s, v in zip(self.states, views):
             s[name] = v
         self.flats[name] = flat
         self.state_views[name] = views
+
+    def __contains__(self, name):
+        return name in self.flats
+
+    def get(self, name, default=None):
+        return self.flats.get(name, default)
 
     def matches(self, params, states, names):
         """Still valid: same parameters, same storage, and the state still is our views."""
@@ -80,18 +95,19 @@ class FlatBucket:
         return all(states[i][name] is views[i] for name, views in self.state_views.items()
                    for i in range(len(params)))
 
+    def uniform(self):
+        """Every scalar state (``step``, ...) is the same for all parameters: the bucket can take
+        one update with one bias correction."""
+        for name in self.scalar_names:
+            if name in self.flats:
+                values = self.flats[name].tolist()
+                if any(v != values[0] for v in values):
+                    return False
+        return True
+
     def flat_params(self):
         return S.cat([v if v is not None else S.reshape(p, (p.numel(),))
                       for p, v in zip(self.params, self.param_views)])
-
-    def add_to_params(self, flat_update, alpha=1):
-        """``p += alpha * update`` for every parameter (the one per-parameter op of a step)."""
-        for p, view, u in zip(self.params, self.param_views,
-                              S.split_with_sizes(flat_update, self.numels)):
-            if view is not None:
-                view.add_(u, alpha=alpha)
-            else:
-                p.add_(S.view(u, p._shape), alpha=alpha)
 
     def copy_to_params(self, flat_values):
         for p, view, v in zip(self.params, self.param_views,
@@ -102,17 +118,11 @@ class FlatBucket:
                 p.copy_(S.view(v, p._shape))
 
 
-def get_bucket(cache, key, params, states, names):
+def get_bucket(cache, key, params, states, scalar_names):
     """The cached bucket for ``key`` if it still matches, else a rebuilt one."""
-    names = tuple(names)
+    names = tuple(states[0])
     bucket = cache.get(key)
     if bucket is None or not bucket.matches(params, states, names):
-        bucket = cache[key] = FlatBucket(params, states, names)
+        bucket = cache[key] = FlatBucket(params, states, names, scalar_names)
+    bucket.states = states
     return bucket
-
-
-def uniform_step(bucket):
-    """The step count shared by every parameter of the bucket, or None if they differ."""
-    steps = bucket.flats["step"].tolist()
-    first = steps[0]
-    return first if all(s == first for s in steps) else None

@@ -163,3 +163,7 @@ class LRScheduler:
 
     def _current(self):
         return _param_groups_val_list(self.optimizer, "lr")
+
+    def _scaled(self, factor):
+        """Every group's current lr times ``factor`` (the recursive form most schedulers use)."""
+        return [g["lr"] * factor for g in self.optimizer.param_groups]

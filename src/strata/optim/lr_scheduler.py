@@ -94,7 +94,7 @@ class StepLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._current()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self):
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
@@ -113,7 +113,7 @@ class MultiStepLR(LRScheduler):
         if self.last_epoch not in self.milestones:
             return self._current()
         factor = self.gamma ** self.milestones[self.last_epoch]
-        return [g["lr"] * factor for g in self.optimizer.param_groups]
+        return self._scaled(factor)
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
@@ -134,10 +134,10 @@ class ConstantLR(LRScheduler):
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
-            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+            return self._scaled(self.factor)
         if self.last_epoch != self.total_iters:
             return self._current()
-        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+        return self._scaled(1.0 / self.factor)
 
     def _get_closed_form_lr(self):
         return [b * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
@@ -162,13 +162,13 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
-            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+            return self._scaled(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._current()
         delta = self.end_factor - self.start_factor
         factor = 1.0 + delta / (self.total_iters * self.start_factor
                                 + (self.last_epoch - 1) * delta)
-        return [g["lr"] * factor for g in self.optimizer.param_groups]
+        return self._scaled(factor)
 
     def _get_closed_form_lr(self):
         return [b * (self.start_factor + (self.end_factor - self.start_factor)
@@ -187,7 +187,7 @@ class ExponentialLR(LRScheduler):
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return self._current()
-        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+        return self._scaled(self.gamma)
 
     def _get_closed_form_lr(self):
         return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
@@ -207,7 +207,7 @@ class PolynomialLR(LRScheduler):
             return self._current()
         decay = ((1.0 - self.last_epoch / self.total_iters)
                  / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
-        return [g["lr"] * decay for g in self.optimizer.param_groups]
+        return self._scaled(decay)
 
     def _get_closed_form_lr(self):
         return [b * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)

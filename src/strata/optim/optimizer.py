@@ -21,6 +21,8 @@ from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..core import dtype as D
 from ..nn.modules.hooks import RemovableHandle
 from ..ops import factory as F
+from ..ops import pointwise as P
+from ._multi_tensor import flatten, get_bucket, plan
 
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
@@ -85,9 +87,60 @@ def _new_step():
     return F.scalar_tensor(0.0, dtype=_get_scalar_dtype())
 
 
-def _step_from_number(value):
-    """Old checkpoints stored ``step`` as a number; PyTorch upgrades it to a tensor on load."""
+def _scalar_from_number(value):
+    """A scalar state (``step``, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``) as the 0-dim
+    tensor PyTorch keeps; old checkpoints stored a number, which is upgraded on load."""
     return F.scalar_tensor(float(value), dtype=_get_scalar_dtype())
+
+
+def _scalar_value(state_tensor):
+    """The value of a scalar state: one parameter's 0-dim tensor, or a bucket's flat vector of
+    equal values (see ``_multi_tensor.FlatBucket.uniform``)."""
+    return (state_tensor if state_tensor.ndim == 0 else state_tensor[0]).item()
+
+
+def _check_lr(lr):
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_nonnegative(**values):
+    """``ValueError('Invalid <name> value: <v>')`` for the first negative value, checked in the
+    order given (PyTorch's); ``eps`` is called "epsilon" there."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {'epsilon' if name == 'eps' else name} value: {value}")
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """The checks Adam, AdamW, NAdam, RAdam and Adamax make, in PyTorch's order and wording."""
+    _check_lr(lr)
+    _check_nonnegative(eps=eps)
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    _check_nonnegative(weight_decay=weight_decay)
+
+
+# PyTorch's fused pointwise kernels, written as their elementwise steps in the CPU kernel's own
+# order (so the numbers match PyTorch's), in place on one fresh temporary each.
+def _lerp_(start, end, weight):
+    """``start.lerp_(end, weight)``: from whichever end is nearer, as the kernel does."""
+    if abs(weight) < 0.5:
+        return start.add_(P.sub(end, start).mul_(weight))
+    return start.copy_(P.sub(end, P.sub(end, start).mul_(1 - weight)))
+
+
+def _addcmul_(target, tensor1, tensor2, value):
+    """``target.addcmul_(tensor1, tensor2, value=value)``: target + (value·t1)·t2."""
+    return target.add_(P.mul(tensor1, value).mul_(tensor2))
+
+
+def _addcdiv_(target, tensor1, tensor2, value):
+    """``target.addcdiv_(tensor1, tensor2, value=value)``: target + (value·t1)/t2."""
+    return target.add_(P.mul(tensor1, value).div_(tensor2))
 
 
 def _type_name(obj):
@@ -365,3 +418,129 @@ class Optimizer:
         if not param_set.isdisjoint(tensors):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+
+class _ElementwiseOptimizer(Optimizer):
+    """Base of the optimizers whose update is elementwise (SGD, Adam, RMSprop, ...).
+
+    It holds everything they share, as PyTorch's ``_init_group`` / ``_single_tensor_*`` /
+    ``_multi_tensor_*`` functions repeat it: gathering the parameters with a gradient, creating
+    their state on the first step, ``maximize``, the step count, ``weight_decay`` (coupled into
+    the gradient, or ``decoupled_weight_decay``), and the choice between a for-loop over the
+    parameters and the flat multi-tensor path (``_multi_tensor``). A subclass gives its state
+    (``_init_state``) and its math (``_update``), which runs unchanged on one parameter or on a
+    whole flat bucket, so both paths give identical numbers.
+    """
+
+    # State entries that are 0-dim tensors (numbers in old checkpoints).
+    _scalar_state = ("step",)
+    # State entries that start as zeros like the parameter (see ``_init_state``).
+    _zero_state = ()
+    # Group options an older state dict may lack, as (name, default) pairs.
+    _setstate_defaults = ()
+
+    def __init__(self, params, defaults):
+        _check_not_fused_or_capturable(type(self).__name__, defaults.get("fused"),
+                                       defaults.get("capturable", False))
+        super().__init__(params, defaults)
+        self._buckets = {}
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._buckets = {}
+        for group in self.param_groups:
+            for key, value in self._setstate_defaults:
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                for name in self._scalar_state:
+                    if name in p_state and not isinstance(p_state[name], Tensor):
+                        p_state[name] = _scalar_from_number(p_state[name])
+
+    def _init_state(self, state, param, group):
+        """Fill the empty ``state`` of ``param`` before its first update: by default ``step``
+        and a zero tensor like ``param`` for each name in ``_zero_state``."""
+        state["step"] = _new_step()
+        for name in self._zero_state:
+            state[name] = param.new_zeros(param.shape)
+
+    def _update(self, param, grad, state, group):
+        """Update ``param`` and ``state`` in place; ``grad`` is already maximized and weight
+        decayed, and ``state['step']`` already counts this step. ``param``, ``grad`` and every
+        state tensor are either one parameter's or a flat bucket's."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _update()")
+
+    def _keeps_state(self, group):
+        """False where PyTorch keeps no state at all (SGD without momentum)."""
+        return True
+
+    def _use_flat(self, group):
+        """``foreach=None`` (the default) takes the multi-tensor path too. PyTorch's default picks
+        its foreach path where it is the faster one (CUDA); in strata it is the faster one on
+        every device, a dozen dispatches per bucket instead of per parameter, and its numbers
+        are the for-loop's exactly. ``foreach=False`` keeps the for-loop."""
+        return group["foreach"] is not False and not group["differentiable"]
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """One update of every parameter with a gradient; returns the closure's loss."""
+        loss = _evaluate_closure(closure)
+        for index, group in enumerate(self.param_groups):
+            params, grads, states = self._gather(group)
+            if not params:
+                continue
+            if self._use_flat(group):
+                self._flat_step(index, params, grads, states, group)
+            else:
+                self._loop_step(params, grads, states, group)
+        return loss
+
+    def _gather(self, group):
+        params, grads, states = [], [], []
+        keeps_state = self._keeps_state(group)
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p] if keeps_state else {}
+            if keeps_state and len(state) == 0:
+                self._init_state(state, p, group)
+            states.append(state)
+        return params, grads, states
+
+    def _apply(self, param, grad, state, group):
+        if group["maximize"]:
+            grad = P.neg(grad)
+        if "step" in state:
+            state["step"].add_(1)
+        weight_decay = group.get("weight_decay", 0)
+        if weight_decay != 0:
+            if group.get("decoupled_weight_decay", False):
+                param.mul_(1 - _to_scalar(group["lr"]) * weight_decay)
+            else:
+                grad = P.add(grad, param, alpha=weight_decay)
+        self._update(param, grad, state, group)
+
+    def _loop_step(self, params, grads, states, group):
+        for param, grad, state in zip(params, grads, states):
+            self._apply(param, grad, state, group)
+
+    def _flat_step(self, index, params, grads, states, group):
+        buckets, large = plan(params, grads, states)
+        if large[0]:
+            self._loop_step(*large, group)
+        for key, (b_params, b_grads, b_states) in buckets.items():
+            names = set(b_states[0])
+            bucket = None
+            if all(set(s) == names for s in b_states):
+                bucket = get_bucket(self._buckets, (index,) + key, b_params, b_states,
+                                    self._scalar_state)
+            if bucket is None or not bucket.uniform():
+                # Some states start this step, or parameters that skipped steps have their own
+                # bias corrections: the for-loop is exact.
+                self._loop_step(b_params, b_grads, b_states, group)
+                continue
+            flat_params = bucket.flat_params()
+            self._apply(flat_params, flatten(b_grads), bucket, group)
+            bucket.copy_to_params(flat_params)
