@@ -2,30 +2,11 @@
 
 from .. import creation
 from ..core import dtype as D
-from . import constraints
-from .distribution import Distribution
-from .utils import batch_shape_of, broadcast_all
+from .loc_scale import LocScale
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(batch_shape_of((loc, scale), self.loc), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Laplace, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+class Laplace(LocScale):
+    """The double exponential: loc +- an Exp(1/scale) draw."""
 
     @property
     def variance(self):

@@ -2,30 +2,12 @@
 
 import math
 
-from . import constraints
-from .distribution import Distribution
-from .utils import batch_shape_of, broadcast_all, standard_normal
+from .loc_scale import LocScale
+from .utils import standard_normal
 
 
-class Normal(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(batch_shape_of((loc, scale), self.loc), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+class Normal(LocScale):
+    """Reparameterised: loc + scale * N(0, 1)."""
 
     @property
     def stddev(self):
