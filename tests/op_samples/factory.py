@@ -227,4 +227,41 @@ RANDOM = {
     ],
 }
 
-SAMPLES = FACTORIES | COPIES | RANDOM
+
+
+def _window_samples():
+    """Each window: lengths 0, 1 and more, periodic and symmetric, every float dtype."""
+    out = {}
+    calls = {
+        "aten::hann_window.periodic": lambda m, n, *a, **k: m.hann_window(n, *a, **k),
+        "aten::hamming_window.periodic_alpha_beta":
+            lambda m, n, *a, **k: m.hamming_window(n, *a, **k),
+        "aten::blackman_window.periodic": lambda m, n, *a, **k: m.blackman_window(n, *a, **k),
+        "aten::bartlett_window.periodic": lambda m, n, *a, **k: m.bartlett_window(n, *a, **k),
+        "aten::kaiser_window.beta": lambda m, n, *a, **k: m.kaiser_window(n, *a, **k),
+    }
+    for qualname, call in calls.items():
+        out[qualname] = [
+            F(lambda m, dev, call=call, n=n, p=p: call(m, n, p, device=dev), f"{n}-{p}",
+              atol=1e-6) for n in (0, 1, 2, 7, 10) for p in (True, False)] + [
+            F(lambda m, dev, call=call, d=d: call(m, 9, dtype=dt(m, d), device=dev), d,
+              atol=2e-3 if d == "float16" else 2e-2 if d == "bfloat16" else 1e-12)
+            for d in ("float16", "bfloat16", "float64")]
+    out["aten::hamming_window.periodic_alpha_beta"].append(
+        F(lambda m, dev: m.hamming_window(8, False, 0.5, 0.3, device=dev), "alpha-beta",
+          atol=1e-6))
+    out["aten::kaiser_window.beta"].append(
+        F(lambda m, dev: m.kaiser_window(8, True, 4.5, dtype=m.float64, device=dev), "beta"))
+    return out
+
+
+def _triangle_samples(name):
+    return {f"aten::{name}": [
+        F(lambda m, dev, r=r, c=c, k=k: getattr(m, name)(r, c, k, device=dev), f"{r}x{c}{k:+d}")
+        for r, c, k in ((3, 3, 0), (3, 5, 1), (5, 3, -2), (4, 4, 10), (4, 4, -10), (0, 3, 0),
+                        (1, 1, 0))] + [
+        F(lambda m, dev: getattr(m, name)(3, 4, dtype=m.int32, device=dev), "int32")]}
+
+
+SAMPLES = FACTORIES | COPIES | RANDOM | _window_samples() | _triangle_samples("tril_indices") | \
+    _triangle_samples("triu_indices")

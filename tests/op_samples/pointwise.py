@@ -8,7 +8,7 @@ and its in-place variant. Errors live in tests/test_pointwise.py.
 
 import numpy as np
 
-from . import Sample
+from op_samples import Sample
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
@@ -510,6 +510,7 @@ SAMPLES = (UNARY_SAMPLES | GELU | BINARY_SAMPLES | DIV_MODE | WHERE | CLAMP | NA
 
 def _closeness_samples():
     import numpy as np
+
     from op_samples import Sample
     a = np.array([1.0, 2.0, np.nan, np.inf, -np.inf, 0.0], np.float32)
     b = np.array([1.0 + 1e-6, 2.1, np.nan, np.inf, np.inf, 1e-9], np.float32)
@@ -530,3 +531,128 @@ def _closeness_samples():
 
 
 SAMPLES.update(_closeness_samples())
+
+
+# --- logaddexp, ldexp, frexp, Bessel functions, logit, sinc, mvlgamma, zeta ---------------------
+def _two(name, fn, d, lo=-3, hi=3, **kw):
+    """``fn(m, x, y)`` on a (2, 3) and a broadcast (3,) input of dtype ``d``."""
+    return sample(fn, [arr(d, lo=lo, hi=hi), arr(d, (3,), lo, hi, seed=1)], [d, d], f"{name}-{d}",
+                  **kw)
+
+
+def _loose(d):
+    """Composites round at every step in half precision (PyTorch rounds once)."""
+    return {"float16": {"atol": 4e-3, "rtol": 4e-3}, "bfloat16": {"atol": 3e-2, "rtol": 3e-2}}.get(
+        d, {})
+
+
+def _logaddexp_samples(name):
+    return [_two(name, lambda m, a, b: getattr(m, name)(a, b), d, **_loose(d)) for d in FLOATS] + [
+        Sample(lambda m, a, b: getattr(a, name)(b), (SPECIAL[:, None], SPECIAL[None, :]),
+               name="nan_inf"),
+        Sample(lambda m, a, b: getattr(m, name)(a, b), (arr("int64"), arr("float32", (3,))),
+               name="int_float"),
+        Sample(lambda m, a, b: getattr(m, name)(a, b), (arr("float32", (0, 3)),
+                                                        arr("float64", ())), name="empty"),
+        Sample(lambda m, a, b: getattr(m, name)(a, b), (arr("float32") * 40,
+                                                        arr("float32", seed=3) * 40), name="large"),
+    ]
+
+
+def _ldexp_samples():
+    # Non-negative integer exponents: for negative ones PyTorch's gradient is 0 (it computes
+    # 2 ** other in integers); strata's is the true 2 ** other (tests/test_ops_more.py).
+    exps = arr("int64", (3,), 0, 6, seed=2)
+    return {
+        "aten::ldexp.Tensor": [
+            sample(lambda m, a, b: m.ldexp(a, b), [arr(d), exps], [d, "int64"], f"int-exp-{d}")
+            for d in FLOATS] + [
+            sample(lambda m, a, b: m.ldexp(a, b), [arr(d), exps], [d, "int64"], f"int-{d}")
+            for d in ("bool", "uint8", "int32", "int64")] + [
+            Sample(lambda m, a, b: a.ldexp(b), (SPECIAL, np.full(9, 3, np.int32)), name="nan_inf"),
+            Sample(lambda m, a, b: m.ldexp(a, b), (arr("int32"), arr("int64", (3,), -4, -1)),
+                   name="negative-exp"),
+            Sample(lambda m, a, b: m.ldexp(a, b), (arr("float32"), arr("float64", (3,))),
+                   name="float_exp"),
+            Sample(lambda m, a, b: m.ldexp(a, b), (arr("int32", (0,)), arr("int64", (1,))),
+                   name="empty"),
+        ],
+        "aten::ldexp_": [
+            sample(lambda m, a, b: a.ldexp_(b), [arr(d), exps], [d, "int64"], f"inplace-{d}")
+            for d in FLOATS] + [
+            Sample(lambda m, a, b: m.ldexp_(a, b), (arr("float16"), arr("float64", (3,))),
+                   name="downcast"),
+        ],
+    }
+
+
+def _frexp_samples():
+    values = np.concatenate([SPECIAL, [1e-40, -3e38, 6e-8, 1024.0]])
+    return {"aten::frexp.Tensor": [
+        sample(lambda m, x: tuple(m.frexp(x)), [arr(d, lo=-1e4, hi=1e4)], [d], d)
+        for d in FLOATS] + [
+        Sample(lambda m, x: tuple(x.frexp()), (values.astype(np.float32),), name="special32"),
+        Sample(lambda m, x: tuple(x.frexp()), (values,), name="special64"),
+        Sample(lambda m, x: tuple(m.frexp(x)), (arr("float32", (0, 2)),), name="empty"),
+    ]}
+
+
+def _float_unary_samples(qualname, fn, lo, hi, specials=SPECIAL, dtypes=ALL, **kw):
+    return {qualname: [sample(fn, [arr(d, (2, 3), lo, hi)], [d], d, **_loose(d), **kw)
+                       for d in dtypes] + [
+        Sample(fn, (specials,), name="special"),
+        Sample(fn, (np.zeros((0, 2), np.float32),), name="empty"),
+        Sample(fn, (np.array(1.25),), name="0d"),
+    ]}
+
+
+_BESSEL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -1.5, 7.9, 8.0, 8.1, -30.0, 100.0])
+
+
+def _special_samples():
+    out = {}
+    for qualname, fn in (
+            ("aten::i0", lambda m, x: m.i0(x)),
+            ("aten::special_i0e", lambda m, x: m.special.i0e(x)),
+            ("aten::special_i1", lambda m, x: m.special.i1(x)),
+            ("aten::special_i1e", lambda m, x: m.special.i1e(x))):
+        out |= _float_unary_samples(qualname, fn, -12, 12, _BESSEL)
+    out["aten::i0_"] = [sample(lambda m, x: x.i0_(), [arr(d, lo=-5, hi=5)], [d], d)
+                        for d in FLOATS]
+    out |= _float_unary_samples("aten::logit", lambda m, x: m.logit(x), 0.01, 0.99)
+    out["aten::logit"] += [
+        Sample(lambda m, x: x.logit(eps=0.2), (arr("float32", lo=-0.5, hi=1.5),), name="eps"),
+        Sample(lambda m, x: m.logit(x, -1.0), (arr("float64", lo=0, hi=1),), name="neg_eps")]
+    out["aten::logit_"] = [
+        sample(lambda m, x: x.logit_(), [arr(d, lo=0.01, hi=0.99)], [d], d) for d in FLOATS] + [
+        Sample(lambda m, x: m.logit_(x, 0.25), (arr("float64", lo=0, hi=1),), name="eps")]
+    out |= _float_unary_samples("aten::sinc", lambda m, x: m.sinc(x), -4, 4)
+    out["aten::sinc_"] = [sample(lambda m, x: x.sinc_(), [arr(d)], [d], d) for d in FLOATS]
+    out |= _float_unary_samples("aten::mvlgamma", lambda m, x: m.mvlgamma(x, 3), 1.1, 6,
+                                np.array([1.5, 2.0, 10.0, np.inf, np.nan]), dtypes=FLOATS)
+    out["aten::mvlgamma"] += [
+        Sample(lambda m, x: x.mvlgamma(1), (arr("float64", lo=0.1, hi=4),), name="p1"),
+        Sample(lambda m, x: x.mvlgamma(2), (arr("int64", lo=1, hi=5),), name="int")]
+    out["aten::mvlgamma_"] = [
+        Sample(lambda m, x: x.mvlgamma_(2), (arr(d, lo=1, hi=5),), name=d)
+        for d in ("float32", "float64")]
+    zeta = np.array([0.5, 1.0, 2.0, 3.5, 2.0, 4.0, 2.5, np.inf, np.nan])
+    zeta_q = np.array([1.0, 1.0, 2.0, -1.5, -1.0, -2.5, 0.0, 3.0, 1.0])
+    out["aten::special_zeta"] = [
+        _two("zeta", lambda m, a, b: m.special.zeta(a, b), d, lo=1.5, hi=6)
+        for d in ("float32", "float64")] + [
+        Sample(lambda m, a, b: m.special.zeta(a, b), (zeta, zeta_q), name="domain"),
+        Sample(lambda m, a, b: m.special.zeta(a, b), (arr("int64", lo=2, hi=5),
+                                                      arr("int32", (3,), 1, 4)), name="int"),
+        Sample(lambda m, b: m.special.zeta(2.0, b), (arr("float32", lo=0.5, hi=4),),
+               name="scalar_self"),
+        Sample(lambda m, a: m.special.zeta(a, 2), (arr("float64", lo=1.5, hi=4),),
+               name="scalar_other")]
+    return out
+
+
+SAMPLES.update({"aten::logaddexp": _logaddexp_samples("logaddexp"),
+                "aten::logaddexp2": _logaddexp_samples("logaddexp2")})
+SAMPLES.update(_ldexp_samples())
+SAMPLES.update(_frexp_samples())
+SAMPLES.update(_special_samples())

@@ -312,3 +312,45 @@ SAMPLES = {
         Sample(lambda m, x: m.diff(x, dim=0), (E,), name="empty"),
     ],
 }
+
+
+# --- trapezoid rules and Vandermonde matrices ---------------------------------------------------
+def _trapezoid_samples(name):
+    """``name(y, x)`` and ``name(y, dx=)`` (through the function that picks the overload)."""
+    xs = np.array([0.0, 0.5, 2.0, 2.5], np.float32)
+    call = lambda m: getattr(m, name)
+    return {
+        f"aten::{name}.x": [
+            Sample(lambda m, y, x: call(m)(y, x), (F, xs), name="1d-x"),
+            Sample(lambda m, y, x: call(m)(y, x, dim=0), (F, xs[:3]), name="dim0"),
+            Sample(lambda m, y, x: call(m)(y, x), (F, _f(3, 4) * 3), name="nd-x"),
+            Sample(lambda m, y, x: call(m)(y, x, dim=1), (F3, _f(3, 1)), name="broadcast-x"),
+            Sample(lambda m, y, x: call(m)(y, x), (I, np.arange(4)), name="int"),
+            Sample(lambda m, y, x: call(m)(y, x), (NAN, xs), name="nan_inf"),
+            Sample(lambda m, y, x: call(m)(y, x, dim=0), (E, xs[:0]), name="empty"),
+        ],
+        f"aten::{name}.dx": [
+            Sample(lambda m, y: call(m)(y), (F,), name="default"),
+            Sample(lambda m, y: call(m)(y, dx=0.25, dim=0), (D64,), name="dx"),
+            Sample(lambda m, y: call(m)(y, dx=2), (I,), name="int"),
+            Sample(lambda m, y: call(m)(f16(m, y), dx=0.5), (F,), name="f16"),
+            Sample(lambda m, y: call(m)(y, dim=0), (E,), name="empty"),
+            Sample(lambda m, y: call(m)(y, dim=-2), (F3,), name="3d"),
+        ],
+    }
+
+
+SAMPLES.update(_trapezoid_samples("trapezoid"))
+SAMPLES.update(_trapezoid_samples("trapz"))
+SAMPLES.update(_trapezoid_samples("cumulative_trapezoid"))
+SAMPLES["aten::vander"] = [
+    Sample(lambda m, x: m.vander(x), (F[0],), name="square"),
+    Sample(lambda m, x: m.vander(x, N=6, increasing=True), (D64[0],), name="increasing"),
+    Sample(lambda m, x: m.vander(x, 3), (I[0],), name="int"),
+    Sample(lambda m, x: m.vander(x.int(), 2), (I[0],), name="int32"),
+    Sample(lambda m, x: m.vander(x, 3), (B[0],), name="bool"),
+    Sample(lambda m, x: m.vander(x, 0), (F[0],), name="N0"),
+    Sample(lambda m, x: m.vander(x, 1), (F[0],), name="N1"),
+    Sample(lambda m, x: m.vander(x, 3), (E[:, 0],), name="empty"),
+    Sample(lambda m, x: m.vander(f16(m, x), 4), (F[0],), name="f16"),
+]

@@ -294,4 +294,36 @@ COPIES = {
     ],
 }
 
-SAMPLES = VIEWS | COMPOSITE_VIEWS | COPIES
+
+
+def _product_samples():
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(4).astype(np.float32)
+    iv = np.array([3, 1, 4], np.int64)
+    return {
+        "aten::block_diag": [
+            S(lambda m, a, b, c: m.block_diag(a, b, c), np.array(2.5, np.float32), v,
+              rng.standard_normal((2, 3)), name="0d-1d-2d"),
+            S(lambda m, a, b: m.block_diag(a, b), iv, np.array([[True, False]]), name="int-bool"),
+            S(lambda m, a, b, c: m.block_diag(a, b, c), np.zeros((0, 2), np.float32),
+              np.ones((2, 0), np.float32), v, name="empty-blocks"),
+            S(lambda m, a: m.block_diag(a), rng.standard_normal((3, 2)), name="one"),
+        ],
+        "aten::cartesian_prod": [
+            S(lambda m, a, b: m.cartesian_prod(a, b), v, v[:2], name="two"),
+            S(lambda m, a, b, c: m.cartesian_prod(a, b, c), iv, iv[:2], iv, name="three-int"),
+            S(lambda m, a: m.cartesian_prod(a), v, name="one"),
+            S(lambda m, a, b: m.cartesian_prod(a, b), v, np.zeros(0, np.float32), name="empty"),
+        ],
+        "aten::combinations": [
+            S(lambda m, a: m.combinations(a), v, name="pairs"),
+            S(lambda m, a: m.combinations(a, 3), v, name="triples"),
+            S(lambda m, a: m.combinations(a, 2, with_replacement=True), iv, name="replacement"),
+            S(lambda m, a: m.combinations(a, r=5), iv, name="too-many"),
+            S(lambda m, a: m.combinations(a, r=0), iv, name="r0"),
+            S(lambda m, a: m.combinations(a, r=1), np.array([True, False]), name="bool"),
+        ],
+    }
+
+
+SAMPLES = VIEWS | COMPOSITE_VIEWS | COPIES | _product_samples()

@@ -184,3 +184,60 @@ SAMPLES = {
         Sample(lambda m, x: m.histc(x), (S0,), name="0d"),
     ],
 }
+
+
+# --- quantiles and membership -------------------------------------------------------------------
+def _quantile_samples(name):
+    q3 = np.array([0.0, 0.25, 0.6, 1.0], np.float32)
+    modes = ("linear", "lower", "higher", "midpoint", "nearest")
+    tensor_q = [
+        Sample(lambda m, x, q, mode=mode: getattr(m, name)(x, q, dim=1, interpolation=mode),
+               (F, q3), name=f"q-tensor-{mode}") for mode in modes] + [
+        Sample(lambda m, x, q: getattr(x, name)(q.double(), 0, keepdim=True), (D64, q3),
+               name="keepdim"),
+        Sample(lambda m, x, q: getattr(m, name)(x, q), (F3, q3), name="flat"),
+        Sample(lambda m, x, q: getattr(m, name)(x, q, keepdim=True), (F3, q3), name="flat-keep"),
+        Sample(lambda m, x, q: getattr(m, name)(x, q[1], dim=-1), (WITH_NAN, q3), name="nan-0d-q"),
+        Sample(lambda m, x, q: getattr(m, name)(x, q, dim=0), (S0, q3), name="0d-input"),
+    ]
+    scalar_q = [
+        Sample(lambda m, x, mode=mode: getattr(m, name)(x, 0.35, 1, interpolation=mode),
+               (WITH_NAN,), name=f"nan-{mode}") for mode in modes] + [
+        Sample(lambda m, x: getattr(x, name)(0.5), (F3,), name="flat"),
+        Sample(lambda m, x: getattr(x, name)(0.9, dim=-2, keepdim=True), (F3,), name="keepdim"),
+        Sample(lambda m, x: getattr(m, name)(x, 0.125, 1), (FTIES,), name="ties-inf"),
+        Sample(lambda m, x: getattr(m, name)(x, 1.0), (S0,), name="0d"),
+    ]
+    return {f"aten::{name}": tensor_q, f"aten::{name}.scalar": scalar_q}
+
+
+def _isin_samples():
+    ints = _rng.integers(0, 8, (3, 4)).astype(np.int64)
+    tests = np.array([1, 5, 5, 7], np.int32)
+    return {
+        "aten::isin.Tensor_Tensor": [
+            Sample(lambda m, x, t: m.isin(x, t), (ints, tests), name="int"),
+            Sample(lambda m, x, t: m.isin(x, t, invert=True), (ints, tests), name="invert"),
+            Sample(lambda m, x, t: m.isin(x, t.float() / 2), (ints, tests), name="promote"),
+            Sample(lambda m, x, t: m.isin(x, t), (FTIES, np.array([nan, 1.0, -inf])),
+                   name="nan_inf"),
+            Sample(lambda m, x, t: m.isin(x, t, assume_unique=True), (U8, tests[:2]),
+                   name="uint8"),
+            Sample(lambda m, x, t: m.isin(x, t), (E, tests), name="empty-elements"),
+            Sample(lambda m, x, t: m.isin(x, t), (ints, np.zeros(0, np.int64)), name="empty-test"),
+            Sample(lambda m, x, t: m.isin(f16(m, x), t), (F, F[0]), name="f16"),
+        ],
+        "aten::isin.Tensor_Scalar": [
+            Sample(lambda m, x: m.isin(x, 5), (ints,), name="int"),
+            Sample(lambda m, x: m.isin(x, 2.5, invert=True), (F * 0 + 2.5,), name="float"),
+        ],
+        "aten::isin.Scalar_Tensor": [
+            Sample(lambda m, t: m.isin(5, t), (tests,), name="int"),
+            Sample(lambda m, t: m.isin(3.0, t, invert=True), (tests,), name="invert"),
+        ],
+    }
+
+
+SAMPLES.update(_quantile_samples("quantile"))
+SAMPLES.update(_quantile_samples("nanquantile"))
+SAMPLES.update(_isin_samples())

@@ -6,6 +6,7 @@ behind one Python name; the other entries are PyTorch's NumPy-style aliases of p
 
 from ..functions import write_out
 from ..ops import pointwise as P
+from .. import return_types
 
 
 def div(input, other, *, rounding_mode=None, out=None):
@@ -62,10 +63,18 @@ def polygamma(self, n):
     return P.polygamma(n, self)
 
 
-FUNCTIONS = {"div": div, "divide": div} | {
+def frexp(input, *, out=None):
+    """Mantissa in [0.5, 1) and int32 exponent with ``input == mantissa * 2 ** exponent``."""
+    result = return_types.frexp(*P.frexp(input))
+    if out is None:
+        return result
+    return return_types.frexp(*(write_out(o, r) for o, r in zip(out, result)))
+
+
+FUNCTIONS = {"div": div, "divide": div, "frexp": frexp} | {
     name: _alias(op, name) for name, op in _ALIASES.items() if name not in _METHOD_ONLY}
 # Tensor.clip/clip_/div/div_ are written in _tensor.py.
 METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_"),
-           "polygamma": polygamma} | {
+           "polygamma": polygamma, "frexp": frexp} | {
     name: _method_alias(op, name) for name, op in _ALIASES.items()
     if name not in ("clip", "clip_")}

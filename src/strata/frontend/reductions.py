@@ -183,12 +183,57 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _unique_result(*outs, return_inverse, return_counts)
 
 
+def _quantile_frontend(name, tensor_op, scalar_op):
+    def function(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+        if out is not None and out.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() out tensor must be same dtype as the input tensor")
+        op = tensor_op if is_tensor(q) else scalar_op
+        return _out(op(input, q, dim, keepdim, interpolation=interpolation), out)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = ("The q-th quantiles of ``input`` along ``dim`` (q: a float or a 1-D "
+                        "tensor), interpolating as ``interpolation`` says.")
+    return function
+
+
+quantile = _quantile_frontend("quantile", RS.quantile, RS.quantile_scalar)
+nanquantile = _quantile_frontend("nanquantile", RS.nanquantile, RS.nanquantile_scalar)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a number)."""
+    if is_tensor(elements):
+        op = RS.isin if is_tensor(test_elements) else RS.isin_tensor_scalar
+    else:
+        op = RS.isin_scalar_tensor
+    return _out(op(elements, test_elements, assume_unique=assume_unique, invert=invert), out)
+
+
+def _trapezoid_frontend(name, x_op, dx_op):
+    def function(y, x=None, *, dx=None, dim=-1):
+        if (x is not None and dx is not None) or not (x is None or is_tensor(x)):
+            raise TypeError(f"{name}() received an invalid combination of arguments: x must "
+                            f"be a Tensor, and only one of x and dx may be given")
+        return x_op(y, x, dim=dim) if x is not None else dx_op(y, dx=1 if dx is None else dx,
+                                                               dim=dim)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"Integral of ``y`` along ``dim`` by the trapezoid rule, at sample "
+                        f"points ``x`` or spacing ``dx``{' (running sums)' if 'cum' in name else ''}.")
+    return function
+
+
+trapezoid = _trapezoid_frontend("trapezoid", RD.trapezoid, RD.trapezoid_dx)
+trapz = _trapezoid_frontend("trapz", RD.trapz, RD.trapz_dx)
+cumulative_trapezoid = _trapezoid_frontend("cumulative_trapezoid", RD.cumulative_trapezoid,
+                                           RD.cumulative_trapezoid_dx)
+
+
 _SHARED = {
     "sum": sum, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
     "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "median": median,
     "nanmedian": nanmedian, "mode": mode, "unique": unique,
-    "unique_consecutive": unique_consecutive,
+    "unique_consecutive": unique_consecutive, "quantile": quantile, "nanquantile": nanquantile,
 }
 METHODS = dict(_SHARED, norm=_norm_method)
-FUNCTIONS = dict(_SHARED, norm=norm, std_mean=std_mean, var_mean=var_mean)
+FUNCTIONS = dict(_SHARED, norm=norm, std_mean=std_mean, var_mean=var_mean, isin=isin,
+                 trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid)

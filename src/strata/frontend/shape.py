@@ -244,8 +244,20 @@ def resize_as_(self, other, memory_format=None):
     return F.resize_(self, tuple(other.shape), memory_format=memory_format)
 
 
+def block_diag(*tensors):
+    """A block-diagonal matrix of the given scalars, vectors (as rows) and matrices."""
+    if not tensors:   # no tensor to dispatch on: PyTorch's empty default-dtype row
+        return F.full((1, 0), 0.0)
+    return S.block_diag(list(tensors))
+
+
+def cartesian_prod(*tensors):
+    """The cartesian product of 1-D tensors, one row per tuple (``itertools.product`` order)."""
+    return S.cartesian_prod(list(tensors))
+
+
 FUNCTIONS = {
-    "cat": cat, "concat": cat, "concatenate": concatenate, "dstack": dstack,
+    "block_diag": block_diag, "cartesian_prod": cartesian_prod, "cat": cat, "concat": cat, "concatenate": concatenate, "dstack": dstack,
     "column_stack": column_stack, "split": split, "tensor_split": tensor_split,
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "reshape": reshape, "ravel": ravel,
     "permute": permute, "swapaxes": swapaxes, "swapdims": swapaxes, "moveaxis": S.movedim,

@@ -408,3 +408,124 @@ def _view_dtype_meta(self, dtype):
 
 
 view_dtype = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", _view_dtype_meta)
+
+
+# --- triangle indices ---------------------------------------------------------------------------
+def tril_count(row, col, offset):
+    """Elements of a row x col matrix on or below diagonal ``offset``."""
+    return sum(max(0, min(col, r + offset + 1)) for r in range(row))
+
+
+def triangle_indices_meta(name, count):
+    def meta(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+        dtype = dtype or D.int64
+        if dtype not in (D.int32, D.int64):
+            raise NotImplementedError(f"\"{name}\" not implemented for '{R.type_name(dtype)}'")
+        for arg, value in (("row", row), ("col", col)):
+            if value < 0:
+                raise RuntimeError(f"{arg} must be non-negative, got{value}")
+        return _spec((2, count(row, col, offset)), dtype)
+    return meta
+
+
+tril_indices = defop(f"tril_indices(int row, int col, int offset=0, *, {_FACTORY_KW}) -> Tensor",
+                     triangle_indices_meta("tril_indices", tril_count), function=True,
+                     tags=("factory",))
+triu_indices = defop(f"triu_indices(int row, int col, int offset=0, *, {_FACTORY_KW}) -> Tensor",
+                     triangle_indices_meta("triu_indices",
+                                           lambda r, c, k: r * c - tril_count(r, c, k - 1)),
+                     function=True, tags=("factory",))
+
+
+# --- window functions: composites over arange and cos (``TensorFactories.cpp``) ----------------
+_WINDOW_KW = f"*, {_FACTORY_KW}) -> Tensor"
+hann_window = defop(f"hann_window.periodic(int window_length, bool periodic=True, {_WINDOW_KW}",
+                    function=True)
+hamming_window = defop("hamming_window.periodic_alpha_beta(int window_length, bool periodic=True, "
+                       f"float alpha=0.54, float beta=0.46, {_WINDOW_KW}", function=True)
+blackman_window = defop("blackman_window.periodic(int window_length, bool periodic=True, "
+                        f"{_WINDOW_KW}", function=True)
+bartlett_window = defop("bartlett_window.periodic(int window_length, bool periodic=True, "
+                        f"{_WINDOW_KW}", function=True)
+kaiser_window = defop("kaiser_window.beta(int window_length, bool periodic=True, float beta=12.0, "
+                      f"{_WINDOW_KW}", function=True)
+
+_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+           "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _window(name, window_length, dtype, device, periodic):
+    """``window_function_checks``, then the positions 0..N-1 of the symmetric window of length
+    N (one longer when periodic), or a finished window for lengths 0 and 1."""
+    dtype = dtype or D.get_default_dtype()
+    if dtype.category != D.FLOATING:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
+                           f"{_C_TYPE[dtype.name]}, device={device or 'cpu'}, layout=Strided "
+                           f"(default), requires_grad=false (default), pinned_memory=false, "
+                           f"memory_format=(nullopt))")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={window_length}")
+    if window_length <= 1:
+        return full((window_length,), 1.0, dtype=dtype, device=device), None
+    n = window_length + 1 if periodic else window_length
+    return arange(0, n, 1, dtype=dtype, device=device), n
+
+
+def _finish(window, periodic):
+    return window[:-1] if periodic else window
+
+
+@register_decomposition(hamming_window)
+def _hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, dtype=None, layout=None,
+                    device=None, pin_memory=None, name="hamming_window"):
+    x, n = _window(name, window_length, dtype, device, periodic)
+    if n is None:
+        return x
+    return _finish(x.mul(2.0 * math.pi / (n - 1)).cos().mul(-beta).add(alpha), periodic)
+
+
+@register_decomposition(hann_window)
+def _hann_window(window_length, periodic=True, dtype=None, layout=None, device=None,
+                 pin_memory=None):
+    return _hamming_window(window_length, periodic, 0.5, 0.5, dtype, layout, device,
+                           name="hann_window")
+
+
+@register_decomposition(blackman_window)
+def _blackman_window(window_length, periodic=True, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    x, n = _window("blackman_window", window_length, dtype, device, periodic)
+    if n is None:
+        return x
+    x = x.mul(math.pi / (n - 1))
+    return _finish(x.mul(4).cos().mul(0.08).sub(x.mul(2).cos().mul(0.5)).add(0.42), periodic)
+
+
+@register_decomposition(bartlett_window)
+def _bartlett_window(window_length, periodic=True, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    x, n = _window("bartlett_window", window_length, dtype, device, periodic)
+    if n is None:
+        return x
+    x = x.mul(2.0 / (n - 1))
+    from .shape import cat
+    half = ((n - 1) >> 1) + 1
+    return _finish(cat([x[:half], x[half:].neg().add(2)]), periodic)
+
+
+@register_decomposition(kaiser_window)
+def _kaiser_window(window_length, periodic=True, beta=12.0, dtype=None, layout=None, device=None,
+                   pin_memory=None):
+    from .pointwise import i0
+    x, n = _window("kaiser_window", window_length, dtype, device, periodic)
+    if n is None:
+        return x
+    # PyTorch's kernel computes half types in float and rounds once
+    x = x.float() if x.dtype in (D.float16, D.bfloat16) else x
+    alpha = (n - 1) / 2.0
+    ratio = x.sub(alpha).div(alpha)
+    window = i0(ratio.mul(ratio).neg().add(1).sqrt().mul(beta))
+    window = window.div(i0(full((), beta, dtype=x.dtype, device=x.device)))
+    return _finish(window.to(dtype or D.get_default_dtype()), periodic)

@@ -11,6 +11,7 @@ Every op carries a *dtype rule* (``op.dtype_rule``): the result dtype of its ope
 PyTorch's error for dtypes it has no kernel for. The CPU kernels call the same rule.
 """
 
+import math
 import os
 import sys
 import warnings
@@ -197,6 +198,10 @@ erfinv, erfinv_ = _unary("erfinv", FLOAT)
 reciprocal, reciprocal_ = _unary("reciprocal", FLOAT)
 lgamma, lgamma_ = _unary("lgamma", FLOAT)
 digamma, digamma_ = _unary("digamma", FLOAT)   # lgamma's derivative
+i0, i0_ = _unary("i0", FLOAT)                  # modified Bessel functions of the first kind
+special_i0e, _ = _unary("special_i0e", FLOAT, inplace=False, method=False, function=False)
+special_i1, _ = _unary("special_i1", FLOAT, inplace=False, method=False, function=False)
+special_i1e, _ = _unary("special_i1e", FLOAT, inplace=False, method=False, function=False)
 
 # --- unary, dtype kept ------------------------------------------------------------------------
 abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))
@@ -241,6 +246,18 @@ bitwise_or, bitwise_or_ = _binary("bitwise_or", partial(R.integral_only, "bitwis
                                   common=PROMOTE)
 bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", partial(R.integral_only, "bitwise_xor"),
                                     common=PROMOTE)
+
+
+def _zeta_rule(self, other):
+    """Float results, but the CPU kernel covers only float and double."""
+    dt = FLOAT(self, other)
+    if dt in (D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"zeta_cpu\" not implemented for '{R.type_name(dt)}'")
+    return dt
+
+
+special_zeta, _ = _binary("special_zeta", _zeta_rule, overload="", inplace=False, method=False,
+                          function=False)   # Hurwitz zeta(self, other)
 bitwise_left_shift, bitwise_left_shift_ = _binary(
     "bitwise_left_shift", _integers_only("lshift_cpu"), common=PROMOTE)
 bitwise_right_shift, bitwise_right_shift_ = _binary(
@@ -677,3 +694,142 @@ def _equal(self, other):
     if tuple(self.shape) != tuple(other.shape):
         return False
     return bool(eq(self, other).all().item())
+
+
+# --- pairs of logs and base-2 exponents ------------------------------------------------------------
+logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+logaddexp2 = defop("logaddexp2(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+ldexp = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", method=True, function=True)
+ldexp_ = defop("ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)", method=True, function=True)
+
+
+def _frexp_meta(self):
+    if self.dtype.category != D.FLOATING:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return (R.pointwise_meta(PROMOTE, self),
+            TensorSpec(tuple(self.shape), D.int32, R.pointwise_strides(tuple(self.shape),
+                                                                       (self,))))
+
+
+# The mantissa in [0.5, 1) and the int32 exponent of each element: exact, so a primitive.
+frexp = defop("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", _frexp_meta,
+              tags=("pointwise",))
+
+
+def require_tensors(name, **args):
+    """PyTorch's binding refuses Python numbers where these ops' schemas say ``Tensor``."""
+    for position, (arg, x) in enumerate(args.items(), 1):
+        if not R.is_tensor(x):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+                            f"not {type(x).__name__}")
+
+
+def _logaddexp_of(name, self, other, exp_fn, log1p_scale):
+    """max + log1p(exp(-|self - other|)): no overflow; equal infinities give themselves."""
+    require_tensors(name, input=self, other=other)
+    _float_only(f"{name}_cpu")(self, other)
+    diff = abs(sub(self, other))
+    result = add(maximum(self, other), mul(log1p(exp_fn(neg(diff))), log1p_scale))
+    return where(logical_and(isinf(self), eq(self, other)), self, result)
+
+
+@register_decomposition(logaddexp)
+def _logaddexp(self, other):
+    return _logaddexp_of("logaddexp", self, other, exp, 1.0)
+
+
+@register_decomposition(logaddexp2)
+def _logaddexp2(self, other):
+    return _logaddexp_of("logaddexp2", self, other, exp2, 1.0 / math.log(2.0))
+
+
+def _ldexp_operands(self, other):
+    """self and 2 ** other in the result dtype (integers become the default float dtype)."""
+    require_tensors("ldexp", input=self, other=other)
+    dt = FLOAT(self, other)
+    if self.dtype.category == D.FLOATING and other.dtype is D.bool_:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    return _as_dtype(self, dt, self), pow(2.0, _as_dtype(other, dt, self))
+
+
+@register_decomposition(ldexp)
+def _ldexp(self, other):
+    x, scale = _ldexp_operands(self, other)
+    return mul(x, scale)
+
+
+@register_decomposition(ldexp_)
+def _ldexp_(self, other):
+    _, scale = _ldexp_operands(self, other)
+    if not D.can_cast(scale.dtype, self.dtype):
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{R.type_name(self.dtype)}")
+    return mul_(self, scale)
+
+
+# --- special functions torch also exposes at the top level: composites -------------------------
+logit = defop("logit(Tensor self, float? eps=None) -> Tensor", method=True, function=True)
+logit_ = defop("logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)", method=True,
+               function=True)
+sinc = defop("sinc(Tensor self) -> Tensor", method=True, function=True)
+sinc_ = defop("sinc_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
+mvlgamma = defop("mvlgamma(Tensor self, int p) -> Tensor", method=True, function=True)
+mvlgamma_ = defop("mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)", method=True)
+
+
+def _in_place(self, out_of_place, *args):
+    """``self = out_of_place(self, *args)``, with the in-place cast check first. The result is
+    computed from a copy of self, so what its backward saves is not the overwritten tensor."""
+    from .factory import clone, copy_
+    R.inplace_meta(self, TensorSpec(tuple(self.shape), FLOAT(self)))
+    return copy_(self, out_of_place(clone(self), *args))
+
+
+@register_decomposition(logit)
+def _logit(self, eps=None):
+    # log(x) - log1p(-x): its gradient 1/x + 1/(1 - x) is PyTorch's logit_backward, inf at 0
+    # and 1 (log(x / (1 - x)) would give nan at 1).
+    x = add(_as_dtype(self, FLOAT(self), self), 0.0)   # -0.0 + 0.0 is +0.0: slope +inf there
+    if eps is not None and eps >= 0:
+        x = clamp(x, eps, 1.0 - eps)
+        return sub(log(x), log1p(neg(x)))
+    # Outside [0, 1] the value is nan already; adding x * nan there makes the gradient nan
+    # too, as logit_backward says (the logs alone would give a finite slope).
+    outside = logical_or(lt(x, 0), gt(x, 1))
+    return add(sub(log(x), log1p(neg(x))), mul(x, where(outside, math.nan, 0.0).to(x.dtype)))
+
+
+@register_decomposition(logit_)
+def _logit_(self, eps=None):
+    return _in_place(self, _logit, eps)
+
+
+@register_decomposition(sinc)
+def _sinc(self):
+    """sin(pi x) / (pi x), 1 at 0 (the 0/0 branch gets a safe denominator so gradients stay
+    finite)."""
+    x = _as_dtype(self, FLOAT(self), self)
+    zero = eq(x, 0)
+    px = mul(where(zero, 1.0, x), math.pi)
+    return where(zero, 1.0, div(sin(px), px))
+
+
+@register_decomposition(sinc_)
+def _sinc_(self):
+    return _in_place(self, _sinc)
+
+
+@register_decomposition(mvlgamma)
+def _mvlgamma(self, p):
+    """log of the multivariate gamma: p(p-1)/4 log(pi) + sum over j < p of lgamma(x - j/2)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    total = lgamma(self)
+    for j in range(1, p):
+        total = add(total, lgamma(sub(self, j / 2)))
+    return add(total, p * (p - 1) / 4 * math.log(math.pi))
+
+
+@register_decomposition(mvlgamma_)
+def _mvlgamma_(self, p):
+    return _in_place(self, _mvlgamma, p)

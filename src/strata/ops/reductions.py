@@ -11,6 +11,7 @@ max.dim/min.dim, argmax/argmin, all/any, vector_norm) and the scans; the rest (s
 logsumexp, nanmean, count_nonzero, diff, ...) decompose into them.
 """
 
+import builtins
 import math
 
 from ..core import dtype as D
@@ -383,3 +384,105 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
         size = self.shape[d]
         self = step(S.slice(self, d, 1, size, 1), S.slice(self, d, 0, size - 1, 1))
     return self
+
+
+# --- integrals of samples: trapezoid rules (``aten/src/ATen/native/Integration.cpp``) -----------
+trapezoid = defop("trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor")
+trapezoid_dx = defop("trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor")
+trapz = defop("trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor")
+trapz_dx = defop("trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor")
+cumulative_trapezoid = defop("cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor")
+cumulative_trapezoid_dx = defop("cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) "
+                                "-> Tensor")
+
+
+def _check_no_bool(name, y, x=None):
+    if x is None and y.dtype is D.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if x is not None and D.bool_ in (y.dtype, x.dtype):
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
+
+
+def _spacings(y, x, dim):
+    """x[i + 1] - x[i] along ``dim``, shaped to broadcast against y's intervals."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        shape = [1] * y.ndim
+        shape[dim] = x.shape[0]
+        x = x.reshape(shape)
+    elif x.ndim < y.ndim:
+        x = x.reshape([1] * (y.ndim - x.ndim) + list(x.shape))
+    return _diff(x, 1, dim)
+
+
+def _sides(y, dim):
+    """y[i] + y[i + 1] along ``dim``."""
+    size = y.shape[dim]
+    return P.add(S.slice(y, dim, 0, builtins.max(size - 1, 0), 1), S.slice(y, dim, 1, size, 1))
+
+
+def _trapezoid_empty(y, dim):
+    from .factory import full
+    shape = list(y.shape)
+    del shape[dim]
+    return full(shape, 0, dtype=y.dtype, device=y.device)
+
+
+@register_decomposition(trapezoid)
+@register_decomposition(trapz)
+def _trapezoid(y, x, dim=-1):
+    dim = wrap_dim(dim, y.ndim)
+    if y.shape[dim] == 0:
+        return _trapezoid_empty(y, dim)
+    _check_no_bool("trapezoid", y, x)
+    return P.div(sum(P.mul(_spacings(y, x, dim), _sides(y, dim)), dim), 2.0)
+
+
+@register_decomposition(trapezoid_dx)
+@register_decomposition(trapz_dx)
+def _trapezoid_dx(y, dx=1, dim=-1):
+    dim = wrap_dim(dim, y.ndim)
+    if y.shape[dim] == 0:
+        return _trapezoid_empty(y, dim)
+    _check_no_bool("trapezoid", y)
+    ends = P.add(S.select(y, dim, 0), S.select(y, dim, -1))
+    return P.mul(P.sub(sum(y, dim), P.mul(ends, 0.5)), dx)
+
+
+@register_decomposition(cumulative_trapezoid)
+def _cumulative_trapezoid(y, x, dim=-1):
+    dim = wrap_dim(dim, y.ndim)
+    _check_no_bool("cumulative_trapezoid", y, x)
+    return cumsum(P.div(P.mul(_spacings(y, x, dim), _sides(y, dim)), 2.0), dim)
+
+
+@register_decomposition(cumulative_trapezoid_dx)
+def _cumulative_trapezoid_dx(y, dx=1, dim=-1):
+    dim = wrap_dim(dim, y.ndim)
+    _check_no_bool("cumulative_trapezoid", y)
+    return cumsum(P.mul(_sides(y, dim), dx / 2.0), dim)
+
+
+# --- Vandermonde matrices ----------------------------------------------------------------------
+vander = defop("vander(Tensor x, int? N=None, bool increasing=False) -> Tensor", function=True)
+
+
+@register_decomposition(vander)
+def _vander(x, N=None, increasing=False):
+    """Columns 1, x, x^2, ... as a running product (``cumprod``), so gradients flow; integer and
+    bool inputs compute in int64 (``promote_types(x, Long)``)."""
+    from .factory import full
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = D.promote_types(x.dtype, D.int64)
+    ones = full((x.shape[0], builtins.min(n, 1)), 1, dtype=dt, device=x.device)
+    if n <= 1:   # no power of x in it: not a function of x
+        return ones
+    powers = x.to(dt).unsqueeze(1).expand(x.shape[0], n - 1)
+    result = cumprod(S.cat([ones, powers], 1), 1)
+    return result if increasing else S.flip(result, [1])

@@ -5,6 +5,7 @@ Stride arithmetic follows ``aten/src/ATen/TensorUtils.cpp`` (computeStride) and
 ``aten/src/ATen/native/TensorShape.cpp``.
 """
 
+import itertools
 import operator
 
 from ..core import dtype as D
@@ -648,3 +649,76 @@ def _repeat_interleave_tensor(self, repeats, dim=None, output_size=None):
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
     index = repeat_interleave_indices(repeats, output_size=output_size)
     return aten.index_select.default(self, d, index)
+
+
+# --- products of 1-D tensors and block matrices: composites over cat, stack and expand ----------
+block_diag = defop("block_diag(Tensor[] tensors) -> Tensor", function=True)
+cartesian_prod = defop("cartesian_prod(Tensor[] tensors) -> Tensor")
+combinations = defop("combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",
+                     function=True)
+
+
+def _check_vector(x):
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_fmt(x.shape)}")
+
+
+@register_decomposition(block_diag)
+def _block_diag(tensors):
+    """Each input (as a matrix) between zero blocks, the rows of blocks stacked."""
+    from .factory import full
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {x.ndim} dimensions")
+    dt, device = R.promote(*tensors), tensors[0].device
+    blocks = [x.reshape(1, -1) if x.ndim < 2 else x for x in tensors]
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        rows.append(cat([full((r, left), 0, dtype=dt, device=device), b.to(dt),
+                         full((r, width - left - c), 0, dtype=dt, device=device)], 1))
+        left += c
+    return cat(rows, 0)
+
+
+@register_decomposition(cartesian_prod)
+def _cartesian_prod(tensors):
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for x in tensors:
+        _check_vector(x)
+    if len(tensors) == 1:
+        return tensors[0]
+    if any(x.dtype is not tensors[0].dtype for x in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    sizes = [x.shape[0] for x in tensors]
+    grids = []
+    for i, x in enumerate(tensors):
+        shape = [1] * len(sizes)
+        shape[i] = sizes[i]
+        grids.append(x.reshape(shape).expand(sizes).reshape(-1))
+    return stack(grids, 1)
+
+
+@register_decomposition(combinations)
+def _combinations(self, r=2, with_replacement=False):
+    """The r-element combinations of the vector's elements, in lexicographic index order."""
+    from .factory import full
+    from .scatter import index_select
+    _check_vector(self)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return full((0,), 0, dtype=self.dtype, device=self.device)
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    picks = list(pick(range(self.shape[0]), r))
+    columns = []
+    for k in range(r):
+        index = full((len(picks),), 0, dtype=D.int64, device=self.device)
+        if picks:
+            index = index.new_tensor([p[k] for p in picks])
+        columns.append(index_select(self, 0, index))
+    return stack(columns, 1)

@@ -201,3 +201,108 @@ def _histc_meta(self, bins=100, min=0, max=0):
 
 histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor",
               _histc_meta, method=True, function=True)
+
+
+# --- quantiles: a sort, then a gather and a lerp between the neighbouring ranks -----------------
+_QUANTILE = "(Tensor self, {q}, int? dim=None, bool keepdim=False, *, str interpolation='linear')"
+quantile = defop("quantile" + _QUANTILE.format(q="Tensor q") + " -> Tensor")
+quantile_scalar = defop("quantile.scalar" + _QUANTILE.format(q="float q") + " -> Tensor")
+nanquantile = defop("nanquantile" + _QUANTILE.format(q="Tensor q") + " -> Tensor")
+nanquantile_scalar = defop("nanquantile.scalar" + _QUANTILE.format(q="float q") + " -> Tensor")
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _check_quantile(name, self, q, interpolation):
+    if self.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if R.is_tensor(q):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not self.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    if self.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if not R.is_tensor(q):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    elif q.device.type != "meta" and q.numel() and \
+            not bool(q.ge(0).logical_and(q.le(1)).all().item()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+
+
+def _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan):
+    """``Sorting.cpp``'s quantile_compute: ranks q * (n - 1) into the sorted reduced dim."""
+    from .factory import scalar_tensor
+    _check_quantile(name, self, q, interpolation)
+    if dim is None:
+        out_shape = [1] * self.ndim if keepdim else []
+        sorted_ = sort(self.reshape(-1), False, -1, False)[0]
+    else:
+        dim = wrap_dim(dim, self.ndim)
+        out_shape = list(self.shape)
+        if keepdim:
+            out_shape[dim:dim + 1] = [1] if self.ndim else []
+        else:
+            del out_shape[dim:dim + 1]
+        sorted_ = sort(self.movedim(dim, -1) if self.ndim else self.reshape(1), False, -1,
+                       False)[0]
+    qs = q.reshape(-1) if R.is_tensor(q) else scalar_tensor(q, dtype=self.dtype,
+                                                             device=self.device).reshape(1)
+    last = sorted_.shape[-1] - 1
+    if ignore_nan:
+        count = sorted_.isnan().logical_not().sum(-1, keepdim=True)
+        ranks = qs.mul(count.sub(1))
+        ranks = ranks.masked_fill(ranks.lt(0), 0)
+    else:
+        ranks = qs.mul(last)
+        ranks = ranks.masked_fill(sorted_.isnan().any(-1, keepdim=True), last)
+    rounding = {"lower": "floor", "higher": "ceil", "nearest": "round"}.get(interpolation)
+    if rounding is not None:
+        ranks = getattr(ranks, rounding)()
+    ranks = ranks.expand(*sorted_.shape[:-1], qs.shape[0])
+    below = sorted_.gather(-1, ranks.long())
+    if interpolation in ("linear", "midpoint"):
+        weights = ranks.sub(ranks.floor()) if interpolation == "linear" else 0.5
+        below = below.lerp(sorted_.gather(-1, ranks.ceil().long()), weights)
+    result = below.movedim(-1, 0).reshape([qs.shape[0]] + out_shape)
+    return result if R.is_tensor(q) and q.ndim else result.squeeze(0)
+
+
+def _quantile_decompositions(op, op_scalar, name, ignore_nan):
+    def decomposition(self, q, dim=None, keepdim=False, interpolation="linear"):
+        return _quantile(name, self, q, dim, keepdim, interpolation, ignore_nan)
+    register_decomposition(op)(decomposition)
+    register_decomposition(op_scalar)(decomposition)
+
+
+_quantile_decompositions(quantile, quantile_scalar, "quantile", False)
+_quantile_decompositions(nanquantile, nanquantile_scalar, "nanquantile", True)
+
+
+# --- membership ------------------------------------------------------------------------------------
+_ISIN_KW = "*, bool assume_unique=False, bool invert=False) -> Tensor"
+isin = defop(f"isin.Tensor_Tensor(Tensor elements, Tensor test_elements, {_ISIN_KW}")
+isin_tensor_scalar = defop(f"isin.Tensor_Scalar(Tensor elements, Scalar test_element, {_ISIN_KW}")
+isin_scalar_tensor = defop(f"isin.Scalar_Tensor(Scalar element, Tensor test_elements, {_ISIN_KW}")
+
+
+def _isin(elements, test_elements, assume_unique=False, invert=False):
+    """Each element against every test element (PyTorch's default for small test sets)."""
+    from .factory import scalar_tensor
+    like = elements if R.is_tensor(elements) else test_elements
+    for x in (elements, test_elements):
+        if (x.dtype if R.is_tensor(x) else type(x)) in (D.bool_, bool):
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    dt = R.promote(elements, test_elements)
+    elements, test_elements = (
+        x.to(dt) if R.is_tensor(x) else scalar_tensor(x, dtype=dt, device=like.device)
+        for x in (elements, test_elements))
+    found = elements.unsqueeze(-1).eq(test_elements.reshape(-1)).any(-1)
+    return found.logical_not() if invert else found
+
+
+for _op in (isin, isin_tensor_scalar, isin_scalar_tensor):
+    register_decomposition(_op)(_isin)

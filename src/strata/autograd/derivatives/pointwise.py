@@ -2,6 +2,7 @@
 
 import math
 
+from ...core import dtype as D
 from ...ops import pointwise as P
 from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
 
@@ -58,6 +59,25 @@ _unary(P.erfinv, "ErfinvBackward0", ("result",),
 _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
        lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
 _unary(P.lgamma, "LgammaBackward0", ("self",), lambda c, g: P.mul(g, P.digamma(c.self)))
+_unary(P.i0, "I0Backward0", ("self",), lambda c, g: P.mul(g, P.special_i1(c.self)))
+_unary(P.special_i0e, "SpecialI0EBackward0", ("self", "result"),
+       lambda c, g: P.mul(g, P.sub(P.special_i1e(c.self), P.mul(P.sign(c.self), c.result))))
+
+
+def _bessel_i1_backward(derivative_at):
+    """``i1_backward``: 0.5 wherever |x| <= eps (also nan), where the formula divides by x."""
+    def formula(ctx, grad):
+        x = ctx.self
+        regular = P.gt(P.abs(x), D.finfo(x.dtype).eps)
+        safe = P.where(regular, x, D.finfo(x.dtype).eps)
+        return P.mul(grad, P.where(regular, derivative_at(safe, ctx.result), 0.5))
+    return formula
+
+
+_unary(P.special_i1, "SpecialI1Backward0", ("self", "result"), _bessel_i1_backward(
+    lambda x, r: P.sub(P.i0(x), P.div(r, x))))
+_unary(P.special_i1e, "SpecialI1EBackward0", ("self", "result"), _bessel_i1_backward(
+    lambda x, r: P.sub(P.special_i0e(x), P.mul(r, P.add(P.sign(x), P.reciprocal(x))))))
 _unary(P.digamma, "DigammaBackward0", ("self",), lambda c, g: P.mul(g, P.polygamma(1, c.self)))
 
 
@@ -286,3 +306,18 @@ non_differentiable(
     P.isnan, P.isinf, P.isfinite, P.signbit, P.logical_not, P.logical_and, P.logical_or,
     P.logical_xor, P.bitwise_not, P.bitwise_and, P.bitwise_or, P.bitwise_xor,
     P.bitwise_left_shift, P.bitwise_right_shift)
+
+
+@derivative(P.frexp, "FrexpBackward0", save=("result1",))
+def _frexp(ctx, grad, _exponent_grad=None):
+    return P.ldexp(grad, P.neg(ctx.result1))   # grad / 2 ** exponent, in grad's dtype
+
+
+@derivative(P.special_zeta, "SpecialZetaBackward0", save=("self", "other"))
+def _special_zeta(ctx, grad):
+    if ctx.needs[0]:
+        raise NotImplementedError("the derivative for 'zeta' with respect to 'self' is not "
+                                  "implemented.")
+    x = ctx.self   # a tensor or a Python number
+    shifted, minus_x = (P.add(x, 1.0), P.neg(x)) if is_tensor(x) else (x + 1.0, -x)
+    return None, P.mul(grad, P.mul(P.special_zeta(shifted, ctx.other), minus_x))

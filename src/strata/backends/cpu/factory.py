@@ -106,6 +106,16 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     return wrap(np.eye(*spec.shape, dtype=COMPUTE[spec.dtype]), spec.dtype)
 
 
+def tril_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    spec = F.tril_indices.meta(row, col, offset, dtype)
+    return wrap(np.stack(np.tril_indices(row, offset, col)), spec.dtype)
+
+
+def triu_indices(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+    spec = F.triu_indices.meta(row, col, offset, dtype)
+    return wrap(np.stack(np.triu_indices(row, offset, col)), spec.dtype)
+
+
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.scalar_tensor.meta(s, dtype)
     return from_array(np.array(_number(s, spec.dtype)), spec.dtype)
@@ -238,7 +248,8 @@ def multinomial(self, num_samples, replacement=False, generator=None):
 
 KERNELS = {
     F.empty: empty, F.empty_strided: empty_strided, F.full: full, F.arange: arange,
-    F.linspace: linspace, F.eye: eye, F.scalar_tensor: scalar_tensor, F.clone: clone,
+    F.linspace: linspace, F.eye: eye, F.tril_indices: tril_indices,
+    F.triu_indices: triu_indices, F.scalar_tensor: scalar_tensor, F.clone: clone,
     F.copy_: copy_, F.fill_: fill_, F.resize_: resize_, F.rand: rand, F.randn: randn,
     F.randint: randint, F.randperm: randperm, F.normal_: normal_, F.uniform_: uniform_,
     F.bernoulli: bernoulli_p, F.bernoulli_tensor: bernoulli_tensor, F.multinomial: multinomial,

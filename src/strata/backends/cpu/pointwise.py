@@ -587,7 +587,7 @@ BINARY = [
     ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot),
     ("copysign", np.copysign), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
     ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", _shift_left),
-    ("bitwise_right_shift", _shift_right),
+    ("bitwise_right_shift", _shift_right), ("special_zeta", special.zeta),
 ]
 BINARY_CHECKED = [("add", _add, P.check_alpha), ("sub", _sub, P.check_alpha)]
 COMPARE = [  # bool results computed in the operands' promoted dtype
