@@ -446,3 +446,8 @@ def test_enumerate_support_and_lazy_parameters():
         m.zeros(2), scale_tril=m.tensor([[1.0, 0.0], [0.5, 2.0]])).precision_matrix,
         rtol=1e-6)
     check(lambda m: m.distributions.Binomial(5, m.tensor([0.3, 0.6])).entropy())
+
+
+def test_gamma_cdf():
+    make, params, value = CASES["Gamma"]
+    check(lambda m, *ps: make(m, *ps).cdf(m.tensor(value)), *params, rtol=1e-7, atol=1e-9)

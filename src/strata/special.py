@@ -161,6 +161,10 @@ polygamma = _exported("polygamma", P.polygamma,
 multigammaln = _exported("multigammaln", P.mvlgamma,
                          "log of the multivariate gamma function of dimension p.")
 zeta = _exported("zeta", P.special_zeta, "The Hurwitz zeta function zeta(x, q).")
+gammainc = _exported("gammainc", P.igamma,
+                     "The regularized lower incomplete gamma function P(input, other).")
+gammaincc = _exported("gammaincc", P.igammac,
+                      "The regularized upper incomplete gamma function Q(input, other).")
 softmax = _exported("softmax", _softmax, "softmax(input, dim, *, dtype=None).")
 log_softmax = _exported("log_softmax", _log_softmax, "log_softmax(input, dim, *, dtype=None).")
 logsumexp = _exported("logsumexp", _logsumexp, "log(sum(exp(input), dim)), computed stably.")
@@ -174,6 +178,8 @@ __all__ = [
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
     "i0",
     "i0e",

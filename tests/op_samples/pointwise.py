@@ -651,8 +651,31 @@ def _special_samples():
     return out
 
 
+_IGAMMA_A = np.array([0.0, 0.0, -1.0, 1.0, np.inf, np.inf, 1.0, np.nan, 0.5, 3.0, 30.0, 100.0,
+                      1000.0, 2.0, 1e-3, 0.0])
+_IGAMMA_X = np.array([0.0, 1.0, 1.0, -1.0, 1.0, np.inf, np.inf, 1.0, 0.2, 7.0, 31.0, 90.0,
+                      1010.0, 1e-5, 1e3, np.nan])
+
+
+def _igamma_samples(name):
+    """P(a, x) and Q(a, x): every dtype, the domain edges of ATen's calc_igamma, a ~ x large
+    (where ATen's asymptotic series is ~1e-9 off: looser float64 tolerance), in-place."""
+    fn = lambda m, a, x: getattr(m, name)(a, x)   # noqa: E731
+    samples = [_two(name, fn, d, lo=0.1, hi=6, **_loose(d)) for d in FLOATS] + [
+        Sample(fn, (_IGAMMA_A, _IGAMMA_X), name="domain", rtol=1e-8, atol=1e-12),
+        Sample(lambda m, a, x: getattr(a, name)(x), (arr("float32", lo=0.5, hi=40),
+                                                     arr("float32", (3,), 0.5, 40, seed=1)),
+               name="method")]
+    inplace = [sample(lambda m, a, x: getattr(a, name + "_")(x),
+                      [arr(d, lo=0.1, hi=6), arr(d, (3,), 0.1, 6, seed=1)], [d, d], d, **_loose(d))
+               for d in FLOATS]
+    return {f"aten::{name}": samples, f"aten::{name}_": inplace}
+
+
 SAMPLES.update({"aten::logaddexp": _logaddexp_samples("logaddexp"),
                 "aten::logaddexp2": _logaddexp_samples("logaddexp2")})
 SAMPLES.update(_ldexp_samples())
 SAMPLES.update(_frexp_samples())
 SAMPLES.update(_special_samples())
+SAMPLES.update(_igamma_samples("igamma"))
+SAMPLES.update(_igamma_samples("igammac"))

@@ -3,6 +3,7 @@ gradient."""
 
 from ..core import dtype as D
 from ..ops import distributions as DS
+from ..ops import pointwise as P
 from . import constraints
 from .distribution import Distribution
 from .utils import batch_shape_of, broadcast_all
@@ -46,8 +47,9 @@ class Gamma(Distribution):
                 - self.rate * value - self.concentration.lgamma())
 
     def cdf(self, value):
-        raise NotImplementedError("Gamma.cdf needs the regularised incomplete gamma function "
-                                  "(torch.special.gammainc), which strata does not have yet")
+        if self._validate_args:
+            self._validate_sample(value)
+        return P.igamma(self.concentration, value * self.rate)
 
     def entropy(self):
         c = self.concentration

@@ -258,6 +258,9 @@ def _zeta_rule(self, other):
 
 special_zeta, _ = _binary("special_zeta", _zeta_rule, overload="", inplace=False, method=False,
                           function=False)   # Hurwitz zeta(self, other)
+# the regularized lower / upper incomplete gamma functions P(self, other) and Q(self, other)
+igamma, igamma_ = _binary("igamma", _float_only("igamma_cpu"), overload="")
+igammac, igammac_ = _binary("igammac", _float_only("igammac_cpu"), overload="")
 bitwise_left_shift, bitwise_left_shift_ = _binary(
     "bitwise_left_shift", _integers_only("lshift_cpu"), common=PROMOTE)
 bitwise_right_shift, bitwise_right_shift_ = _binary(

@@ -321,3 +321,20 @@ def _special_zeta(ctx, grad):
     x = ctx.self   # a tensor or a Python number
     shifted, minus_x = (P.add(x, 1.0), P.neg(x)) if is_tensor(x) else (x + 1.0, -x)
     return None, P.mul(grad, P.mul(P.special_zeta(shifted, ctx.other), minus_x))
+
+
+def _igamma_derivative(op, stem, sign):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x); none with respect to ``a``."""
+    @derivative(op, f"{stem}Backward0", save=("self", "other"))
+    def backward(ctx, grad):
+        if ctx.needs[0]:
+            raise NotImplementedError(f"the derivative for '{stem.lower()}: input' is not "
+                                      "implemented.")
+        a, x = ctx.self, ctx.other
+        density = P.exp(P.sub(P.sub(P.mul(P.sub(a, 1), P.log(x)), x), P.lgamma(a)))
+        return None, P.mul(grad, density if sign > 0 else P.neg(density))
+    return backward
+
+
+_igamma_derivative(P.igamma, "Igamma", 1)
+_igamma_derivative(P.igammac, "Igammac", -1)

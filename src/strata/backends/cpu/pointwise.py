@@ -588,6 +588,7 @@ BINARY = [
     ("copysign", np.copysign), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
     ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", _shift_left),
     ("bitwise_right_shift", _shift_right), ("special_zeta", special.zeta),
+    ("igamma", special.igamma), ("igammac", special.igammac),
 ]
 BINARY_CHECKED = [("add", _add, P.check_alpha), ("sub", _sub, P.check_alpha)]
 COMPARE = [  # bool results computed in the operands' promoted dtype
