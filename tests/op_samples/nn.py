@@ -250,6 +250,16 @@ RESAMPLE = {
     ],
 }
 
+
+def _max_pool2d_backward(kernel, stride, padding, dilation, ceil_mode):
+    """The backward op applied to ``g`` with the indices of ``x``'s forward pooling."""
+    def fn(m, g, x):
+        idx = F(m).max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil_mode)[1]
+        return m.ops.aten.max_pool2d_with_indices_backward(g, x, kernel, stride, padding,
+                                                           dilation, ceil_mode, idx)
+    return fn
+
+
 POOLING = {
     "aten::max_pool2d_with_indices": [
         Sample(lambda m, x: F(m).max_pool2d(x, 2, return_indices=True), (_f(2, 3, 6, 6),)),
@@ -264,6 +274,14 @@ POOLING = {
         Sample(lambda m, x: F(m).max_pool2d(x, 2, return_indices=True), (_f(0, 2, 4, 4),),
                name="empty_batch"),
         Sample(lambda m, x: F(m).max_pool2d(x.half(), 2, return_indices=True), (_f(1, 2, 4, 4),)),
+    ],
+    "aten::max_pool2d_with_indices_backward": [
+        Sample(_max_pool2d_backward([3, 3], [2, 2], [1, 1], [1, 1], True),
+               (_f(1, 2, 4, 5), _f(1, 2, 7, 8)), name="ceil"),
+        Sample(_max_pool2d_backward([3, 2], [1, 2], [1, 0], [2, 2], False),
+               (_f(2, 7, 3), _f(2, 9, 7)), name="unbatched_dilation"),
+        Sample(_max_pool2d_backward([2, 2], [1, 1], [0, 0], [1, 1], False),
+               (_f(0, 2, 3, 3), _f(0, 2, 4, 4)), name="empty_batch"),
     ],
     "aten::max_pool2d": [
         Sample(lambda m, x: F(m).max_pool2d(x, 2), (_f(2, 3, 6, 6),)),

@@ -92,6 +92,9 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 if left == 0 and (needed is None or nxt in needed or nxt in captures):
                     heapq.heappush(ready, (-nxt._seq, counter, nxt))
                     counter += 1
+            # the buffers now hold the only engine reference to each gradient, so AccumulateGrad
+            # can steal one that no one else holds (graph.py, ``_owned_by_engine``)
+            outputs = grad = None
     finally:
         _state.grad_enabled = prev
         if span is not None:

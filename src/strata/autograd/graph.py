@@ -174,9 +174,10 @@ def accumulate_grad(var, ag, new):
     are added in place, or out of place when building a graph (create_graph=True)."""
     old = ag.grad
     if old is None:
-        if not _state.grad_enabled and new._ag is None and new._base is None \
-                and _owned_by_engine(new) and _obeys_layout_contract(new, var):
-            ag.grad = new
+        if not _state.grad_enabled and new._ag is None and _owned_by_engine(new) \
+                and _obeys_layout_contract(new, var):
+            # a view is stolen too, as its detached alias (PyTorch: ``new_grad.detach()``)
+            ag.grad = new if new._base is None else _alias(new)
         else:
             ag.grad = _clone_obey_contract(new, var)
     elif not _state.grad_enabled:

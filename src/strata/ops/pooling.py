@@ -8,6 +8,7 @@ Output sizes follow ``pooling_output_shape`` (``aten/src/ATen/native/Pool.h``): 
 
 from ..core import dtype as D
 from . import shape as S
+from .linalg import CTYPE
 from .nn import fmt, not_implemented
 from .op import TensorSpec, defop, register_decomposition
 
@@ -61,6 +62,10 @@ def _pool2d_shape_check(self, kernel, stride, padding, dilation, out):
     if not ((self.ndim == 3 and all(shape)) or (self.ndim == 4 and all(shape[1:]))):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got:{fmt(shape)}")
+    if kernel[1] // 2 < padding[1] or kernel[0] // 2 < padding[0]:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {padding[1]}, padH = {padding[0]}, kW = {kernel[1]}, "
+                           f"kH = {kernel[0]}")
     if min(out) < 1:
         c, h, w = shape[-3:]
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x"
@@ -79,6 +84,23 @@ def _max_pool2d_meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_m
         not_implemented("max_pool2d", self.dtype)
     shape = tuple(self.shape[:-2]) + out
     return TensorSpec(shape, self.dtype), TensorSpec(shape, D.int64)
+
+
+def _max_pool2d_backward_meta(grad_output, self, kernel_size, stride, padding, dilation,
+                              ceil_mode, indices):
+    """``max_pool2d_with_indices_backward``: the input's gradient, checked as
+    ``max_pool2d_backward_shape_check`` (``Pool.h``) checks it."""
+    out, _ = _max_pool2d_meta(self, kernel_size, stride, padding, dilation, ceil_mode)
+    if grad_output.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {CTYPE[self.dtype]} for `gradOutput` but got dtype "
+                           f"{CTYPE[grad_output.dtype]}")
+    for t in (grad_output, indices):   # check_dim_size, on the plane, height and width
+        for d in range(self.ndim - 3, self.ndim):
+            if t.ndim != self.ndim or t.shape[d] != out.shape[d]:
+                raise RuntimeError(f"Expected a tensor of dimension {self.ndim} and tensor.size"
+                                   f"[{d}] == {out.shape[d]} but got: dimension {t.ndim} and "
+                                   f"tensor.size[{d}] = {t.shape[d]}")
+    return TensorSpec(tuple(self.shape), self.dtype)
 
 
 def _avg_pool2d_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False,
@@ -146,6 +168,10 @@ max_pool2d_with_indices = defop(
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], "
     "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
     _max_pool2d_meta)
+max_pool2d_with_indices_backward = defop(
+    "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+    "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+    _max_pool2d_backward_meta)
 avg_pool2d = defop("avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
                    "int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
                    "int? divisor_override=None) -> Tensor", _avg_pool2d_meta)

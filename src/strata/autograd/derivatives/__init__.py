@@ -32,7 +32,7 @@ from ...ops.op import REGISTRY
 from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "factory", "shape", "reductions", "sorting", "indexing", "scatter",
-            "linalg", "factorizations", "nn", "activation", "loss", "distributions")
+            "linalg", "factorizations", "nn", "pooling", "activation", "loss", "distributions")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient

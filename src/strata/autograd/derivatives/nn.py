@@ -287,9 +287,12 @@ def _scatter_to_plane(grad, indices, shape):
     return S.reshape(flat, shape)
 
 
-@derivative(PL.max_pool2d_with_indices, "MaxPool2DWithIndicesBackward0", save=("result1",))
+@derivative(PL.max_pool2d_with_indices, "MaxPool2DWithIndicesBackward0",
+            save=("self", "result1"))
 def _max_pool2d(ctx, grad, _g_indices=None):
-    return _scatter_to_plane(grad, ctx.result1, ctx.sizes("self"))
+    return PL.max_pool2d_with_indices_backward(grad, ctx.self, ctx.kernel_size, ctx.stride,
+                                               ctx.padding, ctx.dilation, ctx.ceil_mode,
+                                               ctx.result1)
 
 
 @derivative(PL.adaptive_max_pool2d, "AdaptiveMaxPool2DBackward0", save=("result1",))

@@ -1,45 +1,114 @@
 """CPU kernels for ``ops/pooling.py``.
 
-Max/avg pooling reduce the strided window view of ``nn.windows`` (no loop over pixels). Adaptive
-windows differ in size, so adaptive pooling is done one spatial dim at a time (a rectangle's mean
-or max is the mean/max over rows of the mean/max over columns): prefix sums for the mean, and a
-loop over the output positions of one dim for the max.
+Max/avg pooling loop over the kernel's kh*kw offsets, not over pixels: each offset's strided
+slice of the (padded) input holds the element that offset sees in every window, so a pooling is
+kh*kw vectorised maximum/add ops over output-sized arrays (reducing the windows' strided view
+would copy it, and NumPy reduces axes of 2-3 elements slowly). Adaptive windows differ in size,
+so adaptive pooling is done one spatial dim at a time (a rectangle's mean or max is the mean/max
+over rows of the mean/max over columns): prefix sums for the mean, and a loop over the output
+positions of one dim for the max.
 """
 
 import numpy as np
 
 from ...core import dtype as D
 from ...ops import pooling as PL
-from .array import COMPUTE, compute_data, wrap
-from .nn import windows
-
-
-def _batched(arr):
-    return arr if arr.ndim == 4 else arr[None]
+from .array import COMPUTE, compute_data, data, wrap
+from .pointwise import _bitwise_where
 
 
 def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
+def _geometry(size, out, kernel, stride, padding, dilation):
+    """Per spatial dim: the span of one kernel offset's positions, and the (left, right)
+    padding (more on the right where ceil mode's last window overhangs)."""
+    spans = [(o - 1) * s + 1 for o, s in zip(out, stride)]
+    pads = [(p, max(p, span + (k - 1) * d - n - p)) for n, p, span, k, d in
+            zip(size, padding, spans, kernel, dilation)]
+    return spans, pads
+
+
+def _offset_slices(x, kernel, stride, padding, dilation, out, pad_value=0):
+    """Yield ``(code, slice)`` for each kernel offset (code = its row-major number): the
+    ``(..., *out)`` elements it sees in every window of ``x`` padded as ``_geometry`` says. Each
+    slice is copied into one reused contiguous buffer: NumPy runs the strided gather once, and
+    the ops on it at full speed."""
+    spans, pads = _geometry(x.shape[-2:], out, kernel, stride, padding, dilation)
+    if any(left or right for left, right in pads):
+        x = np.pad(x, [(0, 0)] * (x.ndim - 2) + pads, constant_values=pad_value)
+    buf = np.empty(x.shape[:-2] + tuple(out), x.dtype)
+    for code, (i, j) in enumerate(np.ndindex(*kernel)):
+        r, c = i * dilation[0], j * dilation[1]
+        np.copyto(buf, x[..., r:r + spans[0]:stride[0], c:c + spans[1]:stride[1]])
+        yield code, buf
+
+
+def _first_inside(out, stride, pad, dilation):
+    """Per output position along one dim: how many dilation steps its window's first element
+    lies before the input (PyTorch starts each window's max at its first element inside)."""
+    start = np.arange(out) * stride - pad
+    return -(np.minimum(start, 0) // dilation), start
+
+
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode=False):
+    """PyTorch's loop (``MaxPoolKernel.cpp``): a later element replaces the maximum when it is
+    greater or NaN, so ties keep the first, and the last NaN wins; the index is flat within
+    the input plane. ``code`` tracks the winning kernel offset; codes only grow, so it is the
+    maximum of the codes whose offset replaced the maximum."""
     spec, _ = PL.max_pool2d_with_indices.meta(self, kernel_size, stride, padding, dilation,
                                               ceil_mode)
     kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
                                                        padding, dilation)
-    x = _batched(compute_data(self, spec.dtype))
+    x = compute_data(self, spec.dtype)
     out = spec.shape[-2:]
-    view = windows(x, kernel, stride, padding, dilation, out, _lowest(x.dtype))
-    flat = view.reshape(view.shape[:4] + (kernel[0] * kernel[1],))
-    arg = np.argmax(flat, axis=-1)            # first maximum; NaN counts as the maximum
-    values = np.take_along_axis(flat, arg[..., None], -1)[..., 0]
-    ki, kj = np.divmod(arg, kernel[1])
-    rows = np.arange(out[0])[:, None] * stride[0] - padding[0] + ki * dilation[0]
-    cols = np.arange(out[1]) * stride[1] - padding[1] + kj * dilation[1]
-    indices = rows * x.shape[-1] + cols
-    shape = spec.shape
-    return wrap(values.reshape(shape), spec.dtype), wrap(indices.reshape(shape), D.int64)
+    lowest = _lowest(x.dtype)
+    (ri, rows), (ci, cols) = (_first_inside(o, s, p, d) for o, s, p, d in
+                              zip(out, stride, padding, dilation))
+    best = np.full(x.shape[:-2] + tuple(out), lowest, x.dtype)
+    code = np.empty(best.shape, np.int32)
+    code[...] = ri[:, None] * kernel[1] + ci
+    replace = np.empty(best.shape, bool)
+    for k, s in _offset_slices(x, kernel, stride, padding, dilation, out, lowest):
+        np.greater(s, best, out=replace)
+        if x.dtype.kind == "f":
+            replace |= np.isnan(s)
+        np.maximum(best, s, out=best)     # NaN-propagating, so equal to the loop's choice
+        np.maximum(code, replace * code.dtype.type(k), out=code)
+    ki, kj = np.divmod(np.arange(kernel[0] * kernel[1]), kernel[1])
+    offset = ki * dilation[0] * x.shape[-1] + kj * dilation[1]
+    indices = (rows[:, None] * x.shape[-1] + cols) + offset[code]
+    return wrap(best, spec.dtype), wrap(indices, D.int64)
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    """Each output's gradient goes to the element its index names: for each kernel offset, the
+    outputs whose index is that offset's element add into its strided slice of the (padded)
+    input gradient (one vectorised add per offset; ``np.add.at`` is slower)."""
+    spec = PL.max_pool2d_with_indices_backward.meta(grad_output, self, kernel_size, stride,
+                                                    padding, dilation, ceil_mode, indices)
+    kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
+                                                       padding, dilation)
+    g = compute_data(grad_output, spec.dtype)
+    index = data(indices)
+    h, w = spec.shape[-2:]
+    out = g.shape[-2:]
+    spans, pads = _geometry((h, w), out, kernel, stride, padding, dilation)
+    grad = np.zeros(g.shape[:-2] + (h + sum(pads[0]), w + sum(pads[1])), g.dtype)
+    rows = np.arange(out[0]) * stride[0] - padding[0]
+    cols = np.arange(out[1]) * stride[1] - padding[1]
+    for i, j in np.ndindex(*kernel):
+        r, c = rows + i * dilation[0], cols + j * dilation[1]
+        inside = ((r >= 0) & (r < h))[:, None] & (c >= 0) & (c < w)
+        flat = np.where(inside, r[:, None] * w + c, -1)   # -1: this offset sees padding there
+        # a select, not g * mask: a NaN or inf gradient must reach only its own element
+        hit = _bitwise_where(index == flat, g, 0, g.dtype, g.shape)
+        r0, c0 = i * dilation[0], j * dilation[1]
+        grad[..., r0:r0 + spans[0]:stride[0], c0:c0 + spans[1]:stride[1]] += hit
+    return wrap(grad[..., pads[0][0]:pads[0][0] + h, pads[1][0]:pads[1][0] + w], spec.dtype)
 
 
 def _window_counts(size, out, kernel, stride, pad, include_pad):
@@ -57,9 +126,11 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
                               divisor_override)
     kernel, stride, padding, _ = PL.pool2d_args("avg_pool2d", kernel_size, stride, padding)
     dt = spec.dtype
-    x = _batched(compute_data(self, dt))
+    x = compute_data(self, dt)
     out = spec.shape[-2:]
-    sums = windows(x, kernel, stride, padding, (1, 1), out).sum(axis=(-2, -1))
+    sums = np.zeros(spec.shape, x.dtype)
+    for _, s in _offset_slices(x, kernel, stride, padding, (1, 1), out):
+        sums += s
     if divisor_override is not None:
         divisor = np.int64(divisor_override)
     else:
@@ -71,7 +142,7 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
     else:
         result = sums / divisor.astype(x.dtype) if isinstance(divisor, np.ndarray) else \
             sums / x.dtype.type(divisor)
-    return wrap(result.reshape(spec.shape), dt)
+    return wrap(result, dt)
 
 
 def _bounds(size, out):
@@ -124,6 +195,8 @@ def adaptive_max_pool2d(self, output_size):
 
 
 KERNELS = {
-    PL.max_pool2d_with_indices: max_pool2d_with_indices, PL.avg_pool2d: avg_pool2d,
+    PL.max_pool2d_with_indices: max_pool2d_with_indices,
+    PL.max_pool2d_with_indices_backward: max_pool2d_with_indices_backward,
+    PL.avg_pool2d: avg_pool2d,
     PL.adaptive_avg_pool2d: adaptive_avg_pool2d, PL.adaptive_max_pool2d: adaptive_max_pool2d,
 }

@@ -70,6 +70,24 @@ def _rebuild_sequence(template, values):
         return values
 
 
+def pin_memory(data):
+    """``data`` with every tensor (and every object with a ``pin_memory`` method) copied into
+    pinned memory, containers rebuilt as ``torch/utils/data/_utils/pin_memory.py`` does."""
+    if hasattr(data, "pin_memory"):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        return _rebuild_mapping(data, {key: pin_memory(value) for key, value in data.items()})
+    if isinstance(data, tuple):
+        if hasattr(data, "_fields"):  # namedtuple
+            return type(data)(*(pin_memory(d) for d in data))
+        return type(data)(pin_memory(d) for d in data)
+    if isinstance(data, collections.abc.Sequence):
+        return _rebuild_sequence(data, [pin_memory(d) for d in data])
+    return data
+
+
 def collate(batch, *, collate_fn_map=None):
     """Collate ``batch`` with per-type functions from ``collate_fn_map``, recursing into
     containers."""

@@ -19,9 +19,10 @@ import queue
 import time
 import warnings
 
+from ... import sim
 from ...ops import factory as F
 from . import _worker
-from ._collate import default_collate, default_convert
+from ._collate import default_collate, default_convert, pin_memory
 from ._worker import ExceptionWrapper, IterableDatasetStopIteration, ResumeIteration
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -70,7 +71,7 @@ class DataLoader:
         if not in_order:
             raise ValueError("DataLoader: in_order=False is not supported by strata; batches "
                              "always arrive in sampler order")
-        if pin_memory:
+        if pin_memory and not sim.is_available():   # sim is the accelerator pinning is for
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
 
@@ -166,9 +167,20 @@ def _base_seed(loader):
     return int(F.randint(0, 2 ** 63 - 1, (), generator=loader.generator).item())
 
 
+def _pins(loader):
+    """Batches are pinned when asked and the sim accelerator exists (PyTorch: when
+    ``pin_memory`` and an accelerator is available), in the main process."""
+    return loader.pin_memory and sim.is_available()
+
+
+def _pinned_if_asked(pin, batch):
+    return pin_memory(batch) if pin else batch
+
+
 class _SingleProcessIter:
     def __init__(self, loader):
         self._base_seed = _base_seed(loader)
+        self._pin = _pins(loader)
         self._sampler_iter = iter(loader._index_sampler)
         self._fetch = _worker.fetcher(loader.dataset, loader._is_iterable,
                                       loader._auto_collation, loader.collate_fn,
@@ -179,7 +191,7 @@ class _SingleProcessIter:
 
     def __next__(self):
         index = next(self._sampler_iter)
-        return self._fetch(index)
+        return _pinned_if_asked(self._pin, self._fetch(index))
 
 
 class _MultiProcessIter:
@@ -199,6 +211,7 @@ class _MultiProcessIter:
         elif isinstance(ctx, str):
             ctx = multiprocessing.get_context(ctx)
         self._base_seed = _base_seed(loader)
+        self._pin = _pins(loader)
         self._data_queue = ctx.Queue()
         self._done_event = ctx.Event()
         self._index_queues = []
@@ -314,7 +327,7 @@ class _MultiProcessIter:
             if not self._persistent:
                 self._shutdown_workers()  # the epoch is over; persistent workers stay for more
             data.reraise()
-        return data
+        return _pinned_if_asked(self._pin, data)
 
     def __len__(self):
         return len(self._loader)
