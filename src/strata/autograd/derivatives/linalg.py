@@ -12,10 +12,21 @@ def _t(x):
     return S.transpose(x, -2, -1)
 
 
-@derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2 if self"))
+def _mat2_grad(grad, mat1, mat2):
+    """grad of ``mat1 @ mat2`` for mat2, laid out like mat2 when it is column-major (a
+    ``weight.t()``): then (grad^T mat1)^T, whose transpose back is the weight's own row-major
+    layout, so AccumulateGrad needs no copy (``mm_mat2_backward`` in FunctionsManual.cpp)."""
+    rows = mat2._shape[0]
+    strides = mat2.stride()
+    if strides[0] == 1 and strides[1] >= max(1, rows):
+        return _t(L.mm(_t(grad), mat1))
+    return L.mm(_t(mat1), grad)
+
+
+@derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2"))
 def _mm(ctx, grad):
     return (L.mm(grad, _t(ctx.mat2)) if ctx.needs[0] else None,
-            L.mm(_t(ctx.self), grad) if ctx.needs[1] else None)
+            _mat2_grad(grad, ctx.self, ctx.mat2) if ctx.needs[1] else None)
 
 
 @derivative(L.bmm, "BmmBackward0", save=("self if mat2", "mat2 if self"))
@@ -28,12 +39,12 @@ def _scaled(x, factor):
     return x if factor == 1 else P.mul(x, factor)
 
 
-@derivative(L.addmm, "AddmmBackward0", save=("mat1 if mat2", "mat2 if mat1"))
+@derivative(L.addmm, "AddmmBackward0", save=("mat1 if mat2", "mat2"))
 def _addmm(ctx, grad):
     alpha = ctx.alpha
     return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
             _scaled(L.mm(grad, _t(ctx.mat2)), alpha) if ctx.needs[1] else None,
-            _scaled(L.mm(_t(ctx.mat1), grad), alpha) if ctx.needs[2] else None)
+            _scaled(_mat2_grad(grad, ctx.mat1, ctx.mat2), alpha) if ctx.needs[2] else None)
 
 
 @derivative(L.einsum, "EinsumBackward0", save=("tensors",))
