@@ -208,3 +208,22 @@ def test_pin_memory_recurses_into_containers_like_torch():
     out = pin_memory(data)
     assert out == {"t": (1, "s", "pinned"), "n": pair(["pinned"], b"x")}
     assert type(out["n"]) is pair and len(seen) == 2
+
+
+def test_linear_weight_grad_needs_no_saved_weight():
+    """Only the weight's geometry is kept when the input needs no gradient: an in-place change
+    of the (non-leaf) weight after forward is fine, as in PyTorch; with the input needing a
+    gradient the weight is saved and the change is caught."""
+    for m in (strata, torch):
+        w = m.randn(4, 3, requires_grad=True)
+        w3 = w * 1
+        y = m.nn.functional.linear(m.randn(2, 3), w3)
+        w3.mul_(2)
+        y.sum().backward()
+        assert w.grad.stride() == (3, 1)
+        x = m.randn(2, 3, requires_grad=True)
+        w3 = w * 1
+        y = m.nn.functional.linear(x, w3)
+        w3.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

@@ -98,7 +98,8 @@ class Derivative:
                 continue
             a = args[pos]
             if geometry:
-                out[pos] = (a._shape, a.stride(), a._offset)
+                if not isinstance(out[pos], SavedVariable):   # the tensor itself has it all
+                    out[pos] = (a._shape, a.stride(), a._offset)
             elif isinstance(a, (list, tuple)):
                 out[pos] = [SavedVariable(t) if hasattr(t, "_ag") else t for t in a]
             elif hasattr(a, "_ag"):

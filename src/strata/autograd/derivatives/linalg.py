@@ -5,7 +5,7 @@ from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import shape as S
-from . import derivative
+from . import derivative, is_tensor
 
 
 def _t(x):
@@ -15,15 +15,17 @@ def _t(x):
 def _mat2_grad(grad, mat1, mat2):
     """grad of ``mat1 @ mat2`` for mat2, laid out like mat2 when it is column-major (a
     ``weight.t()``): then (grad^T mat1)^T, whose transpose back is the weight's own row-major
-    layout, so AccumulateGrad needs no copy (``mm_mat2_backward`` in FunctionsManual.cpp)."""
-    rows = mat2._shape[0]
-    strides = mat2.stride()
+    layout, so AccumulateGrad needs no copy (``mm_mat2_backward`` in FunctionsManual.cpp).
+    ``mat2`` is the saved tensor, or only its geometry when mat1 needs no gradient."""
+    (rows, _), strides = (mat2._shape, mat2.stride()) if is_tensor(mat2) else mat2[:2]
     if strides[0] == 1 and strides[1] >= max(1, rows):
         return _t(L.mm(_t(grad), mat1))
     return L.mm(_t(mat1), grad)
 
 
-@derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2"))
+# mat2's geometry (not the tensor: no version check, nothing kept alive) picks the layout of
+# its gradient; the tensor itself is saved only for mat1's gradient
+@derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2 if self", "mat2:geometry if mat2"))
 def _mm(ctx, grad):
     return (L.mm(grad, _t(ctx.mat2)) if ctx.needs[0] else None,
             _mat2_grad(grad, ctx.self, ctx.mat2) if ctx.needs[1] else None)
@@ -39,7 +41,8 @@ def _scaled(x, factor):
     return x if factor == 1 else P.mul(x, factor)
 
 
-@derivative(L.addmm, "AddmmBackward0", save=("mat1 if mat2", "mat2"))
+@derivative(L.addmm, "AddmmBackward0",
+            save=("mat1 if mat2", "mat2 if mat1", "mat2:geometry if mat2"))
 def _addmm(ctx, grad):
     alpha = ctx.alpha
     return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
