@@ -219,3 +219,14 @@ def test_detach_variable_keeps_requires_grad():
     assert not out[2].requires_grad
     with pytest.raises(RuntimeError, match="Only tuple of tensors is supported"):
         strata.utils.checkpoint.detach_variable([a])
+
+
+def test_double_backward_through_non_reentrant_checkpoint():
+    """create_graph=True: the recomputed activations keep their graph (a gradient penalty)."""
+    def run(m):
+        x = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        y = m.utils.checkpoint.checkpoint(lambda t: t.sin().pow(3) + t.pow(3), x,
+                                          use_reentrant=False)
+        g, = m.autograd.grad(y.sum(), x, create_graph=True)
+        return m.autograd.grad(g.sum(), x)[0]
+    np.testing.assert_allclose(run(strata).numpy(), run(torch).numpy(), rtol=1e-12)

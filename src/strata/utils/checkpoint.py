@@ -21,7 +21,7 @@ import warnings
 from .. import autograd
 from .. import random as _random
 from .._tensor import _is_tensor
-from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from ..autograd.graph import saved_tensors_hooks
 
 __all__ = [
@@ -118,9 +118,10 @@ class _Frame:
     """One non-reentrant checkpoint call: how to recompute, what the forward saved (shape,
     dtype, device per position) and the recomputed tensors not yet handed back."""
 
-    def __init__(self, recompute, check):
+    def __init__(self, recompute, check, inputs):
         self.recompute = recompute
         self.check = check
+        self.inputs = {id(a) for a in inputs if _is_tensor(a)}
         self.metadata = []
         self.recomputed = {}
 
@@ -134,8 +135,17 @@ class _Frame:
         return self.recomputed.pop(index)
 
     def _recompute(self):
+        # A backward with create_graph=True runs with grad mode on: the recomputed activations
+        # keep their graph then, back to the checkpoint's inputs, so a double backward goes
+        # through them. Otherwise they come back detached (the inputs as themselves).
         got = []
-        with saved_tensors_hooks(lambda t: got.append(t.detach()), _unused_unpack), enable_grad():
+        create_graph = is_grad_enabled()
+
+        def keep(t):
+            got.append(t if create_graph or id(t) in self.inputs else t.detach())
+            return t if create_graph else None   # the recomputed graph's own saved tensors
+        with saved_tensors_hooks(keep, _identity if create_graph else _unused_unpack), \
+                enable_grad():
             self.recompute()
         if self.check:
             self._check(got)
@@ -155,6 +165,10 @@ class _Frame:
             raise CheckpointError(f"torch.utils.checkpoint: Recomputed values for the following "
                                   f"tensors have different metadata than during the forward "
                                   f"pass.\n{diff}.")
+
+
+def _identity(t):
+    return t
 
 
 def _unused_unpack(_):
@@ -178,7 +192,8 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
         with _rng_context(preserve, rng_state), recompute_context:
             function(*args, **kwargs)
 
-    frame = _Frame(recompute, determinism_check == "default")
+    frame = _Frame(recompute, determinism_check == "default",
+                   tuple(args) + tuple(kwargs.values()))
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         return function(*args, **kwargs)
 
