@@ -334,3 +334,19 @@ def test_incomplete_gamma_gradient_and_aliases(name):
     check_error(lambda m, a, x: getattr(m, name)(a.clone().requires_grad_(), x).sum().backward(),
                 a, x)
     check_error(lambda m, a, x: getattr(m, name)(a.long(), x.long()), a, x)
+
+
+def test_entr_and_xlog1py_gradients_at_the_edges():
+    """ATen's formulas: entr' = -(1 + log x) (inf at 0, NaN below); xlog1py's x-gradient is 0
+    where x == 0, also for y == -1."""
+    def entr_grad(m, x):
+        x = x.detach().requires_grad_()
+        m.special.entr(x).sum().backward()
+        return x.grad
+
+    def xlog1py_grad(m, x, y):
+        x = x.detach().requires_grad_()
+        m.special.xlog1py(x, y).sum().backward()
+        return x.grad
+    check(entr_grad, np.array([0.0, 0.5, -1.0, 2.0]))
+    check(xlog1py_grad, np.array([0.0, 0.5, 0.0, 2.0]), np.array([-1.0, -1.0, 3.0, 0.5]))

@@ -40,22 +40,14 @@ def _in_float(x):
 
 
 def _xlog1py(self, other):
-    """x * log1p(y), 0 where x == 0 (even for y == -1), nan wherever y is nan."""
+    """x * log1p(y): 0 where x == 0 (even for y <= -1 or y == inf), NaN wherever y is NaN.
+    Where x == 0, log1p sees 0 in place of a y that would make 0 * log1p(y) NaN; elsewhere the
+    product is left alone, so x's gradient is log1p(y), as in PyTorch."""
     like = self if is_tensor(self) else other
     dt = float_result(self, other)
     x, y = P._as_dtype(self, dt, like), P._as_dtype(other, dt, like)
-    return P.where(P.isnan(y), math.nan, P.where(P.eq(x, 0), 0.0, P.mul(x, P.log1p(y))))
-
-
-def _entr(self):
-    """-x log x for x > 0, 0 at 0, -inf below; the log sees only positive values so the
-    gradient of the unused branches stays finite."""
-    x = _in_float(self)
-    positive = P.gt(x, 0)
-    safe = P.where(positive, x, 1.0)
-    value = P.where(positive, P.neg(P.mul(safe, P.log(safe))),
-                    P.where(P.eq(x, 0), 0.0, -math.inf))
-    return P.where(P.isnan(x), x, value)
+    unsafe = P.logical_and(P.eq(x, 0), P.logical_or(P.le(y, -1), P.eq(y, math.inf)))
+    return P.mul(x, P.log1p(P.where(unsafe, 0.0, y)))
 
 
 def _ndtr(self):
@@ -142,7 +134,7 @@ expm1 = _exported("expm1", P.expm1, "exp(x) - 1, accurate near 0.")
 log1p = _exported("log1p", P.log1p, "log(1 + x), accurate near 0.")
 xlogy = _exported("xlogy", P.xlogy, "x * log(y), 0 where x == 0.")
 xlog1py = _exported("xlog1py", _xlog1py, "x * log1p(y), 0 where x == 0.")
-entr = _exported("entr", _entr, "Elementwise entropy -x log x (0 at 0, -inf below).")
+entr = _exported("entr", P.special_entr, "Elementwise entropy -x log x (0 at 0, -inf below).")
 sinc = _exported("sinc", P.sinc, "The normalised sinc sin(pi x) / (pi x).")
 round = _exported("round", _round, "Round half to even, to ``decimals`` places.")
 i0 = _exported("i0", P.i0, "The modified Bessel function of the first kind, order 0.")

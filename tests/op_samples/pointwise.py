@@ -617,6 +617,9 @@ def _special_samples():
             ("aten::special_i1", lambda m, x: m.special.i1(x)),
             ("aten::special_i1e", lambda m, x: m.special.i1e(x))):
         out |= _float_unary_samples(qualname, fn, -12, 12, _BESSEL)
+    out |= _float_unary_samples("aten::special_entr", lambda m, x: m.special.entr(x), 0.01, 4)
+    out["aten::special_entr"].append(
+        Sample(lambda m, x: m.special.entr(x), (arr("int64", lo=-2, hi=4),), name="int"))
     out["aten::i0_"] = [sample(lambda m, x: x.i0_(), [arr(d, lo=-5, hi=5)], [d], d)
                         for d in FLOATS]
     out |= _float_unary_samples("aten::logit", lambda m, x: m.logit(x), 0.01, 0.99)

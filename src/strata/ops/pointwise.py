@@ -202,6 +202,7 @@ i0, i0_ = _unary("i0", FLOAT)                  # modified Bessel functions of th
 special_i0e, _ = _unary("special_i0e", FLOAT, inplace=False, method=False, function=False)
 special_i1, _ = _unary("special_i1", FLOAT, inplace=False, method=False, function=False)
 special_i1e, _ = _unary("special_i1e", FLOAT, inplace=False, method=False, function=False)
+special_entr, _ = _unary("special_entr", FLOAT, inplace=False, method=False, function=False)
 
 # --- unary, dtype kept ------------------------------------------------------------------------
 abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))

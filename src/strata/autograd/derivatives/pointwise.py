@@ -60,6 +60,8 @@ _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
        lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
 _unary(P.lgamma, "LgammaBackward0", ("self",), lambda c, g: P.mul(g, P.digamma(c.self)))
 _unary(P.i0, "I0Backward0", ("self",), lambda c, g: P.mul(g, P.special_i1(c.self)))
+_unary(P.special_entr, "SpecialEntrBackward0", ("self",),
+       lambda c, g: P.mul(g, P.neg(P.add(P.log(c.self), 1))))   # inf at 0, NaN below, as ATen
 _unary(P.special_i0e, "SpecialI0EBackward0", ("self", "result"),
        lambda c, g: P.mul(g, P.sub(P.special_i1e(c.self), P.mul(P.sign(c.self), c.result))))
 

@@ -604,6 +604,13 @@ def igammac(a, x):
     return _incomplete_gamma(a, x, upper=True).astype(np.result_type(a, x), copy=False)
 
 
+def entr(x):
+    """-x log x for x > 0, 0 at 0, -inf below, NaN stays NaN (ATen's entr kernel)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = -x * np.log(np.where(x > 0, x, 1))
+    return np.where(x > 0, value, np.where(x == 0, 0, np.where(np.isnan(x), x, -np.inf)))
+
+
 def _float_kernels(op, op_, fn, n_first=False):
     """Kernels for a float-result unary op and its in-place twin: ``fn(x, *extra)`` maps a
     float32/float64 array (the compute dtype: halves go through float32) to a fresh one.
@@ -648,5 +655,6 @@ KERNELS = {
     **_float_kernels(P.special_i0e, None, i0e),
     **_float_kernels(P.special_i1, None, i1),
     **_float_kernels(P.special_i1e, None, i1e),
+    **_float_kernels(P.special_entr, None, entr),
     **_float_kernels(P.polygamma, P.polygamma_, polygamma, n_first=True),
 }
