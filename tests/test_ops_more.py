@@ -309,7 +309,9 @@ def test_assert_close_matches_torch(make, kwargs):
 
 def test_assert_close_passes_within_default_tolerance():
     strata.testing.assert_close(strata.tensor([1.0, 2.0]), strata.tensor([1.0, 2.0 + 1e-6]))
-    strata.testing.assert_close(np.array([1.0]), strata.tensor([1.0], dtype=strata.float64))
+    strata.testing.assert_close(np.array([1.0]), np.array([1.0]))
+    with pytest.raises(TypeError, match="No comparison pair"):   # PyTorch does not mix them
+        strata.testing.assert_close(np.array([1.0]), strata.tensor([1.0], dtype=strata.float64))
     with pytest.raises(AssertionError, match="Tensor-likes are not close"):
         strata.testing.assert_close(strata.tensor([1.0, 2.0]), strata.tensor([1.0, 2.0 + 1e-4]))
 
@@ -350,3 +352,21 @@ def test_entr_and_xlog1py_gradients_at_the_edges():
         return x.grad
     check(entr_grad, np.array([0.0, 0.5, -1.0, 2.0]))
     check(xlog1py_grad, np.array([0.0, 0.5, 0.0, 2.0]), np.array([-1.0, -1.0, 3.0, 0.5]))
+
+
+@pytest.mark.parametrize("pair", ["none-none", "none-tensor", "tensor-none", "tensor-array",
+                                  "array-array"])
+def test_assert_close_pairs(pair):
+    def make(m, kind):
+        return {"none": None, "tensor": m.ones(1), "array": np.ones(1)}[kind]
+
+    def run(m):
+        a, b = pair.split("-")
+        return m.testing.assert_close(make(m, a), make(m, b))
+    try:
+        expected = run(torch)
+    except Exception as e:   # noqa: BLE001
+        with pytest.raises(type(e), match=str(e).split(":")[0].split(" ")[0]):
+            run(strata)
+    else:
+        assert run(strata) == expected

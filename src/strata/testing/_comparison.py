@@ -153,8 +153,12 @@ def _compare(actual, expected, path, options):
 
 
 def _compare_leaf(actual, expected, rtol, atol, equal_nan, checks):
-    tensor_like = (Tensor, np.ndarray)
-    if isinstance(actual, tensor_like) and isinstance(expected, tensor_like):
+    # PyTorch's pairs: None with None, tensor with tensor, array with array (not mixed)
+    if actual is None or expected is None:
+        if actual is not expected:
+            raise _Mismatch(AssertionError, f"None mismatch: {actual} is not {expected}")
+    elif (isinstance(actual, Tensor) and isinstance(expected, Tensor)) or (
+            isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray)):
         _compare_tensors(as_tensor(actual), as_tensor(expected), rtol, atol, equal_nan, checks)
     elif isinstance(actual, bool) and isinstance(expected, bool):
         if actual != expected:
