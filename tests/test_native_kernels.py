@@ -133,3 +133,11 @@ def test_disabled_by_flag(monkeypatch):
         assert "STRATA_NATIVE_KERNELS=0" in native.status()["softmax"]
     finally:
         native.reset()
+
+
+def test_subnormal_probabilities_match(path):
+    """Far below the max the probabilities are subnormal: both paths keep them, as ATen."""
+    x = np.array([[0.0, -88, -90, -95, -100, -103, -103.9, -104, -110, -87.3, -87.4]], np.float32)
+    s = strata.softmax(strata.tensor(x), -1).numpy()
+    t = torch.softmax(torch.tensor(x), -1).numpy()
+    np.testing.assert_allclose(s, t, rtol=1e-6, atol=0)

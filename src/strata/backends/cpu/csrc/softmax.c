@@ -13,13 +13,16 @@
 
 /* exp(x) for x <= 0 (an argument after the row max is subtracted), or NaN.
  * Cephes' expf: x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n built in
- * the exponent bits. Below -87.3 the result would be subnormal: it is flushed to 0 (an error
- * below 1.2e-38 absolute). NaN stays NaN; -inf gives 0. */
+ * the exponent bits. Below -87.3 the result is subnormal: it is computed as exp(x + 40) * e^-40
+ * so 2^n stays a normal number, and rounds to the subnormal as ATen's Sleef exp does (0 below
+ * about -103.9). NaN stays NaN; -inf gives 0. */
 static inline float exp_nonpositive(float x) {
     const float lo = -87.33654f;
-    float xc = x < lo ? lo : x;
-    float n = __builtin_rintf(xc * 1.44269504088896341f);
-    float r = __builtin_fmaf(n, -0.693359375f, xc);          /* ln2 split in two for accuracy */
+    int tiny = x < lo;
+    float xs = tiny ? x + 40.0f : x;
+    xs = xs < lo ? lo : xs;
+    float n = __builtin_rintf(xs * 1.44269504088896341f);
+    float r = __builtin_fmaf(n, -0.693359375f, xs);          /* ln2 split in two for accuracy */
     r = __builtin_fmaf(n, 2.12194440e-4f, r);
     float p = 1.9875691500e-4f;
     p = __builtin_fmaf(p, r, 1.3981999507e-3f);
@@ -31,7 +34,8 @@ static inline float exp_nonpositive(float x) {
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    float y = x < lo ? 0.0f : p * scale;
+    float y = p * scale * (tiny ? 4.24835426e-18f : 1.0f);   /* e^-40 */
+    y = x < lo - 40.0f ? 0.0f : y;
     return x != x ? x : y;
 }
 
