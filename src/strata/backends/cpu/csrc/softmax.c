@@ -11,18 +11,19 @@
 #include <stdint.h>
 #include <string.h>
 
+#define EXP_LO -87.33654f        /* below it exp(x) is subnormal */
+#define EXP_ZERO -103.972076f    /* below it exp(x) rounds to 0 */
+
 /* exp(x) for x <= 0 (an argument after the row max is subtracted), or NaN.
  * Cephes' expf: x = n ln2 + r with |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n built in
- * the exponent bits. Below -87.3 the result is subnormal: it is computed as exp(x + 40) * e^-40
- * so 2^n stays a normal number, and rounds to the subnormal as ATen's Sleef exp does (0 below
- * about -103.9). NaN stays NaN; -inf gives 0. */
+ * the exponent bits. Below EXP_LO the result would be subnormal: it is 0 here, and the rare row
+ * with such terms gets them from libm's expf afterwards (subnormal_fixup), so results match
+ * ATen's without slowing the common row. NaN stays NaN; -inf gives 0. */
 static inline float exp_nonpositive(float x) {
-    const float lo = -87.33654f;
-    int tiny = x < lo;
-    float xs = tiny ? x + 40.0f : x;
-    xs = xs < lo ? lo : xs;
-    float n = __builtin_rintf(xs * 1.44269504088896341f);
-    float r = __builtin_fmaf(n, -0.693359375f, xs);          /* ln2 split in two for accuracy */
+    const float lo = EXP_LO;
+    float xc = x < lo ? lo : x;
+    float n = __builtin_rintf(xc * 1.44269504088896341f);
+    float r = __builtin_fmaf(n, -0.693359375f, xc);          /* ln2 split in two for accuracy */
     r = __builtin_fmaf(n, 2.12194440e-4f, r);
     float p = 1.9875691500e-4f;
     p = __builtin_fmaf(p, r, 1.3981999507e-3f);
@@ -34,8 +35,7 @@ static inline float exp_nonpositive(float x) {
     int32_t bits = ((int32_t)n + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    float y = p * scale * (tiny ? 4.24835426e-18f : 1.0f);   /* e^-40 */
-    y = x < lo - 40.0f ? 0.0f : y;
+    float y = x < lo ? 0.0f : p * scale;
     return x != x ? x : y;
 }
 
@@ -51,6 +51,15 @@ static inline float row_max(const float *x, int64_t n) {
     return nan ? NAN : m;
 }
 
+/* The subnormal terms of a row (too small to change its sum), from libm. */
+static void subnormal_fixup(const float *xr, float *o, int64_t n, float m) {
+    for (int64_t j = 0; j < n; j++) {
+        float d = xr[j] - m;
+        if (d < EXP_LO)
+            o[j] = expf(d);
+    }
+}
+
 /* out[i, :] = softmax(x[i, :]); rows are x_stride / out_stride elements apart. */
 void softmax_rows(const float *x, float *out, int64_t rows, int64_t n, int64_t x_stride,
                   int64_t out_stride) {
@@ -58,12 +67,17 @@ void softmax_rows(const float *x, float *out, int64_t rows, int64_t n, int64_t x
         const float *xr = x + i * x_stride;
         float *o = out + i * out_stride;
         float m = row_max(xr, n), s = 0.0f;
-#pragma omp simd reduction(+ : s)
+        int subnormal = 0;
+#pragma omp simd reduction(+ : s) reduction(| : subnormal)
         for (int64_t j = 0; j < n; j++) {
-            float e = exp_nonpositive(xr[j] - m);
+            float d = xr[j] - m;
+            float e = exp_nonpositive(d);
             o[j] = e;
             s += e;
+            subnormal |= (d < EXP_LO) & (d >= EXP_ZERO);
         }
+        if (subnormal)
+            subnormal_fixup(xr, o, n, m);
         float inv = 1.0f / s;
 #pragma omp simd
         for (int64_t j = 0; j < n; j++)
