@@ -24,7 +24,7 @@ class Constraint:
     event_dim = 0
 
     def check(self, value):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def __repr__(self):
         return type(self).__name__[1:] + "()"

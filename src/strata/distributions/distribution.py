@@ -43,7 +43,7 @@ class Distribution:
                         f"constraint {constraint!r}, but found invalid values:\n{value}")
 
     def expand(self, batch_shape, _instance=None):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     @property
     def batch_shape(self):
@@ -55,11 +55,11 @@ class Distribution:
 
     @property
     def arg_constraints(self):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     @property
     def support(self):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     @property
     def mean(self):
@@ -83,26 +83,26 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def sample_n(self, n):
         warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def cdf(self, value):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def icdf(self, value):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def enumerate_support(self, expand=True):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def entropy(self):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def perplexity(self):
         return self.entropy().exp()

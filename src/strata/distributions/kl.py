@@ -175,7 +175,7 @@ def _kl_poisson_poisson(p, q):
 @register_kl(TransformedDistribution, TransformedDistribution)
 def _kl_transformed_transformed(p, q):
     if p.transforms != q.transforms or p.event_shape != q.event_shape:
-        raise NotImplementedError
+        raise NotImplementedError  # by design: PyTorch has no KL for this pair either
     return kl_divergence(p.base_dist, q.base_dist)
 
 
@@ -188,5 +188,5 @@ def _kl_uniform_uniform(p, q):
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError
+        raise NotImplementedError  # by design: PyTorch has no KL for this pair either
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)

@@ -67,13 +67,13 @@ class Transform:
         return x
 
     def _call(self, x):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def _inverse(self, y):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def log_abs_det_jacobian(self, x, y):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
     def forward_shape(self, shape):
         return shape

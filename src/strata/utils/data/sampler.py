@@ -21,7 +21,7 @@ class Sampler:
     """Base class: an iterable of indices (or of lists of indices, for batch samplers)."""
 
     def __iter__(self):
-        raise NotImplementedError
+        raise NotImplementedError  # by design: abstract here, as in PyTorch
 
 
 class SequentialSampler(Sampler):
