@@ -14,8 +14,8 @@ __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
-    "simplex", "square", "symmetric", "unit_interval",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
+    "real_vector", "simplex", "square", "symmetric", "unit_interval",
 ]
 
 

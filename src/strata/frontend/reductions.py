@@ -216,8 +216,9 @@ def _trapezoid_frontend(name, x_op, dx_op):
         return x_op(y, x, dim=dim) if x is not None else dx_op(y, dx=1 if dx is None else dx,
                                                                dim=dim)
     function.__name__ = function.__qualname__ = name
+    running = " (running sums)" if "cum" in name else ""
     function.__doc__ = (f"Integral of ``y`` along ``dim`` by the trapezoid rule, at sample "
-                        f"points ``x`` or spacing ``dx``{' (running sums)' if 'cum' in name else ''}.")
+                        f"points ``x`` or spacing ``dx``{running}.")
     return function
 
 

@@ -257,7 +257,8 @@ def cartesian_prod(*tensors):
 
 
 FUNCTIONS = {
-    "block_diag": block_diag, "cartesian_prod": cartesian_prod, "cat": cat, "concat": cat, "concatenate": concatenate, "dstack": dstack,
+    "block_diag": block_diag, "cartesian_prod": cartesian_prod, "cat": cat, "concat": cat,
+    "concatenate": concatenate, "dstack": dstack,
     "column_stack": column_stack, "split": split, "tensor_split": tensor_split,
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "reshape": reshape, "ravel": ravel,
     "permute": permute, "swapaxes": swapaxes, "swapdims": swapaxes, "moveaxis": S.movedim,

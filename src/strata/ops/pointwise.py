@@ -61,7 +61,7 @@ def _relu_rule(self):
     return dt
 
 
-# --- checks of non-tensor arguments, shared by metas and CPU kernels ----------------------------
+# --- checks of non-tensor arguments, shared by metas and CPU kernels ------------------------------
 
 def check_alpha(dt, alpha=1):
     """``alpha_check`` of ``BinaryOps.h``."""
@@ -109,7 +109,7 @@ def inplace_result(self, operands, common, rule):
     return rule(*operands)
 
 
-# --- family makers -----------------------------------------------------------------------------
+# --- family makers --------------------------------------------------------------------------------
 
 def _unary(name, rule, *, common=None, check=None, inplace=True, method=True, function=True,
            extra=""):
@@ -169,7 +169,7 @@ def _binary(name, rule, *, common=None, check=None, overload="Tensor", extra="",
     return out, out_
 
 
-# --- unary, float result (integers compute in the default float dtype) -------------------------
+# --- unary, float result (integers compute in the default float dtype) ----------------------------
 exp, exp_ = _unary("exp", FLOAT)
 exp2, exp2_ = _unary("exp2", FLOAT)
 expm1, expm1_ = _unary("expm1", FLOAT)
@@ -204,7 +204,7 @@ special_i1, _ = _unary("special_i1", FLOAT, inplace=False, method=False, functio
 special_i1e, _ = _unary("special_i1e", FLOAT, inplace=False, method=False, function=False)
 special_entr, _ = _unary("special_entr", FLOAT, inplace=False, method=False, function=False)
 
-# --- unary, dtype kept ------------------------------------------------------------------------
+# --- unary, dtype kept ----------------------------------------------------------------------------
 abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))
 neg, neg_ = _unary("neg", _neg_rule)
 sign, sign_ = _unary("sign", PROMOTE)
@@ -219,13 +219,13 @@ logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)
 gelu, gelu_ = _unary("gelu", _float_only("GeluKernelImpl"), check=check_gelu,
                      extra=", *, str approximate='none'", method=False, function=False)
 
-# --- unary, bool result -------------------------------------------------------------------------
+# --- unary, bool result ---------------------------------------------------------------------------
 isnan, _ = _unary("isnan", _bool_result, inplace=False)
 isinf, _ = _unary("isinf", _bool_result, inplace=False)
 isfinite, _ = _unary("isfinite", _bool_result, inplace=False)
 signbit, _ = _unary("signbit", _bool_result, inplace=False)
 
-# --- binary arithmetic --------------------------------------------------------------------------
+# --- binary arithmetic ----------------------------------------------------------------------------
 add, add_ = _binary("add", PROMOTE, check=check_alpha, extra=", *, Scalar alpha=1")
 sub, sub_ = _binary("sub", _sub_rule, common=PROMOTE, check=check_alpha,
                     extra=", *, Scalar alpha=1")
@@ -350,7 +350,7 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
 div_mode_ = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> "
                   "Tensor(a!)", _div_mode_meta_, tags=("pointwise", "inplace_of:div"))
 
-# --- comparisons and logic (bool result) ---------------------------------------------------------
+# --- comparisons and logic (bool result) ----------------------------------------------------------
 eq, eq_ = _binary("eq", _bool_result, common=_bool_result)
 ne, ne_ = _binary("ne", _bool_result, common=_bool_result)
 lt, lt_ = _binary("lt", _bool_result, common=_bool_result)
@@ -451,7 +451,7 @@ nan_to_num_ = defop("nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf
                     "float? neginf=None) -> Tensor(a!)", _nan_to_num_meta_, method=True,
                     function=True, tags=("pointwise", "inplace_of:nan_to_num"))
 
-# --- composites ----------------------------------------------------------------------------------
+# --- composites -----------------------------------------------------------------------------------
 square = defop("square(Tensor self) -> Tensor", method=True, function=True)
 square_ = defop("square_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
 silu = defop("silu(Tensor self) -> Tensor")
@@ -660,7 +660,7 @@ def _clamp_max_(self, max):
     return clamp_(self, None, max)
 
 
-# --- closeness: composites over the comparisons -----------------------------------------------
+# --- closeness: composites over the comparisons ---------------------------------------------------
 isclose = defop("isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
                 "bool equal_nan=False) -> Tensor", method=True, function=True)
 allclose = defop("allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, "
@@ -700,7 +700,7 @@ def _equal(self, other):
     return bool(eq(self, other).all().item())
 
 
-# --- pairs of logs and base-2 exponents ------------------------------------------------------------
+# --- pairs of logs and base-2 exponents -----------------------------------------------------------
 logaddexp = defop("logaddexp(Tensor self, Tensor other) -> Tensor", method=True, function=True)
 logaddexp2 = defop("logaddexp2(Tensor self, Tensor other) -> Tensor", method=True, function=True)
 ldexp = defop("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", method=True, function=True)
@@ -771,7 +771,7 @@ def _ldexp_(self, other):
     return mul_(self, scale)
 
 
-# --- special functions torch also exposes at the top level: composites -------------------------
+# --- special functions torch also exposes at the top level: composites ----------------------------
 logit = defop("logit(Tensor self, float? eps=None) -> Tensor", method=True, function=True)
 logit_ = defop("logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)", method=True,
                function=True)

@@ -26,7 +26,7 @@ def _not_for(kernel_name, self, *dtypes):
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_T(self.dtype)}'")
 
 
-# --- sort ---------------------------------------------------------------------------------------
+# --- sort -----------------------------------------------------------------------------------------
 
 def _sort_meta(self, stable=None, dim=-1, descending=False):
     wrap_dim(dim, self.ndim)
@@ -63,7 +63,7 @@ def _msort(self):
     return sort(self, False, 0, False)[0]
 
 
-# --- selection ----------------------------------------------------------------------------------
+# --- selection ------------------------------------------------------------------------------------
 
 def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
     d = wrap_dim(dim, self.ndim)
@@ -123,7 +123,7 @@ mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> "
              "(Tensor values, Tensor indices)", _mode_meta, tags=("sort",))
 
 
-# --- uniqueness and counting (output shapes depend on the data) --------------------------------
+# --- uniqueness and counting (output shapes depend on the data) -----------------------------------
 
 def check_unique_dim(self, dim):
     """``unique(dim=)``: validate ``dim`` and return it wrapped."""
@@ -203,7 +203,7 @@ histc = defop("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> T
               _histc_meta, method=True, function=True)
 
 
-# --- quantiles: a sort, then a gather and a lerp between the neighbouring ranks -----------------
+# --- quantiles: a sort, then a gather and a lerp between the neighbouring ranks -------------------
 _QUANTILE = "(Tensor self, {q}, int? dim=None, bool keepdim=False, *, str interpolation='linear')"
 quantile = defop("quantile" + _QUANTILE.format(q="Tensor q") + " -> Tensor")
 quantile_scalar = defop("quantile.scalar" + _QUANTILE.format(q="float q") + " -> Tensor")
@@ -282,7 +282,7 @@ _quantile_decompositions(quantile, quantile_scalar, "quantile", False)
 _quantile_decompositions(nanquantile, nanquantile_scalar, "nanquantile", True)
 
 
-# --- membership ------------------------------------------------------------------------------------
+# --- membership -----------------------------------------------------------------------------------
 _ISIN_KW = "*, bool assume_unique=False, bool invert=False) -> Tensor"
 isin = defop(f"isin.Tensor_Tensor(Tensor elements, Tensor test_elements, {_ISIN_KW}")
 isin_tensor_scalar = defop(f"isin.Tensor_Scalar(Tensor elements, Scalar test_element, {_ISIN_KW}")

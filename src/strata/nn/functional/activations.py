@@ -18,8 +18,8 @@ __all__ = [
     "leaky_relu_", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "mish", "softplus",
     "softsign", "tanhshrink", "softshrink", "hardshrink", "logsigmoid", "threshold", "threshold_",
     "glu", "prelu", "rrelu", "rrelu_", "gelu", "silu", "sigmoid", "tanh", "softmax", "softmin",
-    "log_softmax", "gumbel_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-    "feature_alpha_dropout", "one_hot",
+    "log_softmax", "gumbel_softmax", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "alpha_dropout", "feature_alpha_dropout", "one_hot",
 ]
 
 
