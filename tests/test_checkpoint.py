@@ -204,12 +204,21 @@ def test_checkpoint_sequential_matches_torch(use_reentrant):
 
 @pytest.mark.parametrize("use_reentrant", VARIANTS)
 def test_gradcheck_through_checkpoint(use_reentrant):
+    """gradcheck takes gradients with autograd.grad, which the reentrant variant refuses (as
+    PyTorch's does)."""
     x = strata.tensor(X[0], requires_grad=True)
     w = strata.tensor(W1, requires_grad=True)
-    assert strata.autograd.gradcheck(
-        lambda a, b: strata.utils.checkpoint.checkpoint(lambda p, q: (p @ q).tanh(), a, b,
-                                                        use_reentrant=use_reentrant),
-        (x, w))
+
+    def run():
+        return strata.autograd.gradcheck(
+            lambda a, b: strata.utils.checkpoint.checkpoint(lambda p, q: (p @ q).tanh(), a, b,
+                                                            use_reentrant=use_reentrant),
+            (x, w))
+    if use_reentrant:
+        with pytest.raises(RuntimeError, match="incompatible with .grad()"):
+            run()
+    else:
+        assert run()
 
 
 def test_detach_variable_keeps_requires_grad():
@@ -230,3 +239,21 @@ def test_double_backward_through_non_reentrant_checkpoint():
         g, = m.autograd.grad(y.sum(), x, create_graph=True)
         return m.autograd.grad(g.sum(), x)[0]
     np.testing.assert_allclose(run(strata).numpy(), run(torch).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_reentrant_checkpoint_refuses_partial_backward(how):
+    def run(m):
+        w = m.ones(3, requires_grad=True)
+        y = m.utils.checkpoint.checkpoint(lambda t, v: (t * v).sin(),
+                                          m.ones(3, requires_grad=True), w,
+                                          use_reentrant=True).sum()
+        if how == "grad":
+            m.autograd.grad(y, w)
+        else:
+            y.backward(inputs=[w])
+    with pytest.raises(RuntimeError, match="incompatible with .grad()") as t_err:
+        run(torch)
+    with pytest.raises(RuntimeError) as s_err:
+        run(strata)
+    assert str(s_err.value) == str(t_err.value)

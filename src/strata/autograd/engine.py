@@ -13,6 +13,7 @@ CPU work runs on the calling thread, as PyTorch does for CPU graph tasks.
 """
 
 import heapq
+import threading
 import warnings
 
 from ..core import trace
@@ -62,6 +63,11 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
             counter += 1
     prev = _state.grad_enabled
     _state.grad_enabled = create_graph
+    # Note [Checkpoint validity]: a backward that computes only some gradients (autograd.grad,
+    # backward(inputs=...)) cannot run a reentrant checkpoint, whose inner backward accumulates
+    # into every leaf's .grad; PyTorch's CheckpointValidGuard tracks this the same way.
+    prev_valid = _checkpoint.valid
+    _checkpoint.valid = prev_valid and inputs is None
     span = trace.begin("autograd", "backward", kind="engine", roots=len(roots)) \
         if trace.active else None
     try:
@@ -97,9 +103,22 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
             outputs = grad = None
     finally:
         _state.grad_enabled = prev
+        _checkpoint.valid = prev_valid
         if span is not None:
             trace.end(span)
     return captured
+
+
+class _CheckpointValidity(threading.local):
+    valid = True
+
+
+_checkpoint = _CheckpointValidity()
+
+
+def is_checkpoint_valid() -> bool:
+    """False inside a backward that computes only some gradients (Note [Checkpoint validity])."""
+    return _checkpoint.valid
 
 
 def _dependencies(roots):
