@@ -13,7 +13,7 @@ from ..linalg import eigh
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
-    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
+    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real",
     "real_vector", "simplex", "square", "symmetric", "unit_interval",
 ]
@@ -188,6 +188,20 @@ def _is_lower_triangular(value):
     return (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (PyTorch checks ``<=``, not ``==``,
+    because ``Multinomial.log_prob`` accepts any total)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 class _LowerTriangular(Constraint):
     event_dim = 2
 
@@ -247,6 +261,7 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
+multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 square = _Square()
 symmetric = _Symmetric()

@@ -18,7 +18,7 @@ from ..core.shape import broadcast_shapes
 from ..nn import functional as F
 from . import constraints
 
-__all__ = ["AffineTransform", "ExpTransform", "SigmoidTransform", "Transform"]
+__all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "SigmoidTransform", "Transform"]
 
 
 class Transform:
@@ -186,6 +186,24 @@ class SigmoidTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return -F.softplus(-x) - F.softplus(x)
+
+
+class AbsTransform(Transform):
+    """y = |x|: not bijective; ``inv`` returns the nonnegative preimage (HalfNormal, HalfCauchy
+    override ``log_prob`` to count both preimages)."""
+
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
 
 
 class AffineTransform(Transform):

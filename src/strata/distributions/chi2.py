@@ -1,0 +1,20 @@
+"""``Chi2(df)``: exactly ``Gamma(0.5 * df, 0.5)``, as in PyTorch (a Gamma subclass, so Gamma's
+KL rules apply to it)."""
+
+from . import constraints
+from .gamma import Gamma
+
+
+class Chi2(Gamma):
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2
