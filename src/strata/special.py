@@ -17,6 +17,7 @@ from .functions import write_out
 from .ops import activation as A
 from .ops import pointwise as P
 from .ops import reductions as RD
+from .ops import special as SP
 from .ops.meta_rules import float_result, is_tensor
 
 _SQRT1_2 = math.sqrt(0.5)
@@ -52,7 +53,7 @@ def _xlog1py(self, other):
 
 def _ndtr(self):
     x = _in_float(self)
-    return P.mul(P.erfc(P.mul(x, -_SQRT1_2)), 0.5)
+    return P.mul(SP.erfc(P.mul(x, -_SQRT1_2)), 0.5)
 
 
 # Asymptotic series of log(ndtr(x)) + x^2/2 + log(-x) + log(sqrt(2 pi)) below -30: the terms
@@ -65,9 +66,9 @@ def _log_ndtr64(x):
     and their zero gradients do not turn into nan)."""
     high, low = P.gt(x, -1.0), P.lt(x, _TAIL)
     xu = P.mul(P.where(high, x, 0.0), _SQRT1_2)
-    upper = P.log1p(P.mul(P.erfc(xu), -0.5))                  # x > -1: ndtr near 1
+    upper = P.log1p(P.mul(SP.erfc(xu), -0.5))                  # x > -1: ndtr near 1
     xm = P.mul(P.where(P.logical_or(high, low), -1.0, x), -_SQRT1_2)
-    middle = P.log(P.mul(P.erfc(xm), 0.5))                    # -30 <= x <= -1
+    middle = P.log(P.mul(SP.erfc(xm), 0.5))                    # -30 <= x <= -1
     xt = P.where(low, x, _TAIL)
     inv2 = P.reciprocal(P.mul(xt, xt))
     series, term = 1.0, 1.0
@@ -91,7 +92,7 @@ def _ndtri(self):
     p64 = p.to(D.float64)
     upper = P.gt(p64, 0.5)
     q = P.where(upper, P.rsub(p64, 1.0), p64)
-    guess = P.mul(P.erfinv(P.sub(P.mul(q, 2.0), 1.0)), math.sqrt(2.0))
+    guess = P.mul(SP.erfinv(P.sub(P.mul(q, 2.0), 1.0)), math.sqrt(2.0))
     far = P.neg(P.sqrt(P.mul(P.log(q), -2.0)))
     x = P.where(P.lt(q, 1e-8), far, guess)
     log_q = P.log(q)
@@ -123,39 +124,39 @@ def _round(input, *, decimals=0):
     return P.round(input, decimals=decimals)
 
 
-erf = _exported("erf", P.erf, "The error function.")
-erfc = _exported("erfc", P.erfc, "1 - erf(x), accurate where erf is near 1.")
-erfinv = _exported("erfinv", P.erfinv, "The inverse of erf on (-1, 1).")
+erf = _exported("erf", SP.erf, "The error function.")
+erfc = _exported("erfc", SP.erfc, "1 - erf(x), accurate where erf is near 1.")
+erfinv = _exported("erfinv", SP.erfinv, "The inverse of erf on (-1, 1).")
 expit = _exported("expit", P.sigmoid, "The logistic sigmoid 1 / (1 + exp(-x)).")
-logit = _exported("logit", P.logit,
+logit = _exported("logit", SP.logit,
                   "log(p / (1 - p)), with p clamped to [eps, 1 - eps] if eps is given.")
 exp2 = _exported("exp2", P.exp2, "2 ** x.")
 expm1 = _exported("expm1", P.expm1, "exp(x) - 1, accurate near 0.")
 log1p = _exported("log1p", P.log1p, "log(1 + x), accurate near 0.")
-xlogy = _exported("xlogy", P.xlogy, "x * log(y), 0 where x == 0.")
+xlogy = _exported("xlogy", SP.xlogy, "x * log(y), 0 where x == 0.")
 xlog1py = _exported("xlog1py", _xlog1py, "x * log1p(y), 0 where x == 0.")
-entr = _exported("entr", P.special_entr, "Elementwise entropy -x log x (0 at 0, -inf below).")
-sinc = _exported("sinc", P.sinc, "The normalised sinc sin(pi x) / (pi x).")
+entr = _exported("entr", SP.special_entr, "Elementwise entropy -x log x (0 at 0, -inf below).")
+sinc = _exported("sinc", SP.sinc, "The normalised sinc sin(pi x) / (pi x).")
 round = _exported("round", _round, "Round half to even, to ``decimals`` places.")
-i0 = _exported("i0", P.i0, "The modified Bessel function of the first kind, order 0.")
-i0e = _exported("i0e", P.special_i0e, "exp(-|x|) * i0(x), which does not overflow.")
-i1 = _exported("i1", P.special_i1, "The modified Bessel function of the first kind, order 1.")
-i1e = _exported("i1e", P.special_i1e, "exp(-|x|) * i1(x), which does not overflow.")
+i0 = _exported("i0", SP.i0, "The modified Bessel function of the first kind, order 0.")
+i0e = _exported("i0e", SP.special_i0e, "exp(-|x|) * i0(x), which does not overflow.")
+i1 = _exported("i1", SP.special_i1, "The modified Bessel function of the first kind, order 1.")
+i1e = _exported("i1e", SP.special_i1e, "exp(-|x|) * i1(x), which does not overflow.")
 ndtr = _exported("ndtr", _ndtr, "The standard normal CDF.")
 log_ndtr = _exported("log_ndtr", _log_ndtr,
                      "log of the standard normal CDF, accurate in the lower tail.")
 ndtri = _exported("ndtri", _ndtri, "The inverse of the standard normal CDF.")
-gammaln = _exported("gammaln", P.lgamma, "log |Gamma(x)|.")
-digamma = _exported("digamma", P.digamma, "The logarithmic derivative of Gamma.")
-psi = _exported("psi", P.digamma, "The logarithmic derivative of Gamma (alias of digamma).")
-polygamma = _exported("polygamma", P.polygamma,
+gammaln = _exported("gammaln", SP.lgamma, "log |Gamma(x)|.")
+digamma = _exported("digamma", SP.digamma, "The logarithmic derivative of Gamma.")
+psi = _exported("psi", SP.digamma, "The logarithmic derivative of Gamma (alias of digamma).")
+polygamma = _exported("polygamma", SP.polygamma,
                       "The n-th derivative of digamma: polygamma(n, input).")
-multigammaln = _exported("multigammaln", P.mvlgamma,
+multigammaln = _exported("multigammaln", SP.mvlgamma,
                          "log of the multivariate gamma function of dimension p.")
-zeta = _exported("zeta", P.special_zeta, "The Hurwitz zeta function zeta(x, q).")
-gammainc = _exported("gammainc", P.igamma,
+zeta = _exported("zeta", SP.special_zeta, "The Hurwitz zeta function zeta(x, q).")
+gammainc = _exported("gammainc", SP.igamma,
                      "The regularized lower incomplete gamma function P(input, other).")
-gammaincc = _exported("gammaincc", P.igammac,
+gammaincc = _exported("gammaincc", SP.igammac,
                       "The regularized upper incomplete gamma function Q(input, other).")
 softmax = _exported("softmax", _softmax, "softmax(input, dim, *, dtype=None).")
 log_softmax = _exported("log_softmax", _log_softmax, "log_softmax(input, dim, *, dtype=None).")

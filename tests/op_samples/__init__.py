@@ -9,8 +9,8 @@ has no samples.
 from dataclasses import dataclass, field
 from importlib import import_module
 
-FAMILIES = ("sparse", "pointwise", "factory", "shape", "reductions", "sorting", "indexing", "scatter",
-            "linalg", "nn", "activation", "loss", "distributions")
+FAMILIES = ("sparse", "pointwise", "special", "factory", "shape", "reductions", "sorting",
+            "indexing", "scatter", "linalg", "nn", "activation", "loss", "distributions")
 
 
 @dataclass

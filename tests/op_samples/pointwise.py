@@ -51,9 +51,7 @@ UNARY_FLOAT = {  # integer inputs compute in the default float dtype
     "log10": (0.05, 5), "log1p": (-0.9, 5), "sqrt": (0, 5), "rsqrt": (0.05, 5),
     "sin": (-4, 4), "cos": (-4, 4), "tan": (-1.4, 1.4), "asin": (-1, 1), "acos": (-1, 1),
     "atan": (-4, 4), "sinh": (-3, 3), "cosh": (-3, 3), "tanh": (-3, 3), "asinh": (-4, 4),
-    "acosh": (1, 5), "atanh": (-0.95, 0.95), "sigmoid": (-6, 6), "erf": (-3, 3),
-    "erfc": (-3, 3), "erfinv": (-0.99, 0.99), "reciprocal": (0.2, 4), "lgamma": (0.1, 6),
-    "digamma": (-2.5, 6),
+    "acosh": (1, 5), "atanh": (-0.95, 0.95), "sigmoid": (-6, 6), "reciprocal": (0.2, 4),
 }
 UNARY_SAME = {  # name -> dtypes (the result keeps the input dtype)
     "abs": NO_BOOL, "neg": NO_BOOL, "sign": ALL, "floor": NO_BOOL, "ceil": NO_BOOL,
@@ -63,7 +61,7 @@ UNARY_SAME = {  # name -> dtypes (the result keeps the input dtype)
 UNARY_BOOL = ("isnan", "isinf", "isfinite", "signbit", "logical_not")
 
 
-def _unary_samples(name, dtypes, lo, hi, inplace):
+def _unary_samples(name, dtypes, lo, hi, inplace, float_result=False):
     call = lambda m, x: getattr(m, name)(x)  # noqa: E731
     out = [sample(call, [arr(d, lo=lo, hi=hi)], [d], d) for d in dtypes]
     widest = dtypes[-1]
@@ -75,12 +73,12 @@ def _unary_samples(name, dtypes, lo, hi, inplace):
     ]
     if name not in ("bitwise_not",):
         out += [sample(call, [SPECIAL.astype(d)], [d], f"special-{d}")
-                for d in ("float32", "float64") if "float32" in dtypes or name in UNARY_FLOAT]
-    if name in UNARY_FLOAT:
+                for d in ("float32", "float64") if "float32" in dtypes or float_result]
+    if float_result:
         out.append(sample(call, [arr("int64", lo=lo, hi=hi)], ["int64"], "int-to-float"))
     samples = {f"aten::{name}": out}
     if inplace:
-        in_dtypes = [d for d in dtypes if d in FLOATS] if name in UNARY_FLOAT else dtypes
+        in_dtypes = [d for d in dtypes if d in FLOATS] if float_result else dtypes
         samples[f"aten::{name}_"] = [
             sample(lambda m, x: getattr(x, name + "_")(), [arr(d, lo=lo, hi=hi)], [d], d)
             for d in in_dtypes] + [
@@ -94,7 +92,7 @@ def _unary_samples(name, dtypes, lo, hi, inplace):
 
 UNARY_SAMPLES = {}
 for _name, (_lo, _hi) in UNARY_FLOAT.items():
-    UNARY_SAMPLES |= _unary_samples(_name, ALL, _lo, _hi, True)
+    UNARY_SAMPLES |= _unary_samples(_name, ALL, _lo, _hi, True, float_result=True)
 for _name, _dtypes in UNARY_SAME.items():
     UNARY_SAMPLES |= _unary_samples(_name, _dtypes, -3, 3, True)
 for _name in UNARY_BOOL:
@@ -120,38 +118,6 @@ UNARY_SAMPLES["aten::sign"].append(
            ["float32"], "zeros-nan"))
 UNARY_SAMPLES["aten::abs"].append(
     sample(lambda m, x: m.abs(x), [np.array([-128, 127, 0], "int8")], ["int8"], "int8-min"))
-UNARY_SAMPLES["aten::lgamma"].append(
-    sample(lambda m, x: m.lgamma(x), [np.array([-0.5, -1.5, -2.7, -1.0, 0.0, 1.0, 2.0, 150.0,
-                                                1e-8, 1e10])], ["float64"], "poles-and-range"))
-UNARY_SAMPLES["aten::digamma"].append(
-    sample(lambda m, x: m.digamma(x), [np.array([-0.5, -1.5, -2.7, -1.0, -0.0, 1e-30, 1.4616321,
-                                                 10.0, 11.5, 1e16, 1e18])], ["float64"],
-           "poles-and-range"))
-UNARY_SAMPLES["aten::polygamma"] = [
-    sample(lambda m, x, n=n: m.polygamma(n, x), [arr(d, lo=-2.5, hi=6, seed=n)], [d], f"n{n}-{d}")
-    for n in (0, 1, 2, 3) for d in FLOATS] + [
-    sample(lambda m, x: m.polygamma(2, x), [SPECIAL], ["float64"], "special"),
-    sample(lambda m, x: m.polygamma(1, x), [SPECIAL.astype("float32")], ["float32"],
-           "special-trigamma"),
-    sample(lambda m, x: m.polygamma(4, x), [np.array([-3.3, -0.5, 0.25, 1.0, 2.0, 9.5, 10.0,
-                                                      30.0, 1e3])], ["float64"], "range"),
-    sample(lambda m, x: x.polygamma(3), [arr("float64", (3, 4, 5), 0.1, 6)], ["float64"],
-           "method-3d"),
-    sample(lambda m, x: m.polygamma(n=2, input=x), [arr("float32", (), 0.1, 6)], ["float32"],
-           "0dim-kw"),
-    sample(lambda m, x: m.polygamma(1, x), [arr("float32", (0, 3))], ["float32"], "empty"),
-    sample(lambda m, x: m.polygamma(2, x), [arr("int64", lo=1, hi=5)], ["int64"], "int-to-float"),
-]
-UNARY_SAMPLES["aten::polygamma_"] = [
-    sample(lambda m, x, n=n: x.polygamma_(n), [arr(d, lo=0.1, hi=6)], [d], f"n{n}-{d}")
-    for n, d in ((0, "float32"), (1, "float64"), (2, "float16"), (3, "bfloat16"))] + [
-    sample(lambda m, x: x.polygamma_(2), [arr("float64", (0, 2))], ["float64"], "empty",
-           check_stride=False)]
-UNARY_SAMPLES["aten::erfinv"].append(
-    sample(lambda m, x: m.erfinv(x), [np.array([-1.0, 1.0, 1.5, -2.0, 0.0, 0.999, -0.7, 0.7])],
-           ["float64"], "edges"))
-UNARY_SAMPLES["aten::erf"].append(
-    sample(lambda m, x: m.erf(x), [np.linspace(-7, 7, 2001)], ["float64"], "large-array"))
 
 GELU = {
     "aten::gelu": [
@@ -492,16 +458,6 @@ COMPOSITES = {
         sample(lambda m, a, b, c: a.addcdiv_(b, c, value=-0.1), [arr(d), arr(d, (3,)),
                                                                  arr(d, (2, 1), 1, 3)],
                [d] * 3, d) for d in ("float32", "float64")],
-    "aten::xlogy.Tensor": [
-        sample(lambda m, a, b: m.xlogy(a, b), [arr(d, lo=0, hi=3), arr(d, (3,), 0, 3, 1)],
-               [d, d], d) for d in ALL] + [
-        sample(lambda m, a, b: m.xlogy(a, b), [SPECIAL[:, None], SPECIAL[None, :]],
-               ["float64", "float64"], "special"),
-        sample(lambda m, a: m.xlogy(a, 2), [arr("int32")], ["int32"], "int-scalar"),
-        sample(lambda m, a: m.xlogy(a, 2.0), [arr("float16")], ["float16"], "half-scalar"),
-        sample(lambda m, b: m.xlogy(3, b), [arr("float64", lo=0)], ["float64"], "scalar-self"),
-        sample(lambda m, a, b: a.xlogy(b), [arr("float16"), arr("float32", ())],
-               ["float16", "float32"], "0dim-other")],
 }
 
 SAMPLES = (UNARY_SAMPLES | GELU | BINARY_SAMPLES | DIV_MODE | WHERE | CLAMP | NAN_TO_NUM |
@@ -533,7 +489,7 @@ def _closeness_samples():
 SAMPLES.update(_closeness_samples())
 
 
-# --- logaddexp, ldexp, frexp, Bessel functions, logit, sinc, mvlgamma, zeta ---------------------
+# --- logaddexp, ldexp, frexp ---------------------------------------------------------------------
 def _two(name, fn, d, lo=-3, hi=3, **kw):
     """``fn(m, x, y)`` on a (2, 3) and a broadcast (3,) input of dtype ``d``."""
     return sample(fn, [arr(d, lo=lo, hi=hi), arr(d, (3,), lo, hi, seed=1)], [d, d], f"{name}-{d}",
@@ -597,88 +553,7 @@ def _frexp_samples():
     ]}
 
 
-def _float_unary_samples(qualname, fn, lo, hi, specials=SPECIAL, dtypes=ALL, **kw):
-    return {qualname: [sample(fn, [arr(d, (2, 3), lo, hi)], [d], d, **_loose(d), **kw)
-                       for d in dtypes] + [
-        Sample(fn, (specials,), name="special"),
-        Sample(fn, (np.zeros((0, 2), np.float32),), name="empty"),
-        Sample(fn, (np.array(1.25),), name="0d"),
-    ]}
-
-
-_BESSEL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -1.5, 7.9, 8.0, 8.1, -30.0, 100.0])
-
-
-def _special_samples():
-    out = {}
-    for qualname, fn in (
-            ("aten::i0", lambda m, x: m.i0(x)),
-            ("aten::special_i0e", lambda m, x: m.special.i0e(x)),
-            ("aten::special_i1", lambda m, x: m.special.i1(x)),
-            ("aten::special_i1e", lambda m, x: m.special.i1e(x))):
-        out |= _float_unary_samples(qualname, fn, -12, 12, _BESSEL)
-    out |= _float_unary_samples("aten::special_entr", lambda m, x: m.special.entr(x), 0.01, 4)
-    out["aten::special_entr"].append(
-        Sample(lambda m, x: m.special.entr(x), (arr("int64", lo=-2, hi=4),), name="int"))
-    out["aten::i0_"] = [sample(lambda m, x: x.i0_(), [arr(d, lo=-5, hi=5)], [d], d)
-                        for d in FLOATS]
-    out |= _float_unary_samples("aten::logit", lambda m, x: m.logit(x), 0.01, 0.99)
-    out["aten::logit"] += [
-        Sample(lambda m, x: x.logit(eps=0.2), (arr("float32", lo=-0.5, hi=1.5),), name="eps"),
-        Sample(lambda m, x: m.logit(x, -1.0), (arr("float64", lo=0, hi=1),), name="neg_eps")]
-    out["aten::logit_"] = [
-        sample(lambda m, x: x.logit_(), [arr(d, lo=0.01, hi=0.99)], [d], d) for d in FLOATS] + [
-        Sample(lambda m, x: m.logit_(x, 0.25), (arr("float64", lo=0, hi=1),), name="eps")]
-    out |= _float_unary_samples("aten::sinc", lambda m, x: m.sinc(x), -4, 4)
-    out["aten::sinc_"] = [sample(lambda m, x: x.sinc_(), [arr(d)], [d], d) for d in FLOATS]
-    out |= _float_unary_samples("aten::mvlgamma", lambda m, x: m.mvlgamma(x, 3), 1.1, 6,
-                                np.array([1.5, 2.0, 10.0, np.inf, np.nan]), dtypes=FLOATS)
-    out["aten::mvlgamma"] += [
-        Sample(lambda m, x: x.mvlgamma(1), (arr("float64", lo=0.1, hi=4),), name="p1"),
-        Sample(lambda m, x: x.mvlgamma(2), (arr("int64", lo=1, hi=5),), name="int")]
-    out["aten::mvlgamma_"] = [
-        Sample(lambda m, x: x.mvlgamma_(2), (arr(d, lo=1, hi=5),), name=d)
-        for d in ("float32", "float64")]
-    zeta = np.array([0.5, 1.0, 2.0, 3.5, 2.0, 4.0, 2.5, np.inf, np.nan])
-    zeta_q = np.array([1.0, 1.0, 2.0, -1.5, -1.0, -2.5, 0.0, 3.0, 1.0])
-    out["aten::special_zeta"] = [
-        _two("zeta", lambda m, a, b: m.special.zeta(a, b), d, lo=1.5, hi=6)
-        for d in ("float32", "float64")] + [
-        Sample(lambda m, a, b: m.special.zeta(a, b), (zeta, zeta_q), name="domain"),
-        Sample(lambda m, a, b: m.special.zeta(a, b), (arr("int64", lo=2, hi=5),
-                                                      arr("int32", (3,), 1, 4)), name="int"),
-        Sample(lambda m, b: m.special.zeta(2.0, b), (arr("float32", lo=0.5, hi=4),),
-               name="scalar_self"),
-        Sample(lambda m, a: m.special.zeta(a, 2), (arr("float64", lo=1.5, hi=4),),
-               name="scalar_other")]
-    return out
-
-
-_IGAMMA_A = np.array([0.0, 0.0, -1.0, 1.0, np.inf, np.inf, 1.0, np.nan, 0.5, 3.0, 30.0, 100.0,
-                      1000.0, 2.0, 1e-3, 0.0])
-_IGAMMA_X = np.array([0.0, 1.0, 1.0, -1.0, 1.0, np.inf, np.inf, 1.0, 0.2, 7.0, 31.0, 90.0,
-                      1010.0, 1e-5, 1e3, np.nan])
-
-
-def _igamma_samples(name):
-    """P(a, x) and Q(a, x): every dtype, the domain edges of ATen's calc_igamma, a ~ x large
-    (where ATen's asymptotic series is ~1e-9 off: looser float64 tolerance), in-place."""
-    fn = lambda m, a, x: getattr(m, name)(a, x)   # noqa: E731
-    samples = [_two(name, fn, d, lo=0.1, hi=6, **_loose(d)) for d in FLOATS] + [
-        Sample(fn, (_IGAMMA_A, _IGAMMA_X), name="domain", rtol=1e-8, atol=1e-12),
-        Sample(lambda m, a, x: getattr(a, name)(x), (arr("float32", lo=0.5, hi=40),
-                                                     arr("float32", (3,), 0.5, 40, seed=1)),
-               name="method")]
-    inplace = [sample(lambda m, a, x: getattr(a, name + "_")(x),
-                      [arr(d, lo=0.1, hi=6), arr(d, (3,), 0.1, 6, seed=1)], [d, d], d, **_loose(d))
-               for d in FLOATS]
-    return {f"aten::{name}": samples, f"aten::{name}_": inplace}
-
-
 SAMPLES.update({"aten::logaddexp": _logaddexp_samples("logaddexp"),
                 "aten::logaddexp2": _logaddexp_samples("logaddexp2")})
 SAMPLES.update(_ldexp_samples())
 SAMPLES.update(_frexp_samples())
-SAMPLES.update(_special_samples())
-SAMPLES.update(_igamma_samples("igamma"))
-SAMPLES.update(_igamma_samples("igammac"))

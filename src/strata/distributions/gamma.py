@@ -3,7 +3,7 @@ gradient."""
 
 from ..core import dtype as D
 from ..ops import distributions as DS
-from ..ops import pointwise as P
+from ..ops.special import igamma
 from . import constraints
 from .distribution import Distribution
 from .utils import batch_shape_of, broadcast_all
@@ -49,7 +49,7 @@ class Gamma(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return P.igamma(self.concentration, value * self.rate)
+        return igamma(self.concentration, value * self.rate)
 
     def entropy(self):
         c = self.concentration

@@ -6,6 +6,7 @@ behind one Python name; the other entries are PyTorch's NumPy-style aliases of p
 
 from ..functions import write_out
 from ..ops import pointwise as P
+from ..ops import special as SP
 from .. import return_types
 
 
@@ -60,7 +61,7 @@ def divide_(self, other, *, rounding_mode=None):
 
 def polygamma(self, n):
     """``Tensor.polygamma(n)``: the op's schema takes ``n`` first (``polygamma(n, input)``)."""
-    return P.polygamma(n, self)
+    return SP.polygamma(n, self)
 
 
 def frexp(input, *, out=None):

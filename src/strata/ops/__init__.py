@@ -1,7 +1,7 @@
 """Layer 2: what exists — every operator, defined once, with its schema and meta function.
 
-Family files (``pointwise``, ``reductions``, ``shape``, ``indexing``, ``linalg``, ``nn``,
-``factory``) each define their ops with ``defop``; composite ops carry their decomposition.
+Family files (``pointwise``, ``special``, ``reductions``, ``shape``, ``indexing``, ``linalg``,
+``nn``, ``factory``) each define their ops with ``defop``; composite ops carry their decomposition.
 ``strata.ops.aten.<name>.<overload>`` reaches any of them.
 """
 
@@ -13,6 +13,7 @@ from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
 from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
+from . import special  # noqa: F401  (special functions, with pointwise's makers)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

@@ -518,7 +518,7 @@ def _bartlett_window(window_length, periodic=True, dtype=None, layout=None, devi
 @register_decomposition(kaiser_window)
 def _kaiser_window(window_length, periodic=True, beta=12.0, dtype=None, layout=None, device=None,
                    pin_memory=None):
-    from .pointwise import i0
+    from .special import i0
     x, n = _window("kaiser_window", window_length, dtype, device, periodic)
     if n is None:
         return x

@@ -18,6 +18,7 @@ from . import pointwise as P
 from . import shape as S
 from .activation import check_float, log_sigmoid, log_softmax, opmath
 from .op import TensorSpec, aten, defop, register_decomposition
+from .special import xlogy
 
 NONE, MEAN, SUM = 0, 1, 2
 _ENUM = {"None": NONE, "Mean": MEAN, "Sum": SUM}  # schema defaults are spelled as enum names
@@ -348,7 +349,7 @@ def _kl_div(self, target, reduction=MEAN, log_target=False):
     if log_target:  # exp(t) * (t - x)
         loss = P.mul(P.exp(target), P.sub(target, self))
     else:  # t * log(t) - t * x, with 0 * log(0) = 0
-        loss = P.sub(P.xlogy(target, target), P.mul(target, self))
+        loss = P.sub(xlogy(target, target), P.mul(target, self))
     return apply_reduction(loss, reduction)
 
 

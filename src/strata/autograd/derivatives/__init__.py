@@ -31,8 +31,9 @@ from ...ops import shape as S
 from ...ops.op import REGISTRY
 from ..graph import SavedVariable
 
-FAMILIES = ("pointwise", "factory", "shape", "reductions", "sorting", "indexing", "scatter",
-            "linalg", "factorizations", "nn", "pooling", "activation", "loss", "distributions")
+FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
+            "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
+            "distributions")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient

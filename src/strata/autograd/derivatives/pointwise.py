@@ -2,13 +2,12 @@
 
 import math
 
-from ...core import dtype as D
 from ...ops import pointwise as P
+from ...ops import special as SP
 from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
-TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _unary(op, name, save, fn):
@@ -49,47 +48,8 @@ _unary(P.atanh, "AtanhBackward0", ("self",),
        lambda c, g: P.div(g, P.sub(1, P.mul(c.self, c.self))))
 _unary(P.sigmoid, "SigmoidBackward0", ("result",),
        lambda c, g: P.mul(g, P.mul(c.result, P.sub(1, c.result))))
-_unary(P.erf, "ErfBackward0", ("self",),
-       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), TWO_OVER_SQRT_PI)))
-_unary(P.erfc, "ErfcBackward0", ("self",),
-       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), -TWO_OVER_SQRT_PI)))
-_unary(P.erfinv, "ErfinvBackward0", ("result",),
-       lambda c, g: P.mul(g, P.mul(P.exp(P.mul(c.result, c.result)),
-                                   0.5 * math.sqrt(math.pi))))
 _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
        lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
-_unary(P.lgamma, "LgammaBackward0", ("self",), lambda c, g: P.mul(g, P.digamma(c.self)))
-_unary(P.i0, "I0Backward0", ("self",), lambda c, g: P.mul(g, P.special_i1(c.self)))
-_unary(P.special_entr, "SpecialEntrBackward0", ("self",),
-       lambda c, g: P.mul(g, P.neg(P.add(P.log(c.self), 1))))   # inf at 0, NaN below, as ATen
-_unary(P.special_i0e, "SpecialI0EBackward0", ("self", "result"),
-       lambda c, g: P.mul(g, P.sub(P.special_i1e(c.self), P.mul(P.sign(c.self), c.result))))
-
-
-def _bessel_i1_backward(derivative_at):
-    """``i1_backward``: 0.5 wherever |x| <= eps (also nan), where the formula divides by x."""
-    def formula(ctx, grad):
-        x = ctx.self
-        regular = P.gt(P.abs(x), D.finfo(x.dtype).eps)
-        safe = P.where(regular, x, D.finfo(x.dtype).eps)
-        return P.mul(grad, P.where(regular, derivative_at(safe, ctx.result), 0.5))
-    return formula
-
-
-_unary(P.special_i1, "SpecialI1Backward0", ("self", "result"), _bessel_i1_backward(
-    lambda x, r: P.sub(P.i0(x), P.div(r, x))))
-_unary(P.special_i1e, "SpecialI1EBackward0", ("self", "result"), _bessel_i1_backward(
-    lambda x, r: P.sub(P.special_i0e(x), P.mul(r, P.add(P.sign(x), P.reciprocal(x))))))
-_unary(P.digamma, "DigammaBackward0", ("self",), lambda c, g: P.mul(g, P.polygamma(1, c.self)))
-
-
-@derivative(P.polygamma, "PolygammaBackward0", save=("self",))
-def _polygamma(ctx, grad):
-    return P.mul(grad, P.polygamma(ctx.n + 1, ctx.self))
-
-
-# polygamma_ takes (self, n), not polygamma's (n, self): a row of its own, same formula
-derivative(P.polygamma_, "PolygammaBackward0", save=("self",))(_polygamma)
 
 
 # --- unary, dtype kept --------------------------------------------------------------------------
@@ -118,7 +78,7 @@ def _gelu(ctx, grad):
         d_right = P.mul(P.mul(left, P.sub(1, P.mul(t, t))),
                         P.mul(P.add(P.mul(x_sq, 3 * kappa), 1), beta))
         return P.mul(grad, P.add(P.mul(right, 0.5), d_right))
-    cdf = P.mul(P.add(P.erf(P.mul(x, 1 / math.sqrt(2.0))), 1), 0.5)
+    cdf = P.mul(P.add(SP.erf(P.mul(x, 1 / math.sqrt(2.0))), 1), 0.5)
     pdf = P.mul(P.exp(P.mul(P.mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
     return P.mul(grad, P.add(cdf, P.mul(x, pdf)))
 
@@ -313,30 +273,3 @@ non_differentiable(
 @derivative(P.frexp, "FrexpBackward0", save=("result1",))
 def _frexp(ctx, grad, _exponent_grad=None):
     return P.ldexp(grad, P.neg(ctx.result1))   # grad / 2 ** exponent, in grad's dtype
-
-
-@derivative(P.special_zeta, "SpecialZetaBackward0", save=("self", "other"))
-def _special_zeta(ctx, grad):
-    if ctx.needs[0]:
-        raise NotImplementedError("the derivative for 'zeta' with respect to 'self' is not "
-                                  "implemented.")
-    x = ctx.self   # a tensor or a Python number
-    shifted, minus_x = (P.add(x, 1.0), P.neg(x)) if is_tensor(x) else (x + 1.0, -x)
-    return None, P.mul(grad, P.mul(P.special_zeta(shifted, ctx.other), minus_x))
-
-
-def _igamma_derivative(op, stem, sign):
-    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x); none with respect to ``a``."""
-    @derivative(op, f"{stem}Backward0", save=("self", "other"))
-    def backward(ctx, grad):
-        if ctx.needs[0]:
-            raise NotImplementedError(f"the derivative for '{stem.lower()}: input' is not "
-                                      "implemented.")
-        a, x = ctx.self, ctx.other
-        density = P.exp(P.sub(P.sub(P.mul(P.sub(a, 1), P.log(x)), x), P.lgamma(a)))
-        return None, P.mul(grad, density if sign > 0 else P.neg(density))
-    return backward
-
-
-_igamma_derivative(P.igamma, "Igamma", 1)
-_igamma_derivative(P.igammac, "Igammac", -1)

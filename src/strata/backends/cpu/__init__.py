@@ -6,14 +6,13 @@ results (the "allocator" of this device is NumPy's).
 
 from ...dispatch import register_kernel
 from . import activation, factory, indexing, linalg, loss, nn, pointwise, reductions, shape
-from . import sorting, sparse
+from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
-from . import special
 from . import distributions
 
-FAMILIES = (sparse, pointwise, factory, shape, reductions, sorting, indexing, scatter, linalg, nn,
-            dense, pooling, normalization, activation, loss, special, distributions)
+FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
+            linalg, nn, dense, pooling, normalization, activation, loss, distributions)
 
 
 def kernel_table() -> dict:

@@ -21,8 +21,7 @@ from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ..._tensor import from_array
-from . import special
-from .array import COMPUTE, empty_apart, parallel_for
+from .array import COMPUTE, compute_data, empty_apart, parallel_for, wrap
 
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
@@ -189,9 +188,9 @@ def _out_aware(fn):
     return fn
 
 
-def unary(fn, op, check=None, compute=None):
-    """Kernels for ``op`` and its in-place twin. ``compute(self)`` is the dtype the math runs in
-    when it is not the result dtype (isnan & co. look at the input, not at bool)."""
+def unary(fn, op, op_, check=None, compute=None):
+    """Kernels for ``op`` and its in-place twin ``op_``. ``compute(self)`` is the dtype the math
+    runs in when it is not the result dtype (isnan & co. look at the input, not at bool)."""
     rule = op.dtype_rule
     cache = {}  # input dtype -> (result dtype, NumPy compute dtype), when the default can't matter
     # In place, a formula that can write through ``out=`` computes straight into self's memory
@@ -228,13 +227,11 @@ def unary(fn, op, check=None, compute=None):
         else:
             np.copyto(out, fn(operand(self, cdt), *extra), casting="unsafe")
         return self
-
-    op_ = getattr(P, op.name.split(".")[0] + "_", None)
     return kernel, kernel_
 
 
-def binary(fn, op, check=None, compute=None, validate=None):
-    """Kernels for a binary ``op`` and its in-place twin (see ``unary``); ``validate(self,
+def binary(fn, op, op_, check=None, compute=None, validate=None):
+    """Kernels for a binary ``op`` and its in-place twin ``op_`` (see ``unary``); ``validate(self,
     other)`` checks what the dtype rule cannot see (values of Python numbers)."""
     dtypes = _cached_dtypes(op.dtype_rule, compute)
     direct = compute is None and writes_out(fn)
@@ -273,8 +270,6 @@ def binary(fn, op, check=None, compute=None, validate=None):
         else:
             np.copyto(out, fn(operand(self, cdt), operand(other, cdt), *extra), casting="unsafe")
         return self
-
-    op_ = getattr(P, op.name.split(".")[0] + "_", None)
     return kernel, kernel_
 
 
@@ -428,19 +423,13 @@ def _signbit(a):
         np.zeros(np.shape(a), bool)
 
 
-def _special(fn):
-    """A float64 special function (backends/cpu/special.py), rounded to the input's dtype."""
-    def run(a):
-        return fn(a).astype(np.asarray(a).dtype)
-    return run
-
-
 def _gelu(a, approximate="none"):
     if approximate == "tanh":  # in the input's precision (Python constants stay weak)
         inner = math.sqrt(2.0 / math.pi) * (a + 0.044715 * a * a * a)
         return 0.5 * a * (1.0 + np.tanh(inner))
+    from .special import erf  # here: special.py builds its table with this file's makers
     x = np.asarray(a)  # float32 or float64, as PyTorch computes
-    return x * 0.5 * (1.0 + special.erf(x * math.sqrt(0.5)))
+    return x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))
 
 
 def _frac(a):
@@ -557,6 +546,13 @@ def _div_mode_kernel_(self, other, rounding_mode):
     return self
 
 
+# --- frexp ----------------------------------------------------------------------------------------
+def frexp_kernel(self):
+    mantissa, exponent = P.frexp.meta(self)
+    m, e = np.frexp(compute_data(self, self.dtype))
+    return wrap(m, mantissa.dtype), wrap(e, exponent.dtype)
+
+
 # --- the tables ---------------------------------------------------------------------------------
 
 def _compute_self(self):
@@ -569,9 +565,7 @@ UNARY = [
     ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
     ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh),
     ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
-    ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("erf", _special(special.erf)),
-    ("erfc", _special(special.erfc)), ("erfinv", _special(special.erfinv)),
-    ("reciprocal", _reciprocal), ("lgamma", _special(special.lgamma)),
+    ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("reciprocal", _reciprocal),
     ("abs", np.abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
     ("relu", _relu), ("bitwise_not", np.invert),
@@ -587,8 +581,7 @@ BINARY = [
     ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot),
     ("copysign", np.copysign), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
     ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", _shift_left),
-    ("bitwise_right_shift", _shift_right), ("special_zeta", special.zeta),
-    ("igamma", special.igamma), ("igammac", special.igammac),
+    ("bitwise_right_shift", _shift_right),
 ]
 BINARY_CHECKED = [("add", _add, P.check_alpha), ("sub", _sub, P.check_alpha)]
 COMPARE = [  # bool results computed in the operands' promoted dtype
@@ -598,18 +591,23 @@ COMPARE = [  # bool results computed in the operands' promoted dtype
 ]
 
 
+def add_kernels(table, family, name, maker, fn, **kw):
+    """Put the kernels ``maker`` (``unary`` or ``binary``) makes from ``fn`` into ``table``, for
+    the op ``name`` of the ops/ module ``family`` and for its in-place twin ``name_`` if any."""
+    op, op_ = getattr(family, name), getattr(family, name + "_", None)
+    k, k_ = maker(fn, op, op_, **kw)
+    k.__qualname__ = f"{maker.__name__}[{name}]"
+    k_.__qualname__ = f"{maker.__name__}[{name}_]"
+    table[op] = k
+    if op_ is not None:
+        table[op_] = k_
+
+
 def _table():
     t = {}
 
     def add(name, maker, fn, **kw):
-        op = getattr(P, name)
-        k, k_ = maker(fn, op, **kw)
-        k.__qualname__ = f"{maker.__name__}[{name}]"
-        k_.__qualname__ = f"{maker.__name__}[{name}_]"
-        t[op] = k
-        inplace = getattr(P, name + "_", None)
-        if inplace is not None:
-            t[inplace] = k_
+        add_kernels(t, P, name, maker, fn, **kw)
 
     for name, fn in UNARY:
         add(name, unary, fn)
@@ -631,6 +629,7 @@ def _table():
     t[P.nan_to_num_] = nan_to_num_kernel_
     t[P.div_mode] = _div_mode_kernel
     t[P.div_mode_] = _div_mode_kernel_
+    t[P.frexp] = frexp_kernel
     return t
 
 

@@ -1,4 +1,5 @@
-"""Special functions NumPy lacks, vectorised: erf, erfc, erfinv, lgamma, digamma, polygamma.
+"""CPU kernels for ``ops/special.py``: special functions NumPy lacks, vectorised (erf, erfc,
+erfinv, lgamma, digamma, polygamma, zeta, Bessel I0/I1, the incomplete gamma functions).
 
 ``erf``/``erfc`` and ``lgamma`` are fdlibm's algorithms (``s_erf.c``, ``e_lgamma_r.c``, the ones
 glibc and PyTorch's CPU kernels end up calling): piecewise rational approximations accurate to
@@ -14,16 +15,17 @@ extra precision), erfinv and lgamma always run in float64. ``erfinv`` is PyTorch
 ``calc_erfinv`` (``aten/src/ATen/native/Math.h``).
 
 ``digamma``/``polygamma`` are ATen's ``calc_digamma``/``calc_trigamma``/``zeta`` (same file),
-vectorised; their kernels are at the bottom of this file (the pointwise table covers the ops
-that need only a NumPy function).
+vectorised. The table at the bottom runs the functions through the pointwise family's kernel
+makers (dtypes, broadcasting, layouts, in-place), or ``_float_kernels`` for the float-only ones.
 """
 
 import math
 
 import numpy as np
 
-from ...ops import pointwise as P
+from ...ops import special as SP
 from .array import compute_data, data, wrap
+from .pointwise import add_kernels, binary, unary
 
 _SMALL = 512  # below this many elements, one math.* call per element is faster
 
@@ -642,19 +644,25 @@ def _float_kernels(op, op_, fn, n_first=False):
     return {op: kernel, op_: kernel_}
 
 
-def frexp(self):
-    mantissa, exponent = P.frexp.meta(self)
-    m, e = np.frexp(compute_data(self, self.dtype))
-    return wrap(m, mantissa.dtype), wrap(e, exponent.dtype)
+def _rounded(fn):
+    """A float64 special function, rounded to the input's dtype."""
+    def run(a):
+        return fn(a).astype(np.asarray(a).dtype)
+    return run
 
 
-KERNELS = {
-    P.frexp: frexp,
-    **_float_kernels(P.digamma, P.digamma_, digamma),
-    **_float_kernels(P.i0, P.i0_, i0),
-    **_float_kernels(P.special_i0e, None, i0e),
-    **_float_kernels(P.special_i1, None, i1),
-    **_float_kernels(P.special_i1e, None, i1e),
-    **_float_kernels(P.special_entr, None, entr),
-    **_float_kernels(P.polygamma, P.polygamma_, polygamma, n_first=True),
-}
+def _table():
+    t = {}
+    for name, fn in (("erf", erf), ("erfc", erfc), ("erfinv", erfinv), ("lgamma", lgamma)):
+        add_kernels(t, SP, name, unary, _rounded(fn))
+    for op, op_, fn in ((SP.digamma, SP.digamma_, digamma), (SP.i0, SP.i0_, i0),
+                        (SP.special_i0e, None, i0e), (SP.special_i1, None, i1),
+                        (SP.special_i1e, None, i1e), (SP.special_entr, None, entr)):
+        t |= _float_kernels(op, op_, fn)
+    t |= _float_kernels(SP.polygamma, SP.polygamma_, polygamma, n_first=True)
+    for name, fn in (("special_zeta", zeta), ("igamma", igamma), ("igammac", igammac)):
+        add_kernels(t, SP, name, binary, fn)
+    return t
+
+
+KERNELS = _table()

@@ -1,0 +1,81 @@
+"""Derivatives of ``ops/special.py``, in its order (``tools/autograd/derivatives.yaml``)."""
+
+import math
+
+from ...core import dtype as D
+from ...ops import pointwise as P
+from ...ops import special as SP
+from . import derivative, is_tensor
+from .pointwise import _unary
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+# --- unary, float result -----------------------------------------------------------------------
+_unary(SP.erf, "ErfBackward0", ("self",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), TWO_OVER_SQRT_PI)))
+_unary(SP.erfc, "ErfcBackward0", ("self",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.neg(P.mul(c.self, c.self))), -TWO_OVER_SQRT_PI)))
+_unary(SP.erfinv, "ErfinvBackward0", ("result",),
+       lambda c, g: P.mul(g, P.mul(P.exp(P.mul(c.result, c.result)),
+                                   0.5 * math.sqrt(math.pi))))
+_unary(SP.lgamma, "LgammaBackward0", ("self",), lambda c, g: P.mul(g, SP.digamma(c.self)))
+_unary(SP.i0, "I0Backward0", ("self",), lambda c, g: P.mul(g, SP.special_i1(c.self)))
+_unary(SP.special_entr, "SpecialEntrBackward0", ("self",),
+       lambda c, g: P.mul(g, P.neg(P.add(P.log(c.self), 1))))   # inf at 0, NaN below, as ATen
+_unary(SP.special_i0e, "SpecialI0EBackward0", ("self", "result"),
+       lambda c, g: P.mul(g, P.sub(SP.special_i1e(c.self), P.mul(P.sign(c.self), c.result))))
+
+
+def _bessel_i1_backward(derivative_at):
+    """``i1_backward``: 0.5 wherever |x| <= eps (also nan), where the formula divides by x."""
+    def formula(ctx, grad):
+        x = ctx.self
+        regular = P.gt(P.abs(x), D.finfo(x.dtype).eps)
+        safe = P.where(regular, x, D.finfo(x.dtype).eps)
+        return P.mul(grad, P.where(regular, derivative_at(safe, ctx.result), 0.5))
+    return formula
+
+
+_unary(SP.special_i1, "SpecialI1Backward0", ("self", "result"), _bessel_i1_backward(
+    lambda x, r: P.sub(SP.i0(x), P.div(r, x))))
+_unary(SP.special_i1e, "SpecialI1EBackward0", ("self", "result"), _bessel_i1_backward(
+    lambda x, r: P.sub(SP.special_i0e(x), P.mul(r, P.add(P.sign(x), P.reciprocal(x))))))
+_unary(SP.digamma, "DigammaBackward0", ("self",), lambda c, g: P.mul(g, SP.polygamma(1, c.self)))
+
+
+@derivative(SP.polygamma, "PolygammaBackward0", save=("self",))
+def _polygamma(ctx, grad):
+    return P.mul(grad, SP.polygamma(ctx.n + 1, ctx.self))
+
+
+# polygamma_ takes (self, n), not polygamma's (n, self): a row of its own, same formula
+derivative(SP.polygamma_, "PolygammaBackward0", save=("self",))(_polygamma)
+
+
+# --- binary -------------------------------------------------------------------------------------
+@derivative(SP.special_zeta, "SpecialZetaBackward0", save=("self", "other"))
+def _special_zeta(ctx, grad):
+    if ctx.needs[0]:
+        raise NotImplementedError("the derivative for 'zeta' with respect to 'self' is not "
+                                  "implemented.")
+    x = ctx.self   # a tensor or a Python number
+    shifted, minus_x = (P.add(x, 1.0), P.neg(x)) if is_tensor(x) else (x + 1.0, -x)
+    return None, P.mul(grad, P.mul(SP.special_zeta(shifted, ctx.other), minus_x))
+
+
+def _igamma_derivative(op, stem, sign):
+    """d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x); none with respect to ``a``."""
+    @derivative(op, f"{stem}Backward0", save=("self", "other"))
+    def backward(ctx, grad):
+        if ctx.needs[0]:
+            raise NotImplementedError(f"the derivative for '{stem.lower()}: input' is not "
+                                      "implemented.")
+        a, x = ctx.self, ctx.other
+        density = P.exp(P.sub(P.sub(P.mul(P.sub(a, 1), P.log(x)), x), SP.lgamma(a)))
+        return None, P.mul(grad, density if sign > 0 else P.neg(density))
+    return backward
+
+
+_igamma_derivative(SP.igamma, "Igamma", 1)
+_igamma_derivative(SP.igammac, "Igammac", -1)
