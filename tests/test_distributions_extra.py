@@ -405,3 +405,13 @@ def test_support_and_transform_reprs():
     check(lambda m: m.distributions.Geometric(logits=m.tensor([0.3, -2.0])).probs)
     assert isinstance(D.Chi2(1.0), D.Gamma) and isinstance(D.Gumbel(0.0, 1.0),
                                                            D.TransformedDistribution)
+
+
+def test_student_t_variance_gradient_at_df_2():
+    def grads(m):
+        df = m.tensor([2.0, 3.0, 1.5], requires_grad=True)
+        scale = m.tensor([1.0, 2.0, 1.0], requires_grad=True)
+        v = m.distributions.StudentT(df, 0.0, scale).variance
+        return m.autograd.grad(v.sum(), [df, scale])
+    for s, t in zip(grads(strata), grads(torch)):
+        np.testing.assert_allclose(s.numpy(), t.numpy())

@@ -227,3 +227,12 @@ def test_linear_weight_grad_needs_no_saved_weight():
         w3.mul_(2)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+def test_mat2_gradient_layout_follows_pytorch():
+    """Only an exactly column-major mat2 (strides (1, rows)) gets the transposed gradient."""
+    for m in (strata, torch):
+        w = m.arange(64.).reshape(8, 8).requires_grad_()
+        m2 = w.t()[:4]                      # strides (1, 8) with 4 rows: not column-major
+        g, = m.autograd.grad(m.mm(m.ones(3, 4), m2).sum(), [m2])
+        assert g.stride() == (8, 1)

@@ -43,8 +43,10 @@ class StudentT(Distribution):
     def variance(self):
         """scale^2 df / (df - 2) for df > 2, inf for 1 < df <= 2, undefined (nan) below."""
         df = self.df
-        finite = self.scale.pow(2) * df / (df - 2)
-        return finite.where(df > 2, math.inf).masked_fill(df <= 1, math.nan)
+        above_2 = df > 2
+        safe_df = df.where(above_2, 3.0)   # no 0 * inf = nan gradient from the unused branch
+        finite = self.scale.pow(2) * safe_df / (safe_df - 2)
+        return finite.where(above_2, math.inf).masked_fill(df <= 1, math.nan)
 
     def rsample(self, sample_shape=()):
         """X / sqrt(Z / df) for X ~ N(0, 1), Z ~ Chi2(df)."""

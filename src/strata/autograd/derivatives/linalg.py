@@ -18,7 +18,7 @@ def _mat2_grad(grad, mat1, mat2):
     layout, so AccumulateGrad needs no copy (``mm_mat2_backward`` in FunctionsManual.cpp).
     ``mat2`` is the saved tensor, or only its geometry when mat1 needs no gradient."""
     (rows, _), strides = (mat2._shape, mat2.stride()) if is_tensor(mat2) else mat2[:2]
-    if strides[0] == 1 and strides[1] >= max(1, rows):
+    if strides[0] == 1 and strides[1] == rows:
         return _t(L.mm(_t(grad), mat1))
     return L.mm(_t(mat1), grad)
 
