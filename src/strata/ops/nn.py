@@ -8,6 +8,7 @@ PyTorch's shape checks and messages (``aten/src/ATen/native/ConvUtils.h``, ``Im2
 ``PadNd.cpp``, ``UpSample.h``) so the meta device reports the same errors as the CPU.
 """
 
+import numpy as np
 
 from ..core import dtype as D
 from ..core.shape import wrap_dim
@@ -347,6 +348,20 @@ def _upsample_meta(name, dims):
                             "upsample_nearest2d_channels_last", self.dtype)
         return TensorSpec(tuple(self.shape[:2]) + output_size, self.dtype)
     return meta
+
+
+def nearest_source(in_size, out_size, scale, exact):
+    """The input index each output index of a nearest upsampling reads (PyTorch's ``nearest_idx``/
+    ``nearest_neighbor_exact_idx``, in float32 as there): shared by the kernel and the backward."""
+    if not exact and out_size == in_size:
+        return np.arange(out_size)
+    if not exact and out_size == 2 * in_size:
+        return np.arange(out_size) >> 1
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(in_size) / np.float32(out_size)
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
+    return np.minimum(src.astype(np.int64), in_size - 1)
 
 
 upsample_nearest1d = defop("upsample_nearest1d(Tensor self, SymInt[1] output_size, "

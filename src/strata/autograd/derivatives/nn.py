@@ -129,19 +129,6 @@ for (_mode, _dims), _op in NN.MODE_PADS.items():
     _mode_pad(_op, _mode, _dims)
 
 
-def nearest_source(in_size, out_size, scale, exact):
-    """PyTorch's ``nearest_idx``/``nearest_neighbor_exact_idx``, in float32 as there."""
-    if not exact and out_size == in_size:
-        return np.arange(out_size)
-    if not exact and out_size == 2 * in_size:
-        return np.arange(out_size) >> 1
-    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
-        np.float32(in_size) / np.float32(out_size)
-    dst = np.arange(out_size, dtype=np.float32)
-    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
-    return np.minimum(src.astype(np.int64), in_size - 1)
-
-
 def linear_taps(in_size, out_size, align_corners, scale, dtype):
     """Source indices and weights of linear interpolation (``area_pixel_compute_source_index``)."""
     if align_corners:
@@ -170,7 +157,7 @@ def _nearest(op, exact):
         shape = ctx.sizes("self")
         scales = _scales(ctx)
         for i, (n, o) in enumerate(zip(shape[2:], ctx.output_size)):
-            grad = _gather_back(grad, 2 + i, nearest_source(n, o, scales[i], exact), n)
+            grad = _gather_back(grad, 2 + i, NN.nearest_source(n, o, scales[i], exact), n)
         return grad
 
 

@@ -158,26 +158,13 @@ def _mode_pad(op, numpy_mode):
 
 # --- upsampling -----------------------------------------------------------------------------------
 
-def _nearest_index(in_size, out_size, scale, exact):
-    """PyTorch's ``nearest_idx``/``nearest_neighbor_exact`` source index, in float32 as there."""
-    if not exact and out_size == in_size:
-        return np.arange(out_size)
-    if not exact and out_size == 2 * in_size:
-        return np.arange(out_size) >> 1
-    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
-        np.float32(in_size) / np.float32(out_size)
-    dst = np.arange(out_size, dtype=np.float32)
-    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
-    return np.minimum(src.astype(np.int64), in_size - 1)
-
-
 def _nearest(op, exact):
     def kernel(self, output_size, *scales):
         spec = op.meta(self, output_size, *scales)
         out = data(self)
         for i, (n, o) in enumerate(zip(self.shape[2:], output_size)):
             scale = scales[i] if i < len(scales) else None
-            out = np.take(out, _nearest_index(n, o, scale, exact), axis=2 + i)
+            out = np.take(out, NN.nearest_source(n, o, scale, exact), axis=2 + i)
         return wrap(out, spec.dtype)
     kernel.__name__ = kernel.__qualname__ = op.name
     return kernel
