@@ -468,3 +468,17 @@ def test_enumerate_support_and_lazy_parameters():
 def test_gamma_cdf():
     make, params, value = CASES["Gamma"]
     check(lambda m, *ps: make(m, *ps).cdf(m.tensor(value)), *params, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m._standard_gamma(m.ones(2, dtype=m.int64)),
+    lambda m: m._standard_gamma(m.ones(2, dtype=m.float16)),
+    lambda m: m.poisson(m.ones(2, dtype=m.int64)),
+    lambda m: m._sample_dirichlet(m.ones(2, dtype=m.float16)),
+])
+def test_sampling_ops_refuse_dtypes_like_torch(make):
+    with pytest.raises(NotImplementedError) as t_err:
+        make(torch)
+    with pytest.raises(NotImplementedError) as s_err:
+        make(strata)
+    assert str(s_err.value) == str(t_err.value)

@@ -468,7 +468,7 @@ class _ElementwiseOptimizer(Optimizer):
         """Update ``param`` and ``state`` in place; ``grad`` is already maximized and weight
         decayed, and ``state['step']`` already counts this step. ``param``, ``grad`` and every
         state tensor are either one parameter's or a flat bucket's."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _update()")
+        raise NotImplementedError(f"{type(self).__name__} must implement _update()")  # by design
 
     def _keeps_state(self, group):
         """False where PyTorch keeps no state at all (SGD without momentum)."""
