@@ -141,3 +141,11 @@ def test_subnormal_probabilities_match(path):
     s = strata.softmax(strata.tensor(x), -1).numpy()
     t = torch.softmax(torch.tensor(x), -1).numpy()
     np.testing.assert_allclose(s, t, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_big_output_placed_apart(path, op):
+    """From 65536 elements the output is placed half a page from the input (and split over
+    threads): the same values."""
+    a = np.random.default_rng(4).standard_normal((300, 256), dtype=np.float32) * 5
+    _compare(OPS[op], a, -1)

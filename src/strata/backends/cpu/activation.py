@@ -19,6 +19,7 @@ from .array import COMPUTE, GRAIN_SIZE, compute_data, data, empty_apart, paralle
 _BLOCK = 1 << 17   # elements per block: 512 KiB of float32 in and out, inside a 2 MiB L2
 _MARGIN = 8.0      # see Note [Softmax without the max]
 _FLOOR = np.exp(-_MARGIN)
+_APART = 1 << 16   # elements from which the output is placed apart from the input
 
 
 # Note [Softmax without the max]
@@ -113,7 +114,7 @@ def _softmax_kernel(block_fn, op):
             raise RuntimeError("softmax with half to float conversion is not supported on CPU")
         dt = spec.dtype
         x = compute_data(self, dt)
-        out = empty_apart(spec.shape, COMPUTE[dt], x)
+        out = _output(spec.shape, COMPUTE[dt], x)
         if out.size:
             _run(block_fn, x, out, dim % max(self.ndim, 1))
         return _result(out, dt)
@@ -127,7 +128,7 @@ def _safe_softmax(self, dim, dtype=None):
     spec = A._safe_softmax.meta(self, dim, dtype)
     dt = spec.dtype
     x = compute_data(self, dt)
-    out = empty_apart(spec.shape, COMPUTE[dt], x)
+    out = _output(spec.shape, COMPUTE[dt], x)
     if out.size:
         d = dim % max(self.ndim, 1)
         _run(_softmax_block, x, out, d)
@@ -135,6 +136,12 @@ def _safe_softmax(self, dim, dtype=None):
         if masked.any():
             np.copyto(out, 0, where=masked)
     return _result(out, dt)
+
+
+def _output(shape, dtype, x):
+    """The result buffer: placed apart from ``x`` when big enough to stream (Note [4K aliasing]);
+    small ones skip it, as finding the address costs more than the stall it avoids."""
+    return empty_apart(shape, dtype, x) if x.size >= _APART else np.empty(shape, dtype)
 
 
 def _result(out, dt):
