@@ -69,3 +69,14 @@ sim_sync: str = _choice("STRATA_SIM_SYNC", "poll", ("poll", "interrupt"))
 sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
 sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
+
+# --- strata.distributed -------------------------------------------------------------------------
+
+# What the launcher (``strata run --nproc-per-node``, torchrun, mpiexec's hydra) told this rank.
+distributed_env: dict = {name: os.environ[name] for name in (
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+    "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI_RANK", "PMI_SIZE", "TORCHELASTIC_RUN_ID")
+    if name in os.environ}
+# Exchange a small header (op, dtype, shape) before every collective, so that ranks calling
+# different collectives or shapes get an error instead of corrupt data (costs one tiny allgather).
+distributed_check_collectives: bool = _flag("STRATA_DISTRIBUTED_CHECK_COLLECTIVES", "1")

@@ -1,0 +1,480 @@
+"""Collectives on tensors (the "Collective functions" of ``torch.distributed``).
+
+Each function checks its arguments on the calling thread, with PyTorch's errors, before anything
+is sent; then queues the MPI calls to the group's worker (Note [One worker per group] in
+work.py). The worker first exchanges a fingerprint (op, dtype, shape, root) so that ranks that
+issue different collectives fail together with a clear error instead of exchanging garbage
+(``STRATA_DISTRIBUTED_CHECK_COLLECTIVES=0`` skips it). ``async_op=True`` returns the ``Work``;
+otherwise the call waits and returns None, as PyTorch's.
+"""
+
+import warnings
+
+import numpy as np
+
+from .._tensor import Tensor
+from .buffers import (HostBuffer, ReduceOp, check_fingerprints, check_reduce_op, fingerprint,
+                      reduce_in_place)
+from .process_group import _abort, _mpi, is_member, resolve
+from .work import RequestWork
+
+
+def _check_tensor(tensor, name="tensor"):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
+                        f"strata.Tensor\n             but got {type(tensor)} instead.")
+
+
+def _check_list(tensors, name):
+    if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
+                        f"List[strata.Tensor]\n             but got {type(tensors)} instead.")
+
+
+def _check_same_dtype(*tensors):
+    first = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not first:
+            raise ValueError(f"Invalid usage of tensors with different dtypesFound {t.dtype} and "
+                             f" {first}")
+
+
+def _shape_text(t):
+    return "(" + ", ".join(str(d) for d in t.shape) + ")"
+
+
+def _check_sizes(op_label, tensors, like):
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != tuple(like.shape):
+            raise RuntimeError(f"ProcessGroupMPI::{op_label}: invalid tensor size at index {i} "
+                               f"(expected {_shape_text(like)}, got {_shape_text(t)})")
+
+
+def _skip_non_member(group, op_name):
+    if is_member(group):
+        return False
+    from .process_group import _state
+    rank = _state.world.rank() if _state.world is not None else -1
+    warnings.warn(f"Running {op_name} on global rank {rank} which does not belong to the given "
+                  f"group.")
+    return True
+
+
+def _group_root(pg, global_rank, group_rank, label, what="root"):
+    """The group-relative root from ``src``/``dst`` (global) or ``group_src``/``group_dst``."""
+    if global_rank is not None and group_rank is not None:
+        raise ValueError(f"Can not specify both {what} and group_{what}")
+    if group_rank is None:
+        global_rank = 0 if global_rank is None else global_rank
+        if global_rank not in pg.ranks:
+            if 0 <= global_rank < (resolve(None).size()):
+                raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
+            raise RuntimeError(f"ProcessGroupMPI::{label}: invalid root rank: {global_rank}")
+        return pg.ranks.index(global_rank)
+    if not 0 <= group_rank < pg.size():
+        raise RuntimeError(f"ProcessGroupMPI::{label}: invalid root rank: {group_rank}")
+    return group_rank
+
+
+def _launch(pg, op_name, run, print_fields, async_op, buffers=(), outputs=()):
+    """Queue ``run(comm, MPI)`` on the group's worker; wait unless ``async_op``."""
+    MPI = _mpi()
+    work = pg.worker.submit(op_name, lambda: run(pg.comm, MPI), outputs, **print_fields)
+    for buf in buffers:
+        if buf.staged:
+            work._after_wait(buf.write_back)
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _seq(pg):
+    pg.seq += 1
+    return pg.seq
+
+
+def _fields(t, **more):
+    return {"bytes": t.numel() * t.dtype.itemsize, "shape": list(t.shape), "dtype": str(t.dtype),
+            **more}
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce ``tensor`` across the group in place; every rank ends with the same result."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "all_reduce"):
+        return None
+    pg = resolve(group)
+    check_reduce_op("all_reduce", op, tensor.dtype)
+    buf = HostBuffer(tensor)
+    mine = fingerprint(_seq(pg), "all_reduce", tensor.dtype, tuple(tensor.shape), redop=op)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        reduce_in_place(comm, MPI, buf.array, op, tensor.dtype)
+    return _launch(pg, "all_reduce", run, _fields(tensor, op=op.name), async_op, [buf],
+                   [tensor])
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    """Reduce into ``tensor`` on ``dst`` only."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "reduce"):
+        return None
+    pg = resolve(group)
+    root = _group_root(pg, dst, group_dst, "reduce", "dst")
+    check_reduce_op("reduce", op, tensor.dtype)
+    buf = HostBuffer(tensor)
+    mine = fingerprint(_seq(pg), "reduce", tensor.dtype, tuple(tensor.shape), root, op)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        reduce_in_place(comm, MPI, buf.array, op, tensor.dtype, root)
+    return _launch(pg, "reduce", run, _fields(tensor, op=op.name, dst=root), async_op, [buf],
+                   [tensor])
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    """Copy ``src``'s tensor into ``tensor`` on every other rank."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "broadcast"):
+        return None
+    pg = resolve(group)
+    root = _group_root(pg, src, group_src, "broadcast", "src")
+    buf = HostBuffer(tensor)
+    mine = fingerprint(_seq(pg), "broadcast", tensor.dtype, tuple(tensor.shape), root)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        comm.Bcast(buf.wire, root=root)
+    return _launch(pg, "broadcast", run, _fields(tensor, src=root), async_op, [buf], [tensor])
+
+
+def _scatter_rows(flat, buffers):
+    for i, buf in enumerate(buffers):
+        buf.array[...] = flat[i]
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """``tensor_list[r]`` = rank r's ``tensor`` on every rank."""
+    _check_list(tensor_list, "tensor_list")
+    _check_tensor(tensor)
+    if _skip_non_member(group, "all_gather"):
+        return None
+    pg = resolve(group)
+    _check_same_dtype(tensor, *tensor_list)
+    if len(tensor_list) != pg.size():
+        raise RuntimeError(f"ProcessGroupMPI::allgather: invalid output tensor list at index 0 "
+                           f"(expected length {pg.size()}, got {len(tensor_list)})")
+    _check_sizes("allgather", tensor_list, tensor)
+    send = HostBuffer(tensor)
+    outs = [HostBuffer(t) for t in tensor_list]
+    mine = fingerprint(_seq(pg), "all_gather", tensor.dtype, tuple(tensor.shape))
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        flat = np.empty((pg.size(), send.wire.size), dtype=send.wire.dtype)
+        comm.Allgather(send.wire, flat)
+        _scatter_rows(flat.view(send.array.dtype), outs)
+    return _launch(pg, "all_gather", run, _fields(tensor), async_op, outs, tensor_list)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Rank r's ``input_tensor`` goes to ``output_tensor``'s r-th slice along dim 0."""
+    _check_tensor(output_tensor, "output_tensor")
+    _check_tensor(input_tensor, "input_tensor")
+    if _skip_non_member(group, "all_gather_into_tensor"):
+        return None
+    pg = resolve(group)
+    if output_tensor.dtype is not input_tensor.dtype:
+        raise TypeError("output tensor must have the same type as input tensor")
+    if output_tensor.numel() != input_tensor.numel() * pg.size():
+        raise ValueError("output tensor size must be equal to world_size times input tensor size")
+    send, out = HostBuffer(input_tensor), HostBuffer(output_tensor)
+    mine = fingerprint(_seq(pg), "all_gather_into_tensor", input_tensor.dtype,
+                       tuple(input_tensor.shape))
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        comm.Allgather(send.wire, out.wire)
+    return _launch(pg, "all_gather_into_tensor", run, _fields(input_tensor), async_op, [out],
+                   [output_tensor])
+
+
+def _reduce_scatter_flat(comm, MPI, flat, out, op, dtype):
+    """Sum the rows of ``flat`` (size x n) across ranks; rank r keeps row r in ``out``."""
+    reduce_in_place(comm, MPI, flat.reshape(-1), op, dtype)
+    out.array[...] = flat[comm.Get_rank()]
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """Rank r gets the reduction of every rank's ``input_list[r]``."""
+    _check_tensor(output, "output")
+    _check_list(input_list, "input_list")
+    if _skip_non_member(group, "reduce_scatter"):
+        return None
+    pg = resolve(group)
+    _check_same_dtype(output, *input_list)
+    if len(input_list) != pg.size():
+        raise RuntimeError("invalid input tensor list size, must be world size")
+    _check_sizes("reduce_scatter", input_list, output)
+    check_reduce_op("reduce_scatter", op, output.dtype)
+    ins = [HostBuffer(t) for t in input_list]
+    out = HostBuffer(output)
+    mine = fingerprint(_seq(pg), "reduce_scatter", output.dtype, tuple(output.shape), redop=op)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        flat = np.stack([b.array for b in ins])
+        _reduce_scatter_flat(comm, MPI, flat, out, op, output.dtype)
+    return _launch(pg, "reduce_scatter", run, _fields(output, op=op.name), async_op, [out],
+                   [output])
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Rank r gets the reduction of every rank's r-th slice (dim 0) of ``input``."""
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    if _skip_non_member(group, "reduce_scatter_tensor"):
+        return None
+    pg = resolve(group)
+    if output.dtype is not input.dtype:
+        raise TypeError("input tensor must be the same type as the output tensor.")
+    if input.numel() != output.numel() * pg.size():
+        raise ValueError("input tensor must be the same size as output size times world size")
+    check_reduce_op("reduce_scatter_tensor", op, output.dtype)
+    inp, out = HostBuffer(input), HostBuffer(output)
+    mine = fingerprint(_seq(pg), "reduce_scatter_tensor", output.dtype, tuple(output.shape),
+                       redop=op)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        flat = inp.array.reshape(pg.size(), -1).copy()
+        _reduce_scatter_flat(comm, MPI, flat, out, op, output.dtype)
+    return _launch(pg, "reduce_scatter_tensor", run, _fields(output, op=op.name), async_op,
+                   [out], [output])
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    """``gather_list[r]`` on ``dst`` = rank r's ``tensor``."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "gather"):
+        return None
+    pg = resolve(group)
+    root = _group_root(pg, dst, group_dst, "gather", "dst")
+    is_root = pg.rank() == root
+    if is_root:
+        if not gather_list:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        _check_list(gather_list, "gather_list")
+        _check_same_dtype(tensor, *gather_list)
+        if len(gather_list) != pg.size():
+            raise RuntimeError(f"ProcessGroupMPI::gather: Incorrect output list size "
+                               f"{len(gather_list)}. Output list size should be {pg.size()}, "
+                               f"same as size of the process group.")
+        _check_sizes("gather", gather_list, tensor)
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
+                         "ranks.")
+    send = HostBuffer(tensor)
+    outs = [HostBuffer(t) for t in gather_list] if is_root else []
+    mine = fingerprint(_seq(pg), "gather", tensor.dtype, tuple(tensor.shape), root)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        flat = np.empty((pg.size(), send.wire.size), send.wire.dtype) if is_root else None
+        comm.Gather(send.wire, flat, root=root)
+        if is_root:
+            _scatter_rows(flat.view(send.array.dtype), outs)
+    return _launch(pg, "gather", run, _fields(tensor, dst=root), async_op, outs,
+                   gather_list or [])
+
+
+def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    """Rank r's ``tensor`` = ``scatter_list[r]`` of ``src``."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "scatter"):
+        return None
+    pg = resolve(group)
+    root = _group_root(pg, src, group_src, "scatter", "src")
+    is_root = pg.rank() == root
+    if is_root:
+        if not scatter_list:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+        _check_list(scatter_list, "scatter_list")
+        _check_same_dtype(tensor, *scatter_list)
+        if len(scatter_list) != pg.size():
+            raise RuntimeError(f"ProcessGroupMPI::scatter: Incorrect input list size "
+                               f"{len(scatter_list)}. Input list size should be {pg.size()}, "
+                               f"same as size of the process group.")
+        _check_sizes("scatter", scatter_list, tensor)
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    out = HostBuffer(tensor)
+    ins = [HostBuffer(t) for t in scatter_list] if is_root else []
+    mine = fingerprint(_seq(pg), "scatter", tensor.dtype, tuple(tensor.shape), root)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        flat = np.stack([b.wire for b in ins]) if is_root else None
+        comm.Scatter(flat, out.wire, root=root)
+    return _launch(pg, "scatter", run, _fields(tensor, src=root), async_op, [out], [tensor])
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """Rank r sends ``input_tensor_list[s]`` to rank s, which receives it in
+    ``output_tensor_list[r]``."""
+    _check_list(output_tensor_list, "output_tensor_list")
+    _check_list(input_tensor_list, "input_tensor_list")
+    if _skip_non_member(group, "all_to_all"):
+        return None
+    pg = resolve(group)
+    for label, tensors in (("input", input_tensor_list), ("output", output_tensor_list)):
+        if len(tensors) != pg.size():
+            raise RuntimeError(f"ProcessGroupMPI::alltoall: {label} tensor list size "
+                               f"{len(tensors)} does not match world size {pg.size()}")
+    _check_same_dtype(*input_tensor_list, *output_tensor_list)
+    ins = [HostBuffer(t) for t in input_tensor_list]
+    outs = [HostBuffer(t) for t in output_tensor_list]
+    dtype = input_tensor_list[0].dtype
+    mine = fingerprint(_seq(pg), "all_to_all", dtype)
+    return _launch(pg, "all_to_all", lambda comm, MPI: _alltoallv(comm, MPI, mine, ins, outs),
+                   {"dtype": str(dtype)}, async_op, outs, output_tensor_list)
+
+
+def _alltoallv(comm, MPI, mine, ins, outs):
+    check_fingerprints(comm, MPI, mine)
+    send = np.concatenate([b.wire for b in ins])
+    recv = np.empty(sum(b.wire.size for b in outs), send.dtype)
+    send_counts = [b.wire.size for b in ins]
+    recv_counts = [b.wire.size for b in outs]
+    comm.Alltoallv([send, (send_counts, None)], [recv, (recv_counts, None)])
+    offsets = np.cumsum([0] + recv_counts)
+    for b, start, stop in zip(outs, offsets[:-1], offsets[1:]):
+        b.wire[...] = recv[start:stop]
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                      group=None, async_op=False):
+    """``all_to_all`` on slices of dim 0 (even, unless split sizes are given)."""
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    if _skip_non_member(group, "all_to_all_single"):
+        return None
+    pg = resolve(group)
+    _check_same_dtype(input, output)
+    ins = [HostBuffer(t) for t in _split(input, input_split_sizes, pg.size())]
+    out_parts = _split(output, output_split_sizes, pg.size())
+    outs = [HostBuffer(t) for t in out_parts]
+    mine = fingerprint(_seq(pg), "all_to_all_single", input.dtype)
+    return _launch(pg, "all_to_all_single",
+                   lambda comm, MPI: _alltoallv(comm, MPI, mine, ins, outs),
+                   _fields(input), async_op, outs, [output])
+
+
+def _split(tensor, sizes, world):
+    if sizes is None:
+        if tensor.shape[0] % world:
+            raise RuntimeError(f"Tensor's dim 0 does not divide equally across group size "
+                               f"{world}")
+        sizes = [tensor.shape[0] // world] * world
+    if len(sizes) != world or sum(sizes) != tensor.shape[0]:
+        raise RuntimeError(f"Split sizes doesn't match total dim 0 size (sizes {list(sizes)}, "
+                           f"dim 0 {tensor.shape[0]}, group size {world})")
+    return list(tensor.split(list(sizes)))
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Wait until every rank of the group reached the barrier."""
+    if _skip_non_member(group, "barrier"):
+        return None
+    pg = resolve(group)
+    mine = fingerprint(_seq(pg), "barrier")
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        comm.Barrier()
+    return _launch(pg, "barrier", run, {}, async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    work = barrier(group, async_op=True)
+    if work is not None:
+        work.wait(timeout)
+
+
+# --- point to point -----------------------------------------------------------------------------
+
+def _peer(pg, rank, group_rank, what):
+    peer = _group_root(pg, rank, group_rank, "send" if what == "dst" else "recv", what) \
+        if rank is not None or group_rank is not None else None
+    if peer is not None and peer == pg.rank():
+        word = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {word} rank: {word} rank should not be the same as the rank "
+                         f"of the current process.")
+    return peer
+
+
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    """Start sending ``tensor`` to ``dst``; do not modify it before the Work completes."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "isend"):
+        return None
+    pg = resolve(group)
+    peer = _peer(pg, dst, group_dst, "dst")
+    if peer is None:
+        raise ValueError("isend: dst or group_dst must be given")
+    buf = HostBuffer(tensor)
+    request = pg.comm.Isend(buf.wire, dest=peer, tag=tag)
+    work = RequestWork("send", pg.timeout.total_seconds(), _abort, request)
+    work._buffer = buf   # keep the host copy alive while MPI reads it
+    return work
+
+
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Start receiving into ``tensor`` from ``src`` (None: any rank)."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, "irecv"):
+        return None
+    pg = resolve(group)
+    MPI = _mpi()
+    peer = _peer(pg, src, group_src, "src")
+    buf = HostBuffer(tensor)
+    request = pg.comm.Irecv(buf.wire, source=MPI.ANY_SOURCE if peer is None else peer, tag=tag)
+    work = RequestWork("recv", pg.timeout.total_seconds(), _abort, request, [tensor])
+    work.status = MPI.Status()
+    if buf.staged:
+        work._after_wait(buf.write_back)
+    work.source_rank = lambda: pg.ranks[work.status.Get_source()]
+    return work
+
+
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Receive into ``tensor``; returns the sender's global rank."""
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait()
+    return work.source_rank()
+
+
+class P2POp:
+    """One op of ``batch_isend_irecv``: ``P2POp(dist.isend, tensor, peer)``."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``torch.distributed."
+                             "isend`` or ``torch.distributed.irecv``.")
+        self.op, self.tensor, self.peer = op, tensor, peer
+        self.group, self.tag, self.group_peer = group, tag, group_peer
+
+
+def batch_isend_irecv(p2p_op_list):
+    """Post every op at once (all nonblocking), so the order across ranks does not matter."""
+    return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
