@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor
+from ..core import dtype as D
 from .buffers import (HostBuffer, ReduceOp, check_fingerprints, check_reduce_op, fingerprint,
                       reduce_in_place)
 from .process_group import _abort, _mpi, is_member, resolve
@@ -114,6 +115,19 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         reduce_in_place(comm, MPI, buf.array, op, tensor.dtype)
     return _launch(pg, "all_reduce", run, _fields(tensor, op=op.name), async_op, [buf],
                    [tensor])
+
+
+def all_reduce_flat(pg, array, dtype, op, **trace_fields):
+    """All-reduce a flat host array in place, async (DDP's buckets); ``trace_fields`` label it on
+    the comm track."""
+    dtype = dtype or D.from_numpy_dtype(array.dtype)
+    mine = fingerprint(_seq(pg), "all_reduce", dtype, tuple(array.shape), redop=op)
+
+    def run(comm, MPI):
+        check_fingerprints(comm, MPI, mine)
+        reduce_in_place(comm, MPI, array, op, dtype)
+    return _launch(pg, "all_reduce", run, {"bytes": array.nbytes, "op": op.name, **trace_fields},
+                   async_op=True)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

@@ -292,7 +292,7 @@ def _install_abort_on_failure():
         if _state.world is None:
             return previous(kind, value, tb)
         text = "".join(traceback.format_exception(kind, value, tb)).rstrip()
-        _abort("uncaught exception:\n" + text.replace("\n", "\n" + _prefix()))
+        _abort(("uncaught exception:\n" + text).replace("\n", "\n" + _prefix()))
 
     def thread_excepthook(args):
         if _state.world is None or args.exc_type is SystemExit:

@@ -1,12 +1,8 @@
-"""``nn.parallel``: ``DistributedDataParallel`` imports, and raises a clear error when used."""
+"""``nn.parallel``: ``DistributedDataParallel`` (multi-process, on strata.distributed) and the
+single-device ``DataParallel``."""
 
 from ..modules.module import Module
-
-
-class DistributedDataParallel(Module):
-    def __init__(self, module, *args, **kwargs):
-        raise RuntimeError("strata.nn.parallel.DistributedDataParallel: distributed training is "
-                           "not built in strata yet; train the module directly")
+from .distributed import DistributedDataParallel
 
 
 class DataParallel(Module):
@@ -18,3 +14,6 @@ class DataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
+
+
+__all__ = ["DataParallel", "DistributedDataParallel"]
