@@ -30,6 +30,7 @@ from .activation import (  # noqa: F401
     Threshold,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401

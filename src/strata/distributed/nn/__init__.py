@@ -1,0 +1,3 @@
+"""``strata.distributed.nn``: collectives that autograd can differentiate through."""
+
+from . import functional  # noqa: F401
