@@ -265,17 +265,17 @@ def destroy_process_group(group=None):
 
 def _abort(message, code=1):
     """Print ``message`` and end the whole MPI job (Note [Ending the job when a rank fails])."""
-    rank = _mpi().COMM_WORLD.Get_rank()
-    sys.stderr.write(f"[rank{rank}]: {message}\n[rank{rank}]: strata.distributed: aborting the "
-                     f"job (MPI_Abort) so that no rank waits forever\n")
+    prefix = "" if getattr(sys.stderr, "prefixes_rank", False) else _prefix()
+    sys.stderr.write(f"{prefix}{message}\n{prefix}strata.distributed: aborting the job "
+                     f"(MPI_Abort) so that no rank waits forever\n")
     sys.stderr.flush()
     sys.stdout.flush()
     _mpi().COMM_WORLD.Abort(code)
 
 
-def abort_job(code=1):
+def abort_job(code, reason):
     """End every rank of the job now (what the launcher's rank wrapper calls on a failure)."""
-    _abort(f"exiting with code {code} before the job finished", code)
+    _abort(f"{reason}; exit code {code}", code)
 
 
 _hooks_installed = False
@@ -292,7 +292,8 @@ def _install_abort_on_failure():
         if _state.world is None:
             return previous(kind, value, tb)
         text = "".join(traceback.format_exception(kind, value, tb)).rstrip()
-        _abort(("uncaught exception:\n" + text).replace("\n", "\n" + _prefix()))
+        prefix = "" if getattr(sys.stderr, "prefixes_rank", False) else _prefix()
+        _abort(("uncaught exception:\n" + text).replace("\n", "\n" + prefix))
 
     def thread_excepthook(args):
         if _state.world is None or args.exc_type is SystemExit:

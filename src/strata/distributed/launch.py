@@ -1,0 +1,147 @@
+"""The launcher behind ``strata run --nproc-per-node N script.py args``: torchrun's environment,
+mpiexec's processes.
+
+The launcher runs ``mpiexec`` (hydra, from the ``mpich`` wheel next to this Python) with one
+process per rank; each rank runs ``python -m strata.distributed.launch --rank script.py args``,
+the *rank wrapper*, which
+
+1. initialises MPI at once, so that from then on a rank that exits early is noticed by mpiexec
+   (a rank that died before MPI started would leave the others waiting in MPI_Init forever);
+2. sets torchrun's variables (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
+   MASTER_PORT; OMP_NUM_THREADS=1 unless set) and prefixes every output line with ``[rankN]:``;
+3. runs the script with ``torch`` resolving to strata; if it raises, or exits non-zero, it prints
+   the error and calls MPI_Abort, which makes mpiexec end every rank and exit non-zero.
+
+Several hosts: ``--nnodes M --hostfile F`` (one host name per line, as hydra's ``-f``) starts
+M * N ranks, N per host; MASTER_ADDR is the first host.
+"""
+
+import os
+import runpy
+import shutil
+import sys
+import traceback
+
+from .. import config
+
+
+def mpiexec_path() -> str:
+    """The mpiexec of the ``mpich`` wheel installed next to this Python, else the one on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.path.exists(beside):
+        return beside
+    found = shutil.which("mpiexec")
+    if found is None:
+        raise RuntimeError("strata run --nproc-per-node: mpiexec not found; install it with "
+                           "pip install 'strata[distributed]' (the mpich wheel brings it)")
+    return found
+
+
+def _first_host(hostfile):
+    with open(hostfile) as f:
+        for line in f:
+            host = line.split("#")[0].split(":")[0].strip()
+            if host:
+                return host
+    raise ValueError(f"strata run: hostfile {hostfile} names no host")
+
+
+def mpiexec_command(script, script_args, nproc_per_node, nnodes=1, hostfile=None,
+                    master_addr=None, master_port=29500):
+    """The mpiexec command line that starts every rank under the rank wrapper."""
+    if nproc_per_node < 1 or nnodes < 1:
+        raise ValueError("strata run: --nproc-per-node and --nnodes must be at least 1")
+    if nnodes > 1 and hostfile is None:
+        raise ValueError("strata run: --nnodes > 1 needs --hostfile (one host per line)")
+    world = nproc_per_node * nnodes
+    addr = master_addr or (_first_host(hostfile) if hostfile else "127.0.0.1")
+    env = {"WORLD_SIZE": world, "LOCAL_WORLD_SIZE": nproc_per_node, "MASTER_ADDR": addr,
+           "MASTER_PORT": master_port}
+    if "OMP_NUM_THREADS" not in config.distributed_env and nproc_per_node > 1:
+        env["OMP_NUM_THREADS"] = 1
+    cmd = [mpiexec_path(), "-n", str(world), "-ppn", str(nproc_per_node)]
+    if hostfile is not None:
+        cmd += ["-f", hostfile]
+    for name, value in env.items():
+        cmd += ["-genv", name, str(value)]
+    return cmd + [sys.executable, "-m", "strata.distributed.launch", "--rank", script,
+                  *script_args]
+
+
+def launch(script, script_args, nproc_per_node, nnodes=1, hostfile=None, master_addr=None,
+           master_port=29500) -> int:
+    """Run the job; returns mpiexec's exit status (non-zero if any rank failed)."""
+    import subprocess
+    cmd = mpiexec_command(script, script_args, nproc_per_node, nnodes, hostfile, master_addr,
+                          master_port)
+    return subprocess.call(cmd)
+
+
+class _RankPrefixed:
+    """A text stream that starts every line with ``[rankN]: `` (whole lines, flushed at once,
+    so the ranks' lines interleave but never mix)."""
+
+    prefixes_rank = True   # process_group._abort then adds no second prefix
+
+    def __init__(self, stream, prefix):
+        self._stream = stream
+        self._prefix = prefix
+        self._partial = ""
+
+    def write(self, text):
+        *lines, self._partial = (self._partial + text).split("\n")
+        if lines:
+            self._stream.write("".join(f"{self._prefix}{line}\n" for line in lines))
+            self._stream.flush()
+        return len(text)
+
+    def flush(self):
+        if self._partial:
+            self._stream.write(self._prefix + self._partial)
+            self._partial = ""
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def run_rank(script, script_args) -> None:
+    """The rank wrapper (see the module docstring); never returns normally on failure."""
+    from mpi4py import MPI
+    world = MPI.COMM_WORLD
+    rank = world.Get_rank()
+    env = config.distributed_env
+    os.environ["RANK"] = str(rank)
+    os.environ["LOCAL_RANK"] = env.get("MPI_LOCALRANKID", "0")
+    os.environ.setdefault("WORLD_SIZE", str(world.Get_size()))
+    os.environ.setdefault("LOCAL_WORLD_SIZE", env.get("MPI_LOCALNRANKS", "1"))
+    config.distributed_env.update(RANK=os.environ["RANK"], LOCAL_RANK=os.environ["LOCAL_RANK"])
+    sys.stdout = _RankPrefixed(sys.stdout, f"[rank{rank}]: ")
+    sys.stderr = _RankPrefixed(sys.stderr, f"[rank{rank}]: ")
+    from .. import torch_alias
+    torch_alias.install()
+    sys.argv = [script, *script_args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    code, reason = 0, ""
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code not in (None, 0) and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+        reason = f"{script} called sys.exit({exc.code!r})"
+    except BaseException:   # noqa: BLE001 -- any failure must end the whole job
+        traceback.print_exc()
+        code, reason = 1, f"{script} raised (traceback above)"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if code:
+        from .process_group import abort_job
+        abort_job(code, reason)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] != "--rank":
+        sys.exit("usage: python -m strata.distributed.launch --rank script.py [args...] "
+                 "(started by `strata run --nproc-per-node N`)")
+    run_rank(sys.argv[2], sys.argv[3:])
