@@ -12,6 +12,7 @@ group's timeout does the same. No rank hangs.
 """
 
 import datetime
+import os
 import sys
 import threading
 import traceback
@@ -271,6 +272,7 @@ def _abort(message, code=1):
     sys.stderr.flush()
     sys.stdout.flush()
     _mpi().COMM_WORLD.Abort(code)
+    os._exit(code)   # MPI_Abort can return once a peer has finalized; never go on regardless
 
 
 def abort_job(code, reason):

@@ -12,6 +12,7 @@ Point-to-point ops do not use the worker: two ranks that each ``isend`` then ``r
 deadlock in a FIFO; they post MPI's nonblocking ``Isend``/``Irecv`` at once instead.
 """
 
+import itertools
 import queue
 import threading
 import time
@@ -129,6 +130,9 @@ def _seconds(timeout):
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
 
 
+_work_ids = itertools.count()   # links a collective's "post" event to its "run" span
+
+
 class Worker:
     """The thread that runs one group's collectives in issue order (Note [One worker per
     group]). Its thread name, ``strata-comm <group>``, names the comm track of a Chrome trace."""
@@ -144,14 +148,17 @@ class Worker:
     def submit(self, op_name, run, outputs=(), **trace_fields) -> Work:
         """Queue ``run()`` (the MPI calls) and return its Work."""
         work = Work(op_name, self.timeout_s, self.on_timeout, outputs)
+        work_id = next(_work_ids)
         if trace.active:
-            trace.instant("comm", f"post {op_name}", group=self.group_name, **trace_fields)
+            trace.instant("comm", f"post {op_name}", kind="post", work=work_id,
+                          group=self.group_name, **trace_fields)
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, daemon=True,
                                                 name=f"strata-comm {self.group_name}")
                 self._thread.start()
-            self._queue.put((work, run, trace_fields, time.perf_counter_ns()))
+            self._queue.put((work, run, dict(trace_fields, work=work_id),
+                             time.perf_counter_ns()))
         return work
 
     def _loop(self):
@@ -162,7 +169,8 @@ class Worker:
             work, run, fields, queued_ns = item
             span = None
             if trace.active:
-                span = trace.begin("comm", work.op_name, group=self.group_name,
+                span = trace.begin("comm", f"mpi:{work.op_name}", kind="run",
+                                   group=self.group_name,
                                    queued_ns=time.perf_counter_ns() - queued_ns, **fields)
             try:
                 run()

@@ -4,7 +4,9 @@ One process track for the host with a thread track per Python thread, and, when 
 commands, one process track for the device with a thread track per queue. Spans are complete
 ("X") events, instants are "i" events; ``ts``/``dur`` are microseconds. A flow arrow ("s" -> "f")
 links each host launch to the command's execution on the device, so the asynchrony is visible:
-the host returns from ``launch`` long before the device starts the kernel.
+the host returns from ``launch`` long before the device starts the kernel. Collectives run on
+the process group's worker thread, whose track (``strata-comm <group>``) is the comm track; an
+arrow links each collective's post to its run.
 
     {"traceEvents": [{"ph": "X", "cat": "dispatch", "name": "aten::add.Tensor",
                       "pid": 4242, "tid": 1, "ts": 12.5, "dur": 30.1, "args": {...}}, ...],
@@ -87,6 +89,13 @@ def chrome_trace(events, base_ns=None, stop_ns=None) -> dict:
                             "ts": us(ev.start_ns), **common})
             return
         emit(node, host_pid, host_tid(ev.thread))
+        if ev.layer == "comm" and ev.fields.get("kind") == "run" and node.parent is not None:
+            flows += 1   # an arrow from the caller's post to the comm worker's run
+            common = {"id": flows, "cat": "comm", "name": "post"}
+            out.append({"ph": "s", "pid": host_pid, "tid": host_tid(node.parent.event.thread),
+                        "ts": us(node.parent.event.start_ns), **common})
+            out.append({"ph": "f", "bp": "e", "pid": host_pid, "tid": host_tid(ev.thread),
+                        "ts": us(ev.start_ns), **common})
         for child in node.children:
             visit(child)
 

@@ -21,6 +21,8 @@ def is_row(ev) -> bool:
         return ev.fields.get("kind") == "call"
     if layer == "autograd":
         return ev.fields.get("kind") == "backward"
+    if layer == "comm":
+        return ev.fields.get("kind") == "run"
     return layer == "frontend"
 
 
@@ -236,7 +238,7 @@ def function_events(raw, stop_ns, *, record_shapes, with_stack, use_device, prof
                                input_shapes(ev.fields.get("shapes", ())) if record_shapes
                                else [],
                                ev.fields.get("stack", []) if with_stack else [])
-            if row is not None:
+            if row is not None and ev.layer != "comm":   # comm runs beside, on its own thread
                 fe.cpu_parent = row
                 row.cpu_children.append(fe)
             rows.append(fe)

@@ -25,7 +25,8 @@ from ..ops.op import OpOverload
 from .. import runtime
 from .tree import build
 
-LAYERS = ("frontend", "dispatch", "autograd", "kernel", "runtime", "driver", "device", "sync")
+LAYERS = ("frontend", "dispatch", "autograd", "kernel", "runtime", "driver", "device", "sync",
+          "comm")
 _SHOWN_ELSEWHERE = {"kind", "caller", "keyset", "key", "kernel", "shapes", "outputs", "source",
                     "op", "node", "next", "track", "pid", "device", "waited_ns", "stack", "reason",
                     "raised"}
@@ -84,6 +85,13 @@ def describe(node) -> str:
         return f"{ev.name} on {f.get('track', f.get('device'))}  {_rest(f)}{after}"
     if layer == "sync":
         return f"{ev.name}: waited {format_ns(f.get('waited_ns'))}  {_rest(f)}"
+    if layer == "comm":
+        if f.get("kind") == "post":
+            return f"{ev.name}: queued to the comm worker of group {f.get('group')}  " \
+                   f"{_rest(f, ('group', 'work'))}"
+        return f"{ev.name} ran on the comm worker thread, after waiting " \
+               f"{format_ns(f.get('queued_ns'))} in its queue  " \
+               f"{_rest(f, ('group', 'work', 'queued_ns'))}"
     what = ev.name
     if layer == "runtime" and "op" in f:
         what += f" {f['op']}"

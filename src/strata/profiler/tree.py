@@ -4,6 +4,8 @@ Every layer reports to ``core.trace`` in the order things happen; an event's ``d
 spans were open on its thread when it began. That is enough to rebuild the nesting per thread.
 Device executions are reported later (when the host next synchronises) with the ``queue`` and
 ``seq`` of the command; they become children of the host event that submitted that command.
+A collective that a communication worker thread ran (layer "comm", kind "run") likewise becomes a
+child of the caller's "post" event with the same ``work`` id.
 """
 
 from ..core import trace
@@ -51,9 +53,15 @@ def build(events, stop_ns=None):
     roots = []
     submitted = {}                 # (queue, seq) -> host node that submitted the command
     device = []
+    posted = {}                    # work id -> the caller's "post" node of a collective
     for ev in events:
         if ev.layer == "device":
             device.append(ev)
+            continue
+        if ev.layer == "comm" and ev.fields.get("kind") == "run" \
+                and ev.fields.get("work") in posted:
+            post = posted[ev.fields["work"]]
+            post.children.append(Node(ev, post, stop_ns if ev.end_ns is None else ev.end_ns))
             continue
         stack = stacks.setdefault(ev.thread, [])
         while stack and stack[-1].event.depth >= ev.depth:
@@ -62,6 +70,8 @@ def build(events, stop_ns=None):
         node = Node(ev, parent, stop_ns if ev.end_ns is None else ev.end_ns)
         (parent.children if parent is not None else roots).append(node)
         stack.append(node)
+        if ev.layer == "comm" and ev.fields.get("kind") == "post":
+            posted[ev.fields.get("work")] = node
         key = submission_key(ev)
         if key is not None and (key not in submitted or ev.layer == "runtime"):
             submitted[key] = node
