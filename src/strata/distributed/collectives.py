@@ -80,7 +80,7 @@ def _group_root(pg, global_rank, group_rank, label, what="root"):
 def _launch(pg, op_name, run, print_fields, async_op, buffers=(), outputs=()):
     """Queue ``run(comm, MPI)`` on the group's worker; wait unless ``async_op``."""
     MPI = _mpi()
-    work = pg.worker.submit(op_name, lambda: run(pg.comm, MPI), outputs, **print_fields)
+    work = pg.worker.submit(op_name, lambda: run(pg.worker_comm, MPI), outputs, **print_fields)
     for buf in buffers:
         if buf.staged:
             work._after_wait(buf.write_back)
@@ -118,13 +118,15 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def all_reduce_flat(pg, array, dtype, op, **trace_fields):
-    """All-reduce a flat host array in place, async (DDP's buckets); ``trace_fields`` label it on
-    the comm track."""
+    """All-reduce a flat host array in place, async; ``trace_fields`` label it on the comm track.
+
+    DDP's buckets use it. They skip the fingerprint exchange: DDP checked at construction that
+    every rank has the same parameters, hence the same buckets, and one more round trip per
+    bucket is what a step can least afford on busy cores."""
     dtype = dtype or D.from_numpy_dtype(array.dtype)
-    mine = fingerprint(_seq(pg), "all_reduce", dtype, tuple(array.shape), redop=op)
+    _seq(pg)
 
     def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
         reduce_in_place(comm, MPI, array, op, dtype)
     return _launch(pg, "all_reduce", run, {"bytes": array.nbytes, "op": op.name, **trace_fields},
                    async_op=True)

@@ -29,7 +29,7 @@ def _from_bytes(data: np.ndarray, weights_only):
 def _run(pg, op_name, run):
     MPI = _mpi()
     pg.seq += 1
-    return pg.worker.submit(op_name, lambda: run(pg.comm, MPI)).wait()
+    return pg.worker.submit(op_name, lambda: run(pg.worker_comm, MPI)).wait()
 
 
 def _allgather_bytes(pg, payload):

@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from .. import config
-from .work import Work, Worker
+from .work import Work, Worker, YieldingComm
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -45,6 +45,7 @@ class ProcessGroup:
 
     def __init__(self, comm, ranks, timeout, name):
         self.comm = comm
+        self.worker_comm = YieldingComm(comm)   # what the worker calls (Note [Waiting ...])
         self.ranks = list(ranks)
         self.timeout = timeout
         self.group_name = name

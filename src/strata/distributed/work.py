@@ -187,3 +187,59 @@ class Worker:
             if self._thread is not None:
                 self._queue.put(None)
                 self._thread = None
+
+
+# Note [Waiting without spinning]: MPICH's blocking calls busy-poll a core until the peer
+# arrives. A comm thread spinning like that during backward takes the core the backward needs
+# (ranks usually have one core each), so the worker waits for a nonblocking call instead:
+# it tests the request (which also makes MPI progress) a few times, then sleeps between tests
+# with a backoff capped at MAX_PAUSE_S.
+SPINS_BEFORE_SLEEP = 200
+MAX_PAUSE_S = 2e-4
+
+
+def finish(request):
+    """Wait for an MPI request, yielding the CPU while it is not done."""
+    spins, pause = 0, 0.0
+    while not request.Test():
+        spins += 1
+        if spins > SPINS_BEFORE_SLEEP:
+            time.sleep(pause)
+            pause = min(pause * 2 or 1e-5, MAX_PAUSE_S)
+
+
+class YieldingComm:
+    """A communicator whose blocking collectives are its nonblocking ones plus ``finish``."""
+
+    def __init__(self, comm):
+        self._comm = comm
+
+    def __getattr__(self, name):
+        return getattr(self._comm, name)
+
+    def Allreduce(self, *args, **kwargs):
+        finish(self._comm.Iallreduce(*args, **kwargs))
+
+    def Reduce(self, *args, **kwargs):
+        finish(self._comm.Ireduce(*args, **kwargs))
+
+    def Bcast(self, *args, **kwargs):
+        finish(self._comm.Ibcast(*args, **kwargs))
+
+    def Allgather(self, *args, **kwargs):
+        finish(self._comm.Iallgather(*args, **kwargs))
+
+    def Allgatherv(self, *args, **kwargs):
+        finish(self._comm.Iallgatherv(*args, **kwargs))
+
+    def Gather(self, *args, **kwargs):
+        finish(self._comm.Igather(*args, **kwargs))
+
+    def Scatter(self, *args, **kwargs):
+        finish(self._comm.Iscatter(*args, **kwargs))
+
+    def Alltoallv(self, *args, **kwargs):
+        finish(self._comm.Ialltoallv(*args, **kwargs))
+
+    def Barrier(self):
+        finish(self._comm.Ibarrier())
