@@ -13,7 +13,7 @@ import sys
 
 
 def _run(args):
-    if args.nproc_per_node is not None:
+    if args.nproc_per_node is not None or args.as_rank:
         return _launch(args)
     from . import torch_alias
     torch_alias.install()
@@ -34,12 +34,16 @@ def _add_launcher_args(run):
                        help="MASTER_ADDR given to the ranks (default: first host, or 127.0.0.1)")
     group.add_argument("--master-port", "--master_port", type=int, default=29500,
                        help="MASTER_PORT given to the ranks")
+    group.add_argument("--as-rank", action="store_true", help=argparse.SUPPRESS)  # mpiexec's
 
 
 def _launch(args):
-    from .distributed.launch import launch
-    return launch(args.script, args.args, args.nproc_per_node, args.nnodes, args.hostfile,
-                  args.master_addr, args.master_port)
+    from .distributed import launch
+    if args.as_rank:   # one rank of a job that `strata run --nproc-per-node` started
+        from . import torch_alias
+        return launch.run_rank(args.script, args.args, torch_alias.install)
+    return launch.launch(args.script, args.args, args.nproc_per_node, args.nnodes,
+                         args.hostfile, args.master_addr, args.master_port)
 
 
 def _explain(args):

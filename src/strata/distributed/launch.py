@@ -2,8 +2,8 @@
 mpiexec's processes.
 
 The launcher runs ``mpiexec`` (hydra, from the ``mpich`` wheel next to this Python) with one
-process per rank; each rank runs ``python -m strata.distributed.launch --rank script.py args``,
-the *rank wrapper*, which
+process per rank; each rank runs ``python -m strata run --as-rank script.py args``, the *rank
+wrapper* (``run_rank``), which
 
 1. initialises MPI at once, so that from then on a rank that exits early is noticed by mpiexec
    (a rank that died before MPI started would leave the others waiting in MPI_Init forever);
@@ -64,8 +64,7 @@ def mpiexec_command(script, script_args, nproc_per_node, nnodes=1, hostfile=None
         cmd += ["-f", hostfile]
     for name, value in env.items():
         cmd += ["-genv", name, str(value)]
-    return cmd + [sys.executable, "-m", "strata.distributed.launch", "--rank", script,
-                  *script_args]
+    return cmd + [sys.executable, "-m", "strata", "run", "--as-rank", script, *script_args]
 
 
 def launch(script, script_args, nproc_per_node, nnodes=1, hostfile=None, master_addr=None,
@@ -105,8 +104,10 @@ class _RankPrefixed:
         return getattr(self._stream, name)
 
 
-def run_rank(script, script_args) -> None:
-    """The rank wrapper (see the module docstring); never returns normally on failure."""
+def run_rank(script, script_args, install_torch_alias) -> int:
+    """The rank wrapper (see the module docstring); on a failure it ends the job instead of
+    returning. ``install_torch_alias`` makes ``import torch`` resolve to strata (the CLI passes
+    it: that module sits above this layer)."""
     from mpi4py import MPI
     world = MPI.COMM_WORLD
     rank = world.Get_rank()
@@ -118,8 +119,7 @@ def run_rank(script, script_args) -> None:
     config.distributed_env.update(RANK=os.environ["RANK"], LOCAL_RANK=os.environ["LOCAL_RANK"])
     sys.stdout = _RankPrefixed(sys.stdout, f"[rank{rank}]: ")
     sys.stderr = _RankPrefixed(sys.stderr, f"[rank{rank}]: ")
-    from .. import torch_alias
-    torch_alias.install()
+    install_torch_alias()
     sys.argv = [script, *script_args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     code, reason = 0, ""
@@ -138,10 +138,4 @@ def run_rank(script, script_args) -> None:
     if code:
         from .process_group import abort_job
         abort_job(code, reason)
-
-
-if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] != "--rank":
-        sys.exit("usage: python -m strata.distributed.launch --rank script.py [args...] "
-                 "(started by `strata run --nproc-per-node N`)")
-    run_rank(sys.argv[2], sys.argv[3:])
+    return 0

@@ -18,7 +18,7 @@ import threading
 import traceback
 
 from .. import config
-from .work import Work, Worker, YieldingComm
+from .work import Worker, YieldingComm
 
 default_pg_timeout = datetime.timedelta(minutes=30)
 
@@ -311,12 +311,7 @@ def _prefix():
     return f"[rank{_mpi().COMM_WORLD.Get_rank()}]: "
 
 
-def local_rank() -> int:
-    """This process's rank on its node (LOCAL_RANK, or MPI's own local rank id)."""
-    return _env_int("LOCAL_RANK", _env_int("MPI_LOCALRANKID", 0))
-
-
-__all__ = ["Backend", "GroupMember", "ProcessGroup", "Work", "default_pg_timeout",
+__all__ = ["Backend", "GroupMember", "ProcessGroup", "default_pg_timeout",
            "destroy_process_group", "get_backend", "get_global_rank", "get_group_rank",
            "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
            "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
