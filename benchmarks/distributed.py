@@ -65,7 +65,7 @@ def _all_reduce(torch, dist):
 
 def _overlap(torch, dist):
     """Backward with DDP's bucketed, overlapped all-reduces vs backward (no_sync) followed by
-    the same all-reduces one after another."""
+    the same work one bucket after another: pack the bucket's grads, all-reduce, unpack."""
     nn = torch.nn
     torch.manual_seed(0)
     layers = []
@@ -73,17 +73,22 @@ def _overlap(torch, dist):
         layers += [nn.Linear(512, 512), nn.Tanh()]
     model = nn.parallel.DistributedDataParallel(nn.Sequential(*layers), bucket_cap_mb=1)
     x = torch.randn(64, 512)
-    buckets = [torch.cat([list(model.parameters())[i].detach().reshape(-1) for i in bucket])
-               for bucket in model.bucket_indices]
+    params = list(model.parameters())
+    buckets = [[params[i] for i in bucket] for bucket in model.bucket_indices]
 
     def overlapped():
+        model.zero_grad()
         model(x).square().mean().backward()
 
     def serial():
+        model.zero_grad()
         with model.no_sync():
             model(x).square().mean().backward()
-        for flat in buckets:
+        for bucket in buckets:
+            flat = torch.cat([p.grad.reshape(-1) for p in bucket]) / dist.get_world_size()
             dist.all_reduce(flat)
+            for p, part in zip(bucket, flat.split([p.numel() for p in bucket])):
+                p.grad.copy_(part.view(p.shape))
     return {"overlapped_s": _median_seconds(overlapped, dist, 15),
             "serial_s": _median_seconds(serial, dist, 15), "buckets": len(buckets)}
 
