@@ -75,7 +75,8 @@ sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
 # What the launcher (``strata run --nproc-per-node``, torchrun, mpiexec's hydra) told this rank.
 distributed_env: dict = {name: os.environ[name] for name in (
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-    "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI_RANK", "PMI_SIZE", "TORCHELASTIC_RUN_ID")
+    "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "PMI_RANK", "PMI_SIZE", "TORCHELASTIC_RUN_ID",
+    "OMP_NUM_THREADS")
     if name in os.environ}
 # Exchange a small header (op, dtype, shape) before every collective, so that ranks calling
 # different collectives or shapes get an error instead of corrupt data (costs one tiny allgather).

@@ -129,6 +129,14 @@ t.add_(RANK + 1)
 dist.all_reduce(t)
 check("all_reduce of a transposed view", t, np.full((3, 5), WORLD * (WORLD + 1) / 2))
 
+# a tensor on the sim device too (its own device process per rank: only on 2 ranks)
+if WORLD == 2 and strata.sim.is_available():
+    t = strata.full((4,), float(RANK + 1), device="sim")
+    work = dist.all_reduce(t, async_op=True)
+    work.wait()
+    assert t.device.type == "sim"
+    check("all_reduce of a sim tensor", t.cpu(), np.full(4, 3.0))
+
 # point to point: a ring, blocking and nonblocking
 nxt, prev = (RANK + 1) % WORLD, (RANK - 1) % WORLD
 got = strata.zeros(4)
