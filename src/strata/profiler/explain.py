@@ -12,7 +12,9 @@ copy, alloc; stream and sequence number) -> driver (ioctl, ring slot, doorbell) 
 (execution, fence) -> sync (reason, mode, time waited). Device work is asynchronous: the device
 reports its start/end times when the host next synchronises, so explain() synchronises started
 devices after the line (that wait is shown, outside the line) and puts each execution under the
-launch that queued it. On the CPU the layers below the kernel are simply absent.
+launch that queued it. On the CPU the layers below the kernel are simply absent. A collective
+(``strata.distributed``) adds the "comm" layer: its post on the calling thread and, under it,
+its run on the process group's worker thread.
 """
 
 import ast
