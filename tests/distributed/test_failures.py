@@ -1,7 +1,14 @@
 """The launcher's environment, and failures: a rank that raises, is killed, leaves, or calls a
 mismatched collective ends the job non-zero within the group's timeout (8 s), never a hang."""
 
+import os
+import subprocess
+import sys
+import time
+
 import pytest
+
+from strata.distributed.launch import mpiexec_path
 
 pytest.importorskip("mpi4py")
 
@@ -28,3 +35,21 @@ def test_failing_rank_ends_the_job(mode, says):
     assert says in output, output
     assert "sum" not in output
     assert seconds < 8 + 20, f"took {seconds:.1f} s"
+
+
+def test_plain_mpiexec_rank_that_raises_ends_the_job(tmp_path):
+    """Without the launcher, init_process_group's excepthook aborts the job."""
+    script = tmp_path / "raise_on_rank1.py"
+    script.write_text(
+        "import datetime\nimport strata\nimport strata.distributed as dist\n"
+        "dist.init_process_group('mpi', timeout=datetime.timedelta(seconds=8))\n"
+        "if dist.get_rank() == 1:\n    raise ValueError('boom under plain mpiexec')\n"
+        "t = strata.ones(2)\ndist.all_reduce(t)\nprint('sum', t.tolist())\n")
+    start = time.monotonic()
+    done = subprocess.run([mpiexec_path(), "-n", "2", sys.executable, str(script)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=60, env=dict(os.environ))
+    assert done.returncode != 0, done.stdout
+    assert "[rank1]: ValueError: boom under plain mpiexec" in done.stdout, done.stdout
+    assert "sum" not in done.stdout
+    assert time.monotonic() - start < 8 + 20
