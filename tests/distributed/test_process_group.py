@@ -40,6 +40,9 @@ def test_default_group_errors_match_torch():
                    "<class 'int'>")
     assert error_of(lambda: dist.init_process_group(init_method="env://", store=object()))[0] \
         is AssertionError
+    assert error_of(lambda: strata.nn.parallel.DistributedDataParallel(strata.nn.Linear(1, 1))) \
+        == error_of(lambda: torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1)))
+    assert error_of(lambda: dist.init_process_group("nccl"))[0] is RuntimeError
     assert not dist.is_initialized()
 
 
