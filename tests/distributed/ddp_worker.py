@@ -145,6 +145,20 @@ except RuntimeError as e:
 else:
     raise AssertionError("expected the unused-parameter error")
 
+# broadcast_buffers: each forward starts from rank 0's buffers (plain BatchNorm's running stats
+# drift apart in training, since each rank sees its own batch)
+for broadcast in (True, False):
+    strata.manual_seed(0)
+    model = DDP(nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)), broadcast_buffers=broadcast)
+    model(strata.randn(4, 3, generator=strata.Generator().manual_seed(RANK)))
+    model.eval()
+    with strata.no_grad():
+        model(strata.randn(4, 3))   # eval: broadcasts (or not), leaves the stats alone
+    stats = [strata.zeros(3) for _ in range(WORLD)]
+    dist.all_gather(stats, model.module[1].running_mean)
+    spread = (stats[0] - stats[-1]).abs().max().item()
+    assert (spread == 0) == broadcast, f"broadcast_buffers={broadcast}: spread {spread}"
+
 # SyncBatchNorm over 2 ranks' half batches == BatchNorm over the full batch
 strata.manual_seed(0)
 reference = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3))
