@@ -43,6 +43,8 @@ def test_default_group_errors_match_torch():
     assert error_of(lambda: strata.nn.parallel.DistributedDataParallel(strata.nn.Linear(1, 1))) \
         == error_of(lambda: torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1)))
     assert error_of(lambda: dist.init_process_group("nccl"))[0] is RuntimeError
+    assert error_of(lambda: strata.nn.parallel.DistributedDataParallel(
+        strata.nn.Linear(1, 1), mixed_precision=object()))[0] is NotImplementedError
     assert not dist.is_initialized()
 
 
@@ -60,6 +62,10 @@ def test_init_destroy_and_world_of_one(world):
     assert work.get_future().value()[0] is t
     np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
     assert dist.barrier() is None
+    ddp = strata.nn.parallel.DistributedDataParallel(strata.nn.Linear(2, 2))
+    for unsupported in (lambda: ddp.register_comm_hook(None, None), ddp.join):
+        with pytest.raises(NotImplementedError, match="strata DistributedDataParallel"):
+            unsupported()
 
 
 def test_bad_arguments_raise_before_sending_and_leave_tensors_alone(world):

@@ -37,6 +37,9 @@ class DistributedDataParallel(Module):
                              "only work with single-device/multiple-device GPU modules or CPU "
                              f"modules, but got device_ids {device_ids}, output_device "
                              f"{output_device}, and module parameters on the CPU.")
+        if mixed_precision is not None or device_mesh is not None:
+            raise NotImplementedError("strata DistributedDataParallel: mixed_precision and "
+                                      "device_mesh are not supported")
         params = _unique(p for p in module.parameters() if p.requires_grad)
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
@@ -101,6 +104,17 @@ class DistributedDataParallel(Module):
         self.reducer.prepare_for_backward(
             flatten_tensors(output) if self.find_unused_parameters else [])
         return output
+
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError("strata DistributedDataParallel.register_comm_hook: "
+                                  "communication hooks are not supported; buckets are always "
+                                  "averaged with an all-reduce")
+
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        raise NotImplementedError("strata DistributedDataParallel.join: uneven inputs are not "
+                                  "supported; give every rank the same number of batches "
+                                  "(DistributedSampler does)")
 
     @contextmanager
     def no_sync(self):
