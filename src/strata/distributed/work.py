@@ -159,6 +159,7 @@ class Worker:
                 self._thread.start()
             self._queue.put((work, run, dict(trace_fields, work=work_id),
                              time.perf_counter_ns()))
+        time.sleep(0)   # hand the GIL over now, so the worker starts the MPI call at once
         return work
 
     def _loop(self):
