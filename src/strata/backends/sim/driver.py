@@ -380,8 +380,12 @@ class SimDriver:
                 out.append((qid, seq, bytes(self._ctrl_view[at:at + n]).decode(errors="replace")))
         return out
 
-    def clear_error(self, qid: int) -> None:
-        self._regs[qid * C.NREGS + C.REG_ERR_SEQ] = 0
+    def clear_error(self, qid: int, seq: int) -> None:
+        """Forget the error of command ``seq``, which the host has read. The device writes an
+        error only while the register is 0, so this cannot lose a newer one."""
+        at = qid * C.NREGS + C.REG_ERR_SEQ
+        if self._regs[at] == seq:
+            self._regs[at] = 0
 
     def response(self, qid: int) -> memoryview:
         """The queue's response mailbox, as the last data-dependent command left it."""

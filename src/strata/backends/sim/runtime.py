@@ -245,10 +245,10 @@ class SimRuntime(DeviceRuntime):
             if cross is not None and block is not None and block.stream != queue:
                 cross.append(block)
             return (storage.addr, storage.nbytes, t._offset, t._shape, t._strides,
-                    DTYPE_INDEX[t.dtype])
+                    DTYPE_INDEX[t.dtype], storage.id)
         if type(storage) is PinnedStorage:
             return (storage.addr, storage.nbytes, t._offset, t._shape, t._get_strides(),
-                    DTYPE_INDEX[t.dtype])
+                    DTYPE_INDEX[t.dtype], 0)
         if t.device.type == "cpu" and t.ndim == 0:
             return (None, t.item(), DTYPE_INDEX[t.dtype])   # a CPU scalar travels by value
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
@@ -392,8 +392,8 @@ class SimRuntime(DeviceRuntime):
         errors = self.driver.errors()
         if not errors:
             return
-        for queue, _, _ in errors:
-            self.driver.clear_error(queue)
+        for queue, seq, _ in errors:
+            self.driver.clear_error(queue, seq)
         message = min(errors, key=lambda e: e[1])[2]
         raise AsyncKernelError(
             f"{message}\nsim kernel errors are reported asynchronously, at the next "
