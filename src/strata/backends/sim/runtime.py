@@ -33,7 +33,7 @@ from ...runtime import (
 from ..cpu import kernel_table
 from ..cpu.array import data
 from . import commands as C
-from .driver import DeviceLost, QueuesExhausted, SimDriver
+from .driver import DeviceLost, DeviceTimeout, QueuesExhausted, SimDriver
 from .streams import SimEvent, SimStream
 
 SIM = device("sim", 0)
@@ -88,7 +88,8 @@ class SimRuntime(DeviceRuntime):
     device_type = "sim"
 
     def __init__(self):
-        self.driver = SimDriver.open(config.sim_memory, config.sim_host_memory, config.sim_sync)
+        self.driver = SimDriver.open(config.sim_memory, config.sim_host_memory, config.sim_sync,
+                                     config.sim_timeout)
         self.allocator = CachingAllocator(SimMemory(self, host=False), "sim")
         self.host_allocator = CachingAllocator(SimMemory(self, host=True), "sim_host")
         self._host_bytes = np.frombuffer(self.driver.host_aperture(), np.uint8)
@@ -518,5 +519,5 @@ def get_if_started():
 
 register_runtime("sim", get_if_started)
 
-__all__ = ["AsyncKernelError", "DeviceLost", "SimEvent", "SimRuntime", "SimStream", "get",
+__all__ = ["AsyncKernelError", "DeviceLost", "DeviceTimeout", "SimEvent", "SimRuntime", "SimStream", "get",
            "get_if_started"]
