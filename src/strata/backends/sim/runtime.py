@@ -33,6 +33,7 @@ from ...runtime import (
 from ..cpu import kernel_table
 from ..cpu.array import data
 from . import commands as C
+from . import staging
 from .driver import DeviceLost, DeviceTimeout, QueuesExhausted, SimDriver
 from .streams import SimEvent, SimStream
 
@@ -93,6 +94,7 @@ class SimRuntime(DeviceRuntime):
         self.allocator = CachingAllocator(SimMemory(self, host=False), "sim")
         self.host_allocator = CachingAllocator(SimMemory(self, host=True), "sim_host")
         self._host_bytes = np.frombuffer(self.driver.host_aperture(), np.uint8)
+        self.staging_chunk = staging.chunk_bytes_for(config.sim_host_memory)
         self.launch_blocking = config.launch_blocking
         self._tls = threading.local()
         self.device = SIM
@@ -329,11 +331,16 @@ class SimRuntime(DeviceRuntime):
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2D", cross)
         elif dst.device.type == "sim":
             kind = "H2D"
-            staged = src if type(src._storage) is PinnedStorage else self._stage_host(src)
-            payload = (site, self._desc(dst, queue, cross), self._desc(staged))
-            seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy H2D", cross)
-            if staged._storage.block is not None:
-                self.host_allocator.record_use(staged._storage.block, queue, seq)
+            if type(src._storage) is not PinnedStorage and src.nbytes > self.staging_chunk:
+                seq = staging.copy_to_device(self, stream, site, self._desc(dst, queue, cross),
+                                             src, self.staging_chunk, cross)
+            else:
+                staged = src if type(src._storage) is PinnedStorage else self._stage_host(src)
+                payload = (site, self._desc(dst, queue, cross), self._desc(staged))
+                seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy H2D",
+                                   cross)
+                if staged._storage.block is not None:
+                    self.host_allocator.record_use(staged._storage.block, queue, seq)
             if not non_blocking:
                 self.wait(queue, seq, "blocking copy to sim")
         elif non_blocking and type(dst._storage) is PinnedStorage:
@@ -342,11 +349,17 @@ class SimRuntime(DeviceRuntime):
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             if dst._storage.block is not None:
                 self.host_allocator.record_use(dst._storage.block, queue, seq)
+        elif src.nbytes > self.staging_chunk:
+            kind = "D2H"
+            seq = staging.copy_to_host(self, stream, site, dst, self._desc(src, queue, cross),
+                                       self.staging_chunk, cross, _CPU_COPY)
         else:
             kind = "D2H"
             staged = self.pinned_empty(src._shape, contiguous_strides(src._shape), src.dtype)
             payload = (site, self._desc(staged), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
+            if staged._storage.block is not None:   # reused only once the device is done
+                self.host_allocator.record_use(staged._storage.block, queue, seq)
             self.wait(queue, seq, "copy to cpu")
             _CPU_COPY(dst, staged)
         if self.launch_blocking:
