@@ -8,7 +8,6 @@ from ..core.device import no_cuda
 from . import amp  # noqa: F401
 
 
-
 def is_available() -> bool:
     return False
 

@@ -10,7 +10,12 @@ import operator
 
 from ..core import dtype as D
 from ..core.shape import (
-    check_numel, check_storage_size, contiguous_strides, infer_size, wrap_dim, wrap_dims,
+    check_numel,
+    check_storage_size,
+    contiguous_strides,
+    infer_size,
+    wrap_dim,
+    wrap_dims,
 )
 from . import meta_rules as R
 from .op import TensorSpec, ViewSpec, defop, register_decomposition

@@ -17,8 +17,13 @@ from .special import digamma
 
 
 def _gamma_draws(alpha, dtype, generator):
-    """Standard Gamma(alpha) draws in float64, clamped to ``dtype``'s smallest normal."""
-    draws = generator_for(generator).standard_gamma(alpha)
+    """Standard Gamma(alpha) draws in float64, clamped to ``dtype``'s smallest normal. As in
+    PyTorch, alpha <= 0 or nan gives that smallest normal and alpha = inf gives inf (NumPy
+    refuses such shapes)."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    valid = (alpha > 0) & (alpha < np.inf)
+    draws = generator_for(generator).standard_gamma(np.where(valid, alpha, 1.0))
+    draws = np.where(valid, draws, np.where(alpha == np.inf, np.inf, 0.0))
     return np.maximum(draws, D.finfo(dtype).tiny)
 
 
@@ -111,10 +116,15 @@ def _poisson(self, generator=None):
 
 def _binomial(count, prob, generator=None):
     spec = DS.binomial.meta(count, prob, generator)
-    n = np.maximum(np.floor(data(count).astype(np.float64)), 0).astype(np.int64)
-    p = np.clip(data(prob).astype(np.float64), 0.0, 1.0)
-    draws = generator_for(generator).binomial(*np.broadcast_arrays(n, p))
-    return wrap(draws.astype(np.float64), spec.dtype)
+    count = data(count).astype(np.float64)
+    if not (count < 2.0 ** 63).all():   # inf, nan, huge: PyTorch's sampler never returns
+        raise RuntimeError("binomial: count must be finite and below 2**63")
+    n = np.maximum(np.floor(count), 0).astype(np.int64)
+    p = data(prob).astype(np.float64)
+    n, p = np.broadcast_arrays(n, p)
+    nan = np.isnan(p)
+    draws = generator_for(generator).binomial(n, np.where(nan, 0.0, np.clip(p, 0.0, 1.0)))
+    return wrap(np.where(nan, np.nan, draws), spec.dtype)   # a nan probability draws nan
 
 
 KERNELS = {

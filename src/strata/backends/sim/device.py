@@ -26,6 +26,7 @@ import numpy as np
 from ..._tensor import CPU_KEYSET, from_array, make_tensor
 from ...core import dtype as D
 from ...core.device import cpu
+from ...core.fp_errors import ignore_fp_errors
 from ...core.storage import Storage
 from ...ops.op import REGISTRY
 from ...random import Generator
@@ -135,6 +136,7 @@ class Device:
     def _serve(self, qid):
         """A queue's command processor. If it ever fails outside a command (a bug), the whole
         device goes down, so the host reports a lost device instead of waiting forever."""
+        ignore_fp_errors()   # Note [Silent IEEE arithmetic]
         try:
             self._process(qid)
         except BaseException:

@@ -28,7 +28,12 @@ from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...ops.op import TensorSpec
 from ...runtime import (
-    CachingAllocator, DeviceMemory, DeviceRuntime, DeviceStorage, PinnedStorage, register_runtime,
+    CachingAllocator,
+    DeviceMemory,
+    DeviceRuntime,
+    DeviceStorage,
+    PinnedStorage,
+    register_runtime,
 )
 from ..cpu import kernel_table
 from ..cpu.array import data

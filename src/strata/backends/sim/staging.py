@@ -107,7 +107,7 @@ def copy_to_device(runtime, stream, site, dst_desc, src, chunk_bytes, cross):
         for k, piece in enumerate(pieces(shape, chunk_bytes // src.dtype.itemsize)):
             at, piece_shape, piece_strides = _piece_layout(offset, strides, piece, shape)
             staged = buffers.take(k, piece_shape, src.dtype, "copy to sim: staging buffer reuse")
-            index, dim, start, stop = piece
+            index, _, start, stop = piece
             np.copyto(staged._np(), source[index + (slice(start, stop),)])
             target = (addr, nbytes, at, piece_shape, piece_strides, dt, alloc_id)
             payload = (site, target, runtime._desc(staged))
