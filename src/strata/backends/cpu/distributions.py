@@ -106,12 +106,18 @@ def _sample_dirichlet(self, generator=None):
     return wrap(gammas / total, spec.dtype)
 
 
+_POISSON_RATE_MAX = 9.2e18
+
+
 def _poisson(self, generator=None):
     spec = DS.poisson.meta(self, generator)
     rate = data(self).astype(np.float64)
     if not np.all(rate >= 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return wrap(generator_for(generator).poisson(rate).astype(np.float64), spec.dtype)
+    # Rates past NumPy's limit (~9.2e18, inf): PyTorch's int64 count overflows to -2**63.
+    huge = rate > _POISSON_RATE_MAX
+    draws = generator_for(generator).poisson(np.where(huge, 0.0, rate)).astype(np.float64)
+    return wrap(np.where(huge, float(-2 ** 63), draws), spec.dtype)
 
 
 def _binomial(count, prob, generator=None):
