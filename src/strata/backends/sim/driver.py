@@ -55,9 +55,10 @@ class QueuesExhausted(RuntimeError):
     """Every hardware queue is in use."""
 
 
-_PROCESS_STATES = {"R": "running", "S": "sleeping", "D": "in uninterruptible sleep (I/O)",
-                   "T": "stopped (by a signal such as SIGSTOP)", "t": "stopped by a debugger",
-                   "Z": "a zombie"}
+_STOPPED = "T"
+_PROCESS_STATES = {"?": "in an unknown state", "R": "running", "S": "sleeping",
+                   "D": "in uninterruptible sleep (I/O)", "T": "stopped (by a signal such as "
+                   "SIGSTOP)", "t": "stopped by a debugger", "Z": "a zombie"}
 
 
 class _FenceWatch:
@@ -65,8 +66,10 @@ class _FenceWatch:
     that has stopped (SIGSTOP, a debugger) or hangs. A wait gives up when the awaited queue has
     completed no command for ``timeout_s``: any completion restarts the clock, so a long run of
     kernels never trips it, only one command (or a stopped device) taking the whole time does.
-    The check reads one register, and only once per period; the message names the queue, the
-    fence value awaited and reached, and the device process's state."""
+    A device process still starting up (importing, on a busy machine) has not failed to make
+    progress either: until it says it runs (``REG_PID``), only a stopped process trips it. The
+    check runs once per period; the message names the queue, the fence value awaited and
+    reached, and the device process's state."""
 
     __slots__ = ("driver", "qid", "seq", "reason", "deadline", "fence", "period")
 
@@ -80,17 +83,19 @@ class _FenceWatch:
         self.fence = driver.fence(qid)
 
     def check(self, now):
-        fence = self.driver.fence(self.qid)
-        if fence != self.fence:          # progress: wait another period
-            self.fence = fence
+        driver = self.driver
+        fence = driver.fence(self.qid)
+        state = driver.process_state()
+        if fence != self.fence or (not driver.started() and state != _STOPPED):
+            self.fence = fence            # progress, or still starting: another period
             self.deadline = now + self.period
             return
-        driver = self.driver
         raise DeviceTimeout(
             f"sim device watchdog: queue {self.qid} did not reach fence {self.seq} "
             f"(waiting for: {self.reason}); its fence has stayed at {fence} for "
             f"{driver.timeout_s:g} s. The device process (pid {driver.pid}) is "
-            f"{driver.process_state()}. Set STRATA_SIM_TIMEOUT to wait longer (0: forever).")
+            f"{_PROCESS_STATES.get(state, f'in state {state!r}')}. Set STRATA_SIM_TIMEOUT to "
+            f"wait longer (0: forever).")
 
 
 class BufferObject:
@@ -423,13 +428,16 @@ class SimDriver:
             regs[armed] = 0
 
     def process_state(self) -> str:
-        """The device process's scheduler state, in words (from /proc)."""
+        """The device process's scheduler state letter from /proc ("R", "S", "T", ...)."""
         try:
             with open(f"/proc/{self.pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0].decode()
+                return f.read().rsplit(b")", 1)[1].split()[0].decode()
         except (OSError, IndexError):
-            return "in an unknown state"
-        return _PROCESS_STATES.get(state, f"in state {state!r}")
+            return "?"
+
+    def started(self) -> bool:
+        """Whether the device process has finished starting up and serves its queues."""
+        return self._regs[C.REG_PID] != 0
 
     def errors(self):
         """``[(queue, seq, message)]`` of commands that failed on the device."""
