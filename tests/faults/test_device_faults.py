@@ -14,6 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
+
 import strata
 from strata.sim import AsyncKernelError, DeviceLost, DeviceTimeout
 

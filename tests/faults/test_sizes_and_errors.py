@@ -12,12 +12,13 @@ import warnings
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import to_strata, to_torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from op_samples import FAMILIES, all_samples
+
+import strata
 
 # --- sizes ----------------------------------------------------------------------------------------
 
