@@ -42,6 +42,22 @@ OVERFLOWING = {   # every one of these needs more than 2**63 - 1 bytes
     "expand_contiguous": lambda m: m.ones(1).expand(2 ** 31, 2 ** 31).contiguous(),
     "expand_clone": lambda m: m.ones(1).expand(2 ** 31, 2 ** 31).clone(),
     "resize_": lambda m: m.ones(2).resize_(2 ** 62),
+    "randperm": lambda m: m.randperm(2 ** 62),
+    "new_full": lambda m: m.ones(1).new_full((2 ** 62,), 1.0),
+    "empty_like": lambda m: m.empty_like(m.ones(1).expand(2 ** 62)),
+    "full_like": lambda m: m.full_like(m.ones(1).expand(2 ** 62), 2.0),
+    "broadcast_to": lambda m: m.broadcast_to(m.ones(1), (2 ** 62,)).contiguous(),
+    "meta": lambda m: m.empty(2 ** 62, device="meta"),
+}
+# Their results overflow too; PyTorch names the sizes, strata (NumPy found it) does not.
+OVERFLOWING_RESULTS = {
+    "tril_indices": lambda m: m.tril_indices(2 ** 32, 2 ** 32),
+    "pad": lambda m: m.nn.functional.pad(m.ones(2), (2 ** 62, 0)),
+    "pointwise": lambda m: m.ones(1).expand(2 ** 62) + 1,
+    "repeat_interleave": lambda m: m.ones(2).repeat_interleave(2 ** 61),
+    "index_select": lambda m: m.ones(3).index_select(0, m.zeros(1, dtype=m.int64).expand(2 ** 62)),
+    "cumsum": lambda m: m.ones(1).expand(2 ** 62).cumsum(0),
+    "kron": lambda m: m.kron(m.ones(1).expand(2 ** 32), m.ones(1).expand(2 ** 32)),
 }
 
 
@@ -58,6 +74,17 @@ def test_overflowing_sizes_raise_pytorchs_error_before_allocating(name):
     assert str(got.value).split(" and strides")[0] == str(expected.value).split(" and strides")[0]
     # Not a benchmark: filling the 16 GiB that repeat used to allocate took 13-30 s.
     assert elapsed < 1.0
+
+
+@pytest.mark.parametrize("name", OVERFLOWING_RESULTS)
+def test_overflowing_results_raise_runtime_error_at_once(name):
+    make = OVERFLOWING_RESULTS[name]
+    with pytest.raises(RuntimeError):
+        make(torch)
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed|can't allocate"):
+        make(strata)
+    assert time.perf_counter() - start < 1.0
 
 
 def test_the_issues_cases():

@@ -415,8 +415,12 @@ view_dtype = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", 
 
 # --- triangle indices ---------------------------------------------------------------------------
 def tril_count(row, col, offset):
-    """Elements of a row x col matrix on or below diagonal ``offset``."""
-    return sum(max(0, min(col, r + offset + 1)) for r in range(row))
+    """Elements of a row x col matrix on or below diagonal ``offset``: row r holds
+    ``clamp(r + offset + 1, 0, col)`` of them, summed in closed form (sizes can be huge)."""
+    first = min(max(-offset, 0), row)                  # rows before this hold none
+    full = min(max(col - offset - 1, first), row)      # rows from this one on are full
+    partial = (full - first) * (first + full + 2 * offset + 1) // 2
+    return partial + (row - full) * col
 
 
 def triangle_indices_meta(name, count):
