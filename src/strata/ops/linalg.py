@@ -261,8 +261,8 @@ mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, method=True, func
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, method=True, function=True)
 addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
               "-> Tensor", _addmm_meta, method=True, function=True)
-addmm_ = defop("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
-               "-> Tensor(a!)", method=True)
+addmm_ = defop("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+               "Scalar alpha=1) -> Tensor(a!)", method=True)
 einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
                _einsum_meta)
 

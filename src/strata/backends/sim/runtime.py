@@ -537,5 +537,5 @@ def get_if_started():
 
 register_runtime("sim", get_if_started)
 
-__all__ = ["AsyncKernelError", "DeviceLost", "DeviceTimeout", "SimEvent", "SimRuntime", "SimStream", "get",
-           "get_if_started"]
+__all__ = ["AsyncKernelError", "DeviceLost", "DeviceTimeout", "SimEvent", "SimRuntime", "SimStream",
+           "get", "get_if_started"]
