@@ -12,7 +12,7 @@ from enum import IntEnum
 import numpy as np
 
 from .core import dtype as D
-from .core.device import as_device, cpu
+from .core.device import as_device, cpu, no_cuda
 from .core.shape import Size, contiguous_strides
 from .core.storage import Storage
 from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, VersionCounter
@@ -554,8 +554,7 @@ class Tensor(TensorImpl):
         return self if self.device.type == "cpu" else self.to("cpu", memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
-        raise RuntimeError("Torch not compiled with CUDA enabled (strata has no CUDA device; use "
-                           "'cpu', 'meta' or an accelerator strata provides)")
+        no_cuda()
 
     def float(self, memory_format=None):
         return self.to(D.float32, memory_format=memory_format)

@@ -70,6 +70,23 @@ sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
 sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
 
+
+def _seconds(name: str, default: str) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        warnings.warn(f"{name} should be a number of seconds (0: never), got "
+                      f"{os.environ.get(name)!r}; using {default}")
+        value = float(default)
+    return value
+
+
+# The sim watchdog: a wait for the device raises once the awaited queue has completed nothing
+# for this many seconds (a stopped or hung device); 0 waits forever.
+sim_timeout: float = _seconds("STRATA_SIM_TIMEOUT", "60")
+
 # --- strata.distributed -------------------------------------------------------------------------
 
 # What the launcher (``strata run --nproc-per-node``, torchrun, mpiexec's hydra) told this rank.

@@ -15,7 +15,7 @@ import contextlib
 import os
 
 from .backends.sim import runtime as _rt
-from .backends.sim.driver import DeviceLost  # noqa: F401
+from .backends.sim.driver import DeviceLost, DeviceTimeout  # noqa: F401
 from .backends.sim.runtime import AsyncKernelError  # noqa: F401
 from .backends.sim.streams import SimEvent as Event  # noqa: F401
 from .backends.sim.streams import SimStream as Stream  # noqa: F401

@@ -22,15 +22,13 @@ import warnings
 
 import numpy as np
 
+from ._tensor import CPU_KEYSET, from_array, make_tensor
 from .core import dtype as D
 from .core.device import as_device, cpu
+from .core.fp_errors import silent_fp
 from .core.storage import Storage
 from .core.tensor_impl import TensorImpl
 from .ops import factory as F
-from ._tensor import CPU_KEYSET, from_array, make_tensor
-
-# Out-of-range floats become inf silently, as in PyTorch (NumPy would warn from this module).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"strata\.tensor_new")
 
 _MAX_DIMS = 64
 _PLAIN = frozenset((bool, int, float))
@@ -329,6 +327,7 @@ def from_dlpack(ext_tensor):
 
 # --- the constructors ----------------------------------------------------------------------------
 
+@silent_fp   # out-of-range floats become inf silently, as in PyTorch
 def _from_python(data, dtype, device):
     """A new tensor from nested Python data (lists, tuples, scalars, NumPy scalars, tensors)."""
     if isinstance(data, (str, bytes)):
@@ -353,6 +352,7 @@ def _from_python(data, dtype, device):
     return out if device == cpu else out.to(device)
 
 
+@silent_fp
 def _from_numpy_copy(arr, dtype, device):
     src_dtype = _check_numpy(arr)
     dtype = dtype or src_dtype

@@ -87,6 +87,14 @@ SAMPLES = {
         Sample(lambda m, s, a, b: m.addmm(s.bfloat16(), a.bfloat16(), b.bfloat16()),
                (_f(2), _f(2, 3), _f(3, 2)), atol=5e-2, rtol=5e-2),
     ],
+    "aten::addmm_": [
+        Sample(lambda m, s, a, b: s.clone().addmm_(a, b), (_f(3, 5), _f(3, 4), _f(4, 5))),
+        Sample(lambda m, s, a, b: s.clone().addmm_(a, b, beta=0.5, alpha=2),
+               (_f(3, 5, dtype=np.float64), _f(3, 4, dtype=np.float64),
+                _f(4, 5, dtype=np.float64))),
+        Sample(lambda m, s, a, b: s.clone().t().addmm_(a, b, beta=2, alpha=3),
+               (_i(2, 3), _i(3, 4), _i(4, 2)), name="int_transposed_self"),
+    ],
     "aten::einsum": [
         Sample(lambda m, a, b: m.einsum("ij,jk->ik", a, b), (_f(2, 3), _f(3, 4))),
         Sample(lambda m, a, b: m.einsum("bij,bjk->bik", [a, b]), (_f(2, 2, 3), _f(2, 3, 4)),

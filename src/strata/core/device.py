@@ -20,8 +20,24 @@ def register_device_type(type_name: str, backend: str) -> None:
     _backend_of_type[type_name] = backend
 
 
+NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def no_cuda(*args, **kwargs):
+    """What anything that needs a CUDA device does here: PyTorch's CPU-only build raises this
+    AssertionError (from ``torch.cuda._lazy_init``) for ``.cuda()``, ``.to("cuda")`` and
+    ``device="cuda"`` alike."""
+    raise AssertionError(NO_CUDA)
+
+
 def backend_of(type_name: str) -> str:
-    return _backend_of_type[type_name]
+    """The backend of a device type (KeyError if no backend runs it; ``no_cuda`` for cuda)."""
+    backend = _backend_of_type.get(type_name)
+    if backend is None:
+        if type_name == "cuda":
+            no_cuda()
+        raise KeyError(type_name)
+    return backend
 
 
 class device:

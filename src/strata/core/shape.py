@@ -108,6 +108,38 @@ def normalize_size(size) -> tuple:
     return size
 
 
+# c10's storage_max(): "storage size calculations must fit in both" int64 and size_t.
+STORAGE_MAX = 2 ** 63 - 1
+
+
+def check_storage_size(shape, itemsize: int, strides=None) -> int:
+    """The bytes a new tensor of ``shape`` (laid out with ``strides``, else contiguously) needs,
+    checked before anything is allocated, as ``computeStorageNbytes`` (``EmptyTensor.cpp``) does:
+    a size past int64 is PyTorch's RuntimeError, not a NumPy error after a huge allocation."""
+    if strides is None:
+        elements = 1
+        for size in shape:
+            elements *= size
+    else:
+        elements = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    nbytes = elements * itemsize
+    if nbytes > STORAGE_MAX:
+        layout = f"sizes=[{', '.join(map(str, shape))}]"
+        if strides is not None:
+            layout += f" and strides=[{', '.join(map(str, strides))}]"
+        raise RuntimeError(f"Storage size calculation overflowed with {layout}")
+    return nbytes
+
+
+def check_numel(shape) -> None:
+    """A view's element count must fit int64 too (``TensorImpl::compute_numel``)."""
+    elements = 1
+    for size in shape:
+        elements *= size
+    if elements > STORAGE_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
+
+
 def infer_size(shape, numel: int) -> tuple:
     """Resolve one ``-1`` in a view/reshape target, as ``at::infer_size``."""
     shape = tuple(operator.index(s) for s in shape)

@@ -4,11 +4,8 @@ Programs commonly probe ``cuda.is_available()`` and seed CUDA; those calls work.
 needs a CUDA device raises PyTorch's "Torch not compiled with CUDA enabled" error.
 """
 
+from ..core.device import no_cuda
 from . import amp  # noqa: F401
-
-
-def _no_cuda(*args, **kwargs):
-    raise AssertionError("Torch not compiled with CUDA enabled (strata has no CUDA device)")
 
 
 def is_available() -> bool:
@@ -45,5 +42,5 @@ def memory_allocated(device=None) -> int:
 
 
 max_memory_allocated = memory_reserved = max_memory_reserved = memory_allocated
-set_device = synchronize = current_device = get_device_name = get_device_properties = _no_cuda
-Stream = Event = _no_cuda
+set_device = synchronize = current_device = get_device_name = get_device_properties = no_cuda
+Stream = Event = no_cuda

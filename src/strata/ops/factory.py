@@ -8,7 +8,7 @@ dtype; ``full`` and ``arange`` infer from their Python numbers.
 import math
 
 from ..core import dtype as D
-from ..core.shape import contiguous_strides, normalize_size
+from ..core.shape import check_storage_size, contiguous_strides, normalize_size
 from . import meta_rules as R
 from .op import TensorSpec, ViewSpec, defop, register_decomposition
 
@@ -17,19 +17,16 @@ _FACTORY_KW = "ScalarType? dtype=None, Layout? layout=None, Device? device=None,
 
 
 def _check_size(size):
-    size = normalize_size((size,)) if not isinstance(size, int) else normalize_size(((size,),))
-    numel = 1
-    for s in size:
-        numel *= s
-    if numel >= 2 ** 63:
-        raise RuntimeError(f"Trying to create tensor with {numel} elements, which overflows "
-                           f"int64 (sizes: [{', '.join(map(str, size))}])")
-    return size
+    """Sizes as a tuple of non-negative ints (their product is checked with the dtype, by
+    ``check_storage_size``)."""
+    return normalize_size((size,)) if not isinstance(size, int) else normalize_size(((size,),))
 
 
 def _spec(size, dtype):
     size = _check_size(size)
-    return TensorSpec(size, dtype or D.get_default_dtype(), contiguous_strides(size))
+    dtype = dtype or D.get_default_dtype()
+    check_storage_size(size, dtype.itemsize)
+    return TensorSpec(size, dtype, contiguous_strides(size))
 
 
 def _empty_meta(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
@@ -49,7 +46,9 @@ def _empty_strided_meta(size, stride, dtype=None, layout=None, device=None, pin_
     if any(s < 0 for s in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes=[{_join(size)}] and "
                            f"strides=[{_join(stride)}]")
-    return TensorSpec(size, dtype or D.get_default_dtype(), stride)
+    dtype = dtype or D.get_default_dtype()
+    check_storage_size(size, dtype.itemsize, stride)
+    return TensorSpec(size, dtype, stride)
 
 
 def _join(values):
@@ -156,7 +155,10 @@ scalar_tensor = defop(f"scalar_tensor(Scalar s, *, {_FACTORY_KW}) -> Tensor", _s
 def _to_copy_meta(self, dtype=None, layout=None, device=None, pin_memory=None,
                   non_blocking=False, memory_format=None):
     # preserve_format keeps a dense layout as it is and densifies any other in its dim order
-    return TensorSpec(tuple(self.shape), dtype or self.dtype, R.like_strides(self, memory_format))
+    shape, dtype = tuple(self.shape), dtype or self.dtype
+    strides = R.like_strides(self, memory_format)
+    check_storage_size(shape, dtype.itemsize, strides)
+    return TensorSpec(shape, dtype, strides)
 
 
 def _clone_meta(self, memory_format=None):
@@ -206,6 +208,7 @@ def resize_layout(self, size, memory_format=None):
         strides = contiguous_strides(shape)
     else:
         raise RuntimeError(f"Unsupported memory format {memory_format}")
+    check_storage_size(shape, self.dtype.itemsize, strides)
     extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     return shape, strides, (self.storage_offset() + extent) * self.dtype.itemsize
 
@@ -412,8 +415,12 @@ view_dtype = defop("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", 
 
 # --- triangle indices ---------------------------------------------------------------------------
 def tril_count(row, col, offset):
-    """Elements of a row x col matrix on or below diagonal ``offset``."""
-    return sum(max(0, min(col, r + offset + 1)) for r in range(row))
+    """Elements of a row x col matrix on or below diagonal ``offset``: row r holds
+    ``clamp(r + offset + 1, 0, col)`` of them, summed in closed form (sizes can be huge)."""
+    first = min(max(-offset, 0), row)                  # rows before this hold none
+    full = min(max(col - offset - 1, first), row)      # rows from this one on are full
+    partial = (full - first) * (first + full + 2 * offset + 1) // 2
+    return partial + (row - full) * col
 
 
 def triangle_indices_meta(name, count):

@@ -10,6 +10,7 @@ import math
 
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes, wrap_dim
+from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
@@ -260,6 +261,8 @@ mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", _mm_meta, method=True, func
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", _bmm_meta, method=True, function=True)
 addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) "
               "-> Tensor", _addmm_meta, method=True, function=True)
+addmm_ = defop("addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, "
+               "Scalar alpha=1) -> Tensor(a!)", method=True)
 einsum = defop("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
                _einsum_meta)
 
@@ -423,6 +426,19 @@ def _check_baddbmm_dtype(self, batch1, batch2):
     if self.dtype is not batch1.dtype:
         raise RuntimeError(f"Input dtypes must be the same, got: input {CTYPE[self.dtype]}, "
                            f"batch1: {CTYPE[batch1.dtype]}, batch2: {CTYPE[batch2.dtype]}")
+
+
+@register_decomposition(addmm_)
+def _addmm_(self, mat1, mat2, beta=1, alpha=1):
+    """``addmm`` written into ``self``: every check runs before the write, so a failed call
+    leaves ``self`` as it was; autograd sees an addmm and a ``copy_``."""
+    shape = _addmm_meta(self, mat1, mat2, beta, alpha).shape
+    if tuple(self.shape) != shape:
+        have, want = (", ".join(map(str, s)) for s in (self.shape, shape))
+        raise RuntimeError(f"Bad in-place call: input tensor size [{have}] and output tensor "
+                           f"size [{want}] should match")
+    R.check_no_internal_overlap(self)
+    return F.copy_(self, addmm(self, mat1, mat2, beta=beta, alpha=alpha))
 
 
 @register_decomposition(baddbmm)

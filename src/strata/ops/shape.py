@@ -9,7 +9,14 @@ import itertools
 import operator
 
 from ..core import dtype as D
-from ..core.shape import contiguous_strides, infer_size, wrap_dim, wrap_dims
+from ..core.shape import (
+    check_numel,
+    check_storage_size,
+    contiguous_strides,
+    infer_size,
+    wrap_dim,
+    wrap_dims,
+)
 from . import meta_rules as R
 from .op import TensorSpec, ViewSpec, defop, register_decomposition
 
@@ -122,6 +129,7 @@ def _expand_meta(self, size, implicit=False):
                                    f"{_fmt(self.shape)}")
             cur, cur_stride = target, 0
         shape[i], stride[i] = cur, cur_stride
+    check_numel(shape)
     return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
 
 
@@ -281,6 +289,7 @@ def _cat_meta(tensors, dim=0):
     shape = list(ref.shape)
     shape[d] = total
     dtype = R.promote(*tensors) if len(tensors) > 1 else ref.dtype
+    check_storage_size(shape, dtype.itemsize)
     return TensorSpec(tuple(shape), dtype, _cat_strides(shape, [
         (tuple(t.shape), tuple(t.stride())) for t in tensors]))
 
@@ -328,6 +337,7 @@ def _stack_meta(tensors, dim=0):
         return TensorSpec(shape, joined.dtype,
                           R.view_strides(joined.shape, joined.strides, shape))
     dtype = R.promote(*tensors) if len(tensors) > 1 else tensors[0].dtype
+    check_storage_size(shape, dtype.itemsize)
     # unsqueeze(-1) appends a size-1 dim of stride 1
     return TensorSpec(shape, dtype, _cat_strides(shape, [
         (first + (1,), tuple(x.stride()) + (1,)) for x in tensors]))
@@ -364,6 +374,7 @@ def _repeat_meta(self, repeats):
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{_fmt(shape)}")
+    check_storage_size(shape, self.dtype.itemsize)
     return TensorSpec(shape, self.dtype, contiguous_strides(shape))
 
 

@@ -8,13 +8,22 @@ copies to and from the device can run asynchronously. Both free their block thro
 allocator when the last reference dies (``CachingAllocator.watch``).
 """
 
+import itertools
+
 from ..core.storage import Storage
+
+_allocation_ids = itertools.count(1)
 
 
 class DeviceStorage(Storage):
-    """Bytes at ``block.addr`` in a device's memory (``block`` is None for zero bytes)."""
+    """Bytes at ``block.addr`` in a device's memory (``block`` is None for zero bytes).
 
-    __slots__ = ("block",)
+    ``id`` names this allocation for as long as the process lives, unlike its address, which
+    the caching allocator hands out again once the storage dies: a device that must remember
+    something about an allocation (Note [Poisoned allocations] in backends/sim/device.py) keys
+    it by ``id``."""
+
+    __slots__ = ("block", "id")
     pinned = False
 
     def __init__(self, nbytes, device, block):
@@ -22,6 +31,7 @@ class DeviceStorage(Storage):
         self.device = device
         self._data = self._owner = None
         self.block = block
+        self.id = next(_allocation_ids)
 
     @property
     def data(self):

@@ -10,6 +10,7 @@ from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
 from . import distributions
+from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
             linalg, nn, dense, pooling, normalization, activation, loss, distributions)
@@ -28,6 +29,6 @@ def kernel_table() -> dict:
 
 def register():
     for op, fn in kernel_table().items():
-        register_kernel(op, "CPU", fn)
+        register_kernel(op, "CPU", cpu_kernel(fn))
     for op, fn in sparse.SPARSE_KERNELS.items():
-        register_kernel(op, "SparseCPU", fn)
+        register_kernel(op, "SparseCPU", cpu_kernel(fn))

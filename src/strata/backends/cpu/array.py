@@ -7,21 +7,48 @@
 """
 
 import ctypes
+import functools
 import os
 import threading
-import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
 from ... import config
-from ...core import dtype as D
-from ...core.tensor_impl import TensorImpl
 from ..._tensor import from_array
+from ...core import dtype as D
+from ...core import fp_errors
+from ...core.fp_errors import ignore_fp_errors
+from ...core.tensor_impl import TensorImpl
 
-# NumPy reports inf/nan arithmetic through the warnings module, attributed to the calling
-# module. PyTorch is silent about IEEE results (1/0 = inf), so silence them in CPU kernels only.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"strata\.backends\.cpu")
+# NumPy's messages for sizes past what an array can index (PyTorch: a storage size overflow).
+_NUMPY_SIZE_ERRORS = ("array is too big", "Maximum allowed dimension exceeded",
+                      "iterator is too large")
+
+
+def cpu_kernel(fn):
+    """``fn`` as the dispatcher calls it: under Note [Silent IEEE arithmetic] (core/fp_errors.py),
+    with NumPy's allocation failures raised as PyTorch's CPU allocator raises them."""
+    set_state, reset_state = fp_errors.state.set, fp_errors.state.reset
+    ignore = fp_errors.IGNORE
+
+    def kernel(*args):
+        token = set_state(ignore)
+        try:
+            return fn(*args)
+        except MemoryError as exc:
+            nbytes = getattr(exc, "_total_size", None)   # NumPy's _ArrayMemoryError has it
+            raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
+                               f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
+                               f"memory)") from None
+        except ValueError as exc:
+            if not str(exc).startswith(_NUMPY_SIZE_ERRORS):
+                raise
+            raise RuntimeError(f"Storage size calculation overflowed: {exc}") from None
+        finally:
+            reset_state(token)
+    return functools.update_wrapper(kernel, fn)
+
 
 COMPUTE = {d: (np.dtype(np.float32) if d in (D.float16, D.bfloat16) else d.np)
            for d in D.ALL_DTYPES}
@@ -147,7 +174,8 @@ def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:
         return
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(NUM_THREADS - 1, thread_name_prefix="strata-cpu")
+            _pool = ThreadPoolExecutor(NUM_THREADS - 1, thread_name_prefix="strata-cpu",
+                                       initializer=ignore_fp_errors)
     step = -(-n // chunks)
     futures = [_pool.submit(_run_chunk, fn, lo, min(lo + step, end))
                for lo in range(begin + step, end, step)]

@@ -17,8 +17,13 @@ from .special import digamma
 
 
 def _gamma_draws(alpha, dtype, generator):
-    """Standard Gamma(alpha) draws in float64, clamped to ``dtype``'s smallest normal."""
-    draws = generator_for(generator).standard_gamma(alpha)
+    """Standard Gamma(alpha) draws in float64, clamped to ``dtype``'s smallest normal. As in
+    PyTorch, alpha <= 0 or nan gives that smallest normal and alpha = inf gives inf (NumPy
+    refuses such shapes)."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    valid = (alpha > 0) & (alpha < np.inf)
+    draws = generator_for(generator).standard_gamma(np.where(valid, alpha, 1.0))
+    draws = np.where(valid, draws, np.where(alpha == np.inf, np.inf, 0.0))
     return np.maximum(draws, D.finfo(dtype).tiny)
 
 
@@ -101,20 +106,31 @@ def _sample_dirichlet(self, generator=None):
     return wrap(gammas / total, spec.dtype)
 
 
+_POISSON_RATE_MAX = 9.2e18
+
+
 def _poisson(self, generator=None):
     spec = DS.poisson.meta(self, generator)
     rate = data(self).astype(np.float64)
     if not np.all(rate >= 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return wrap(generator_for(generator).poisson(rate).astype(np.float64), spec.dtype)
+    # Rates past NumPy's limit (~9.2e18, inf): PyTorch's int64 count overflows to -2**63.
+    huge = rate > _POISSON_RATE_MAX
+    draws = generator_for(generator).poisson(np.where(huge, 0.0, rate)).astype(np.float64)
+    return wrap(np.where(huge, float(-2 ** 63), draws), spec.dtype)
 
 
 def _binomial(count, prob, generator=None):
     spec = DS.binomial.meta(count, prob, generator)
-    n = np.maximum(np.floor(data(count).astype(np.float64)), 0).astype(np.int64)
-    p = np.clip(data(prob).astype(np.float64), 0.0, 1.0)
-    draws = generator_for(generator).binomial(*np.broadcast_arrays(n, p))
-    return wrap(draws.astype(np.float64), spec.dtype)
+    count = data(count).astype(np.float64)
+    if not (count < 2.0 ** 63).all():   # inf, nan, huge: PyTorch's sampler never returns
+        raise RuntimeError("binomial: count must be finite and below 2**63")
+    n = np.maximum(np.floor(count), 0).astype(np.int64)
+    p = data(prob).astype(np.float64)
+    n, p = np.broadcast_arrays(n, p)
+    nan = np.isnan(p)
+    draws = generator_for(generator).binomial(n, np.where(nan, 0.0, np.clip(p, 0.0, 1.0)))
+    return wrap(np.where(nan, np.nan, draws), spec.dtype)   # a nan probability draws nan
 
 
 KERNELS = {

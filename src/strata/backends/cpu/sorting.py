@@ -224,6 +224,7 @@ def histc(self, bins=100, min=0, max=0):
     left, right = np.array(lo, dtype=dt.np), np.array(hi, dtype=dt.np)
     inside = x[(x >= left) & (x <= right)]
     pos = ((inside - left) * bins / (right - left)).astype(np.int64)
+    pos = pos[pos >= 0]      # a range that overflows dt gives nan positions: counted nowhere
     counts = np.bincount(np.minimum(pos, bins - 1), minlength=bins)  # max joins the last bin
     return wrap(counts, dt)
 

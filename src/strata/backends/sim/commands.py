@@ -117,7 +117,8 @@ def arena_offset(queue: int) -> int:
 
 
 # Tensor descriptors in payloads (built by the runtime, read by the device):
-#   device or pinned tensor: (storage address, storage nbytes, offset, shape, strides, dtype index)
+#   device or pinned tensor: (storage address, storage nbytes, offset, shape, strides, dtype index,
+#                             allocation id: DeviceStorage.id, 0 for pinned memory)
 #   host value (a 0-dim CPU tensor): (None, value, dtype index)
 
 

@@ -9,7 +9,7 @@ queue's records in order and writes the queue's fence after each one. A kernel l
 its arguments as CPU tensors over views of device memory and calls *the CPU backend's kernel*,
 then copies the result into the output the host allocated; nothing is copied back to the host.
 A failing command is recorded in the queue's error area (the host reports it at its next sync
-point) and the queue carries on.
+point) and the queue carries on; what it was to write is poisoned (Note [Poisoned allocations]).
 """
 
 import mmap
@@ -26,6 +26,7 @@ import numpy as np
 from ..._tensor import CPU_KEYSET, from_array, make_tensor
 from ...core import dtype as D
 from ...core.device import cpu
+from ...core.fp_errors import ignore_fp_errors
 from ...core.storage import Storage
 from ...ops.op import REGISTRY
 from ...random import Generator
@@ -36,6 +37,32 @@ from . import commands as C
 _now = time.perf_counter_ns
 _DTYPES = D.ALL_DTYPES
 _DTYPE_INDEX = {d: i for i, d in enumerate(_DTYPES)}
+
+# Note [Poisoned allocations]: a kernel that fails on the device leaves its outputs holding
+# whatever that memory held before (often a freed tensor's bytes). CUDA makes such an error
+# sticky for the whole context; here it is sticky per result. When a command fails, the
+# allocations it was to write (a launch's outputs and the arguments it writes in place, a copy's
+# destination) are *poisoned*: the device records their allocation ids (``DeviceStorage.id``,
+# which unlike an address is never handed out again) with the error's text. A later command
+# that reads a poisoned allocation does not run: it poisons what it would have written with the
+# same text and reports that text as its own error. So everything computed from a failed
+# kernel's output carries the original error: a copy of it to the host raises it at the sync
+# point that waits for the copy, a launch that uses it raises it at the next sync point, a
+# data-dependent launch raises it at once, and tensors that do not depend on it keep working.
+# Poison belongs to an allocation, not to elements: writing into a poisoned tensor, even all
+# of it, does not clear it; a new tensor is clean.
+
+
+class _PoisonedInput(Exception):
+    """A command read an allocation poisoned by ``error`` (the failed kernel's text)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+def _is_device_tensor(d):
+    return type(d) is tuple and d[0] is not None
 
 
 class Device:
@@ -58,6 +85,7 @@ class Device:
         self._threads = {}
         self._stopping = False
         self._staged = {}     # (queue, seq) -> arrays of a data-dependent launch
+        self._poison = {}     # allocation id -> error text (Note [Poisoned allocations])
 
     # --- the admin queue and the process ------------------------------------------------------
     def run(self):
@@ -108,6 +136,7 @@ class Device:
     def _serve(self, qid):
         """A queue's command processor. If it ever fails outside a command (a bug), the whole
         device goes down, so the host reports a lost device instead of waiting forever."""
+        ignore_fp_errors()   # Note [Silent IEEE arithmetic]
         try:
             self._process(qid)
         except BaseException:
@@ -158,6 +187,8 @@ class Device:
                 self._launch(arena[off:off + n])
             elif opcode == C.OP_COPY:
                 _, dst, src = pickle.loads(arena[off:off + n])
+                if self._poison:
+                    self._check_inputs((src,))
                 self._copy(self._tensor(dst), self._tensor(src))
             elif opcode == C.OP_LAUNCH_DYNAMIC:
                 self._launch_dynamic(qid, seq, arena[off:off + n])
@@ -179,7 +210,17 @@ class Device:
             elif opcode != C.OP_NOP:
                 raise RuntimeError(f"unknown opcode {opcode}")
         except Exception as exc:
-            self._report(qid, seq, opcode, arena[off:off + n], exc)
+            payload = arena[off:off + n]
+            where = self._where(opcode, payload)
+            if isinstance(exc, _PoisonedInput):
+                error = exc.error
+                text = (f"{error}\n{where} read a tensor computed from that failed kernel's "
+                        f"output, so it did not run")
+            else:
+                error = text = f"{where} failed on the sim device: {type(exc).__name__}: {exc}"
+            for d in self._written(opcode, payload):
+                self._poison[d[-1]] = error
+            self._report(qid, seq, text)
         if t0:
             at = (qid * C.RING_SLOTS + ((seq - 1) & (C.RING_SLOTS - 1))) * 2
             self._completions[at] = t0
@@ -194,10 +235,9 @@ class Device:
             time.sleep(sleep)
             sleep = min(sleep * 2, 1e-3)
 
-    def _report(self, qid, seq, opcode, payload, exc):
-        regs = self._regs
-        if regs[qid * C.NREGS + C.REG_ERR_SEQ]:
-            return   # the first error is the one reported, as CUDA does
+    @staticmethod
+    def _where(opcode, payload):
+        """The failing command, as the error names it: the op and the user's line."""
         if opcode in (C.OP_LAUNCH, C.OP_LAUNCH_DYNAMIC):
             where, site = pickle.loads(payload)[:2]
         elif opcode == C.OP_COPY:
@@ -206,8 +246,35 @@ class Device:
             where, site = C.OPCODE_NAMES.get(opcode, f"opcode {opcode}"), None
         if site:
             where += f" (launched at {site[0]}:{site[1]})"
-        text = f"{where} failed on the sim device: {type(exc).__name__}: {exc}".encode()
-        text = text[:C.ERROR_BYTES]
+        return where
+
+    @staticmethod
+    def _written(opcode, payload):
+        """The device tensors a command writes (poisoned if it fails)."""
+        if opcode == C.OP_COPY:
+            out = [pickle.loads(payload)[1]]
+        elif opcode == C.OP_LAUNCH:
+            qualname, _, args, outs = pickle.loads(payload)
+            op = REGISTRY[qualname]
+            out = list(outs)
+            for i in op.written_positions:
+                out += args[i] if i in op.tensorlist_positions else [args[i]]
+        else:
+            out = []
+        return [d for d in out if _is_device_tensor(d) and d[-1]]
+
+    def _check_inputs(self, descriptors):
+        """Refuse to compute from a poisoned allocation (Note [Poisoned allocations])."""
+        poison = self._poison
+        for d in descriptors:
+            if _is_device_tensor(d) and d[-1] in poison:
+                raise _PoisonedInput(poison[d[-1]])
+
+    def _report(self, qid, seq, text):
+        regs = self._regs
+        if regs[qid * C.NREGS + C.REG_ERR_SEQ]:
+            return   # the first error is the one reported, as CUDA does
+        text = text.encode()[:C.ERROR_BYTES]
         at = C.error_offset(qid)
         self._ctrl[at:at + len(text)] = text
         regs[qid * C.NREGS + C.REG_ERR_LEN] = len(text)
@@ -217,6 +284,9 @@ class Device:
     def _call(self, payload):
         qualname, site, args, *outs = pickle.loads(payload)
         op = REGISTRY[qualname]
+        if self._poison:
+            self._check_inputs([args[i] for i in op.tensor_positions] +
+                               [d for i in op.tensorlist_positions for d in args[i]])
         args = list(args)
         for i in op.tensor_positions:
             args[i] = self._tensor(args[i])
@@ -245,6 +315,8 @@ class Device:
             response = ("ok", self._stage(result, staged))
             if staged:
                 self._staged[qid, seq] = staged
+        except _PoisonedInput as exc:
+            response = ("error", "strata.backends.sim.runtime", "AsyncKernelError", exc.error)
         except Exception as exc:   # reported to the host synchronously: it waits for this
             response = ("error", type(exc).__module__, type(exc).__qualname__, str(exc))
         blob = pickle.dumps(response, protocol=5)
@@ -280,7 +352,7 @@ class Device:
         if addr is None:             # a 0-dim CPU tensor, sent by value
             value, dt = rest
             return from_array(np.array(value, dtype=_DTYPES[dt].np))
-        nbytes, offset, shape, strides, dt = rest
+        nbytes, offset, shape, strides, dt, _ = rest
         mapping, region, start = self._region(addr)
         dtype = _DTYPES[dt]
         t = make_tensor(_DeviceBytes(nbytes, region, start), offset, shape, strides, dtype, cpu,
@@ -294,7 +366,7 @@ class Device:
         if addr is None:
             value, dt = rest
             return np.array(value, dtype=_DTYPES[dt].np)
-        _, offset, shape, strides, dt = rest
+        _, offset, shape, strides, dt, _ = rest
         mapping, _, start = self._region(addr)
         return _view(mapping, start, offset, shape, strides, _DTYPES[dt].np)
 

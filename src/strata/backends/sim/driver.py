@@ -15,7 +15,9 @@ syscall) unless the queue's command processor is awake (Note [Doorbell suppressi
 ``commands.py``). The device writes each queue's fence when a record completes.
 
 A watchdog thread waits on the device's pidfd: if the device process dies, every later call
-raises ``DeviceLost`` at once, and waiters are woken through the interrupt eventfd.
+raises ``DeviceLost`` at once, and waiters are woken through the interrupt eventfd. A device
+that is alive but makes no progress (stopped, hung) is caught by the waits themselves: Note
+[Fence watchdog].
 """
 
 import atexit
@@ -45,8 +47,55 @@ class DeviceLost(RuntimeError):
     """The device process is gone; its memory and queued work are lost."""
 
 
+class DeviceTimeout(RuntimeError):
+    """A wait for the device saw its queue complete nothing for ``STRATA_SIM_TIMEOUT`` s."""
+
+
 class QueuesExhausted(RuntimeError):
     """Every hardware queue is in use."""
+
+
+_STOPPED = "T"
+_PROCESS_STATES = {"?": "in an unknown state", "R": "running", "S": "sleeping",
+                   "D": "in uninterruptible sleep (I/O)", "T": "stopped (by a signal such as "
+                   "SIGSTOP)", "t": "stopped by a debugger", "Z": "a zombie"}
+
+
+class _FenceWatch:
+    """Note [Fence watchdog]: a host that waits for a fence must not hang forever on a device
+    that has stopped (SIGSTOP, a debugger) or hangs. A wait gives up when the awaited queue has
+    completed no command for ``timeout_s``: any completion restarts the clock, so a long run of
+    kernels never trips it, only one command (or a stopped device) taking the whole time does.
+    A device process still starting up (importing, on a busy machine) has not failed to make
+    progress either: until it says it runs (``REG_PID``), only a stopped process trips it. The
+    check runs once per period; the message names the queue, the fence value awaited and
+    reached, and the device process's state."""
+
+    __slots__ = ("driver", "qid", "seq", "reason", "deadline", "fence", "period")
+
+    def __init__(self, driver, qid, seq, reason, t0):
+        self.driver = driver
+        self.qid = qid
+        self.seq = seq
+        self.reason = reason
+        self.period = int(driver.timeout_s * 1e9) or None
+        self.deadline = t0 + self.period if self.period else float("inf")
+        self.fence = driver.fence(qid)
+
+    def check(self, now):
+        driver = self.driver
+        fence = driver.fence(self.qid)
+        state = driver.process_state()
+        if fence != self.fence or (not driver.started() and state != _STOPPED):
+            self.fence = fence            # progress, or still starting: another period
+            self.deadline = now + self.period
+            return
+        raise DeviceTimeout(
+            f"sim device watchdog: queue {self.qid} did not reach fence {self.seq} "
+            f"(waiting for: {self.reason}); its fence has stayed at {fence} for "
+            f"{driver.timeout_s:g} s. The device process (pid {driver.pid}) is "
+            f"{_PROCESS_STATES.get(state, f'in state {state!r}')}. Set STRATA_SIM_TIMEOUT to "
+            f"wait longer (0: forever).")
 
 
 class BufferObject:
@@ -89,11 +138,14 @@ class SimDriver:
         raise TypeError("use SimDriver.open()")
 
     @classmethod
-    def open(cls, vram_bytes: int, host_bytes: int, sync_mode: str = "poll"):
+    def open(cls, vram_bytes: int, host_bytes: int, sync_mode: str = "poll",
+             timeout_s: float = 0):
+        """``timeout_s``: Note [Fence watchdog] (0: wait forever)."""
         self = object.__new__(cls)
         self.vram_bytes = vram_bytes
         self.host_bytes = host_bytes
         self.sync_mode = sync_mode
+        self.timeout_s = timeout_s
         self.dead = None            # the exit status, once the device process has died
         self._closing = False
         self._closed = False
@@ -326,30 +378,34 @@ class SimDriver:
             return 0
         t0 = _now()
         mode = mode or self.sync_mode
+        watch = _FenceWatch(self, qid, seq, reason, t0)
         if mode == "interrupt":
-            self._wait_interrupt(qid, at, seq)
+            self._wait_interrupt(qid, at, seq, watch)
         else:
-            self._wait_poll(at, seq, t0)
+            self._wait_poll(at, seq, t0, watch)
         waited = _now() - t0
         if trace.active:
             trace.instant("driver", "ioctl", name="wait_fence", queue=qid, seq=seq, mode=mode,
                           reason=reason, waited_ns=waited)
         return waited
 
-    def _wait_poll(self, at, seq, t0):
+    def _wait_poll(self, at, seq, t0, watch):
         regs = self._regs
         sleep = 20e-6
         while regs[at] < seq:
             if self.dead is not None:
                 raise self._lost()
-            spent = _now() - t0
+            now = _now()
+            spent = now - t0
             if spent > SPIN_NS + YIELD_NS:
                 time.sleep(sleep)
                 sleep = min(sleep * 2, MAX_SLEEP_S)
+                if now > watch.deadline:
+                    watch.check(now)
             elif spent > SPIN_NS:
                 os.sched_yield()
 
-    def _wait_interrupt(self, qid, at, seq):
+    def _wait_interrupt(self, qid, at, seq, watch):
         regs = self._regs
         armed = qid * C.NREGS + C.REG_IRQ_ARMED
         poller = select.poll()
@@ -365,8 +421,23 @@ class SimDriver:
                         os.eventfd_read(self._irq)
                     except BlockingIOError:   # another waiting thread took it
                         pass
+                now = _now()
+                if now > watch.deadline:
+                    watch.check(now)
         finally:
             regs[armed] = 0
+
+    def process_state(self) -> str:
+        """The device process's scheduler state letter from /proc ("R", "S", "T", ...)."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[1].split()[0].decode()
+        except (OSError, IndexError):
+            return "?"
+
+    def started(self) -> bool:
+        """Whether the device process has finished starting up and serves its queues."""
+        return self._regs[C.REG_PID] != 0
 
     def errors(self):
         """``[(queue, seq, message)]`` of commands that failed on the device."""
@@ -380,8 +451,12 @@ class SimDriver:
                 out.append((qid, seq, bytes(self._ctrl_view[at:at + n]).decode(errors="replace")))
         return out
 
-    def clear_error(self, qid: int) -> None:
-        self._regs[qid * C.NREGS + C.REG_ERR_SEQ] = 0
+    def clear_error(self, qid: int, seq: int) -> None:
+        """Forget the error of command ``seq``, which the host has read. The device writes an
+        error only while the register is 0, so this cannot lose a newer one."""
+        at = qid * C.NREGS + C.REG_ERR_SEQ
+        if self._regs[at] == seq:
+            self._regs[at] = 0
 
     def response(self, qid: int) -> memoryview:
         """The queue's response mailbox, as the last data-dependent command left it."""

@@ -28,12 +28,18 @@ from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...ops.op import TensorSpec
 from ...runtime import (
-    CachingAllocator, DeviceMemory, DeviceRuntime, DeviceStorage, PinnedStorage, register_runtime,
+    CachingAllocator,
+    DeviceMemory,
+    DeviceRuntime,
+    DeviceStorage,
+    PinnedStorage,
+    register_runtime,
 )
 from ..cpu import kernel_table
 from ..cpu.array import data
 from . import commands as C
-from .driver import DeviceLost, QueuesExhausted, SimDriver
+from . import staging
+from .driver import DeviceLost, DeviceTimeout, QueuesExhausted, SimDriver
 from .streams import SimEvent, SimStream
 
 SIM = device("sim", 0)
@@ -88,10 +94,12 @@ class SimRuntime(DeviceRuntime):
     device_type = "sim"
 
     def __init__(self):
-        self.driver = SimDriver.open(config.sim_memory, config.sim_host_memory, config.sim_sync)
+        self.driver = SimDriver.open(config.sim_memory, config.sim_host_memory, config.sim_sync,
+                                     config.sim_timeout)
         self.allocator = CachingAllocator(SimMemory(self, host=False), "sim")
         self.host_allocator = CachingAllocator(SimMemory(self, host=True), "sim_host")
         self._host_bytes = np.frombuffer(self.driver.host_aperture(), np.uint8)
+        self.staging_chunk = staging.chunk_bytes_for(config.sim_host_memory)
         self.launch_blocking = config.launch_blocking
         self._tls = threading.local()
         self.device = SIM
@@ -245,10 +253,10 @@ class SimRuntime(DeviceRuntime):
             if cross is not None and block is not None and block.stream != queue:
                 cross.append(block)
             return (storage.addr, storage.nbytes, t._offset, t._shape, t._strides,
-                    DTYPE_INDEX[t.dtype])
+                    DTYPE_INDEX[t.dtype], storage.id)
         if type(storage) is PinnedStorage:
             return (storage.addr, storage.nbytes, t._offset, t._shape, t._get_strides(),
-                    DTYPE_INDEX[t.dtype])
+                    DTYPE_INDEX[t.dtype], 0)
         if t.device.type == "cpu" and t.ndim == 0:
             return (None, t.item(), DTYPE_INDEX[t.dtype])   # a CPU scalar travels by value
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
@@ -328,11 +336,16 @@ class SimRuntime(DeviceRuntime):
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2D", cross)
         elif dst.device.type == "sim":
             kind = "H2D"
-            staged = src if type(src._storage) is PinnedStorage else self._stage_host(src)
-            payload = (site, self._desc(dst, queue, cross), self._desc(staged))
-            seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy H2D", cross)
-            if staged._storage.block is not None:
-                self.host_allocator.record_use(staged._storage.block, queue, seq)
+            if type(src._storage) is not PinnedStorage and src.nbytes > self.staging_chunk:
+                seq = staging.copy_to_device(self, stream, site, self._desc(dst, queue, cross),
+                                             src, self.staging_chunk, cross)
+            else:
+                staged = src if type(src._storage) is PinnedStorage else self._stage_host(src)
+                payload = (site, self._desc(dst, queue, cross), self._desc(staged))
+                seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy H2D",
+                                   cross)
+                if staged._storage.block is not None:
+                    self.host_allocator.record_use(staged._storage.block, queue, seq)
             if not non_blocking:
                 self.wait(queue, seq, "blocking copy to sim")
         elif non_blocking and type(dst._storage) is PinnedStorage:
@@ -341,11 +354,17 @@ class SimRuntime(DeviceRuntime):
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
             if dst._storage.block is not None:
                 self.host_allocator.record_use(dst._storage.block, queue, seq)
+        elif src.nbytes > self.staging_chunk:
+            kind = "D2H"
+            seq = staging.copy_to_host(self, stream, site, dst, self._desc(src, queue, cross),
+                                       self.staging_chunk, cross, _CPU_COPY)
         else:
             kind = "D2H"
             staged = self.pinned_empty(src._shape, contiguous_strides(src._shape), src.dtype)
             payload = (site, self._desc(staged), self._desc(src, queue, cross))
             seq = self._submit(stream, C.OP_COPY, pickle.dumps(payload, 5), "copy D2H", cross)
+            if staged._storage.block is not None:   # reused only once the device is done
+                self.host_allocator.record_use(staged._storage.block, queue, seq)
             self.wait(queue, seq, "copy to cpu")
             _CPU_COPY(dst, staged)
         if self.launch_blocking:
@@ -392,8 +411,8 @@ class SimRuntime(DeviceRuntime):
         errors = self.driver.errors()
         if not errors:
             return
-        for queue, _, _ in errors:
-            self.driver.clear_error(queue)
+        for queue, seq, _ in errors:
+            self.driver.clear_error(queue, seq)
         message = min(errors, key=lambda e: e[1])[2]
         raise AsyncKernelError(
             f"{message}\nsim kernel errors are reported asynchronously, at the next "
@@ -518,5 +537,5 @@ def get_if_started():
 
 register_runtime("sim", get_if_started)
 
-__all__ = ["AsyncKernelError", "DeviceLost", "SimEvent", "SimRuntime", "SimStream", "get",
-           "get_if_started"]
+__all__ = ["AsyncKernelError", "DeviceLost", "DeviceTimeout", "SimEvent", "SimRuntime", "SimStream",
+           "get", "get_if_started"]

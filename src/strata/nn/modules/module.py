@@ -14,6 +14,7 @@ from collections import OrderedDict, namedtuple
 from ...autograd.grad_mode import no_grad
 from ..._tensor import _TYPE_NAMES, Tensor
 from ...core import dtype as D
+from ...core.device import no_cuda
 from ..parameter import Buffer, Parameter
 from .hooks import BackwardHook, RemovableHandle
 
@@ -483,7 +484,7 @@ class Module:
         return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        raise RuntimeError("Torch not compiled with CUDA enabled (strata has no CUDA device)")
+        no_cuda()
 
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
