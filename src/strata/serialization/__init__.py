@@ -43,8 +43,8 @@ from ._files import atomic_writer, read_into_buffer
 from ._structure import PICKLE_KEY, NotPlain, TensorTable, c_order, decode, encode, tensor_node
 from ._structure import to_array as _to_array
 from ._weights_only import (
-    COMMON_SAFE, STRATA_SAFE, RestrictedUnpickler, add_safe_globals, clear_safe_globals,
-    get_safe_globals, refusal, safe_globals,
+    COMMON_SAFE, STRATA_SAFE, RestrictedUnpickler, WeightsOnlyRefusal, add_safe_globals,
+    clear_safe_globals, get_safe_globals, refusal, safe_globals,
 )
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
@@ -154,14 +154,13 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
     the format. Saving to a path is atomic."""
     is_path = isinstance(f, (str, os.PathLike))
     if is_path and os.fspath(f).endswith(TORCH_EXTENSIONS):
-        buffer = io.BytesIO()
         try:
-            _torch_format.write(buffer, obj, _to_array, _torch_archive_name(f))
+            pickled, storages = _torch_format.pickle_state(obj, _to_array)
         except _torch_format.NotTorchSerializable:
             pass  # torch.load could not read it anyway: use the safetensors format
         else:
             with atomic_writer(os.fspath(f)) as out:
-                out.write(buffer.getbuffer())
+                _torch_format.write(out, pickled, storages, _torch_archive_name(f))
             return
     arrays, metadata = _safetensors_payload(obj, pickle_protocol)
     if is_path:
@@ -218,7 +217,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if data[:4] == _torch_format.ZIP_MAGIC:
         try:
             return _torch_format.read(data, name, move, weights_only)
-        except (ValueError, KeyError, TypeError, IndexError, EOFError) as e:
+        except WeightsOnlyRefusal:
+            raise
+        except (ValueError, KeyError, TypeError, IndexError, EOFError,
+                pickle.UnpicklingError) as e:
             raise _corrupt(name, f"{type(e).__name__}: {e}") from None
     try:
         metadata, arrays = _safetensors.read(data)

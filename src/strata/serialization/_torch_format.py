@@ -138,15 +138,20 @@ class _TorchPickler(pickle._Pickler):
 _NP_TO_STORAGE_OK = {d.np for d in D.ALL_DTYPES if d.name in _STORAGE_NAMES}
 
 
-def write(f, obj, to_array, archive_name="archive"):
-    """Write ``obj`` to binary file ``f`` in torch's zip format. Raises NotTorchSerializable
-    before writing anything if ``obj`` holds what ``torch.load`` could not read."""
+def pickle_state(obj, to_array):
+    """(data.pkl bytes, {storage key: array}) for ``obj``. Raises NotTorchSerializable if
+    ``obj`` holds what ``torch.load`` could not read."""
     buffer = io.BytesIO()
     pickler = _TorchPickler(buffer, to_array)
     pickler.dump(obj)
-    records = [("data.pkl", buffer.getvalue()), (".format_version", b"1"),
+    return buffer.getvalue(), pickler.storages
+
+
+def write(f, pickled, storages, archive_name="archive"):
+    """Write what ``pickle_state`` made to binary file ``f`` as a zip archive."""
+    records = [("data.pkl", pickled), (".format_version", b"1"),
                (".storage_alignment", str(_ALIGNMENT).encode()), ("byteorder", b"little")]
-    records += [(f"data/{key}", arr) for key, arr in pickler.storages.items()]
+    records += [(f"data/{key}", arr) for key, arr in storages.items()]
     records += [("version", b"3\n")]
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
         for name, data in records:

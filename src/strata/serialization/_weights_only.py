@@ -83,8 +83,13 @@ WEIGHTS_ONLY_HINT = (
     "\tWeightsUnpickler error: ")
 
 
+class WeightsOnlyRefusal(pickle.UnpicklingError):
+    """The file names something the weights-only unpickler does not allow (not a corrupt file:
+    ``load`` reports other unpickling errors as corruption)."""
+
+
 def refusal(what):
-    return pickle.UnpicklingError(f"{WEIGHTS_ONLY_HINT}{what}")
+    return WeightsOnlyRefusal(f"{WEIGHTS_ONLY_HINT}{what}")
 
 
 class RestrictedUnpickler(pickle.Unpickler):
