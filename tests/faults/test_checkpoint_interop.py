@@ -88,7 +88,7 @@ def _torch_training_checkpoint():
 
 
 def test_nested_torch_checkpoint_resumes_in_strata(tmp_path):
-    model, opt, ckpt = _torch_training_checkpoint()
+    model, _, ckpt = _torch_training_checkpoint()
     torch.save(ckpt, tmp_path / "ckpt.pt")
     loaded = strata.load(tmp_path / "ckpt.pt")
     assert loaded["epoch"] == 3 and loaded["best"] == 0.25 and loaded["tag"] == "run-1"
@@ -139,8 +139,8 @@ def test_shared_and_strided_storages_from_torch(tmp_path):
     ckpt = {"base": base, "view": base[2:10:3], "grid": base.view(3, 4).t(), "again": base}
     torch.save(ckpt, tmp_path / "views.pt")
     loaded = strata.load(tmp_path / "views.pt")
-    for key in ckpt:
-        _same(loaded[key], ckpt[key])
+    for key, value in ckpt.items():
+        _same(loaded[key], value)
     assert loaded["again"] is loaded["base"]
 
 

@@ -43,12 +43,25 @@ from ._files import atomic_writer, read_into_buffer
 from ._structure import PICKLE_KEY, NotPlain, TensorTable, c_order, decode, encode, tensor_node
 from ._structure import to_array as _to_array
 from ._weights_only import (
-    COMMON_SAFE, STRATA_SAFE, RestrictedUnpickler, WeightsOnlyRefusal, add_safe_globals,
-    clear_safe_globals, get_safe_globals, refusal, safe_globals,
+    COMMON_SAFE,
+    STRATA_SAFE,
+    RestrictedUnpickler,
+    add_safe_globals,
+    clear_safe_globals,
+    get_safe_globals,
+    is_refusal,
+    refusal,
+    safe_globals,
 )
 
-__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "safe_globals"]
+__all__ = [
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 FORMAT_VERSION = "2"
 TORCH_EXTENSIONS = (".pt", ".pth", ".pt.tar")
@@ -217,10 +230,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if data[:4] == _torch_format.ZIP_MAGIC:
         try:
             return _torch_format.read(data, name, move, weights_only)
-        except WeightsOnlyRefusal:
-            raise
         except (ValueError, KeyError, TypeError, IndexError, EOFError,
                 pickle.UnpicklingError) as e:
+            if is_refusal(e):
+                raise
             raise _corrupt(name, f"{type(e).__name__}: {e}") from None
     try:
         metadata, arrays = _safetensors.read(data)

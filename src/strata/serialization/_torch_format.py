@@ -20,6 +20,7 @@ import pickle
 import zipfile
 import zlib
 from collections import Counter, OrderedDict
+from typing import ClassVar
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class _TorchPickler(pickle._Pickler):
     """Pickles a state-dict-like tree as ``torch.save`` would; tensors' data goes to
     ``self.storages`` (key -> contiguous array), once per tensor object."""
 
-    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch: ClassVar[dict] = dict(pickle._Pickler.dispatch)
 
     def __init__(self, file, to_array):
         super().__init__(file, protocol=2)

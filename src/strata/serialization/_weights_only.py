@@ -83,13 +83,14 @@ WEIGHTS_ONLY_HINT = (
     "\tWeightsUnpickler error: ")
 
 
-class WeightsOnlyRefusal(pickle.UnpicklingError):
-    """The file names something the weights-only unpickler does not allow (not a corrupt file:
-    ``load`` reports other unpickling errors as corruption)."""
-
-
 def refusal(what):
-    return WeightsOnlyRefusal(f"{WEIGHTS_ONLY_HINT}{what}")
+    """PyTorch's error (its class and wording) for something the allow-list does not admit."""
+    return pickle.UnpicklingError(f"{WEIGHTS_ONLY_HINT}{what}")
+
+
+def is_refusal(error):
+    """A refusal, as opposed to a malformed pickle (which ``load`` reports as corruption)."""
+    return isinstance(error, pickle.UnpicklingError) and str(error).startswith(WEIGHTS_ONLY_HINT)
 
 
 class RestrictedUnpickler(pickle.Unpickler):

@@ -70,7 +70,7 @@ class ExceptionWrapper:
         self.where = where
         try:  # a class the main process cannot unpickle (a local class) would be lost in transit
             pickle.loads(pickle.dumps(self.exc_type))
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure to pickle means the same
             self.exc_msg = f"({self.exc_type.__qualname__} cannot be pickled) {self.exc_msg}"
             self.exc_type = RuntimeError
 
