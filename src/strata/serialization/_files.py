@@ -22,6 +22,8 @@ import stat
 import uuid
 from contextlib import contextmanager
 
+import numpy as np
+
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask
 
 
@@ -102,8 +104,8 @@ def _fsync_directory(directory):
 
 
 def read_into_buffer(f):
-    """The whole file (a path or a binary file object, from its current position) in one
-    writable buffer, and a name for error messages. Tensors are built as views of it, so loading
+    """The whole file (a path or a binary file object, from its current position) as a writable
+    memoryview of one buffer, and a name for error messages. Tensors are built as views of it, so loading
     costs the file's size once."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
@@ -117,15 +119,13 @@ def _read_all(fh):
         size = fh.seek(0, os.SEEK_END) - start
         fh.seek(start)
     except (AttributeError, OSError, ValueError):  # not seekable: read, then copy once
-        return bytearray(fh.read())
-    buf = bytearray(size)
-    view, done = memoryview(buf), 0
+        return memoryview(bytearray(fh.read()))
+    # np.empty, not bytearray(size): no zero-filling pass over memory that is overwritten anyway.
+    buf = memoryview(np.empty(max(size, 0), np.uint8))
+    done = 0
     while done < size:
-        n = fh.readinto(view[done:])
+        n = fh.readinto(buf[done:])
         if not n:
             break
         done += n
-    del view
-    if done < size:
-        del buf[done:]
-    return buf
+    return buf[:done]
