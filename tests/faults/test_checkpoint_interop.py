@@ -62,15 +62,15 @@ def test_strata_pt_reads_in_torch(tmp_path_factory, items):
 
 
 @settings(max_examples=40, deadline=None)
-@given(items=st.lists(_arrays(), min_size=1, max_size=4))
-def test_torch_pt_reads_in_strata(tmp_path_factory, items):
+@given(items=st.lists(_arrays(), min_size=1, max_size=4), legacy=st.booleans())
+def test_torch_pt_reads_in_strata(tmp_path_factory, items, legacy):
     path = tmp_path_factory.mktemp("t2s") / "ckpt.pt"
     tensors = {}
     for i, (array, transpose) in enumerate(items):
         t = torch.from_numpy(array.view(np.int16)).view(torch.bfloat16) \
             if array.dtype == ml_dtypes.bfloat16 else torch.from_numpy(array)
         tensors[f"t{i}"] = t.t() if transpose and t.dim() == 2 else t
-    torch.save(tensors, path)
+    torch.save(tensors, path, _use_new_zipfile_serialization=not legacy)
     loaded = strata.load(path)
     assert list(loaded) == list(tensors)
     for key, t in tensors.items():
@@ -87,9 +87,10 @@ def _torch_training_checkpoint():
                         "best": 0.25, "tag": "run-1", "milestones": Counter({2: 1, 4: 1})}
 
 
-def test_nested_torch_checkpoint_resumes_in_strata(tmp_path):
+@pytest.mark.parametrize("legacy", [False, True])
+def test_nested_torch_checkpoint_resumes_in_strata(tmp_path, legacy):
     model, _, ckpt = _torch_training_checkpoint()
-    torch.save(ckpt, tmp_path / "ckpt.pt")
+    torch.save(ckpt, tmp_path / "ckpt.pt", _use_new_zipfile_serialization=not legacy)
     loaded = strata.load(tmp_path / "ckpt.pt")
     assert loaded["epoch"] == 3 and loaded["best"] == 0.25 and loaded["tag"] == "run-1"
     assert loaded["milestones"] == Counter({2: 1, 4: 1})
@@ -134,10 +135,11 @@ def test_nested_strata_checkpoint_resumes_in_torch(tmp_path):
     _same(mapped["model"]["0.weight"], loaded["model"]["0.weight"])
 
 
-def test_shared_and_strided_storages_from_torch(tmp_path):
+@pytest.mark.parametrize("legacy", [False, True])
+def test_shared_and_strided_storages_from_torch(tmp_path, legacy):
     base = torch.arange(12.0)
     ckpt = {"base": base, "view": base[2:10:3], "grid": base.view(3, 4).t(), "again": base}
-    torch.save(ckpt, tmp_path / "views.pt")
+    torch.save(ckpt, tmp_path / "views.pt", _use_new_zipfile_serialization=not legacy)
     loaded = strata.load(tmp_path / "views.pt")
     for key, value in ckpt.items():
         _same(loaded[key], value)
@@ -151,8 +153,10 @@ def test_shared_tensor_saved_once(tmp_path):
     assert loaded["a"].untyped_storage().data_ptr() == loaded["b"].untyped_storage().data_ptr()
 
 
-def test_torch_whole_module_refused_by_default(tmp_path):
-    torch.save(torch.nn.Linear(2, 2), tmp_path / "module.pt")
+@pytest.mark.parametrize("legacy", [False, True])
+def test_torch_whole_module_refused_by_default(tmp_path, legacy):
+    torch.save(torch.nn.Linear(2, 2), tmp_path / "module.pt",
+               _use_new_zipfile_serialization=not legacy)
     with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL "
                                                      "torch.nn.modules.linear.Linear"):
         strata.load(tmp_path / "module.pt")
@@ -181,3 +185,12 @@ def test_file_object_round_trip_uses_safetensors():
     assert buf.getvalue()[:4] != b"PK\x03\x04"
     buf.seek(0)
     assert strata.load(buf)["w"].tolist() == [1.0, 1.0]
+
+
+def test_truncated_legacy_file_is_a_clean_error(tmp_path):
+    torch.save({"w": torch.arange(100.0)}, tmp_path / "old.pt",
+               _use_new_zipfile_serialization=False)
+    data = (tmp_path / "old.pt").read_bytes()
+    for cut in range(20, len(data), 37):
+        with pytest.raises(RuntimeError, match="not a valid checkpoint"):
+            strata.load(io.BytesIO(data[:cut]))

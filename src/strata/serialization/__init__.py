@@ -38,7 +38,7 @@ from .._tensor import Tensor, from_array
 from ..core import dtype as D
 from ..core.device import as_device
 from ..nn.parameter import Parameter
-from . import _safetensors, _torch_format
+from . import _safetensors, _torch_format, _torch_legacy
 from ._files import atomic_writer, read_into_buffer
 from ._structure import PICKLE_KEY, NotPlain, TensorTable, c_order, decode, encode, tensor_node
 from ._structure import to_array as _to_array
@@ -227,9 +227,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                            "specified")
     data, name = read_into_buffer(f)
     move = _map_location(map_location)
-    if data[:4] == _torch_format.ZIP_MAGIC:
+    torch_reader = (_torch_format.read if data[:4] == _torch_format.ZIP_MAGIC
+                    else _torch_legacy.read if _torch_legacy.is_legacy(data) else None)
+    if torch_reader is not None:
         try:
-            return _torch_format.read(data, name, move, weights_only)
+            return torch_reader(data, move, weights_only)
         except (ValueError, KeyError, TypeError, IndexError, EOFError,
                 pickle.UnpicklingError) as e:
             if is_refusal(e):

@@ -205,7 +205,9 @@ class _BufferReader(io.RawIOBase):
         return len(chunk)
 
 
-class _StorageType:
+class StorageType:
+    """``torch.FloatStorage`` and its kin, as named in a pickle: the element type."""
+
     def __init__(self, np_dtype):
         self.np_dtype = np_dtype
 
@@ -215,7 +217,7 @@ class _Storage:
         self.array, self.location = array, location
 
 
-def _records(buf, name):
+def _records(buf):
     """{record name without the top folder: memoryview of its data}, CRC-checked."""
     try:
         archive = zipfile.ZipFile(_BufferReader(buf))
@@ -239,29 +241,43 @@ def _records(buf, name):
     return records
 
 
-def read(buf, name, map_location, weights_only):
+def read(buf, map_location, weights_only):
     """The object a ``torch.save`` zip file in ``buf`` holds, tensors as views of ``buf``."""
-    records = _records(buf, name)
+    records = _records(buf)
     if "data.pkl" not in records:
         raise ValueError("no data.pkl record")
     byteorder = bytes(records.get("byteorder", b"little"))
     if byteorder not in (b"little", b"big"):
         raise ValueError(f"unknown byteorder {byteorder!r}")
+    return unpickle(records["data.pkl"], lambda key: records.get(f"data/{key}"), map_location,
+                    weights_only, big_endian=byteorder == b"big")
+
+
+def storage_id(pid):
+    """(storage type, key, location, numel) of a persistent id. The legacy format's ids have a
+    sixth item, view metadata, which PyTorch has written as None since storages became untyped."""
+    if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"
+            and isinstance(pid[1], StorageType) and isinstance(pid[2], str)
+            and isinstance(pid[3], str) and type(pid[4]) is int and pid[4] >= 0
+            and (len(pid) == 5 or pid[5] is None)):
+        raise refusal(f"unsupported persistent id {pid!r}")
+    return pid[1], pid[2], pid[3], pid[4]
+
+
+def unpickle(pickled, storage_bytes, map_location, weights_only, big_endian=False):
+    """Run a torch pickle; ``storage_bytes(key)`` is the raw data of storage ``key`` (or None)."""
 
     def storage(pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)
-                and isinstance(pid[3], str) and type(pid[4]) is int):
-            raise refusal(f"unsupported persistent id {pid!r}")
-        data = records.get(f"data/{pid[2]}")
-        dtype = np.dtype(pid[1].np_dtype)
-        if data is None or len(data) != pid[4] * dtype.itemsize:
-            raise ValueError(f"storage {pid[2]!r} is missing or has the wrong size")
-        if byteorder == b"big":
+        storage_type, key, location, numel = storage_id(pid)
+        data = storage_bytes(key)
+        dtype = np.dtype(storage_type.np_dtype)
+        if data is None or len(data) != numel * dtype.itemsize:
+            raise ValueError(f"storage {key!r} is missing or has the wrong size")
+        if big_endian:
             array = np.frombuffer(data, dtype.newbyteorder(">")).astype(dtype)
         else:
             array = np.frombuffer(data, dtype)
-        return _Storage(array, pid[3])
+        return _Storage(array, location)
 
     def rebuild_tensor(storage, offset, size, stride, requires_grad=False, hooks=None,
                        metadata=None):
@@ -272,17 +288,16 @@ def read(buf, name, map_location, weights_only):
     def rebuild_parameter(data, requires_grad, hooks, state=None):
         return Parameter(data, requires_grad)
 
-    allowed = {**COMMON_SAFE, **_TORCH_NAMES,
+    allowed = {**COMMON_SAFE, **TORCH_NAMES,
                "torch._utils._rebuild_tensor_v2": rebuild_tensor,
                "torch._utils._rebuild_tensor": rebuild_tensor,
                "torch._utils._rebuild_parameter": rebuild_parameter,
                "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
                "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2}
-    stream = io.BytesIO(records["data.pkl"])
+    stream = io.BytesIO(pickled)
     if weights_only:
         return RestrictedUnpickler(stream, allowed, storage).load()
-    unpickler = _FullTorchUnpickler(stream, allowed, storage)
-    return unpickler.load()
+    return _FullTorchUnpickler(stream, allowed, storage).load()
 
 
 class _FullTorchUnpickler(pickle.Unpickler):
@@ -328,8 +343,8 @@ def _tensor_array(storage, offset, size, stride):
     return out if out.flags.writeable else out.copy()
 
 
-_TORCH_NAMES = {
-    **{f"torch.{name}": _StorageType(D._by_name(dtype).np) for dtype, name in
+TORCH_NAMES = {
+    **{f"torch.{name}": StorageType(D._by_name(dtype).np) for dtype, name in
        _STORAGE_NAMES.items()},
     **{f"torch.{d.name}": d for d in D.ALL_DTYPES},
     "torch.device": Device, "torch.Size": Size, "torch.Tensor": Tensor,
