@@ -69,3 +69,7 @@ sim_sync: str = _choice("STRATA_SIM_SYNC", "poll", ("poll", "interrupt"))
 sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
 sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
+# fsync each checkpoint (and its directory) before and after the rename that publishes it, so a
+# save survives a power cut. Off by default, as in torch.save: it costs ~1 s per 480 MiB, and the
+# rename alone already keeps the previous checkpoint safe from a killed or crashing process.
+checkpoint_fsync: bool = _flag("STRATA_CHECKPOINT_FSYNC")

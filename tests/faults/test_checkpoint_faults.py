@@ -306,3 +306,16 @@ def test_load_peak_memory_at_most_1_2x_the_file(tmp_path, suffix):
         tracemalloc.stop()
     assert float(loaded["w7"][-1]) == 1.0
     assert peak <= 1.2 * size, f"peak {peak / size:.2f}x the file"
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_fsync_only_when_configured(tmp_path, monkeypatch, enabled):
+    from strata import config
+    from strata.serialization import _files
+
+    synced = []
+    monkeypatch.setattr(config, "checkpoint_fsync", enabled)
+    monkeypatch.setattr(_files.os, "fsync", synced.append)
+    strata.save({"w": strata.ones(2)}, tmp_path / "ckpt.pt")
+    assert len(synced) == (2 if enabled else 0)    # the file, then its directory
+    assert strata.load(tmp_path / "ckpt.pt")["w"].tolist() == [1.0, 1.0]

@@ -4,9 +4,11 @@ broken one, and reading one into a single buffer.
 ``atomic_writer(path)`` yields a binary file to write; on success it replaces ``path``:
 
 * the data goes to ``.<name>.<pid>.<random>.tmp`` beside the file that is replaced (beside a
-  symlink's target: the link keeps pointing at the new data), is flushed and fsynced, and is
-  renamed over it (``os.replace``), then the directory is fsynced. Readers see the old file or
-  the new one. Every writer has its own temp name, so concurrent saves to one path all succeed
+  symlink's target: the link keeps pointing at the new data), is flushed and renamed over it
+  (``os.replace``). Readers see the old file or the new one, whatever happens to the writing
+  process. With ``STRATA_CHECKPOINT_FSYNC=1`` the file is fsynced before the rename and the
+  directory after it, so the save also survives a power cut (off by default: torch.save does not
+  fsync either, and it costs about as much as the write). Every writer has its own temp name, so concurrent saves to one path all succeed
   and the last rename wins, whole.
 * an existing file keeps its permission bits; a new one gets ``0o666`` less the umask (what
   ``open(path, "wb")``, and so ``torch.save``, gives).
@@ -23,6 +25,8 @@ import uuid
 from contextlib import contextmanager
 
 import numpy as np
+
+from .. import config
 
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask
 
@@ -68,8 +72,7 @@ def atomic_writer(path):
     if existing is not None and existing.st_nlink > 1 and stat.S_ISREG(existing.st_mode):
         with open(target, "wb") as f:
             yield f
-            f.flush()
-            os.fsync(f.fileno())
+            _flush(f)
         return
     directory, name = os.path.split(target)
     remove_stale_temp_files(directory, name)
@@ -80,8 +83,7 @@ def atomic_writer(path):
             if existing is not None:
                 os.fchmod(f.fileno(), stat.S_IMODE(existing.st_mode))
             yield f
-            f.flush()
-            os.fsync(f.fileno())
+            _flush(f)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -89,7 +91,14 @@ def atomic_writer(path):
         except FileNotFoundError:
             pass
         raise
-    _fsync_directory(directory)
+    if config.checkpoint_fsync:
+        _fsync_directory(directory)
+
+
+def _flush(f):
+    f.flush()
+    if config.checkpoint_fsync:
+        os.fsync(f.fileno())
 
 
 def _fsync_directory(directory):
@@ -105,8 +114,8 @@ def _fsync_directory(directory):
 
 def read_into_buffer(f):
     """The whole file (a path or a binary file object, from its current position) as a writable
-    memoryview of one buffer, and a name for error messages. Tensors are built as views of it, so loading
-    costs the file's size once."""
+    memoryview of one buffer, and a name for error messages. Tensors are built as views of it,
+    so loading costs the file's size once."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             return _read_all(fh), repr(os.fspath(f))

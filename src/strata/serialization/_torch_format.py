@@ -109,7 +109,7 @@ class _TorchPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, _PlainTensor):
-            return self._rebuild(obj.tensor)
+            return self._rebuild(obj.tensor, requires_grad=False)  # as Parameter.data is
         if isinstance(obj, Parameter):
             return (_REBUILD_PARAMETER, (_PlainTensor(obj), obj.requires_grad, OrderedDict()))
         if isinstance(obj, Tensor):
@@ -122,7 +122,7 @@ class _TorchPickler(pickle._Pickler):
             return NotImplemented
         raise NotTorchSerializable(type(obj).__name__)
 
-    def _rebuild(self, t):
+    def _rebuild(self, t, requires_grad=None):
         ref = self._keys.get(id(t))
         if ref is None:
             arr = self.to_array(t)
@@ -133,7 +133,9 @@ class _TorchPickler(pickle._Pickler):
             self._alive.append(t)
         shape = tuple(t.shape)
         strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
-        return (_REBUILD_V2, (ref, 0, shape, strides, t.requires_grad, OrderedDict()))
+        if requires_grad is None:
+            requires_grad = t.requires_grad
+        return (_REBUILD_V2, (ref, 0, shape, strides, requires_grad, OrderedDict()))
 
 
 _NP_TO_STORAGE_OK = {d.np for d in D.ALL_DTYPES if d.name in _STORAGE_NAMES}
