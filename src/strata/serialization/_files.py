@@ -18,13 +18,12 @@ broken one, and reading one into a single buffer.
   SIGKILL cannot, so every save first removes ``.<name>.<pid>.*.tmp`` files whose pid is gone.
 """
 
+import mmap
 import os
 import re
 import stat
 import uuid
 from contextlib import contextmanager
-
-import numpy as np
 
 from .. import config
 
@@ -129,8 +128,10 @@ def _read_all(fh):
         fh.seek(start)
     except (AttributeError, OSError, ValueError):  # not seekable: read, then copy once
         return memoryview(bytearray(fh.read()))
-    # np.empty, not bytearray(size): no zero-filling pass over memory that is overwritten anyway.
-    buf = memoryview(np.empty(max(size, 0), np.uint8))
+    # An anonymous mapping: pages arrive zeroed on first touch, so there is no separate
+    # zero-filling pass (bytearray(size)), and no transparent-huge-page compaction stalls
+    # (np.empty asks for huge pages and took 3 s instead of 0.6 s per 480 MiB here).
+    buf = memoryview(mmap.mmap(-1, size) if size > 0 else bytearray())
     done = 0
     while done < size:
         n = fh.readinto(buf[done:])
