@@ -75,6 +75,8 @@ def atomic_writer(path):
         return
     directory, name = os.path.split(target)
     remove_stale_temp_files(directory, name)
+    if existing is not None:
+        _drop_cached_pages(target)
     tmp = os.path.join(directory, _temp_name(name))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _NEW_FILE_MODE)
     try:
@@ -92,6 +94,24 @@ def atomic_writer(path):
         raise
     if config.checkpoint_fsync:
         _fsync_directory(directory)
+
+
+def _drop_cached_pages(path):
+    """Drop the old file's clean pages from the page cache before writing its successor.
+
+    torch.save truncates the old file first; a rename keeps it whole (and cached) until the new
+    one is written, and here writing 480 MiB beside a cached 480 MiB file took 2.8-3.7 s instead
+    of 0.5-0.7 s. Its data stays on disk, so readers lose nothing but the cache."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    except (AttributeError, OSError):  # no posix_fadvise on this platform
+        pass
+    finally:
+        os.close(fd)
 
 
 def _flush(f):
