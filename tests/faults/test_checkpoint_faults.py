@@ -319,3 +319,20 @@ def test_fsync_only_when_configured(tmp_path, monkeypatch, enabled):
     strata.save({"w": strata.ones(2)}, tmp_path / "ckpt.pt")
     assert len(synced) == (2 if enabled else 0)    # the file, then its directory
     assert strata.load(tmp_path / "ckpt.pt")["w"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("suffix", [".safetensors", ".pt"])
+def test_mmap_load_is_copy_on_write(tmp_path, suffix):
+    path = tmp_path / f"ckpt{suffix}"
+    strata.save({"w": strata.arange(6.0), "n": 3}, path)
+    before = path.read_bytes()
+    loaded = strata.load(path, mmap=True)
+    assert loaded["w"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and loaded["n"] == 3
+    loaded["w"].add_(1)                              # private pages: the file is untouched
+    assert loaded["w"].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert path.read_bytes() == before
+    # PyTorch's check (it reads the zip header first, so only for its own format).
+    for framework in (strata, torch) if suffix == ".pt" else (strata,):
+        with pytest.raises(ValueError, match="f must be a file path in order to use the mmap "
+                                             "argument"):
+            framework.load(io.BytesIO(before), mmap=True)

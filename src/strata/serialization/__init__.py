@@ -18,7 +18,8 @@ loading (docs/checkpoints.md):
 Every pickle is read by the weights-only unpickler (``_weights_only``) unless the caller passes
 ``weights_only=False``, which is an explicit opt-in, never a fallback: "models are programs".
 Saving to a path is atomic (``_files``): an interrupted or concurrent save never leaves a broken
-file. ``load`` reads the file into one buffer and builds tensors as views of it.
+file. ``load`` reads the file into one buffer (or maps it: ``mmap=True``) and builds tensors as
+views of it.
 
     strata.save(model.state_dict(), "ckpt.pt")
     model.load_state_dict(strata.load("ckpt.pt"))
@@ -217,15 +218,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     tensors).
 
     ``weights_only`` (default True) never runs code from the file; ``weights_only=False``
-    unpickles arbitrary objects and must only be used on files you trust."""
-    if mmap:
-        raise RuntimeError("strata.load: mmap=True is not supported; the file is read into "
-                           "one buffer and tensors are views of it")
+    unpickles arbitrary objects and must only be used on files you trust. ``mmap=True`` maps the
+    file copy-on-write instead of reading it (``f`` must then be a path)."""
     weights_only = True if weights_only is None else weights_only
     if pickle_module is not None and weights_only:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
-    data, name = read_into_buffer(f)
+    data, name = read_into_buffer(f, use_mmap=bool(mmap))
     move = _map_location(map_location)
     torch_reader = (_torch_format.read if data[:4] == _torch_format.ZIP_MAGIC
                     else _torch_legacy.read if _torch_legacy.is_legacy(data) else None)

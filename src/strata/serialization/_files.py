@@ -131,12 +131,21 @@ def _fsync_directory(directory):
         os.close(dir_fd)
 
 
-def read_into_buffer(f):
+def read_into_buffer(f, use_mmap=False):
     """The whole file (a path or a binary file object, from its current position) as a writable
     memoryview of one buffer, and a name for error messages. Tensors are built as views of it,
-    so loading costs the file's size once."""
+    so loading costs the file's size once.
+
+    ``use_mmap`` maps the file copy-on-write instead (``torch.load(mmap=True)``): pages are
+    shared with the page cache until a tensor is written to. As with PyTorch's, the file must
+    not be truncated while it is mapped."""
+    if use_mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
+            if use_mmap and os.fstat(fh.fileno()).st_size > 0:
+                return memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)), repr(
+                    os.fspath(f))
             return _read_all(fh), repr(os.fspath(f))
     return _read_all(f), f"file object {getattr(f, 'name', f)!r}"
 
