@@ -8,8 +8,8 @@ broken one, and reading one into a single buffer.
   (``os.replace``). Readers see the old file or the new one, whatever happens to the writing
   process. With ``STRATA_CHECKPOINT_FSYNC=1`` the file is fsynced before the rename and the
   directory after it, so the save also survives a power cut (off by default: torch.save does not
-  fsync either, and it costs about as much as the write). Every writer has its own temp name, so concurrent saves to one path all succeed
-  and the last rename wins, whole.
+  fsync either, and it costs about as much as the write). Every writer has its own temp name,
+  so concurrent saves to one path all succeed and the last rename wins, whole.
 * an existing file keeps its permission bits; a new one gets ``0o666`` less the umask (what
   ``open(path, "wb")``, and so ``torch.save``, gives).
 * a file with other hard links is written in place, as ``torch.save`` does, so every name sees
