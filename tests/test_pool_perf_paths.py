@@ -182,6 +182,7 @@ def _loader(**kwargs):
 @pytest.mark.skipif(not strata.sim.is_available(), reason="needs the sim device")
 @pytest.mark.parametrize("workers", [0, 1])
 def test_dataloader_pins_batches_when_sim_is_available(workers):
+    strata.sim.init()   # pinning is for a device in use: a CPU-only program warns instead
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # no "no accelerator" warning: sim is one
         batches = list(_loader(pin_memory=True, num_workers=workers))

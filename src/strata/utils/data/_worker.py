@@ -9,6 +9,7 @@ the program.
 """
 
 import os
+import pickle
 import queue
 import random
 import sys
@@ -51,22 +52,39 @@ def get_worker_info():
     return _worker_info
 
 
+class KeyErrorMessage(str):
+    """``str(KeyError(msg))`` is ``repr(msg)``, which would print the traceback on one line with
+    its newlines escaped; this string's repr is itself."""
+
+    def __repr__(self):
+        return self
+
+
 class ExceptionWrapper:
-    """An exception with its traceback as text, so it can cross a process boundary."""
+    """An exception's class and traceback text, so it can cross a process boundary
+    (``torch/_utils.py``); ``reraise`` raises the same class in the main process."""
 
     def __init__(self, exc_info, where):
         self.exc_type = exc_info[0]
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
+        try:  # a class the main process cannot unpickle (a local class) would be lost in transit
+            pickle.loads(pickle.dumps(self.exc_type))
+        except Exception:  # noqa: BLE001 - any failure to pickle means the same
+            self.exc_msg = f"({self.exc_type.__qualname__} cannot be pickled) {self.exc_msg}"
+            self.exc_type = RuntimeError
 
     def reraise(self):
         msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
-            msg = KeyError.__repr__(msg)  # KeyError would quote the message otherwise
+            msg = KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            # Some exceptions take the message only as a keyword argument.
+            raise self.exc_type(message=msg)
         try:
             exception = self.exc_type(msg)
         except Exception:
-            # Some exception types need more arguments: keep the message, lose the type.
+            # The class cannot be built from one string: keep the message, lose the class.
             raise RuntimeError(msg) from None
         raise exception
 
@@ -141,8 +159,14 @@ def worker_loop(dataset, is_iterable, index_queue, data_queue, done_event, auto_
             try:
                 task = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
             except queue.Empty:
-                if os.getppid() != parent_pid or done_event.is_set():
-                    return  # the main process is gone or shutting down
+                if os.getppid() != parent_pid:
+                    # Orphaned: nobody will read what is still queued, and a sibling killed
+                    # mid-send may hold the queue's write lock; waiting to flush would keep
+                    # this process (and its memory) alive forever.
+                    data_queue.cancel_join_thread()
+                    return
+                if done_event.is_set():
+                    return
                 continue
             if task is None:
                 return

@@ -8,8 +8,10 @@
 With ``num_workers > 0`` each worker process has an index queue; all share one result queue.
 The main process keeps ``prefetch_factor`` tasks per worker in flight, hands tasks out
 round-robin, and yields results in task order whatever order they arrive in. Tensors cross the
-process boundary by pickling (by value). Waiting is bounded: a dead worker or ``timeout`` raises
-instead of hanging, and workers are told to stop, joined and, if need be, terminated.
+process boundary by pickling (by value). Waiting is bounded: a dead worker (noticed by a
+``SIGCHLD`` handler, see ``_signal_handling``) or ``timeout`` raises instead of hanging. At the end
+of an epoch workers are told to stop and joined; after a failure they are terminated at once, so
+the error reaches the user without waiting on a stuck worker.
 """
 
 import itertools
@@ -21,7 +23,7 @@ import warnings
 
 from ... import sim
 from ...ops import factory as F
-from . import _worker
+from . import _signal_handling, _worker
 from ._collate import default_collate, default_convert, pin_memory
 from ._worker import ExceptionWrapper, IterableDatasetStopIteration, ResumeIteration
 from .dataset import IterableDataset
@@ -31,7 +33,8 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 
 get_worker_info = _worker.get_worker_info
 
-_JOIN_TIMEOUT = 5.0
+_JOIN_TIMEOUT = 5.0          # a worker told to stop at the end of an epoch
+_FAILED_JOIN_TIMEOUT = 0.5   # a worker terminated after an error or a timeout
 
 
 class _InfiniteConstantSampler:
@@ -71,10 +74,6 @@ class DataLoader:
         if not in_order:
             raise ValueError("DataLoader: in_order=False is not supported by strata; batches "
                              "always arrive in sampler order")
-        if pin_memory and not sim.is_available():   # sim is the accelerator pinning is for
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=2)
-
         self._is_iterable = isinstance(dataset, IterableDataset)
         if self._is_iterable:
             if shuffle not in (False, None):
@@ -168,9 +167,16 @@ def _base_seed(loader):
 
 
 def _pins(loader):
-    """Batches are pinned when asked and the sim accelerator exists (PyTorch: when
-    ``pin_memory`` and an accelerator is available), in the main process."""
-    return loader.pin_memory and sim.is_available()
+    """Batches are pinned when asked and the sim accelerator is in use (PyTorch: when an
+    accelerator is available). A CPU-only program gets PyTorch's warning instead: pinning would
+    start the device process only to copy every batch into memory nothing reads from."""
+    if not loader.pin_memory:
+        return False
+    if sim.is_initialized():
+        return True
+    warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+                  "device pinned memory won't be used.", stacklevel=4)
+    return False
 
 
 def _pinned_if_asked(pin, batch):
@@ -226,6 +232,8 @@ class _MultiProcessIter:
             process.start()
             self._index_queues.append(index_queue)
             self._workers.append(process)
+        _signal_handling.set_worker_pids(id(self), [w.pid for w in self._workers])
+        _signal_handling.install_sigchld_handler()
         self._start_epoch()
 
     def _start_epoch(self):
@@ -278,16 +286,21 @@ class _MultiProcessIter:
             try:
                 return self._data_queue.get(timeout=wait)
             except queue.Empty:
+                failures = [_signal_handling.worker_failure(w.pid) for w in self._workers]
+                failures = [f for f in failures if f is not None]
                 dead = [w for w in self._workers if not w.is_alive()]
-                if dead:
+                if failures or dead:
                     pids = ", ".join(str(w.pid) for w in dead)
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
-                                       f"unexpectedly") from None
+                    self._shutdown_workers(failed=True)
+                    raise RuntimeError(" ".join(failures) or f"DataLoader worker (pid(s) "
+                                       f"{pids}) exited unexpectedly") from None
                 if deadline is not None and time.monotonic() >= deadline:
-                    self._shutdown_workers()
+                    self._shutdown_workers(failed=True)
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} "
                                        f"seconds") from None
+            except RuntimeError:  # the SIGCHLD handler: a worker died, maybe mid-message
+                self._shutdown_workers(failed=True)
+                raise
 
     def __next__(self):
         while True:
@@ -332,22 +345,33 @@ class _MultiProcessIter:
     def __len__(self):
         return len(self._loader)
 
-    def _shutdown_workers(self):
-        """Stop every worker: a sentinel, a bounded join, then terminate stragglers."""
+    def _shutdown_workers(self, failed=False):
+        """Stop every worker: a sentinel and a bounded join, then terminate stragglers. After a
+        failure (a dead worker, a timeout) the result pipe may hold half a message and a worker
+        may be stuck, so all are terminated at once (then killed if they ignore it)."""
         if self._shutdown:
             return
         self._shutdown = True
+        _signal_handling.remove_worker_pids(id(self))  # their exits are expected from now on
+        failed = failed or not all(w.is_alive() for w in self._workers)
         self._done_event.set()
         for index_queue in self._index_queues:
             try:
                 index_queue.put(None)
             except (OSError, ValueError):
                 pass
-        for process in self._workers:
-            process.join(timeout=_JOIN_TIMEOUT)
-            if process.is_alive():
+        if failed:
+            for process in self._workers:
                 process.terminate()
-                process.join(timeout=_JOIN_TIMEOUT)
+        join_timeout = _FAILED_JOIN_TIMEOUT if failed else _JOIN_TIMEOUT
+        for process in self._workers:
+            process.join(timeout=join_timeout)
+            if process.is_alive():
+                if failed:
+                    process.kill()
+                else:
+                    process.terminate()
+                process.join(timeout=join_timeout)
         for index_queue in self._index_queues:
             index_queue.close()
         self._data_queue.cancel_join_thread()
