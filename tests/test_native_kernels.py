@@ -95,7 +95,8 @@ def test_build_is_cached(tmp_path, monkeypatch):
     first = native.build("softmax")
     stamp = first.stat().st_mtime_ns
     assert native.build("softmax") == first and first.stat().st_mtime_ns == stamp
-    assert first.parent == tmp_path / "native" and list(first.parent.iterdir()) == [first]
+    assert first.parent == tmp_path / "native"
+    assert list(first.parent.glob("*.so")) == [first]
 
 
 def test_no_compiler_falls_back_to_numpy(tmp_path, monkeypatch):
@@ -118,7 +119,7 @@ def test_broken_source_falls_back_with_the_compiler_message(tmp_path, monkeypatc
     try:
         assert native.function("softmax", "softmax_rows") is None
         message = native.status()["softmax"]
-        assert message.startswith("NumPy fallback:") and "softmax.c" in message
+        assert message.startswith("NumPy fallback:") and "softmax-" in message and "error" in message
         assert not (tmp_path / "cache" / "native").exists() or not any(
             p.suffix == ".so" for p in (tmp_path / "cache" / "native").iterdir())
     finally:
