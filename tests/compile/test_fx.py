@@ -1,0 +1,158 @@
+"""strata.fx against torch.fx: the same graphs for the same modules, codegen, passes, errors."""
+
+import copy
+import operator
+
+import numpy as np
+import pytest
+import torch
+import torch.fx
+
+import strata
+import strata.fx as fx
+
+
+def _net(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 4)
+            self.scale = lib.nn.Parameter(lib.ones(4))
+
+        def forward(self, x, y=2):
+            h = lib.relu(self.lin(x)) + self.scale * y
+            h = h.view(-1, 2).sum(dim=1)
+            return h, h.shape[0]
+    return Net()
+
+
+def _summary(graph):
+    """(op, target name) per node: comparable across strata and torch."""
+    def name(t):
+        return t if isinstance(t, str) else t.__name__
+    return [(n.op, name(n.target)) for n in graph.nodes]
+
+
+def test_same_graph_as_torch_fx():
+    s_gm = fx.symbolic_trace(_net(strata))
+    t_gm = torch.fx.symbolic_trace(_net(torch))
+    assert _summary(s_gm.graph) == _summary(t_gm.graph)
+    assert [n.name for n in s_gm.graph.nodes] == [n.name for n in t_gm.graph.nodes]
+
+
+def test_graph_module_runs_like_the_module():
+    net = _net(strata)
+    gm = fx.symbolic_trace(net)
+    x = strata.randn(2, 3)
+    out, size = gm(x)
+    ref, ref_size = net(x)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    assert size == ref_size == 4
+    assert "def forward(self, x, y = 2):" in gm.code
+    assert "strata.relu(lin)" in gm.code
+    np.testing.assert_allclose(fx.Interpreter(gm).run(x)[0].detach().numpy(),
+                               ref.detach().numpy())
+    clone = copy.deepcopy(gm)
+    np.testing.assert_allclose(clone(x)[0].detach().numpy(), ref.detach().numpy())
+
+
+def test_build_graph_by_hand_and_codegen():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    y = g.call_function(operator.add, (x, 1))
+    z = g.call_method("mul", (y, y))
+    g.output(z)
+    gm = fx.GraphModule(strata.nn.Module(), g)
+    assert gm.code.strip().splitlines() == [
+        "def forward(self, x):",
+        "add = x + 1;  x = None".rjust(len("add = x + 1;  x = None") + 4),
+        "mul = add.mul(add);  add = None".rjust(len("mul = add.mul(add);  add = None") + 4),
+        "return mul".rjust(14)]
+    assert gm(strata.tensor([2.0])).tolist() == [9.0]
+    t = torch.fx.Graph()
+    tx = t.placeholder("x")
+    t.output(t.call_method("mul", (t.call_function(operator.add, (tx, 1)),) * 2))
+    assert [n.name for n in g.nodes] == [n.name for n in t.nodes]
+
+
+def test_inserting_before_and_replace_all_uses_with():
+    gm = fx.symbolic_trace(lambda x: strata.relu(x) * 2)
+    relu = next(n for n in gm.graph.nodes if n.target is strata.relu)
+    with gm.graph.inserting_after(relu):
+        neg = gm.graph.call_function(strata.neg, (relu,))
+    users = relu.replace_all_uses_with(neg, delete_user_cb=lambda u: u is not neg)
+    assert [u.op for u in users] == ["call_function"]
+    gm.graph.lint()
+    gm.recompile()
+    assert gm(strata.tensor([1.0, -1.0])).tolist() == [-2.0, 0.0]
+    assert list(neg.users) == users and relu.users == {neg: None}
+
+
+def test_erase_node_with_users_raises_and_keeps_graph():
+    gm = fx.symbolic_trace(lambda x: strata.relu(x) + 1)
+    relu = next(n for n in gm.graph.nodes if n.target is strata.relu)
+    with pytest.raises(RuntimeError, match="still had 1 users in the graph"):
+        gm.graph.erase_node(relu)
+    assert len(gm.graph.nodes) == 4
+    gm.graph.lint()
+
+
+def test_lint_catches_use_before_definition():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.call_function(strata.relu, (x,))
+    b = g.call_function(strata.neg, (a,))
+    g.output(b)
+    a.prepend(b)   # move b before its input
+    with pytest.raises(RuntimeError, match="used before it has been defined"):
+        g.lint()
+
+
+def test_dead_code_elimination_keeps_inplace():
+    def f(x):
+        unused = x * 3  # noqa: F841
+        x.add_(1)
+        return x + 1
+    gm = fx.symbolic_trace(f)
+    assert gm.graph.eliminate_dead_code()
+    assert [n.target for n in gm.graph.nodes if n.op != "placeholder"] == \
+        ["add_", operator.add, "output"]
+
+
+def test_control_flow_on_proxy_raises():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    with pytest.raises(fx.TraceError, match="cannot be used as inputs to control flow"):
+        fx.symbolic_trace(f)
+
+
+def test_tuple_unpacking_and_print_tabular(capsys):
+    def f(x):
+        a, b = x.chunk(2)
+        return a - b
+    gm = fx.symbolic_trace(f)
+    assert [n.target for n in gm.graph.nodes][2:4] == [operator.getitem] * 2
+    gm.graph.print_tabular()
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert gm(strata.tensor([5.0, 2.0])).tolist() == [3.0]
+
+
+def test_stack_trace_names_user_line():
+    gm = fx.symbolic_trace(lambda x: strata.sigmoid(x))
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    assert "test_fx.py" in node.stack_trace and "sigmoid" in node.stack_trace
+    assert "test_fx.py" in gm.print_readable(print_output=False)
+
+
+def test_transformer_rewrites():
+    class ReluToSigmoid(fx.Transformer):
+        def call_function(self, target, args, kwargs):
+            if target is strata.relu:
+                target = strata.sigmoid
+            return super().call_function(target, args, kwargs)
+    gm = ReluToSigmoid(fx.symbolic_trace(lambda x: strata.relu(x) + 1)).transform()
+    assert "strata.sigmoid" in gm.code
+    np.testing.assert_allclose(gm(strata.zeros(2)).numpy(), [1.5, 1.5])
