@@ -48,6 +48,7 @@ from . import func  # noqa: F401
 from . import special, testing  # noqa: F401
 from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
+from .compile.inductor import eager as _generated_eager_kernels  # noqa: F401  (registers them)
 from . import profiler  # noqa: F401
 from .profiler import explain  # noqa: F401
 from .runtime import OutOfMemoryError  # noqa: F401

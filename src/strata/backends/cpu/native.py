@@ -39,12 +39,15 @@ import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from ... import config
+from .array import parallel_for
 
 SOURCES = Path(__file__).with_name("csrc")
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen.
-FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
          "-fwrapv", "-shared", "-fPIC")
 LIBS = ("-lmvec", "-lm")
 
@@ -227,6 +230,41 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
     """Make ``function(name, ...)`` build the C that ``make_source()`` returns (the code
     generator of compile/inductor registers its eager kernels here)."""
     _generated[name] = (make_source, signatures)
+
+
+# Elements from which a generated eager kernel beats NumPy (below it the ctypes call costs more
+# than it saves).
+GENERATED_MIN_SIZE = 1024
+GENERATED_GRAIN = 1 << 15   # elements per thread at least
+_GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def run_unary(formula: str, a):
+    """``formula`` (a generated eager kernel, see compile/inductor/eager.py) applied to the
+    contiguous float array ``a``, as a fresh array; None where the caller's NumPy path must run
+    (another dtype or layout, a small array, no C)."""
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
+            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+        return None
+    fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
+    if fn is None:
+        return None
+    out = np.empty_like(a)
+    src, dst, n = a.ctypes.data, out.ctypes.data, a.size
+    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(src, dst, n, lo, hi))
+    return out
+
+
+def generated_or(formula: str, fallback):
+    """``fallback(a, *extra)`` (a NumPy formula), with ``run_unary(formula, a)`` tried first."""
+    def run(a, *extra, **kwargs):
+        if not kwargs:
+            out = run_unary(formula, a)
+            if out is not None:
+                return out
+        return fallback(a, *extra, **kwargs)
+    run.__name__ = run.__qualname__ = getattr(fallback, "__name__", formula)
+    return run
 
 
 def _load(name: str):
