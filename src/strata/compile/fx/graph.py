@@ -19,6 +19,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from ...core.device import device as Device
+from ...core.dtype import dtype as DType
 from .node import (BUILTIN_TARGETS, MAGIC_TARGETS, Node, _format_arg, _pretty_target, map_arg,
                    public_name)
 
@@ -327,6 +329,12 @@ class _CodeGen:
             return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
         if a is None or a is Ellipsis or type(a) in (bool, int, float, str, complex):
             return repr(a)
+        if isinstance(a, DType):
+            self.globals["strata"] = _strata_module()
+            return f"strata.{a.name}"
+        if isinstance(a, Device):
+            self.globals["strata"] = _strata_module()
+            return f"strata.device({str(a)!r})"
         return self.add_global(_hint_for(a), a)
 
     def call_args(self, args, kwargs) -> str:
