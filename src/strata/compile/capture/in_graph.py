@@ -1,0 +1,75 @@
+"""Which callables become graph nodes, which break the graph, and the graph's own helpers.
+
+A function reachable from strata's public namespaces (``strata``, ``strata.nn.functional``,
+``strata.linalg``, ``strata.special``, ``strata.fft``) is an op: it is recorded as one
+``call_function`` node. A few of them act outside tensors (seeding, printing, saving) and break
+the graph instead.
+"""
+
+import types
+
+from ...dispatch.tls import state as dispatch_state
+
+_IN_GRAPH: set | None = None
+_BREAKING_NAMES = {"manual_seed", "seed", "initial_seed", "set_printoptions", "save", "load",
+                   "set_default_dtype", "set_default_device", "set_num_threads", "compile",
+                   "use_deterministic_algorithms", "set_rng_state", "get_rng_state",
+                   "is_tensor", "synchronize"}
+_MODULE_NAMES = ("strata", "strata.nn.functional", "strata.linalg", "strata.special",
+                 "strata.fft", "strata.nn.init")
+_BREAKING: set = set()
+
+
+def set_grad_enabled(mode: bool) -> None:
+    """Graph node for entering/leaving ``no_grad``/``enable_grad`` (``torch._C._set_grad_enabled``)."""
+    dispatch_state().grad_enabled = mode
+
+
+def _build():
+    import importlib
+    found, breaking = set(), set()
+    for name in _MODULE_NAMES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr, value in vars(module).items():
+            if attr.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            if isinstance(value, types.ModuleType):
+                continue
+            (breaking if attr in _BREAKING_NAMES else found).add(id(value))
+    return found, breaking
+
+
+def is_in_graph(value) -> bool:
+    global _IN_GRAPH
+    if _IN_GRAPH is None:
+        _IN_GRAPH, breaking = _build()
+        _BREAKING.update(breaking)
+    if id(value) in _IN_GRAPH:
+        return True
+    from ...autograd.function import Function
+    owner = getattr(value, "__self__", None)
+    return isinstance(owner, type) and issubclass(owner, Function) and \
+        getattr(value, "__name__", "") == "apply"
+
+
+def is_breaking_function(value) -> bool:
+    is_in_graph(value)
+    return id(value) in _BREAKING
+
+
+def is_module_source(source) -> bool:
+    """True for ``G['torch'].relu``-style sources: attributes of a Python module, not guarded."""
+    return "." in source.expr and not source.expr.startswith("L[")
+
+
+def disable(fn):
+    """Mark ``fn`` so compiled frames never trace into it (``torch._dynamo.disable``)."""
+    fn.__dict__["_strata_dynamo_disable"] = True
+    return fn
+
+
+def is_disabled(fn) -> bool:
+    return getattr(fn, "__dict__", {}).get("_strata_dynamo_disable", False)

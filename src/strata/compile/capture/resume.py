@@ -1,0 +1,100 @@
+"""Resume functions: the rest of a frame after a graph break, as a new code object.
+
+``__resume_at_<offset>_<n>`` takes the live stack values and the live locals as positional
+arguments, pushes the stack back (NULL slots included), and jumps to ``offset`` in a copy of the
+original bytecode. It is an ordinary function, so the compile wrapper compiles it on its first
+call like any frame (Dynamo's ``resume_execution.py``). The ``bytecode`` package rebuilds the
+code object, including 3.11's exception table and stack size.
+"""
+
+import dis
+import types
+
+from bytecode import Bytecode, Instr, Label
+
+from .variables import Unsupported
+
+_PROLOGUE = {"MAKE_CELL", "COPY_FREE_VARS", "RESUME"}
+_VARARG_FLAGS = 0x04 | 0x08   # CO_VARARGS | CO_VARKEYWORDS
+_cache: dict = {}
+
+
+def stack_argname(i: int) -> str:
+    return f"___stack{i}"
+
+
+def live_locals(code, offsets) -> set:
+    """Locals (and cell variables) the code may read at or after any of ``offsets``.
+
+    Conservative: a name read anywhere after the first resume point, or anywhere at all when a
+    backward jump (a loop) follows it.
+    """
+    start = min(offsets)
+    instructions = list(dis.get_instructions(code))
+    loops = any(i.offset >= start and "BACKWARD" in i.opname for i in instructions)
+    names = set()
+    for inst in instructions:
+        if inst.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST") and \
+                (loops or inst.offset >= start):
+            names.add(inst.argval)
+    return names - set(code.co_freevars)
+
+
+def covered_by_try(code, offset) -> bool:
+    return any(entry.start <= offset < entry.end
+               for entry in dis._parse_exception_table(code))
+
+
+def resume_code(code, offset: int, null_slots: tuple, local_names: tuple):
+    """The code object resuming ``code`` at ``offset`` with this stack layout and locals."""
+    key = (code, offset, null_slots, local_names)
+    if key in _cache:
+        return _cache[key]
+    original = Bytecode.from_code(code)
+    dis_offsets = [i.offset for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+    target = Label()
+    body, n_instr, found = [], 0, False
+    for item in original:
+        if isinstance(item, Instr):
+            if dis_offsets[n_instr] == offset:
+                body.append(target)
+                found = True
+            n_instr += 1
+            if item.name in _PROLOGUE and not found and n_instr <= len(code.co_cellvars) + 2:
+                continue
+        body.append(item)
+    if not found:
+        raise Unsupported(f"no instruction at offset {offset} to resume at")
+    stack_args = tuple(stack_argname(i) for i in range(len(null_slots)) if not null_slots[i])
+    prologue = [Instr("MAKE_CELL", item.arg) for item in original
+                if isinstance(item, Instr) and item.name == "MAKE_CELL"]
+    if code.co_freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(code.co_freevars)))
+    prologue.append(Instr("RESUME", 0))
+    for i, is_null in enumerate(null_slots):
+        prologue.append(Instr("PUSH_NULL") if is_null else Instr("LOAD_FAST", stack_argname(i)))
+    prologue.append(Instr("JUMP_FORWARD", target))
+    resume = Bytecode(prologue + body)
+    resume.argnames = list(stack_args + local_names)
+    resume.argcount = len(resume.argnames)
+    resume.posonlyargcount = 0
+    resume.kwonlyargcount = 0
+    resume.cellvars = list(original.cellvars)
+    resume.freevars = list(original.freevars)
+    resume.flags = original.flags & ~_VARARG_FLAGS
+    resume.name = f"__resume_at_{offset}_{len(_cache)}"
+    resume.qualname = resume.name
+    resume.filename = code.co_filename
+    resume.first_lineno = code.co_firstlineno
+    result = resume.to_code()
+    _cache[key] = result
+    return result
+
+
+def resume_function(code, f_globals, closure, offset, null_slots, local_names):
+    new_code = resume_code(code, offset, tuple(null_slots), tuple(local_names))
+    return types.FunctionType(new_code, f_globals, new_code.co_name, None, closure)
+
+
+def clear():
+    _cache.clear()
