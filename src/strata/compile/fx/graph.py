@@ -411,8 +411,8 @@ class _CodeGen:
 def _attr_path(root: str, target: str) -> str:
     out = root
     for atom in target.split("."):
-        out += f".{atom}" if atom.isidentifier() and not keyword.iskeyword(atom) \
-            else f"[{int(atom)}]" if atom.isdigit() else f"__getattr__({atom!r})"
+        out = f"{out}.{atom}" if atom.isidentifier() and not keyword.iskeyword(atom) \
+            else f"getattr({out}, {atom!r})"
     return out
 
 

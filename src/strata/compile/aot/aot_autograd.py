@@ -1,0 +1,291 @@
+"""AOT autograd: a captured graph -> functional aten graphs -> compiled forward and backward.
+
+``aot_module_simplified(gm, example_inputs, fw_compiler, bw_compiler)`` is functorch's entry
+point of the same name. It lifts the module's parameters and buffers to inputs and traces the
+module with ``ProxyTensorMode`` on meta tensors, functionalised:
+
+- **inference** (grad mode off, or no input requires grad): one graph
+  ``(inputs) -> (new values of mutated inputs, outputs)`` for ``fw_compiler``;
+- **training**: the *joint* graph ``(primals, tangents) -> (mutated inputs, outputs, grads)``,
+  traced by running the forward and then autograd's own backward (``autograd.grad``) under the
+  mode, so the backward ops are the derivative formulas' ops. ``partition_fn`` splits it into a
+  forward graph (which also returns the values the backward needs) and a backward graph. At run
+  time both run inside one ``autograd.Function``.
+
+The runtime wrapper copies the new values of mutated inputs back into them (``copy_`` under
+no_grad: BatchNorm running stats, ``x.add_(1)`` on an argument), returns an input itself where
+the program returned it, and feeds a fresh seed to graphs with random ops. Every graph made is
+also handed to the observers in ``graph_observers`` (the compile debug folder uses this).
+"""
+
+import time
+
+from ... import autograd
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled, no_grad
+from ...autograd.graph import saved_tensors_hooks
+from ...core.tensor_impl import TensorImpl
+from ...func import functional_call
+from ...func.pytree import tree_flatten, tree_unflatten
+from ...random import default_generator
+from ..fx import Graph, GraphModule
+from . import functionalize as FN
+from .partitioners import default_partition, saved_bytes
+from .proxy_tensor import ProxyTensorMode, _keep, to_meta
+
+graph_observers = []   # callables (stage, graph_module, info: dict): "inference", "joint", ...
+
+
+def _notify(stage, gm, **info):
+    for observer in graph_observers:
+        observer(stage, gm, info)
+
+
+def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn=None,
+                          decompositions=None, keep_inference_input_mutations=False,
+                          inference_compiler=None):
+    """Compile ``mod`` (a GraphModule from capture) for ``args``; returns ``forward(*args)``.
+
+    ``fw_compiler(gm, example_inputs)`` / ``bw_compiler`` get the aten-level forward and
+    backward graphs and return callables; ``partition_fn(joint_gm, joint_inputs,
+    num_fwd_outputs=...)`` splits the joint graph (default: ``default_partition``);
+    ``decompositions`` maps ops to replacement functions used while tracing.
+    """
+    named = {**dict(mod.named_parameters(remove_duplicate=False)),
+             **dict(mod.named_buffers(remove_duplicate=False))}
+    names, params = list(named), list(named.values())
+
+    def flat_fn(*flat_args):
+        state, user_args = flat_args[:len(names)], flat_args[len(names):]
+        return functional_call(mod, dict(zip(names, state)), tuple(user_args))
+
+    compiled = aot_function(flat_fn, fw_compiler, bw_compiler, partition_fn, decompositions,
+                            inference_compiler=inference_compiler)
+    compiled.prepare(params + list(args))
+
+    def forward(*runtime_args):
+        return compiled(*params, *runtime_args)
+    forward.zero_grad = getattr(mod, "zero_grad", None)
+    forward.aot = compiled
+    return forward
+
+
+def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=None, decompositions=None, *,
+                 inference_compiler=None):
+    """Compile ``fn`` (positional tensor arguments) on its first call, as functorch's
+    ``aot_function``; later calls reuse the compiled graphs for the same grad mode."""
+    return _AOTFunction(fn, fw_compiler, bw_compiler or fw_compiler,
+                        partition_fn or default_partition, decompositions,
+                        inference_compiler or fw_compiler)
+
+
+class _AOTFunction:
+    def __init__(self, fn, fw_compiler, bw_compiler, partition_fn, decompositions,
+                 inference_compiler):
+        self.fn = fn
+        self.compilers = (fw_compiler, bw_compiler, inference_compiler)
+        self.partition_fn = partition_fn
+        self.decompositions = decompositions
+        self.runtimes = {}   # training? -> runtime
+
+    def prepare(self, args):
+        self._runtime(args)
+
+    def _runtime(self, args):
+        training = is_grad_enabled() and any(
+            isinstance(a, TensorImpl) and a.requires_grad for a in args)
+        runtime = self.runtimes.get(training)
+        if runtime is None:
+            runtime = self.runtimes[training] = _compile(self, args, training)
+        return runtime
+
+    def __call__(self, *args):
+        return self._runtime(args)(args)
+
+
+class _Trace:
+    """What tracing learned besides the graph: output layout, mutations, aliasing."""
+
+    def __init__(self):
+        self.out_spec = None
+        self.num_mutated = 0
+        self.mutated_indices = []     # input index of each mutated input, in output order
+        self.output_aliases = {}      # flat output index -> input index it is
+        self.num_outputs = 0
+        self.grad_input_indices = []  # inputs that get a gradient, in joint output order
+        self.diff_output_indices = []  # flat outputs that take a tangent
+        self.uses_rng = False
+
+
+def _trace(fn, args, training, decompositions):
+    """Trace ``fn`` into the inference or joint graph (see the module docstring)."""
+    graph = Graph()
+    device = next((a.device for a in args if isinstance(a, TensorImpl)), "cpu")
+    mode = ProxyTensorMode(graph, decompositions, functionalize=True, device=device)
+    info = _Trace()
+    metas = []
+    for i, a in enumerate(args):
+        if isinstance(a, TensorImpl):
+            m = to_meta(a)
+            if not training:
+                m = m.detach()
+            node = graph.placeholder(f"primals_{i + 1}")
+            node.meta["val"] = to_meta(a).detach()
+            mode.bind(m, node)
+            metas.append(m)
+        else:
+            metas.append(a)
+    with saved_tensors_hooks(_keep, _keep), mode:
+        with autograd.set_grad_enabled(training):
+            out = fn(*metas)
+    flat_out, info.out_spec = tree_flatten(out)
+    tensor_inputs = [m for m in metas if isinstance(m, TensorImpl)]
+    mutated = FN.mutated_inputs(mode, tensor_inputs)
+    info.num_mutated = len(mutated)
+    info.mutated_indices = [i for i, _, _ in mutated]
+    info.num_outputs = len(flat_out)
+    input_ids = {id(m): i for i, m in enumerate(metas)}
+    for k, o in enumerate(flat_out):
+        if isinstance(o, TensorImpl) and id(o) in input_ids \
+                and input_ids[id(o)] not in info.mutated_indices:
+            info.output_aliases[k] = input_ids[id(o)]
+    outputs = [node for _, _, node in mutated]
+    outputs += [mode.node_of(o) if isinstance(o, TensorImpl) else o for o in flat_out]
+    if training:
+        outputs += _trace_backward(mode, graph, info, metas, flat_out)
+    info.uses_rng = mode.rng.seed_node is not None
+    graph.output(tuple(outputs))
+    graph.eliminate_dead_code()
+    gm = GraphModule(dict(mode.constants), graph, "GraphModule")
+    graph.lint()
+    return gm, info
+
+
+def _trace_backward(mode, graph, info, metas, flat_out):
+    """Add tangent inputs and autograd's backward of the outputs to the graph."""
+    diff = [k for k, o in enumerate(flat_out) if isinstance(o, TensorImpl) and o.requires_grad
+            and k not in info.output_aliases]
+    grad_inputs = [i for i, m in enumerate(metas) if isinstance(m, TensorImpl)
+                   and m.requires_grad]
+    info.diff_output_indices, info.grad_input_indices = diff, grad_inputs
+    last_placeholder = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    tangents = []
+    with graph.inserting_after(last_placeholder):
+        for j, k in reversed(list(enumerate(diff))):
+            node = graph.placeholder(f"tangents_{j + 1}")
+            node.meta["val"] = to_meta(flat_out[k]).detach()
+            tangent = to_meta(flat_out[k]).detach()
+            mode.bind(tangent, node)
+            tangents.insert(0, tangent)
+    if not diff or not grad_inputs:
+        return [None] * len(grad_inputs)
+    with saved_tensors_hooks(_keep, _keep), mode:
+        grads = autograd.grad([flat_out[k] for k in diff], [metas[i] for i in grad_inputs],
+                              tangents, allow_unused=True)
+    return [mode.node_of(g) if g is not None else None for g in grads]
+
+
+def _compile(aot, args, training):
+    fw_compiler, bw_compiler, inference_compiler = aot.compilers
+    start = time.perf_counter()
+    gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
+    traced = time.perf_counter()
+    example = [n.meta["val"] if n.target != "rng_seed" else 0
+               for n in gm.graph.nodes if n.op == "placeholder"]
+    if not training:
+        _notify("inference", gm, seconds=traced - start)
+        return _InferenceRuntime(inference_compiler(gm, example), info)
+    _notify("joint", gm, seconds=traced - start)
+    num_fwd_outputs = info.num_mutated + info.num_outputs
+    fw_gm, bw_gm = aot.partition_fn(gm, example, num_fwd_outputs=num_fwd_outputs)
+    partitioned = time.perf_counter()
+    saved = saved_bytes(bw_gm)
+    _notify("forward", fw_gm, seconds=partitioned - traced, saved_bytes=saved)
+    _notify("backward", bw_gm, saved_bytes=saved)
+    fw_example = [n.meta.get("val", 0) for n in fw_gm.graph.nodes if n.op == "placeholder"]
+    return _TrainingRuntime(fw_compiler(fw_gm, fw_example), bw_gm, bw_compiler, info,
+                            num_fwd_outputs)
+
+
+def _fresh_seed():
+    return int(default_generator.bit_generator.integers(0, 2 ** 63))
+
+
+class _InferenceRuntime:
+    def __init__(self, compiled, info):
+        self.compiled, self.info = compiled, info
+
+    def __call__(self, args):
+        info = self.info
+        graph_args = [a for a in args if isinstance(a, TensorImpl)]
+        if info.uses_rng:
+            graph_args.insert(0, _fresh_seed())
+        with no_grad():
+            results = list(self.compiled(*graph_args))
+        return _epilogue(info, args, results[:info.num_mutated], results[info.num_mutated:])
+
+
+def _epilogue(info, args, new_values, outputs):
+    """Write mutated inputs back and restore outputs that are inputs; rebuild the pytree."""
+    tensor_args = [a for a in args if isinstance(a, TensorImpl)]
+    with no_grad():
+        for i, value in zip(info.mutated_indices, new_values):
+            tensor_args[i].copy_(value)
+    for k, i in info.output_aliases.items():
+        outputs[k] = args[i]
+    return tree_unflatten(outputs, info.out_spec)
+
+
+class _TrainingRuntime:
+    """Runs the compiled forward and backward inside one autograd.Function."""
+
+    def __init__(self, compiled_fw, bw_gm, bw_compiler, info, num_fwd_outputs):
+        self.info = info
+        runtime = self
+
+        class CompiledFunction(Function):
+            @staticmethod
+            def forward(ctx, seed, *tensor_args):
+                fw_args = ([seed] if info.uses_rng else []) + list(tensor_args)
+                results = list(compiled_fw(*fw_args))
+                outs, saved = results[:num_fwd_outputs], results[num_fwd_outputs:]
+                tensors = [s for s in saved if isinstance(s, TensorImpl)]
+                ctx.save_for_backward(*tensors)
+                ctx.saved_layout = [None if isinstance(s, TensorImpl) else s for s in saved]
+                ctx.mark_non_differentiable(*[
+                    o for k, o in enumerate(outs) if isinstance(o, TensorImpl)
+                    and (k < info.num_mutated
+                         or k - info.num_mutated not in info.diff_output_indices)])
+                return tuple(outs)
+
+            @staticmethod
+            def backward(ctx, *grad_outputs):
+                saved_tensors = iter(ctx.saved_tensors)
+                saved = [next(saved_tensors) if s is None else s for s in ctx.saved_layout]
+                tangents = [grad_outputs[info.num_mutated + k].contiguous()
+                            for k in info.diff_output_indices]
+                grads = runtime.backward_fn()(*saved, *tangents)
+                result = [None] * (1 + runtime.num_inputs)
+                for k, i in enumerate(info.grad_input_indices):
+                    result[1 + i] = grads[k]
+                return tuple(result)
+
+        self.function = CompiledFunction
+        self.bw_gm, self.bw_compiler, self._compiled_bw = bw_gm, bw_compiler, None
+        self.num_inputs = 0
+
+    def backward_fn(self):
+        """The backward graph is compiled at the first backward, as PyTorch does."""
+        if self._compiled_bw is None:
+            example = [n.meta.get("val", 0) for n in self.bw_gm.graph.nodes
+                       if n.op == "placeholder"]
+            self._compiled_bw = self.bw_compiler(self.bw_gm, example)
+        return self._compiled_bw
+
+    def __call__(self, args):
+        info = self.info
+        tensor_args = [a for a in args if isinstance(a, TensorImpl)]
+        self.num_inputs = len(tensor_args)
+        seed = _fresh_seed() if info.uses_rng else None
+        results = list(self.function.apply(seed, *tensor_args))
+        return _epilogue(info, args, results[:info.num_mutated], results[info.num_mutated:])
