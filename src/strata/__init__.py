@@ -73,15 +73,8 @@ globals().update(_frontend_functions())
 globals().update(_generated_functions(globals()))
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
-    """strata's compiler is not built yet: warn once and return ``model`` to run eagerly."""
-    import warnings
-    warnings.warn("strata.compile: the compiler is not built yet; running eagerly",
-                  stacklevel=2)
-    if model is None:
-        return lambda m: m
-    return model
+from .compile import compile  # noqa: E402,F811  (the function shadows the package, as torch's)
+from . import _dynamo, compiler  # noqa: E402,F401
 
 
 def get_num_threads() -> int:

@@ -69,3 +69,12 @@ sim_sync: str = _choice("STRATA_SIM_SYNC", "poll", ("poll", "interrupt"))
 sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
 sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
+
+# --- the compiler (compile/) ---------------------------------------------------------------------
+# What strata.compile logs (like TORCH_LOGS): a comma-separated subset of graph_breaks,
+# recompiles, guards, graph_code.
+compile_logs: frozenset = frozenset(
+    name.strip() for name in os.environ.get("STRATA_LOGS", "").split(",") if name.strip())
+# Write a folder per compiled frame (graph, guards, AOT graphs, timings) under compile_debug_dir.
+compile_debug: bool = _flag("STRATA_COMPILE_DEBUG")
+compile_debug_dir: str = os.environ.get("STRATA_COMPILE_DEBUG_DIR", "strata_compile_debug")

@@ -10,6 +10,7 @@ See docs/compile.md. ``capture/`` is Dynamo's design in small; ``fx/``, ``aot/``
 
 import functools
 
+from ..nn.modules import module as module_mod
 from ..nn.modules.module import Module
 from .backends import list_backends, lookup_backend, register_backend
 from .capture import eval_frame
@@ -95,6 +96,9 @@ class OptimizedModule(Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+
+module_mod.compile_hook[0] = compile
 
 
 def reset():

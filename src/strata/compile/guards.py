@@ -8,6 +8,9 @@ compiles its guards into a C++ tree for the same reason. Only when the check fai
 slow path evaluate guards one by one to say which failed and why (``STRATA_LOGS=recompiles``).
 """
 
+import contextlib
+import re
+
 from ..core import dtype as dtype_mod
 from ..dispatch.tls import state as dispatch_state
 
@@ -18,14 +21,25 @@ class GuardBuilder:
         self.namespace: dict = {"___tls": dispatch_state(),
                                 "___default_dtype": dtype_mod.get_default_dtype}
         self._seen: set = set()
+        self._suppress = 0
 
     def _const(self, value) -> str:
         name = f"___c{len(self.namespace)}"
         self.namespace[name] = value
         return name
 
+    @contextlib.contextmanager
+    def suppressed(self):
+        """Values read inside strata's own modules (an inlined ``Linear.forward`` reading
+        ``F``) are part of the framework, not the user's program: no guards on them."""
+        self._suppress += 1
+        try:
+            yield
+        finally:
+            self._suppress -= 1
+
     def _add(self, key, source_expr, template, describe):
-        if key in self._seen:
+        if self._suppress or key in self._seen:
             return
         self._seen.add(key)
         self.entries.append((source_expr, template, describe))
@@ -142,10 +156,7 @@ class GuardBuilder:
         out = []
         for source_expr, template, _ in self.entries:
             text = template.format(source_expr) if source_expr else template
-            for name, value in self.namespace.items():
-                if name.startswith("___c") and name in text:
-                    text = text.replace(name, _short(value))
-            out.append(text)
+            out.append(re.sub(r"___c\d+", lambda m: _short(self.namespace[m.group()]), text))
         return out
 
 

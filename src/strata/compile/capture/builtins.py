@@ -9,6 +9,7 @@ import builtins
 import math
 import operator
 
+from .in_graph import is_compiling
 from .variables import (BaseListVariable, ConstantVariable, DictVariable, IteratorVariable,
                         ListVariable, SymIntVariable, TensorVariable, TupleVariable, Unsupported,
                         VariableTracker)
@@ -24,6 +25,9 @@ class BuiltinVariable(VariableTracker):
 
     def python_type(self):
         return type(self.fn)
+
+    def reconstruct(self, codegen):
+        return self.source.expr if self.source is not None else codegen.constant(self.fn)
 
     def call(self, tx, args, kwargs):
         handler = _HANDLERS.get(self.fn)
@@ -217,7 +221,7 @@ _HANDLERS = {
     builtins.int: _scalar(int), builtins.float: _scalar(float), builtins.str: _scalar(str),
     builtins.bool: _bool, builtins.type: _type, builtins.abs: _abs, builtins.sum: _sum,
     builtins.all: _all_any(all), builtins.any: _all_any(any), builtins.sorted: _sorted,
-    builtins.reversed: _reversed,
+    builtins.reversed: _reversed, is_compiling: lambda tx: ConstantVariable(True),
 }
 
 _FOLDABLE = {builtins.round, builtins.divmod, builtins.pow, builtins.chr, builtins.ord,

@@ -187,6 +187,9 @@ class PythonObjectVariable(VariableTracker):
             raise Unsupported(str(e)) from None
         return tx.wrap(value, self.source.attr(name) if self.source is not None else None)
 
+    def reconstruct(self, codegen):
+        return self.source.expr if self.source is not None else codegen.constant(self.value)
+
     def call(self, tx, args, kwargs):
         value = self.value
         if isinstance(value, type):

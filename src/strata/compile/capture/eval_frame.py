@@ -14,12 +14,11 @@ import warnings
 import weakref
 
 from ... import config
-from . import in_graph
+from . import in_graph, settings
 from .convert_frame import CaptureError, capture
 from .variables import Unsupported
 
 log = logging.getLogger("strata.compile")
-RECOMPILE_LIMIT = 8
 _all_contexts = weakref.WeakSet()
 
 
@@ -91,8 +90,8 @@ class CompileContext:
                                       for i, r in enumerate(reasons)))
             for listener in self.listeners:
                 listener.on_recompile(fn, reasons)
-            if len(cache.entries) >= RECOMPILE_LIMIT:
-                warnings.warn(f"strata.compile hit the recompile limit ({RECOMPILE_LIMIT}) for "
+            if len(cache.entries) >= settings.recompile_limit:
+                warnings.warn(f"strata.compile hit config.recompile_limit ({settings.recompile_limit}) for "
                               f"function {code.co_name} ({code.co_filename}:"
                               f"{code.co_firstlineno}); last reason: {reasons[-1]}. It runs "
                               "eagerly from now on.", stacklevel=3)

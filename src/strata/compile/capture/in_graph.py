@@ -25,6 +25,11 @@ def set_grad_enabled(mode: bool) -> None:
     dispatch_state().grad_enabled = mode
 
 
+def is_compiling() -> bool:
+    """True inside a captured frame: capture folds the call to the constant True."""
+    return False
+
+
 def _build():
     import importlib
     found, breaking = set(), set()

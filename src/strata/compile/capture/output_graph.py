@@ -73,25 +73,25 @@ class OutputGraph:
 
     # --- reading values from outside the frame --------------------------------------------------
     def load_global(self, tx, name):
-        if name in self.side_effects.globals_written and tx.f_globals is self.side_effects.g:
+        f_globals = tx.f_globals
+        if name in self.side_effects.globals_written and f_globals is self.side_effects.g:
             return self.side_effects.globals_written[name]
-        if name in tx.f_globals:
-            source = Source(f"G[{name!r}]") if tx.parent is None or \
-                tx.f_globals is self.root_globals else None
-            if source is None:
-                return self.wrap(tx, tx.f_globals[name], self.global_of(tx.f_globals, name))
-            return self.wrap(tx, tx.f_globals[name], source)
+        if name in f_globals:
+            if f_globals is self.root_globals:
+                return self.wrap(tx, f_globals[name], Source(f"G[{name!r}]"))
+            source = self.global_of(f_globals, name)
+            if str(f_globals.get("__name__", "")).startswith("strata."):
+                with self.guards.suppressed():
+                    return self.wrap(tx, f_globals[name], source)
+            return self.wrap(tx, f_globals[name], source)
         if hasattr(builtins, name):
             return self.wrap(tx, getattr(builtins, name), None)
         raise Unsupported(f"name {name!r} is not defined")
 
     def global_of(self, f_globals, name):
         """A source for a global of another module (an inlined function's module)."""
-        key = f"___module_{len(self.constants)}"
-        for k, v in self.constants.items():
-            if v is f_globals:
-                key = k
-                break
+        key = next((k for k, v in self.constants.items() if v is f_globals),
+                   f"___module_{len(self.constants)}")
         self.constants[key] = f_globals
         return Source(f"{key}[{name!r}]")
 
