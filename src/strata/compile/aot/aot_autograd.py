@@ -146,8 +146,7 @@ def _trace(fn, args, training, decompositions):
     info.num_outputs = len(flat_out)
     input_ids = {id(m): i for i, m in enumerate(metas)}
     for k, o in enumerate(flat_out):
-        if isinstance(o, TensorImpl) and id(o) in input_ids \
-                and input_ids[id(o)] not in info.mutated_indices:
+        if isinstance(o, TensorImpl) and id(o) in input_ids:
             info.output_aliases[k] = input_ids[id(o)]
     outputs = [node for _, _, node in mutated]
     outputs += [mode.node_of(o) if isinstance(o, TensorImpl) else o for o in flat_out]

@@ -15,6 +15,7 @@ are recorded (see ``functionalize.py``).
 import operator
 
 from ...autograd.graph import saved_tensors_hooks
+from ...core.device import device as Device
 from ...core.tensor_impl import TensorImpl
 from ...dispatch.modes import TorchDispatchMode
 from ...func.pytree import tree_flatten
@@ -99,8 +100,14 @@ class ProxyTensorMode(TorchDispatchMode):
 
     # --- recording ------------------------------------------------------------------------------
     def as_args(self, value):
-        return map_aggregate(value, lambda a: self.node_of(a) if isinstance(a, TensorImpl)
-                             else a)
+        """Tensors -> their nodes; the meta device (tracing's stand-in) -> the real device."""
+        def convert(a):
+            if isinstance(a, TensorImpl):
+                return self.node_of(a)
+            if self.device is not None and isinstance(a, (Device, str)) and str(a) == "meta":
+                return self.device
+            return a
+        return map_aggregate(value, convert)
 
     def meta_args(self, value):
         """The arguments to run an op on: real tensors the graph does not know become meta."""

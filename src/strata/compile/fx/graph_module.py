@@ -146,5 +146,10 @@ def _copy_attr(from_module: Module, to_module: Module, target: str):
             setattr(to_module, item, t)
         from_module, to_module = f, t
     orig = getattr(from_module, field)
-    setattr(to_module, field, orig)
+    buffers = from_module.__dict__.get("_buffers", {})
+    if field in buffers and isinstance(to_module, Module):   # a buffer stays a buffer
+        persistent = field not in from_module._non_persistent_buffers_set
+        to_module.register_buffer(field, orig, persistent)
+    else:
+        setattr(to_module, field, orig)
 

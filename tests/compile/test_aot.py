@@ -1,0 +1,308 @@
+"""AOT autograd: outputs and gradients of the compiled forward/backward equal eager's; the
+functionalised graphs hold no mutation; partitioners; make_fx graphs."""
+
+import numpy as np
+import pytest
+
+import strata
+import strata.fx as fx
+from strata.compile.aot import (aot_module_simplified, default_partition, graph_observers,
+                                make_fx, min_cut_rematerialization_partition, nop,
+                                primitive_decompositions)
+
+nn = strata.nn
+
+
+def _compile(model, inputs, partition_fn=None, decompositions=None):
+    """AOT-compile a symbolically traced module (or the module itself where Proxy tracing
+    cannot go, e.g. into an autograd.Function)."""
+    gm = model if getattr(model, "no_symbolic_trace", False) else fx.symbolic_trace(model)
+    return aot_module_simplified(gm, list(inputs), fw_compiler=nop, bw_compiler=nop,
+                                 partition_fn=partition_fn, decompositions=decompositions)
+
+
+def _flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _grads(model, inputs):
+    return [p.grad.numpy().copy() for p in model.parameters()] + \
+           [x.grad.numpy().copy() for x in inputs if x.requires_grad]
+
+
+def _check_against_eager(make_model, inputs, partition_fn=None, decompositions=None,
+                         rtol=1e-5, atol=1e-6):
+    """Same weights and inputs: compiled outputs and gradients equal eager's."""
+    strata.manual_seed(0)
+    eager_model, compiled_model = make_model(), make_model()
+    compiled_model.load_state_dict(eager_model.state_dict())
+    eager_in = [x.detach().clone().requires_grad_(x.requires_grad) for x in inputs]
+    compiled_in = [x.detach().clone().requires_grad_(x.requires_grad) for x in inputs]
+    compiled = _compile(compiled_model, compiled_in, partition_fn, decompositions)
+    ref, out = _flat(eager_model(*eager_in)), _flat(compiled(*compiled_in))
+    assert len(ref) == len(out)
+    for r, o in zip(ref, out):
+        np.testing.assert_allclose(o.detach().numpy(), r.detach().numpy(), rtol=rtol, atol=atol)
+    sum(r.float().sum() for r in ref if r.requires_grad).backward()
+    sum(o.float().sum() for o in out if o.requires_grad).backward()
+    for r, o in zip(_grads(eager_model, eager_in), _grads(compiled_model, compiled_in)):
+        np.testing.assert_allclose(o, r, rtol=rtol, atol=atol)
+    for (name, r), o in zip(eager_model.named_buffers(), compiled_model.buffers()):
+        np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=rtol, atol=atol, err_msg=name)
+    return compiled
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.Linear(16, 16), nn.Tanh(),
+                         nn.Linear(16, 3))
+
+
+class _CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4 * 3 * 3, 5)
+
+    def forward(self, x):
+        x = self.pool(strata.relu(self.bn(self.conv(x))))
+        return self.fc(x.flatten(1))
+
+
+class _LSTMModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, batch_first=True)
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+class _TransformerBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0,
+                                                batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def _transformer_layer():
+    return _TransformerBlock()
+
+
+@pytest.mark.parametrize("partition", [default_partition, min_cut_rematerialization_partition])
+def test_mlp_outputs_and_gradients(partition):
+    _check_against_eager(_mlp, [strata.randn(5, 6, requires_grad=True)], partition)
+
+
+@pytest.mark.parametrize("partition", [default_partition, min_cut_rematerialization_partition])
+def test_cnn_with_batchnorm_running_stats(partition):
+    _check_against_eager(_CNN, [strata.randn(2, 2, 6, 6)], partition, rtol=1e-4, atol=1e-5)
+
+
+def test_transformer_layer():
+    _check_against_eager(_transformer_layer, [strata.randn(2, 5, 8)],
+                         min_cut_rematerialization_partition, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm():
+    _check_against_eager(_LSTMModel, [strata.randn(3, 4, 4)], rtol=1e-4, atol=1e-5)
+
+
+def test_primitive_decompositions_leave_only_primitives():
+    compiled = _check_against_eager(_mlp, [strata.randn(5, 6)], None,
+                                    primitive_decompositions(), rtol=1e-4, atol=1e-5)
+    graphs = [compiled.aot.runtimes[True].bw_gm.graph]
+    for graph in graphs:
+        for node in graph.nodes:
+            assert getattr(node.target, "decomposition", None) is None, node.format_node()
+
+
+class _Scale(strata.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 + x * 0
+
+
+class _WithFunction(nn.Module):
+    no_symbolic_trace = True
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return _Scale.apply(self.lin(x)).sin()
+
+
+def test_custom_autograd_function():
+    _check_against_eager(_WithFunction, [strata.randn(4, 3, requires_grad=True)])
+
+
+class _Dropout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.lin(x)).relu()
+
+
+def test_dropout_same_seed_same_mask_and_gradient_uses_it():
+    model = _Dropout()
+    x = strata.randn(16, 8)
+    compiled = _compile(model, [x], min_cut_rematerialization_partition)
+    strata.manual_seed(3)
+    first = compiled(x)
+    strata.manual_seed(3)
+    second = compiled(x)
+    np.testing.assert_array_equal(first.detach().numpy(), second.detach().numpy())
+    third = compiled(x)
+    assert not np.array_equal(first.detach().numpy(), third.detach().numpy())
+    kept = model.lin(x).relu().detach().numpy() * 2
+    values = first.detach().numpy()
+    assert ((values == 0) | np.isclose(values, kept, rtol=1e-5)).all()
+    assert (values == 0).mean() > 0.2
+    first.sum().backward()
+    weight_grad = model.lin.bias.grad.numpy()
+    mask = (values != 0).astype(np.float32) * 2
+    np.testing.assert_allclose(weight_grad, mask.sum(0), rtol=1e-5)
+    runtime = compiled.aot.runtimes[True]
+    assert not any("bernoulli" in str(n.target) for n in runtime.bw_gm.graph.nodes)
+
+
+class _Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", strata.zeros((), dtype=strata.int64))
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.lin(x)
+
+
+def test_buffer_mutation_applied_after_the_graph():
+    model = _Counter()
+    compiled = _compile(model, [strata.randn(2, 3)])
+    for _ in range(3):
+        compiled(strata.randn(2, 3))
+    assert model.calls.item() == 3
+
+
+def test_inplace_on_input_and_on_view_of_input():
+    def f(x, y):
+        x.add_(1)
+        y[1].mul_(2)
+        return x * y
+
+    gm = make_fx(f, tracing_mode="fake", functionalize=True)(strata.randn(3), strata.randn(2, 3))
+    inplace = [n for n in gm.graph.nodes if n.op == "call_function"
+               and getattr(n.target, "is_inplace", False)]
+    assert [n.target.name for n in inplace] == ["copy_", "copy_"]   # only the write-backs
+    x, y = strata.randn(3), strata.randn(2, 3)
+    ex, ey = x.clone(), y.clone()
+    out = gm(x, y)
+    ref = f(ex, ey)
+    np.testing.assert_allclose(out.numpy(), ref.numpy())
+    np.testing.assert_allclose(x.numpy(), ex.numpy())
+    np.testing.assert_allclose(y.numpy(), ey.numpy())
+
+
+class _Mutating(nn.Module):
+    def forward(self, x, y):
+        x.mul_(2)
+        view = y.view(-1)
+        view[:2].add_(5)
+        return y + x.sum(), x
+
+
+def test_aot_input_mutation_epilogue_and_aliased_output():
+    x, y = strata.randn(4), strata.randn(2, 2)
+    ex, ey = x.clone(), y.clone()
+    compiled = _compile(_Mutating(), [x.clone(), y.clone()])
+    out, same = compiled(x, y)
+    ref, _ = _Mutating()(ex, ey)
+    np.testing.assert_allclose(out.numpy(), ref.numpy())
+    np.testing.assert_allclose(x.numpy(), ex.numpy())
+    np.testing.assert_allclose(y.numpy(), ey.numpy())
+    assert same is x
+
+
+def test_inference_skips_the_joint_graph():
+    stages = []
+    graph_observers.append(lambda stage, gm, info: stages.append(stage))
+    try:
+        model = _mlp()
+        x = strata.randn(2, 6)
+        with strata.no_grad():
+            compiled = _compile(model, [x])
+            out = compiled(x)
+        np.testing.assert_allclose(out.numpy(), model(x).detach().numpy(), rtol=1e-6)
+    finally:
+        graph_observers.pop()
+    assert stages == ["inference"]
+
+
+class _Pointwise(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(32, 32)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return (h.sin().cos() * h.sigmoid()).tanh().exp()
+
+
+def test_min_cut_saves_fewer_bytes_and_never_recomputes_matmul():
+    saved = {}
+
+    def observe(stage, gm, info):
+        if stage == "backward":
+            saved.setdefault("runs", []).append((sum(info["saved_bytes"].values()), gm))
+    graph_observers.append(observe)
+    try:
+        x = strata.randn(8, 32)
+        _check_against_eager(_Pointwise, [x], default_partition, rtol=1e-5)
+        _check_against_eager(_Pointwise, [x], min_cut_rematerialization_partition, rtol=1e-5)
+    finally:
+        graph_observers.pop()
+    (default_bytes, _), (min_cut_bytes, bw) = saved["runs"]
+    assert min_cut_bytes < default_bytes
+    matmuls = [n for n in bw.graph.nodes if n.op == "call_function"
+               and getattr(n.target, "name", "") in ("mm", "addmm", "bmm")]
+    tangent_users = set()
+    for node in bw.graph.nodes:
+        if node.name.startswith("tangents") or tangent_users & set(node.all_input_nodes):
+            tangent_users.add(node)
+    assert matmuls and all(n in tangent_users for n in matmuls)
+
+
+def test_every_aot_node_has_meta_val():
+    compiled = _compile(_mlp(), [strata.randn(2, 6)])
+    runtime = compiled.aot.runtimes[True]
+    for node in runtime.bw_gm.graph.nodes:
+        if node.op not in ("output",):
+            assert "val" in node.meta, node.format_node()
+
+
+def test_make_fx_records_aten_ops():
+    gm = make_fx(lambda x, w: strata.nn.functional.linear(x, w).relu())(
+        strata.randn(2, 3), strata.randn(4, 3))
+    targets = [n.target.name for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets == ["transpose.int", "mm", "relu"]
+    x, w = strata.randn(2, 3), strata.randn(4, 3)
+    np.testing.assert_allclose(gm(x, w).numpy(), (x @ w.T).relu().numpy(), rtol=1e-6)
+    assert gm.graph.find_nodes(op="placeholder")[0].meta["val"].device.type == "meta"
