@@ -24,7 +24,7 @@ LAYERS = [
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
      "sparse", "func",
      "cuda", "accelerator", "sim"},
-    {"compile", "fx"},
+    {"compile", "fx", "_dynamo", "compiler"},
     {"profiler"},
     {"cli", "torch_alias", "__init__", "__main__"},
 ]
