@@ -221,17 +221,29 @@ def _print_node(node, index, k, buffers, lines):
         acc = f"acc_{node.name}"
         lines.append(f"{indent}{C_TYPES[node.dtype]} {acc} = "
                      f"{REDUCTION_INIT[node.reduction_type, kind]};")
+        floating_extreme = node.reduction_type in ("max", "min") and kind == "f"
+        if floating_extreme:   # OpenMP's max/min ignore NaN: a flag carries it (ATen's rule)
+            lines.append(f"{indent}int nan_{acc} = 0;")
         simd = {"sum": f"#pragma omp simd reduction(+:{acc})",
-                "prod": f"#pragma omp simd reduction(*:{acc})"}.get(node.reduction_type, "")
+                "prod": f"#pragma omp simd reduction(*:{acc})",
+                "max": f"#pragma omp simd reduction(max:{acc})",
+                "min": f"#pragma omp simd reduction(min:{acc})"}[node.reduction_type]
+        if floating_extreme:
+            simd += f" reduction(|:nan_{acc})"
         rindex = _inner_loop(lines, indent, node.reduction_ranges, simd)
         body = indent + "    "
         with use_handler(CHandler(buffers, lines, body)) as h:
             h.count = len(lines)     # unique names across the nodes of one kernel
             value = node.inner_fn(tuple(index), tuple(rindex))
         update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
-                  "max": f"MAX_PROP({acc}, {value})", "min": f"MIN_PROP({acc}, {value})"}
+                  "max": f"{value} > {acc} ? {value} : {acc}",
+                  "min": f"{value} < {acc} ? {value} : {acc}"}
         lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+        if floating_extreme:
+            lines.append(f"{body}nan_{acc} |= {value} != {value};")
         lines.append(f"{indent}}}")
+        if floating_extreme:
+            lines.append(f"{indent}if (nan_{acc}) {acc} = NAN;")
         lines.append(f"{indent}{node.name}[x] = {acc};")
         return
     extra = tuple(node.ranges[k:])

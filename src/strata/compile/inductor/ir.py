@@ -137,3 +137,26 @@ def format_node(node) -> str:
         body = node.inner_fn(index)
         return (f"{node.name} = Pointwise({node.dtype}, ranges={list(node.ranges)})\n"
                 f"    [{', '.join(index)}] <- {body}")
+
+
+def contiguous_stride(size) -> tuple:
+    stride, step = [], 1
+    for s in reversed(size):
+        stride.append(step)
+        step *= s
+    return tuple(reversed(stride))
+
+
+@dataclass
+class TensorValue:
+    """A tensor of the graph being lowered (Inductor's TensorBox): ``load(index)`` emits its value
+    at ``index``. Unrealized (``buffer`` None) it is a formula inlined into every reader, which is
+    how chains of pointwise ops fuse; realized, it reads ``buffer``."""
+    dtype: str
+    size: tuple
+    load: Callable
+    buffer: InputBuffer = None
+
+    @classmethod
+    def of_buffer(cls, buffer: InputBuffer):
+        return cls(buffer.dtype, tuple(buffer.size), buffer.load, buffer)

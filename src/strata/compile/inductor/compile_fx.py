@@ -1,0 +1,192 @@
+"""``compile_fx``: an aten-level fx graph -> a callable running generated C kernels.
+
+The graph is lowered and scheduled (graph.py), its kernels printed into one C file and built
+through the one build path (backends/cpu/native.py: content-addressed, verified before loading,
+so a fresh process with a warm cache only lowers and prints, it never runs the compiler), and a
+Python wrapper is generated: it allocates each buffer, splits each kernel's rows over the CPU
+backend's threads and calls the eager kernel of each Fallback/Extern step in order. With
+``STRATA_COMPILE_DEBUG=1`` the folder of the compiled frame gets ir_pre_fusion.txt,
+ir_post_fusion.txt and output_code.py (the wrapper followed by the C source).
+"""
+
+import ctypes
+import hashlib
+import os
+
+import numpy as np
+
+from ... import config
+from ..._tensor import from_array
+from ...autograd.grad_mode import no_grad
+from ...backends.cpu import native
+from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
+from ...core import dtype as D
+from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep
+
+_NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
+       "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+
+
+def _run_kernel(fn, outer, grain, arrays):
+    pointers = [a.ctypes.data for a in arrays]
+    if outer:
+        parallel_for(0, outer, grain, lambda lo, hi: fn(*pointers, lo, hi))
+
+
+def _laid_out(arr, strides):
+    """``arr`` with the element strides the kernels were printed for (a copy if it has others)."""
+    if arr.ndim and tuple(s // arr.itemsize for s in arr.strides) != tuple(strides) and \
+            arr.size > 1:
+        order = sorted(range(arr.ndim), key=lambda d: -strides[d])
+        out = np.empty([arr.shape[d] for d in order], arr.dtype).transpose(np.argsort(order))
+        np.copyto(out, arr)
+        return out
+    return arr
+
+
+class Wrapper:
+    """Writes the Python source of the function that runs the steps in order."""
+
+    def __init__(self, G: GraphLowering):
+        self.G, self.lines, self.env = G, [], {}
+
+    def _last_uses(self):
+        last = {}
+        for i, step in enumerate(self.G.steps):
+            for name in self._step_reads(step):
+                last[name] = i
+        for kind, name in self.G.outputs:
+            if kind == "buffer":
+                last[name] = len(self.G.steps)
+        return last
+
+    def _step_reads(self, step):
+        if isinstance(step, KernelStep):
+            return [b.name for b in self.G.c_kernel(step).inputs]
+        names = []
+        for a in _flatten((step.args, tuple(step.kwargs.values()))):
+            if isinstance(a, str) and a in self.G.buffers:
+                names.append(a)
+        return names
+
+    def source(self):
+        G = self.G
+        lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
+        for name in G.inputs:
+            if name in G.buffers:
+                lines.append(f"    a_{name} = _laid_out(data({name}), "
+                             f"{G.buffers[name].stride!r})")
+        for name in G.constants:
+            lines.append(f"    {name} = constants[{name!r}]")
+            lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
+        last = self._last_uses()
+        for i, step in enumerate(G.steps):
+            if isinstance(step, KernelStep):
+                self._kernel_call(step, lines)
+            else:
+                self._fallback_call(step, lines)
+            dead = [n for n, j in last.items() if j == i and n not in G.inputs
+                    and n not in G.constants]
+            if dead:
+                lines.append(f"    del {', '.join('a_' + n for n in dead)}")
+        outs = []
+        for kind, value in G.outputs:
+            if kind == "const" or value in G.inputs:
+                outs.append(repr(value) if kind == "const" else value)
+            else:
+                outs.append(f"_tensor(a_{value}, {G.buffers[value].dtype!r})")
+        lines.append(f"    return [{', '.join(outs)}]")
+        return "\n".join(lines) + "\n"
+
+    def _kernel_call(self, step, lines):
+        kernel = self.G.c_kernel(step)
+        for node in step.nodes:
+            size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
+            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{_NP[node.dtype].__name__})")
+        arrays = [f"a_{b.name}" for b in kernel.inputs] + [f"a_{n.name}" for n in step.nodes]
+        outer = int(np.prod(step.outer)) if step.outer else 1
+        inner = int(np.prod(step.inner)) if step.inner else 1
+        grain = max(1, GRAIN_SIZE // inner)
+        lines.append(f"    _run_kernel(lib.{step.name}, {outer}, {grain}, "
+                     f"({', '.join(arrays)},))")
+
+    def _fallback_call(self, step, lines):
+        G = self.G
+
+        def arg(a):
+            if isinstance(a, GraphArgument):
+                return a.name
+            if isinstance(a, str) and a in G.buffers:
+                if a in G.inputs or a in G.constants:
+                    return a
+                return f"_tensor(a_{a}, {G.buffers[a].dtype!r})"
+            if isinstance(a, (tuple, list)):
+                inner = ", ".join(arg(x) for x in a)
+                return f"({inner}{',' if len(a) == 1 else ''})" if isinstance(a, tuple) \
+                    else f"[{inner}]"
+            return repr(a) if not isinstance(a, D.dtype) else f"D.{a.name}"
+        call = ", ".join([arg(a) for a in step.args]
+                         + [f"{k}={arg(v)}" for k, v in step.kwargs.items()])
+        lines.append(f"    r_{step.name} = targets[{step.name!r}]({call})  # {step.kind}")
+        outputs = [n for n in G.buffers if n == step.name or n.startswith(step.name + "_")]
+        for name in outputs:
+            index = "" if name == step.name else f"[{name.rsplit('_', 1)[1]}]"
+            lines.append(f"    a_{name} = _laid_out(data(r_{step.name}{index}), "
+                         f"{G.buffers[name].stride!r})")
+
+
+def _flatten(x):
+    if isinstance(x, (tuple, list)):
+        for a in x:
+            yield from _flatten(a)
+    else:
+        yield x
+
+
+def _tensor(arr, dtype):
+    return from_array(np.ascontiguousarray(arr), getattr(D, dtype if dtype != "bool" else "bool_"))
+
+
+def _signatures(G):
+    sig = {}
+    for step in G.kernels():
+        kernel = G.c_kernel(step)
+        sig[step.name] = (ctypes.c_void_p,) * (len(kernel.inputs) + len(kernel.nodes)) + (
+            ctypes.c_int64,) * 2
+    return sig
+
+
+def compile_fx(gm, example_inputs):
+    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
+    G = GraphLowering(gm, example_inputs).run()
+    source = G.c_source()
+    wrapper = Wrapper(G).source()
+    if config.compile_debug:
+        _write_debug(G, wrapper, source)
+    lib = None
+    if G.kernels():
+        digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+        lib = native.load(f"graph_{digest}", source, _signatures(G))
+    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_run_kernel": _run_kernel,
+             "_tensor": _tensor, "lib": lib, "D": D, "constants": G.constants,
+             "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
+    exec(compile(wrapper, f"<inductor wrapper {id(G)}>", "exec"), scope)
+    call = scope["call"]
+
+    def run(*args):
+        with no_grad():
+            return call(args)
+    run.output_code = wrapper + "\n" + source
+    run.ir_post_fusion = G.post_fusion_text()
+    run.ir_pre_fusion = "\n".join(G.pre_fusion) + "\n"
+    return run
+
+
+def _write_debug(G, wrapper, source):
+    folder = os.path.join(config.compile_debug_dir, "inductor", f"graph_{os.getpid()}_{id(G)}")
+    os.makedirs(folder, exist_ok=True)
+    for name, text in (("ir_pre_fusion.txt", "\n".join(G.pre_fusion) + "\n"),
+                       ("ir_post_fusion.txt", G.post_fusion_text()),
+                       ("output_code.py", wrapper + '\n"""\n' + source + '"""\n')):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
