@@ -163,16 +163,24 @@ def functional_call(mode, func, args, kwargs):
 def _inplace(mode, func, args, kwargs):
     self = args[0]
     value = mode.holder(self, mode.node_of(self))
-    with mode:
-        if func is aten.copy_.default:
+    if func is aten.copy_.default:
+        with mode:
             new = aten._to_copy.default(args[1].expand(list(self.shape)), dtype=self.dtype)
-        elif func is aten.fill_.Scalar:
+    elif func is aten.fill_.Scalar:
+        with mode:
             new = aten.full.default(list(self.shape), args[1], dtype=self.dtype,
                                     device=mode.device or self.device)
-        else:
+    elif out_of_place(func).decomposition is None:
+        with mode:
             new = out_of_place(func)(value, *args[1:], **kwargs)
             if new.dtype != self.dtype:
                 new = aten._to_copy.default(new, dtype=self.dtype)
+    else:
+        # The out-of-place op is itself "clone, then the in-place op" (index_add): record the
+        # in-place op on a clone, a write into a value nothing else can see.
+        with mode:
+            new = aten.clone.default(value)
+        mode.run_and_record(func, (new,) + tuple(args[1:]), kwargs)
     new_node = mode.lookup(new)[1]
     run_args = mode.meta_args(tuple(args))
     func(*run_args, **kwargs)           # keep the meta tensor's version counter honest
