@@ -21,6 +21,10 @@ def _compile(model, inputs, partition_fn=None, decompositions=None):
                                  partition_fn=partition_fn, decompositions=decompositions)
 
 
+def _training_runtime(compiled):
+    return next(r for key, r in compiled.aot.runtimes.items() if key[0])
+
+
 def _flat(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
@@ -117,7 +121,7 @@ def test_lstm():
 def test_primitive_decompositions_leave_only_primitives():
     compiled = _check_against_eager(_mlp, [strata.randn(5, 6)], None,
                                     primitive_decompositions(), rtol=1e-4, atol=1e-5)
-    graphs = [compiled.aot.runtimes[True].bw_gm.graph]
+    graphs = [_training_runtime(compiled).bw_gm.graph]
     for graph in graphs:
         for node in graph.nodes:
             assert getattr(node.target, "decomposition", None) is None, node.format_node()
@@ -179,7 +183,7 @@ def test_dropout_same_seed_same_mask_and_gradient_uses_it():
     weight_grad = model.lin.bias.grad.numpy()
     mask = (values != 0).astype(np.float32) * 2
     np.testing.assert_allclose(weight_grad, mask.sum(0), rtol=1e-5)
-    runtime = compiled.aot.runtimes[True]
+    runtime = _training_runtime(compiled)
     assert not any("bernoulli" in str(n.target) for n in runtime.bw_gm.graph.nodes)
 
 
@@ -292,7 +296,7 @@ def test_min_cut_saves_fewer_bytes_and_never_recomputes_matmul():
 
 def test_every_aot_node_has_meta_val():
     compiled = _compile(_mlp(), [strata.randn(2, 6)])
-    runtime = compiled.aot.runtimes[True]
+    runtime = _training_runtime(compiled)
     for node in runtime.bw_gm.graph.nodes:
         if node.op not in ("output",):
             assert "val" in node.meta, node.format_node()
@@ -306,3 +310,13 @@ def test_make_fx_records_aten_ops():
     x, w = strata.randn(2, 3), strata.randn(4, 3)
     np.testing.assert_allclose(gm(x, w).numpy(), (x @ w.T).relu().numpy(), rtol=1e-6)
     assert gm.graph.find_nodes(op="placeholder")[0].meta["val"].device.type == "meta"
+
+
+def test_new_shapes_and_python_values_compile_again():
+    def f(x, n):
+        return x * n
+
+    compiled = aot_module_simplified(fx.symbolic_trace(f), [strata.randn(3), 2], nop)
+    np.testing.assert_allclose(compiled(strata.ones(3), 2).numpy(), [2.0] * 3)
+    np.testing.assert_allclose(compiled(strata.ones(5), 3).numpy(), [3.0] * 5)
+    assert len(compiled.aot.runtimes) == 2   # the example inputs and the (5,), 3 call

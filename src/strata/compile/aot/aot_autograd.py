@@ -61,6 +61,7 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
 
     compiled = aot_function(flat_fn, fw_compiler, bw_compiler, partition_fn, decompositions,
                             inference_compiler=inference_compiler)
+    compiled.num_fixed_args = len(params)
     compiled.prepare(params + list(args))
 
     def forward(*runtime_args):
@@ -86,17 +87,23 @@ class _AOTFunction:
         self.compilers = (fw_compiler, bw_compiler, inference_compiler)
         self.partition_fn = partition_fn
         self.decompositions = decompositions
-        self.runtimes = {}   # training? -> runtime
+        self.runtimes = {}         # (training?, what the graphs were specialised to) -> runtime
+        self.num_fixed_args = 0    # leading arguments that never change (lifted parameters)
 
     def prepare(self, args):
         self._runtime(args)
 
     def _runtime(self, args):
+        """The compiled graphs for these arguments. The graphs are specialised to the shapes,
+        dtypes and Python values they were traced with, so other ones compile again."""
         training = is_grad_enabled() and any(
             isinstance(a, TensorImpl) and a.requires_grad for a in args)
-        runtime = self.runtimes.get(training)
+        key = (training,) + tuple(
+            (a._shape, a._get_strides(), a.dtype) if isinstance(a, TensorImpl) else a
+            for a in args[self.num_fixed_args:])
+        runtime = self.runtimes.get(key)
         if runtime is None:
-            runtime = self.runtimes[training] = _compile(self, args, training)
+            runtime = self.runtimes[key] = _compile(self, args, training)
         return runtime
 
     def __call__(self, *args):

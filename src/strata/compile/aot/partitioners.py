@@ -165,7 +165,8 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_
     if "sink" not in flow or "source" not in flow:
         saved_names = set()
     else:
-        _, (reachable, unreachable) = nx.minimum_cut(flow, "source", "sink")
+        _, (reachable, unreachable) = nx.minimum_cut(
+            flow, "source", "sink", flow_func=nx.algorithms.flow.boykov_kolmogorov)
         saved_names = {u[:-3] for u in reachable for v in flow[u] if v in unreachable}
     saved = [n for n in joint_module.graph.nodes if n.name in saved_names]
     return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
