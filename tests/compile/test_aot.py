@@ -320,3 +320,11 @@ def test_new_shapes_and_python_values_compile_again():
     np.testing.assert_allclose(compiled(strata.ones(3), 2).numpy(), [2.0] * 3)
     np.testing.assert_allclose(compiled(strata.ones(5), 3).numpy(), [3.0] * 5)
     assert len(compiled.aot.runtimes) == 2   # the example inputs and the (5,), 3 call
+
+
+def test_aten_nodes_carry_the_users_source_line():
+    compiled = _compile(_Pointwise(), [strata.randn(2, 32)])
+    runtime = _training_runtime(compiled)
+    tanh = next(n for n in runtime.bw_gm.graph.nodes if getattr(n.target, "name", "") == "tanh"
+                or n.name.startswith("tanh"))
+    assert "test_aot.py" in tanh.stack_trace and ".tanh()" in tanh.stack_trace

@@ -25,13 +25,13 @@ from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import saved_tensors_hooks
 from ...core.tensor_impl import TensorImpl
-from ...func import functional_call
+from ...func.functional_call import _reparametrize_module
 from ...func.pytree import tree_flatten, tree_unflatten
 from ...random import default_generator
-from ..fx import Graph, GraphModule
+from ..fx import Graph, GraphModule, Interpreter
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
-from .proxy_tensor import ProxyTensorMode, _keep, to_meta
+from .proxy_tensor import ProxyTensorMode, _keep, current_tracer, to_meta
 
 graph_observers = []   # callables (stage, graph_module, info: dict): "inference", "joint", ...
 
@@ -57,7 +57,10 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
 
     def flat_fn(*flat_args):
         state, user_args = flat_args[:len(names)], flat_args[len(names):]
-        return functional_call(mod, dict(zip(names, state)), tuple(user_args))
+        with _reparametrize_module(mod, dict(zip(names, state)), True, False):
+            if isinstance(mod, GraphModule):
+                return _StackTraceInterpreter(mod).run(*user_args)
+            return mod(*user_args)
 
     compiled = aot_function(flat_fn, fw_compiler, bw_compiler, partition_fn, decompositions,
                             inference_compiler=inference_compiler)
@@ -69,6 +72,17 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
     forward.zero_grad = getattr(mod, "zero_grad", None)
     forward.aot = compiled
     return forward
+
+
+class _StackTraceInterpreter(Interpreter):
+    """Runs the captured graph node by node, so each aten node traced while one captured node
+    runs gets that node's ``stack_trace`` (the user's line)."""
+
+    def run_node(self, n):
+        mode = current_tracer()
+        if mode is not None:
+            mode.node_meta = {"stack_trace": n.stack_trace} if n.stack_trace else {}
+        return super().run_node(n)
 
 
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=None, decompositions=None, *,

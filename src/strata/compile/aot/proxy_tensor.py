@@ -18,6 +18,7 @@ from ...autograd.graph import saved_tensors_hooks
 from ...core.device import device as Device
 from ...core.tensor_impl import TensorImpl
 from ...dispatch.modes import TorchDispatchMode
+from ...dispatch.tls import _state
 from ...func.pytree import tree_flatten
 from ..fx import Graph, GraphModule
 from ..fx.node import map_aggregate
@@ -164,6 +165,14 @@ class ProxyTensorMode(TorchDispatchMode):
         if func.is_view and self.functionalize:
             self.views.on_view(self, func, run_args, kwargs, out)
         return out
+
+
+def current_tracer():
+    """The innermost ProxyTensorMode being traced with, or None."""
+    for mode in reversed(_state.mode_stack):
+        if isinstance(mode, ProxyTensorMode):
+            return mode
+    return None
 
 
 def make_fx(f, decomposition_table=None, tracing_mode: str = "real", *,
