@@ -147,6 +147,9 @@ def _break_code(fn, tx, inst, codegen):
     code = fn.__code__
     if resume.covered_by_try(code, inst.offset):
         raise Unsupported("graph break inside a try block or a `with` block")
+    if resume.inside_loop(code, inst.offset):
+        # as Dynamo: resuming inside a loop would recompile per iteration
+        raise Unsupported("graph break in a for/while loop; the frame runs eagerly")
     stack = tx.stack
     if inst.opname == "CALL":
         n = inst.arg + 2

@@ -49,7 +49,6 @@ class _Recorder:
     def on_compile(self, fn, entry):
         if entry.break_reason:
             self.out.break_reasons.append(entry.break_reason)
-            self.out.graph_break_count += 1
         self.out.out_guards.extend(entry.guards.describe())
 
     def on_skip(self, fn, reason):
@@ -73,6 +72,8 @@ def explain(fn, *extra_args, **extra_kwargs):
         out = ExplainOutput()
         ctx.listeners.append(_Recorder(out))
         compiled(*args, **kwargs)
+        # as torch._dynamo.explain counts them: every graph after the first follows a break
+        out.graph_break_count = out.graph_count - 1
         return out
     if extra_args or extra_kwargs:
         return run(*extra_args, **extra_kwargs)

@@ -25,6 +25,7 @@ from .modules import NNModuleVariable
 from .side_effects import SideEffects
 from .source import Source, identifier
 from .variables import (BaseListVariable, ConstantVariable, DictVariable, ListVariable,
+                        NamedTupleVariable,
                         SizeVariable, SymIntVariable, TensorVariable, TupleVariable, Unsupported,
                         VariableTracker)
 
@@ -243,6 +244,8 @@ class OutputGraph:
                     items.append(self._tensor_variable(item, o, args))
                 else:
                     items.append(self.wrap(tx, o, None))
+            if hasattr(type(out), "_fields"):
+                return NamedTupleVariable(items, type(out))
             return TupleVariable(items) if isinstance(out, tuple) else ListVariable(items)
         if out is None and kind == "call_method":
             self._record(tx, kind, target, node_args, node_kwargs, out, args)

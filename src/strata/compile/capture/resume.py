@@ -40,6 +40,12 @@ def live_locals(code, offsets) -> set:
     return names - set(code.co_freevars)
 
 
+def inside_loop(code, offset) -> bool:
+    """A backward jump from after ``offset`` to before it: the instruction is in a loop."""
+    return any("BACKWARD" in i.opname and i.offset > offset and i.argval <= offset
+               for i in dis.get_instructions(code))
+
+
 def covered_by_try(code, offset) -> bool:
     return any(entry.start <= offset < entry.end
                for entry in dis._parse_exception_table(code))

@@ -209,6 +209,27 @@ class TupleVariable(BaseListVariable):
         raise Unsupported(f"tuple.{name}")
 
 
+class NamedTupleVariable(TupleVariable):
+    """A named tuple (``strata.return_types.max``): fields read by name."""
+
+    def __init__(self, items, cls, source=None):
+        super().__init__(items, source)
+        self.cls = cls
+
+    def python_type(self):
+        return self.cls
+
+    def getattr(self, tx, name):
+        if name in self.cls._fields:
+            return self.items[self.cls._fields.index(name)]
+        return super().getattr(tx, name)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.expr
+        return f"{codegen.constant(self.cls)}({', '.join(codegen.value(x) for x in self.items)})"
+
+
 class SizeVariable(TupleVariable):
     """``x.shape`` / ``x.size()``: a tuple that rebuilds as a ``strata.Size``."""
 
