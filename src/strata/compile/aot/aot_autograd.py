@@ -27,7 +27,7 @@ from ...autograd.graph import saved_tensors_hooks
 from ...core.tensor_impl import TensorImpl
 from ...func.functional_call import _reparametrize_module
 from ...func.pytree import tree_flatten, tree_unflatten
-from ...random import default_generator
+from ...random import Generator, default_generator
 from ..fx import Graph, GraphModule, Interpreter
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
@@ -136,6 +136,7 @@ class _Trace:
         self.grad_input_indices = []  # inputs that get a gradient, in joint output order
         self.diff_output_indices = []  # flat outputs that take a tangent
         self.uses_rng = False
+        self.rng_draws = 0           # 64-bit draws the graph's random ops take from rng_state
 
 
 def _trace(fn, args, training, decompositions):
@@ -173,7 +174,8 @@ def _trace(fn, args, training, decompositions):
     outputs += [mode.node_of(o) if isinstance(o, TensorImpl) else o for o in flat_out]
     if training:
         outputs += _trace_backward(mode, graph, info, metas, flat_out)
-    info.uses_rng = mode.rng.seed_node is not None
+    info.uses_rng = mode.rng.state_node is not None
+    info.rng_draws = mode.rng.drawn
     graph.output(tuple(outputs))
     graph.eliminate_dead_code()
     gm = GraphModule(dict(mode.constants), graph, "GraphModule")
@@ -210,7 +212,7 @@ def _compile(aot, args, training):
     start = time.perf_counter()
     gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
     traced = time.perf_counter()
-    example = [n.meta["val"] if n.target != "rng_seed" else 0
+    example = [n.meta["val"] if n.target != "rng_state" else _rng_snapshot()
                for n in gm.graph.nodes if n.op == "placeholder"]
     if not training:
         _notify("inference", gm, seconds=traced - start)
@@ -227,8 +229,16 @@ def _compile(aot, args, training):
                             num_fwd_outputs)
 
 
-def _fresh_seed():
-    return int(default_generator.bit_generator.integers(0, 2 ** 63))
+def _rng_snapshot():
+    """The default generator's state now: the ``rng_state`` input of graphs with random ops."""
+    snapshot = Generator()
+    snapshot.bit_generator.bit_generator.state = default_generator.bit_generator.bit_generator.state
+    return snapshot
+
+
+def _advance_default_generator(info):
+    """Move the default generator past what the graph drew, as eager would have."""
+    default_generator.bit_generator.bit_generator.advance(info.rng_draws)
 
 
 class _InferenceRuntime:
@@ -239,9 +249,11 @@ class _InferenceRuntime:
         info = self.info
         graph_args = [a for a in args if isinstance(a, TensorImpl)]
         if info.uses_rng:
-            graph_args.insert(0, _fresh_seed())
+            graph_args.insert(0, _rng_snapshot())
         with no_grad():
             results = list(self.compiled(*graph_args))
+        if info.uses_rng:
+            _advance_default_generator(info)
         return _epilogue(info, args, results[:info.num_mutated], results[info.num_mutated:])
 
 
@@ -306,6 +318,8 @@ class _TrainingRuntime:
         info = self.info
         tensor_args = [a for a in args if isinstance(a, TensorImpl)]
         self.num_inputs = len(tensor_args)
-        seed = _fresh_seed() if info.uses_rng else None
+        seed = _rng_snapshot() if info.uses_rng else None
         results = list(self.function.apply(seed, *tensor_args))
+        if info.uses_rng:
+            _advance_default_generator(info)
         return _epilogue(info, args, results[:info.num_mutated], results[info.num_mutated:])

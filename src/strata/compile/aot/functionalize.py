@@ -11,14 +11,17 @@ As ``FunctionalTensorMode`` does, while tracing:
 - ``native_batch_norm`` in training, which updates its running statistics in place, is
   recorded without them plus the running-average arithmetic, as PyTorch's
   ``_native_batch_norm_legit_functional`` does;
-- a random op without an explicit generator draws from a generator made from a seed that is an
-  input of the graph (``rng_seed``) and a per-op offset, so running the graph twice with the same
-  seed (or recomputing an op in the backward) gives the same numbers.
+- a random op without an explicit generator draws from a generator made from an input of the
+  graph (``rng_state``, the default generator's state when the graph is called) and a per-op
+  offset, so the graph draws what eager would, and running it twice from the same state (or
+  recomputing an op in the backward) gives the same numbers.
 
 What mutation of the *inputs* remains (``x.add_(1)`` on an argument, BatchNorm buffers) is read
 from the tracker at the end: ``mutated_inputs`` lists them, and the caller either returns the new
 values (AOT: the runtime wrapper copies them back) or adds ``copy_`` nodes (``make_fx``).
 """
+
+import numpy as np
 
 from ... import ops as _ops  # noqa: F401  (the op families register into the namespace)
 from ...core import dtype as D
@@ -26,30 +29,47 @@ from ...ops.op import aten
 from ...random import Generator
 
 NOT_HANDLED = object()
-_U64 = 2 ** 64
-_GOLDEN = 0x9E3779B97F4A7C15
 
 
-def rng_generator(seed: int, offset: int) -> Generator:
-    """The generator a functionalised random op draws from: one stream per (seed, offset)."""
-    return Generator().manual_seed((seed + offset * _GOLDEN) % _U64)
+def rng_generator(state: Generator, offset: int) -> Generator:
+    """The generator a functionalised random op draws from: ``state`` (the graph's
+    ``rng_state`` input, a snapshot of the default generator) advanced by ``offset`` draws."""
+    generator = Generator()
+    generator.bit_generator = np.random.Generator(np.random.PCG64())
+    generator.bit_generator.bit_generator.state = state.bit_generator.bit_generator.state
+    generator.bit_generator.bit_generator.advance(offset)
+    return generator
+
+
+# Random ops that draw exactly one 64-bit value per output element (float64 uniforms), so the
+# offset of the next op is known while tracing.
+_ONE_DRAW_PER_ELEMENT = {"bernoulli.p", "bernoulli", "uniform_"}
 
 
 class RngInputs:
-    """The graph's ``rng_seed`` placeholder (made at the first random op) and op offsets."""
+    """The graph's ``rng_state`` placeholder (made at the first random op) and the offset of
+    each random op into that stream. Ops are laid out one after another, as eager draws them,
+    so the compiled forward draws the same numbers as eager from the same seed; after an op
+    whose draw count depends on the values (normal, randint...), later offsets only keep the
+    streams apart (``exact`` turns False)."""
 
     def __init__(self):
-        self.seed_node = None
-        self.next_offset = 0
+        self.state_node = None
+        self.drawn = 0
+        self.exact = True
 
-    def generator_node(self, mode):
+    def generator_node(self, mode, func, out_numel):
         graph = mode.graph
-        if self.seed_node is None:
+        if self.state_node is None:
             first = next(iter(graph.nodes), None)
             with graph.inserting_before(first):
-                self.seed_node = graph.placeholder("rng_seed")
-        node = graph.call_function(rng_generator, (self.seed_node, self.next_offset))
-        self.next_offset += 1
+                self.state_node = graph.placeholder("rng_state")
+        node = graph.call_function(rng_generator, (self.state_node, self.drawn))
+        if func.name in _ONE_DRAW_PER_ELEMENT:
+            self.drawn += out_numel
+        else:
+            self.drawn += 64 * out_numel + 1024
+            self.exact = False
         return node
 
 
@@ -131,7 +151,7 @@ def _scatter_into_base(mode, base, view, src_node):
     return mode.lookup(result)[1]
 
 
-# --- op rules --------------------------------------------------------------------------------------
+# --- op rules ----------------------------------------------------------------------------------
 
 _OUT_OF_PLACE_NAMES = {"pow_.Tensor": ("pow", "Tensor_Tensor")}
 
@@ -154,7 +174,8 @@ def functional_call(mode, func, args, kwargs):
     if func is aten.native_batch_norm.default and args[5] and args[3] is not None:
         return _batch_norm_training(mode, args, kwargs)
     if "generator" in kwargs and kwargs["generator"] is None:
-        generator = mode.rng.generator_node(mode)
+        out_numel = func(*mode.meta_args(tuple(args)), **mode.meta_args(dict(kwargs))).numel()
+        generator = mode.rng.generator_node(mode, func, out_numel)
         recorded = {**kwargs, "generator": generator}   # a node: recorded as it is
         return mode.run_and_record(func, args, kwargs, record_kwargs=recorded)
     return NOT_HANDLED
@@ -219,6 +240,6 @@ def mutated_inputs(mode, inputs):
 
 def write_back_input_mutations(mode, graph, inputs):
     """End the graph with ``copy_(input, new_value)`` for each mutated input (``make_fx``)."""
-    placeholders = [n for n in graph.nodes if n.op == "placeholder" and n.target != "rng_seed"]
+    placeholders = [n for n in graph.nodes if n.op == "placeholder" and n.target != "rng_state"]
     for i, _t, node in mutated_inputs(mode, inputs):
         graph.call_function(aten.copy_.default, (placeholders[i], node))

@@ -211,7 +211,6 @@ def make_fx(f, decomposition_table=None, tracing_mode: str = "real", *,
         graph.output(mode.as_args(out))
         root = dict(mode.constants)
         gm = GraphModule(root, graph, "GraphModule")
-        gm.meta["rng_seed_input"] = mode.rng.seed_node is not None
         graph.lint()
         return gm
     return traced
