@@ -18,9 +18,11 @@ CASES = {}
 COUNTED = set()   # cases whose graph/break counts are compared with Dynamo's
 
 
-def case(counted=False, grad=True):
+def case(counted=False, grad=True, skips=False):
+    """``skips``: capture gives up on the whole frame (runs it eagerly), as Dynamo does."""
     def register(build):
         build.grad = grad
+        build.skips = skips
         CASES[build.__name__] = build
         if counted:
             COUNTED.add(build.__name__)
@@ -288,7 +290,7 @@ def break_tolist(torch):
     return f, [(3,)]
 
 
-@case(counted=True)
+@case(counted=True, skips=True)
 def break_in_loop(torch):
     def f(x):
         for i in range(3):
@@ -700,6 +702,9 @@ def _check(name, backend):
     if state is not None:
         _assert_same(list(fn.state_dict().values()), list(state.values()) and
                      list(fn.state_dict().values()))
+    ctx = compiled.__dict__["_strata_compile_context"]
+    skipped = [code.co_name for code, cache in ctx.caches.items() if cache.eager]
+    assert bool(skipped) == build.skips, skipped
     out2, _, _ = _run(compiled, specs, build.grad, params)   # the cached path
     if name not in ("dropout_fn", "dropout_module", "batchnorm_train", "buffer_mutation",
                     "module_attribute_write"):

@@ -32,6 +32,10 @@ class UserFunctionVariable(VariableTracker):
                               self.closure_cells(tx), self.fn.__name__)
 
     def bind(self, tx, args, kwargs):
+        code = self.fn.__code__
+        if not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount and \
+                not code.co_flags & 0x0C:   # the common case; also comprehensions' ``.0``
+            return dict(zip(code.co_varnames, args))
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
         except TypeError as e:

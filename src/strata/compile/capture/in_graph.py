@@ -9,6 +9,7 @@ the graph instead.
 import types
 
 from ...dispatch.tls import state as dispatch_state
+from ...ops.op import OpOverload, OpOverloadPacket
 
 _IN_GRAPH: set | None = None
 _BREAKING_NAMES = {"manual_seed", "seed", "initial_seed", "set_printoptions", "save", "load",
@@ -52,7 +53,7 @@ def is_in_graph(value) -> bool:
     if _IN_GRAPH is None:
         _IN_GRAPH, breaking = _build()
         _BREAKING.update(breaking)
-    if id(value) in _IN_GRAPH:
+    if id(value) in _IN_GRAPH or isinstance(value, (OpOverload, OpOverloadPacket)):
         return True
     from ...autograd.function import Function
     owner = getattr(value, "__self__", None)

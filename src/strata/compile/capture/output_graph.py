@@ -247,7 +247,7 @@ class OutputGraph:
             if hasattr(type(out), "_fields"):
                 return NamedTupleVariable(items, type(out))
             return TupleVariable(items) if isinstance(out, tuple) else ListVariable(items)
-        if out is None and kind == "call_method":
+        if out is None and (kind == "call_method" or target is operator.setitem):
             self._record(tx, kind, target, node_args, node_kwargs, out, args)
             return ConstantVariable(None)
         if out is None:

@@ -413,6 +413,31 @@ def _before_with(tx, inst):
     tx.push(ConstantVariable(None))
 
 
+@handles("RETURN_GENERATOR")
+def _return_generator(tx, inst):
+    tx.push(ConstantVariable(None))   # popped by the POP_TOP that follows
+
+
+@handles("YIELD_VALUE")
+def _yield_value(tx, inst):
+    if not hasattr(tx, "generated"):
+        raise Unsupported("yield in the compiled frame")
+    tx.generated.append(tx.pop())
+    tx.push(ConstantVariable(None))   # what send() gives back
+
+
+@handles("IMPORT_NAME")
+def _import_name(tx, inst):
+    fromlist, level = tx.pop().as_python_constant(), tx.pop().as_python_constant()
+    module = __import__(inst.argval, tx.f_globals, None, fromlist, level)
+    tx.push(tx.wrap_constant(module))
+
+
+@handles("IMPORT_FROM")
+def _import_from(tx, inst):
+    tx.push(tx.stack[-1].getattr(tx, inst.argval))
+
+
 @handles("LOAD_ASSERTION_ERROR")
 def _load_assertion_error(tx, inst):
     tx.push(ConstantVariable(AssertionError))

@@ -224,14 +224,20 @@ class InstructionTranslator:
         raise Unsupported(f"constructing {cls.__qualname__}")
 
     def inline_call(self, code, f_globals, bound_locals, cells, name):
-        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):   # generators, coroutines
-            raise Unsupported(f"inlining generator function {name}")
+        if code.co_flags & (0x80 | 0x100 | 0x200):   # coroutines, async generators
+            raise Unsupported(f"inlining coroutine {name}")
         if self.depth >= _MAX_INLINE_DEPTH:
             raise Unsupported("inlining too deep (recursion?)")
         child = InstructionTranslator(code, f_globals, dict(bound_locals), cells, self.output,
                                       parent=self)
         for cellvar in code.co_cellvars:
             child.cells[cellvar] = CellVariable(child.locals.get(cellvar))
+        if code.co_flags & 0x20:
+            # A generator runs to completion here; its values come back as an iterator (the
+            # consumer, e.g. ``tuple(g)`` or a for loop, takes them all).
+            child.generated = []
+            child.run_inline()
+            return IteratorVariable(child.generated)
         return child.run_inline()
 
     def make_function(self, code, defaults, kwdefaults, closure):
