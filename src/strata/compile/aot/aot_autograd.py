@@ -134,6 +134,7 @@ class _Trace:
         self.output_aliases = {}      # flat output index -> input index it is
         self.num_outputs = 0
         self.grad_input_indices = []  # inputs that get a gradient, in joint output order
+        self.inputs_without_grad = set()  # requires_grad inputs the outputs do not depend on
         self.diff_output_indices = []  # flat outputs that take a tangent
         self.uses_rng = False
         self.rng_draws = 0           # 64-bit draws the graph's random ops take from rng_state
@@ -187,23 +188,25 @@ def _trace_backward(mode, graph, info, metas, flat_out):
     """Add tangent inputs and autograd's backward of the outputs to the graph."""
     diff = [k for k, o in enumerate(flat_out) if isinstance(o, TensorImpl) and o.requires_grad
             and k not in info.output_aliases]
-    grad_inputs = [i for i, m in enumerate(metas) if isinstance(m, TensorImpl)
-                   and m.requires_grad]
+    tensor_inputs = [m for m in metas if isinstance(m, TensorImpl)]
+    grad_inputs = [i for i, m in enumerate(tensor_inputs) if m.requires_grad]
     info.diff_output_indices, info.grad_input_indices = diff, grad_inputs
     last_placeholder = [n for n in graph.nodes if n.op == "placeholder"][-1]
     tangents = []
     with graph.inserting_after(last_placeholder):
         for j, k in reversed(list(enumerate(diff))):
             node = graph.placeholder(f"tangents_{j + 1}")
-            node.meta["val"] = to_meta(flat_out[k]).detach()
-            tangent = to_meta(flat_out[k]).detach()
+            # Tangents are traced contiguous, and made contiguous at run time, as PyTorch does.
+            tangent = to_meta(flat_out[k]).detach().contiguous()
+            node.meta["val"] = tangent
             mode.bind(tangent, node)
             tangents.insert(0, tangent)
     if not diff or not grad_inputs:
         return [None] * len(grad_inputs)
     with saved_tensors_hooks(_keep, _keep), mode:
-        grads = autograd.grad([flat_out[k] for k in diff], [metas[i] for i in grad_inputs],
+        grads = autograd.grad([flat_out[k] for k in diff], [tensor_inputs[i] for i in grad_inputs],
                               tangents, allow_unused=True)
+    info.inputs_without_grad = {i for i, g in zip(grad_inputs, grads) if g is None}
     return [mode.node_of(g) if g is not None else None for g in grads]
 
 
@@ -317,6 +320,9 @@ class _TrainingRuntime:
     def __call__(self, args):
         info = self.info
         tensor_args = [a for a in args if isinstance(a, TensorImpl)]
+        # An input no gradient reaches gets no edge: backward must not wake its history.
+        tensor_args = [a.detach() if i in info.inputs_without_grad else a
+                       for i, a in enumerate(tensor_args)]
         self.num_inputs = len(tensor_args)
         seed = _rng_snapshot() if info.uses_rng else None
         results = list(self.function.apply(seed, *tensor_args))
