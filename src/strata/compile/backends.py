@@ -66,13 +66,15 @@ eager.shape_generic = True   # the graph computes dynamic sizes itself
 @register_backend(name="aot_eager", tags=("debug",))
 def aot_eager(gm, example_inputs):
     """AOT autograd with identity compilers: aten-level forward/backward graphs run as Python."""
-    from .aot import aot_module_simplified
-    return aot_module_simplified(gm, example_inputs, fw_compiler=_boxed_identity,
-                                 bw_compiler=_boxed_identity)
+    from . import aot
+    return aot.aot_eager(gm, example_inputs)
 
 
-def _boxed_identity(gm, example_inputs):
-    return gm
+@register_backend(name="aot_eager_decomp_partition", tags=("debug",))
+def aot_eager_decomp_partition(gm, example_inputs):
+    """aot_eager with every decomposition to primitives and the min-cut partitioner."""
+    from . import aot
+    return aot.aot_eager_decomp_partition(gm, example_inputs)
 
 
 _inductor_warned = [False]
