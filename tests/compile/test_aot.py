@@ -339,3 +339,19 @@ def test_aten_nodes_carry_the_users_source_line():
     tanh = next(n for n in runtime.bw_gm.graph.nodes if getattr(n.target, "name", "") == "tanh"
                 or n.name.startswith("tanh"))
     assert "test_aot.py" in tanh.stack_trace and ".tanh()" in tanh.stack_trace
+
+
+def test_debug_folder_has_each_graph_and_saved_bytes(tmp_path):
+    from strata.compile.aot import DebugFolderWriter
+    graph_observers.append(DebugFolderWriter(str(tmp_path)))
+    try:
+        _compile(_mlp(), [strata.randn(2, 6)])
+    finally:
+        graph_observers.pop()
+    (folder,) = (tmp_path / "aot").iterdir()
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["backward_graph.py", "forward_graph.py", "joint_graph.py",
+                     "saved_tensors.txt", "timings.txt"]
+    saved = (folder / "saved_tensors.txt").read_text().splitlines()
+    assert saved[-1].startswith("total: ") and int(saved[-1].split()[1]) > 0
+    assert "strata.ops.aten.mm.default" in (folder / "backward_graph.py").read_text()

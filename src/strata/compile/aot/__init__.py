@@ -1,11 +1,16 @@
 """AOT autograd: aten-level tracing (make_fx), functionalisation, the joint forward+backward
 graph, partitioners and the runtime wrapper. See docs/compile_aot.md."""
 
+from ... import config
 from .aot_autograd import aot_function, aot_module_simplified, graph_observers
+from .debug import DebugFolderWriter
 from .decompositions import get_decompositions, primitive_decompositions
 from .partitioners import (default_partition, min_cut_rematerialization_partition,
                            saved_bytes)
 from .proxy_tensor import make_fx
+
+if config.compile_debug:
+    graph_observers.append(DebugFolderWriter(config.compile_debug_dir))
 
 
 def nop(gm, example_inputs):
@@ -25,7 +30,7 @@ def aot_eager_decomp_partition(gm, example_inputs):
                                  decompositions=primitive_decompositions())
 
 
-__all__ = ["aot_eager", "aot_eager_decomp_partition", "aot_function", "aot_module_simplified",
+__all__ = ["DebugFolderWriter", "aot_eager", "aot_eager_decomp_partition", "aot_function", "aot_module_simplified",
            "default_partition", "get_decompositions", "graph_observers", "make_fx",
            "min_cut_rematerialization_partition", "nop", "primitive_decompositions",
            "saved_bytes"]
