@@ -21,6 +21,7 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
 from ...core import dtype as D
+from .ir import InputBuffer
 from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
@@ -48,7 +49,7 @@ class Wrapper:
     """Writes the Python source of the function that runs the steps in order."""
 
     def __init__(self, G: GraphLowering):
-        self.G, self.lines, self.env = G, [], {}
+        self.G, self.constants = G, {}
 
     def _last_uses(self):
         last = {}
@@ -56,8 +57,8 @@ class Wrapper:
             for name in self._step_reads(step):
                 last[name] = i
         for kind, name in self.G.outputs:
-            if kind == "buffer":
-                last[name] = len(self.G.steps)
+            if kind != "const":
+                last[getattr(name, "name", name)] = len(self.G.steps)
         return last
 
     def _step_reads(self, step):
@@ -65,7 +66,9 @@ class Wrapper:
             return [b.name for b in self.G.c_kernel(step).inputs]
         names = []
         for a in _flatten((step.args, tuple(step.kwargs.values()))):
-            if isinstance(a, str) and a in self.G.buffers:
+            if isinstance(a, InputBuffer):
+                names.append(a.name)
+            elif isinstance(a, str) and a in self.G.buffers:
                 names.append(a)
         return names
 
@@ -91,12 +94,27 @@ class Wrapper:
                 lines.append(f"    del {', '.join('a_' + n for n in dead)}")
         outs = []
         for kind, value in G.outputs:
-            if kind == "const" or value in G.inputs:
+            if kind == "view":
+                outs.append(self.view(value))
+            elif kind == "const" or value in G.inputs:
                 outs.append(repr(value) if kind == "const" else value)
             else:
                 outs.append(f"_tensor(a_{value}, {G.buffers[value].dtype!r})")
         lines.append(f"    return [{', '.join(outs)}]")
         return "\n".join(lines) + "\n"
+
+    def tensor(self, name):
+        """Python text of the tensor holding buffer ``name`` (inputs are their own tensors)."""
+        if name in self.G.inputs or name in self.G.constants:
+            return name
+        return f"_tensor(a_{name}, {self.G.buffers[name].dtype!r})"
+
+    def view(self, b):
+        """Python text of the strided view ``b`` of a buffer (as_strided: no copy)."""
+        base = self.tensor(b.name)
+        offset = (f"{base}.storage_offset() + {b.offset}"
+                  if b.name in self.G.inputs or b.name in self.G.constants else b.offset)
+        return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
 
     def _kernel_call(self, step, lines):
         kernel = self.G.c_kernel(step)
@@ -116,15 +134,19 @@ class Wrapper:
         def arg(a):
             if isinstance(a, GraphArgument):
                 return a.name
+            if isinstance(a, InputBuffer):
+                return self.view(a)
             if isinstance(a, str) and a in G.buffers:
-                if a in G.inputs or a in G.constants:
-                    return a
-                return f"_tensor(a_{a}, {G.buffers[a].dtype!r})"
+                return self.tensor(a)
             if isinstance(a, (tuple, list)):
                 inner = ", ".join(arg(x) for x in a)
                 return f"({inner}{',' if len(a) == 1 else ''})" if isinstance(a, tuple) \
                     else f"[{inner}]"
-            return repr(a) if not isinstance(a, D.dtype) else f"D.{a.name}"
+            if a is None or isinstance(a, (bool, int, float, str)):
+                return repr(a)
+            key = f"c{len(self.constants)}"     # a dtype, a device...: passed as the object
+            self.constants[key] = a
+            return f"consts[{key!r}]"
         call = ", ".join([arg(a) for a in step.args]
                          + [f"{k}={arg(v)}" for k, v in step.kwargs.items()])
         lines.append(f"    r_{step.name} = targets[{step.name!r}]({call})  # {step.kind}")
@@ -160,7 +182,8 @@ def compile_fx(gm, example_inputs):
     """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
     G = GraphLowering(gm, example_inputs).run()
     source = G.c_source()
-    wrapper = Wrapper(G).source()
+    writer = Wrapper(G)
+    wrapper = writer.source()
     if config.compile_debug:
         _write_debug(G, wrapper, source)
     lib = None
@@ -168,7 +191,8 @@ def compile_fx(gm, example_inputs):
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
         lib = native.load(f"graph_{digest}", source, _signatures(G))
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_run_kernel": _run_kernel,
-             "_tensor": _tensor, "lib": lib, "D": D, "constants": G.constants,
+             "_tensor": _tensor, "lib": lib, "constants": G.constants,
+             "consts": writer.constants,
              "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
     exec(compile(wrapper, f"<inductor wrapper {id(G)}>", "exec"), scope)
     call = scope["call"]

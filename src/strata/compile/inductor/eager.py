@@ -23,33 +23,30 @@ LIBRARY = "eager_pointwise"
 DTYPES = ("float32", "float64")
 
 
-def _c(value, like):
-    return ops.constant(value, like.dtype)
-
-
-def gelu(x):
+def gelu(x, dtype):
     # x * 0.5 * (1 + erf(x / sqrt(2)))
-    inner = ops.erf(ops.mul(x, _c(math.sqrt(0.5), x)))
-    return ops.mul(ops.mul(x, _c(0.5, x)), ops.add(_c(1.0, x), inner))
+    inner = ops.erf(ops.mul(x, ops.constant(math.sqrt(0.5), dtype)))
+    return ops.mul(ops.mul(x, ops.constant(0.5, dtype)),
+                   ops.add(ops.constant(1.0, dtype), inner))
 
 
-def gelu_tanh(x):
+def gelu_tanh(x, dtype):
     # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
-    cube = ops.mul(ops.mul(ops.mul(x, x), x), _c(0.044715, x))
-    inner = ops.mul(_c(math.sqrt(2.0 / math.pi), x), ops.add(x, cube))
-    return ops.mul(ops.mul(_c(0.5, x), x), ops.add(_c(1.0, x), ops.tanh(inner)))
+    cube = ops.mul(ops.mul(ops.mul(x, x), x), ops.constant(0.044715, dtype))
+    inner = ops.mul(ops.constant(math.sqrt(2.0 / math.pi), dtype), ops.add(x, cube))
+    return ops.mul(ops.mul(ops.constant(0.5, dtype), x),
+                   ops.add(ops.constant(1.0, dtype), ops.tanh(inner)))
 
 
-# name -> the formula of one element, written with ops.*
+# name -> the formula of one element (the value, its dtype), written with ops.*
 FORMULAS = {
     "gelu": gelu,
     "gelu_tanh": gelu_tanh,
-    "erf": lambda x: ops.erf(x),
-    "tanh": lambda x: ops.tanh(x),
-    "sigmoid": lambda x: ops.sigmoid(x),
-    "exp": lambda x: ops.exp(x),
-    "log": lambda x: ops.log(x),
-    "silu": lambda x: ops.mul(x, ops.sigmoid(x)),
+    "erf": lambda x, dtype: ops.erf(x),
+    "tanh": lambda x, dtype: ops.tanh(x),
+    "sigmoid": lambda x, dtype: ops.sigmoid(x),
+    "exp": lambda x, dtype: ops.exp(x),
+    "log": lambda x, dtype: ops.log(x),
 }
 
 
@@ -60,7 +57,7 @@ def kernel_name(formula: str, dtype: str) -> str:
 def unary_kernel(formula: str, dtype: str) -> Kernel:
     """``out[i] = FORMULAS[formula](in0[i])`` for ``i < n``, as a loop-IR kernel."""
     source = InputBuffer("in0", dtype, ("n",), (1,))
-    node = Pointwise("out", dtype, ("n",), lambda index: FORMULAS[formula](source.load(index)))
+    node = Pointwise("out", dtype, ("n",), lambda index: FORMULAS[formula](source.load(index), dtype))
     return Kernel(kernel_name(formula, dtype), [source], [node])
 
 

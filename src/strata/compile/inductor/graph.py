@@ -10,8 +10,9 @@ Note [Row fusion]
 Each realized node is appended to the last kernel when it iterates the same rows: a kernel has
 outer ranges R and inner ranges RR; a node joins it if its ranges are R ++ RR (a pointwise
 epilogue, or a horizontally fused sibling), R (a per-row value) or, for a reduction, R with
-reduction ranges RR; and if of the kernel's own buffers it reads only reductions, at the row
-being computed. So softmax is one kernel of three passes per row (max, sum of exp, the scaled
+reduction ranges RR; and if it reads the kernel's own buffers only at the row being computed
+(reductions, per-row values), other values of its own kernel at the element being computed. So softmax is
+one kernel of three passes per row (max, sum of exp, the scaled
 output), layer_norm one of three (mean, variance, output). A node that joins writes its buffer
 in the same loop; a buffer no one reads later is never allocated (dead-buffer removal), and the
 wrapper drops each array after its last use so the allocator reuses its memory.
@@ -55,7 +56,7 @@ class KernelStep:
         self.name, self.outer, self.inner = name, tuple(outer), tuple(inner)
         self.nodes, self.reduction_names = [], set()
 
-    def accepts(self, node, row_index):
+    def accepts(self, node):
         """Note [Row fusion]."""
         if isinstance(node, Reduction):
             fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
@@ -63,11 +64,24 @@ class KernelStep:
             fits = tuple(node.ranges) in (self.outer + self.inner, self.outer)
         if not fits:
             return False
-        mine = {n.name for n in self.nodes}
+        row = tuple(f"i{d}" for d in range(len(self.outer)))
+        element = row + tuple(f"r{d}" for d in range(len(self.inner)))
+        same_row = _index_text(self.outer, row)
+        same_element = _index_text(self.outer + self.inner, element)
+        mine = {n.name: n for n in self.nodes}
         for name, index in _reads(node, len(self.outer)):
-            if name in mine and (name not in self.reduction_names or index != row_index):
+            if name not in mine:
+                continue
+            if name in self.reduction_names or len(mine[name].ranges) == len(self.outer):
+                if index != same_row:
+                    return False
+            elif index != same_element:
                 return False
         return True
+
+
+def _index_text(size, index):
+    return InputBuffer("", "", size, contiguous_stride(size)).index(index)
 
 
 class GraphArgument:
@@ -101,9 +115,7 @@ class GraphLowering:
         self.pre_fusion.append(format_node(node))
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep):
-            row_index = InputBuffer("", "", last.outer, contiguous_stride(last.outer)).index(
-                tuple(f"i{d}" for d in range(len(last.outer))))
-            if last.accepts(node, row_index):
+            if last.accepts(node):
                 last.nodes.append(node)
                 if isinstance(node, Reduction):
                     last.reduction_names.add(node.name)
@@ -171,10 +183,14 @@ class GraphLowering:
                     self.outputs.append(self._output(value))
         return self
 
+    def is_view(self, buffer):
+        return buffer is not self.buffers[buffer.name]
+
     def _output(self, value):
         if not isinstance(value, TensorValue):
             return ("const", value)
-        return ("buffer", self.realize(value).buffer.name)
+        buffer = self.realize(value).buffer
+        return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
 
     def _call(self, node, env):
         args = _map(node.args, env)
@@ -196,7 +212,10 @@ class GraphLowering:
     def _fallback(self, node, args, kwargs):
         """Run the node's eager kernel on realized arguments (Extern for the BLAS ops)."""
         def real(v):
-            return self.realize(v).buffer.name if isinstance(v, TensorValue) else v
+            if not isinstance(v, TensorValue):
+                return v
+            buffer = self.realize(v).buffer
+            return buffer if self.is_view(buffer) else buffer.name
         step = FallbackStep(self._name(), node.target, _map_values(args, real),
                             {k: _map_values(v, real) for k, v in kwargs.items()},
                             "Extern" if node.target in EXTERN else "Fallback")

@@ -11,7 +11,7 @@ the eager BLAS kernel.
 import math
 
 from ...ops.op import ops as torch_ops
-from .ir import TensorValue, ops
+from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
 aten = torch_ops.aten
 LOWERINGS: dict = {}
@@ -140,9 +140,11 @@ def _where(G, node, cond, a, b):
 @register(aten.gelu.default)
 def _gelu(G, node, a, approximate="none"):
     from .eager import gelu, gelu_tanh   # the same formula as the eager kernel
-    if out_spec(node)[0] not in FLOATS:
+    dtype = out_spec(node)[0]
+    if dtype not in FLOATS:
         raise NoLowering("gelu dtype")
-    return pointwise(G, node, gelu_tanh if approximate == "tanh" else gelu, a)
+    formula = gelu_tanh if approximate == "tanh" else gelu
+    return pointwise(G, node, lambda x: formula(x, dtype), a)
 
 
 @register(aten.threshold_backward.default)
@@ -168,6 +170,15 @@ def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
     return pointwise(G, node, lambda x: x, a)
 
 
+@register(aten.full.default)
+def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    out_dtype, out_size = out_spec(node)
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("full")
+    return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
+
+
 # --- views: index arithmetic on the source, no copy -------------------------------------------
 
 def _flat(index, size):
@@ -183,11 +194,26 @@ def _strides(size):
     return tuple(reversed(out))
 
 
+def _restrided(a, size, stride):
+    """The view ``a`` of a realized buffer as the same memory read with other strides (no copy,
+    so an Extern gets the strided tensor as eager would)."""
+    b = a.buffer
+    return TensorValue.of_buffer(InputBuffer(b.name, b.dtype, tuple(size), tuple(stride),
+                                             b.offset))
+
+
+def _is_contiguous(b):
+    return tuple(s for s, n in zip(b.stride, b.size) if n != 1) == tuple(
+        s for s, n in zip(contiguous_stride(b.size), b.size) if n != 1)
+
+
 @register(aten.view.default, aten.reshape.default)
 def _view(G, node, a, shape):
     _, size = out_spec(node)
     if tuple(size) == tuple(a.size):
         return a
+    if a.buffer is not None and _is_contiguous(a.buffer):
+        return _restrided(a, size, contiguous_stride(size))
     src = a.size
 
     def load(index):
@@ -204,6 +230,8 @@ def _view(G, node, a, shape):
 @register(aten.permute.default)
 def _permute(G, node, a, dims):
     dims = [d % max(len(a.size), 1) for d in dims]
+    if a.buffer is not None:
+        return _restrided(a, [a.size[d] for d in dims], [a.buffer.stride[d] for d in dims])
     inverse = [dims.index(d) for d in range(len(dims))]
     return TensorValue(a.dtype, out_spec(node)[1],
                        lambda index: a.load(tuple(index[inverse[d]] for d in range(len(dims)))))
@@ -224,6 +252,12 @@ def _t(G, node, a):
 
 @register(aten.expand.default)
 def _expand(G, node, a, size, implicit=False):
+    out = out_spec(node)[1]
+    if a.buffer is not None:
+        lead = len(out) - len(a.size)
+        stride = [0] * lead + [0 if n == 1 and out[lead + d] != 1 else a.buffer.stride[d]
+                               for d, n in enumerate(a.size)]
+        return _restrided(a, out, stride)
     return TensorValue(a.dtype, out_spec(node)[1], as_loader(a, out_spec(node)[1], a.dtype))
 
 
@@ -293,6 +327,7 @@ def _softmax(G, node, a, dim, half_to_float):
     if dtype not in FLOATS or half_to_float:
         raise NoLowering("softmax dtype")
     log = node.target is aten._log_softmax.default
+    a = G.realize(a)    # read by three passes: computed once (recomputing could round apart)
     m = reduce(G, a, [dim], True, "max")
     x = as_loader(a, size, dtype)
     mx = as_loader(m, size, dtype)
@@ -309,6 +344,7 @@ def _layer_norm(G, node, a, normalized_shape, weight, bias, eps):
     dtype = dtype_name(node.meta["val"][0].dtype)
     if dtype not in FLOATS:
         raise NoLowering("layer_norm dtype")
+    a = G.realize(a)
     size = a.size
     dims = list(range(len(size) - len(normalized_shape), len(size)))
     n = math.prod(size[d] for d in dims)
