@@ -355,3 +355,18 @@ def test_debug_folder_has_each_graph_and_saved_bytes(tmp_path):
     saved = (folder / "saved_tensors.txt").read_text().splitlines()
     assert saved[-1].startswith("total: ") and int(saved[-1].split()[1]) > 0
     assert "strata.ops.aten.mm.default" in (folder / "backward_graph.py").read_text()
+
+
+class _Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(10, 4)
+        self.head = nn.Linear(4, 10, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, idx):
+        return self.head(self.embed(idx).tanh())
+
+
+def test_tied_weights_are_one_input():
+    _check_against_eager(_Tied, [strata.randint(0, 10, (3, 5))], rtol=1e-5)

@@ -42,22 +42,27 @@ def _notify(stage, gm, **info):
 
 
 def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn=None,
-                          decompositions=None, keep_inference_input_mutations=False,
-                          inference_compiler=None):
+                          decompositions=None, inference_compiler=None):
     """Compile ``mod`` (a GraphModule from capture) for ``args``; returns ``forward(*args)``.
 
     ``fw_compiler(gm, example_inputs)`` / ``bw_compiler`` get the aten-level forward and
     backward graphs and return callables; ``partition_fn(joint_gm, joint_inputs,
     num_fwd_outputs=...)`` splits the joint graph (default: ``default_partition``);
-    ``decompositions`` maps ops to replacement functions used while tracing.
+    ``decompositions`` maps ops to replacement functions used while tracing. Parameters and
+    buffers become graph inputs (tied ones once).
     """
     named = {**dict(mod.named_parameters(remove_duplicate=False)),
              **dict(mod.named_buffers(remove_duplicate=False))}
-    names, params = list(named), list(named.values())
+    params, position = [], {}     # distinct tensors; name -> index into params
+    for name, t in named.items():
+        if all(p is not t for p in params):
+            params.append(t)
+        position[name] = next(i for i, p in enumerate(params) if p is t)
 
     def flat_fn(*flat_args):
-        state, user_args = flat_args[:len(names)], flat_args[len(names):]
-        with _reparametrize_module(mod, dict(zip(names, state)), True, False):
+        state, user_args = flat_args[:len(params)], flat_args[len(params):]
+        tensors = {name: state[i] for name, i in position.items()}
+        with _reparametrize_module(mod, tensors, False, False):
             if isinstance(mod, GraphModule):
                 return _StackTraceInterpreter(mod).run(*user_args)
             return mod(*user_args)
@@ -69,7 +74,6 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
 
     def forward(*runtime_args):
         return compiled(*params, *runtime_args)
-    forward.zero_grad = getattr(mod, "zero_grad", None)
     forward.aot = compiled
     return forward
 
