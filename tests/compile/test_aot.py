@@ -370,3 +370,32 @@ class _Tied(nn.Module):
 
 def test_tied_weights_are_one_input():
     _check_against_eager(_Tied, [strata.randint(0, 10, (3, 5))], rtol=1e-5)
+
+
+class _ViewOfInput(nn.Module):
+    def forward(self, x):
+        x.add_(1)
+        return x.view(-1)[1:], x * 2
+
+
+def test_output_that_is_a_view_of_an_input_aliases_it():
+    x = strata.randn(2, 3)
+    before = x.clone()
+    compiled = _compile(_ViewOfInput(), [x.clone()])
+    view, doubled = compiled(x)
+    np.testing.assert_allclose(x.numpy(), before.numpy() + 1, rtol=1e-6)
+    np.testing.assert_allclose(doubled.numpy(), x.numpy() * 2, rtol=1e-6)
+    view.mul_(0)                       # writes through to x, as eager's view would
+    assert x.view(-1)[1:].abs().sum().item() == 0 and x[0, 0].item() != 0
+
+
+class _Slice(nn.Module):
+    def forward(self, x):
+        return x.view(-1)[1:]
+
+
+def test_view_of_input_output_gets_gradient_through_the_view():
+    leaf = strata.randn(2, 3, requires_grad=True)
+    out = _compile(_Slice(), [leaf])(leaf)
+    out.sum().backward()
+    assert leaf.grad.numpy().tolist() == [[0, 1, 1], [1, 1, 1]]

@@ -6,6 +6,7 @@ and anything not listed here break the graph, as in Dynamo.
 """
 
 import builtins
+import itertools
 import math
 import operator
 
@@ -177,6 +178,10 @@ def _sum(tx, iterable, start=None):
     return total
 
 
+def _chain(tx, *iterables):
+    return IteratorVariable([x for it in iterables for x in tx.unpack(it)])
+
+
 def _all_any(fn):
     def handler(tx, iterable):
         return ConstantVariable(fn(tx.truth(x) for x in tx.unpack(iterable)))
@@ -221,7 +226,7 @@ _HANDLERS = {
     builtins.int: _scalar(int), builtins.float: _scalar(float), builtins.str: _scalar(str),
     builtins.bool: _bool, builtins.type: _type, builtins.abs: _abs, builtins.sum: _sum,
     builtins.all: _all_any(all), builtins.any: _all_any(any), builtins.sorted: _sorted,
-    builtins.reversed: _reversed, is_compiling: lambda tx: ConstantVariable(True),
+    builtins.reversed: _reversed, itertools.chain: _chain, is_compiling: lambda tx: ConstantVariable(True),
 }
 
 _FOLDABLE = {builtins.round, builtins.divmod, builtins.pow, builtins.chr, builtins.ord,
@@ -236,4 +241,7 @@ _OPERATORS = {getattr(operator, n) for n in (
 
 
 def is_supported_builtin(value) -> bool:
-    return value in _HANDLERS or value in _FOLDABLE or value in _OPERATORS
+    try:
+        return value in _HANDLERS or value in _FOLDABLE or value in _OPERATORS
+    except TypeError:   # unhashable: not a builtin
+        return False

@@ -7,6 +7,7 @@ effects, and either returns the frame's value or, at a graph break, runs the bre
 instruction in plain Python and tail-calls the resume function with the live stack and locals.
 """
 
+import linecache
 import time
 
 from ...nn.modules.module import Module
@@ -127,7 +128,7 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
         gm = GraphModule(Module(), output.graph)
         gm.meta["dynamic"] = output.has_dynamic
         compiled = ctx.compile_graph(gm, list(output.input_values), fn, reason)
-        codegen.namespace["___graph"] = compiled
+        codegen.namespace["___graph"] = _reporting_user_lines(compiled, gm)
         inputs = ", ".join(s.expr for s in output.input_sources)
         lines.append(f"    ___outs = ___graph({inputs})")
     elif codegen.graph_outputs:
@@ -140,6 +141,39 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
     timings = {"capture_s": traced - started, "backend_s": time.perf_counter() - traced}
     return CapturedFrame(guard_fn, guard_src, output.guards, namespace["___frame"], gm, source,
                          reason, shapes, timings)
+
+
+def _reporting_user_lines(compiled, gm):
+    """Run the compiled graph; an exception raised in it gets a note naming the user's line
+    that recorded the failing node (from ``node.meta["stack_trace"]``)."""
+    def run_graph(*args):
+        try:
+            return compiled(*args)
+        except Exception as e:
+            note = _user_line_note(e, gm)
+            if note:
+                e.add_note(note)
+            raise
+    return run_graph
+
+
+def _user_line_note(e, gm):
+    nodes = {n.name: n for n in gm.graph.nodes}
+    tb, trace = e.__traceback__, None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith("<eval_with_key>"):
+            line = linecache.getline(filename, tb.tb_lineno).strip()
+            node = nodes.get(line.split(" = ")[0].split(",")[0].strip())
+            if node is not None and node.meta.get("stack_trace"):
+                trace = node.meta["stack_trace"]
+        tb = tb.tb_next
+    if trace is None:
+        traces = [n.meta["stack_trace"] for n in nodes.values() if n.meta.get("stack_trace")]
+        if not traces:
+            return None
+        trace = traces[-1].rsplit("\n", 1)[-1] + " (the captured region; the exact op is unknown)"
+    return f"While executing the compiled graph, from user code:\n{trace}"
 
 
 def _break_code(fn, tx, inst, codegen):

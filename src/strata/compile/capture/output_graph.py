@@ -7,6 +7,7 @@ the user's file and line.
 """
 
 import builtins
+import collections
 import operator
 import types
 
@@ -127,7 +128,7 @@ class OutputGraph:
             items = [self.wrap(tx, v, source.item(i) if source is not None else None)
                      for i, v in enumerate(value)]
             return (ListVariable if type(value) is list else TupleVariable)(items, source)
-        if type(value) is dict:
+        if type(value) in (dict, collections.OrderedDict):
             if source is not None:
                 guards.add_keys(source, list(value))
             return DictVariable({k: self.wrap(tx, v, source.item(k) if source else None)

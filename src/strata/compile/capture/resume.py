@@ -37,7 +37,7 @@ def live_locals(code, offsets) -> set:
         if inst.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST") and \
                 (loops or inst.offset >= start):
             names.add(inst.argval)
-    return names - set(code.co_freevars)
+    return {n for n in names - set(code.co_freevars) if not n.startswith("___stack")}
 
 
 def inside_loop(code, offset) -> bool:

@@ -1,0 +1,178 @@
+"""The bytecode capture: graphs, graph breaks and resume functions, fullgraph errors, explain,
+side effects, node metadata, and errors that name the user's line."""
+
+import operator
+
+import pytest
+
+import strata
+from strata._dynamo import explain
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    strata._dynamo.reset()
+    yield
+
+
+def _graphs(fn, *args):
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    out = strata.compile(fn, backend=backend)(*args)
+    return out, graphs
+
+
+def test_graph_records_strata_calls_with_meta_and_stack_trace():
+    def f(x, w):
+        return strata.relu(x @ w).sum(dim=0)
+
+    x, w = strata.randn(2, 3), strata.randn(3, 4)
+    out, (gm,) = _graphs(f, x, w)
+    assert strata.allclose(out, f(x, w))
+    ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+    assert [n.target for n in ops] == [operator.matmul, strata.relu, "sum"]
+    assert ops[0].meta["val"].device.type == "meta"
+    assert tuple(ops[0].meta["val"].shape) == (2, 4)
+    assert "test_capture.py" in ops[1].meta["stack_trace"]
+    assert "in f" in ops[1].meta["stack_trace"]
+
+
+def test_parameters_become_graph_inputs():
+    m = strata.nn.Linear(3, 2)
+    _, (gm,) = _graphs(m, strata.randn(4, 3))
+    sources = [n.meta["source"] for n in gm.graph.nodes if n.op == "placeholder"]
+    assert any("_parameters['weight']" in s for s in sources)
+    assert any("_parameters['bias']" in s for s in sources)
+
+
+def test_graph_break_splits_and_resumes():
+    def f(x):
+        y = x * 2
+        print("break", end="\r")
+        z = y + x
+        if z.sum() > 0:
+            return z.sin()
+        return z.cos()
+
+    x = strata.ones(3)
+    out, graphs = _graphs(f, x)
+    assert strata.allclose(out, f(x))
+    assert len(graphs) == 3
+    e = explain(f)(x)
+    assert e.graph_count == 3 and e.graph_break_count == 2
+    assert "call to print" in e.break_reasons[0]
+    assert "test_capture.py" in e.break_reasons[0]
+    assert "truth value of a tensor" in e.break_reasons[1]
+    assert e.ops_per_graph[0] == [operator.mul]
+
+
+def test_resume_functions_are_compiled_frames():
+    def f(x):
+        a = x + 1
+        n = a.sum().item()
+        return a * n
+
+    compiled = strata.compile(f, backend="eager")
+    x = strata.ones(2)
+    assert compiled(x).tolist() == [8.0, 8.0]
+    names = [code.co_name for code in compiled._strata_compile_context.caches]
+    assert names[0] == "f" and names[1].startswith("__resume_at_")
+
+
+def test_fullgraph_raises_naming_the_line():
+    def f(x):
+        y = x * 2
+        return y.item()
+
+    with pytest.raises(strata._dynamo.exc.Unsupported) as info:
+        strata.compile(f, fullgraph=True, backend="eager")(strata.ones(1))
+    assert "Tensor.item()" in str(info.value)
+    assert "test_capture.py" in str(info.value) and "line" in str(info.value)
+
+
+def test_side_effects_replayed_after_graph():
+    seen = []
+
+    class Holder:
+        value = None
+
+    holder = Holder()
+
+    def f(x):
+        seen.append(x.shape[0])
+        holder.value = x * 3
+        return x + 1
+
+    compiled = strata.compile(f, backend="eager")
+    x = strata.ones(2)
+    compiled(x)
+    compiled(x)
+    assert seen == [2, 2]
+    assert holder.value.tolist() == [3.0, 3.0]
+
+
+def test_global_write_replayed():
+    def f(x):
+        global LAST
+        LAST = x.sum()
+        return x
+
+    strata.compile(f, backend="eager")(strata.ones(4))
+    assert LAST.item() == 4.0   # noqa: F821
+
+
+def test_user_error_names_user_line():
+    emb = strata.nn.Embedding(3, 2)
+
+    def f(idx):
+        return emb(idx * 1) + 1
+
+    compiled = strata.compile(f, backend="eager")
+    compiled(strata.tensor([0, 1]))
+    with pytest.raises(IndexError) as info:
+        compiled(strata.tensor([0, 7]))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "test_capture.py" in notes and "in f" in notes
+
+
+def test_disable_runs_eagerly_inside_compiled():
+    @strata._dynamo.disable
+    def helper(x):
+        return x.sum().item()
+
+    def f(x):
+        return x * helper(x)
+
+    e = explain(f)(strata.ones(2))
+    assert "strata._dynamo.disable" in e.break_reasons[0]
+    assert strata.compile(f, backend="eager")(strata.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_is_compiling_folds_to_true():
+    def f(x):
+        return x + 1 if strata.compiler.is_compiling() else x - 1
+
+    assert strata.compile(f, backend="eager")(strata.zeros(1)).item() == 1.0
+    assert f(strata.zeros(1)).item() == -1.0
+
+
+def test_closures_and_nested_calls_inline():
+    def outer(x):
+        k = 2
+
+        def inner(y):
+            return y * k
+        return inner(inner(x))
+
+    out, (gm,) = _graphs(outer, strata.ones(2))
+    assert out.tolist() == [4.0, 4.0]
+    assert len([n for n in gm.graph.nodes if n.op == "call_function"]) == 2
+
+
+def test_explain_lists_guards():
+    e = explain(lambda x: x + 1)(strata.ones(2))
+    assert any("L['x']" in g for g in e.out_guards)
+    assert "Graph Count: 1" in str(e)
