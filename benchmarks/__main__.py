@@ -9,10 +9,11 @@ import argparse
 import strata
 import torch
 
-from . import device, ops, tracer, training
+from . import compile as compiled, device, ops, tracer, training
 from .harness import machine, table
 
-GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run}
+GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run,
+          "compile": compiled.run}
 
 
 def main():
