@@ -143,6 +143,11 @@ class CompileContext:
             log.warning("TRACED GRAPH of %s\n%s", fn.__code__.co_name, gm.print_readable(False))
         for listener in self.listeners:
             listener.on_graph(fn, gm, example_inputs)
+        if gm.meta.get("dynamic") and not getattr(self.backend, "shape_generic", False):
+            return _PerShape(self, gm, example_inputs)
+        return self._call_backend(gm, example_inputs)
+
+    def _call_backend(self, gm, example_inputs):
         compiled = self.backend(gm, example_inputs)
         if not callable(compiled):
             raise TypeError(f"backend {self.backend_name!r} returned {compiled!r}, not a callable")
@@ -150,6 +155,27 @@ class CompileContext:
 
     def reset(self):
         self.caches.clear()
+
+
+class _PerShape:
+    """A graph with dynamic dims, for a backend that specialises on sizes (AOT traces at the
+    example's sizes): the frame's guards stay size-generic, and the backend's compiled function
+    is cached per tuple of input sizes underneath (see docs/compile.md, dynamic shapes)."""
+
+    def __init__(self, ctx, gm, example_inputs):
+        self.ctx, self.gm = ctx, gm
+        self.compiled = {self._key(example_inputs): ctx._call_backend(gm, example_inputs)}
+
+    @staticmethod
+    def _key(inputs):
+        return tuple(tuple(t.shape) for t in inputs)
+
+    def __call__(self, *inputs):
+        key = self._key(inputs)
+        compiled = self.compiled.get(key)
+        if compiled is None:
+            compiled = self.compiled[key] = self.ctx._call_backend(self.gm, list(inputs))
+        return compiled(*inputs)
 
 
 def _bind(fn, code, args, kwargs):
