@@ -28,7 +28,7 @@ from ...core.tensor_impl import TensorImpl
 from ...func.functional_call import _reparametrize_module
 from ...func.pytree import tree_flatten, tree_unflatten
 from ...random import Generator, default_generator
-from ..fx import Graph, GraphModule, Interpreter
+from ..fx import Graph, GraphModule, Interpreter, Node
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
 from .proxy_tensor import ProxyTensorMode, _keep, current_tracer, to_meta
@@ -135,7 +135,7 @@ class _Trace:
         self.out_spec = None
         self.num_mutated = 0
         self.mutated_indices = []     # input index of each mutated input, in output order
-        self.output_aliases = {}      # flat output index -> input index it is
+        self.output_aliases = {}      # flat output index -> (input index, view chain)
         self.num_outputs = 0
         self.grad_input_indices = []  # inputs that get a gradient, in joint output order
         self.inputs_without_grad = set()  # requires_grad inputs the outputs do not depend on
@@ -171,12 +171,11 @@ def _trace(fn, args, training, decompositions):
     info.num_mutated = len(mutated)
     info.mutated_indices = [i for i, _, _ in mutated]
     info.num_outputs = len(flat_out)
-    input_ids = {id(m): i for i, m in enumerate(metas)}
-    for k, o in enumerate(flat_out):
-        if isinstance(o, TensorImpl) and id(o) in input_ids:
-            info.output_aliases[k] = input_ids[id(o)]
+    info.output_aliases = _output_aliases(mode, metas, flat_out)
     outputs = [node for _, _, node in mutated]
-    outputs += [mode.node_of(o) if isinstance(o, TensorImpl) else o for o in flat_out]
+    outputs += [None if k in info.output_aliases else
+                mode.node_of(o) if isinstance(o, TensorImpl) else o
+                for k, o in enumerate(flat_out)]
     if training:
         outputs += _trace_backward(mode, graph, info, metas, flat_out)
     info.uses_rng = mode.rng.state_node is not None
@@ -186,6 +185,25 @@ def _trace(fn, args, training, decompositions):
     gm = GraphModule(dict(mode.constants), graph, "GraphModule")
     graph.lint()
     return gm, info
+
+
+def _output_aliases(mode, metas, flat_out):
+    """``{output index: (input index, view chain)}`` for outputs that are inputs or views of
+    inputs: the runtime returns the input itself or replays the views on it, so the output
+    aliases the input as in eager (the graph does not compute it)."""
+    input_ids = {id(m): i for i, m in enumerate(metas)}
+    aliases = {}
+    for k, o in enumerate(flat_out):
+        if not isinstance(o, TensorImpl):
+            continue
+        if id(o) in input_ids:
+            aliases[k] = (input_ids[id(o)], ())
+            continue
+        view = mode.views.info.get(id(o))
+        if view is not None and view.view is o and id(view.base) in input_ids and not any(
+                isinstance(a, TensorImpl) for _, rest, _, _ in view.chain for a in rest):
+            aliases[k] = (input_ids[id(view.base)], view.chain)
+    return aliases
 
 
 def _trace_backward(mode, graph, info, metas, flat_out):
@@ -232,8 +250,11 @@ def _compile(aot, args, training):
     _notify("forward", fw_gm, seconds=partitioned - traced, saved_bytes=saved)
     _notify("backward", bw_gm, saved_bytes=saved)
     fw_example = [n.meta.get("val", 0) for n in fw_gm.graph.nodes if n.op == "placeholder"]
+    fw_outputs = gm.graph.output_node().args[0][:num_fwd_outputs]
+    tensor_positions = [p for p, o in enumerate(fw_outputs)
+                        if isinstance(o, Node) and isinstance(o.meta.get("val"), TensorImpl)]
     return _TrainingRuntime(fw_compiler(fw_gm, fw_example), bw_gm, bw_compiler, info,
-                            num_fwd_outputs)
+                            num_fwd_outputs, tensor_positions)
 
 
 def _rng_snapshot():
@@ -270,46 +291,56 @@ def _epilogue(info, args, new_values, outputs):
     with no_grad():
         for i, value in zip(info.mutated_indices, new_values):
             tensor_args[i].copy_(value)
-    for k, i in info.output_aliases.items():
-        outputs[k] = args[i]
+    for k, (i, chain) in info.output_aliases.items():
+        value = args[i]
+        for func, rest, kwargs, index in chain:
+            value = func(value, *rest, **kwargs)
+            if index is not None:
+                value = value[index]
+        outputs[k] = value
     return tree_unflatten(outputs, info.out_spec)
 
 
 class _TrainingRuntime:
-    """Runs the compiled forward and backward inside one autograd.Function."""
+    """Runs the compiled forward and backward inside one autograd.Function. The Function
+    returns only the forward's tensor outputs; constants and outputs that alias inputs are
+    put back around it (``_epilogue``)."""
 
-    def __init__(self, compiled_fw, bw_gm, bw_compiler, info, num_fwd_outputs):
+    def __init__(self, compiled_fw, bw_gm, bw_compiler, info, num_fwd_outputs,
+                 tensor_positions):
         self.info = info
         runtime = self
 
         class CompiledFunction(Function):
             @staticmethod
-            def forward(ctx, seed, *tensor_args):
+            def forward(ctx, seed, all_outputs, *tensor_args):
                 fw_args = ([seed] if info.uses_rng else []) + list(tensor_args)
                 results = list(compiled_fw(*fw_args))
                 outs, saved = results[:num_fwd_outputs], results[num_fwd_outputs:]
+                all_outputs.extend(outs)
                 tensors = [s for s in saved if isinstance(s, TensorImpl)]
                 ctx.save_for_backward(*tensors)
                 ctx.saved_layout = [None if isinstance(s, TensorImpl) else s for s in saved]
                 ctx.mark_non_differentiable(*[
-                    o for k, o in enumerate(outs) if isinstance(o, TensorImpl)
-                    and (k < info.num_mutated
-                         or k - info.num_mutated not in info.diff_output_indices)])
-                return tuple(outs)
+                    outs[p] for p in tensor_positions if p < info.num_mutated
+                    or p - info.num_mutated not in info.diff_output_indices])
+                return tuple(outs[p] for p in tensor_positions)
 
             @staticmethod
             def backward(ctx, *grad_outputs):
                 saved_tensors = iter(ctx.saved_tensors)
                 saved = [next(saved_tensors) if s is None else s for s in ctx.saved_layout]
-                tangents = [grad_outputs[info.num_mutated + k].contiguous()
+                grads_by_position = dict(zip(tensor_positions, grad_outputs))
+                tangents = [grads_by_position[info.num_mutated + k].contiguous()
                             for k in info.diff_output_indices]
                 grads = runtime.backward_fn()(*saved, *tangents)
-                result = [None] * (1 + runtime.num_inputs)
+                result = [None] * (2 + runtime.num_inputs)
                 for k, i in enumerate(info.grad_input_indices):
-                    result[1 + i] = grads[k]
+                    result[2 + i] = grads[k]
                 return tuple(result)
 
         self.function = CompiledFunction
+        self.tensor_positions = tensor_positions
         self.bw_gm, self.bw_compiler, self._compiled_bw = bw_gm, bw_compiler, None
         self.num_inputs = 0
 
@@ -329,7 +360,12 @@ class _TrainingRuntime:
                        for i, a in enumerate(tensor_args)]
         self.num_inputs = len(tensor_args)
         seed = _rng_snapshot() if info.uses_rng else None
-        results = list(self.function.apply(seed, *tensor_args))
+        results = []
+        tensors = self.function.apply(seed, results, *tensor_args)
+        if not isinstance(tensors, tuple):
+            tensors = (tensors,)
+        for p, t in zip(self.tensor_positions, tensors):
+            results[p] = t      # the Function's outputs carry the autograd history
         if info.uses_rng:
             _advance_default_generator(info)
         return _epilogue(info, args, results[:info.num_mutated], results[info.num_mutated:])
