@@ -176,3 +176,24 @@ def test_explain_lists_guards():
     e = explain(lambda x: x + 1)(strata.ones(2))
     assert any("L['x']" in g for g in e.out_guards)
     assert "Graph Count: 1" in str(e)
+
+
+def test_compile_debug_folder(tmp_path, monkeypatch):
+    from strata import config
+    monkeypatch.setattr(config, "compile_debug", True)
+    monkeypatch.setattr(config, "compile_debug_dir", str(tmp_path))
+
+    def f(x):
+        return (x * 2).sin().sum()
+
+    x = strata.randn(3, requires_grad=True)
+    strata.compile(f, backend="aot_eager")(x).backward()
+    (run,) = tmp_path.glob("run_*")
+    (frame,) = run.iterdir()
+    files = {p.name for p in frame.iterdir()}
+    assert {"captured_graph.py", "guards.py", "frame.py", "timings.json"} <= files
+    assert "def ___guard(L, G):" in (frame / "guards.py").read_text()
+    assert "sin" in (frame / "captured_graph.py").read_text()
+    import json
+    timings = json.loads((frame / "timings.json").read_text())
+    assert {"capture_s", "backend_s"} <= set(timings)

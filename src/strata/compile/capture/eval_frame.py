@@ -40,6 +40,9 @@ class CompileContext:
         self.dynamic = dynamic
         self.caches: dict = {}
         self.listeners = []       # explain() and the debug writer subscribe here
+        if config.compile_debug:
+            from .debug import DebugWriter
+            self.listeners.append(DebugWriter())
         _all_contexts.add(self)
 
     # --- the hot path ---------------------------------------------------------------------------
