@@ -50,6 +50,7 @@ class Wrapper:
 
     def __init__(self, G: GraphLowering):
         self.G, self.constants = G, {}
+        self.needed = G.needed()
 
     def _last_uses(self):
         last = {}
@@ -62,15 +63,7 @@ class Wrapper:
         return last
 
     def _step_reads(self, step):
-        if isinstance(step, KernelStep):
-            return [b.name for b in self.G.c_kernel(step).inputs]
-        names = []
-        for a in _flatten((step.args, tuple(step.kwargs.values()))):
-            if isinstance(a, InputBuffer):
-                names.append(a.name)
-            elif isinstance(a, str) and a in self.G.buffers:
-                names.append(a)
-        return names
+        return self.G._external_reads(step)
 
     def source(self):
         G = self.G
@@ -117,11 +110,14 @@ class Wrapper:
         return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
 
     def _kernel_call(self, step, lines):
-        kernel = self.G.c_kernel(step)
+        kernel = self.G.c_kernel(step, self.needed)
         for node in step.nodes:
+            if node.name in kernel.local:
+                continue
             size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
             lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{_NP[node.dtype].__name__})")
-        arrays = [f"a_{b.name}" for b in kernel.inputs] + [f"a_{n.name}" for n in step.nodes]
+        arrays = [f"a_{b.name}" for b in kernel.inputs] + [
+            f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
         outer = int(np.prod(step.outer)) if step.outer else 1
         inner = int(np.prod(step.inner)) if step.inner else 1
         grain = max(1, GRAIN_SIZE // inner)
@@ -170,11 +166,11 @@ def _tensor(arr, dtype):
 
 
 def _signatures(G):
-    sig = {}
+    sig, needed = {}, G.needed()
     for step in G.kernels():
-        kernel = G.c_kernel(step)
-        sig[step.name] = (ctypes.c_void_p,) * (len(kernel.inputs) + len(kernel.nodes)) + (
-            ctypes.c_int64,) * 2
+        kernel = G.c_kernel(step, needed)
+        pointers = len(kernel.inputs) + len(kernel.nodes) - len(kernel.local)
+        sig[step.name] = (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 2
     return sig
 
 

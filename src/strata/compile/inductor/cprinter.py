@@ -88,8 +88,9 @@ def _literal(value, dtype) -> str:
 class CHandler:
     """``ops.*`` for the C printer: each call appends one ``const T tN = ...;`` line."""
 
-    def __init__(self, buffers: dict, lines: list, indent: str):
+    def __init__(self, buffers: dict, lines: list, indent: str, aliases=None):
         self.buffers, self.lines, self.indent = buffers, lines, indent
+        self.aliases = aliases if aliases is not None else {}   # local node -> its C variable
         self.count = 0
 
     def _emit(self, expr, dtype) -> CValue:
@@ -102,6 +103,8 @@ class CHandler:
         return self._emit(f"{fn}{'f' if x.dtype == 'float32' else ''}({x})", x.dtype)
 
     def load(self, name, index):
+        if name in self.aliases:    # a per-row value of this kernel, read at its row
+            return CValue(self.aliases[name], self.buffers[name])
         return self._emit(f"{name}[{index}]", self.buffers[name])
 
     def constant(self, value, dtype):
@@ -196,7 +199,8 @@ def print_kernel(kernel, outer_ranges) -> str:
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
     params = [f"const {C_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
-    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in kernel.nodes]
+    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in kernel.nodes
+               if n.name not in kernel.local]
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
@@ -206,14 +210,15 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 8)
     lines.extend(index_lines)
+    aliases = {}
     for node in kernel.nodes:
-        _print_node(node, index, k, buffers, lines)
+        _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines)
 
 
-def _print_node(node, index, k, buffers, lines):
+def _print_node(node, index, k, buffers, lines, aliases, local):
     indent = " " * 8
     if isinstance(node, Reduction):
         assert tuple(node.ranges[:k]) == tuple(node.ranges) or len(node.ranges) == k
@@ -232,7 +237,7 @@ def _print_node(node, index, k, buffers, lines):
             simd += f" reduction(|:nan_{acc})"
         rindex = _inner_loop(lines, indent, node.reduction_ranges, simd)
         body = indent + "    "
-        with use_handler(CHandler(buffers, lines, body)) as h:
+        with use_handler(CHandler(buffers, lines, body, aliases)) as h:
             h.count = len(lines)     # unique names across the nodes of one kernel
             value = node.inner_fn(tuple(index), tuple(rindex))
         update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
@@ -244,14 +249,20 @@ def _print_node(node, index, k, buffers, lines):
         lines.append(f"{indent}}}")
         if floating_extreme:
             lines.append(f"{indent}if (nan_{acc}) {acc} = NAN;")
+        if local:
+            aliases[node.name] = acc
+            return
         lines.append(f"{indent}{node.name}[x] = {acc};")
         return
     extra = tuple(node.ranges[k:])
     rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
     body = indent + ("    " if extra else "")
-    with use_handler(CHandler(buffers, lines, body)) as h:
+    with use_handler(CHandler(buffers, lines, body, aliases)) as h:
         h.count = len(lines)
         value = node.inner_fn(tuple(index) + tuple(rindex))
+    if local:
+        aliases[node.name] = str(value)
+        return
     store = f"x * ({prod(extra)}) + y" if extra else "x"
     lines.append(f"{body}{node.name}[{store}] = {value};")
     if extra:

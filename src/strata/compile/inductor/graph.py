@@ -20,7 +20,7 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 
 import operator
 
-from .cprinter import print_kernel
+from .cprinter import PREAMBLE, print_kernel
 from .ir import (InputBuffer, Kernel, Pointwise, Reduction, TensorValue, contiguous_stride,
                  format_node, use_handler)
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
@@ -237,16 +237,34 @@ class GraphLowering:
     def kernels(self):
         return [s for s in self.steps if isinstance(s, KernelStep)]
 
-    def c_kernel(self, step):
-        """The loop-IR Kernel of a step, reading every buffer it loads that it does not write."""
+    def _external_reads(self, step):
+        """Names of buffers ``step`` reads that it does not write, in order."""
+        if isinstance(step, FallbackStep):
+            return [a.name if isinstance(a, InputBuffer) else a
+                    for a in _flatten((step.args, tuple(step.kwargs.values())))
+                    if isinstance(a, InputBuffer) or (isinstance(a, str) and a in self.buffers)]
         mine = {n.name for n in step.nodes}
         read = []
         for node in step.nodes:
             for name, _ in _reads(node, len(step.outer)):
                 if name not in mine and name not in read:
                     read.append(name)
-        return Kernel(step.name, [self.buffers[n] for n in read], step.nodes)
+        return read
 
+    def needed(self):
+        """Every buffer read by some step or returned."""
+        names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
+        for step in self.steps:
+            names.update(self._external_reads(step))
+        return names
+
+    def c_kernel(self, step, needed=None):
+        """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
+        needed = self.needed() if needed is None else needed
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+            isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
+        return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
+                      step.nodes, local)
     def post_fusion_text(self):
         lines = []
         for step in self.steps:
@@ -259,8 +277,8 @@ class GraphLowering:
         return "\n".join(lines) + "\n"
 
     def c_source(self):
-        from .cprinter import PREAMBLE
-        return PREAMBLE + "\n\n".join(print_kernel(self.c_kernel(s), s.outer)
+        needed = self.needed()
+        return PREAMBLE + "\n\n".join(print_kernel(self.c_kernel(s, needed), s.outer)
                                       for s in self.kernels()) + "\n"
 
 
@@ -282,6 +300,14 @@ def _map(arg, env):
     if isinstance(arg, (tuple, list)):
         return type(arg)(_map(a, env) for a in arg)
     return env[arg] if hasattr(arg, "op") and hasattr(arg, "users") else arg
+
+
+def _flatten(x):
+    if isinstance(x, (tuple, list)):
+        for a in x:
+            yield from _flatten(a)
+    else:
+        yield x
 
 
 def _map_values(arg, fn):

@@ -108,10 +108,13 @@ class Reduction:
 class Kernel:
     """What the C printer turns into one C function: ``inputs`` it reads, and ``nodes`` sharing
     the outer ``ranges``, computed in order for each outer index (a reduction's result is written
-    before a later node of the same row reads it)."""
+    before a later node of the same row reads it). ``local`` names the per-row values (reductions,
+    pointwise values over the outer ranges only) no one reads outside the kernel: they stay C
+    variables and get no buffer."""
     name: str
     inputs: list
     nodes: list
+    local: frozenset = frozenset()
 
 
 class _TextHandler:
