@@ -156,3 +156,64 @@ def test_transformer_rewrites():
     gm = ReluToSigmoid(fx.symbolic_trace(lambda x: strata.relu(x) + 1)).transform()
     assert "strata.sigmoid" in gm.code
     np.testing.assert_allclose(gm(strata.zeros(2)).numpy(), [1.5, 1.5])
+
+
+def test_shape_prop_records_meta_values():
+    from strata.fx.passes.shape_prop import ShapeProp
+    gm = fx.symbolic_trace(_net(strata))
+    ShapeProp(gm).propagate(strata.randn(5, 3))
+    vals = {n.name: n.meta["val"] for n in gm.graph.nodes if n.op != "output"}
+    assert vals["lin"].shape == (5, 4) and vals["lin"].device.type == "meta"
+    assert vals["sum_1"].shape == (10,) and vals["getitem"] == 10
+
+
+def test_interpreter_frees_values_after_last_use():
+    class Recording(fx.Interpreter):
+        def run_node(self, n):
+            result = super().run_node(n)
+            self.sizes = getattr(self, "sizes", []) + [len(self.env)]
+            return result
+    gm = fx.symbolic_trace(lambda x: ((x + 1) * 2).relu().neg())
+    interp = Recording(gm)
+    interp.run(strata.randn(3))
+    assert max(interp.sizes) <= 2
+
+
+def test_concrete_args_and_graph_module_from_dict_root():
+    def f(x, scale):
+        return x * scale
+    gm = fx.symbolic_trace(f, concrete_args={"scale": 3.0})
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "output"]
+    assert gm(strata.ones(2)).tolist() == [3.0, 3.0]
+    g = fx.Graph()
+    x = g.placeholder("x")
+    w = g.get_attr("layer.weight")
+    g.output(g.call_function(strata.matmul, (x, w)))
+    weight = strata.eye(2) * 4
+    gm2 = fx.GraphModule({"layer.weight": weight}, g)
+    assert gm2(strata.ones(1, 2)).tolist() == [[4.0, 4.0]]
+    assert "self.layer.weight" in gm2.code and "strata.matmul" in gm2.code
+    with pytest.raises(RuntimeError, match="was not provided in ``root``"):
+        fx.GraphModule({}, g)
+
+
+def _helper(x):
+    return x.sum().item() > 0   # data-dependent: must not be traced into
+
+
+fx.wrap("_helper")
+
+
+def test_wrap_records_one_call():
+    gm = fx.symbolic_trace(lambda x: _helper(x))
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == [_helper]
+
+
+def test_graph_module_recompile_after_edit_and_submodules():
+    gm = fx.symbolic_trace(_net(strata))
+    for node in gm.graph.nodes:
+        if node.target is strata.relu:
+            node.target = strata.sigmoid
+    gm.recompile()
+    assert "strata.sigmoid(lin)" in gm.code and "strata.relu" not in gm.code
+    gm.graph.lint()
