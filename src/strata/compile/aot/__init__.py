@@ -30,7 +30,7 @@ def aot_eager_decomp_partition(gm, example_inputs):
                                  decompositions=primitive_decompositions())
 
 
-__all__ = ["DebugFolderWriter", "aot_eager", "aot_eager_decomp_partition", "aot_function", "aot_module_simplified",
-           "default_partition", "get_decompositions", "graph_observers", "make_fx",
+__all__ = ["DebugFolderWriter", "aot_eager", "aot_eager_decomp_partition", "aot_function",
+           "aot_module_simplified", "default_partition", "get_decompositions", "graph_observers", "make_fx",
            "min_cut_rematerialization_partition", "nop", "primitive_decompositions",
            "saved_bytes"]

@@ -31,7 +31,7 @@ from ...random import Generator, default_generator
 from ..fx import Graph, GraphModule, Interpreter, Node
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
-from .proxy_tensor import ProxyTensorMode, _keep, current_tracer, to_meta
+from .proxy_tensor import ProxyTensorMode, keep_saved_tensor, current_tracer, to_meta
 
 graph_observers = []   # callables (stage, graph_module, info: dict): "inference", "joint", ...
 
@@ -162,7 +162,7 @@ def _trace(fn, args, training, decompositions):
             metas.append(m)
         else:
             metas.append(a)
-    with saved_tensors_hooks(_keep, _keep), mode:
+    with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
         with autograd.set_grad_enabled(training):
             out = fn(*metas)
     flat_out, info.out_spec = tree_flatten(out)
@@ -225,7 +225,7 @@ def _trace_backward(mode, graph, info, metas, flat_out):
             tangents.insert(0, tangent)
     if not diff or not grad_inputs:
         return [None] * len(grad_inputs)
-    with saved_tensors_hooks(_keep, _keep), mode:
+    with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
         grads = autograd.grad([flat_out[k] for k in diff], [tensor_inputs[i] for i in grad_inputs],
                               tangents, allow_unused=True)
     info.inputs_without_grad = {i for i, g in zip(grad_inputs, grads) if g is None}

@@ -203,7 +203,7 @@ def make_fx(f, decomposition_table=None, tracing_mode: str = "real", *,
             else:
                 inputs.append(leaf)
         call_args = _rebuild(args, inputs)
-        with saved_tensors_hooks(_keep, _keep), mode:
+        with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
             out = f(*call_args)
         if functionalize:
             FN.write_back_input_mutations(mode, graph, [x for x in inputs
@@ -221,7 +221,7 @@ def _empty_like(t):
     return empty_strided(tuple(t._shape), t._get_strides(), dtype=t.dtype, device=t.device)
 
 
-def _keep(t):
+def keep_saved_tensor(t):
     """Saved-tensor hook: keep the traced tensor itself, so backward formulas read the very
     tensors the mode has tied to nodes."""
     return t

@@ -12,7 +12,6 @@
 """
 
 import builtins
-import contextlib
 import inspect
 import keyword
 import math

@@ -15,6 +15,7 @@ import inspect
 from .graph import Graph
 from .graph_module import GraphModule, _get_attr_path
 from .node import Node, map_aggregate, map_arg
+from .proxy import GraphAppendingTracer, Proxy
 
 
 class Interpreter:
@@ -112,18 +113,15 @@ class Transformer(Interpreter):
 
     def __init__(self, module):
         super().__init__(module, garbage_collect_values=False)
-        from .proxy import GraphAppendingTracer
         self.new_graph = Graph()
         self.tracer = GraphAppendingTracer(self.new_graph)
         self.tracer.root = module
 
     def placeholder(self, target, args, kwargs):
-        from .proxy import Proxy
         default = next(iter(args), inspect.Signature.empty)
         return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 
     def get_attr(self, target, args, kwargs):
-        from .proxy import Proxy
         return Proxy(self.new_graph.get_attr(target), self.tracer)
 
     def call_module(self, target, args, kwargs):
@@ -137,13 +135,11 @@ class Transformer(Interpreter):
 
     def run_node(self, n: Node):
         result = super().run_node(n)
-        from .proxy import Proxy
         if isinstance(result, Proxy) and n.op != "output":
             result.node.meta.update(n.meta)
         return result
 
     def transform(self) -> GraphModule:
-        from .proxy import Proxy
         result = self.run()
         self.new_graph.output(map_aggregate(
             result, lambda a: a.node if isinstance(a, Proxy) else a))
