@@ -64,7 +64,9 @@ class RngInputs:
             first = next(iter(graph.nodes), None)
             with graph.inserting_before(first):
                 self.state_node = graph.placeholder("rng_state")
+            self.state_node.meta["val"] = Generator()   # what the node holds: a generator
         node = graph.call_function(rng_generator, (self.state_node, self.drawn))
+        node.meta["val"] = Generator()
         if func.name in _ONE_DRAW_PER_ELEMENT:
             self.drawn += out_numel
         else:
