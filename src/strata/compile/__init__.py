@@ -84,8 +84,9 @@ class OptimizedModule(Module):
                                                      "_call_module")
 
     def __call__(self, *args, **kwargs):
-        return self.__dict__["_strata_compile_context"].run(
-            self.__dict__["_entry"], (self._orig_mod, *args), kwargs)
+        d = self.__dict__
+        return d["_strata_compile_context"].run(d["_entry"], (d["_modules"]["_orig_mod"], *args),
+                                                kwargs)
 
     forward = __call__
 

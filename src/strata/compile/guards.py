@@ -12,6 +12,7 @@ import contextlib
 import re
 
 from ..core import dtype as dtype_mod
+from ..core.shape import contiguous_strides
 from ..dispatch.tls import state as dispatch_state
 
 
@@ -49,18 +50,23 @@ class GuardBuilder:
         cls, dt = self._const(type(t)), self._const(t.dtype)
         dev = self._const(t.device)
         parts = [f"type({{0}}) is {cls}", f"{{0}}._keyset == {t._keyset}",
-                 f"{{0}}.dtype is {dt}", f"{{0}}.device == {dev}",
+                 f"{{0}}.dtype is {dt}", f"({{0}}.device is {dev} or {{0}}.device == {dev})",
                  f"{{0}}.requires_grad is {t.requires_grad}"]
+        # TensorImpl's own fields, not Tensor.stride()/shape (each builds a new object)
         shape = tuple(t.shape)
         if dynamic_dims:
-            parts.append(f"{{0}}.dim() == {len(shape)}")
+            parts.append(f"len({{0}}._shape) == {len(shape)}")
             for d, size in enumerate(shape):
-                parts.append(f"{{0}}.size({d}) >= 2" if d in dynamic_dims
-                             else f"{{0}}.size({d}) == {size}")
+                parts.append(f"{{0}}._shape[{d}] >= 2" if d in dynamic_dims
+                             else f"{{0}}._shape[{d}] == {size}")
             parts.append(f"{{0}}.is_contiguous() is {t.is_contiguous()}")
         else:
-            parts.append(f"{{0}}.shape == {shape!r}")
-            parts.append(f"{{0}}.stride() == {tuple(t.stride())!r}")
+            parts.append(f"{{0}}._shape == {shape!r}")
+            strides = tuple(t.stride())
+            if strides == contiguous_strides(shape):   # a contiguous tensor may keep None
+                parts.append(f"({{0}}._strides is None or {{0}}._strides == {strides!r})")
+            else:
+                parts.append(f"{{0}}._strides == {strides!r}")
         expected = (type(t), t._keyset, t.dtype, t.device, t.requires_grad, shape,
                     tuple(t.stride()), frozenset(dynamic_dims))
         self._add(("tensor", source.expr), source.expr, " and ".join(parts),
@@ -87,13 +93,15 @@ class GuardBuilder:
                                                          f"{len(v) if hasattr(v, '__len__') else v}")
 
     def add_keys(self, source, keys):
-        self._add(("keys", source.expr), source.expr,
-                  f"list({{0}}) == {self._const(list(keys))}",
+        template = "not {0}" if not keys else f"list({{0}}) == {self._const(list(keys))}"
+        self._add(("keys", source.expr), source.expr, template,
                   lambda v, e=list(keys), s=source.expr: f"keys of {s}: expected {e}, "
                                                          f"actual {list(v)}")
 
     def add_keys_of_object(self, obj, name, keys):
-        self._add(("keys", name), None, f"list({self._const(obj)}) == {self._const(list(keys))}",
+        template = f"not {self._const(obj)}" if not keys else \
+            f"list({self._const(obj)}) == {self._const(list(keys))}"
+        self._add(("keys", name), None, template,
                   lambda v, n=name: f"{n} changed")
 
     def add_expr(self, expr, description):

@@ -52,7 +52,8 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
     buffers become graph inputs (tied ones once).
     """
     named = {**dict(mod.named_parameters(remove_duplicate=False)),
-             **dict(mod.named_buffers(remove_duplicate=False))}
+             **dict(mod.named_buffers(remove_duplicate=False)),
+             **_tensor_attributes(mod)}
     params, position = [], {}     # distinct tensors; name -> index into params
     for name, t in named.items():
         if all(p is not t for p in params):
@@ -76,6 +77,19 @@ def aot_module_simplified(mod, args, fw_compiler, bw_compiler=None, partition_fn
         return compiled(*params, *runtime_args)
     forward.aot = compiled
     return forward
+
+
+def _tensor_attributes(mod):
+    """Plain tensor attributes the graph reads (``get_attr``): inputs too, like parameters."""
+    found = {}
+    if isinstance(mod, GraphModule):
+        for node in mod.graph.find_nodes(op="get_attr"):
+            value = mod
+            for atom in node.target.split("."):
+                value = getattr(value, atom)
+            if isinstance(value, TensorImpl):
+                found[node.target] = value
+    return found
 
 
 class _StackTraceInterpreter(Interpreter):

@@ -237,6 +237,12 @@ def mutated_inputs(mode, inputs):
         current = mode.node_of(t)
         if current.op != "placeholder":
             result.append((i, t, current))
+    for name, t in mode.constants.items():
+        if mode.node_of(t).op != "get_attr":
+            raise RuntimeError(
+                f"functionalization: the program writes in place to a tensor of shape "
+                f"{list(t.shape)} that is neither an input nor a buffer ({name}); make it a "
+                f"buffer (register_buffer) or pass it as an argument")
     return result
 
 

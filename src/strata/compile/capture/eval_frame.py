@@ -184,8 +184,15 @@ class _PerShape:
 def _bind(fn, code, args, kwargs):
     """The frame's arguments (and closure contents) as a dict, like ``frame.f_locals``."""
     n = code.co_argcount
-    if not kwargs and len(args) == n and not code.co_flags & 0x0C and not code.co_kwonlyargcount:
+    flags = code.co_flags
+    if not kwargs and len(args) == n and not flags & 0x0C and not code.co_kwonlyargcount:
         L = dict(zip(code.co_varnames, args))
+    elif flags & 0x04 and len(args) >= n and not code.co_kwonlyargcount and \
+            (flags & 0x08 or not kwargs):   # f(a, *args, **kwargs), as OptimizedModule's entry
+        L = dict(zip(code.co_varnames, args[:n]))
+        L[code.co_varnames[n]] = args[n:]
+        if flags & 0x08:
+            L[code.co_varnames[n + 1]] = kwargs or {}
     else:
         bound = inspect.signature(fn).bind(*args, **(kwargs or {}))
         bound.apply_defaults()

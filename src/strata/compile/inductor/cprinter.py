@@ -54,9 +54,14 @@ def prod(sizes):
 
 
 def _size_names(kernel):
+    """The runtime sizes and strides (C names) of a kernel: its int64 arguments."""
     names = []
     for node in kernel.nodes:
         for s in (*node.ranges, *getattr(node, "reduction_ranges", ())):
+            if isinstance(s, str) and s not in names:
+                names.append(s)
+    for buffer in kernel.inputs:
+        for s in buffer.stride:
             if isinstance(s, str) and s not in names:
                 names.append(s)
     return names
@@ -109,6 +114,10 @@ class CHandler:
 
     def constant(self, value, dtype):
         return self._emit(_literal(value, dtype), dtype)
+
+    def index_expr(self, expr, dtype):
+        """The value of an index expression (a runtime size such as ``n``) as ``dtype``."""
+        return self._emit(f"({C_TYPES[dtype]})({expr})", dtype)
 
     def to_dtype(self, x, dtype):
         return self._emit(f"({C_TYPES[dtype]})({x})", dtype)

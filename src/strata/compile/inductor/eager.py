@@ -17,7 +17,7 @@ import math
 
 from ...backends.cpu import native
 from .cprinter import print_module
-from .ir import InputBuffer, Kernel, Pointwise, ops
+from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 
 LIBRARY = "eager_pointwise"
 DTYPES = ("float32", "float64")
@@ -69,3 +69,82 @@ def source() -> str:
 _SIGNATURE = (ctypes.c_void_p, ctypes.c_void_p) + (ctypes.c_int64,) * 3
 native.register_generated(LIBRARY, source, {
     kernel_name(f, dt): _SIGNATURE for f in FORMULAS for dt in DTYPES})
+
+
+# --- row kernels: one pass of reductions and the output per row, as the compiled graphs' ---------
+# ``rows`` rows of ``n`` elements, ``x_step`` elements apart; the output is contiguous.
+
+ROWS_LIBRARY = "eager_rows"
+
+
+def _rows_input(dtype):
+    return InputBuffer("in0", dtype, ("rows", "n"), ("x_step", 1))
+
+
+def softmax_kernel(dtype, log=False):
+    """softmax / log_softmax over each row: max, sum of exp(x - max), then the output (ATen's
+    three passes, ``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``)."""
+    x = _rows_input(dtype)
+    row_max = Reduction("row_max", dtype, ("rows",), ("n",), "max", lambda i, r: x.load(i + r))
+    shifted = (lambda i: ops.sub(x.load(i), ops.load("row_max", i[0])))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum",
+                      lambda i, r: ops.exp(shifted(i + r)))
+    if log:
+        out = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.sub(
+            shifted(i), ops.log(ops.load("total", i[0]))))
+    else:
+        out = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.truediv(
+            ops.exp(shifted(i)), ops.load("total", i[0])))
+    name = f"{'log_' if log else ''}softmax_{dtype}"
+    return Kernel(name, [x], [row_max, total, out], frozenset({"row_max", "total"}))
+
+
+def layer_norm_kernel(dtype, affine):
+    """layer_norm over each row: the mean, the biased variance (two passes, as exact as ATen's
+    moments), then (x - mean) * rstd (* weight + bias); mean and rstd are outputs too."""
+    x = _rows_input(dtype)
+    weight, bias = (InputBuffer(n, dtype, ("n",), (1,)) for n in ("weight", "bias"))
+    count = (lambda: ops.index_expr("n", dtype))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: x.load(i + r))
+    mean = Pointwise("mean", dtype, ("rows",), lambda i: ops.truediv(ops.load("total", i[0]),
+                                                                      count()))
+
+    def centered(i):
+        return ops.sub(x.load(i), ops.load("mean", i[0]))
+    squares = Reduction("squares", dtype, ("rows",), ("n",), "sum",
+                        lambda i, r: ops.mul(centered(i + r), centered(i + r)))
+    rstd = Pointwise("rstd", dtype, ("rows",), lambda i: ops.rsqrt(ops.add(
+        ops.truediv(ops.load("squares", i[0]), count()), ops.load("eps", "0"))))
+
+    def normalized(i):
+        y = ops.mul(centered(i), ops.load("rstd", i[0]))
+        if affine:
+            y = ops.add(ops.mul(y, weight.load(i[1:])), bias.load(i[1:]))
+        return y
+    out = Pointwise("out", dtype, ("rows", "n"), normalized)
+    eps = InputBuffer("eps", dtype, (1,), (0,))
+    inputs = [x, eps] + ([weight, bias] if affine else [])
+    name = f"layer_norm{'_affine' if affine else ''}_{dtype}"
+    return Kernel(name, inputs, [total, mean, squares, rstd, out],
+                  frozenset({"total", "squares"}))
+
+
+def _row_kernels():
+    for dtype in DTYPES:
+        yield softmax_kernel(dtype)
+        yield softmax_kernel(dtype, log=True)
+        yield layer_norm_kernel(dtype, False)
+        yield layer_norm_kernel(dtype, True)
+
+
+def rows_source() -> str:
+    return print_module([(k, ("rows",)) for k in _row_kernels()])
+
+
+def _row_signature(kernel):
+    pointers = len(kernel.inputs) + len(kernel.nodes) - len(kernel.local)
+    return (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 5   # rows, n, x_step, lo, hi
+
+
+native.register_generated(ROWS_LIBRARY, rows_source,
+                          {k.name: _row_signature(k) for k in _row_kernels()})
