@@ -405,3 +405,29 @@ def test_view_of_input_output_gets_gradient_through_the_view():
     out = _compile(_Slice(), [leaf])(leaf)
     out.sum().backward()
     assert leaf.grad.numpy().tolist() == [[0, 1, 1], [1, 1, 1]]
+
+
+def test_writing_into_a_captured_constant_raises():
+    table = strata.zeros(3)
+
+    def f(x):
+        table.add_(1)
+        return x + table
+
+    with pytest.raises(RuntimeError, match="neither an input nor a buffer"):
+        make_fx(f, tracing_mode="real", functionalize=True)(strata.randn(3))
+
+
+def test_plain_tensor_attributes_are_inputs_and_their_writes_land():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    table = g.get_attr("table")
+    g.call_method("add_", (table, 1))
+    g.output(g.call_function(strata.add, (x, table)))
+    root = nn.Module()
+    root.table = strata.zeros(3)    # not a buffer
+    gm = fx.GraphModule(root, g)
+    compiled = aot_module_simplified(gm, [strata.zeros(3)], nop)
+    assert compiled(strata.zeros(3)).tolist() == [1.0, 1.0, 1.0]
+    assert compiled(strata.zeros(3)).tolist() == [2.0, 2.0, 2.0]
+    assert gm.table.tolist() == [2.0, 2.0, 2.0]
