@@ -217,3 +217,35 @@ def test_graph_module_recompile_after_edit_and_submodules():
     gm.recompile()
     assert "strata.sigmoid(lin)" in gm.code and "strata.relu" not in gm.code
     gm.graph.lint()
+
+
+def _nested(lib):
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(4, 4)
+            self.conv = lib.nn.Conv2d(1, 2, 3)
+
+        def forward(self, x, img):
+            y = self.lin(x).permute(1, 0)[0:2, ...]
+            z = lib.relu(self.conv(img)).flatten(1)
+            return y @ y.t() + z.sum(), -x, x.size(0)
+
+    class Outer(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x, img):
+            return self.block(x, img)
+    return Outer()
+
+
+def test_generated_code_is_torch_fx_code():
+    """Same module, same source: torch.fx's code with ``torch`` read as ``strata``."""
+    ours = fx.symbolic_trace(_nested(strata)).code.strip()
+    theirs = torch.fx.symbolic_trace(_nested(torch)).code.strip()
+    assert ours == theirs.replace("torch.", "strata.")
+    gm = fx.symbolic_trace(_nested(strata))
+    out, neg, size = gm(strata.randn(4, 4), strata.randn(2, 1, 5, 5))
+    assert out.shape == (2, 2) and size == 4

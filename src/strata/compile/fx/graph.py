@@ -184,9 +184,8 @@ class Graph:
         return changed
 
     def _target_to_name(self, target) -> str:
-        if isinstance(target, str):
-            name = target.rsplit(".", 1)[-1] if "." in target else target
-            return name.lstrip("*") or "_"
+        if isinstance(target, str):   # "block.lin" -> "block_lin", as torch.fx names it
+            return target.lstrip("*").replace(".", "_") or "_"
         if hasattr(target, "schema"):             # an OpOverload: aten::add.Tensor -> add
             return target.schema.name
         return getattr(target, "__name__", "node").lstrip("_") or "node"
