@@ -89,8 +89,7 @@ class GuardBuilder:
     def add_len(self, source, value):
         self._add(("len", source.expr), source.expr,
                   f"type({{0}}) is {self._const(type(value))} and len({{0}}) == {len(value)}",
-                  lambda v, e=len(value), s=source.expr: f"len({s}) == {e}, actual "
-                                                         f"{len(v) if hasattr(v, '__len__') else v}")
+                  lambda v, e=len(value), s=source.expr: f"len({s}) == {e}, actual {_len(v)}")
 
     def add_keys(self, source, keys):
         template = "not {0}" if not keys else f"list({{0}}) == {self._const(list(keys))}"
@@ -166,6 +165,10 @@ class GuardBuilder:
             text = template.format(source_expr) if source_expr else template
             out.append(re.sub(r"___c\d+", lambda m: _short(self.namespace[m.group()]), text))
         return out
+
+
+def _len(value):
+    return len(value) if hasattr(value, "__len__") else repr(value)
 
 
 def _short(value):

@@ -226,7 +226,8 @@ _HANDLERS = {
     builtins.int: _scalar(int), builtins.float: _scalar(float), builtins.str: _scalar(str),
     builtins.bool: _bool, builtins.type: _type, builtins.abs: _abs, builtins.sum: _sum,
     builtins.all: _all_any(all), builtins.any: _all_any(any), builtins.sorted: _sorted,
-    builtins.reversed: _reversed, itertools.chain: _chain, is_compiling: lambda tx: ConstantVariable(True),
+    builtins.reversed: _reversed, itertools.chain: _chain,
+    is_compiling: lambda tx: ConstantVariable(True),
 }
 
 _FOLDABLE = {builtins.round, builtins.divmod, builtins.pow, builtins.chr, builtins.ord,

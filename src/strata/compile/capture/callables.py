@@ -10,8 +10,7 @@ inlined, so the graph sees only the strata calls inside it.
 import inspect
 import types
 
-from .variables import (ConstantVariable, ContextExitVariable, Unsupported,
-                        VariableTracker)
+from .variables import ContextExitVariable, Unsupported, VariableTracker
 
 
 class UserFunctionVariable(VariableTracker):

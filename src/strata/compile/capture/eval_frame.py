@@ -94,10 +94,10 @@ class CompileContext:
             for listener in self.listeners:
                 listener.on_recompile(fn, reasons)
             if len(cache.entries) >= settings.recompile_limit:
-                warnings.warn(f"strata.compile hit config.recompile_limit ({settings.recompile_limit}) for "
-                              f"function {code.co_name} ({code.co_filename}:"
-                              f"{code.co_firstlineno}); last reason: {reasons[-1]}. It runs "
-                              "eagerly from now on.", stacklevel=3)
+                warnings.warn(f"strata.compile hit config.recompile_limit "
+                              f"({settings.recompile_limit}) for function {code.co_name} "
+                              f"({code.co_filename}:{code.co_firstlineno}); last reason: "
+                              f"{reasons[-1]}. It runs eagerly from now on.", stacklevel=3)
                 cache.eager = True
                 return None
         try:

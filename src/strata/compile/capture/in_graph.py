@@ -22,7 +22,7 @@ _BREAKING: set = set()
 
 
 def set_grad_enabled(mode: bool) -> None:
-    """Graph node for entering/leaving ``no_grad``/``enable_grad`` (``torch._C._set_grad_enabled``)."""
+    """The graph node entering/leaving ``no_grad`` (``torch._C._set_grad_enabled``)."""
     dispatch_state().grad_enabled = mode
 
 

@@ -8,8 +8,8 @@ at: a call (run in plain Python) and a conditional jump (``if tensor:``).
 import dis
 import operator
 
-from .variables import (BaseListVariable, CellVariable, ConstantVariable, ContextExitVariable,
-                        DictVariable, ListVariable, NullVariable, TupleVariable, Unsupported)
+from .variables import (CellVariable, ConstantVariable, DictVariable, ListVariable,
+                        NullVariable, TupleVariable, Unsupported)
 
 OPCODES = {}
 BREAKABLE = {"CALL", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",
@@ -447,5 +447,3 @@ def _load_assertion_error(tx, inst):
 def _raise(tx, inst):
     raise Unsupported("raise in the compiled frame")
 
-
-__all__ = ["OPCODES", "BREAKABLE", "ContextExitVariable", "BaseListVariable"]

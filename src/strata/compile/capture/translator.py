@@ -9,17 +9,15 @@ inlining, Python operators on symbolic values, and the checkpoints a graph break
 import dis
 import operator
 import sys
-import types
 
-from .builtins import BuiltinVariable
-from .callables import GradModeVariable, NestedFunctionVariable, UserFunctionVariable
+from .callables import GradModeVariable, NestedFunctionVariable
 from .modules import NNModuleVariable
 from .variables import (BaseListVariable, CellVariable, ConstantVariable, DictVariable,
                         IteratorVariable, ListVariable, NullVariable, SymIntVariable,
-                        TensorVariable, TupleVariable, Unsupported, VariableTracker)
+                        TensorVariable, Unsupported, VariableTracker)
 
 if sys.version_info[:2] == (3, 11):
-    from .py311 import BREAKABLE, OPCODES
+    from .py311 import BREAKABLE, OPCODES  # noqa: F401  (BREAKABLE: for convert_frame)
 else:  # pragma: no cover - one more table per Python version
     raise ImportError(f"strata.compile captures CPython 3.11 bytecode, not {sys.version}")
 
@@ -273,10 +271,3 @@ def _container_keys(tx, container):
         return [x.as_python_constant() for x in container.items]
     return container.as_python_constant()
 
-
-def is_user_function(value) -> bool:
-    return isinstance(value, types.FunctionType) and not value.__module__.startswith("strata.")
-
-
-__all__ = ["InstructionTranslator", "BREAKABLE", "NULL", "Unsupported", "UserFunctionVariable",
-           "BuiltinVariable", "ListVariable", "TupleVariable"]
