@@ -120,14 +120,15 @@ def test_library_without_the_symbol_is_rebuilt(cache, tmp_path):
 
 def test_garbage_entry_through_function_falls_back_or_rebuilds(cache):
     """The eager kernels' entry point (``function``) never raises on a damaged entry."""
-    _build_elsewhere(cache, "import sys\nfrom strata import config\n"
+    _build_elsewhere(cache, "import sys, strata\nfrom strata import config\n"
                      "from strata.backends.cpu import native\n"
-                     "config.cache_dir = sys.argv[1]\nnative.build('softmax')\n")
-    (so,) = cache.glob("softmax-*.so")
+                     "config.cache_dir = sys.argv[1]\n"
+                     "assert native.function('eager_rows', 'softmax_float32')\n")
+    (so,) = cache.glob("eager_rows-*.so")
     so.write_bytes(b"\x7fELF garbage")
     native.reset()
     with pytest.warns(RuntimeWarning):
-        assert native.function("softmax", "softmax_rows") is not None
+        assert native.function("eager_rows", "softmax_float32") is not None
 
 
 def test_other_users_folder_is_refused(cache, monkeypatch):

@@ -3,11 +3,11 @@
 Every other CPU kernel is NumPy. NumPy runs one pass over a whole array per call, so a kernel
 that needs several passes over each row (softmax: max, exp and sum, scale) either streams the
 array through memory once per pass or loops over small blocks in Python. ATen fuses such passes
-in C++ (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``); here C source comes from two places:
-``csrc/<name>.c`` (hand-written, small enough to read next to its NumPy twin) and the code
-generator of ``compile/inductor`` (which registers its eager kernels with
-``register_generated`` at import time, as a higher layer does). Both go through ``load``.
-ctypes releases the GIL for the call, so ``parallel_for`` runs one C call per thread.
+in C++ (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``); here the C comes from the code
+generator of ``compile/inductor``: its eager kernels (``compile/inductor/eager.py``) register
+with ``register_generated`` at import time, as a higher layer does, and compiled graphs call
+``load`` with their source. ctypes releases the GIL for the call, so ``parallel_for`` runs one
+C call per thread.
 
 Note [Native cache]
 A library is built on first use into ``<cache_dir>/native/<name>-<key>.so``; the key hashes the
@@ -44,18 +44,11 @@ import numpy as np
 from ... import config
 from .array import parallel_for
 
-SOURCES = Path(__file__).with_name("csrc")
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen.
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
          "-fwrapv", "-shared", "-fPIC")
 LIBS = ("-lmvec", "-lm")
-
-_ROWS = (ctypes.c_void_p, ctypes.c_void_p) + (ctypes.c_int64,) * 4
-# library -> its functions' argument types (every function returns void)
-SIGNATURES = {
-    "softmax": {"softmax_rows": _ROWS, "log_softmax_rows": _ROWS},
-}
 
 _lock = threading.Lock()
 _libraries: dict = {}     # name -> ctypes.CDLL, or None when it could not be had
@@ -221,11 +214,6 @@ def load(name: str, source: str, signatures: dict):
         return lib
 
 
-def build(name: str) -> Path:
-    """The path of ``csrc/<name>.c`` built as a verified shared library (cached)."""
-    return load(name, (SOURCES / f"{name}.c").read_text(), SIGNATURES[name]).strata_path
-
-
 def register_generated(name: str, make_source, signatures: dict) -> None:
     """Make ``function(name, ...)`` build the C that ``make_source()`` returns (the code
     generator of compile/inductor registers its eager kernels here)."""
@@ -272,12 +260,8 @@ def _load(name: str):
         _status[name] = "disabled (STRATA_NATIVE_KERNELS=0)"
         return None
     try:
-        if name in _generated:
-            make_source, signatures = _generated[name]
-            source = make_source()
-        else:
-            source, signatures = (SOURCES / f"{name}.c").read_text(), SIGNATURES[name]
-        lib = load(name, source, signatures)
+        make_source, signatures = _generated[name]
+        lib = load(name, make_source(), signatures)
     except (BuildError, OSError, subprocess.SubprocessError) as e:
         _status[name] = f"NumPy fallback: {e}"
         return None
@@ -286,8 +270,8 @@ def _load(name: str):
 
 
 def function(library: str, name: str):
-    """The C function ``name`` of a library (``csrc/<library>.c`` or a registered generated one),
-    or None (the caller falls back to NumPy)."""
+    """The C function ``name`` of a registered generated library, or None (the caller falls
+    back to NumPy)."""
     lib = _libraries.get(library, False)
     if lib is False:
         with _lock:
@@ -299,7 +283,7 @@ def function(library: str, name: str):
 
 def status() -> dict:
     """For each native library: where it was loaded from, or why NumPy is used instead."""
-    for name, signatures in (*SIGNATURES.items(), *((n, s) for n, (_, s) in _generated.items())):
+    for name, (_, signatures) in _generated.items():
         function(name, next(iter(signatures)))
     return dict(_status)
 
