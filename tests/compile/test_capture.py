@@ -197,3 +197,13 @@ def test_compile_debug_folder(tmp_path, monkeypatch):
     import json
     timings = json.loads((frame / "timings.json").read_text())
     assert {"capture_s", "backend_s"} <= set(timings)
+
+
+def test_strata_explain_shows_guard_check_and_cache():
+    f = strata.compile(lambda x: (x * 2).sin(), backend="eager")
+    x = strata.randn(3)
+    first = strata.explain(f, x, file=False).text
+    assert "cache miss: capture" in first
+    second = strata.explain(f, x, file=False).text
+    assert "guard check  entry=0 passed=True" in second and "cache hit" in second
+    assert "aten::sin" in second

@@ -14,6 +14,7 @@ import warnings
 import weakref
 
 from ... import config
+from ...core import trace
 from . import in_graph, settings
 from .convert_frame import CaptureError, capture
 from .variables import Unsupported
@@ -55,6 +56,8 @@ class CompileContext:
             return fn(*args, **(kwargs or {}))
         L = _bind(fn, code, args, kwargs)
         G = fn.__globals__
+        if trace.active:
+            return self._run_traced(fn, cache, L, G, args, kwargs)
         for entry in cache.entries:
             if entry.guard_fn(L, G):
                 for listener in self.listeners:
@@ -64,6 +67,27 @@ class CompileContext:
         if entry is None:
             return fn(*args, **(kwargs or {}))
         return entry.run(L, G)
+
+    def _run_traced(self, fn, cache, L, G, args, kwargs):
+        """``run`` reporting to the tracer (``strata.explain``): guard checks, cache hit or
+        miss, then the compiled frame's graph ops nested under it."""
+        span = trace.begin("compile", f"compiled frame {fn.__code__.co_name}",
+                           entries=len(cache.entries))
+        try:
+            for i, entry in enumerate(cache.entries):
+                passed = entry.guard_fn(L, G)
+                trace.instant("compile", "guard check", entry=i, passed=passed)
+                if passed:
+                    trace.instant("compile", "cache hit", entry=i)
+                    return entry.run(L, G)
+            trace.instant("compile", "cache miss: capture", function=fn.__code__.co_name)
+            entry = self._compile(fn, cache, L, G)
+            if entry is None:
+                trace.instant("compile", "running eagerly")
+                return fn(*args, **(kwargs or {}))
+            return entry.run(L, G)
+        finally:
+            trace.end(span)
 
     def call(self, fn, args, kwargs):
         """Run a graph break's call: user functions and modules get their own compiled frames."""
