@@ -15,11 +15,13 @@ are recorded (see ``functionalize.py``).
 import operator
 
 from ...autograd.graph import saved_tensors_hooks
+from ...backends.meta import meta_tensor
 from ...core.device import device as Device
 from ...core.tensor_impl import TensorImpl
 from ...dispatch.modes import TorchDispatchMode
 from ...dispatch.tls import _state
 from ...func.pytree import tree_flatten
+from ...ops.op import TensorSpec
 from ..fx import Graph, GraphModule
 from ..fx.node import map_aggregate
 from . import functionalize as FN
@@ -31,8 +33,7 @@ def _geometry(t):
 
 def to_meta(t):
     """A meta tensor with ``t``'s shape, strides, dtype and requires_grad (no data)."""
-    from ...creation import empty_strided
-    m = empty_strided(tuple(t._shape), t._get_strides(), dtype=t.dtype, device="meta")
+    m = meta_tensor(TensorSpec(tuple(t._shape), t.dtype, t._get_strides()))
     if t.requires_grad:
         m.requires_grad_(True)
     return m

@@ -55,7 +55,7 @@ class Node:
         self.meta = {}
         self._args = ()
         self._kwargs = {}
-        self._update_args_kwargs(map_arg(args, _identity), map_arg(kwargs, _identity))
+        self._update_args_kwargs(args, kwargs)
 
     # --- linked list ------------------------------------------------------------------------
     @property
@@ -243,10 +243,12 @@ def _format_arg(a) -> str:
 def map_aggregate(a, fn):
     """Apply ``fn`` to every leaf of a nested tuple/list/dict/slice, rebuilding the containers."""
     t = type(a)
+    if t in _LEAF_TYPES:
+        return fn(a)
     if t is tuple or (isinstance(a, tuple) and not hasattr(a, "_fields")):
-        return tuple(map_aggregate(x, fn) for x in a)
+        return tuple([map_aggregate(x, fn) for x in a])
     if isinstance(a, tuple):   # a namedtuple keeps its type
-        return t(*(map_aggregate(x, fn) for x in a))
+        return t(*[map_aggregate(x, fn) for x in a])
     if isinstance(a, list):
         return [map_aggregate(x, fn) for x in a]
     if isinstance(a, dict):
@@ -255,6 +257,9 @@ def map_aggregate(a, fn):
         return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
                      map_aggregate(a.step, fn))
     return fn(a)
+
+
+_LEAF_TYPES = {int, float, bool, str, type(None), Node}
 
 
 def map_arg(a, fn):
