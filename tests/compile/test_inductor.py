@@ -178,3 +178,29 @@ def test_fresh_process_with_a_warm_cache_builds_nothing(tmp_path):
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert entries() == built
+
+
+def test_slices_and_reshape_copies():
+    _run_both(lambda m, x, y: (x[1:5:2] * 2 + y[:2], (x + 1)[:, 3:].reshape(-1) * 2,
+                               x.t()[2:6].sum(0), (x * y)[-3:, ::3]),
+              _rand(6, 8), _rand(6, 8, seed=1))
+
+
+def test_transformer_layer_training_matches_eager():
+    """The tiny-GPT block (attention with a causal mask, layer norms, GELU-free MLP), dropout
+    off so both sides draw nothing: loss and every gradient as eager's."""
+    strata.manual_seed(0)
+    layer = strata.nn.TransformerEncoderLayer(16, 2, 32, 0.0, batch_first=True, norm_first=True)
+    mask = strata.nn.Transformer.generate_square_subsequent_mask(6)
+    x = strata.randn(3, 6, 16)
+
+    def step(x):
+        loss = layer(x, src_mask=mask, is_causal=True).pow(2).mean()
+        loss.backward()
+        return loss
+    loss = strata.compile(step, backend="inductor")(x)
+    grads = [p.grad.clone() for p in layer.parameters()]
+    layer.zero_grad(set_to_none=True)
+    assert abs(float(loss) - float(step(x))) < 1e-5
+    for p, g in zip(layer.parameters(), grads):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), atol=1e-5, rtol=1e-4)

@@ -85,7 +85,8 @@ def _index_text(size, index):
 
 
 class GraphArgument:
-    """A non-tensor input of the graph (the RNG seed): known only when the graph runs."""
+    """A non-tensor value known only when the graph runs (the RNG seed input, a generator an
+    eager kernel returns): ``name`` is its Python expression in the wrapper."""
 
     def __init__(self, name):
         self.name = name
@@ -224,7 +225,9 @@ class GraphLowering:
         val = node.meta["val"]
         if isinstance(val, (tuple, list)):
             return tuple(self._fallback_output(f"{step.name}_{i}", v) if hasattr(v, "stride")
-                         else v for i, v in enumerate(val))
+                         else GraphArgument(f"r_{step.name}[{i}]") for i, v in enumerate(val))
+        if not hasattr(val, "stride"):
+            return GraphArgument(f"r_{step.name}")
         return self._fallback_output(step.name, val)
 
     def _fallback_output(self, name, val):

@@ -227,6 +227,36 @@ def _view(G, node, a, shape):
     return TensorValue(a.dtype, size, load)
 
 
+@register(aten._reshape_copy.default)
+def _reshape_copy(G, node, a, shape):
+    """A reshape whose result must not alias: read through index arithmetic, realized fresh."""
+    unaliased = TensorValue(a.dtype, a.size, a.load)
+    return _view(G, node, unaliased, shape)
+
+
+@register(aten.slice.Tensor)
+def _slice(G, node, a, dim=0, start=None, end=None, step=1):
+    dim = dim % max(len(a.size), 1)
+    start = 0 if start is None else start
+    if start < 0:
+        start = max(start + a.size[dim], 0)
+    start = min(start, a.size[dim])
+    size = out_spec(node)[1]
+    if a.buffer is not None:
+        stride = list(a.buffer.stride)
+        b = a.buffer
+        shifted = InputBuffer(b.name, b.dtype, tuple(size),
+                              tuple(s * step if d == dim else s for d, s in enumerate(stride)),
+                              b.offset + start * stride[dim])
+        return TensorValue.of_buffer(shifted)
+
+    def load(index):
+        i = index[dim]
+        moved = f"({start} + ({i})*{step})" if step != 1 else f"({start} + {i})"
+        return a.load(tuple(moved if d == dim else x for d, x in enumerate(index)))
+    return TensorValue(a.dtype, size, load)
+
+
 @register(aten.permute.default)
 def _permute(G, node, a, dims):
     dims = [d % max(len(a.size), 1) for d in dims]
