@@ -6,7 +6,8 @@ torch.compile, same run, same inputs.
 
 - an 11-op pointwise chain on 4M float32 (target <= 0.15x torch eager);
 - the MLP 784-512-512-10 training step, batch 64, Adam (forward + loss + backward compiled, the
-  optimizer step eager on both sides; target <= 0.7x);
+  optimizer step eager on both sides; target <= 0.7x), the tiny GPT step (<= 0.8x) and the CNN
+  step (<= 1.0x) of benchmarks/training.py the same way;
 - the cold compile of that step in a fresh cache, and the first call of a fresh process with a
   warm cache (fresh subprocesses; targets 2 s and 0.15 s, "torch" = torch.compile's).
 Times alternate the libraries batch by batch (``training.interleaved_medians``); the machine may
@@ -22,7 +23,7 @@ import time
 import numpy as np
 
 from .harness import Result
-from .training import _mlp, interleaved_medians
+from .training import _cnn, _mlp, _transformer, interleaved_medians
 
 CHAIN_SIZE = 1 << 22
 
@@ -35,9 +36,9 @@ def chain(x):
     return (y.tanh() + x).relu() - 0.1
 
 
-def _train_step(m, compiled):
+def _train_step(m, compiled, build=_mlp):
     m.manual_seed(0)
-    model, opt, x, y = _mlp(m)
+    model, opt, x, y = build(m)
     cross_entropy = m.nn.functional.cross_entropy
 
     def forward_backward(x, y):
@@ -95,6 +96,14 @@ def run(strata, torch, *, with_torch_compile=True):
     if with_torch_compile:
         s, tc = interleaved_medians(_train_step(strata, True), _train_step(torch, True))
         results.append(Result("MLP train step, compiled vs torch.compile", s, tc))
+    for name, build, target in (("tiny GPT", _transformer, 0.8), ("CNN", _cnn, 1.0)):
+        s, t = interleaved_medians(_train_step(strata, True, build),
+                                   _train_step(torch, False, build))
+        results.append(Result(f"{name} train step, compiled (torch: eager)", s, t, target))
+        if with_torch_compile:
+            s, tc = interleaved_medians(_train_step(strata, True, build),
+                                        _train_step(torch, True, build))
+            results.append(Result(f"{name} train step, compiled vs torch.compile", s, tc))
     firsts = {}
     for library in ("strata",) + (("torch",) if with_torch_compile else ()):
         with tempfile.TemporaryDirectory() as cache:
