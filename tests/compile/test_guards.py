@@ -235,3 +235,17 @@ def test_dynamic_graph_with_aot_eager_serves_all_sizes():
         assert strata.allclose(x.grad, strata.full((n, 4), 2.0))
     (cache,) = fn._strata_compile_context.caches.values()
     assert len(cache.entries) == 2   # static first, then one dynamic entry
+
+
+def test_globals_of_another_module_guarded_without_recompiles():
+    other_module = {"strata": strata, "FACTOR": 3.0}
+    exec("def helper(x):\n    return strata.relu(x) * FACTOR\n", other_module)
+    helper = other_module["helper"]
+    fn, backend = _compile(lambda x: helper(x) + 1)
+    x = strata.ones(2)
+    for _ in range(3):
+        assert fn(x).tolist() == [4.0, 4.0]
+    assert backend.calls == 1
+    other_module["FACTOR"] = 5.0
+    assert fn(x).tolist() == [6.0, 6.0]
+    assert backend.calls == 2

@@ -136,6 +136,7 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
     source = "def ___frame(L, G):\n" + "\n".join(lines + side_effects + tail) + "\n"
     namespace = dict(codegen.namespace)
     exec(compile(source, f"<strata compiled frame {fn.__code__.co_name}>", "exec"), namespace)
+    output.guards.namespace.update(output.constants)   # other modules' globals, constants
     guard_fn, guard_src = output.guards.build()
     shapes = {s.expr: tuple(v.shape) for s, v in zip(output.input_sources, output.input_values)}
     timings = {"capture_s": traced - started, "backend_s": time.perf_counter() - traced}

@@ -135,7 +135,10 @@ class OutputGraph:
                                  for k, v in value.items()}, source)
         if in_graph.is_in_graph(value):
             if source is not None and not in_graph.is_module_source(source):
-                guards.add_id(source, value)
+                if isinstance(value, types.MethodType):   # made anew at each attribute read
+                    guards.add_id(source.attr("__func__"), value.__func__)
+                else:
+                    guards.add_id(source, value)
             return TorchFunctionVariable(value, source)
         if is_supported_builtin(value):
             if source is not None and not source.expr.startswith("G["):
