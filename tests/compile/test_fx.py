@@ -249,3 +249,39 @@ def test_generated_code_is_torch_fx_code():
     gm = fx.symbolic_trace(_nested(strata))
     out, neg, size = gm(strata.randn(4, 4), strata.randn(2, 1, 5, 5))
     assert out.shape == (2, 2) and size == 4
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:   # noqa: BLE001 - the point is to compare what was raised
+        return type(e).__name__, str(e).splitlines()[0]
+    raise AssertionError("no error raised")
+
+
+def _relu_graph(lib, fx_module):
+    g = fx_module.Graph()
+    x = g.placeholder("x")
+    relu = g.call_function(lib.relu, (x,))
+    g.output(relu)
+    return g, relu
+
+
+def test_errors_match_torch_fx():
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    from strata.compile.aot import make_fx
+    s_graph, s_relu = _relu_graph(strata, fx)
+    t_graph, t_relu = _relu_graph(torch, torch.fx)
+    assert _error(lambda: s_graph.erase_node(s_relu)) == \
+        _error(lambda: t_graph.erase_node(t_relu))
+    assert len(s_graph.nodes) == 3            # nothing was removed
+    assert _error(lambda: fx.GraphModule(3, s_graph)) == \
+        _error(lambda: torch.fx.GraphModule(3, t_graph))
+    kind, message = _error(lambda: torch.fx.symbolic_trace(lambda x: len(x)))
+    assert _error(lambda: fx.symbolic_trace(lambda x: len(x))) == \
+        (kind, message.replace("torch.fx", "strata.fx"))
+    assert _error(lambda: fx.symbolic_trace(lambda x: x if x.sum() > 0 else -x)) == \
+        _error(lambda: torch.fx.symbolic_trace(lambda x: x if x.sum() > 0 else -x))
+    assert _error(lambda: make_fx(lambda x: x, tracing_mode="bogus")(strata.ones(1))) == \
+        _error(lambda: torch_make_fx(lambda x: x, tracing_mode="bogus")(torch.ones(1)))

@@ -186,7 +186,7 @@ def make_fx(f, decomposition_table=None, tracing_mode: str = "real", *,
     removes mutation and aliasing from the graph.
     """
     if tracing_mode not in ("real", "fake", "meta"):
-        raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
+        raise AssertionError(f"tracing_mode must be real/fake/symbolic, got {tracing_mode}")
 
     def traced(*args):
         leaves, _ = tree_flatten(list(args))
