@@ -162,7 +162,9 @@ def _flatten(x):
 
 
 def _tensor(arr, dtype):
-    return from_array(np.ascontiguousarray(arr), getattr(D, dtype if dtype != "bool" else "bool_"))
+    if not arr.flags.c_contiguous:    # (ascontiguousarray would also make a 0-d array 1-d)
+        arr = np.ascontiguousarray(arr)
+    return from_array(arr, getattr(D, dtype if dtype != "bool" else "bool_"))
 
 
 def _signatures(G):
