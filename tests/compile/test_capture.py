@@ -207,3 +207,31 @@ def test_strata_explain_shows_guard_check_and_cache():
     second = strata.explain(f, x, file=False).text
     assert "guard check  entry=0 passed=True" in second and "cache hit" in second
     assert "aten::sin" in second
+
+
+def test_logs_graph_breaks_and_graph_code(monkeypatch, caplog):
+    import logging
+    from strata import config
+    monkeypatch.setattr(config, "compile_logs", frozenset({"graph_breaks", "graph_code"}))
+    caplog.set_level(logging.WARNING, logger="strata.compile")
+
+    def f(x):
+        y = x.cos()
+        return y * y.sum().item()
+
+    strata.compile(f, backend="eager")(strata.ones(2))
+    assert "Graph break in f: Tensor.item()" in caplog.text
+    assert "TRACED GRAPH of f" in caplog.text and "cos" in caplog.text
+
+
+def test_frame_with_unsupported_instruction_runs_eagerly():
+    def f(x):
+        with open(__file__) as handle:   # BEFORE_WITH on a file object: not traceable
+            handle.readline()
+        return x + 1
+
+    e = explain(f)(strata.ones(1))
+    # open() breaks the graph; its resume function starts with the `with`: that frame is skipped
+    assert "call to open" in e.break_reasons[0]
+    assert e.break_reasons[1].startswith("skipped frame __resume_at_")
+    assert strata.compile(f, backend="eager")(strata.ones(1)).item() == 2.0
