@@ -431,3 +431,11 @@ def test_plain_tensor_attributes_are_inputs_and_their_writes_land():
     assert compiled(strata.zeros(3)).tolist() == [1.0, 1.0, 1.0]
     assert compiled(strata.zeros(3)).tolist() == [2.0, 2.0, 2.0]
     assert gm.table.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_torch_import_paths():
+    from strata._functorch.aot_autograd import aot_module_simplified as from_functorch
+    from strata._functorch.partitioners import min_cut_rematerialization_partition as mc
+    from strata.fx.experimental.proxy_tensor import make_fx as from_fx
+    assert from_functorch is aot_module_simplified and from_fx is make_fx
+    assert mc is min_cut_rematerialization_partition
