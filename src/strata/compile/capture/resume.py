@@ -10,8 +10,6 @@ code object, including 3.11's exception table and stack size.
 import dis
 import types
 
-from bytecode import Bytecode, Instr, Label
-
 from .variables import Unsupported
 
 _PROLOGUE = {"MAKE_CELL", "COPY_FREE_VARS", "RESUME"}
@@ -56,6 +54,7 @@ def resume_code(code, offset: int, null_slots: tuple, local_names: tuple):
     key = (code, offset, null_slots, local_names)
     if key in _cache:
         return _cache[key]
+    from bytecode import Bytecode, Instr, Label   # imported on the first graph break only
     original = Bytecode.from_code(code)
     dis_offsets = [i.offset for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
     target = Label()
