@@ -54,19 +54,23 @@ class GuardBuilder:
                  f"{{0}}.requires_grad is {t.requires_grad}"]
         # TensorImpl's own fields, not Tensor.stride()/shape (each builds a new object)
         shape = tuple(t.shape)
-        if dynamic_dims:
+        strides = tuple(t.stride())
+        if not dynamic_dims:
+            # one tuple comparison (identity first, element by element, in C); a contiguous
+            # tensor may keep _strides None
+            expected_fields = self._const((type(t), t._keyset, t.dtype, t.device,
+                                           t.requires_grad, shape, strides))
+            contiguous = strides == contiguous_strides(shape)
+            parts = [f"(type({{0}}), {{0}}._keyset, {{0}}.dtype, {{0}}.device, "
+                     f"{{0}}.requires_grad, {{0}}._shape, "
+                     f"{{0}}._strides{f' or {strides!r}' if contiguous else ''}) == "
+                     f"{expected_fields}"]
+        elif dynamic_dims:
             parts.append(f"len({{0}}._shape) == {len(shape)}")
             for d, size in enumerate(shape):
                 parts.append(f"{{0}}._shape[{d}] >= 2" if d in dynamic_dims
                              else f"{{0}}._shape[{d}] == {size}")
             parts.append(f"{{0}}.is_contiguous() is {t.is_contiguous()}")
-        else:
-            parts.append(f"{{0}}._shape == {shape!r}")
-            strides = tuple(t.stride())
-            if strides == contiguous_strides(shape):   # a contiguous tensor may keep None
-                parts.append(f"({{0}}._strides is None or {{0}}._strides == {strides!r})")
-            else:
-                parts.append(f"{{0}}._strides == {strides!r}")
         expected = (type(t), t._keyset, t.dtype, t.device, t.requires_grad, shape,
                     tuple(t.stride()), frozenset(dynamic_dims))
         self._add(("tensor", source.expr), source.expr, " and ".join(parts),
@@ -90,6 +94,12 @@ class GuardBuilder:
         self._add(("len", source.expr), source.expr,
                   f"type({{0}}) is {self._const(type(value))} and len({{0}}) == {len(value)}",
                   lambda v, e=len(value), s=source.expr: f"len({s}) == {e}, actual {_len(v)}")
+
+    def add_no_hooks(self, source, names):
+        """The module at ``source`` has none of the hook dicts ``names`` filled."""
+        self._add(("no_hooks", source.expr), source.expr,
+                  "not (" + " or ".join(f"{{0}}.{n}" for n in names) + ")",
+                  lambda v, s=source.expr: f"hooks were added to {s}")
 
     def add_keys(self, source, keys):
         template = "not {0}" if not keys else f"list({{0}}) == {self._const(list(keys))}"

@@ -85,8 +85,11 @@ class NNModuleVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         """``Module.__call__``: the hook dicts are guarded, pre-hooks and hooks are inlined."""
         module, guards = self.module, tx.output.guards
-        for name in _HOOK_DICTS:
-            guards.add_keys(self.source.attr(name), list(module.__dict__[name]))
+        if any(module.__dict__[name] for name in _HOOK_DICTS):
+            for name in _HOOK_DICTS:
+                guards.add_keys(self.source.attr(name), list(module.__dict__[name]))
+        else:
+            guards.add_no_hooks(self.source, _HOOK_DICTS)
         for name in _GLOBAL_HOOK_DICTS:
             hooks = getattr(module_mod, name)
             guards.add_keys_of_object(hooks, name, list(hooks))
