@@ -36,7 +36,7 @@ _CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellip
 # Methods that read a tensor's data or leave the graph: a graph break, as in Dynamo.
 _BREAKING_METHODS = {"item", "tolist", "numpy", "backward", "data_ptr", "register_hook",
                      "__bool__", "__int__", "__float__", "__index__", "untyped_storage",
-                     "cpu", "cuda", "storage", "retain_grad", "requires_grad_", "__len__"}
+                     "cuda", "storage", "retain_grad", "requires_grad_", "__len__"}
 _DATA_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
 _SIZE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
                  "element_size", "get_device", "is_floating_point", "is_complex"}
