@@ -31,6 +31,6 @@ def aot_eager_decomp_partition(gm, example_inputs):
 
 
 __all__ = ["DebugFolderWriter", "aot_eager", "aot_eager_decomp_partition", "aot_function",
-           "aot_module_simplified", "default_partition", "get_decompositions", "graph_observers", "make_fx",
-           "min_cut_rematerialization_partition", "nop", "primitive_decompositions",
+           "aot_module_simplified", "default_partition", "get_decompositions", "graph_observers",
+           "make_fx", "min_cut_rematerialization_partition", "nop", "primitive_decompositions",
            "saved_bytes"]

@@ -27,7 +27,7 @@ from ...autograd.graph import saved_tensors_hooks
 from ...core.tensor_impl import TensorImpl
 from ...func.functional_call import _reparametrize_module
 from ...func.pytree import tree_flatten, tree_unflatten
-from ...random import Generator, default_generator
+from ...random import default_generator
 from ..fx import Graph, GraphModule, Interpreter, Node
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
@@ -251,8 +251,7 @@ def _compile(aot, args, training):
     start = time.perf_counter()
     gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
     traced = time.perf_counter()
-    example = [n.meta["val"] if n.target != "rng_state" else _rng_snapshot()
-               for n in gm.graph.nodes if n.op == "placeholder"]
+    example = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     if not training:
         _notify("inference", gm, seconds=traced - start)
         return _InferenceRuntime(inference_compiler(gm, example), info)
@@ -273,9 +272,7 @@ def _compile(aot, args, training):
 
 def _rng_snapshot():
     """The default generator's state now: the ``rng_state`` input of graphs with random ops."""
-    snapshot = Generator()
-    snapshot.bit_generator.bit_generator.state = default_generator.bit_generator.bit_generator.state
-    return snapshot
+    return FN.rng_state_tensor(default_generator)
 
 
 def _advance_default_generator(info):

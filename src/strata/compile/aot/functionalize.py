@@ -26,19 +26,37 @@ import numpy as np
 from ... import ops as _ops  # noqa: F401  (the op families register into the namespace)
 from ...core import dtype as D
 from ...ops.op import aten
+from ...creation import empty
 from ...random import Generator
+from ...tensor_new import tensor
 
 NOT_HANDLED = object()
 
 
-def rng_generator(state: Generator, offset: int) -> Generator:
-    """The generator a functionalised random op draws from: ``state`` (the graph's
-    ``rng_state`` input, a snapshot of the default generator) advanced by ``offset`` draws."""
+_MASK64 = (1 << 64) - 1
+
+
+def rng_state_tensor(generator: Generator):
+    """A generator's PCG64 state as an int64 tensor of 4 words (state hi/lo, increment hi/lo):
+    a tensor, so the ``rng_state`` graph input is one more tensor input to a backend."""
+    words = []
+    for key in ("state", "inc"):
+        value = generator.bit_generator.bit_generator.state["state"][key]
+        words += [value >> 64, value & _MASK64]
+    return tensor([w - (1 << 64) if w >= 1 << 63 else w for w in words], dtype=D.int64)
+
+
+def seeded_random(op, rng_state, offset: int, *args, **kwargs):
+    """Run the random ``op`` drawing from ``rng_state`` (see ``rng_state_tensor``) advanced by
+    ``offset`` draws: how a functionalised graph calls a random op."""
+    words = [w & _MASK64 for w in rng_state.tolist()]
+    bits = np.random.PCG64()
+    bits.state = {"bit_generator": "PCG64", "has_uint32": 0, "uinteger": 0,
+                  "state": {"state": words[0] << 64 | words[1], "inc": words[2] << 64 | words[3]}}
+    bits.advance(offset)
     generator = Generator()
-    generator.bit_generator = np.random.Generator(np.random.PCG64())
-    generator.bit_generator.bit_generator.state = state.bit_generator.bit_generator.state
-    generator.bit_generator.bit_generator.advance(offset)
-    return generator
+    generator.bit_generator = np.random.Generator(bits)
+    return op(*args, **{**kwargs, "generator": generator})
 
 
 # Random ops that draw exactly one 64-bit value per output element (float64 uniforms), so the
@@ -51,28 +69,27 @@ class RngInputs:
     each random op into that stream. Ops are laid out one after another, as eager draws them,
     so the compiled forward draws the same numbers as eager from the same seed; after an op
     whose draw count depends on the values (normal, randint...), later offsets only keep the
-    streams apart (``exact`` turns False)."""
+    streams apart."""
 
     def __init__(self):
         self.state_node = None
         self.drawn = 0
-        self.exact = True
 
-    def generator_node(self, mode, func, out_numel):
-        graph = mode.graph
+    def next_offset(self, mode, func, out_numel):
+        """The ``rng_state`` node and this op's offset into the stream."""
         if self.state_node is None:
-            first = next(iter(graph.nodes), None)
-            with graph.inserting_before(first):
-                self.state_node = graph.placeholder("rng_state")
-            self.state_node.meta["val"] = Generator()   # what the node holds: a generator
-        node = graph.call_function(rng_generator, (self.state_node, self.drawn))
-        node.meta["val"] = Generator()
-        if func.name in _ONE_DRAW_PER_ELEMENT:
-            self.drawn += out_numel
-        else:
-            self.drawn += 64 * out_numel + 1024
-            self.exact = False
-        return node
+            first = next(iter(mode.graph.nodes), None)
+            with mode.graph.inserting_before(first):
+                self.state_node = mode.graph.placeholder("rng_state")
+            self.state_node.meta["val"] = _meta_state_words()
+        offset = self.drawn
+        self.drawn += out_numel if func.name in _ONE_DRAW_PER_ELEMENT else 64 * out_numel + 1024
+        return self.state_node, offset
+
+
+def _meta_state_words():
+    """What the ``rng_state`` placeholder holds, as a meta tensor."""
+    return empty(4, dtype=D.int64, device="meta")
 
 
 class _ViewInfo:
@@ -176,10 +193,12 @@ def functional_call(mode, func, args, kwargs):
     if func is aten.native_batch_norm.default and args[5] and args[3] is not None:
         return _batch_norm_training(mode, args, kwargs)
     if "generator" in kwargs and kwargs["generator"] is None:
-        out_numel = func(*mode.meta_args(tuple(args)), **mode.meta_args(dict(kwargs))).numel()
-        generator = mode.rng.generator_node(mode, func, out_numel)
-        recorded = {**kwargs, "generator": generator}   # a node: recorded as it is
-        return mode.run_and_record(func, args, kwargs, record_kwargs=recorded)
+        out = func(*mode.meta_args(tuple(args)), **mode.meta_args(dict(kwargs)))
+        state, offset = mode.rng.next_offset(mode, func, out.numel())
+        node = mode.record(func, (func, state, offset) + tuple(args), kwargs, out,
+                           target=seeded_random)
+        node.meta["random"] = True
+        return out
     return NOT_HANDLED
 
 

@@ -20,7 +20,7 @@ import operator
 from ...core.tensor_impl import TensorImpl
 from ..fx import Graph, GraphModule
 from ..fx.node import Node, map_arg
-from .functionalize import rng_generator
+from .functionalize import seeded_random
 
 # Reductions cheap enough to recompute in the backward (besides pointwise ops and views).
 _RECOMPUTABLE_NAMES = {"sum.dim_IntList", "sum", "mean.dim", "amax", "amin", "_to_copy",
@@ -120,8 +120,8 @@ def is_recomputable(node) -> bool:
     target = node.target
     if target is operator.getitem:
         return True
-    if target is rng_generator or not hasattr(target, "schema"):
-        return False
+    if target is seeded_random or not hasattr(target, "schema"):
+        return False   # random (recomputing would need the same stream: save the result)
     if any(a.name == "generator" for a in target.schema.arguments):
         return False   # random: recomputing would need the same stream; save the result
     return "pointwise" in target.tags or target.is_view or target.name in _RECOMPUTABLE_NAMES

@@ -126,9 +126,11 @@ class ProxyTensorMode(TorchDispatchMode):
         return map_aggregate(value, convert)
 
     def record(self, func, args, kwargs, out, target=None):
-        """Add the node for ``func(*args, **kwargs) -> out`` and tie ``out``'s tensors to it."""
-        node = self.graph.call_function(target or func, self.as_args(tuple(args)),
-                                        self.as_args(dict(kwargs)))
+        """Add the node for ``func(*args, **kwargs) -> out`` and tie ``out``'s tensors to it
+        (``target``: what the node calls instead of ``func``; the node is named after ``func``)."""
+        node = self.graph.create_node("call_function", target or func,
+                                      self.as_args(tuple(args)), self.as_args(dict(kwargs)),
+                                      name=func.schema.name)
         node.meta.update(self.node_meta)
         node.meta["val"] = map_aggregate(out, lambda a: to_meta(a).detach()
                                          if isinstance(a, TensorImpl) else a)

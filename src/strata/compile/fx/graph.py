@@ -327,6 +327,8 @@ class _CodeGen:
             return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
         if a is None or a is Ellipsis or type(a) in (bool, int, float, str, complex):
             return repr(a)
+        if hasattr(a, "schema") and hasattr(a, "namespace"):   # an OpOverload as an argument
+            return self.target_expr(a)
         if isinstance(a, DType):
             self.globals["strata"] = _strata_module()
             return f"strata.{a.name}"
