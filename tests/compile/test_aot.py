@@ -441,3 +441,15 @@ def test_torch_import_paths():
     from strata.fx.experimental.proxy_tensor import make_fx as from_fx
     assert from_functorch is aot_module_simplified and from_fx is make_fx
     assert mc is min_cut_rematerialization_partition
+
+
+def test_freezing_a_parameter_compiles_again():
+    model = _mlp()
+    x = strata.randn(2, 6)
+    compiled = _compile(model, [x])
+    compiled(x).sum().backward()
+    model[0].weight.requires_grad_(False)
+    model[0].weight.grad = None
+    compiled(x).sum().backward()
+    assert model[0].weight.grad is None and model[2].weight.grad is not None
+    assert len(compiled.aot.runtimes) == 2

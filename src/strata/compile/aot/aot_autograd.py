@@ -130,9 +130,10 @@ class _AOTFunction:
         dtypes and Python values they were traced with, so other ones compile again."""
         training = is_grad_enabled() and any(
             isinstance(a, TensorImpl) and a.requires_grad for a in args)
-        key = (training,) + tuple(
-            (a._shape, a._get_strides(), a.dtype) if isinstance(a, TensorImpl) else a
-            for a in args[self.num_fixed_args:])
+        fixed = self.num_fixed_args
+        key = (training, tuple(a.requires_grad for a in args[:fixed])) + tuple(
+            (a._shape, a._get_strides(), a.dtype, a.requires_grad)
+            if isinstance(a, TensorImpl) else a for a in args[fixed:])
         runtime = self.runtimes.get(key)
         if runtime is None:
             runtime = self.runtimes[key] = _compile(self, args, training)
