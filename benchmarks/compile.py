@@ -73,7 +73,7 @@ def first_call_seconds(library, cache_dir):
     env = {**os.environ, "STRATA_CACHE_DIR": cache_dir, "TORCHINDUCTOR_CACHE_DIR": cache_dir,
            "PYTHONPATH": os.path.join(root, "src")}
     done = subprocess.run([sys.executable, "-c", FIRST_CALL.format(lib=library, root=root)],
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise RuntimeError(done.stderr)
     return float(done.stdout.split()[-1])
@@ -118,8 +118,9 @@ def run(strata, torch, *, with_torch_compile=True):
 
 
 if __name__ == "__main__":
-    import strata
     import torch
+
+    import strata
 
     from .harness import machine, table
     started = time.perf_counter()

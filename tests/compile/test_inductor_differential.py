@@ -3,7 +3,6 @@ test_differential.py, test_capture_fuzz.py), run with ``backend="inductor"``: ev
 compiled to generated kernels gives eager's outputs, gradients and input updates."""
 
 import pytest
-
 import test_capture_fuzz as fuzz
 import test_differential as differential
 from hypothesis import given, settings

@@ -75,7 +75,8 @@ _compiler_versions: dict = {}
 
 def _compiler_version(cc: str) -> str:
     if cc not in _compiler_versions:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30,
+                             check=False)
         _compiler_versions[cc] = out.stdout
     return _compiler_versions[cc]
 
@@ -121,7 +122,7 @@ def _compile(cc: str, source_path: Path, target: Path) -> None:
     os.close(fd)
     try:
         done = subprocess.run([cc, *FLAGS, str(source_path), "-o", tmp, *LIBS],
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=300, check=False)
         if done.returncode != 0:
             raise BuildError(f"{cc} failed on {source_path.name}:\n{done.stderr.strip()}")
         built = Path(tmp).read_bytes()

@@ -21,8 +21,8 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
 from ...core import dtype as D
-from .ir import InputBuffer
 from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep
+from .ir import InputBuffer
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
        "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
@@ -115,7 +115,8 @@ class Wrapper:
             if node.name in kernel.local:
                 continue
             size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
-            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{_NP[node.dtype].__name__})")
+            np_dtype = _NP[node.dtype].__name__
+            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{np_dtype})")
         arrays = [f"a_{b.name}" for b in kernel.inputs] + [
             f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
         outer = int(np.prod(step.outer)) if step.outer else 1
@@ -192,7 +193,8 @@ def compile_fx(gm, example_inputs):
              "_tensor": _tensor, "lib": lib, "constants": G.constants,
              "consts": writer.constants,
              "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
-    exec(compile(wrapper, f"<inductor wrapper {id(G)}>", "exec"), scope)
+    code = compile(wrapper, f"<inductor wrapper {id(G)}>", "exec")
+    exec(code, scope)  # noqa: S102  (the wrapper generated above)
     call = scope["call"]
 
     def run(*args):

@@ -4,10 +4,12 @@ three users").
 The CPU backend's NumPy formulas for the transcendental activations take one pass per NumPy
 call (gelu is seven of them, erf a dozen) on one thread. Here each is one loop-IR ``Pointwise``
 over a flat run of ``n`` elements, printed to C by cprinter.py (one libmvec-vectorised loop
-over a range the caller's threads split) and built through the one build path, backends/cpu/native.py. The CPU backend
-cannot import this layer, so this module registers the library with ``native.register_generated``
-when strata is imported; ``native.generated_unary`` then picks the C kernel for contiguous
-float32/float64 arrays and keeps the NumPy formula for everything else.
+over a range the caller's threads split) and built through the one build path,
+backends/cpu/native.py; softmax, log_softmax and layer_norm are row kernels made of the same
+``Reduction``/``Pointwise`` nodes as compiled graphs. The CPU backend cannot import this layer,
+so this module registers the libraries with ``native.register_generated`` when strata is
+imported; ``native.run_unary`` / ``native.function`` then give the C kernel for contiguous
+float32/float64 arrays, and the NumPy formulas run for everything else.
 
 The formulas are ATen's (``aten/src/ATen/native/cpu/Activation.cpp``, ``UnaryOpsKernel.cpp``).
 """
@@ -57,7 +59,8 @@ def kernel_name(formula: str, dtype: str) -> str:
 def unary_kernel(formula: str, dtype: str) -> Kernel:
     """``out[i] = FORMULAS[formula](in0[i])`` for ``i < n``, as a loop-IR kernel."""
     source = InputBuffer("in0", dtype, ("n",), (1,))
-    node = Pointwise("out", dtype, ("n",), lambda index: FORMULAS[formula](source.load(index), dtype))
+    node = Pointwise("out", dtype, ("n",),
+                     lambda index: FORMULAS[formula](source.load(index), dtype))
     return Kernel(kernel_name(formula, dtype), [source], [node])
 
 

@@ -11,9 +11,9 @@ Each realized node is appended to the last kernel when it iterates the same rows
 outer ranges R and inner ranges RR; a node joins it if its ranges are R ++ RR (a pointwise
 epilogue, or a horizontally fused sibling), R (a per-row value) or, for a reduction, R with
 reduction ranges RR; and if it reads the kernel's own buffers only at the row being computed
-(reductions, per-row values), other values of its own kernel at the element being computed. So softmax is
-one kernel of three passes per row (max, sum of exp, the scaled
-output), layer_norm one of three (mean, variance, output). A node that joins writes its buffer
+(reductions, per-row values) or at the element being computed (other values). So softmax is
+one kernel of three passes per row (max, sum of exp, the scaled output), layer_norm one of
+three (mean, variance, output). A node that joins writes its buffer
 in the same loop; a buffer no one reads later is never allocated (dead-buffer removal), and the
 wrapper drops each array after its last use so the allocator reuses its memory.
 """
@@ -21,8 +21,16 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 import operator
 
 from .cprinter import PREAMBLE, print_kernel
-from .ir import (InputBuffer, Kernel, Pointwise, Reduction, TensorValue, contiguous_stride,
-                 format_node, use_handler)
+from .ir import (
+    InputBuffer,
+    Kernel,
+    Pointwise,
+    Reduction,
+    TensorValue,
+    contiguous_stride,
+    format_node,
+    use_handler,
+)
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
 
@@ -115,12 +123,11 @@ class GraphLowering:
     def _schedule(self, node):
         self.pre_fusion.append(format_node(node))
         last = self.steps[-1] if self.steps else None
-        if isinstance(last, KernelStep):
-            if last.accepts(node):
-                last.nodes.append(node)
-                if isinstance(node, Reduction):
-                    last.reduction_names.add(node.name)
-                return
+        if isinstance(last, KernelStep) and last.accepts(node):
+            last.nodes.append(node)
+            if isinstance(node, Reduction):
+                last.reduction_names.add(node.name)
+            return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
             step.reduction_names.add(node.name)

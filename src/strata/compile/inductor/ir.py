@@ -22,8 +22,8 @@ Example, gelu as one kernel::
 """
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 # dtype name -> its C type
 C_TYPES = {

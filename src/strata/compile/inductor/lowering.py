@@ -139,7 +139,7 @@ def _where(G, node, cond, a, b):
 
 @register(aten.gelu.default)
 def _gelu(G, node, a, approximate="none"):
-    from .eager import gelu, gelu_tanh   # the same formula as the eager kernel
+    from .eager import gelu, gelu_tanh  # the same formula as the eager kernel
     dtype = out_spec(node)[0]
     if dtype not in FLOATS:
         raise NoLowering("gelu dtype")
@@ -163,7 +163,7 @@ def _clone(G, node, a, memory_format=None):
 @register(aten._to_copy.default)
 def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
              non_blocking=False, memory_format=None):
-    out_dtype, size = out_spec(node)
+    out_dtype = out_spec(node)[0]
     if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("conversion")
@@ -182,7 +182,7 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
 # --- views: index arithmetic on the source, no copy -------------------------------------------
 
 def _flat(index, size):
-    terms = [f"({i})*{s}" for i, s in zip(index, _strides(size)) if s and not (i == 0)]
+    terms = [f"({i})*{s}" for i, s in zip(index, _strides(size)) if s and i != 0]
     return " + ".join(terms) or "0"
 
 
