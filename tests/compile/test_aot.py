@@ -453,3 +453,11 @@ def test_freezing_a_parameter_compiles_again():
     compiled(x).sum().backward()
     assert model[0].weight.grad is None and model[2].weight.grad is not None
     assert len(compiled.aot.runtimes) == 2
+
+
+def test_print_readable_annotates_shapes():
+    gm = make_fx(lambda x, w: strata.nn.functional.linear(x, w).relu(), tracing_mode="fake")(
+        strata.randn(2, 3), strata.randn(4, 3))
+    text = gm.print_readable(print_output=False)
+    assert 'def forward(self, arg0_1: "f32[2, 3]", arg1_1: "f32[4, 3]"):' in text
+    assert 'relu: "f32[2, 4]" = strata.ops.aten.relu.default(mm)' in text

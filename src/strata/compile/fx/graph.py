@@ -255,9 +255,11 @@ class Graph:
         for row in rows:
             print(fmt.format(*map(str, row)).rstrip())
 
-    def python_code(self, root_module: str = "self") -> PythonCode:
-        """Generate ``def forward(<root_module>, ...)`` running the nodes in order."""
-        return _CodeGen(self, root_module).generate()
+    def python_code(self, root_module: str = "self", *, verbose: bool = False) -> PythonCode:
+        """Generate ``def forward(<root_module>, ...)`` running the nodes in order; ``verbose``
+        annotates each value with its ``meta["val"]`` (``x: "f32[2, 3]"``), as torch.fx's
+        readable output does."""
+        return _CodeGen(self, root_module, verbose).generate()
 
 
 def _target_text(node) -> str:
@@ -294,9 +296,10 @@ class _CodeGen:
     """Turns a graph into Python source. Values are freed (``x = None``) after their last use,
     so a generated forward holds no more memory than eager code would."""
 
-    def __init__(self, graph, root_module):
+    def __init__(self, graph, root_module, verbose=False):
         self.graph = graph
         self.root = root_module
+        self.verbose = verbose
         self.globals = {"inf": math.inf, "nan": math.nan, "NoneType": type(None)}
         self.global_names = {}   # id(obj) -> its name in globals
         self.namespace = _Namespace()
@@ -369,6 +372,13 @@ class _CodeGen:
         params, body = [self.root], []
         for n in nodes:
             line = self.emit(n, params)
+            if self.verbose and n.op != "output":
+                annotation = _annotation(n.meta.get("val"))
+                if n.op == "placeholder" and annotation:
+                    name, _, default = params[-1].partition(" = ")
+                    params[-1] = f"{name}: {annotation}" + (f" = {default}" if default else "")
+                elif line is not None and annotation:
+                    line = line.replace(f"{n.name} = ", f"{n.name}: {annotation} = ", 1)
             if line is None:
                 continue
             dead = [name for name in frees.get(n, ()) if n.op != "output"]
@@ -406,6 +416,24 @@ class _CodeGen:
                 and n.args[1].isidentifier():
             return f"{n.name} = {self.arg(n.args[0])}.{n.args[1]}"
         return f"{n.name} = {self.target_expr(n.target)}({self.call_args(n.args, n.kwargs)})"
+
+
+_DTYPE_ABBREVIATIONS = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+                        "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8",
+                        "uint8": "u8", "bool": "b8", "complex64": "c64", "complex128": "c128"}
+
+
+def _annotation(val) -> str | None:
+    """``"f32[2, 3]"`` for a tensor value (a tuple of them for a multi-output node)."""
+    if isinstance(val, (tuple, list)):
+        parts = [_annotation(v) for v in val]
+        return f'"{", ".join(p.strip(chr(34)) if p else "?" for p in parts)}"' \
+            if any(parts) else None
+    dtype, shape = getattr(val, "dtype", None), getattr(val, "shape", None)
+    if dtype is None or shape is None:
+        return None
+    name = getattr(dtype, "name", str(dtype))
+    return f'"{_DTYPE_ABBREVIATIONS.get(name, name)}[{", ".join(map(str, shape))}]"'
 
 
 def _attr_path(root: str, target: str) -> str:

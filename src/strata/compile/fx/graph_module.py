@@ -6,6 +6,7 @@ The source is registered with ``linecache`` so tracebacks and debuggers show the
 
 import copy
 import linecache
+import re
 
 from ...nn import Module
 from .graph import Graph
@@ -101,11 +102,11 @@ class GraphModule(Module):
 
     def print_readable(self, print_output: bool = True) -> str:
         """The module as a class definition, with each node's user line as a comment."""
-        lines = [f"class {type(self).__name__}({Module.__name__}):"]
+        lines = [f"class {type(self).__name__}(strata.nn.Module):"]
         stack = {n.name: n.stack_trace for n in self._graph.nodes if n.stack_trace}
         previous = None
-        for line in self._code.splitlines():
-            trace = stack.get(line.strip().split(" = ", 1)[0])
+        for line in self._graph.python_code("self", verbose=True).src.splitlines():
+            trace = stack.get(re.match(r"\s*(\w*)", line).group(1))
             if trace and trace != previous:
                 where, *code = trace.strip().splitlines()[-2:]
                 code_text = " ".join(c.strip() for c in code)
