@@ -235,3 +235,19 @@ def test_frame_with_unsupported_instruction_runs_eagerly():
     assert "call to open" in e.break_reasons[0]
     assert e.break_reasons[1].startswith("skipped frame __resume_at_")
     assert strata.compile(f, backend="eager")(strata.ones(1)).item() == 2.0
+
+
+def test_break_inside_no_grad_restores_mode_on_exception():
+    def f(x):
+        with strata.no_grad():
+            y = x * 2
+            if y.sum() > 0:       # a graph break inside the block
+                raise ValueError("positive")
+        return y
+
+    compiled = strata.compile(f, backend="eager")
+    with pytest.raises(ValueError, match="positive"):
+        compiled(strata.ones(2, requires_grad=True))
+    assert strata.is_grad_enabled()
+    assert not compiled(-strata.ones(2, requires_grad=True)).requires_grad
+    assert strata.is_grad_enabled()

@@ -301,6 +301,18 @@ def break_in_loop(torch):
     return f, [(3,)]
 
 
+@case(counted=True)
+def break_in_no_grad_block(torch):
+    def f(x):
+        a = x * 3
+        with torch.no_grad():
+            y = x * 2
+            print("inside no_grad", end="\r")
+            z = y + 1
+        return a + z, a * z.requires_grad
+    return f, [(3,)]
+
+
 @case()
 def break_in_callee(torch):
     def g(y):

@@ -13,7 +13,7 @@ import time
 from ...nn.modules.module import Module
 from ..fx import GraphModule
 from ..guards import GuardBuilder
-from . import resume
+from . import in_graph, resume
 from .output_graph import OutputGraph
 from .source import local_source
 from .translator import BREAKABLE, InstructionTranslator
@@ -80,6 +80,16 @@ def capture(fn, L, ctx, cache):
     output.side_effects.g = f_globals
     output.root_globals = f_globals
     tx = InstructionTranslator(code, f_globals, {}, {}, output)
+    grad_mode = output.grad_enabled()
+    try:
+        return _capture(fn, L, ctx, tx, output, started)
+    finally:
+        # a `with no_grad()` that a break split leaves the mode switched while tracing
+        output.set_grad_mode_now(grad_mode)
+
+
+def _capture(fn, L, ctx, tx, output, started):
+    code = fn.__code__
     argnames = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
                                 bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
     for name in argnames:
@@ -133,6 +143,10 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
         lines.append(f"    ___outs = ___graph({inputs})")
     elif codegen.graph_outputs:
         raise Unsupported("values computed without ops")
+    elif output.last_grad_mode is not None:
+        # no ops, only `with no_grad()` edges: switch the mode here, without a graph
+        codegen.namespace["___set_grad_enabled"] = in_graph.set_grad_enabled
+        lines.append(f"    ___set_grad_enabled({output.last_grad_mode})")
     source = "def ___frame(L, G):\n" + "\n".join(lines + side_effects + tail) + "\n"
     namespace = dict(codegen.namespace)
     exec(compile(source, f"<strata compiled frame {fn.__code__.co_name}>", "exec"), namespace)
@@ -180,8 +194,8 @@ def _user_line_note(e, gm):
 def _break_code(fn, tx, inst, codegen):
     """The lines that run the breaking instruction in plain Python and call the resume fn."""
     code = fn.__code__
-    if resume.covered_by_try(code, inst.offset):
-        raise Unsupported("graph break inside a try block or a `with` block")
+    if resume.inside_try(code, inst.offset):
+        raise Unsupported("graph break inside a try block")
     if resume.inside_loop(code, inst.offset):
         # as Dynamo: resuming inside a loop would recompile per iteration
         raise Unsupported("graph break in a for/while loop; the frame runs eagerly")

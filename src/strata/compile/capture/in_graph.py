@@ -26,6 +26,18 @@ def set_grad_enabled(mode: bool) -> None:
     dispatch_state().grad_enabled = mode
 
 
+class GradModeExit:
+    """The ``__exit__`` of a grad-mode ``with`` block that a graph break split: the resume
+    function's copy of the block calls it (also on an exception) to restore the mode."""
+
+    def __init__(self, restore: bool):
+        self.restore = restore
+
+    def __call__(self, *exc_info):
+        dispatch_state().grad_enabled = self.restore
+        return False
+
+
 def is_compiling() -> bool:
     """True inside a captured frame: capture folds the call to the constant True."""
     return False

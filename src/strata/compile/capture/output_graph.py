@@ -25,7 +25,8 @@ from .callables import (GradModeVariable, PythonObjectVariable, TensorMethodVari
 from .modules import NNModuleVariable
 from .side_effects import SideEffects
 from .source import Source, identifier
-from .variables import (BaseListVariable, ConstantVariable, DictVariable, ListVariable,
+from .variables import (BaseListVariable, ConstantVariable, ContextExitVariable, DictVariable,
+                        ListVariable,
                         NamedTupleVariable,
                         SizeVariable, SymIntVariable, TensorVariable, TupleVariable, Unsupported,
                         VariableTracker)
@@ -58,6 +59,7 @@ class OutputGraph:
         self._size_nodes: dict = {}
         self.constants: dict[str, object] = {}
         self.op_count = 0
+        self.last_grad_mode = None   # what the graph's last grad-mode switch set
 
     # --- checkpoints (a graph break rolls the frame back to before the breaking instruction) ---
     def on_undo(self, fn):
@@ -133,6 +135,9 @@ class OutputGraph:
                 guards.add_keys(source, list(value))
             return DictVariable({k: self.wrap(tx, v, source.item(k) if source else None)
                                  for k, v in value.items()}, source)
+        if isinstance(value, in_graph.GradModeExit):   # a resume function inside `with`
+            guards.add_id(source, value)
+            return ContextExitVariable(value.restore)
         if in_graph.is_in_graph(value):
             if source is not None and not in_graph.is_module_source(source):
                 if isinstance(value, types.MethodType):   # made anew at each attribute read
@@ -345,12 +350,18 @@ class OutputGraph:
     def grad_enabled(self) -> bool:
         return dispatch_state().grad_enabled
 
+    def set_grad_mode_now(self, enabled: bool):
+        dispatch_state().grad_enabled = enabled
+
     def set_grad_enabled(self, tx, enabled: bool):
         previous = dispatch_state().grad_enabled
         dispatch_state().grad_enabled = enabled
         self.on_undo(lambda: setattr(dispatch_state(), "grad_enabled", previous))
         node = self.graph.call_function(in_graph.set_grad_enabled, (enabled,))
         node.meta["stack_trace"] = tx.stack_trace()
+        last = self.last_grad_mode
+        self.on_undo(lambda: setattr(self, "last_grad_mode", last))
+        self.last_grad_mode = enabled
 
 
 _SYMBOLS = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.floordiv: "//",

@@ -44,9 +44,17 @@ def inside_loop(code, offset) -> bool:
                for i in dis.get_instructions(code))
 
 
-def covered_by_try(code, offset) -> bool:
-    return any(entry.start <= offset < entry.end
-               for entry in dis._parse_exception_table(code))
+def inside_try(code, offset) -> bool:
+    """``offset`` is in a ``try`` block (a ``with`` block's cleanup handler does not count:
+    a resume function may re-enter a grad-mode ``with`` block)."""
+    instructions = list(dis.get_instructions(code))
+    index = {inst.offset: i for i, inst in enumerate(instructions)}
+    for entry in dis._parse_exception_table(code):
+        if entry.start <= offset < entry.end:
+            handler = instructions[index[entry.target]:index[entry.target] + 2]
+            if [i.opname for i in handler] != ["PUSH_EXC_INFO", "WITH_EXCEPT_START"]:
+                return True
+    return False
 
 
 def resume_code(code, offset: int, null_slots: tuple, local_names: tuple):
@@ -54,7 +62,7 @@ def resume_code(code, offset: int, null_slots: tuple, local_names: tuple):
     key = (code, offset, null_slots, local_names)
     if key in _cache:
         return _cache[key]
-    from bytecode import Bytecode, Instr, Label   # imported on the first graph break only
+    from bytecode import Bytecode, Instr, Label, TryBegin   # on the first graph break only
     original = Bytecode.from_code(code)
     dis_offsets = [i.offset for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
     target = Label()
@@ -91,7 +99,17 @@ def resume_code(code, offset: int, null_slots: tuple, local_names: tuple):
     resume.qualname = resume.name
     resume.filename = code.co_filename
     resume.first_lineno = code.co_firstlineno
-    result = resume.to_code()
+    # The prologue rebuilds a stack the original reached at ``offset``, so the original's
+    # stack size and exception-handler depths hold (bytecode's own analysis cannot follow a
+    # jump into the middle of a `with` block): copy the depths from its exception table.
+    try_begins = [item for item in original if isinstance(item, TryBegin)]
+    entries = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
+    if len(try_begins) != len(entries):
+        raise Unsupported("resume function: exception table not understood")
+    for begin, entry in zip(try_begins, entries):
+        begin.stack_depth = entry.depth
+    result = resume.to_code(stacksize=code.co_stacksize + len(null_slots),
+                            compute_exception_stack_depths=False)
     _cache[key] = result
     return result
 

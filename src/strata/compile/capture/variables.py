@@ -398,4 +398,5 @@ class ContextExitVariable(VariableTracker):
         return ConstantVariable(None)
 
     def reconstruct(self, codegen):
-        raise Unsupported("graph break inside a `with` block")
+        from .in_graph import GradModeExit
+        return codegen.constant(GradModeExit(self.restore_grad))
