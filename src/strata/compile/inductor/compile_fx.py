@@ -197,19 +197,33 @@ def compile_fx(gm, example_inputs):
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
     call = scope["call"]
 
-    def run(*args):
+    return CompiledGraph(call, G, wrapper + "\n" + source)
+
+
+class CompiledGraph:
+    """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
+    ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
+
+    def __init__(self, call, G, output_code):
+        self._call, self._graph, self.output_code = call, G, output_code
+
+    def __call__(self, *args):
         with no_grad():
-            return call(args)
-    run.output_code = wrapper + "\n" + source
-    run.ir_post_fusion = G.post_fusion_text()
-    run.ir_pre_fusion = "\n".join(G.pre_fusion) + "\n"
-    return run
+            return self._call(args)
+
+    @property
+    def ir_pre_fusion(self):
+        return self._graph.pre_fusion_text()
+
+    @property
+    def ir_post_fusion(self):
+        return self._graph.post_fusion_text()
 
 
 def _write_debug(G, wrapper, source):
     folder = os.path.join(config.compile_debug_dir, "inductor", f"graph_{os.getpid()}_{id(G)}")
     os.makedirs(folder, exist_ok=True)
-    for name, text in (("ir_pre_fusion.txt", "\n".join(G.pre_fusion) + "\n"),
+    for name, text in (("ir_pre_fusion.txt", G.pre_fusion_text()),
                        ("ir_post_fusion.txt", G.post_fusion_text()),
                        ("output_code.py", wrapper + '\n"""\n' + source + '"""\n')):
         with open(os.path.join(folder, name), "w") as f:

@@ -49,14 +49,19 @@ class _LoadRecorder:
 
 
 def _reads(node, outer_k):
-    index = tuple(f"i{d}" for d in range(outer_k))
-    extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
-    with use_handler(_LoadRecorder()) as rec:
-        if isinstance(node, Reduction):
-            node.inner_fn(index, tuple(f"r{d}" for d in range(len(node.reduction_ranges))))
-        else:
-            node.inner_fn(index + extra)
-    return rec.loads
+    """The (buffer, index text) pairs ``node`` loads, with outer index variables i0.. for the
+    first ``outer_k`` dims (remembered on the node: its inner_fn never changes)."""
+    memo = node.__dict__.setdefault("_reads", {})
+    if outer_k not in memo:
+        index = tuple(f"i{d}" for d in range(outer_k))
+        extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
+        with use_handler(_LoadRecorder()) as rec:
+            if isinstance(node, Reduction):
+                node.inner_fn(index, tuple(f"r{d}" for d in range(len(node.reduction_ranges))))
+            else:
+                node.inner_fn(index + extra)
+        memo[outer_k] = rec.loads
+    return memo[outer_k]
 
 
 class KernelStep:
@@ -113,6 +118,7 @@ class GraphLowering:
         self.inputs, self.constants, self.outputs = [], {}, []
         self.pre_fusion = []
         self.count = 0
+        self._needed = None     # computed once ``run`` is done
 
     def _name(self, prefix="buf"):
         self.count += 1
@@ -121,7 +127,7 @@ class GraphLowering:
     # --- realizing ---------------------------------------------------------------------------
 
     def _schedule(self, node):
-        self.pre_fusion.append(format_node(node))
+        self.pre_fusion.append(node)
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
             last.nodes.append(node)
@@ -228,7 +234,7 @@ class GraphLowering:
                             {k: _map_values(v, real) for k, v in kwargs.items()},
                             "Extern" if node.target in EXTERN else "Fallback")
         self.steps.append(step)
-        self.pre_fusion.append(f"{step.name} = {step.kind}({node.target})")
+        self.pre_fusion.append(step)
         val = node.meta["val"]
         if isinstance(val, (tuple, list)):
             return tuple(self._fallback_output(f"{step.name}_{i}", v) if hasattr(v, "stride")
@@ -262,11 +268,13 @@ class GraphLowering:
         return read
 
     def needed(self):
-        """Every buffer read by some step or returned."""
-        names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
-        for step in self.steps:
-            names.update(self._external_reads(step))
-        return names
+        """Every buffer read by some step or returned (once the graph is lowered)."""
+        if self._needed is None:
+            names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
+            for step in self.steps:
+                names.update(self._external_reads(step))
+            self._needed = names
+        return self._needed
 
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
@@ -275,6 +283,12 @@ class GraphLowering:
             isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)
+    def pre_fusion_text(self):
+        """Every node as it was lowered, in order (printed only when asked: formatting runs
+        every inner_fn again)."""
+        return "\n".join(f"{n.name} = {n.kind}({n.target})" if isinstance(n, FallbackStep)
+                         else format_node(n) for n in self.pre_fusion) + "\n"
+
     def post_fusion_text(self):
         lines = []
         for step in self.steps:
