@@ -6,9 +6,9 @@ import pytest
 
 import strata
 import strata.fx as fx
-from strata.compile.aot import (aot_module_simplified, default_partition, graph_observers,
-                                make_fx, min_cut_rematerialization_partition, nop,
-                                primitive_decompositions)
+from strata.compile.aot import (aot_function, aot_module_simplified, default_partition,
+                                graph_observers, make_fx, min_cut_rematerialization_partition,
+                                nop, primitive_decompositions)
 
 nn = strata.nn
 
@@ -461,3 +461,16 @@ def test_print_readable_annotates_shapes():
     text = gm.print_readable(print_output=False)
     assert 'def forward(self, arg0_1: "f32[2, 3]", arg1_1: "f32[4, 3]"):' in text
     assert 'relu: "f32[2, 4]" = strata.ops.aten.relu.default(mm)' in text
+
+
+def test_inplace_random_op_draws_what_eager_draws():
+    def f(x):
+        noise = strata.empty_like(x).uniform_(-1, 1)
+        return x + noise
+
+    x = strata.zeros(5)
+    compiled = aot_function(f, nop)
+    strata.manual_seed(11)
+    eager = f(x)
+    strata.manual_seed(11)
+    np.testing.assert_allclose(compiled(x).numpy(), eager.numpy())

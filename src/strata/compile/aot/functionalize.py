@@ -192,14 +192,21 @@ def functional_call(mode, func, args, kwargs):
         return _inplace(mode, func, args, kwargs)
     if func is aten.native_batch_norm.default and args[5] and args[3] is not None:
         return _batch_norm_training(mode, args, kwargs)
-    if "generator" in kwargs and kwargs["generator"] is None:
-        out = func(*mode.meta_args(tuple(args)), **mode.meta_args(dict(kwargs)))
-        state, offset = mode.rng.next_offset(mode, func, out.numel())
-        node = mode.record(func, (func, state, offset) + tuple(args), kwargs, out,
-                           target=seeded_random)
-        node.meta["random"] = True
-        return out
+    if _is_unseeded_random(kwargs):
+        return _random(mode, func, args, kwargs)
     return NOT_HANDLED
+
+
+def _is_unseeded_random(kwargs):
+    return "generator" in kwargs and kwargs["generator"] is None
+
+
+def _random(mode, func, args, kwargs):
+    """Record a random op as ``seeded_random(op, rng_state, offset, ...)``."""
+    out = func(*mode.meta_args(tuple(args)), **mode.meta_args(dict(kwargs)))
+    state, offset = mode.rng.next_offset(mode, func, out.numel())
+    mode.record(func, (func, state, offset) + tuple(args), kwargs, out, target=seeded_random)
+    return out
 
 
 def _inplace(mode, func, args, kwargs):
@@ -212,17 +219,22 @@ def _inplace(mode, func, args, kwargs):
         with mode:
             new = aten.full.default(list(self.shape), args[1], dtype=self.dtype,
                                     device=mode.device or self.device)
-    elif out_of_place(func).decomposition is None:
+    elif not _is_unseeded_random(kwargs) and out_of_place(func).decomposition is None:
         with mode:
             new = out_of_place(func)(value, *args[1:], **kwargs)
             if new.dtype != self.dtype:
                 new = aten._to_copy.default(new, dtype=self.dtype)
     else:
-        # The out-of-place op is itself "clone, then the in-place op" (index_add): record the
-        # in-place op on a clone, a write into a value nothing else can see.
+        # A random in-place op (uniform_), or one whose out-of-place twin is itself "clone, then
+        # the in-place op" (index_add): record the in-place op on a clone, a write into a value
+        # nothing else can see.
         with mode:
             new = aten.clone.default(value)
-        mode.run_and_record(func, (new,) + tuple(args[1:]), kwargs)
+        clone_args = (new,) + tuple(args[1:])
+        if _is_unseeded_random(kwargs):
+            _random(mode, func, clone_args, kwargs)
+        else:
+            mode.run_and_record(func, clone_args, kwargs)
     new_node = mode.lookup(new)[1]
     run_args = mode.meta_args(tuple(args))
     func(*run_args, **kwargs)           # keep the meta tensor's version counter honest
