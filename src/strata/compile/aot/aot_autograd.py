@@ -113,6 +113,8 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=None, decomposi
 
 
 class _AOTFunction:
+    """The callable ``aot_function`` returns: traces and compiles per argument signature."""
+
     def __init__(self, fn, fw_compiler, bw_compiler, partition_fn, decompositions,
                  inference_compiler):
         self.fn = fn
@@ -127,7 +129,8 @@ class _AOTFunction:
 
     def _runtime(self, args):
         """The compiled graphs for these arguments. The graphs are specialised to the shapes,
-        dtypes and Python values they were traced with, so other ones compile again."""
+        strides, dtypes, requires_grad flags and Python values they were traced with, so other
+        ones compile again."""
         training = is_grad_enabled() and any(
             isinstance(a, TensorImpl) and a.requires_grad for a in args)
         fixed = self.num_fixed_args
