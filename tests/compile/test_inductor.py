@@ -203,3 +203,22 @@ def test_transformer_layer_training_matches_eager():
     assert abs(float(loss) - float(step(x))) < 1e-5
     for p, g in zip(layer.parameters(), grads):
         np.testing.assert_allclose(g.numpy(), p.grad.numpy(), atol=1e-5, rtol=1e-4)
+
+
+def test_graph_cache_skips_lowering_and_survives_damage(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    x = strata.randn(6, 9)
+    gm = make_fx(lambda x: (strata.softmax(x, -1) * x).sum(0))(x)
+    first = compile_fx(gm, [x])
+    again = compile_fx(gm, [x])
+    assert not first.from_cache and again.from_cache
+    assert again.output_code == first.output_code
+    np.testing.assert_array_equal(again(x)[0].numpy(), first(x)[0].numpy())
+    assert "Reduction(max" in again.ir_post_fusion      # lowered again only when asked
+    (entry,) = (tmp_path / "fxgraph").glob("*.json")
+    entry.write_text(entry.read_text().replace("softmax", "sofmax").replace("kernel", "kernal"))
+    with pytest.warns(RuntimeWarning, match="damaged or does not match"):
+        rebuilt = compile_fx(gm, [x])
+    assert not rebuilt.from_cache
+    np.testing.assert_array_equal(rebuilt(x)[0].numpy(), first(x)[0].numpy())
+    assert compile_fx(gm, [x]).from_cache

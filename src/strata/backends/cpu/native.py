@@ -88,9 +88,9 @@ def _strata_version() -> str:
         return "unknown"
 
 
-def cache_folder() -> Path:
-    """``<cache_dir>/native``, created mode 0700; refused if another user owns it."""
-    folder = Path(config.cache_dir) / "native"
+def cache_folder(name: str = "native") -> Path:
+    """``<cache_dir>/<name>``, created mode 0700; refused if another user owns it."""
+    folder = Path(config.cache_dir) / name
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = folder.stat()
     if info.st_uid != os.getuid():
@@ -144,6 +144,30 @@ def _verified(target: Path) -> bool:
         return _digest(target.read_bytes()) == recorded
     except OSError:
         return False
+
+
+def write_verified(path: Path, data: bytes) -> None:
+    """Store ``data`` at ``path`` with its hash beside it (the rules of Note [Native cache]); the
+    compiler's graph cache keeps its entries this way too."""
+    _write_atomically(_hash_file(path), _digest(data).encode())
+    _write_atomically(path, data)
+
+
+def read_verified(path: Path):
+    """The bytes at ``path`` if they match the recorded hash; None if there is no entry. A
+    damaged entry is evicted with a warning (the caller then makes it again)."""
+    if not path.exists() and not _hash_file(path).exists():
+        return None
+    try:
+        data = path.read_bytes()
+        if _digest(data) == _hash_file(path).read_text().strip():
+            return data
+    except OSError:
+        pass
+    warnings.warn(f"strata: the cache entry {path} is damaged or does not match its recorded "
+                  "hash; making it again", RuntimeWarning, stacklevel=3)
+    _evict(path)
+    return None
 
 
 def _evict(target: Path) -> None:

@@ -21,7 +21,8 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
 from ...core import dtype as D
-from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep
+from . import codecache
+from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
@@ -179,33 +180,48 @@ def _signatures(G):
 
 def compile_fx(gm, example_inputs):
     """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
-    G = GraphLowering(gm, example_inputs).run()
-    source = G.c_source()
-    writer = Wrapper(G)
-    wrapper = writer.source()
-    if config.compile_debug:
-        _write_debug(G, wrapper, source)
+    constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"}
+    key = codecache.graph_key(gm, example_inputs, constants)
+    cached = None if config.compile_debug else codecache.load(key)
+    if cached is not None:
+        G = None
+        wrapper, source, pointers, targets, consts = cached
+        signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
+                      for name, n in pointers.items()}
+    else:
+        G = GraphLowering(gm, example_inputs).run()
+        source = G.c_source()
+        writer = Wrapper(G)
+        wrapper, consts, signatures = writer.source(), writer.constants, _signatures(G)
+        targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
+        codecache.store(key, wrapper, source, signatures, targets, consts)
+        if config.compile_debug:
+            _write_debug(G, wrapper, source)
     lib = None
-    if G.kernels():
+    if signatures:
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-        lib = native.load(f"graph_{digest}", source, _signatures(G))
+        lib = native.load(f"graph_{digest}", source, signatures)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_run_kernel": _run_kernel,
-             "_tensor": _tensor, "lib": lib, "constants": G.constants,
-             "consts": writer.constants,
-             "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
-    code = compile(wrapper, f"<inductor wrapper {id(G)}>", "exec")
+             "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
+             "targets": targets}
+    code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
-    call = scope["call"]
-
-    return CompiledGraph(call, G, wrapper + "\n" + source)
+    return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs))
 
 
 class CompiledGraph:
     """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
     ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
 
-    def __init__(self, call, G, output_code):
+    def __init__(self, call, G, output_code, graph_and_inputs):
         self._call, self._graph, self.output_code = call, G, output_code
+        self.from_cache = G is None     # lowering was skipped
+        self._graph_and_inputs = graph_and_inputs
+
+    def _lowered(self):
+        if self._graph is None:     # from the cache: lower again, only to show the IR
+            self._graph = GraphLowering(*self._graph_and_inputs).run()
+        return self._graph
 
     def __call__(self, *args):
         with no_grad():
@@ -213,11 +229,11 @@ class CompiledGraph:
 
     @property
     def ir_pre_fusion(self):
-        return self._graph.pre_fusion_text()
+        return self._lowered().pre_fusion_text()
 
     @property
     def ir_post_fusion(self):
-        return self._graph.post_fusion_text()
+        return self._lowered().post_fusion_text()
 
 
 def _write_debug(G, wrapper, source):

@@ -183,7 +183,7 @@ class GraphLowering:
                 env[node] = (self._input(node.name, example) if hasattr(example, "stride")
                              else GraphArgument(node.name))
             elif node.op == "get_attr":
-                tensor = _attr(self.gm, node.target)
+                tensor = module_attribute(self.gm, node.target)
                 self.constants[node.name] = tensor
                 env[node] = self._input(node.name, tensor)
             elif node.op == "call_function":
@@ -306,7 +306,7 @@ class GraphLowering:
                                       for s in self.kernels()) + "\n"
 
 
-def _attr(gm, target):
+def module_attribute(gm, target):
     obj = gm
     for part in target.split("."):
         obj = getattr(obj, part)
