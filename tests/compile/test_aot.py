@@ -474,3 +474,25 @@ def test_inplace_random_op_draws_what_eager_draws():
     eager = f(x)
     strata.manual_seed(11)
     np.testing.assert_allclose(compiled(x).numpy(), eager.numpy())
+
+
+def test_closure_tensor_error_says_what_to_do():
+    weight = strata.randn(3, 3)
+    with pytest.raises(RuntimeError, match="not one of its arguments"):
+        aot_function(lambda x: x @ weight, nop)(strata.randn(2, 3))
+
+
+def test_autocast_region():
+    model = nn.Linear(4, 4)
+    x = strata.randn(3, 4, requires_grad=True)
+    compiled = _compile(model, [x])
+    with strata.autocast("cpu", dtype=strata.bfloat16):
+        eager, out = model(x), compiled(x)
+    assert out.dtype == eager.dtype == strata.bfloat16
+    assert len(compiled.aot.runtimes) == 2     # traced again under autocast
+    np.testing.assert_allclose(out.float().detach().numpy(), eager.float().detach().numpy())
+    eager.float().sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    out.float().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), grad.numpy())

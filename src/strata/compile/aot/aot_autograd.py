@@ -21,10 +21,12 @@ also handed to the observers in ``graph_observers`` (the compile debug folder us
 import time
 
 from ... import autograd
+from ...amp import autocast, autocast_mode
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.graph import saved_tensors_hooks
 from ...core.tensor_impl import TensorImpl
+from ...dispatch.tls import state as dispatch_state
 from ...func.functional_call import _reparametrize_module
 from ...func.pytree import tree_flatten, tree_unflatten
 from ...random import default_generator
@@ -134,7 +136,7 @@ class _AOTFunction:
         training = is_grad_enabled() and any(
             isinstance(a, TensorImpl) and a.requires_grad for a in args)
         fixed = self.num_fixed_args
-        key = (training, tuple(a.requires_grad for a in args[:fixed])) + tuple(
+        key = (training, _autocast_state(), tuple(a.requires_grad for a in args[:fixed])) + tuple(
             (a._shape, a._get_strides(), a.dtype, a.requires_grad)
             if isinstance(a, TensorImpl) else a for a in args[fixed:])
         runtime = self.runtimes.get(key)
@@ -144,6 +146,12 @@ class _AOTFunction:
 
     def __call__(self, *args):
         return self._runtime(args)(args)
+
+
+def _autocast_state():
+    """Autocast on or off, and its dtype: the traced graph holds the casts autocast made, so a
+    graph traced in one state is not the graph of another."""
+    return bool(dispatch_state().include & autocast_mode._AUTOCAST_BIT), autocast_mode._dtype[-1]
 
 
 class _Trace:
@@ -180,9 +188,18 @@ def _trace(fn, args, training, decompositions):
             metas.append(m)
         else:
             metas.append(a)
-    with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
-        with autograd.set_grad_enabled(training):
-            out = fn(*metas)
+    try:
+        with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
+            with autograd.set_grad_enabled(training):
+                out = fn(*metas)
+    except RuntimeError as e:
+        if "different from other tensors on meta" not in str(e):
+            raise
+        raise RuntimeError(
+            "AOT autograd traces on meta tensors, and the program read a real tensor that is "
+            "not one of its arguments (a closure or a global). Pass it as an argument, or "
+            "compile the module (aot_module_simplified lifts parameters, buffers and tensor "
+            f"attributes to inputs). ({e})") from e
     flat_out, info.out_spec = tree_flatten(out)
     tensor_inputs = [m for m in metas if isinstance(m, TensorImpl)]
     mutated = FN.mutated_inputs(mode, tensor_inputs)
@@ -243,7 +260,10 @@ def _trace_backward(mode, graph, info, metas, flat_out):
             tangents.insert(0, tangent)
     if not diff or not grad_inputs:
         return [None] * len(grad_inputs)
-    with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode:
+    # The backward runs where eager's would: outside autocast (the forward's casts are in the
+    # graph, so each derivative sees the dtypes autocast chose).
+    with saved_tensors_hooks(keep_saved_tensor, keep_saved_tensor), mode, \
+            autocast("cpu", enabled=False):
         grads = autograd.grad([flat_out[k] for k in diff], [tensor_inputs[i] for i in grad_inputs],
                               tangents, allow_unused=True)
     info.inputs_without_grad = {i for i, g in zip(grad_inputs, grads) if g is None}
@@ -293,7 +313,7 @@ class _InferenceRuntime:
         graph_args = [a for a in args if isinstance(a, TensorImpl)]
         if info.uses_rng:
             graph_args.insert(0, _rng_snapshot())
-        with no_grad():
+        with no_grad(), autocast("cpu", enabled=False):   # the casts are in the graph
             results = list(self.compiled(*graph_args))
         if info.uses_rng:
             _advance_default_generator(info)
@@ -330,7 +350,8 @@ class _TrainingRuntime:
             @staticmethod
             def forward(ctx, seed, all_outputs, *tensor_args):
                 fw_args = ([seed] if info.uses_rng else []) + list(tensor_args)
-                results = list(compiled_fw(*fw_args))
+                with autocast("cpu", enabled=False):   # the casts are in the graph
+                    results = list(compiled_fw(*fw_args))
                 outs, saved = results[:num_fwd_outputs], results[num_fwd_outputs:]
                 all_outputs.extend(outs)
                 tensors = [s for s in saved if isinstance(s, TensorImpl)]
@@ -348,7 +369,8 @@ class _TrainingRuntime:
                 grads_by_position = dict(zip(tensor_positions, grad_outputs))
                 tangents = [grads_by_position[info.num_mutated + k].contiguous()
                             for k in info.diff_output_indices]
-                grads = runtime.backward_fn()(*saved, *tangents)
+                with autocast("cpu", enabled=False):
+                    grads = runtime.backward_fn()(*saved, *tangents)
                 result = [None] * (2 + runtime.num_inputs)
                 for k, i in enumerate(info.grad_input_indices):
                     result[2 + i] = grads[k]
