@@ -496,3 +496,16 @@ def test_autocast_region():
     x.grad = None
     out.float().sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), grad.numpy())
+
+
+def test_inplace_write_to_an_input_that_requires_grad_raises_before_running():
+    def f(x):
+        x.mul_(2)
+        return x.sum()
+
+    base = strata.randn(3, requires_grad=True)
+    x = base * 1
+    before = x.detach().clone()
+    with pytest.raises(NotImplementedError, match="writes in place to input 0"):
+        aot_function(f, nop)(x)
+    np.testing.assert_array_equal(x.detach().numpy(), before.numpy())
