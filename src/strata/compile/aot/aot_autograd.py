@@ -193,6 +193,11 @@ def _trace(fn, args, training, decompositions):
             with autograd.set_grad_enabled(training):
                 out = fn(*metas)
     except RuntimeError as e:
+        if "leaf Variable that requires grad is being used in an in-place" in str(e):
+            raise NotImplementedError(
+                "AOT autograd: the program writes in place to an input that requires grad; "
+                "strata cannot yet carry that write's history back to the input. Write to a "
+                "clone, or run this part eagerly") from e
         if "different from other tensors on meta" not in str(e):
             raise
         raise RuntimeError(
@@ -203,12 +208,6 @@ def _trace(fn, args, training, decompositions):
     flat_out, info.out_spec = tree_flatten(out)
     tensor_inputs = [m for m in metas if isinstance(m, TensorImpl)]
     mutated = FN.mutated_inputs(mode, tensor_inputs)
-    for i, t, _ in mutated:
-        if training and t.requires_grad:
-            raise NotImplementedError(
-                f"AOT autograd: the program writes in place to input {i} (shape "
-                f"{list(t.shape)}), which requires grad; strata cannot yet carry that write's "
-                f"history back to the input. Write to a clone, or run this part eagerly")
     info.num_mutated = len(mutated)
     info.mutated_indices = [i for i, _, _ in mutated]
     info.num_outputs = len(flat_out)
