@@ -155,3 +155,25 @@ def test_eight_processes_building_one_source_all_succeed_and_leave_one_entry(cac
     assert not any("damaged" in err for _, err in results)
     assert len(list(cache.glob("race-*.so"))) == 1
     assert not list(cache.glob(".tmp-*"))
+
+
+GRAPH_RACER = """
+import sys, strata
+from strata import config
+config.cache_dir = sys.argv[1]
+step = strata.compile(lambda x: (x.exp() * 3).log_softmax(-1).sum(), backend="inductor")
+print(float(step(strata.ones(5, 7))))
+"""
+
+
+def test_eight_processes_compiling_one_graph_leave_one_library_and_one_graph_entry(cache):
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    procs = [subprocess.Popen([sys.executable, "-c", GRAPH_RACER, str(cache.parent)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(8)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [err for _, err in results]
+    assert len({out for out, _ in results}) == 1
+    assert not any("damaged" in err for _, err in results)
+    assert len(list(cache.glob("graph_*.so"))) == 1
+    assert len(list((cache.parent / "fxgraph").glob("*.json"))) == 1
