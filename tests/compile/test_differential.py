@@ -363,6 +363,17 @@ def enable_grad_block(torch):
 
 
 @case()
+def autocast_block(torch):
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = lin(x)
+        return y.float() * 2
+    return f, [(2, 4)]
+
+
+@case()
 def custom_autograd_function(torch):
     class Square(torch.autograd.Function):
         @staticmethod

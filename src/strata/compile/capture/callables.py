@@ -152,6 +152,31 @@ class GradModeVariable(VariableTracker):
         return ContextExitVariable(previous)
 
 
+class AutocastVariable(VariableTracker):
+    """``strata.autocast(...)`` as a context manager: entering and leaving are graph nodes, and
+    the block's ops run on meta tensors under it (so their dtypes are autocast's)."""
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    def enter(self, tx):
+        tx.output.autocast_edge(tx, self.manager, entering=True)
+        return AutocastExitVariable(self.manager)
+
+
+class AutocastExitVariable(VariableTracker):
+    def __init__(self, manager):
+        self.manager = manager
+
+    def call(self, tx, args, kwargs):
+        from .variables import ConstantVariable
+        tx.output.autocast_edge(tx, self.manager, entering=False)
+        return ConstantVariable(None)
+
+    def reconstruct(self, codegen):
+        raise Unsupported("graph break inside an autocast block")
+
+
 class PythonObjectVariable(VariableTracker):
     """Any other object read from outside the frame: its attributes are read through sources;
     calling it is a graph break."""

@@ -10,6 +10,8 @@ instruction in plain Python and tail-calls the resume function with the live sta
 import linecache
 import time
 
+from ...amp import autocast_mode
+from ...dispatch.tls import state as dispatch_state
 from ...nn.modules.module import Module
 from ..fx import GraphModule
 from ..guards import GuardBuilder
@@ -80,12 +82,13 @@ def capture(fn, L, ctx, cache):
     output.side_effects.g = f_globals
     output.root_globals = f_globals
     tx = InstructionTranslator(code, f_globals, {}, {}, output)
-    grad_mode = output.grad_enabled()
+    tls = dispatch_state()
+    saved = tls.grad_enabled, tls.include, tls.exclude, list(autocast_mode._dtype)
     try:
         return _capture(fn, L, ctx, tx, output, started)
     finally:
-        # a `with no_grad()` that a break split leaves the mode switched while tracing
-        output.set_grad_mode_now(grad_mode)
+        # a `with` block that a break split (or that capture gave up in) leaves its mode on
+        tls.grad_enabled, tls.include, tls.exclude, autocast_mode._dtype[:] = saved
 
 
 def _capture(fn, L, ctx, tx, output, started):

@@ -26,6 +26,15 @@ def set_grad_enabled(mode: bool) -> None:
     dispatch_state().grad_enabled = mode
 
 
+def enter_autocast(manager) -> None:
+    """Graph node entering an ``autocast`` block (the manager object is the graph's constant)."""
+    manager.__enter__()
+
+
+def exit_autocast(manager) -> None:
+    manager.__exit__(None, None, None)
+
+
 class GradModeExit:
     """The ``__exit__`` of a grad-mode ``with`` block that a graph break split: the resume
     function's copy of the block calls it (also on an exception) to restore the mode."""

@@ -350,8 +350,18 @@ class OutputGraph:
     def grad_enabled(self) -> bool:
         return dispatch_state().grad_enabled
 
-    def set_grad_mode_now(self, enabled: bool):
-        dispatch_state().grad_enabled = enabled
+    def autocast_edge(self, tx, manager, entering: bool):
+        """Enter or leave an autocast block: for real now (the meta ops see it), undoably, and
+        as a node for the graph's run."""
+        if entering:
+            manager.__enter__()
+            self.on_undo(lambda: manager.__exit__(None, None, None))
+        else:
+            manager.__exit__(None, None, None)
+            self.on_undo(manager.__enter__)
+        target = in_graph.enter_autocast if entering else in_graph.exit_autocast
+        node = self.graph.call_function(target, (manager,))
+        node.meta["stack_trace"] = tx.stack_trace()
 
     def set_grad_enabled(self, tx, enabled: bool):
         previous = dispatch_state().grad_enabled

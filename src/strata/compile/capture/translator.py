@@ -10,7 +10,8 @@ import dis
 import operator
 import sys
 
-from .callables import GradModeVariable, NestedFunctionVariable
+from ...amp import autocast_mode
+from .callables import AutocastVariable, GradModeVariable, NestedFunctionVariable
 from .modules import NNModuleVariable
 from .variables import (BaseListVariable, CellVariable, ConstantVariable, DictVariable,
                         IteratorVariable, ListVariable, NullVariable, SymIntVariable,
@@ -217,6 +218,9 @@ class InstructionTranslator:
             return GradModeVariable(True)
         if cls is grad_mode.set_grad_enabled:
             return GradModeVariable(bool(args[0].as_python_constant()))
+        if cls is autocast_mode.autocast:
+            return AutocastVariable(cls(*(a.as_python_constant() for a in args),
+                                        **{k: v.as_python_constant() for k, v in kwargs.items()}))
         if cls is slice:
             return ConstantVariable(slice(*(a.as_python_constant() for a in args)))
         raise Unsupported(f"constructing {cls.__qualname__}")
