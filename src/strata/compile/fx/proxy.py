@@ -10,12 +10,13 @@ user modules are traced through. Parameters and buffers become ``get_attr`` node
 
 import dis
 import inspect
+import linecache
 import operator
 import sys
 import types
 
+from ..._tensor import Tensor
 from ...nn import Module, Sequential
-from ...nn.parameter import Parameter
 from .graph import Graph
 from .graph_module import GraphModule
 from .node import MAGIC_METHODS, UNARY_METHODS, Node, map_aggregate
@@ -108,10 +109,6 @@ def _install_magic_methods():
         fn = getattr(operator, name)
         setattr(Proxy, f"__{name}__",
                 lambda self, fn=fn: self.tracer.create_proxy("call_function", fn, (self,), {}))
-    Proxy.__truediv__ = lambda self, other: self.tracer.create_proxy(
-        "call_function", operator.truediv, (self, other), {})
-    Proxy.__rtruediv__ = lambda self, other: self.tracer.create_proxy(
-        "call_function", operator.truediv, (other, self), {})
 
 
 _install_magic_methods()
@@ -123,7 +120,6 @@ def _user_stack_trace() -> str | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_FX_DIR) and not filename.endswith("modules/module.py"):
-            import linecache
             line = linecache.getline(filename, frame.f_lineno).strip()
             return f'  File "{filename}", line {frame.f_lineno}, in ' \
                    f'{frame.f_code.co_name}\n    {line}'
@@ -158,7 +154,7 @@ class Tracer:
         """Map a Python value to what a node argument holds (Proxies become their nodes)."""
         if isinstance(a, Proxy):
             return a.node
-        if isinstance(a, Parameter) or _is_tensor(a):
+        if isinstance(a, Tensor):
             path = self._path_of_tensor(a)
             if path is None:
                 path = f"_tensor_constant{self._constants}"
@@ -167,8 +163,8 @@ class Tracer:
             return self.create_node("get_attr", path, (), {})
         if isinstance(a, Module):
             raise RuntimeError("Unsupported node type: a Module passed as an argument")
-        return map_aggregate(a, lambda x: x if not isinstance(x, (Proxy, Parameter)) and
-                             not _is_tensor(x) else self.create_arg(x))
+        return map_aggregate(a, lambda x: self.create_arg(x) if isinstance(x, (Proxy, Tensor))
+                             else x)
 
     def _path_of_tensor(self, t):
         for name, p in self.root.named_parameters():
@@ -196,7 +192,7 @@ class Tracer:
         return self.create_proxy("call_module", qualname, args, kwargs)
 
     def getattr(self, attr: str, attr_val, cache: dict):
-        if isinstance(attr_val, Parameter) or _is_tensor(attr_val):
+        if isinstance(attr_val, Tensor):
             key = id(attr_val)
             if key not in cache:
                 path = self._path_of_tensor(attr_val)
@@ -242,11 +238,6 @@ class GraphAppendingTracer(Tracer):
         super().__init__()
         self.graph = graph
         self.record_stack_traces = False
-
-
-def _is_tensor(x) -> bool:
-    from ..._tensor import Tensor
-    return isinstance(x, Tensor)
 
 
 def _namespaces():
