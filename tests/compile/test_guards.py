@@ -249,3 +249,18 @@ def test_globals_of_another_module_guarded_without_recompiles():
     other_module["FACTOR"] = 5.0
     assert fn(x).tolist() == [6.0, 6.0]
     assert backend.calls == 2
+
+
+def test_config_limits_and_automatic_dynamic_off(monkeypatch):
+    monkeypatch.setattr(strata._dynamo.config, "cache_size_limit", 2)
+    fn, backend = _compile(lambda x, n: x * n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in range(5):
+            fn(strata.ones(1), n)
+    assert backend.calls == 2
+    monkeypatch.setattr(strata._dynamo.config, "automatic_dynamic_shapes", False)
+    fn2, backend2 = _compile(lambda x: x + 1)
+    for n in (2, 3, 4):
+        fn2(strata.randn(n))
+    assert backend2.calls == 3

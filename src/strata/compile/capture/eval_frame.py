@@ -117,9 +117,9 @@ class CompileContext:
                                       for i, r in enumerate(reasons)))
             for listener in self.listeners:
                 listener.on_recompile(fn, reasons)
-            if len(cache.entries) >= settings.recompile_limit:
+            if len(cache.entries) >= settings.entry_limit():
                 warnings.warn(f"strata.compile hit config.recompile_limit "
-                              f"({settings.recompile_limit}) for function {code.co_name} "
+                              f"({settings.entry_limit()}) for function {code.co_name} "
                               f"({code.co_filename}:{code.co_firstlineno}); last reason: "
                               f"{reasons[-1]}. It runs eagerly from now on.", stacklevel=3)
                 cache.eager = True
@@ -150,7 +150,7 @@ class CompileContext:
 
     def _automatic_dynamic(self, cache, L, G):
         """Dims whose size changed since the last entry become dynamic on this recompile."""
-        if self.dynamic is False:
+        if self.dynamic is False or not settings.automatic_dynamic_shapes:
             return
         last = cache.entries[-1]
         namespace = dict(last.guards.namespace, L=L, G=G)
