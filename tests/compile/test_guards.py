@@ -251,7 +251,7 @@ def test_globals_of_another_module_guarded_without_recompiles():
     assert backend.calls == 2
 
 
-def test_config_limits_and_automatic_dynamic_off(monkeypatch):
+def test_cache_size_limit_is_honoured(monkeypatch):
     monkeypatch.setattr(strata._dynamo.config, "cache_size_limit", 2)
     fn, backend = _compile(lambda x, n: x * n)
     with warnings.catch_warnings():
@@ -259,6 +259,9 @@ def test_config_limits_and_automatic_dynamic_off(monkeypatch):
         for n in range(5):
             fn(strata.ones(1), n)
     assert backend.calls == 2
+
+
+def test_automatic_dynamic_off(monkeypatch):
     monkeypatch.setattr(strata._dynamo.config, "automatic_dynamic_shapes", False)
     fn2, backend2 = _compile(lambda x: x + 1)
     for n in (2, 3, 4):
