@@ -11,10 +11,11 @@ As ``FunctionalTensorMode`` does, while tracing:
 - ``native_batch_norm`` in training, which updates its running statistics in place, is
   recorded without them plus the running-average arithmetic, as PyTorch's
   ``_native_batch_norm_legit_functional`` does;
-- a random op without an explicit generator draws from a generator made from an input of the
-  graph (``rng_state``, the default generator's state when the graph is called) and a per-op
-  offset, so the graph draws what eager would, and running it twice from the same state (or
-  recomputing an op in the backward) gives the same numbers.
+- a random op without an explicit generator is recorded as ``seeded_random(op, rng_state,
+  offset, ...)``: it draws from an input of the graph (``rng_state``, the default generator's
+  state when the graph is called) advanced by the draws of the random ops before it, so the
+  graph draws what eager would, and running it twice from the same state (or recomputing an op
+  in the backward) gives the same numbers.
 
 What mutation of the *inputs* remains (``x.add_(1)`` on an argument, BatchNorm buffers) is read
 from the tracker at the end: ``mutated_inputs`` lists them, and the caller either returns the new
@@ -31,8 +32,6 @@ from ...random import Generator
 from ...tensor_new import tensor
 
 NOT_HANDLED = object()
-
-
 _MASK64 = (1 << 64) - 1
 
 
