@@ -8,7 +8,9 @@ capture + AOT take for the tiny GPT's forward+backward.
    function, fetch the graph inputs, unpack outputs). Target: <= 15 us.
 2. Capture + AOT autograd (``aot_eager``) of a 2-layer, d_model=128 transformer LM forward and
    backward, as timed by the compiled frame itself on its first call. Target: <= 1 s.
-Medians of repeated runs; the machine may be shared, so read them as rough numbers.
+The same overhead is measured for torch.compile (a stub backend on the same module), each in
+fresh processes, interleaved. Medians of repeated runs; the machine may be shared, so read them
+as rough numbers.
 """
 
 import os
@@ -31,25 +33,32 @@ def _median_us(fn, repeat=2000):
     return statistics.median(samples)
 
 
-def guard_hit_overhead():
+def guard_hit_overhead(torch):
     """The graph is replaced by a stub returning its precomputed outputs, so what is timed is
     everything but the graph's own work: binding, the guard function, fetching the graph's
-    inputs, unpacking its outputs."""
-    nn = strata.nn
+    inputs, unpacking its outputs. ``torch`` is strata or PyTorch (the same code)."""
+    nn = torch.nn
     model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(5)])
 
     def stub_backend(gm, example_inputs):
         outputs = gm(*example_inputs)
         return lambda *inputs: outputs
 
-    compiled = strata.compile(model, backend=stub_backend)
-    x = strata.randn(2, 4)
-    with strata.no_grad():
+    compiled = torch.compile(model, backend=stub_backend)
+    x = torch.randn(2, 4)
+    with torch.no_grad():
         compiled(x)
         whole = _median_us(lambda: compiled(x), repeat=20000)
         stub = _median_us(lambda: (lambda *inputs: None)(x, x, x, x, x, x, x, x, x, x, x),
                           repeat=20000)
-    return whole, stub
+    return whole - stub
+
+
+def _overhead_in_fresh_process(lib):
+    import subprocess
+    out = subprocess.run([sys.executable, __file__, "--overhead-only", lib], check=True,
+                         capture_output=True, text=True).stdout
+    return float(out.split()[-1])
 
 
 def capture_and_aot_seconds():
@@ -69,8 +78,16 @@ def capture_and_aot_seconds():
 
 
 if __name__ == "__main__":
-    whole, stub = guard_hit_overhead()
-    print(f"guard-hit call of a 10-parameter module, graph work excluded: {whole - stub:.1f} us "
+    if sys.argv[1:2] == ["--overhead-only"]:
+        lib = strata if sys.argv[2] == "strata" else __import__("torch")
+        print(guard_hit_overhead(lib))
+        sys.exit(0)
+    ours, theirs = [], []
+    for _ in range(3):   # interleaved fresh processes
+        ours.append(_overhead_in_fresh_process("strata"))
+        theirs.append(_overhead_in_fresh_process("torch"))
+    print(f"guard-hit call of a 10-parameter module, graph work excluded: strata "
+          f"{statistics.median(ours):.1f} us, torch.compile {statistics.median(theirs):.1f} us "
           "(target <= 15 us)")
     capture_s, aot_s, step_s = capture_and_aot_seconds()
     print(f"tiny GPT (2 layers, d128) fwd+bwd: capture {capture_s:.2f} s + AOT {aot_s:.2f} s = "
