@@ -222,3 +222,14 @@ def test_graph_cache_skips_lowering_and_survives_damage(tmp_path, monkeypatch):
     assert not rebuilt.from_cache
     np.testing.assert_array_equal(rebuilt(x)[0].numpy(), first(x)[0].numpy())
     assert compile_fx(gm, [x]).from_cache
+
+
+def test_integer_division_by_zero_raises_as_eager():
+    a, b = np.array([7, -7, 3], np.int64), np.array([2, 0, -2], np.int64)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.tensor(a) // torch.tensor(b)
+    compiled = strata.compile(lambda x, y: (x + 1) // y, backend="inductor")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        compiled(strata.tensor(a), strata.tensor(b))
+    b[1] = 3
+    _run_both(lambda m, x, y: ((x + 1) // y, m.div(x, y, rounding_mode="trunc")), a, b)

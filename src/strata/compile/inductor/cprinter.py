@@ -14,7 +14,8 @@ The caller splits ``[0, outer numel)`` over threads (``parallel_for`` of the CPU
 one thread pool of strata): no OpenMP runtime, whose spinning threads stall on a busy machine.
 
 Semantics are eager's: no -ffast-math (see backends/cpu/native.py for the flags); max/min
-propagate NaN; integer maths wraps (-fwrapv); integer floor division is Python's.
+propagate NaN; integer maths wraps (-fwrapv). Integer division is never generated: it stays
+with the eager kernel, which raises ZeroDivisionError where C would trap.
 Note [Vector math]: glibc declares the SIMD variants of libm (libmvec) only under -ffast-math,
 so the preamble declares them itself (``#pragma omp declare simd``); gcc then calls e.g.
 ``_ZGVeN16v_erff`` from vectorised loops. glibc documents libmvec's error as at most 4 ulp;
@@ -36,9 +37,6 @@ PREAMBLE = "\n".join([
     # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
     "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
     "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
-    # Python's floor division of integers (b != 0)
-    "static inline int64_t floordiv_i64(int64_t a, int64_t b) {",
-    "    int64_t q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;", "}",
     "",
 ])
 
@@ -133,11 +131,6 @@ class CHandler:
 
     def truediv(self, a, b):
         return self._emit(f"{a} / {b}", a.dtype)
-
-    def floordiv(self, a, b):
-        if a.dtype.startswith("float"):
-            return self._math("floor", self.truediv(a, b))
-        return self._emit(f"floordiv_i64({a}, {b})", a.dtype)
 
     def neg(self, x):
         return self._emit(f"-{x}", x.dtype)
