@@ -251,3 +251,18 @@ def test_break_inside_no_grad_restores_mode_on_exception():
     assert strata.is_grad_enabled()
     assert not compiled(-strata.ones(2, requires_grad=True)).requires_grad
     assert strata.is_grad_enabled()
+
+
+def test_break_at_other_instruction_runs_the_rest_eagerly():
+    seen = []
+
+    def f(x):
+        y = x.sin() * 2
+        seen.append(f"{y.sum()}")      # FORMAT_VALUE of a tensor: not a call or a jump
+        return (y + 1).cos()
+
+    x = strata.ones(3)
+    e = explain(f)(x)
+    assert e.graph_count == 1 and "at FORMAT_VALUE" in e.break_reasons[0]
+    assert strata.allclose(strata.compile(f, backend="eager")(x), f(x))
+    assert seen[-1] == seen[-2]

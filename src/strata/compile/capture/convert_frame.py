@@ -103,18 +103,19 @@ def _capture(fn, L, ctx, tx, output, started):
         tx.cells[name] = cell
     while True:
         inst = tx.instructions[tx.ip]
-        if inst.opname in BREAKABLE:
-            state = tx.checkpoint()
-            try:
-                done = tx.step()
-            except Unsupported as e:
-                tx.restore(state)
-                reason = _reason(e, tx)
-                if ctx.fullgraph:
-                    raise CaptureError(reason) from None
-                return _finish(fn, tx, ctx, started, break_at=inst, reason=reason)
-        else:
+        state = tx.checkpoint()
+        try:
             done = tx.step()
+        except Unsupported as e:
+            tx.restore(state)
+            reason = _reason(e if inst.opname in BREAKABLE else
+                             Unsupported(f"{e} (at {inst.opname}; the rest of the frame runs "
+                                         "eagerly)"), tx)
+            if ctx.fullgraph:
+                raise CaptureError(reason) from None
+            if inst.opname not in BREAKABLE and output.op_count == 0:
+                raise   # nothing captured before it: the frame runs eagerly
+            return _finish(fn, tx, ctx, started, break_at=inst, reason=reason)
         if done:
             return _finish(fn, tx, ctx, started)
 
@@ -199,6 +200,15 @@ def _break_code(fn, tx, inst, codegen):
     code = fn.__code__
     if resume.inside_try(code, inst.offset):
         raise Unsupported("graph break inside a try block")
+    if inst.opname not in BREAKABLE:
+        # Any other instruction (an f-string of a tensor, a tensor attribute write, ...): the
+        # graph so far runs compiled, the rest of the frame from this instruction on runs as
+        # plain Python (a resume function called directly, not compiled).
+        live = _live(tx, code, [inst.offset], codegen)
+        exprs = [None if isinstance(v, NullVariable) else codegen.value(v) for v in tx.stack]
+        resume_fn = _resume(fn, tx, inst.offset, tx.stack, live, codegen)
+        args_text = ", ".join([e for e in exprs if e is not None] + [v for _, v in live])
+        return [f"    return {resume_fn}({args_text})"]
     if resume.inside_loop(code, inst.offset):
         # as Dynamo: resuming inside a loop would recompile per iteration
         raise Unsupported("graph break in a for/while loop; the frame runs eagerly")
