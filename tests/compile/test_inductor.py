@@ -233,3 +233,13 @@ def test_integer_division_by_zero_raises_as_eager():
         compiled(strata.tensor(a), strata.tensor(b))
     b[1] = 3
     _run_both(lambda m, x, y: ((x + 1) // y, m.div(x, y, rounding_mode="trunc")), a, b)
+
+
+def test_no_c_compiler_runs_the_aten_graph_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(config, "c_compiler", "no-such-cc")
+    x = strata.randn(3, 4)
+    with pytest.warns(RuntimeWarning, match="could not build its kernels"):
+        run = _compiled(lambda x: strata.log_softmax(x * 2, -1), x)
+    np.testing.assert_allclose(run(x)[0].numpy(), strata.log_softmax(x * 2, -1).numpy(),
+                               atol=1e-6)

@@ -12,6 +12,7 @@ ir_post_fusion.txt and output_code.py (the wrapper followed by the C source).
 import ctypes
 import hashlib
 import os
+import warnings
 
 import numpy as np
 
@@ -200,13 +201,26 @@ def compile_fx(gm, example_inputs):
     lib = None
     if signatures:
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-        lib = native.load(f"graph_{digest}", source, signatures)
+        try:
+            lib = native.load(f"graph_{digest}", source, signatures)
+        except native.BuildError as e:
+            warnings.warn(f"strata.compile: inductor could not build its kernels, so this graph "
+                          f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
+            return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_run_kernel": _run_kernel,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
     return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs))
+
+
+def _outputs_as_list(gm):
+    """``gm`` answering a list of outputs, as a CompiledGraph does."""
+    def run(*args):
+        out = gm(*args)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+    return run
 
 
 class CompiledGraph:
