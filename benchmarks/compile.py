@@ -8,6 +8,8 @@ torch.compile, same run, same inputs.
 - the MLP 784-512-512-10 training step, batch 64, Adam (forward + loss + backward compiled, the
   optimizer step eager on both sides; target <= 0.7x), the tiny GPT step (<= 0.8x) and the CNN
   step (<= 1.0x) of benchmarks/training.py the same way;
+- the generated eager kernels: gelu/erf/tanh on 0.5M float32, softmax and layer_norm on
+  4096x1024 (targets <= 1.0x for the last two);
 - the cold compile of that step in a fresh cache, and the first call of a fresh process with a
   warm cache (fresh subprocesses; targets 2 s and 0.15 s, "torch" = torch.compile's).
 Times alternate the libraries batch by batch (``training.interleaved_medians``); the machine may
@@ -79,8 +81,29 @@ def first_call_seconds(library, cache_dir):
     return float(done.stdout.split()[-1])
 
 
-def run(strata, torch, *, with_torch_compile=True):
+def eager_kernels(strata, torch):
+    """The CPU backend's generated eager kernels (compile/inductor/eager.py) against torch."""
+    rng = np.random.default_rng(0)
+    flat = rng.standard_normal(1 << 19, dtype=np.float32)
+    rows = rng.standard_normal((4096, 1024), dtype=np.float32)
+    cases = [
+        ("gelu, 0.5M float32", flat, lambda m, x: m.nn.functional.gelu(x), None),
+        ("erf, 0.5M float32", flat, lambda m, x: m.erf(x), None),
+        ("tanh, 0.5M float32", flat, lambda m, x: m.tanh(x), None),
+        ("softmax, 4096x1024 float32", rows, lambda m, x: m.softmax(x, -1), 1.0),
+        ("layer_norm, 4096x1024 float32", rows,
+         lambda m, x: m.nn.functional.layer_norm(x, (1024,)), 1.0),
+    ]
     results = []
+    for name, a, fn, target in cases:
+        xs, xt = strata.tensor(a), torch.tensor(a)
+        s, t = interleaved_medians(lambda: fn(strata, xs), lambda: fn(torch, xt), min_time=1.0)
+        results.append(Result(f"eager {name}", s, t, target))
+    return results
+
+
+def run(strata, torch, *, with_torch_compile=True):
+    results = eager_kernels(strata, torch)
     rng = np.random.default_rng(0)
     a = rng.standard_normal(CHAIN_SIZE, dtype=np.float32)
     xs, xt = strata.tensor(a), torch.tensor(a)
