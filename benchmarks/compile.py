@@ -97,7 +97,8 @@ def eager_kernels(strata, torch):
     results = []
     for name, a, fn, target in cases:
         xs, xt = strata.tensor(a), torch.tensor(a)
-        s, t = interleaved_medians(lambda: fn(strata, xs), lambda: fn(torch, xt), min_time=1.0)
+        s, t = interleaved_medians(lambda fn=fn, xs=xs: fn(strata, xs),
+                                   lambda fn=fn, xt=xt: fn(torch, xt), min_time=1.0)
         results.append(Result(f"eager {name}", s, t, target))
     return results
 
