@@ -95,6 +95,9 @@ class ConstantMethodVariable(VariableTracker):
     def __init__(self, value, name):
         self.value, self.name = value, name
 
+    def reconstruct(self, codegen):
+        return f"{codegen.constant(self.value)}.{self.name}"
+
     def call(self, tx, args, kwargs):
         a = [x.as_python_constant() for x in args]
         k = {n: x.as_python_constant() for n, x in kwargs.items()}
@@ -261,6 +264,9 @@ class ListMethodVariable(VariableTracker):
     def __init__(self, lst, name):
         self.lst, self.name = lst, name
 
+    def reconstruct(self, codegen):
+        return f"{codegen.value(self.lst)}.{self.name}"
+
     def call(self, tx, args, kwargs):
         items = list(self.lst.items)
         name = self.name
@@ -328,6 +334,9 @@ class DictVariable(VariableTracker):
 class DictMethodVariable(VariableTracker):
     def __init__(self, d, name):
         self.d, self.name = d, name
+
+    def reconstruct(self, codegen):
+        return f"{codegen.value(self.d)}.{self.name}"
 
     def call(self, tx, args, kwargs):
         items, name = self.d.items, self.name
