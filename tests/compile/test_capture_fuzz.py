@@ -1,6 +1,7 @@
 """A fuzzer of random small programs: each is Python source (so capture reads real bytecode),
-built from pointwise ops, broadcasting, views and in-place ops; compiled and eager must agree
-in outputs and gradients. ``derandomize=True`` keeps CI's examples fixed."""
+built from pointwise ops, broadcasting, views and in-place ops (and, in one test, lines that
+break the graph); compiled and eager must agree in outputs and gradients.
+``derandomize=True`` keeps CI's examples fixed."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -20,12 +21,24 @@ LINES = [
 ]
 
 
+# Lines that break the graph (data-dependent values, printing, a branch on a tensor).
+BREAKING_LINES = [
+    "{x} * float({x}.sum().item() > 0)", "{x} + len({y}.tolist())",
+    "{x} if {y}.sum() > 0 else -{x}", "{x} + _quiet_print({y})",
+]
+
+
+def _quiet_print(t):
+    print(end="")
+    return t * 0
+
+
 @st.composite
-def programs(draw):
+def programs(draw, lines=tuple(LINES)):
     n_lines = draw(st.integers(1, 6))
     body, names = [], ["a"]
     for i in range(n_lines):
-        template = draw(st.sampled_from(LINES))
+        template = draw(st.sampled_from(lines))
         x, y = draw(st.sampled_from(names)), draw(st.sampled_from(names))
         body.append(f"    t{i} = {template.format(x=x, y=y)}")
         names.append(f"t{i}")
@@ -37,7 +50,7 @@ def programs(draw):
 
 
 def _make(source):
-    namespace = {"strata": strata}
+    namespace = {"strata": strata, "_quiet_print": _quiet_print}
     exec(compile(source, "<fuzzed program>", "exec"), namespace)
     return namespace["program"]
 
@@ -51,12 +64,12 @@ def _run(fn, shape, b_shape, seed):
     return out.detach().numpy(), a.grad.numpy()
 
 
-def _check(program, backend):
+def _check(program, backend, fullgraph=True):
     source, shape, b_shape = program
     strata._dynamo.reset()
     fn = _make(source)
     expected = _run(fn, shape, b_shape, 0)
-    compiled = strata.compile(fn, backend=backend, fullgraph=True)
+    compiled = strata.compile(fn, backend=backend, fullgraph=fullgraph)
     for got, want in zip(_run(compiled, shape, b_shape, 0), expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=source)
 
@@ -71,3 +84,9 @@ def test_random_programs_eager_backend(program):
 @given(programs())
 def test_random_programs_aot_eager_backend(program):
     _check(program, "aot_eager")
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(programs(lines=tuple(LINES + BREAKING_LINES)))
+def test_random_programs_with_graph_breaks(program):
+    _check(program, "eager", fullgraph=False)
