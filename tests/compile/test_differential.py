@@ -198,6 +198,17 @@ def dict_output(torch):
 
 
 @case()
+def namedtuple_and_size(torch):
+    import collections
+    pair = collections.namedtuple("Pair", "a b")
+
+    def f(x):
+        p = pair(x * 2, b=x + 1)
+        return p.a + p.b, x.view(torch.Size([x.shape[0], 1]))
+    return f, [(3,)]
+
+
+@case()
 def tuple_unpack(torch):
     def f(x, y):
         a, (b, c) = x, (y, x + y)

@@ -11,11 +11,13 @@ import operator
 import sys
 
 from ...amp import autocast_mode
+from ...core.shape import Size
 from .callables import AutocastVariable, GradModeVariable, NestedFunctionVariable
 from .modules import NNModuleVariable
 from .variables import (BaseListVariable, CellVariable, ConstantVariable, DictVariable,
-                        IteratorVariable, ListVariable, NullVariable, SymIntVariable,
-                        TensorVariable, Unsupported, VariableTracker)
+                        IteratorVariable, ListVariable, NamedTupleVariable, NullVariable,
+                        SizeVariable, SymIntVariable, TensorVariable, Unsupported,
+                        VariableTracker)
 
 if sys.version_info[:2] == (3, 11):
     from .py311 import BREAKABLE, OPCODES  # noqa: F401  (BREAKABLE: for convert_frame)
@@ -221,6 +223,14 @@ class InstructionTranslator:
         if cls is autocast_mode.autocast:
             return AutocastVariable(cls(*(a.as_python_constant() for a in args),
                                         **{k: v.as_python_constant() for k, v in kwargs.items()}))
+        if cls is Size:
+            return SizeVariable(self.unpack(args[0]) if args else [])
+        if issubclass(cls, tuple) and hasattr(cls, "_fields") and \
+                set(kwargs) <= set(cls._fields):   # a namedtuple
+            fields = list(args) + [kwargs[f] for f in cls._fields[len(args):] if f in kwargs]
+            if len(fields) != len(cls._fields):
+                raise Unsupported(f"constructing {cls.__qualname__} with defaults")
+            return NamedTupleVariable(fields, cls)
         if cls is slice:
             return ConstantVariable(slice(*(a.as_python_constant() for a in args)))
         raise Unsupported(f"constructing {cls.__qualname__}")
