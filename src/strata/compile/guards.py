@@ -4,7 +4,8 @@ Each guard is a Python expression over the frame's locals ``L`` and globals ``G`
 source of the value it checks (``capture/source.py``). All guards of one cache entry are
 generated as ONE Python function from source, like FX's codegen, with each source fetched once
 into a local (``L['self']._modules['lin']`` is read once for all the guards below it); Dynamo
-compiles its guards into a C++ tree for the same reason. Only when the check fails does the
+compiles its guards into a C++ tree for the same reason. When every guard holds, the function
+returns the graph's inputs it already fetched, so the compiled frame does not fetch them again. Only when the check fails does the
 slow path evaluate guards one by one to say which failed and why (``STRATA_LOGS=recompiles``).
 """
 
@@ -126,7 +127,9 @@ class GuardBuilder:
                   lambda v, e=expected: global_state_mismatch(e))
 
     # --- code generation ------------------------------------------------------------------------
-    def source_code(self) -> str:
+    def source_code(self, inputs=()) -> str:
+        """``___guard(L, G)``: None when a guard fails, else the tuple of the values at
+        ``inputs`` (the graph's inputs, already fetched for their guards)."""
         lines, assigned = [], {}
 
         def fetch(expr):
@@ -143,14 +146,15 @@ class GuardBuilder:
         for source_expr, template, _ in self.entries:
             target = fetch(source_expr) if source_expr is not None else None
             lines.append(f"        if not ({template.format(target)}):")
-            lines.append("            return False")
-        body = "\n".join(lines) if lines else "        pass"
-        return ("def ___guard(L, G):\n    try:\n" + body +
-                "\n    except Exception:\n        return False\n    return True\n")
+            lines.append("            return None")
+        values = [fetch(expr) for expr in inputs]
+        lines.append(f"        return ({''.join(v + ', ' for v in values)})")
+        return ("def ___guard(L, G):\n    try:\n" + "\n".join(lines) +
+                "\n    except Exception:\n        return None\n")
 
-    def build(self):
+    def build(self, inputs=()):
         """The guard function and the text it was generated from."""
-        src = self.source_code()
+        src = self.source_code(inputs)
         namespace = dict(self.namespace)
         exec(compile(src, "<strata guards>", "exec"), namespace)
         return namespace["___guard"], src

@@ -143,23 +143,28 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
         gm.meta["dynamic"] = output.has_dynamic
         compiled = ctx.compile_graph(gm, list(output.input_values), fn, reason)
         codegen.namespace["___graph"] = _reporting_user_lines(compiled, gm)
-        inputs = ", ".join(s.expr for s in output.input_sources)
-        lines.append(f"    ___outs = ___graph({inputs})")
+        lines.append("    ___outs = ___graph(*___inputs)")
     elif codegen.graph_outputs:
         raise Unsupported("values computed without ops")
     elif output.last_grad_mode is not None:
         # no ops, only `with no_grad()` edges: switch the mode here, without a graph
         codegen.namespace["___set_grad_enabled"] = in_graph.set_grad_enabled
         lines.append(f"    ___set_grad_enabled({output.last_grad_mode})")
-    source = "def ___frame(L, G):\n" + "\n".join(lines + side_effects + tail) + "\n"
+    source = "def ___frame(L, G, ___inputs):\n" + "\n".join(lines + side_effects + tail) + "\n"
+    fetch = ("def ___fetch_inputs(L, G):\n    return ("
+             + "".join(f"{s.expr}, " for s in output.input_sources) + ")\n")
     namespace = dict(codegen.namespace)
-    exec(compile(source, f"<strata compiled frame {fn.__code__.co_name}>", "exec"), namespace)
+    exec(compile(source + fetch, f"<strata compiled frame {fn.__code__.co_name}>", "exec"),
+         namespace)
     output.guards.namespace.update(output.constants)   # other modules' globals, constants
-    guard_fn, guard_src = output.guards.build()
+    guard_fn, guard_src = output.guards.build([s.expr for s in output.input_sources])
     shapes = {s.expr: tuple(v.shape) for s, v in zip(output.input_sources, output.input_values)}
     timings = {"capture_s": traced - started, "backend_s": time.perf_counter() - traced}
-    return CapturedFrame(guard_fn, guard_src, output.guards, namespace["___frame"], gm, source,
-                         reason, shapes, timings)
+    entry = CapturedFrame(guard_fn, guard_src, output.guards, namespace["___frame"], gm, source,
+                          reason, shapes, timings)
+    # The first run fetches its inputs itself: the guards return them on later calls.
+    entry.fetch_inputs = namespace["___fetch_inputs"]
+    return entry
 
 
 def _reporting_user_lines(compiled, gm):

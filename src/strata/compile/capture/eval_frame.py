@@ -59,14 +59,15 @@ class CompileContext:
         if trace.active:
             return self._run_traced(fn, cache, L, G, args, kwargs)
         for entry in cache.entries:
-            if entry.guard_fn(L, G):
+            inputs = entry.guard_fn(L, G)
+            if inputs is not None:
                 for listener in self.listeners:
                     listener.on_hit(fn, entry)
-                return entry.run(L, G)
+                return entry.run(L, G, inputs)
         entry = self._compile(fn, cache, L, G)
         if entry is None:
             return fn(*args, **(kwargs or {}))
-        return entry.run(L, G)
+        return entry.run(L, G, entry.fetch_inputs(L, G))
 
     def _run_traced(self, fn, cache, L, G, args, kwargs):
         """``run`` reporting to the tracer (``strata.explain``): guard checks, cache hit or
@@ -75,17 +76,17 @@ class CompileContext:
                            entries=len(cache.entries))
         try:
             for i, entry in enumerate(cache.entries):
-                passed = entry.guard_fn(L, G)
-                trace.instant("compile", "guard check", entry=i, passed=passed)
-                if passed:
+                inputs = entry.guard_fn(L, G)
+                trace.instant("compile", "guard check", entry=i, passed=inputs is not None)
+                if inputs is not None:
                     trace.instant("compile", "cache hit", entry=i)
-                    return entry.run(L, G)
+                    return entry.run(L, G, inputs)
             trace.instant("compile", "cache miss: capture", function=fn.__code__.co_name)
             entry = self._compile(fn, cache, L, G)
             if entry is None:
                 trace.instant("compile", "running eagerly")
                 return fn(*args, **(kwargs or {}))
-            return entry.run(L, G)
+            return entry.run(L, G, entry.fetch_inputs(L, G))
         finally:
             trace.end(span)
 
