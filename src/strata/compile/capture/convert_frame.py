@@ -78,9 +78,7 @@ def capture(fn, L, ctx, cache):
     code, f_globals = fn.__code__, fn.__globals__
     guards = GuardBuilder()
     guards.add_global_state()
-    output = OutputGraph(guards, cache.dynamic_dims, ctx.dynamic)
-    output.side_effects.g = f_globals
-    output.root_globals = f_globals
+    output = OutputGraph(guards, f_globals, cache.dynamic_dims, ctx.dynamic)
     tx = InstructionTranslator(code, f_globals, {}, {}, output)
     tls = dispatch_state()
     saved = tls.grad_enabled, tls.include, tls.exclude, list(autocast_mode._dtype)

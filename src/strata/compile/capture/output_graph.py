@@ -44,10 +44,12 @@ _SIZE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is
 
 
 class OutputGraph:
-    def __init__(self, guards, dynamic_dims: dict, automatic_dynamic: bool | None):
+    def __init__(self, guards, root_globals: dict, dynamic_dims: dict,
+                 automatic_dynamic: bool | None):
         self.graph = Graph()
         self.guards = guards
-        self.side_effects = SideEffects()
+        self.root_globals = root_globals
+        self.side_effects = SideEffects(root_globals)
         self.input_sources: list[Source] = []
         self.input_values: list = []          # the real tensors, the backend's example inputs
         self._input_by_id: dict[int, TensorVariable] = {}
@@ -78,7 +80,7 @@ class OutputGraph:
     # --- reading values from outside the frame --------------------------------------------------
     def load_global(self, tx, name):
         f_globals = tx.f_globals
-        if name in self.side_effects.globals_written and f_globals is self.side_effects.g:
+        if name in self.side_effects.globals_written and f_globals is self.root_globals:
             return self.side_effects.globals_written[name]
         if name in f_globals:
             if f_globals is self.root_globals:

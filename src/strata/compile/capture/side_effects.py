@@ -4,10 +4,10 @@ lists and dicts the frame read from outside. While tracing, later reads see the 
 
 
 class SideEffects:
-    def __init__(self):
+    def __init__(self, root_globals: dict):
         self.attr_writes: dict = {}          # id(obj) -> (obj, source, {name: variable})
         self.globals_written: dict = {}
-        self.g = None                        # the root frame's globals
+        self.root_globals = root_globals
         self.mutated_containers: list = []   # list/dict variables with a source
 
     def read_attr(self, obj, name):
@@ -31,7 +31,7 @@ class SideEffects:
             self.attr_writes[key] = entry
 
     def write_global(self, tx, name, value):
-        if tx.parent is not None and tx.f_globals is not self.g:
+        if tx.parent is not None and tx.f_globals is not self.root_globals:
             from .variables import Unsupported
             raise Unsupported(f"global write to {name!r} of another module")
         old = self.globals_written.get(name)

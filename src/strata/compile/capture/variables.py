@@ -154,14 +154,13 @@ class SymIntVariable(VariableTracker):
         return int
 
     def as_python_constant(self):
-        return self.specialize(None)
+        raise Unsupported("a dynamic size used where a constant is needed")
 
     def specialize(self, tx):
+        """The value as a plain int, guarded (the dim is static again for this entry)."""
         if self.expr is None:
             raise Unsupported("a dynamic size of an intermediate tensor used as a Python int")
-        if tx is not None:
-            tx.output.guards.add_expr(f"{self.expr} == {self.value}",
-                                      f"{self.expr} == {self.value}")
+        tx.output.guards.add_expr(f"{self.expr} == {self.value}", f"{self.expr} == {self.value}")
         return self.value
 
     def truth(self, tx):
