@@ -90,3 +90,19 @@ def test_random_programs_aot_eager_backend(program):
 @given(programs(lines=tuple(LINES + BREAKING_LINES)))
 def test_random_programs_with_graph_breaks(program):
     _check(program, "eager", fullgraph=False)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(programs(), st.sampled_from([None, True]))
+def test_random_programs_over_changing_sizes(program, dynamic):
+    """Automatic dynamic shapes (dynamic=None) and dynamic=True: every size equals eager."""
+    source, (m, n), b_shape = program
+    strata._dynamo.reset()
+    fn = _make(source)
+    compiled = strata.compile(fn, backend="eager", dynamic=dynamic)
+    for rows in (m + 1, m + 2, m + 4):
+        shape = (rows, n)
+        b = tuple(rows if d == m and i == 0 and len(b_shape) == 2 else d
+                  for i, d in enumerate(b_shape))
+        for got, want in zip(_run(compiled, shape, b, 1), _run(fn, shape, b, 1)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=source)
