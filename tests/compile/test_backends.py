@@ -122,3 +122,13 @@ def test_training_step_matches_eager(backend):
     assert abs(loss - eager_loss) < 1e-6
     for p, e in zip(params, eager_params):
         assert strata.allclose(p, e, atol=1e-6)
+
+
+def test_compiling_an_optimized_module_compiles_the_original():
+    m = strata.nn.Linear(2, 2)
+    twice = strata.compile(strata.compile(m, backend="eager"), backend="eager")
+    assert twice._orig_mod is m
+    x = strata.randn(1, 2)
+    assert strata.allclose(twice(x), m(x))
+    e = strata._dynamo.explain(strata.compile(m, backend="eager"))(x)
+    assert e.graph_count == 1 and e.graph_break_count == 0

@@ -34,6 +34,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    if isinstance(model, OptimizedModule):   # compiling it again compiles the original
+        model = model._orig_mod
     compiler_fn, name = lookup_backend(backend)
     ctx = eval_frame.CompileContext(compiler_fn, fullgraph=fullgraph, dynamic=dynamic,
                                     backend_name=name)
