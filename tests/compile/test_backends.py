@@ -132,3 +132,5 @@ def test_compiling_an_optimized_module_compiles_the_original():
     assert strata.allclose(twice(x), m(x))
     e = strata._dynamo.explain(strata.compile(m, backend="eager"))(x)
     assert e.graph_count == 1 and e.graph_break_count == 0
+    f = strata.compile(lambda t: t.exp(), backend="eager")
+    assert strata._dynamo.explain(f)(x).graph_count == 1

@@ -36,6 +36,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model
     if isinstance(model, OptimizedModule):   # compiling it again compiles the original
         model = model._orig_mod
+    model = getattr(model, "_torchdynamo_orig_callable", model)
     compiler_fn, name = lookup_backend(backend)
     ctx = eval_frame.CompileContext(compiler_fn, fullgraph=fullgraph, dynamic=dynamic,
                                     backend_name=name)
