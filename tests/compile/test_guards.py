@@ -194,12 +194,12 @@ def test_hook_added_recompiles():
 
 
 def test_recompile_limit_then_eager_with_one_warning():
-    fn, backend = _compile(lambda x, n: x * n)
+    fn, backend = _compile(lambda x, scale: x * scale)   # floats are always specialised
     x = strata.ones(2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for n in range(12):
-            assert fn(x, n).tolist() == [float(n)] * 2
+            assert fn(x, n + 0.5).tolist() == [n + 0.5] * 2
     assert backend.calls == strata._dynamo.config.recompile_limit == 8
     limit = [w for w in caught if "recompile_limit" in str(w.message)]
     assert len(limit) == 1
@@ -253,11 +253,11 @@ def test_globals_of_another_module_guarded_without_recompiles():
 
 def test_cache_size_limit_is_honoured(monkeypatch):
     monkeypatch.setattr(strata._dynamo.config, "cache_size_limit", 2)
-    fn, backend = _compile(lambda x, n: x * n)
+    fn, backend = _compile(lambda x, scale: x * scale)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for n in range(5):
-            fn(strata.ones(1), n)
+            fn(strata.ones(1), n + 0.5)
     assert backend.calls == 2
 
 
@@ -267,3 +267,34 @@ def test_automatic_dynamic_off(monkeypatch):
     for n in (2, 3, 4):
         fn2(strata.randn(n))
     assert backend2.calls == 3
+
+
+def test_changing_int_becomes_a_graph_input(logs):
+    fn, backend = _compile(lambda x, n: x * n + n)
+    x = strata.ones(2)
+    for n in range(2, 9):
+        assert fn(x, n).tolist() == [2.0 * n] * 2
+    assert backend.calls == 2
+    assert "L['n'] == 2, actual 3" in logs.text
+    placeholders = [n.target for n in backend.graphs[1].graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 2
+    assert fn(x, 1).tolist() == [2.0, 2.0]   # 0 and 1 stay specialised
+    assert backend.calls == 3
+
+
+def test_module_counter_attribute_stops_recompiling():
+    class Counting(strata.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.steps = 0
+
+        def forward(self, x):
+            self.steps += 1
+            return x * self.steps
+
+    m = Counting()
+    compiled = strata.compile(m, backend=(backend := CountingBackend()))
+    for step in range(1, 8):
+        assert compiled(strata.ones(1)).item() == float(step)
+    assert m.steps == 7
+    assert backend.calls <= 4

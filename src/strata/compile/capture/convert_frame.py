@@ -78,7 +78,8 @@ def capture(fn, L, ctx, cache):
     code, f_globals = fn.__code__, fn.__globals__
     guards = GuardBuilder()
     guards.add_global_state()
-    output = OutputGraph(guards, f_globals, cache.dynamic_dims, ctx.dynamic)
+    output = OutputGraph(guards, f_globals, cache.dynamic_dims, cache.dynamic_ints,
+                         ctx.dynamic)
     tx = InstructionTranslator(code, f_globals, {}, {}, output)
     tls = dispatch_state()
     saved = tls.grad_enabled, tls.include, tls.exclude, list(autocast_mode._dtype)
@@ -156,12 +157,14 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
          namespace)
     output.guards.namespace.update(output.constants)   # other modules' globals, constants
     guard_fn, guard_src = output.guards.build([s.expr for s in output.input_sources])
-    shapes = {s.expr: tuple(v.shape) for s, v in zip(output.input_sources, output.input_values)}
+    shapes = {s.expr: tuple(v.shape) for s, v in zip(output.input_sources, output.input_values)
+              if not isinstance(v, int)}
     timings = {"capture_s": traced - started, "backend_s": time.perf_counter() - traced}
     entry = CapturedFrame(guard_fn, guard_src, output.guards, namespace["___frame"], gm, source,
                           reason, shapes, timings)
     # The first run fetches its inputs itself: the guards return them on later calls.
     entry.fetch_inputs = namespace["___fetch_inputs"]
+    entry.int_reads = output.int_reads
     return entry
 
 

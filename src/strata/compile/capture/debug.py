@@ -33,7 +33,8 @@ class DebugWriter:
         self.count += 1
         self.folder = os.path.join(self.root, f"{self.count:03d}_{fn.__code__.co_name}")
         os.makedirs(self.folder, exist_ok=True)
-        shapes = ", ".join(f"{tuple(t.shape)}:{t.dtype}" for t in example_inputs)
+        shapes = ", ".join(f"int {t}" if isinstance(t, int) else f"{tuple(t.shape)}:{t.dtype}"
+                           for t in example_inputs)
         self._write("captured_graph.py", f"# inputs: {shapes}\n" + gm.print_readable(False))
 
     def on_compile(self, fn, entry):

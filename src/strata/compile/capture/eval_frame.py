@@ -27,6 +27,7 @@ class CodeCache:
     def __init__(self):
         self.entries = []
         self.dynamic_dims: dict = {}
+        self.dynamic_ints: set = set()
         self.eager = False        # capture failed or the recompile limit was hit
         self.compiles = 0
 
@@ -165,6 +166,13 @@ class CompileContext:
                 changed = {d for d, (a, b) in enumerate(zip(shape, now)) if a != b}
                 if changed:
                     cache.dynamic_dims.setdefault(expr, set()).update(changed)
+        for expr, value in last.int_reads.items():
+            try:
+                now = eval(expr, namespace)
+            except Exception:
+                continue
+            if type(now) is int and now != value:
+                cache.dynamic_ints.add(expr)
 
     def compile_graph(self, gm, example_inputs, fn, break_reason):
         if "graph_code" in config.compile_logs:
@@ -196,7 +204,7 @@ class _PerShape:
 
     @staticmethod
     def _key(inputs):
-        return tuple(tuple(t.shape) for t in inputs)
+        return tuple(t if isinstance(t, int) else tuple(t.shape) for t in inputs)
 
     def __call__(self, *inputs):
         key = self._key(inputs)

@@ -44,7 +44,7 @@ _SIZE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is
 
 
 class OutputGraph:
-    def __init__(self, guards, root_globals: dict, dynamic_dims: dict,
+    def __init__(self, guards, root_globals: dict, dynamic_dims: dict, dynamic_ints: set,
                  automatic_dynamic: bool | None):
         self.graph = Graph()
         self.guards = guards
@@ -56,6 +56,8 @@ class OutputGraph:
         self._source_cache: dict[str, VariableTracker] = {}
         self._undo: list = []
         self.dynamic_dims = dynamic_dims       # source expr -> dims to keep symbolic
+        self.dynamic_ints = dynamic_ints       # source exprs of ints that became graph inputs
+        self.int_reads: dict = {}              # source expr -> int read (automatic dynamic)
         self.automatic_dynamic = automatic_dynamic
         self.has_dynamic = False
         self._size_nodes: dict = {}
@@ -117,6 +119,11 @@ class OutputGraph:
         guards = self.guards
         if isinstance(value, Tensor):
             return self.add_input(value, source)
+        if type(value) is int and source is not None:
+            self.int_reads[source.expr] = value
+            if source.expr in self.dynamic_ints and value not in (0, 1) and \
+                    self.automatic_dynamic is not False:
+                return self.add_int_input(value, source)
         if isinstance(value, _CONSTANT_TYPES):
             if source is not None:
                 guards.add_constant(source, value)
@@ -188,6 +195,19 @@ class OutputGraph:
         self.input_values.append(value)
         self._input_by_id[id(value)] = tv
         return tv
+
+    def add_int_input(self, value, source) -> SymIntVariable:
+        """An int that changed between calls: a graph input, not a constant (Dynamo's
+        automatic dynamic for ints; 0 and 1 stay specialised)."""
+        self.guards.add_expr(f"type({source.expr}) is int and {source.expr} not in (0, 1)",
+                             f"{source.expr} is an int other than 0 and 1")
+        node = self.graph.placeholder(identifier(source))
+        node.meta["val"] = value
+        node.meta["source"] = source.expr
+        self.input_sources.append(source)
+        self.input_values.append(value)
+        self.has_dynamic = True
+        return SymIntVariable(node, value, source.expr)
 
     def _dynamic_dims_of(self, value, source) -> frozenset:
         if self.automatic_dynamic is False:
