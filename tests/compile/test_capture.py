@@ -194,6 +194,14 @@ def test_compile_debug_folder(tmp_path, monkeypatch):
     assert {"captured_graph.py", "guards.py", "frame.py", "timings.json"} <= files
     assert "def ___guard(L, G):" in (frame / "guards.py").read_text()
     assert "sin" in (frame / "captured_graph.py").read_text()
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, str(frame / "captured_graph.py")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "tensor(" in run.stdout
     import json
     timings = json.loads((frame / "timings.json").read_text())
     assert {"capture_s", "backend_s"} <= set(timings)

@@ -2,7 +2,8 @@
 
 ``<STRATA_COMPILE_DEBUG_DIR>/run_<time>-pid_<pid>/<n>_<function>/`` holds
 
-- ``captured_graph.py``: the captured FX graph as runnable Python (``print_readable``),
+- ``captured_graph.py``: the captured FX graph as a runnable script (random inputs of the
+  example's sizes),
 - ``guards.py``: the generated guard function, then each guard in words,
 - ``frame.py``: the function that replaces the frame (graph call, side effects, resume call),
 - ``timings.json``: seconds per stage (capture, backend).
@@ -14,6 +15,7 @@ its own timings, beside these in ``<STRATA_COMPILE_DEBUG_DIR>/aot/`` (compile/ao
 import json
 import os
 import time
+import types
 
 from ... import config
 
@@ -33,9 +35,7 @@ class DebugWriter:
         self.count += 1
         self.folder = os.path.join(self.root, f"{self.count:03d}_{fn.__code__.co_name}")
         os.makedirs(self.folder, exist_ok=True)
-        shapes = ", ".join(f"int {t}" if isinstance(t, int) else f"{tuple(t.shape)}:{t.dtype}"
-                           for t in example_inputs)
-        self._write("captured_graph.py", f"# inputs: {shapes}\n" + gm.print_readable(False))
+        self._write("captured_graph.py", runnable_source(gm, example_inputs))
 
     def on_compile(self, fn, entry):
         if entry.graph_module is None:
@@ -54,3 +54,32 @@ class DebugWriter:
 
     def on_hit(self, fn, entry):
         pass
+
+
+def runnable_source(gm, example_inputs) -> str:
+    """The captured graph as a script: imports for the globals it reads, ``forward``, and a
+    run on random inputs of the example's sizes and dtypes (``python captured_graph.py``)."""
+    code = gm.graph.python_code(root_module="self")
+    imports = ["import strata"]
+    for name, obj in code.globals.items():
+        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "")
+        if name in ("strata", "__builtins__") or not module or "<" in qualname or \
+                module == "builtins":
+            continue
+        if isinstance(obj, types.ModuleType):
+            imports.append(f"import {obj.__name__} as {name}")
+        elif "." not in qualname:
+            imports.append(f"from {module} import {qualname} as {name}")
+    imports.append("from math import inf, nan  # noqa: F401")
+    imports.append("NoneType = type(None)")
+    args = []
+    for t in example_inputs:
+        if isinstance(t, int):
+            args.append(repr(t))
+        elif t.dtype.is_floating_point:
+            args.append(f"strata.randn({tuple(t.shape)!r}, dtype=strata.{t.dtype.name})")
+        else:
+            args.append(f"strata.zeros({tuple(t.shape)!r}, dtype=strata.{t.dtype.name})")
+    runner = ("\n\nif __name__ == \"__main__\":\n"
+              f"    print(forward(None, {', '.join(args)}))\n")
+    return "\n".join(imports) + "\n\n\n" + code.src.strip() + "\n" + runner
