@@ -5,8 +5,9 @@ source of the value it checks (``capture/source.py``). All guards of one cache e
 generated as ONE Python function from source, like FX's codegen, with each source fetched once
 into a local (``L['self']._modules['lin']`` is read once for all the guards below it); Dynamo
 compiles its guards into a C++ tree for the same reason. When every guard holds, the function
-returns the graph's inputs it already fetched, so the compiled frame does not fetch them again. Only when the check fails does the
-slow path evaluate guards one by one to say which failed and why (``STRATA_LOGS=recompiles``).
+returns the graph's inputs it already fetched, so the compiled frame does not fetch them again.
+Only when the check fails does the slow path evaluate guards one by one to say which failed and
+why (``STRATA_LOGS=recompiles``).
 """
 
 import contextlib

@@ -26,10 +26,8 @@ from .modules import NNModuleVariable
 from .side_effects import SideEffects
 from .source import Source, identifier
 from .variables import (BaseListVariable, ConstantVariable, ContextExitVariable, DictVariable,
-                        ListVariable,
-                        NamedTupleVariable,
-                        SizeVariable, SymIntVariable, TensorVariable, TupleVariable, Unsupported,
-                        VariableTracker)
+                        ListVariable, NamedTupleVariable, SizeVariable, SymIntVariable,
+                        TensorVariable, TupleVariable, Unsupported, VariableTracker)
 
 Tensor = _tensor.Tensor
 _CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), slice,
@@ -44,6 +42,10 @@ _SIZE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is
 
 
 class OutputGraph:
+    """The graph being built for one frame, with everything needed to run it and to reuse it:
+    its inputs (sources + the real values, the backend's example inputs), the guards, the side
+    effects, and an undo log so a graph break can roll back to before the breaking instruction."""
+
     def __init__(self, guards, root_globals: dict, dynamic_dims: dict, dynamic_ints: set,
                  automatic_dynamic: bool | None):
         self.graph = Graph()
