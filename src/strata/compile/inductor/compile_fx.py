@@ -23,6 +23,7 @@ from ...backends.cpu import native
 from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
 from ...core import dtype as D
 from . import codecache
+from .cprinter import pointer_count
 from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer
 
@@ -173,8 +174,7 @@ def _tensor(arr, dtype):
 def _signatures(G):
     sig, needed = {}, G.needed()
     for step in G.kernels():
-        kernel = G.c_kernel(step, needed)
-        pointers = len(kernel.inputs) + len(kernel.nodes) - len(kernel.local)
+        pointers = pointer_count(G.c_kernel(step, needed))
         sig[step.name] = (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 2
     return sig
 

@@ -196,13 +196,23 @@ def _inner_loop(lines, indent, extra, pragma):
     return names
 
 
+def _written(kernel):
+    """The nodes that get a pointer argument: not kept local, not stored over another node."""
+    return [n for n in kernel.nodes
+            if n.name not in kernel.local and getattr(n, "store_into", None) is None]
+
+
+def pointer_count(kernel) -> int:
+    """How many pointer arguments the C function of ``kernel`` takes (before its int64 ones)."""
+    return len(kernel.inputs) + len(_written(kernel))
+
+
 def print_kernel(kernel, outer_ranges) -> str:
     """The C function of ``kernel``; every node's ranges start with ``outer_ranges``."""
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
     params = [f"const {C_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
-    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in kernel.nodes
-               if n.name not in kernel.local]
+    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in _written(kernel)]
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
@@ -266,7 +276,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         aliases[node.name] = str(value)
         return
     store = f"x * ({prod(extra)}) + y" if extra else "x"
-    lines.append(f"{body}{node.name}[{store}] = {value};")
+    lines.append(f"{body}{node.store_into or node.name}[{store}] = {value};")
     if extra:
         lines.append(f"{indent}}}")
 

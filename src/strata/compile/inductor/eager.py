@@ -18,7 +18,7 @@ import ctypes
 import math
 
 from ...backends.cpu import native
-from .cprinter import print_module
+from .cprinter import pointer_count, print_module
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 
 LIBRARY = "eager_pointwise"
@@ -85,21 +85,28 @@ def _rows_input(dtype):
 
 
 def softmax_kernel(dtype, log=False):
-    """softmax / log_softmax over each row: max, sum of exp(x - max), then the output (ATen's
-    three passes, ``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``)."""
+    """softmax / log_softmax over each row, ATen's passes (``aten/src/ATen/native/cpu/
+    SoftMaxKernel.cpp``): the max; softmax then writes exp(x - max) to the output, sums it and
+    scales it by 1/sum in place (one exp per element); log_softmax sums exp(x - max) and writes
+    x - max - log(sum)."""
     x = _rows_input(dtype)
     row_max = Reduction("row_max", dtype, ("rows",), ("n",), "max", lambda i, r: x.load(i + r))
     shifted = (lambda i: ops.sub(x.load(i), ops.load("row_max", i[0])))
-    total = Reduction("total", dtype, ("rows",), ("n",), "sum",
-                      lambda i, r: ops.exp(shifted(i + r)))
+    name = f"{'log_' if log else ''}softmax_{dtype}"
     if log:
+        total = Reduction("total", dtype, ("rows",), ("n",), "sum",
+                          lambda i, r: ops.exp(shifted(i + r)))
         out = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.sub(
             shifted(i), ops.log(ops.load("total", i[0]))))
-    else:
-        out = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.truediv(
-            ops.exp(shifted(i)), ops.load("total", i[0])))
-    name = f"{'log_' if log else ''}softmax_{dtype}"
-    return Kernel(name, [x], [row_max, total, out], frozenset({"row_max", "total"}))
+        return Kernel(name, [x], [row_max, total, out], frozenset({"row_max", "total"}))
+    out = InputBuffer("out", dtype, ("rows", "n"), ("n", 1))    # read back within its row
+    exps = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.exp(shifted(i)))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: out.load(i + r))
+    scale = Pointwise("scale", dtype, ("rows",), lambda i: ops.reciprocal(ops.load("total", i[0])))
+    scaled = Pointwise("scaled", dtype, ("rows", "n"), lambda i: ops.mul(
+        out.load(i), ops.load("scale", i[0])), store_into="out")
+    return Kernel(name, [x], [row_max, exps, total, scale, scaled],
+                  frozenset({"row_max", "total", "scale"}))
 
 
 def layer_norm_kernel(dtype, affine):
@@ -145,8 +152,8 @@ def rows_source() -> str:
 
 
 def _row_signature(kernel):
-    pointers = len(kernel.inputs) + len(kernel.nodes) - len(kernel.local)
-    return (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 5   # rows, n, x_step, lo, hi
+    # the pointers, then rows, n, x_step, x_lo, x_hi
+    return (ctypes.c_void_p,) * pointer_count(kernel) + (ctypes.c_int64,) * 5
 
 
 native.register_generated(ROWS_LIBRARY, rows_source,

@@ -92,6 +92,7 @@ class Pointwise:
     dtype: str
     ranges: tuple
     inner_fn: Callable
+    store_into: str = None   # write over an earlier node's buffer of the kernel (in place)
 
 
 @dataclass
