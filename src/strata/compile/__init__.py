@@ -88,8 +88,10 @@ class OptimizedModule(Module):
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        return d["_strata_compile_context"].run(d["_entry"], (d["_modules"]["_orig_mod"], *args),
-                                                kwargs)
+        module = d["_modules"]["_orig_mod"]
+        return d["_strata_compile_context"].run(
+            d["_entry"], (module, *args), kwargs,
+            {"module": module, "args": args, "kwargs": kwargs})   # _call_module's locals
 
     forward = __call__
 

@@ -48,14 +48,17 @@ class CompileContext:
         _all_contexts.add(self)
 
     # --- the hot path ---------------------------------------------------------------------------
-    def run(self, fn, args, kwargs=None):
+    def run(self, fn, args, kwargs=None, L=None):
+        """Call ``fn(*args, **kwargs)`` through its compiled frames; ``L``: the frame's locals
+        when the caller already has them (OptimizedModule)."""
         code = fn.__code__
         cache = self.caches.get(code)
         if cache is None:
             cache = self.caches[code] = CodeCache()
         if cache.eager:
             return fn(*args, **(kwargs or {}))
-        L = _bind(fn, code, args, kwargs)
+        if L is None:
+            L = _bind(fn, code, args, kwargs)
         G = fn.__globals__
         if trace.active:
             return self._run_traced(fn, cache, L, G, args, kwargs)
