@@ -274,3 +274,23 @@ def test_break_at_other_instruction_runs_the_rest_eagerly():
     assert e.graph_count == 1 and "at FORMAT_VALUE" in e.break_reasons[0]
     assert strata.allclose(strata.compile(f, backend="eager")(x), f(x))
     assert seen[-1] == seen[-2]
+
+
+def test_graph_break_allow_in_graph_and_optimize():
+    def f(x):
+        y = x + 1
+        strata._dynamo.graph_break()
+        return y * 2
+
+    e = explain(f)(strata.ones(2))
+    assert e.graph_count == 2 and "graph_break" in e.break_reasons[0]
+
+    @strata._dynamo.allow_in_graph
+    def helper(t):
+        return t.sin() + 1
+
+    out, (gm,) = _graphs(lambda x: helper(x) * 3, strata.zeros(2))
+    assert out.tolist() == [3.0, 3.0]
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is helper
+    fast = strata._dynamo.optimize("eager")(lambda x: x - 1)
+    assert fast(strata.ones(1)).item() == 0.0

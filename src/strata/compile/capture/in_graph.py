@@ -76,6 +76,8 @@ def is_in_graph(value) -> bool:
         _BREAKING.update(breaking)
     if id(value) in _IN_GRAPH or isinstance(value, (OpOverload, OpOverloadPacket)):
         return True
+    if getattr(value, "__dict__", {}).get("_strata_allow_in_graph", False):
+        return True
     from ...autograd.function import Function
     owner = getattr(value, "__self__", None)
     return isinstance(owner, type) and issubclass(owner, Function) and \
@@ -84,12 +86,23 @@ def is_in_graph(value) -> bool:
 
 def is_breaking_function(value) -> bool:
     is_in_graph(value)
-    return id(value) in _BREAKING
+    return id(value) in _BREAKING or value is graph_break
 
 
 def is_module_source(source) -> bool:
     """True for ``G['torch'].relu``-style sources: attributes of a Python module, not guarded."""
     return "." in source.expr and not source.expr.startswith("L[")
+
+
+def graph_break() -> None:
+    """Break the graph here (``torch._dynamo.graph_break``); a no-op when run."""
+
+
+def allow_in_graph(fn):
+    """Record calls to ``fn`` as one graph node instead of inlining it
+    (``torch._dynamo.allow_in_graph``); ``fn`` must work on meta tensors."""
+    fn.__dict__["_strata_allow_in_graph"] = True
+    return fn
 
 
 def disable(fn):

@@ -160,6 +160,8 @@ class OutputGraph:
             if source is not None and not source.expr.startswith("G["):
                 guards.add_id(source, value)
             return BuiltinVariable(value, source)
+        if value is in_graph.graph_break:
+            return TorchFunctionVariable(value, source)   # calling it breaks (is_breaking_...)
         if isinstance(value, types.FunctionType):
             if source is not None:
                 guards.add_id(source, value)
