@@ -298,3 +298,11 @@ def test_module_counter_attribute_stops_recompiling():
         assert compiled(strata.ones(1)).item() == float(step)
     assert m.steps == 7
     assert backend.calls <= 4
+
+
+def test_iterating_a_dynamic_dim_guards_its_size():
+    fn, backend = _compile(lambda x: sum(row * i for i, row in enumerate(x)), dynamic=True)
+    for n in (2, 3, 4, 3):
+        x = strata.randn(n, 3)
+        assert strata.allclose(fn(x), sum(row * i for i, row in enumerate(x)))
+    assert backend.calls == 3   # the loop unrolls per size: one entry each

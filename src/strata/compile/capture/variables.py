@@ -129,9 +129,9 @@ class TensorVariable(VariableTracker):
     def unpack(self, tx):
         if self.example.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        from .variables import ConstantVariable as C
-        return [tx.output.call(tx, "call_function", operator.getitem, [self, C(i)], {})
-                for i in range(self.example.shape[0])]
+        rows = tx.as_int(tx.output.size_of(tx, self, 0))   # a dynamic size gets its guard
+        return [tx.output.call(tx, "call_function", operator.getitem, [self, ConstantVariable(i)],
+                               {}) for i in range(rows)]
 
     def reconstruct(self, codegen):
         return codegen.tensor(self)
