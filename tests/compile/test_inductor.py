@@ -243,3 +243,9 @@ def test_no_c_compiler_runs_the_aten_graph_with_a_warning(tmp_path, monkeypatch)
         run = _compiled(lambda x: strata.log_softmax(x * 2, -1), x)
     np.testing.assert_allclose(run(x)[0].numpy(), strata.log_softmax(x * 2, -1).numpy(),
                                atol=1e-6)
+
+
+def test_half_and_bfloat16_run_their_eager_kernels():
+    x = _rand(4, 6)
+    _run_both(lambda m, a: ((a.half() * 2).exp().float() + a.bfloat16().float()).softmax(-1), x,
+              atol=1e-2, rtol=1e-2)

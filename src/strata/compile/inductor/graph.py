@@ -22,6 +22,7 @@ import operator
 
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
+    C_TYPES,
     InputBuffer,
     Kernel,
     Pointwise,
@@ -212,7 +213,7 @@ class GraphLowering:
         if node.target is operator.getitem:
             return args[0][args[1]]
         rule = LOWERINGS.get(node.target)
-        if rule is not None and node.target not in EXTERN:
+        if rule is not None and node.target not in EXTERN and _c_types_only(node, args):
             try:
                 value = rule(self, node, *args, **kwargs)
             except NoLowering:
@@ -304,6 +305,16 @@ class GraphLowering:
         needed = self.needed()
         return PREAMBLE + "\n\n".join(print_kernel(self.c_kernel(s, needed), s.outer)
                                       for s in self.kernels()) + "\n"
+
+
+def _c_types_only(node, args):
+    """Whether every tensor the node reads or makes has a C type (half and bfloat16 do not:
+    such nodes run their eager kernels)."""
+    val = node.meta.get("val")
+    made = val if isinstance(val, (tuple, list)) else (val,)
+    dtypes = [v.dtype.name for v in made if hasattr(v, "dtype")]
+    dtypes += [a.dtype for a in _flatten(args) if isinstance(a, TensorValue)]
+    return all(d in C_TYPES for d in dtypes)
 
 
 def module_attribute(gm, target):
