@@ -306,3 +306,12 @@ def test_iterating_a_dynamic_dim_guards_its_size():
         x = strata.randn(n, 3)
         assert strata.allclose(fn(x), sum(row * i for i, row in enumerate(x)))
     assert backend.calls == 3   # the loop unrolls per size: one entry each
+
+
+def test_split_over_dynamic_dim_stays_correct():
+    fn, _ = _compile(lambda x: [t.sum() for t in x.split(2)], dynamic=True)
+    for n in (4, 6, 5):
+        x = strata.randn(n)
+        got, want = fn(x), [t.sum() for t in x.split(2)]
+        assert len(got) == len(want)
+        assert all(strata.allclose(a, b) for a, b in zip(got, want))

@@ -270,6 +270,10 @@ class OutputGraph:
                 return existing
             return self._tensor_variable(node, out, args)
         if isinstance(out, (tuple, list)) and any(isinstance(o, Tensor) for o in out):
+            if self.has_dynamic and not hasattr(type(out), "_fields"):
+                # split/chunk/unbind: how many tensors may depend on a dynamic size
+                raise Unsupported(f"{getattr(target, '__name__', target)} returns a sequence "
+                                  "of tensors whose length may depend on a dynamic size")
             node = self._record(tx, kind, target, node_args, node_kwargs, out, args)
             items = []
             for i, o in enumerate(out):
