@@ -292,6 +292,9 @@ class OutputGraph:
         if out is None:
             raise Unsupported(f"call to {getattr(target, '__name__', target)} returning None "
                               "(a side effect outside the graph)")
+        if self.has_dynamic and type(out) is int:
+            raise Unsupported(f"{getattr(target, '__name__', target)} returns an int that may "
+                              "depend on a dynamic size")
         return self.wrap(tx, out, None)
 
     def _record(self, tx, kind, target, node_args, node_kwargs, out, args):
