@@ -294,3 +294,16 @@ def test_graph_break_allow_in_graph_and_optimize():
     assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is helper
     fast = strata._dynamo.optimize("eager")(lambda x: x - 1)
     assert fast(strata.ones(1)).item() == 0.0
+
+
+def test_user_shape_error_raises_eagerly_and_later_calls_compile():
+    def f(x, w):
+        return x @ w
+
+    compiled = strata.compile(f, backend="eager")
+    with pytest.raises(RuntimeError):
+        compiled(strata.ones(2, 3), strata.ones(2, 3))
+    x, w = strata.ones(2, 3), strata.ones(3, 4)
+    assert strata.equal(compiled(x, w), x @ w)
+    (cache,) = compiled._strata_compile_context.caches.values()
+    assert not cache.eager and len(cache.entries) == 1

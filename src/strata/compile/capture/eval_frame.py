@@ -141,7 +141,7 @@ class CompileContext:
                             code.co_firstlineno, e)
             for listener in self.listeners:
                 listener.on_skip(fn, str(e))
-            cache.eager = True
+            cache.eager = not getattr(e, "transient", False)
             return None
         cache.compiles += 1
         cache.entries.append(entry)

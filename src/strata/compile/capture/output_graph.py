@@ -248,8 +248,12 @@ class OutputGraph:
         except Unsupported:
             raise
         except Exception as e:
-            raise Unsupported(f"{name} failed on meta tensors while tracing: "
-                              f"{type(e).__name__}: {e}") from None
+            error = Unsupported(f"{name} failed on meta tensors while tracing: "
+                                f"{type(e).__name__}: {e}")
+            # a user error (bad shapes) says nothing about the next call's inputs; a missing
+            # meta kernel does
+            error.transient = not isinstance(e, NotImplementedError)
+            raise error from None
         return self.wrap_result(tx, kind, target, tuple(node_args), node_kwargs, out, args)
 
     def wrap_result(self, tx, kind, target, node_args, node_kwargs, out, args):
