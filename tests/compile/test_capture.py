@@ -307,3 +307,30 @@ def test_user_shape_error_raises_eagerly_and_later_calls_compile():
     assert strata.equal(compiled(x, w), x @ w)
     (cache,) = compiled._strata_compile_context.caches.values()
     assert not cache.eager and len(cache.entries) == 1
+
+
+def test_closure_live_at_a_break_is_rebuilt_unless_rebound():
+    def f(x):
+        k = 3
+
+        def act(t, bias=1.0):
+            return (t * k + bias).relu()
+        y = act(x)
+        print(end="")
+        return act(y * 2)
+
+    def g(x):
+        k = 3
+
+        def act(t):
+            return t * k
+        y = act(x)
+        print(end="")
+        k = 5                      # the closure must see this: the frame runs eagerly
+        return act(y)
+
+    x = strata.ones(2)
+    assert explain(f)(x).graph_count == 2
+    assert strata.compile(f, backend="eager")(x).tolist() == f(x).tolist() == [25.0, 25.0]
+    assert "rebinds closed-over variables" in explain(g)(x).break_reasons[0]
+    assert strata.compile(g, backend="eager")(x).tolist() == g(x).tolist() == [15.0, 15.0]

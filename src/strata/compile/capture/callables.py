@@ -82,17 +82,34 @@ class NestedFunctionVariable(UserFunctionVariable):
 
     def bind(self, tx, args, kwargs):
         if self.defaults is not None:
-            self.fn.__defaults__ = tuple(d.as_python_constant() for d in self.defaults.items)
+            self.fn.__defaults__ = tuple(self.defaults.as_python_constant())
         if self.kwdefaults is not None:
-            self.fn.__kwdefaults__ = {k: v.as_python_constant()
-                                      for k, v in self.kwdefaults.items.items()}
+            kwdefaults = self.kwdefaults
+            self.fn.__kwdefaults__ = {k: v.as_python_constant() for k, v in
+                                      kwdefaults.items.items()} \
+                if hasattr(kwdefaults, "items") else dict(kwdefaults.as_python_constant())
         return super().bind(tx, args, kwargs)
 
     def closure_cells(self, tx):
         return dict(zip(self.fn.__code__.co_freevars, self.cells))
 
     def reconstruct(self, codegen):
-        raise Unsupported("a function defined in the compiled frame is live at a graph break")
+        """A new function object with the same code; its closure holds new cells with the
+        traced contents, which is the same function only if nothing rebinds those variables
+        later (checked: no STORE_DEREF after the break)."""
+        if codegen.rebinds_cells_later:
+            raise Unsupported("a closure defined in the compiled frame is live at a graph "
+                              "break and the frame rebinds closed-over variables after it")
+        if any(cell.contents is None for cell in self.cells):
+            raise Unsupported("a closure over an unassigned variable is live at a graph break")
+        cells = "".join(f"___cell({codegen.value(c.contents)}), " for c in self.cells)
+        defaults = codegen.value(self.defaults) if self.defaults is not None else "None"
+        function = (f"___function({codegen.constant(self.fn.__code__)}, "
+                    f"{codegen.constant(self.fn.__globals__)}, {self.fn.__name__!r}, "
+                    f"{defaults}, ({cells}))")
+        if self.kwdefaults is not None:
+            return f"___with_kwdefaults({function}, {codegen.value(self.kwdefaults)})"
+        return function
 
 
 class UserMethodVariable(UserFunctionVariable):

@@ -9,6 +9,7 @@ instruction in plain Python and tail-calls the resume function with the live sta
 
 import linecache
 import time
+import types
 
 from ...amp import autocast_mode
 from ...dispatch.tls import state as dispatch_state
@@ -42,9 +43,12 @@ class FrameCodegen:
 
     def __init__(self, output):
         self.output = output
-        self.namespace = dict(output.constants)
+        self.namespace = dict(output.constants, ___cell=types.CellType,
+                              ___function=types.FunctionType,
+                              ___with_kwdefaults=_with_kwdefaults)
         self.graph_outputs = []
         self._index = {}
+        self.rebinds_cells_later = False   # set at a graph break (closures' cells copied)
 
     def constant(self, value):
         if type(value) in (int, str, bool, type(None)) or \
@@ -70,6 +74,11 @@ class FrameCodegen:
 
     def value(self, variable):
         return variable.reconstruct(self)
+
+
+def _with_kwdefaults(function, kwdefaults):
+    function.__kwdefaults__ = kwdefaults
+    return function
 
 
 def capture(fn, L, ctx, cache):
@@ -206,6 +215,7 @@ def _break_code(fn, tx, inst, codegen):
     code = fn.__code__
     if resume.inside_try(code, inst.offset):
         raise Unsupported("graph break inside a try block")
+    codegen.rebinds_cells_later = resume.stores_cells_after(code, inst.offset)
     if inst.opname not in BREAKABLE:
         # Any other instruction (an f-string of a tensor, a tensor attribute write, ...): the
         # graph so far runs compiled, the rest of the frame from this instruction on runs as

@@ -133,7 +133,12 @@ class CompileContext:
             entry = capture(fn, L, self, cache)
         except CaptureError:
             raise
-        except Unsupported as e:
+        except Exception as e:
+            if not isinstance(e, Unsupported):   # a bug in capture: say so, run eagerly
+                warnings.warn(f"strata.compile: capturing {code.co_name} failed with an "
+                              f"internal error ({type(e).__name__}: {e}); it runs eagerly",
+                              stacklevel=3)
+                e = Unsupported(f"internal error: {type(e).__name__}: {e}")
             if self.fullgraph:
                 raise CaptureError(str(e)) from None
             if "graph_breaks" in config.compile_logs:

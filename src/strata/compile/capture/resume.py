@@ -44,6 +44,14 @@ def inside_loop(code, offset) -> bool:
                for i in dis.get_instructions(code))
 
 
+def stores_cells_after(code, offset) -> bool:
+    """A cell variable is (re)assigned at or after ``offset``, or anywhere inside a loop."""
+    instructions = list(dis.get_instructions(code))
+    loops = any(i.offset >= offset and "BACKWARD" in i.opname for i in instructions)
+    return any(i.opname in ("STORE_DEREF", "DELETE_DEREF") and (loops or i.offset >= offset)
+               for i in instructions)
+
+
 def inside_try(code, offset) -> bool:
     """``offset`` is in a ``try`` block (a ``with`` block's cleanup handler does not count:
     a resume function may re-enter a grad-mode ``with`` block)."""
