@@ -37,6 +37,14 @@ def _run_kernel(fn, outer, grain, arrays):
         parallel_for(0, outer, grain, lambda lo, hi: fn(*pointers, lo, hi))
 
 
+def _checked(arr, shape):
+    """The kernels have the sizes baked in: another shape must never reach them."""
+    if arr.shape != shape:
+        raise RuntimeError(f"inductor: this graph was compiled for an input of shape "
+                           f"{list(shape)}, got {list(arr.shape)}")
+    return arr
+
+
 def _laid_out(arr, strides):
     """``arr`` with the element strides the kernels were printed for (a copy if it has others)."""
     if arr.ndim and tuple(s // arr.itemsize for s in arr.strides) != tuple(strides) and \
@@ -73,8 +81,9 @@ class Wrapper:
         lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
         for name in G.inputs:
             if name in G.buffers:
-                lines.append(f"    a_{name} = _laid_out(data({name}), "
-                             f"{G.buffers[name].stride!r})")
+                b = G.buffers[name]
+                lines.append(f"    a_{name} = _laid_out(_checked(data({name}), {b.size!r}), "
+                             f"{b.stride!r})")
         for name in G.constants:
             lines.append(f"    {name} = constants[{name!r}]")
             lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
@@ -207,7 +216,8 @@ def compile_fx(gm, example_inputs):
             warnings.warn(f"strata.compile: inductor could not build its kernels, so this graph "
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
-    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_run_kernel": _run_kernel,
+    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
+             "_run_kernel": _run_kernel,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
