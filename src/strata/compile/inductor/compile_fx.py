@@ -190,7 +190,8 @@ def _signatures(G):
 
 def compile_fx(gm, example_inputs):
     """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
-    constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"}
+    constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
+                 if n.op == "get_attr"}
     key = codecache.graph_key(gm, example_inputs, constants)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:
