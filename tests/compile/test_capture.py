@@ -334,3 +334,23 @@ def test_closure_live_at_a_break_is_rebuilt_unless_rebound():
     assert strata.compile(f, backend="eager")(x).tolist() == f(x).tolist() == [25.0, 25.0]
     assert "rebinds closed-over variables" in explain(g)(x).break_reasons[0]
     assert strata.compile(g, backend="eager")(x).tolist() == g(x).tolist() == [15.0, 15.0]
+
+
+def test_sets_deletions_and_ordered_side_effects():
+    state = {"a": 1, "b": 2}
+    log = []
+
+    def f(x):
+        names = {"a", "b"}
+        names.add("c")
+        d = {"p": x, "q": x * 2}
+        del d["p"]
+        items = [x, x + 1]
+        del items[0]
+        log.append(state["b"])   # read before the deletion below is replayed
+        del state["b"]
+        return d["q"] + items[0] + len(names)
+
+    out, (gm,) = _graphs(f, strata.ones(2))
+    assert out.tolist() == [7.0, 7.0]
+    assert state == {"a": 1} and log == [2]

@@ -235,6 +235,32 @@ def _build_const_key_map(tx, inst):
     tx.push(DictVariable(dict(zip(keys, tx.popn(inst.arg)))))
 
 
+@handles("BUILD_SET")
+def _build_set(tx, inst):
+    tx.push(ConstantVariable({v.as_python_constant() for v in tx.popn(inst.arg)}))
+
+
+@handles("SET_ADD", "SET_UPDATE")
+def _set_add(tx, inst):
+    value = tx.pop().as_python_constant()
+    target = tx.stack[-inst.arg]
+    new = set(target.value) | ({value} if inst.opname == "SET_ADD" else set(value))
+    tx.stack[-inst.arg] = ConstantVariable(new)
+
+
+@handles("DELETE_SUBSCR")
+def _delete_subscr(tx, inst):
+    key, obj = tx.pop().as_python_constant(), tx.pop()
+    if isinstance(obj, ListVariable):
+        items = list(obj.items)
+        del items[key]
+        obj.mutate(tx, items)
+    elif isinstance(obj, DictVariable):
+        obj.delitem(tx, key)
+    else:
+        raise Unsupported(f"del on {type(obj).__name__}")
+
+
 @handles("BUILD_STRING")
 def _build_string(tx, inst):
     tx.push(ConstantVariable("".join(p.as_python_constant() for p in tx.popn(inst.arg))))

@@ -52,22 +52,33 @@ class SideEffects:
     note_dict = note_list
 
     def replay_lines(self, codegen) -> list[str]:
-        """Python statements applying every side effect, in terms of the frame's L and G."""
-        lines = []
+        """Python statements applying every side effect, in terms of the frame's L and G.
+
+        Every new value is computed first, then all are stored, so a value read from a
+        container or attribute that another side effect changes is read before that change.
+        """
+        values, stores = [], []
+
+        def computed(expr):
+            name = f"___new{len(values)}"
+            values.append(f"{name} = {expr}")
+            return name
+
         for variable in self.mutated_containers:
             if not variable.mutated:
                 continue
+            target = variable.source.expr
             if variable.python_type() is list:
-                items = ", ".join(codegen.value(v) for v in variable.items)
-                lines.append(f"{variable.source.expr}[:] = [{items}]")
+                items = computed("[" + ", ".join(codegen.value(v) for v in variable.items) + "]")
+                stores.append(f"{target}[:] = {items}")
             else:
                 inner = ", ".join(f"{codegen.constant(k)}: {codegen.value(v)}"
                                   for k, v in variable.items.items())
-                lines.append(f"{variable.source.expr}.clear(); "
-                             f"{variable.source.expr}.update({{{inner}}})")
+                items = computed("{" + inner + "}")
+                stores.append(f"{target}.clear(); {target}.update({items})")
         for obj, source, attrs in self.attr_writes.values():
             for name, value in attrs.items():
-                lines.append(f"{source.expr}.{name} = {codegen.value(value)}")
+                stores.append(f"{source.expr}.{name} = {computed(codegen.value(value))}")
         for name, value in self.globals_written.items():
-            lines.append(f"G[{name!r}] = {codegen.value(value)}")
-        return lines
+            stores.append(f"G[{name!r}] = {computed(codegen.value(value))}")
+        return values + stores

@@ -314,10 +314,18 @@ class DictVariable(VariableTracker):
     def getattr(self, tx, name):
         return DictMethodVariable(self, name)
 
+    def delitem(self, tx, key):
+        if key not in self.items:
+            raise Unsupported(f"KeyError {key!r}")
+        self._replace(tx, {k: v for k, v in self.items.items() if k != key})
+
     def setitem(self, tx, key, value):
+        self._replace(tx, {**self.items, key: value})
+
+    def _replace(self, tx, items):
         old, old_flag = self.items, self.mutated
         tx.output.on_undo(lambda: (setattr(self, "items", old), setattr(self, "mutated", old_flag)))
-        self.items = {**old, key: value}
+        self.items = items
         self.mutated = True
         if self.source is not None:
             tx.output.side_effects.note_dict(self)
