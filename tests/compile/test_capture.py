@@ -354,3 +354,23 @@ def test_sets_deletions_and_ordered_side_effects():
     out, (gm,) = _graphs(f, strata.ones(2))
     assert out.tolist() == [7.0, 7.0]
     assert state == {"a": 1} and log == [2]
+
+
+def test_reading_grad_of_inputs_in_an_update_step():
+    def sgd_step(params, lr):
+        with strata.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-lr)
+
+    compiled = strata.compile(sgd_step, backend="eager")
+    m, m2 = strata.nn.Linear(3, 2), strata.nn.Linear(3, 2)
+    m2.load_state_dict(m.state_dict())
+    x = strata.randn(4, 3)
+    for _ in range(3):
+        for module, step in ((m, compiled), (m2, sgd_step)):
+            module.zero_grad()
+            module(x).sum().backward()
+            step(list(module.parameters()), 0.1)
+    assert all(strata.allclose(a, b) for a, b in zip(m.parameters(), m2.parameters()))
+    assert explain(sgd_step)(list(m.parameters()), 0.1).graph_count == 1

@@ -336,8 +336,12 @@ class OutputGraph:
             return ConstantVariable(tv.device)
         if name == "is_cpu":
             return ConstantVariable(tv.device.type == "cpu")
-        if name == "grad" or name == "grad_fn" or name == "_base":
-            raise Unsupported(f"Tensor.{name} in a compiled frame")
+        if name == "grad" and tv.node.op == "placeholder" and tv.source is not None:
+            # an input's .grad is an input too (or a guarded None), read through its source
+            return self.wrap(tx, self.input_values[self.input_sources.index(tv.source)].grad,
+                             tv.source.attr("grad"))
+        if name in ("grad", "grad_fn", "_base"):
+            raise Unsupported(f"Tensor.{name} of a tensor computed in the compiled frame")
         if name in _DATA_ATTRS:
             return self.call(tx, "call_function", getattr, [tv, ConstantVariable(name)], {})
         try:
