@@ -21,8 +21,8 @@ from .variables import (BaseListVariable, CellVariable, ConstantVariable, DictVa
 
 if sys.version_info[:2] == (3, 11):
     from .py311 import BREAKABLE, OPCODES  # noqa: F401  (BREAKABLE: for convert_frame)
-else:  # pragma: no cover - one more table per Python version
-    raise ImportError(f"strata.compile captures CPython 3.11 bytecode, not {sys.version}")
+else:   # one more table per Python version; until then every frame runs eagerly
+    BREAKABLE, OPCODES = frozenset(), {}
 
 NULL = NullVariable()
 _MAX_INLINE_DEPTH = 32
@@ -76,7 +76,8 @@ class InstructionTranslator:
             self.lineno = inst.starts_line
         handler = OPCODES.get(inst.opname)
         if handler is None:
-            raise Unsupported(f"bytecode {inst.opname} is not supported")
+            raise Unsupported(f"bytecode {inst.opname} is not supported" if OPCODES else
+                              f"capture reads CPython 3.11 bytecode, not {sys.version.split()[0]}")
         return handler(self, inst)
 
     def run_inline(self):
