@@ -9,10 +9,11 @@ import argparse
 import strata
 import torch
 
-from . import device, distributed, ops, tracer, training
+from . import compile as compiled, device, distributed, ops, tracer, training
 from .harness import machine, table
 
 GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run,
+          "compile": compiled.run,
           "distributed": distributed.run}   # distributed: 2-rank jobs, strata vs torchrun
 
 

@@ -9,8 +9,8 @@ sample of generated text at the end.
 import math
 import os
 
-from common import (cosine_schedule, load_checkpoint, parse_args, plot_losses, progress,
-                    save_checkpoint)
+from common import (compiled, cosine_schedule, load_checkpoint, parse_args, plot_losses,
+                    progress, save_checkpoint)
 
 import strata as torch
 import strata.nn as nn
@@ -70,10 +70,11 @@ def main():
     scheduler = cosine_schedule(optimizer, args.steps, start)
     gen = torch.Generator().manual_seed(args.seed + start)
     stream = batches(data, model.context, args.batch_size, gen)
+    forward = compiled(model, args)
     for step in progress(range(start, args.steps), "training", args.quiet,
                          total=args.steps - start):
         x, y = next(stream)
-        logits = model(x.to(args.device))
+        logits = forward(x.to(args.device))
         loss = F.cross_entropy(logits.reshape(-1, len(chars)), y.to(args.device).reshape(-1))
         optimizer.zero_grad()
         loss.backward()

@@ -27,6 +27,9 @@ def parse_args(description, **defaults):
                         help="write the loss curve to this PNG (needs matplotlib)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--compile", nargs="?", const="inductor", default=None,
+                        metavar="BACKEND", help="train through torch.compile (default backend: "
+                        "inductor; e.g. --compile eager, --compile aot_eager)")
     return parser.parse_args()
 
 
@@ -114,6 +117,11 @@ def accuracy(model, x, y):
     return (pred == y).float().mean().item()
 
 
+def compiled(model, args):
+    """``model`` itself, or ``torch.compile(model, backend=...)`` with ``--compile``."""
+    return torch.compile(model, backend=args.compile) if args.compile else model
+
+
 def train_classifier(model, train, test, args, title):
     """Mini-batch Adam with a cosine learning-rate decay on cross-entropy; checkpoint every
     epoch; returns test accuracy."""
@@ -123,6 +131,7 @@ def train_classifier(model, train, test, args, title):
     scheduler = cosine_schedule(optimizer, args.epochs * math.ceil(len(x) / args.batch_size),
                                 len(losses))
     generator = torch.Generator()
+    forward = compiled(model, args)
     steps = 0
     for epoch in range(start, args.epochs):
         # one seed per epoch: a resumed run sees the same batches as an uninterrupted one
@@ -131,7 +140,7 @@ def train_classifier(model, train, test, args, title):
         batches = range(0, len(x), args.batch_size)
         for i in progress(batches, f"epoch {epoch + 1}/{args.epochs}", args.quiet):
             idx = order[i:i + args.batch_size]
-            loss = torch.nn.functional.cross_entropy(model(x[idx]), y[idx])
+            loss = torch.nn.functional.cross_entropy(forward(x[idx]), y[idx])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

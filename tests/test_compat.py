@@ -156,8 +156,9 @@ def test_categorical_matches_torch():
         strata.distributions.Categorical()
 
 
-def test_compile_runs_eagerly_with_a_warning():
+def test_compile_returns_an_optimized_module():
     model = strata.nn.Linear(2, 2)
-    with pytest.warns(UserWarning, match="compiler is not built yet"):
-        compiled = strata.compile(model)
-    assert compiled is model
+    compiled = strata.compile(model, backend="eager")   # tests/compile/ covers the compiler
+    assert compiled._orig_mod is model
+    x = strata.randn(3, 2)
+    assert strata.allclose(compiled(x), model(x))

@@ -24,7 +24,7 @@ LAYERS = [
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
      "sparse", "func",
      "cuda", "accelerator", "sim"},
-    {"compile"},
+    {"compile", "fx", "_dynamo", "compiler", "_functorch"},
     {"profiler"},
     {"cli", "torch_alias", "__init__", "__main__"},
 ]

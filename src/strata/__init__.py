@@ -48,6 +48,7 @@ from . import func  # noqa: F401
 from . import special, testing  # noqa: F401
 from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
+from .compile.inductor import eager as _generated_eager_kernels  # noqa: F401  (registers them)
 from . import profiler  # noqa: F401
 from .profiler import explain  # noqa: F401
 from .runtime import OutOfMemoryError  # noqa: F401
@@ -72,15 +73,8 @@ globals().update(_frontend_functions())
 globals().update(_generated_functions(globals()))
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
-    """strata's compiler is not built yet: warn once and return ``model`` to run eagerly."""
-    import warnings
-    warnings.warn("strata.compile: the compiler is not built yet; running eagerly",
-                  stacklevel=2)
-    if model is None:
-        return lambda m: m
-    return model
+from .compile import compile  # noqa: E402,F811  (the function shadows the package, as torch's)
+from . import _dynamo, compiler  # noqa: E402,F401
 
 
 def get_num_threads() -> int:

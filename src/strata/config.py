@@ -105,3 +105,12 @@ distributed_check_collectives: bool = _flag("STRATA_DISTRIBUTED_CHECK_COLLECTIVE
 # save survives a power cut. Off by default, as in torch.save: it costs ~1 s per 480 MiB, and the
 # rename alone already keeps the previous checkpoint safe from a killed or crashing process.
 checkpoint_fsync: bool = _flag("STRATA_CHECKPOINT_FSYNC")
+
+# --- the compiler (compile/) ---------------------------------------------------------------------
+# What strata.compile logs (like TORCH_LOGS): a comma-separated subset of graph_breaks,
+# recompiles, guards, graph_code.
+compile_logs: frozenset = frozenset(
+    name.strip() for name in os.environ.get("STRATA_LOGS", "").split(",") if name.strip())
+# Write a folder per compiled frame (graph, guards, AOT graphs, timings) under compile_debug_dir.
+compile_debug: bool = _flag("STRATA_COMPILE_DEBUG")
+compile_debug_dir: str = os.environ.get("STRATA_COMPILE_DEBUG_DIR", "strata_compile_debug")

@@ -1,44 +1,59 @@
-"""The CPU backend's few C kernels: built once with the system C compiler, loaded with ctypes.
+"""The one way strata builds, caches and loads C: the CPU backend's C kernels and the compiler's.
 
 Every other CPU kernel is NumPy. NumPy runs one pass over a whole array per call, so a kernel
 that needs several passes over each row (softmax: max, exp and sum, scale) either streams the
-array through memory once per pass or loops over small blocks in Python, and with two threads
-each call is a hand-over of the GIL. ATen fuses such passes per row in C++
-(``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``); ``csrc/<name>.c`` does the same, small enough
-to read next to its NumPy twin. ctypes releases the GIL for the call, so ``parallel_for`` runs
-one C call per thread.
+array through memory once per pass or loops over small blocks in Python. ATen fuses such passes
+in C++ (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``); here the C comes from the code
+generator of ``compile/inductor``: its eager kernels (``compile/inductor/eager.py``) register
+with ``register_generated`` at import time, as a higher layer does, and compiled graphs call
+``load`` with their source. ctypes releases the GIL for the call, so ``parallel_for`` runs one
+C call per thread.
 
-A library is built on first use into ``<cache_dir>/native/<name>-<hash>.so``, the hash covering
-the source, the flags, the compiler's version and the CPU (the code is built for this machine:
-``-march=native``). With no compiler, a failed build, or ``STRATA_NATIVE_KERNELS=0``, ``function``
-answers None and the caller keeps its NumPy path; ``status()`` says which happened and why.
+Note [Native cache]
+A library is built on first use into ``<cache_dir>/native/<name>-<key>.so``; the key hashes the
+source, the compiler's path and version, the flags, the CPU (``-march=native``) and strata's
+version, so any change builds a new file. The folder is kept mode 0700 (a folder anyone can
+write is a way to run planted code). Beside each library, ``<name>-<key>.so.sha256`` records the
+hash of the built bytes; a library is loaded only if its bytes match it and it has the
+expected symbols.
+A missing, truncated, replaced or symbol-less entry is evicted and rebuilt with one warning,
+never loaded. Builds of one key are serialised by an advisory lock on ``<name>-<key>.lock``;
+each writes a temporary file in the same folder and ``os.replace``s it, so readers never see a
+half-written file, and processes racing for the same key leave one entry.
+
+With no compiler, a failed build, or ``STRATA_NATIVE_KERNELS=0``, ``function`` answers None and
+the caller keeps its NumPy path; ``status()`` says which happened and why.
 """
 
+import _ctypes
 import ctypes
+import fcntl
 import hashlib
+import importlib.metadata
 import os
 import platform
 import shutil
 import subprocess
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 
+import numpy as np
+
 from ... import config
+from .array import parallel_for
 
-SOURCES = Path(__file__).with_name("csrc")
+# No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
+# only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen.
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
-         "-shared", "-fPIC")
-
-_ROWS = (ctypes.c_void_p, ctypes.c_void_p) + (ctypes.c_int64,) * 4
-# library -> its functions' argument types (every function returns void)
-SIGNATURES = {
-    "softmax": {"softmax_rows": _ROWS, "log_softmax_rows": _ROWS},
-}
+         "-fwrapv", "-shared", "-fPIC")
+LIBS = ("-lmvec", "-lm")
 
 _lock = threading.Lock()
 _libraries: dict = {}     # name -> ctypes.CDLL, or None when it could not be had
 _status: dict = {}        # name -> where it was loaded from, or why not
+_generated: dict = {}     # name -> (a function returning the C source, signatures)
 
 
 class BuildError(RuntimeError):
@@ -55,36 +70,214 @@ def _cpu_id() -> str:
         return platform.processor() or platform.machine()
 
 
+_compiler_versions: dict = {}
+
+
 def _compiler_version(cc: str) -> str:
-    out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-    return out.stdout
+    if cc not in _compiler_versions:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30,
+                             check=False)
+        _compiler_versions[cc] = out.stdout
+    return _compiler_versions[cc]
 
 
-def build(name: str) -> Path:
-    """The path of ``csrc/<name>.c`` built as a shared library, compiling it if not cached."""
-    cc = shutil.which(config.c_compiler)
-    if cc is None:
-        raise BuildError(f"no C compiler: {config.c_compiler!r} is not on PATH (set CC)")
-    source = (SOURCES / f"{name}.c").read_text()
-    key = hashlib.sha256("\0".join(
-        (source, " ".join(FLAGS), _compiler_version(cc), _cpu_id())).encode()).hexdigest()[:16]
-    target = Path(config.cache_dir) / "native" / f"{name}-{key}.so"
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Build beside the target and rename: other processes may be building the same file.
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
+def _strata_version() -> str:
+    try:
+        return importlib.metadata.version("strata")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def cache_folder(name: str = "native") -> Path:
+    """``<cache_dir>/<name>``, created mode 0700; refused if another user owns it."""
+    folder = Path(config.cache_dir) / name
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid != os.getuid():
+        raise BuildError(f"the cache folder {folder} belongs to another user; not using it")
+    if info.st_mode & 0o077:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _compile(cc: str, source_path: Path, target: Path) -> None:
+    """Compile into a temporary file beside ``target``, record its hash, then move it in."""
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent, prefix=".tmp-")
     os.close(fd)
     try:
-        done = subprocess.run([cc, *FLAGS, str(SOURCES / f"{name}.c"), "-o", tmp, "-lm"],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run([cc, *FLAGS, str(source_path), "-o", tmp, *LIBS],
+                              capture_output=True, text=True, timeout=300, check=False)
         if done.returncode != 0:
-            raise BuildError(f"{cc} failed on csrc/{name}.c:\n{done.stderr.strip()}")
+            raise BuildError(f"{cc} failed on {source_path.name}:\n{done.stderr.strip()}")
+        built = Path(tmp).read_bytes()
+        _write_atomically(_hash_file(target), _digest(built).encode())
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return target
+
+
+def _hash_file(target: Path) -> Path:
+    return target.with_name(target.name + ".sha256")
+
+
+def _verified(target: Path) -> bool:
+    """Whether ``target``'s bytes match the hash recorded beside it."""
+    try:
+        recorded = _hash_file(target).read_text().strip()
+        return _digest(target.read_bytes()) == recorded
+    except OSError:
+        return False
+
+
+def write_verified(path: Path, data: bytes) -> None:
+    """Store ``data`` at ``path`` with its hash beside it (the rules of Note [Native cache]); the
+    compiler's graph cache keeps its entries this way too."""
+    _write_atomically(_hash_file(path), _digest(data).encode())
+    _write_atomically(path, data)
+
+
+def read_verified(path: Path):
+    """The bytes at ``path`` if they match the recorded hash; None if there is no entry. A
+    damaged entry is evicted with a warning (the caller then makes it again)."""
+    if not path.exists() and not _hash_file(path).exists():
+        return None
+    try:
+        data = path.read_bytes()
+        if _digest(data) == _hash_file(path).read_text().strip():
+            return data
+    except OSError:
+        pass
+    warnings.warn(f"strata: the cache entry {path} is damaged or does not match its recorded "
+                  "hash; making it again", RuntimeWarning, stacklevel=3)
+    _evict(path)
+    return None
+
+
+def _evict(target: Path) -> None:
+    for path in (target, _hash_file(target)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _load_verified(target: Path, signatures: dict):
+    """The library at ``target`` with its functions typed, if its bytes match the recorded hash
+    and it has every symbol of ``signatures``; else None (nothing of it stays loaded)."""
+    if not _verified(target):
+        return None
+    try:
+        lib = ctypes.CDLL(str(target))
+    except OSError:
+        return None
+    for fn_name, argtypes in signatures.items():
+        fn = getattr(lib, fn_name, None)
+        if fn is None:
+            # unload it, or dlopen would answer this handle again for the rebuilt file's path
+            _ctypes.dlclose(lib._handle)
+            return None
+        fn.argtypes, fn.restype = argtypes, None
+    lib.strata_path = target
+    return lib
+
+
+def cache_key(source: str, cc: str) -> str:
+    """The content address of ``source`` built with ``cc`` on this machine (Note [Native cache])."""
+    parts = (source, cc, _compiler_version(cc), " ".join(FLAGS + LIBS), _cpu_id(),
+             _strata_version())
+    return _digest("\0".join(parts).encode())[:20]
+
+
+def load(name: str, source: str, signatures: dict):
+    """``source`` built (or found in the cache) as a library with ``signatures`` typed.
+
+    Raises ``BuildError`` when no compiler is usable or the source does not compile.
+    """
+    cc = shutil.which(config.c_compiler)
+    if cc is None:
+        raise BuildError(f"no C compiler: {config.c_compiler!r} is not on PATH (set CC)")
+    cc = os.path.realpath(cc)
+    folder = cache_folder()
+    stem = f"{name}-{cache_key(source, cc)}"
+    target = folder / f"{stem}.so"
+    lib = _load_verified(target, signatures)
+    if lib is not None:
+        return lib
+    with open(folder / f"{stem}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lib = _load_verified(target, signatures)   # another process may have built it meanwhile
+        if lib is not None:
+            return lib
+        if target.exists() or _hash_file(target).exists():
+            warnings.warn(f"strata: the cached library {target} is damaged or does not match its "
+                          "recorded hash; rebuilding it", RuntimeWarning, stacklevel=3)
+            _evict(target)
+        source_path = folder / f"{stem}.c"
+        _write_atomically(source_path, source.encode())
+        _compile(cc, source_path, target)
+        lib = _load_verified(target, signatures)
+        if lib is None:
+            raise BuildError(f"{target} was built but does not load or lacks a symbol of "
+                             f"{sorted(signatures)}")
+        return lib
+
+
+def register_generated(name: str, make_source, signatures: dict) -> None:
+    """Make ``function(name, ...)`` build the C that ``make_source()`` returns (the code
+    generator of compile/inductor registers its eager kernels here)."""
+    _generated[name] = (make_source, signatures)
+
+
+# Elements from which a generated eager kernel beats NumPy (below it the ctypes call costs more
+# than it saves).
+GENERATED_MIN_SIZE = 1024
+GENERATED_GRAIN = 1 << 15   # elements per thread at least
+_GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def run_unary(formula: str, a):
+    """``formula`` (a generated eager kernel, see compile/inductor/eager.py) applied to the
+    contiguous float array ``a``, as a fresh array; None where the caller's NumPy path must run
+    (another dtype or layout, a small array, no C)."""
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
+            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+        return None
+    fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
+    if fn is None:
+        return None
+    out = np.empty_like(a)
+    src, dst, n = a.ctypes.data, out.ctypes.data, a.size
+    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(src, dst, n, lo, hi))
+    return out
+
+
+def generated_or(formula: str, fallback):
+    """``fallback(a, *extra)`` (a NumPy formula), with ``run_unary(formula, a)`` tried first."""
+    def run(a, *extra, **kwargs):
+        if not kwargs:
+            out = run_unary(formula, a)
+            if out is not None:
+                return out
+        return fallback(a, *extra, **kwargs)
+    run.__name__ = run.__qualname__ = getattr(fallback, "__name__", formula)
+    return run
 
 
 def _load(name: str):
@@ -92,20 +285,18 @@ def _load(name: str):
         _status[name] = "disabled (STRATA_NATIVE_KERNELS=0)"
         return None
     try:
-        path = build(name)
-        lib = ctypes.CDLL(str(path))
+        make_source, signatures = _generated[name]
+        lib = load(name, make_source(), signatures)
     except (BuildError, OSError, subprocess.SubprocessError) as e:
         _status[name] = f"NumPy fallback: {e}"
         return None
-    for fn_name, argtypes in SIGNATURES[name].items():
-        fn = getattr(lib, fn_name)
-        fn.argtypes, fn.restype = argtypes, None
-    _status[name] = f"loaded {path}"
+    _status[name] = f"loaded {lib.strata_path}"
     return lib
 
 
 def function(library: str, name: str):
-    """The C function ``name`` of ``csrc/<library>.c``, or None (the caller falls back)."""
+    """The C function ``name`` of a registered generated library, or None (the caller falls
+    back to NumPy)."""
     lib = _libraries.get(library, False)
     if lib is False:
         with _lock:
@@ -117,8 +308,8 @@ def function(library: str, name: str):
 
 def status() -> dict:
     """For each native library: where it was loaded from, or why NumPy is used instead."""
-    for name in SIGNATURES:
-        function(name, next(iter(SIGNATURES[name])))
+    for name, (_, signatures) in _generated.items():
+        function(name, next(iter(signatures)))
     return dict(_status)
 
 

@@ -4,7 +4,35 @@
 import numpy as np
 
 from ...ops import normalization as NZ
-from .array import COMPUTE, compute_data, data, wrap
+from . import native
+from .array import COMPUTE, GRAIN_SIZE, compute_data, data, parallel_for, wrap
+
+
+def _generated_layer_norm(x, n, weight, bias, eps):
+    """(out, mean, rstd) from the generated row kernel (compile/inductor/eager.py) for a
+    contiguous float32/float64 ``x`` whose last dims hold the ``n`` normalized elements, with
+    both or neither of weight and bias; None where the NumPy formula must run."""
+    if not (x.dtype in (np.float32, np.float64) and x.flags.c_contiguous and x.size
+            and (weight is None) == (bias is None)):
+        return None
+    affine = weight is not None
+    if affine:
+        weight, bias = (np.ascontiguousarray(data(t), x.dtype).reshape(-1)
+                        for t in (weight, bias))
+    fn = native.function("eager_rows", f"layer_norm{'_affine' if affine else ''}_{x.dtype.name}")
+    if fn is None:
+        return None
+    rows = x.size // n
+    out = np.empty_like(x)
+    mean, rstd = np.empty(rows, x.dtype), np.empty(rows, x.dtype)
+    eps_value = np.array([eps], x.dtype)
+    pointers = [x.ctypes.data, eps_value.ctypes.data]
+    if affine:
+        pointers += [weight.ctypes.data, bias.ctypes.data]
+    pointers += [mean.ctypes.data, rstd.ctypes.data, out.ctypes.data]
+    parallel_for(0, rows, max(1, GRAIN_SIZE // n),
+                 lambda lo, hi: fn(*pointers, rows, n, n, lo, hi))
+    return out, mean, rstd
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -12,6 +40,12 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                                                         eps)
     dt = out_spec.dtype
     x = compute_data(input, dt)
+    n = int(np.prod(normalized_shape))
+    generated = _generated_layer_norm(x, n, weight, bias, eps) if n else None
+    if generated is not None:
+        out, mean, rstd = generated
+        return (wrap(out, dt), wrap(mean.reshape(stat_spec.shape), stat_spec.dtype),
+                wrap(rstd.reshape(stat_spec.shape), stat_spec.dtype))
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     mean = x.mean(axis=axes, keepdims=True)
     centered = x - mean

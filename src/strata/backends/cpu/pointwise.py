@@ -21,6 +21,7 @@ from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ..._tensor import from_array
+from . import native
 from .array import COMPUTE, compute_data, empty_apart, parallel_for, wrap
 
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
@@ -424,6 +425,9 @@ def _signbit(a):
 
 
 def _gelu(a, approximate="none"):
+    generated = native.run_unary("gelu_tanh" if approximate == "tanh" else "gelu", a)
+    if generated is not None:
+        return generated
     if approximate == "tanh":  # in the input's precision (Python constants stay weak)
         inner = math.sqrt(2.0 / math.pi) * (a + 0.044715 * a * a * a)
         return 0.5 * a * (1.0 + np.tanh(inner))
@@ -564,8 +568,9 @@ UNARY = [
     ("log2", np.log2), ("log10", np.log10), ("log1p", np.log1p), ("sqrt", np.sqrt),
     ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
     ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("sinh", np.sinh),
-    ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh), ("acosh", np.arccosh),
-    ("atanh", np.arctanh), ("sigmoid", _sigmoid), ("reciprocal", _reciprocal),
+    ("cosh", np.cosh), ("tanh", native.generated_or("tanh", np.tanh)), ("asinh", np.arcsinh),
+    ("acosh", np.arccosh), ("atanh", np.arctanh),
+    ("sigmoid", native.generated_or("sigmoid", _sigmoid)), ("reciprocal", _reciprocal),
     ("abs", np.abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
     ("relu", _relu), ("bitwise_not", np.invert),

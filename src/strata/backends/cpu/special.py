@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ...ops import special as SP
+from . import native
 from .array import compute_data, data, wrap
 from .pointwise import add_kernels, binary, unary
 
@@ -653,7 +654,9 @@ def _rounded(fn):
 
 def _table():
     t = {}
-    for name, fn in (("erf", erf), ("erfc", erfc), ("erfinv", erfinv), ("lgamma", lgamma)):
+    generated_erf = native.generated_or("erf", erf)
+    for name, fn in (("erf", generated_erf), ("erfc", erfc), ("erfinv", erfinv),
+                     ("lgamma", lgamma)):
         add_kernels(t, SP, name, unary, _rounded(fn))
     for op, op_, fn in ((SP.digamma, SP.digamma_, digamma), (SP.i0, SP.i0_, i0),
                         (SP.special_i0e, None, i0e), (SP.special_i1, None, i1),

@@ -18,6 +18,8 @@ from ...core.device import no_cuda
 from ..parameter import Buffer, Parameter
 from .hooks import BackwardHook, RemovableHandle
 
+# strata.compile, registered by compile/ at import (it sits above nn/ in the layers).
+compile_hook = [None]
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
@@ -250,6 +252,9 @@ class Module:
 
     # --- the call path --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")   # set by Module.compile()
+        if compiled is not None:
+            return compiled(self, *args, **kwargs)
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_hooks
                 or _global_forward_pre_hooks or _global_backward_hooks
@@ -668,8 +673,9 @@ class Module:
         self.__dict__.update(state)
 
     def compile(self, *args, **kwargs):
-        raise RuntimeError("Module.compile: strata's compiler is not built yet; run the module "
-                           "eagerly")
+        """Compile this module's calls in place with ``strata.compile(..., *args, **kwargs)``:
+        ``__call__`` then runs the compiled ``_call_impl`` (hooks + forward)."""
+        self.__dict__["_compiled_call_impl"] = compile_hook[0](Module._call_impl, *args, **kwargs)
 
 
 def _type_name(value):

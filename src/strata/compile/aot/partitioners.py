@@ -1,0 +1,178 @@
+"""Partitioners: split the joint graph into a forward graph and a backward graph.
+
+The joint graph maps ``(primals, tangents)`` to ``(forward outputs, gradients)``. A partition
+chooses the *saved values*: nodes computed in the forward that the backward reads (extra outputs
+of the forward graph, inputs of the backward graph). Whatever else the backward needs it
+recomputes from those.
+
+- ``default_partition`` saves every forward value the backward reads (PyTorch's default).
+- ``min_cut_rematerialization_partition`` chooses the set of saved values with the fewest bytes
+  such that the backward can recompute the rest, as a minimum cut in a flow graph (networkx's
+  ``minimum_cut``, as PyTorch does): each node is an edge ``in -> out`` whose capacity is its
+  size in bytes; primals hang from the source, nodes that need the tangents from the sink.
+  Ops that are expensive or random (matmul, convolution, anything not pointwise, a view or a
+  cheap reduction) are tied to the source, so they are never recomputed, only saved.
+"""
+
+import math
+import operator
+
+from ...core.tensor_impl import TensorImpl
+from ..fx import Graph, GraphModule
+from ..fx.node import Node, map_arg
+from .functionalize import seeded_random
+
+# Reductions cheap enough to recompute in the backward (besides pointwise ops and views).
+_RECOMPUTABLE_NAMES = {"sum.dim_IntList", "sum", "mean.dim", "amax", "amin", "_to_copy",
+                       "clone", "expand", "full", "empty.memory_format", "arange.start_step",
+                       "scalar_tensor", "where.self", "detach"}
+
+
+def _is_tangent(node) -> bool:
+    return node.op == "placeholder" and node.name.startswith("tangents")
+
+
+def _split_outputs(joint_module, num_fwd_outputs):
+    outputs = joint_module.graph.output_node().args[0]
+    return list(outputs[:num_fwd_outputs]), list(outputs[num_fwd_outputs:])
+
+
+def _ancestors(roots, stop=()) -> set:
+    """Every node the ``roots`` read, transitively, not looking through ``stop`` nodes."""
+    seen, stack = set(), [r for r in roots if isinstance(r, Node)]
+    stop = set(stop)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node not in stop:
+            stack.extend(node.all_input_nodes)
+    return seen
+
+
+def _descendants(roots) -> set:
+    seen, stack = set(), list(roots)
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(node.users)
+    return seen
+
+
+def _extract_graph(joint_module, inputs, outputs, name) -> GraphModule:
+    """A new graph computing ``outputs`` from the ``inputs`` nodes of the joint graph."""
+    graph, env = Graph(), {}
+    for node in inputs:
+        env[node] = graph.placeholder(node.name)
+        env[node].meta = dict(node.meta)
+    needed = _ancestors(outputs, stop=inputs)
+    for node in joint_module.graph.nodes:
+        if node not in needed or node in env or node.op == "output":
+            continue
+        if node.op == "placeholder":
+            raise RuntimeError(f"partition: the {name} graph needs input {node.name}, which it "
+                               f"was not given")
+        env[node] = graph.node_copy(node, lambda n: env[n])
+    graph.output(map_arg(tuple(outputs), lambda n: env[n]))
+    graph.lint()
+    return GraphModule(joint_module, graph, name)
+
+
+def _forward_nodes(joint_module, fwd_outputs):
+    primals = [n for n in joint_module.graph.nodes if n.op == "placeholder"
+               and not _is_tangent(n)]
+    nodes = _ancestors(fwd_outputs) | set(primals)
+    for node in list(nodes):   # a multi-output node's items live where it does
+        if isinstance(node.meta.get("val"), (tuple, list)):
+            nodes.update(u for u in node.users if u.target is operator.getitem)
+    return primals, nodes
+
+
+def _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved):
+    tangents = [n for n in joint_module.graph.nodes if _is_tangent(n)]
+    fw = _extract_graph(joint_module, primals, fwd_outputs + saved, "GraphModule")
+    bw = _extract_graph(joint_module, saved + tangents, bwd_outputs, "GraphModule")
+    return fw, bw
+
+
+def default_partition(joint_module, _joint_inputs, *, num_fwd_outputs):
+    """Save every value of the forward that the backward reads."""
+    fwd_outputs, bwd_outputs = _split_outputs(joint_module, num_fwd_outputs)
+    primals, fwd_nodes = _forward_nodes(joint_module, fwd_outputs)
+    bwd_nodes = _ancestors(bwd_outputs, stop=fwd_nodes)
+    saved = []
+    for node in joint_module.graph.nodes:
+        if node not in fwd_nodes or node.op == "get_attr" \
+                or isinstance(node.meta.get("val"), (tuple, list)):
+            continue
+        if node in bwd_outputs or any(u in bwd_nodes and u not in fwd_nodes
+                                      for u in node.users):
+            saved.append(node)
+    return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
+
+
+def is_recomputable(node) -> bool:
+    """May the backward recompute this node instead of saving it?"""
+    if node.op in ("placeholder", "get_attr"):
+        return node.op == "get_attr"
+    target = node.target
+    if target is operator.getitem:
+        return True
+    if target is seeded_random or not hasattr(target, "schema"):
+        return False   # random (recomputing would need the same stream: save the result)
+    if any(a.name == "generator" for a in target.schema.arguments):
+        return False   # random: recomputing would need the same stream; save the result
+    return "pointwise" in target.tags or target.is_view or target.name in _RECOMPUTABLE_NAMES
+
+
+def _node_bytes(node) -> float:
+    val = node.meta.get("val")
+    if isinstance(val, TensorImpl):
+        return val.numel() * val.dtype.itemsize
+    if node.op == "placeholder" or isinstance(val, (int, float, bool)):
+        return 8
+    return math.inf   # a tuple, a generator: not something to save
+
+
+def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_outputs,
+                                        compiler="inductor"):
+    """Save the fewest bytes for backward, recomputing cheap ops there (see module docs)."""
+    import networkx as nx
+    fwd_outputs, bwd_outputs = _split_outputs(joint_module, num_fwd_outputs)
+    primals, fwd_nodes = _forward_nodes(joint_module, fwd_outputs)
+    tangents = [n for n in joint_module.graph.nodes if _is_tangent(n)]
+    needs_tangents = _descendants(tangents)
+    bwd_nodes = _ancestors(bwd_outputs)
+    required_bw = (bwd_nodes & needs_tangents) | {o for o in bwd_outputs if isinstance(o, Node)}
+    flow = nx.DiGraph()
+    for node in joint_module.graph.nodes:
+        if node.op == "output" or _is_tangent(node):
+            continue
+        name_in, name_out = node.name + "_in", node.name + "_out"
+        if node in required_bw and node.op != "placeholder":
+            flow.add_edge(name_in, "sink", capacity=math.inf)
+            continue
+        if node.op == "placeholder" or not is_recomputable(node):
+            flow.add_edge("source", name_in, capacity=math.inf)
+        if node in required_bw:
+            flow.add_edge(name_out, "sink", capacity=math.inf)
+        flow.add_edge(name_in, name_out, capacity=_node_bytes(node))
+        for user in node.users:
+            if user.op != "output":
+                flow.add_edge(name_out, user.name + "_in", capacity=math.inf)
+    if "sink" not in flow or "source" not in flow:
+        saved_names = set()
+    else:
+        _, (reachable, unreachable) = nx.minimum_cut(
+            flow, "source", "sink", flow_func=nx.algorithms.flow.boykov_kolmogorov)
+        saved_names = {u[:-3] for u in reachable for v in flow[u] if v in unreachable}
+    saved = [n for n in joint_module.graph.nodes if n.name in saved_names]
+    return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
+
+
+def saved_bytes(bw_module) -> dict:
+    """``{name: bytes}`` of each value the backward graph takes from the forward."""
+    return {n.name: _node_bytes(n) for n in bw_module.graph.nodes
+            if n.op == "placeholder" and not _is_tangent(n)}

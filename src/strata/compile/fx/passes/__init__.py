@@ -1,0 +1,1 @@
+"""Graph passes over strata.fx graphs."""

@@ -1,0 +1,92 @@
+"""The graph cache (Inductor's ``FxGraphCache``): a fresh process compiling a graph it compiled
+before skips lowering and code generation.
+
+An entry is ``<cache_dir>/fxgraph/<key>.json`` holding the wrapper's Python source, the C source,
+the kernels' pointer counts, the eager kernels the wrapper calls (by op name) and the non-tensor
+constants of its calls. The key hashes the graph's code, its inputs' and constants' dtypes,
+shapes and strides, strata's version and this package's own source (a change to the compiler
+makes new keys). Entries follow the native cache's rules (Note [Native cache] in
+backends/cpu/native.py): a hash beside each, checked before use; a damaged entry is made
+again with a warning. A graph whose wrapper calls anything but an aten op (a Python function
+such as the RNG's generator) is not cached.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+from ...backends.cpu import native
+from ...core import dtype as D
+from ...core.device import device as Device
+from ...ops.op import OpOverload
+from ...ops.op import ops as torch_ops
+
+_SOURCE_DIGEST = []
+
+
+def _compiler_digest() -> str:
+    if not _SOURCE_DIGEST:
+        h = hashlib.sha256()
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            h.update(path.read_bytes())
+        _SOURCE_DIGEST.append(h.hexdigest())
+    return _SOURCE_DIGEST[0]
+
+
+def _meta(value):
+    if hasattr(value, "stride"):
+        return [value.dtype.name, list(value.shape), list(value.stride())]
+    return repr(value)
+
+
+def graph_key(gm, example_inputs, constants) -> str:
+    parts = [gm.code, native._strata_version(), _compiler_digest(),
+             json.dumps([_meta(v) for v in example_inputs]),
+             json.dumps({k: _meta(v) for k, v in constants.items()})]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _entry(key) -> Path:
+    return native.cache_folder("fxgraph") / f"{key}.json"
+
+
+def _encode_const(value):
+    if isinstance(value, D.dtype):
+        return ["dtype", value.name]
+    if isinstance(value, Device):
+        return ["device", str(value)]
+    return None
+
+
+def _decode_const(item):
+    kind, text = item
+    return getattr(D, text if text != "bool" else "bool_") if kind == "dtype" else Device(text)
+
+
+def store(key, wrapper, source, signatures, targets, consts) -> None:
+    """Write the entry, unless something in it has no name to store it by."""
+    if not all(isinstance(t, OpOverload) for t in targets.values()):
+        return
+    encoded = {k: _encode_const(v) for k, v in consts.items()}
+    if any(v is None for v in encoded.values()):
+        return
+    entry = {"wrapper": wrapper, "source": source,
+             "pointers": {name: len(sig) - 2 for name, sig in signatures.items()},
+             "targets": {k: [t.namespace, t.name] for k, t in targets.items()},
+             "consts": encoded}
+    native.write_verified(_entry(key), json.dumps(entry).encode())
+
+
+def load(key):
+    """(wrapper, source, pointer counts, targets, consts) of a stored entry, or None."""
+    data = native.read_verified(_entry(key))
+    if data is None:
+        return None
+    entry = json.loads(data)
+    targets = {}
+    for step, (namespace, name) in entry["targets"].items():
+        base, _, overload = name.partition(".")
+        targets[step] = getattr(getattr(getattr(torch_ops, namespace), base),
+                                overload or "default")
+    consts = {k: _decode_const(v) for k, v in entry["consts"].items()}
+    return entry["wrapper"], entry["source"], entry["pointers"], targets, consts

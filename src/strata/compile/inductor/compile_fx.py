@@ -1,0 +1,271 @@
+"""``compile_fx``: an aten-level fx graph -> a callable running generated C kernels.
+
+The graph is lowered and scheduled (graph.py), its kernels printed into one C file and built
+through the one build path (backends/cpu/native.py: content-addressed, verified before loading,
+so a fresh process with a warm cache only lowers and prints, it never runs the compiler), and a
+Python wrapper is generated: it allocates each buffer, splits each kernel's rows over the CPU
+backend's threads and calls the eager kernel of each Fallback/Extern step in order. With
+``STRATA_COMPILE_DEBUG=1`` the folder of the compiled frame gets ir_pre_fusion.txt,
+ir_post_fusion.txt and output_code.py (the wrapper followed by the C source).
+"""
+
+import ctypes
+import hashlib
+import os
+import warnings
+
+import numpy as np
+
+from ... import config
+from ..._tensor import from_array
+from ...autograd.grad_mode import no_grad
+from ...backends.cpu import native
+from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
+from ...core import dtype as D
+from . import codecache
+from .cprinter import pointer_count
+from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
+from .ir import InputBuffer
+
+_NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
+       "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+
+
+def _run_kernel(fn, outer, grain, arrays):
+    pointers = [a.ctypes.data for a in arrays]
+    if outer:
+        parallel_for(0, outer, grain, lambda lo, hi: fn(*pointers, lo, hi))
+
+
+def _checked(arr, shape):
+    """The kernels have the sizes baked in: another shape must never reach them."""
+    if arr.shape != shape:
+        raise RuntimeError(f"inductor: this graph was compiled for an input of shape "
+                           f"{list(shape)}, got {list(arr.shape)}")
+    return arr
+
+
+def _laid_out(arr, strides):
+    """``arr`` with the element strides the kernels were printed for (a copy if it has others)."""
+    if arr.ndim and tuple(s // arr.itemsize for s in arr.strides) != tuple(strides) and \
+            arr.size > 1:
+        order = sorted(range(arr.ndim), key=lambda d: -strides[d])
+        out = np.empty([arr.shape[d] for d in order], arr.dtype).transpose(np.argsort(order))
+        np.copyto(out, arr)
+        return out
+    return arr
+
+
+class Wrapper:
+    """Writes the Python source of the function that runs the steps in order."""
+
+    def __init__(self, G: GraphLowering):
+        self.G, self.constants = G, {}
+        self.needed = G.needed()
+
+    def _last_uses(self):
+        last = {}
+        for i, step in enumerate(self.G.steps):
+            for name in self._step_reads(step):
+                last[name] = i
+        for kind, name in self.G.outputs:
+            if kind != "const":
+                last[getattr(name, "name", name)] = len(self.G.steps)
+        return last
+
+    def _step_reads(self, step):
+        return self.G._external_reads(step)
+
+    def source(self):
+        G = self.G
+        lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
+        for name in G.inputs:
+            if name in G.buffers:
+                b = G.buffers[name]
+                lines.append(f"    a_{name} = _laid_out(_checked(data({name}), {b.size!r}), "
+                             f"{b.stride!r})")
+        for name in G.constants:
+            lines.append(f"    {name} = constants[{name!r}]")
+            lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
+        last = self._last_uses()
+        for i, step in enumerate(G.steps):
+            if isinstance(step, KernelStep):
+                self._kernel_call(step, lines)
+            else:
+                self._fallback_call(step, lines)
+            dead = [n for n, j in last.items() if j == i and n not in G.inputs
+                    and n not in G.constants]
+            if dead:
+                lines.append(f"    del {', '.join('a_' + n for n in dead)}")
+        outs = []
+        for kind, value in G.outputs:
+            if kind == "view":
+                outs.append(self.view(value))
+            elif kind == "const" or value in G.inputs:
+                outs.append(repr(value) if kind == "const" else value)
+            else:
+                outs.append(f"_tensor(a_{value}, {G.buffers[value].dtype!r})")
+        lines.append(f"    return [{', '.join(outs)}]")
+        return "\n".join(lines) + "\n"
+
+    def tensor(self, name):
+        """Python text of the tensor holding buffer ``name`` (inputs are their own tensors)."""
+        if name in self.G.inputs or name in self.G.constants:
+            return name
+        return f"_tensor(a_{name}, {self.G.buffers[name].dtype!r})"
+
+    def view(self, b):
+        """Python text of the strided view ``b`` of a buffer (as_strided: no copy)."""
+        base = self.tensor(b.name)
+        offset = (f"{base}.storage_offset() + {b.offset}"
+                  if b.name in self.G.inputs or b.name in self.G.constants else b.offset)
+        return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
+
+    def _kernel_call(self, step, lines):
+        kernel = self.G.c_kernel(step, self.needed)
+        for node in step.nodes:
+            if node.name in kernel.local:
+                continue
+            size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
+            np_dtype = _NP[node.dtype].__name__
+            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{np_dtype})")
+        arrays = [f"a_{b.name}" for b in kernel.inputs] + [
+            f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
+        outer = int(np.prod(step.outer)) if step.outer else 1
+        inner = int(np.prod(step.inner)) if step.inner else 1
+        grain = max(1, GRAIN_SIZE // inner)
+        lines.append(f"    _run_kernel(lib.{step.name}, {outer}, {grain}, "
+                     f"({', '.join(arrays)},))")
+
+    def _fallback_call(self, step, lines):
+        G = self.G
+
+        def arg(a):
+            if isinstance(a, GraphArgument):
+                return a.name
+            if isinstance(a, InputBuffer):
+                return self.view(a)
+            if isinstance(a, str) and a in G.buffers:
+                return self.tensor(a)
+            if isinstance(a, (tuple, list)):
+                inner = ", ".join(arg(x) for x in a)
+                return f"({inner}{',' if len(a) == 1 else ''})" if isinstance(a, tuple) \
+                    else f"[{inner}]"
+            if a is None or isinstance(a, (bool, int, float, str)):
+                return repr(a)
+            key = f"c{len(self.constants)}"     # a dtype, a device...: passed as the object
+            self.constants[key] = a
+            return f"consts[{key!r}]"
+        call = ", ".join([arg(a) for a in step.args]
+                         + [f"{k}={arg(v)}" for k, v in step.kwargs.items()])
+        lines.append(f"    r_{step.name} = targets[{step.name!r}]({call})  # {step.kind}")
+        outputs = [n for n in G.buffers if n == step.name or n.startswith(step.name + "_")]
+        for name in outputs:
+            index = "" if name == step.name else f"[{name.rsplit('_', 1)[1]}]"
+            lines.append(f"    a_{name} = _laid_out(data(r_{step.name}{index}), "
+                         f"{G.buffers[name].stride!r})")
+
+
+def _flatten(x):
+    if isinstance(x, (tuple, list)):
+        for a in x:
+            yield from _flatten(a)
+    else:
+        yield x
+
+
+def _tensor(arr, dtype):
+    if not arr.flags.c_contiguous:    # (ascontiguousarray would also make a 0-d array 1-d)
+        arr = np.ascontiguousarray(arr)
+    return from_array(arr, getattr(D, dtype if dtype != "bool" else "bool_"))
+
+
+def _signatures(G):
+    sig, needed = {}, G.needed()
+    for step in G.kernels():
+        pointers = pointer_count(G.c_kernel(step, needed))
+        sig[step.name] = (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 2
+    return sig
+
+
+def compile_fx(gm, example_inputs):
+    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
+    constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
+                 if n.op == "get_attr"}
+    key = codecache.graph_key(gm, example_inputs, constants)
+    cached = None if config.compile_debug else codecache.load(key)
+    if cached is not None:
+        G = None
+        wrapper, source, pointers, targets, consts = cached
+        signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
+                      for name, n in pointers.items()}
+    else:
+        G = GraphLowering(gm, example_inputs).run()
+        source = G.c_source()
+        writer = Wrapper(G)
+        wrapper, consts, signatures = writer.source(), writer.constants, _signatures(G)
+        targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
+        codecache.store(key, wrapper, source, signatures, targets, consts)
+        if config.compile_debug:
+            _write_debug(G, wrapper, source)
+    lib = None
+    if signatures:
+        digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+        try:
+            lib = native.load(f"graph_{digest}", source, signatures)
+        except native.BuildError as e:
+            warnings.warn(f"strata.compile: inductor could not build its kernels, so this graph "
+                          f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
+            return _outputs_as_list(gm)
+    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
+             "_run_kernel": _run_kernel,
+             "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
+             "targets": targets}
+    code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
+    exec(code, scope)  # noqa: S102  (the wrapper generated above)
+    return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs))
+
+
+def _outputs_as_list(gm):
+    """``gm`` answering a list of outputs, as a CompiledGraph does."""
+    def run(*args):
+        out = gm(*args)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+    return run
+
+
+class CompiledGraph:
+    """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
+    ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
+
+    def __init__(self, call, G, output_code, graph_and_inputs):
+        self._call, self._graph, self.output_code = call, G, output_code
+        self.from_cache = G is None     # lowering was skipped
+        self._graph_and_inputs = graph_and_inputs
+
+    def _lowered(self):
+        if self._graph is None:     # from the cache: lower again, only to show the IR
+            self._graph = GraphLowering(*self._graph_and_inputs).run()
+        return self._graph
+
+    def __call__(self, *args):
+        with no_grad():
+            return self._call(args)
+
+    @property
+    def ir_pre_fusion(self):
+        return self._lowered().pre_fusion_text()
+
+    @property
+    def ir_post_fusion(self):
+        return self._lowered().post_fusion_text()
+
+
+def _write_debug(G, wrapper, source):
+    folder = os.path.join(config.compile_debug_dir, "inductor", f"graph_{os.getpid()}_{id(G)}")
+    os.makedirs(folder, exist_ok=True)
+    for name, text in (("ir_pre_fusion.txt", G.pre_fusion_text()),
+                       ("ir_post_fusion.txt", G.post_fusion_text()),
+                       ("output_code.py", wrapper + '\n"""\n' + source + '"""\n')):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)

@@ -1,0 +1,286 @@
+"""The C printer: one ``Kernel`` of the loop IR (ir.py) -> one C function.
+
+Shape of the code (``codegen/cpp.py`` in Inductor, tinygrad's ``renderer/cstyle.py`` for the
+printer-per-op table)::
+
+    void kernel(const float* restrict in0, float* restrict out, int64_t x_lo, int64_t x_hi) {
+      for (int64_t x = x_lo; x < x_hi; x++) {      // one row of the outer ranges per iteration
+        <each node of the kernel in order; a reduction's loop and a pointwise loop over the
+         row's inner dims are '#pragma omp simd' loops>
+      }
+    }
+
+The caller splits ``[0, outer numel)`` over threads (``parallel_for`` of the CPU backend, the
+one thread pool of strata): no OpenMP runtime, whose spinning threads stall on a busy machine.
+
+Semantics are eager's: no -ffast-math (see backends/cpu/native.py for the flags); max/min
+propagate NaN; integer maths wraps (-fwrapv). Integer division is never generated: it stays
+with the eager kernel, which raises ZeroDivisionError where C would trap.
+Note [Vector math]: glibc declares the SIMD variants of libm (libmvec) only under -ffast-math,
+so the preamble declares them itself (``#pragma omp declare simd``); gcc then calls e.g.
+``_ZGVeN16v_erff`` from vectorised loops. glibc documents libmvec's error as at most 4 ulp;
+tests/compile/test_inductor_vector_math.py measures it against float64 (docs/inductor.md).
+"""
+
+import math
+from math import prod as _int_prod
+
+from .ir import C_TYPES, REDUCTION_INIT, Pointwise, Reduction, use_handler
+
+VECTOR_MATH = ("exp", "log", "tanh", "erf", "log1p", "expm1", "sin", "cos")
+
+PREAMBLE = "\n".join([
+    "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "",
+    *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
+      for fn in VECTOR_MATH for t, s in (("float", "f"), ("double", ""))),
+    "",
+    # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
+    "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
+    "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
+    "",
+])
+
+
+def prod(sizes):
+    """The product of sizes that are ints or C names of runtime sizes (eager kernels take their
+    length as an argument ``n``): an int when every size is known, else a C expression."""
+    known = _int_prod(s for s in sizes if isinstance(s, int))
+    names = [s for s in sizes if isinstance(s, str)]
+    if not names:
+        return known
+    return " * ".join(names + ([str(known)] if known != 1 else []))
+
+
+def _size_names(kernel):
+    """The runtime sizes and strides (C names) of a kernel: its int64 arguments."""
+    names = []
+    for node in kernel.nodes:
+        for s in (*node.ranges, *getattr(node, "reduction_ranges", ())):
+            if isinstance(s, str) and s not in names:
+                names.append(s)
+    for buffer in kernel.inputs:
+        for s in buffer.stride:
+            if isinstance(s, str) and s not in names:
+                names.append(s)
+    return names
+
+
+class CValue:
+    """A C variable holding one value of a kernel's body, with its dtype."""
+
+    def __init__(self, name, dtype):
+        self.name, self.dtype = name, dtype
+
+    def __str__(self):
+        return self.name
+
+
+def _literal(value, dtype) -> str:
+    if dtype == "bool":
+        return "true" if value else "false"
+    if dtype.startswith("float"):
+        if math.isnan(value):
+            return "NAN"
+        if math.isinf(value):
+            return "INFINITY" if value > 0 else "-INFINITY"
+        text = repr(float(value))
+        return text + "f" if dtype == "float32" else text
+    return f"((int64_t){int(value)}LL)" if dtype == "int64" else str(int(value))
+
+
+class CHandler:
+    """``ops.*`` for the C printer: each call appends one ``const T tN = ...;`` line."""
+
+    def __init__(self, buffers: dict, lines: list, indent: str, aliases=None):
+        self.buffers, self.lines, self.indent = buffers, lines, indent
+        self.aliases = aliases if aliases is not None else {}   # local node -> its C variable
+        self.count = 0
+
+    def _emit(self, expr, dtype) -> CValue:
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}const {C_TYPES[dtype]} {name} = {expr};")
+        return CValue(name, dtype)
+
+    def _math(self, fn, x):
+        return self._emit(f"{fn}{'f' if x.dtype == 'float32' else ''}({x})", x.dtype)
+
+    def load(self, name, index):
+        if name in self.aliases:    # a per-row value of this kernel, read at its row
+            return CValue(self.aliases[name], self.buffers[name])
+        return self._emit(f"{name}[{index}]", self.buffers[name])
+
+    def constant(self, value, dtype):
+        return self._emit(_literal(value, dtype), dtype)
+
+    def index_expr(self, expr, dtype):
+        """The value of an index expression (a runtime size such as ``n``) as ``dtype``."""
+        return self._emit(f"({C_TYPES[dtype]})({expr})", dtype)
+
+    def to_dtype(self, x, dtype):
+        return self._emit(f"({C_TYPES[dtype]})({x})", dtype)
+
+    def add(self, a, b):
+        return self._emit(f"{a} + {b}", a.dtype)
+
+    def sub(self, a, b):
+        return self._emit(f"{a} - {b}", a.dtype)
+
+    def mul(self, a, b):
+        return self._emit(f"{a} * {b}", a.dtype)
+
+    def truediv(self, a, b):
+        return self._emit(f"{a} / {b}", a.dtype)
+
+    def neg(self, x):
+        return self._emit(f"-{x}", x.dtype)
+
+    def reciprocal(self, x):
+        return self._emit(f"1 / {x}", x.dtype)
+
+    def maximum(self, a, b):
+        return self._emit(f"MAX_PROP({a}, {b})", a.dtype)
+
+    def minimum(self, a, b):
+        return self._emit(f"MIN_PROP({a}, {b})", a.dtype)
+
+    def where(self, cond, a, b):
+        return self._emit(f"{cond} ? {a} : {b}", a.dtype)
+
+    def abs(self, x):
+        if x.dtype.startswith("float"):
+            return self._math("fabs", x)
+        return self._emit(f"{x} < 0 ? -{x} : {x}", x.dtype)
+
+    def sqrt(self, x):
+        return self._math("sqrt", x)
+
+    def rsqrt(self, x):
+        return self._emit(f"1 / {self.sqrt(x)}", x.dtype)
+
+    def sigmoid(self, x):
+        e = self._math("exp", self.neg(x))
+        return self._emit(f"1 / (1 + {e})", x.dtype)
+
+    def relu(self, x):
+        return self._emit(f"{x} < 0 ? 0 : {x}", x.dtype)   # NaN stays NaN
+
+    def __getattr__(self, name):
+        if name in VECTOR_MATH:
+            return lambda x: self._math(name, x)
+        comparisons = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+        if name in comparisons:
+            return lambda a, b: self._emit(f"{a} {comparisons[name]} {b}", "bool")
+        raise AttributeError(f"the C printer has no rule for ops.{name}")
+
+
+def _index_vars(prefix, ranges, flat, indent):
+    """Lines splitting the flat index ``flat`` over ``ranges`` into one variable per dim."""
+    names, lines = [], []
+    for d in range(len(ranges)):
+        inner = prod(ranges[d + 1:])
+        expr = f"{flat} / ({inner})" if inner != 1 else flat
+        if d:
+            expr = f"({expr}) % {ranges[d]}"
+        names.append(f"{prefix}{d}")
+        lines.append(f"{indent}const int64_t {prefix}{d} = {expr};")
+    return names, lines
+
+
+def _inner_loop(lines, indent, extra, pragma):
+    """Open a flat ``#pragma omp simd`` loop over ``extra`` dims: the index variables."""
+    lines.append(f"{indent}{pragma}")
+    lines.append(f"{indent}for (int64_t y = 0; y < {prod(extra)}; y++) {{")
+    names, index_lines = _index_vars("r", extra, "y", indent + "    ")
+    lines.extend(index_lines)
+    return names
+
+
+def _written(kernel):
+    """The nodes that get a pointer argument: not kept local, not stored over another node."""
+    return [n for n in kernel.nodes
+            if n.name not in kernel.local and getattr(n, "store_into", None) is None]
+
+
+def pointer_count(kernel) -> int:
+    """How many pointer arguments the C function of ``kernel`` takes (before its int64 ones)."""
+    return len(kernel.inputs) + len(_written(kernel))
+
+
+def print_kernel(kernel, outer_ranges) -> str:
+    """The C function of ``kernel``; every node's ranges start with ``outer_ranges``."""
+    buffers = {b.name: b.dtype for b in kernel.inputs}
+    buffers.update({n.name: n.dtype for n in kernel.nodes})
+    params = [f"const {C_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
+    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in _written(kernel)]
+    params += [f"int64_t {name}" for name in _size_names(kernel)]
+    params += ["int64_t x_lo", "int64_t x_hi"]
+    k = len(outer_ranges)
+    lines = [f"void {kernel.name}({', '.join(params)}) {{"]
+    if all(isinstance(n, Pointwise) and len(n.ranges) == k for n in kernel.nodes):
+        lines.append("    #pragma omp simd")    # no inner loop: the outer one is the vector loop
+    lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
+    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 8)
+    lines.extend(index_lines)
+    aliases = {}
+    for node in kernel.nodes:
+        _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
+    lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _print_node(node, index, k, buffers, lines, aliases, local):
+    indent = " " * 8
+    if isinstance(node, Reduction):
+        assert tuple(node.ranges[:k]) == tuple(node.ranges) or len(node.ranges) == k
+        kind = "f" if node.dtype.startswith("float") else "i"
+        acc = f"acc_{node.name}"
+        lines.append(f"{indent}{C_TYPES[node.dtype]} {acc} = "
+                     f"{REDUCTION_INIT[node.reduction_type, kind]};")
+        floating_extreme = node.reduction_type in ("max", "min") and kind == "f"
+        if floating_extreme:   # OpenMP's max/min ignore NaN: a flag carries it (ATen's rule)
+            lines.append(f"{indent}int nan_{acc} = 0;")
+        simd = {"sum": f"#pragma omp simd reduction(+:{acc})",
+                "prod": f"#pragma omp simd reduction(*:{acc})",
+                "max": f"#pragma omp simd reduction(max:{acc})",
+                "min": f"#pragma omp simd reduction(min:{acc})"}[node.reduction_type]
+        if floating_extreme:
+            simd += f" reduction(|:nan_{acc})"
+        rindex = _inner_loop(lines, indent, node.reduction_ranges, simd)
+        body = indent + "    "
+        with use_handler(CHandler(buffers, lines, body, aliases)) as h:
+            h.count = len(lines)     # unique names across the nodes of one kernel
+            value = node.inner_fn(tuple(index), tuple(rindex))
+        update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
+                  "max": f"{value} > {acc} ? {value} : {acc}",
+                  "min": f"{value} < {acc} ? {value} : {acc}"}
+        lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+        if floating_extreme:
+            lines.append(f"{body}nan_{acc} |= {value} != {value};")
+        lines.append(f"{indent}}}")
+        if floating_extreme:
+            lines.append(f"{indent}if (nan_{acc}) {acc} = NAN;")
+        if local:
+            aliases[node.name] = acc
+            return
+        lines.append(f"{indent}{node.name}[x] = {acc};")
+        return
+    extra = tuple(node.ranges[k:])
+    rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
+    body = indent + ("    " if extra else "")
+    with use_handler(CHandler(buffers, lines, body, aliases)) as h:
+        h.count = len(lines)
+        value = node.inner_fn(tuple(index) + tuple(rindex))
+    if local:
+        aliases[node.name] = str(value)
+        return
+    store = f"x * ({prod(extra)}) + y" if extra else "x"
+    lines.append(f"{body}{node.store_into or node.name}[{store}] = {value};")
+    if extra:
+        lines.append(f"{indent}}}")
+
+
+def print_module(kernels) -> str:
+    """A whole C file: the preamble, then each ``(kernel, outer_ranges)``."""
+    return PREAMBLE + "\n\n".join(print_kernel(k, r) for k, r in kernels) + "\n"

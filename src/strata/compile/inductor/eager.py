@@ -1,0 +1,160 @@
+"""Eager CPU kernels from the compiler's generator (issue 9 §5, DESIGN.md "one code generator,
+three users").
+
+The CPU backend's NumPy formulas for the transcendental activations take one pass per NumPy
+call (gelu is seven of them, erf a dozen) on one thread. Here each is one loop-IR ``Pointwise``
+over a flat run of ``n`` elements, printed to C by cprinter.py (one libmvec-vectorised loop
+over a range the caller's threads split) and built through the one build path,
+backends/cpu/native.py; softmax, log_softmax and layer_norm are row kernels made of the same
+``Reduction``/``Pointwise`` nodes as compiled graphs. The CPU backend cannot import this layer,
+so this module registers the libraries with ``native.register_generated`` when strata is
+imported; ``native.run_unary`` / ``native.function`` then give the C kernel for contiguous
+float32/float64 arrays, and the NumPy formulas run for everything else.
+
+The formulas are ATen's (``aten/src/ATen/native/cpu/Activation.cpp``, ``UnaryOpsKernel.cpp``).
+"""
+
+import ctypes
+import math
+
+from ...backends.cpu import native
+from .cprinter import pointer_count, print_module
+from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
+
+LIBRARY = "eager_pointwise"
+DTYPES = ("float32", "float64")
+
+
+def gelu(x, dtype):
+    # x * 0.5 * (1 + erf(x / sqrt(2)))
+    inner = ops.erf(ops.mul(x, ops.constant(math.sqrt(0.5), dtype)))
+    return ops.mul(ops.mul(x, ops.constant(0.5, dtype)),
+                   ops.add(ops.constant(1.0, dtype), inner))
+
+
+def gelu_tanh(x, dtype):
+    # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+    cube = ops.mul(ops.mul(ops.mul(x, x), x), ops.constant(0.044715, dtype))
+    inner = ops.mul(ops.constant(math.sqrt(2.0 / math.pi), dtype), ops.add(x, cube))
+    return ops.mul(ops.mul(ops.constant(0.5, dtype), x),
+                   ops.add(ops.constant(1.0, dtype), ops.tanh(inner)))
+
+
+# name -> the formula of one element (the value, its dtype), written with ops.*
+FORMULAS = {
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
+    "erf": lambda x, dtype: ops.erf(x),
+    "tanh": lambda x, dtype: ops.tanh(x),
+    "sigmoid": lambda x, dtype: ops.sigmoid(x),
+    "exp": lambda x, dtype: ops.exp(x),
+    "log": lambda x, dtype: ops.log(x),
+}
+
+
+def kernel_name(formula: str, dtype: str) -> str:
+    return f"{formula}_{dtype}"
+
+
+def unary_kernel(formula: str, dtype: str) -> Kernel:
+    """``out[i] = FORMULAS[formula](in0[i])`` for ``i < n``, as a loop-IR kernel."""
+    source = InputBuffer("in0", dtype, ("n",), (1,))
+    node = Pointwise("out", dtype, ("n",),
+                     lambda index: FORMULAS[formula](source.load(index), dtype))
+    return Kernel(kernel_name(formula, dtype), [source], [node])
+
+
+def source() -> str:
+    return print_module([(unary_kernel(f, dt), ("n",)) for f in FORMULAS for dt in DTYPES])
+
+
+# (in0, out, n, x_lo, x_hi)
+_SIGNATURE = (ctypes.c_void_p, ctypes.c_void_p) + (ctypes.c_int64,) * 3
+native.register_generated(LIBRARY, source, {
+    kernel_name(f, dt): _SIGNATURE for f in FORMULAS for dt in DTYPES})
+
+
+# --- row kernels: one pass of reductions and the output per row, as the compiled graphs' ---------
+# ``rows`` rows of ``n`` elements, ``x_step`` elements apart; the output is contiguous.
+
+ROWS_LIBRARY = "eager_rows"
+
+
+def _rows_input(dtype):
+    return InputBuffer("in0", dtype, ("rows", "n"), ("x_step", 1))
+
+
+def softmax_kernel(dtype, log=False):
+    """softmax / log_softmax over each row, ATen's passes (``aten/src/ATen/native/cpu/
+    SoftMaxKernel.cpp``): the max; softmax then writes exp(x - max) to the output, sums it and
+    scales it by 1/sum in place (one exp per element); log_softmax sums exp(x - max) and writes
+    x - max - log(sum)."""
+    x = _rows_input(dtype)
+    row_max = Reduction("row_max", dtype, ("rows",), ("n",), "max", lambda i, r: x.load(i + r))
+    shifted = (lambda i: ops.sub(x.load(i), ops.load("row_max", i[0])))
+    name = f"{'log_' if log else ''}softmax_{dtype}"
+    if log:
+        total = Reduction("total", dtype, ("rows",), ("n",), "sum",
+                          lambda i, r: ops.exp(shifted(i + r)))
+        out = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.sub(
+            shifted(i), ops.log(ops.load("total", i[0]))))
+        return Kernel(name, [x], [row_max, total, out], frozenset({"row_max", "total"}))
+    out = InputBuffer("out", dtype, ("rows", "n"), ("n", 1))    # read back within its row
+    exps = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.exp(shifted(i)))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: out.load(i + r))
+    scale = Pointwise("scale", dtype, ("rows",), lambda i: ops.reciprocal(ops.load("total", i[0])))
+    scaled = Pointwise("scaled", dtype, ("rows", "n"), lambda i: ops.mul(
+        out.load(i), ops.load("scale", i[0])), store_into="out")
+    return Kernel(name, [x], [row_max, exps, total, scale, scaled],
+                  frozenset({"row_max", "total", "scale"}))
+
+
+def layer_norm_kernel(dtype, affine):
+    """layer_norm over each row: the mean, the biased variance (two passes, as exact as ATen's
+    moments), then (x - mean) * rstd (* weight + bias); mean and rstd are outputs too."""
+    x = _rows_input(dtype)
+    weight, bias = (InputBuffer(n, dtype, ("n",), (1,)) for n in ("weight", "bias"))
+    count = (lambda: ops.index_expr("n", dtype))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: x.load(i + r))
+    mean = Pointwise("mean", dtype, ("rows",), lambda i: ops.truediv(ops.load("total", i[0]),
+                                                                      count()))
+
+    def centered(i):
+        return ops.sub(x.load(i), ops.load("mean", i[0]))
+    squares = Reduction("squares", dtype, ("rows",), ("n",), "sum",
+                        lambda i, r: ops.mul(centered(i + r), centered(i + r)))
+    rstd = Pointwise("rstd", dtype, ("rows",), lambda i: ops.rsqrt(ops.add(
+        ops.truediv(ops.load("squares", i[0]), count()), ops.load("eps", "0"))))
+
+    def normalized(i):
+        y = ops.mul(centered(i), ops.load("rstd", i[0]))
+        if affine:
+            y = ops.add(ops.mul(y, weight.load(i[1:])), bias.load(i[1:]))
+        return y
+    out = Pointwise("out", dtype, ("rows", "n"), normalized)
+    eps = InputBuffer("eps", dtype, (1,), (0,))
+    inputs = [x, eps] + ([weight, bias] if affine else [])
+    name = f"layer_norm{'_affine' if affine else ''}_{dtype}"
+    return Kernel(name, inputs, [total, mean, squares, rstd, out],
+                  frozenset({"total", "squares"}))
+
+
+def _row_kernels():
+    for dtype in DTYPES:
+        yield softmax_kernel(dtype)
+        yield softmax_kernel(dtype, log=True)
+        yield layer_norm_kernel(dtype, False)
+        yield layer_norm_kernel(dtype, True)
+
+
+def rows_source() -> str:
+    return print_module([(k, ("rows",)) for k in _row_kernels()])
+
+
+def _row_signature(kernel):
+    # the pointers, then rows, n, x_step, x_lo, x_hi
+    return (ctypes.c_void_p,) * pointer_count(kernel) + (ctypes.c_int64,) * 5
+
+
+native.register_generated(ROWS_LIBRARY, rows_source,
+                          {k.name: _row_signature(k) for k in _row_kernels()})

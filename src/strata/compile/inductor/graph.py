@@ -1,0 +1,351 @@
+"""GraphLowering and the scheduler: an aten-level fx graph -> kernels + one Python wrapper.
+
+Inductor's ``graph.py`` + ``scheduler.py`` in small. The fx graph is walked in order; each node
+goes through its lowering row (lowering.py) or runs its eager kernel (Fallback / Extern). Values
+stay unrealized formulas (vertical fusion: every pointwise chain becomes one expression) until a
+reader needs memory: a graph output, an eager kernel's argument, a value read by more than one
+node, a reduction's result.
+
+Note [Row fusion]
+Each realized node is appended to the last kernel when it iterates the same rows: a kernel has
+outer ranges R and inner ranges RR; a node joins it if its ranges are R ++ RR (a pointwise
+epilogue, or a horizontally fused sibling), R (a per-row value) or, for a reduction, R with
+reduction ranges RR; and if it reads the kernel's own buffers only at the row being computed
+(reductions, per-row values) or at the element being computed (other values). So softmax is
+one kernel of three passes per row (max, sum of exp, the scaled output), layer_norm one of
+three (mean, variance, output). A node that joins writes its buffer
+in the same loop; a buffer no one reads later is never allocated (dead-buffer removal), and the
+wrapper drops each array after its last use so the allocator reuses its memory.
+"""
+
+import operator
+
+from .cprinter import PREAMBLE, print_kernel
+from .ir import (
+    C_TYPES,
+    InputBuffer,
+    Kernel,
+    Pointwise,
+    Reduction,
+    TensorValue,
+    contiguous_stride,
+    format_node,
+    use_handler,
+)
+from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
+
+
+class _LoadRecorder:
+    """Runs an inner_fn to list the (buffer, index text) pairs it loads."""
+
+    def __init__(self):
+        self.loads = []
+
+    def load(self, name, index):
+        self.loads.append((name, index))
+        return name
+
+    def __getattr__(self, name):
+        return lambda *args: name
+
+
+def _reads(node, outer_k):
+    """The (buffer, index text) pairs ``node`` loads, with outer index variables i0.. for the
+    first ``outer_k`` dims (remembered on the node: its inner_fn never changes)."""
+    memo = node.__dict__.setdefault("_reads", {})
+    if outer_k not in memo:
+        index = tuple(f"i{d}" for d in range(outer_k))
+        extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
+        with use_handler(_LoadRecorder()) as rec:
+            if isinstance(node, Reduction):
+                node.inner_fn(index, tuple(f"r{d}" for d in range(len(node.reduction_ranges))))
+            else:
+                node.inner_fn(index + extra)
+        memo[outer_k] = rec.loads
+    return memo[outer_k]
+
+
+class KernelStep:
+    def __init__(self, name, outer, inner):
+        self.name, self.outer, self.inner = name, tuple(outer), tuple(inner)
+        self.nodes, self.reduction_names = [], set()
+
+    def accepts(self, node):
+        """Note [Row fusion]."""
+        if isinstance(node, Reduction):
+            fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
+        else:
+            fits = tuple(node.ranges) in (self.outer + self.inner, self.outer)
+        if not fits:
+            return False
+        row = tuple(f"i{d}" for d in range(len(self.outer)))
+        element = row + tuple(f"r{d}" for d in range(len(self.inner)))
+        same_row = _index_text(self.outer, row)
+        same_element = _index_text(self.outer + self.inner, element)
+        mine = {n.name: n for n in self.nodes}
+        for name, index in _reads(node, len(self.outer)):
+            if name not in mine:
+                continue
+            if name in self.reduction_names or len(mine[name].ranges) == len(self.outer):
+                if index != same_row:
+                    return False
+            elif index != same_element:
+                return False
+        return True
+
+
+def _index_text(size, index):
+    return InputBuffer("", "", size, contiguous_stride(size)).index(index)
+
+
+class GraphArgument:
+    """A non-tensor value known only when the graph runs (the RNG seed input, a generator an
+    eager kernel returns): ``name`` is its Python expression in the wrapper."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class FallbackStep:
+    def __init__(self, name, target, args, kwargs, kind):
+        self.name, self.target, self.args, self.kwargs, self.kind = (name, target, args, kwargs,
+                                                                     kind)
+
+
+class GraphLowering:
+    def __init__(self, gm, example_inputs):
+        self.gm, self.example_inputs = gm, example_inputs
+        self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
+        self.inputs, self.constants, self.outputs = [], {}, []
+        self.pre_fusion = []
+        self.count = 0
+        self._needed = None     # computed once ``run`` is done
+
+    def _name(self, prefix="buf"):
+        self.count += 1
+        return f"{prefix}{self.count - 1}"
+
+    # --- realizing ---------------------------------------------------------------------------
+
+    def _schedule(self, node):
+        self.pre_fusion.append(node)
+        last = self.steps[-1] if self.steps else None
+        if isinstance(last, KernelStep) and last.accepts(node):
+            last.nodes.append(node)
+            if isinstance(node, Reduction):
+                last.reduction_names.add(node.name)
+            return
+        if isinstance(node, Reduction):
+            step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
+            step.reduction_names.add(node.name)
+        elif len(node.ranges) <= 1:
+            step = KernelStep(self._name("kernel"), node.ranges, ())
+        else:
+            step = KernelStep(self._name("kernel"), node.ranges[:-1], node.ranges[-1:])
+        step.nodes.append(node)
+        self.steps.append(step)
+
+    def realize(self, value: TensorValue) -> TensorValue:
+        if value.buffer is not None:
+            return value
+        name = self._name()
+        self._schedule(Pointwise(name, value.dtype, tuple(value.size), value.load))
+        buffer = InputBuffer(name, value.dtype, tuple(value.size), contiguous_stride(value.size))
+        self.buffers[name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size):
+        name = self._name()
+        self._schedule(Reduction(name, dtype, tuple(ranges), tuple(reduction_ranges),
+                                 reduction_type, inner_fn))
+        # contiguous over the kept dims; the reduced (keepdim) dims broadcast
+        kept = iter(contiguous_stride(ranges))
+        keepdim = len(out_size) != len(ranges)
+        reduced = [s == 1 for s in out_size] if keepdim else [False] * len(out_size)
+        stride = tuple(0 if r else next(kept) for r in reduced)
+        buffer = InputBuffer(name, dtype, tuple(out_size), stride)
+        self.buffers[name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    # --- walking the graph ---------------------------------------------------------------------
+
+    def _input(self, name, val):
+        buffer = InputBuffer(name, dtype_name(val.dtype), tuple(val.shape), tuple(val.stride()))
+        self.buffers[name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    def run(self):
+        env = {}
+        examples = iter(self.example_inputs)
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                example = next(examples)
+                self.inputs.append(node.name)
+                env[node] = (self._input(node.name, example) if hasattr(example, "stride")
+                             else GraphArgument(node.name))
+            elif node.op == "get_attr":
+                tensor = module_attribute(self.gm, node.target)
+                self.constants[node.name] = tensor
+                env[node] = self._input(node.name, tensor)
+            elif node.op == "call_function":
+                if not node.users:
+                    continue    # dead: nothing reads it (the graph is functional)
+                env[node] = self._call(node, env)
+            elif node.op == "output":
+                outs = node.args[0]
+                for out in (outs if isinstance(outs, (tuple, list)) else (outs,)):
+                    value = env[out] if out is not None else None
+                    self.outputs.append(self._output(value))
+        return self
+
+    def is_view(self, buffer):
+        return buffer is not self.buffers[buffer.name]
+
+    def _output(self, value):
+        if not isinstance(value, TensorValue):
+            return ("const", value)
+        buffer = self.realize(value).buffer
+        return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
+
+    def _call(self, node, env):
+        args = _map(node.args, env)
+        kwargs = {k: _map(v, env) for k, v in node.kwargs.items()}
+        if node.target is operator.getitem:
+            return args[0][args[1]]
+        rule = LOWERINGS.get(node.target)
+        if rule is not None and node.target not in EXTERN and _c_types_only(node, args):
+            try:
+                value = rule(self, node, *args, **kwargs)
+            except NoLowering:
+                value = None
+            if value is not None:
+                if isinstance(value, TensorValue) and len(node.users) > 1 and _numel(value) > 1:
+                    value = self.realize(value)
+                return value
+        return self._fallback(node, args, kwargs)
+
+    def _fallback(self, node, args, kwargs):
+        """Run the node's eager kernel on realized arguments (Extern for the BLAS ops)."""
+        def real(v):
+            if not isinstance(v, TensorValue):
+                return v
+            buffer = self.realize(v).buffer
+            return buffer if self.is_view(buffer) else buffer.name
+        step = FallbackStep(self._name(), node.target, _map_values(args, real),
+                            {k: _map_values(v, real) for k, v in kwargs.items()},
+                            "Extern" if node.target in EXTERN else "Fallback")
+        self.steps.append(step)
+        self.pre_fusion.append(step)
+        val = node.meta["val"]
+        if isinstance(val, (tuple, list)):
+            return tuple(self._fallback_output(f"{step.name}_{i}", v) if hasattr(v, "stride")
+                         else GraphArgument(f"r_{step.name}[{i}]") for i, v in enumerate(val))
+        if not hasattr(val, "stride"):
+            return GraphArgument(f"r_{step.name}")
+        return self._fallback_output(step.name, val)
+
+    def _fallback_output(self, name, val):
+        buffer = InputBuffer(name, dtype_name(val.dtype), tuple(val.shape), tuple(val.stride()))
+        self.buffers[name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    # --- output ------------------------------------------------------------------------------
+
+    def kernels(self):
+        return [s for s in self.steps if isinstance(s, KernelStep)]
+
+    def _external_reads(self, step):
+        """Names of buffers ``step`` reads that it does not write, in order."""
+        if isinstance(step, FallbackStep):
+            return [a.name if isinstance(a, InputBuffer) else a
+                    for a in _flatten((step.args, tuple(step.kwargs.values())))
+                    if isinstance(a, InputBuffer) or (isinstance(a, str) and a in self.buffers)]
+        mine = {n.name for n in step.nodes}
+        read = []
+        for node in step.nodes:
+            for name, _ in _reads(node, len(step.outer)):
+                if name not in mine and name not in read:
+                    read.append(name)
+        return read
+
+    def needed(self):
+        """Every buffer read by some step or returned (once the graph is lowered)."""
+        if self._needed is None:
+            names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
+            for step in self.steps:
+                names.update(self._external_reads(step))
+            self._needed = names
+        return self._needed
+
+    def c_kernel(self, step, needed=None):
+        """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
+        needed = self.needed() if needed is None else needed
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+            isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
+        return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
+                      step.nodes, local)
+    def pre_fusion_text(self):
+        """Every node as it was lowered, in order (printed only when asked: formatting runs
+        every inner_fn again)."""
+        return "\n".join(f"{n.name} = {n.kind}({n.target})" if isinstance(n, FallbackStep)
+                         else format_node(n) for n in self.pre_fusion) + "\n"
+
+    def post_fusion_text(self):
+        lines = []
+        for step in self.steps:
+            if isinstance(step, KernelStep):
+                lines.append(f"{step.name}: rows {list(step.outer)} x {list(step.inner)}, "
+                             f"{len(step.nodes)} node(s) fused")
+                lines.extend("  " + format_node(n).replace("\n", "\n  ") for n in step.nodes)
+            else:
+                lines.append(f"{step.name} = {step.kind}({step.target})")
+        return "\n".join(lines) + "\n"
+
+    def c_source(self):
+        needed = self.needed()
+        return PREAMBLE + "\n\n".join(print_kernel(self.c_kernel(s, needed), s.outer)
+                                      for s in self.kernels()) + "\n"
+
+
+def _c_types_only(node, args):
+    """Whether every tensor the node reads or makes has a C type (half and bfloat16 do not:
+    such nodes run their eager kernels)."""
+    val = node.meta.get("val")
+    made = val if isinstance(val, (tuple, list)) else (val,)
+    dtypes = [v.dtype.name for v in made if hasattr(v, "dtype")]
+    dtypes += [a.dtype for a in _flatten(args) if isinstance(a, TensorValue)]
+    return all(d in C_TYPES for d in dtypes)
+
+
+def module_attribute(gm, target):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _numel(value):
+    n = 1
+    for s in value.size:
+        n *= s
+    return n
+
+
+def _map(arg, env):
+    if isinstance(arg, (tuple, list)):
+        return type(arg)(_map(a, env) for a in arg)
+    return env[arg] if hasattr(arg, "op") and hasattr(arg, "users") else arg
+
+
+def _flatten(x):
+    if isinstance(x, (tuple, list)):
+        for a in x:
+            yield from _flatten(a)
+    else:
+        yield x
+
+
+def _map_values(arg, fn):
+    if isinstance(arg, (tuple, list)):
+        return type(arg)(_map_values(a, fn) for a in arg)
+    return fn(arg)

@@ -1,0 +1,166 @@
+"""The loop-level IR: what a kernel computes at one index, before any C exists.
+
+As in Inductor (``torch/_inductor/ir.py``), a node does not hold a loop: it holds an
+``inner_fn(index)`` written with ``ops.*`` calls (``ops.load``, ``ops.exp``, ``ops.add``...).
+What ``ops`` means is decided by whoever runs the function: the C printer makes each call emit one
+line of C, ``format_node`` makes it build readable text. A chain of pointwise ops is fused by
+calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever written for it.
+
+- ``Pointwise(name, dtype, ranges, inner_fn)``: ``out[index] = inner_fn(index)`` for every index
+  in ``ranges``; ``index`` is a tuple of C index expressions, one per dim.
+- ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
+  ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
+- ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
+
+Example, gelu as one kernel::
+
+    x = InputBuffer("x", "float32", (4, 8), (8, 1))
+    gelu = Pointwise("out", "float32", (4, 8), lambda i: ops.mul(
+        ops.mul(x.load(i), ops.constant(0.5, "float32")),
+        ops.add(ops.constant(1.0, "float32"),
+                ops.erf(ops.mul(x.load(i), ops.constant(0.7071067811865476, "float32"))))))
+"""
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# dtype name -> its C type
+C_TYPES = {
+    "float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
+    "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+}
+# each reduction's starting value, by dtype kind ("f" float, "i" integer)
+REDUCTION_INIT = {
+    ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
+    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY",
+    ("max", "i"): "INT64_MIN", ("min", "i"): "INT64_MAX",
+}
+
+_handler = threading.local()
+
+
+class _Ops:
+    """``ops.<name>(...)`` calls the method of the handler that is running an ``inner_fn``."""
+
+    def __getattr__(self, name):
+        return getattr(_handler.current, name)
+
+
+ops = _Ops()
+
+
+class use_handler:
+    """``with use_handler(h): inner_fn(index)`` makes ``ops.*`` calls go to ``h``."""
+
+    def __init__(self, handler):
+        self.handler = handler
+
+    def __enter__(self):
+        self.saved = getattr(_handler, "current", None)
+        _handler.current = self.handler
+        return self.handler
+
+    def __exit__(self, *exc):
+        _handler.current = self.saved
+
+
+@dataclass(frozen=True)
+class InputBuffer:
+    """Memory read by a kernel: a graph input or the output of an earlier kernel."""
+    name: str
+    dtype: str
+    size: tuple
+    stride: tuple
+    offset: int = 0
+
+    def index(self, index) -> str:
+        """The C expression of the element offset at ``index`` (stride 0 dims broadcast)."""
+        terms = [f"{i}*{s}" if s != 1 else f"{i}" for i, s in zip(index, self.stride)
+                 if s != 0 and not (isinstance(i, int) and i == 0)]
+        if self.offset:
+            terms.append(str(self.offset))
+        return " + ".join(terms) or "0"
+
+    def load(self, index):
+        return ops.load(self.name, self.index(index))
+
+
+@dataclass
+class Pointwise:
+    name: str
+    dtype: str
+    ranges: tuple
+    inner_fn: Callable
+    store_into: str = None   # write over an earlier node's buffer of the kernel (in place)
+
+
+@dataclass
+class Reduction:
+    name: str
+    dtype: str
+    ranges: tuple
+    reduction_ranges: tuple
+    reduction_type: str      # "sum", "prod", "max" or "min" (max and min propagate NaN)
+    inner_fn: Callable       # (index, rindex) -> value
+
+
+@dataclass
+class Kernel:
+    """What the C printer turns into one C function: ``inputs`` it reads, and ``nodes`` sharing
+    the outer ``ranges``, computed in order for each outer index (a reduction's result is written
+    before a later node of the same row reads it). ``local`` names the per-row values (reductions,
+    pointwise values over the outer ranges only) no one reads outside the kernel: they stay C
+    variables and get no buffer."""
+    name: str
+    inputs: list
+    nodes: list
+    local: frozenset = frozenset()
+
+
+class _TextHandler:
+    """Runs an ``inner_fn`` into readable text: ``exp(load(x, i0*8 + i1))``."""
+
+    def __getattr__(self, name):
+        def op(*args):
+            return f"{name}({', '.join(map(str, args))})"
+        return op
+
+
+def format_node(node) -> str:
+    """The node as text, for ir_pre_fusion.txt / ir_post_fusion.txt and ``print``."""
+    index = tuple(f"i{d}" for d in range(len(node.ranges)))
+    with use_handler(_TextHandler()):
+        if isinstance(node, Reduction):
+            rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
+            body = node.inner_fn(index, rindex)
+            return (f"{node.name} = Reduction({node.reduction_type}, {node.dtype}, ranges="
+                    f"{list(node.ranges)}, reduction_ranges={list(node.reduction_ranges)})\n"
+                    f"    [{', '.join(index)}] <- {node.reduction_type} over "
+                    f"[{', '.join(rindex)}] of {body}")
+        body = node.inner_fn(index)
+        return (f"{node.name} = Pointwise({node.dtype}, ranges={list(node.ranges)})\n"
+                f"    [{', '.join(index)}] <- {body}")
+
+
+def contiguous_stride(size) -> tuple:
+    stride, step = [], 1
+    for s in reversed(size):
+        stride.append(step)
+        step *= s
+    return tuple(reversed(stride))
+
+
+@dataclass
+class TensorValue:
+    """A tensor of the graph being lowered (Inductor's TensorBox): ``load(index)`` emits its value
+    at ``index``. Unrealized (``buffer`` None) it is a formula inlined into every reader, which is
+    how chains of pointwise ops fuse; realized, it reads ``buffer``."""
+    dtype: str
+    size: tuple
+    load: Callable
+    buffer: InputBuffer = None
+
+    @classmethod
+    def of_buffer(cls, buffer: InputBuffer):
+        return cls(buffer.dtype, tuple(buffer.size), buffer.load, buffer)

@@ -1,0 +1,403 @@
+"""Lowering: one row per aten op, turning it into loop IR (Inductor's ``lowering.py``).
+
+A row takes the graph under construction (``GraphLowering``, graph.py), the fx node, and the
+node's arguments with every tensor replaced by a ``TensorValue``; it returns the result's
+``TensorValue`` (or a tuple of them). Pointwise rows return unrealized values (formulas that
+their readers inline); reductions are realized at once. An op with no row runs its eager kernel
+(``Fallback``, named in the debug output); mm/addmm/bmm/convolution run as ``Extern`` calls of
+the eager BLAS kernel.
+"""
+
+import math
+
+from ...ops.op import ops as torch_ops
+from .ir import InputBuffer, TensorValue, contiguous_stride, ops
+
+aten = torch_ops.aten
+LOWERINGS: dict = {}
+EXTERN = {aten.mm.default, aten.addmm.default, aten.bmm.default}
+FLOATS = ("float32", "float64")
+
+
+class NoLowering(Exception):
+    """This call needs its eager kernel (an argument or dtype the rows do not cover)."""
+
+
+def register(*aten_ops):
+    def decorate(fn):
+        for op in aten_ops:
+            assert op not in LOWERINGS, f"two lowerings for {op}"
+            LOWERINGS[op] = fn
+        return fn
+    return decorate
+
+
+def dtype_name(dtype) -> str:
+    return dtype.name
+
+
+def out_spec(node):
+    val = node.meta["val"]
+    return dtype_name(val.dtype), tuple(val.shape)
+
+
+def as_loader(arg, size, dtype):
+    """``index -> value`` of a TensorValue broadcast to ``size``, or of a Python number, in
+    ``dtype``."""
+    if not isinstance(arg, TensorValue):
+        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+            raise NoLowering(f"argument {arg!r}")
+        return lambda index: ops.constant(arg, dtype)
+    lead = len(size) - len(arg.size)
+
+    def load(index):
+        idx = tuple(0 if s == 1 and size[lead + d] != 1 else index[lead + d]
+                    for d, s in enumerate(arg.size))
+        value = arg.load(idx)
+        return value if arg.dtype == dtype else ops.to_dtype(value, dtype)
+    return load
+
+
+def pointwise(G, node, fn, *args, compute=None):
+    """The unrealized value ``fn(*loaded args)`` at each index of the node's output."""
+    dtype, size = out_spec(node)
+    compute = compute or dtype
+    if compute not in FLOATS + ("int64", "int32", "bool"):
+        raise NoLowering(f"dtype {compute}")
+    loaders = [as_loader(a, size, compute) for a in args]
+
+    def load(index):
+        value = fn(*(ld(index) for ld in loaders))
+        return value if compute == dtype else ops.to_dtype(value, dtype)
+    return TensorValue(dtype, size, load)
+
+
+def _binary(fn):
+    def lower(G, node, a, b, alpha=1):
+        if alpha != 1:
+            return pointwise(G, node, lambda x, y: fn(x, ops.mul(y, ops.constant(
+                alpha, out_spec(node)[0]))), a, b)
+        return pointwise(G, node, fn, a, b)
+    return lower
+
+
+register(aten.add.Tensor)(_binary(lambda x, y: ops.add(x, y)))
+register(aten.sub.Tensor)(_binary(lambda x, y: ops.sub(x, y)))
+register(aten.mul.Tensor)(_binary(lambda x, y: ops.mul(x, y)))
+register(aten.maximum.default)(_binary(lambda x, y: ops.maximum(x, y)))
+register(aten.minimum.default)(_binary(lambda x, y: ops.minimum(x, y)))
+
+
+@register(aten.div.Tensor)
+def _div(G, node, a, b):
+    if out_spec(node)[0] not in FLOATS:
+        raise NoLowering("integer true division")
+    return pointwise(G, node, lambda x, y: ops.truediv(x, y), a, b)
+
+
+def _unary(fn, floats_only=True):
+    def lower(G, node, a):
+        if floats_only and out_spec(node)[0] not in FLOATS:
+            raise NoLowering("integer input")
+        return pointwise(G, node, fn, a)
+    return lower
+
+
+for _name in ("exp", "log", "tanh", "sigmoid", "sqrt", "rsqrt", "erf", "log1p", "expm1", "sin",
+              "cos"):
+    register(getattr(aten, _name).default)(_unary(lambda x, _n=_name: getattr(ops, _n)(x)))
+register(aten.neg.default)(_unary(lambda x: ops.neg(x), floats_only=False))
+register(aten.abs.default)(_unary(lambda x: ops.abs(x), floats_only=False))
+register(aten.relu.default)(_unary(lambda x: ops.relu(x), floats_only=False))
+register(aten.reciprocal.default)(_unary(lambda x: ops.reciprocal(x)))
+
+
+def _compare(fn):
+    def lower(G, node, a, b):
+        tensors = [x for x in (a, b) if isinstance(x, TensorValue)]
+        if len({t.dtype for t in tensors}) != 1:
+            raise NoLowering("mixed dtypes")
+        compute = tensors[0].dtype
+        if compute not in FLOATS and any(isinstance(x, float) for x in (a, b)):
+            raise NoLowering("float scalar against an integer tensor")
+        return pointwise(G, node, fn, a, b, compute=compute)
+    return lower
+
+
+for _name in ("lt", "le", "gt", "ge", "eq", "ne"):
+    _fn = (lambda x, y, _n=_name: getattr(ops, _n)(x, y))
+    register(getattr(aten, _name).Tensor)(_compare(_fn))
+
+
+@register(aten.where.self)
+def _where(G, node, cond, a, b):
+    dtype, size = out_spec(node)
+    cond_load, a_load, b_load = (as_loader(cond, size, "bool"), as_loader(a, size, dtype),
+                                 as_loader(b, size, dtype))
+    return TensorValue(dtype, size, lambda i: ops.where(cond_load(i), a_load(i), b_load(i)))
+
+
+@register(aten.gelu.default)
+def _gelu(G, node, a, approximate="none"):
+    from .eager import gelu, gelu_tanh  # the same formula as the eager kernel
+    dtype = out_spec(node)[0]
+    if dtype not in FLOATS:
+        raise NoLowering("gelu dtype")
+    formula = gelu_tanh if approximate == "tanh" else gelu
+    return pointwise(G, node, lambda x: formula(x, dtype), a)
+
+
+@register(aten.threshold_backward.default)
+def _threshold_backward(G, node, grad, x, threshold):
+    dtype, size = out_spec(node)
+    g, xl = as_loader(grad, size, dtype), as_loader(x, size, dtype)
+    return TensorValue(dtype, size, lambda i: ops.where(
+        ops.le(xl(i), ops.constant(threshold, dtype)), ops.constant(0, dtype), g(i)))
+
+
+@register(aten.clone.default, aten.alias.default)
+def _clone(G, node, a, memory_format=None):
+    return TensorValue(a.dtype, a.size, a.load)
+
+
+@register(aten._to_copy.default)
+def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
+             non_blocking=False, memory_format=None):
+    out_dtype = out_spec(node)[0]
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("conversion")
+    return pointwise(G, node, lambda x: x, a)
+
+
+@register(aten.full.default)
+def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    out_dtype, out_size = out_spec(node)
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("full")
+    return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
+
+
+# --- views: index arithmetic on the source, no copy -------------------------------------------
+
+def _flat(index, size):
+    terms = [f"({i})*{s}" for i, s in zip(index, _strides(size)) if s and i != 0]
+    return " + ".join(terms) or "0"
+
+
+def _strides(size):
+    out, step = [], 1
+    for s in reversed(size):
+        out.append(step if s != 1 else 0)
+        step *= s
+    return tuple(reversed(out))
+
+
+def _restrided(a, size, stride):
+    """The view ``a`` of a realized buffer as the same memory read with other strides (no copy,
+    so an Extern gets the strided tensor as eager would)."""
+    b = a.buffer
+    return TensorValue.of_buffer(InputBuffer(b.name, b.dtype, tuple(size), tuple(stride),
+                                             b.offset))
+
+
+def _is_contiguous(b):
+    return tuple(s for s, n in zip(b.stride, b.size) if n != 1) == tuple(
+        s for s, n in zip(contiguous_stride(b.size), b.size) if n != 1)
+
+
+@register(aten.view.default, aten.reshape.default)
+def _view(G, node, a, shape):
+    _, size = out_spec(node)
+    if tuple(size) == tuple(a.size):
+        return a
+    if a.buffer is not None and _is_contiguous(a.buffer):
+        return _restrided(a, size, contiguous_stride(size))
+    src = a.size
+
+    def load(index):
+        flat = _flat(index, size)
+        src_index = []
+        for d, s in enumerate(src):
+            inner = math.prod(src[d + 1:])
+            expr = f"(({flat}) / {inner})" if inner != 1 else f"({flat})"
+            src_index.append(0 if s == 1 else (f"{expr} % {s}" if d else expr))
+        return a.load(tuple(src_index))
+    return TensorValue(a.dtype, size, load)
+
+
+@register(aten._reshape_copy.default)
+def _reshape_copy(G, node, a, shape):
+    """A reshape whose result must not alias: read through index arithmetic, realized fresh."""
+    unaliased = TensorValue(a.dtype, a.size, a.load)
+    return _view(G, node, unaliased, shape)
+
+
+@register(aten.slice.Tensor)
+def _slice(G, node, a, dim=0, start=None, end=None, step=1):
+    dim = dim % max(len(a.size), 1)
+    start = 0 if start is None else start
+    if start < 0:
+        start = max(start + a.size[dim], 0)
+    start = min(start, a.size[dim])
+    size = out_spec(node)[1]
+    if a.buffer is not None:
+        stride = list(a.buffer.stride)
+        b = a.buffer
+        shifted = InputBuffer(b.name, b.dtype, tuple(size),
+                              tuple(s * step if d == dim else s for d, s in enumerate(stride)),
+                              b.offset + start * stride[dim])
+        return TensorValue.of_buffer(shifted)
+
+    def load(index):
+        i = index[dim]
+        moved = f"({start} + ({i})*{step})" if step != 1 else f"({start} + {i})"
+        return a.load(tuple(moved if d == dim else x for d, x in enumerate(index)))
+    return TensorValue(a.dtype, size, load)
+
+
+@register(aten.permute.default)
+def _permute(G, node, a, dims):
+    dims = [d % max(len(a.size), 1) for d in dims]
+    if a.buffer is not None:
+        return _restrided(a, [a.size[d] for d in dims], [a.buffer.stride[d] for d in dims])
+    inverse = [dims.index(d) for d in range(len(dims))]
+    return TensorValue(a.dtype, out_spec(node)[1],
+                       lambda index: a.load(tuple(index[inverse[d]] for d in range(len(dims)))))
+
+
+@register(aten.transpose.int)
+def _transpose(G, node, a, dim0, dim1):
+    dims = list(range(len(a.size)))
+    d0, d1 = dim0 % max(len(dims), 1), dim1 % max(len(dims), 1)
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return _permute(G, node, a, dims)
+
+
+@register(aten.t.default)
+def _t(G, node, a):
+    return _transpose(G, node, a, 0, -1) if len(a.size) == 2 else a
+
+
+@register(aten.expand.default)
+def _expand(G, node, a, size, implicit=False):
+    out = out_spec(node)[1]
+    if a.buffer is not None:
+        lead = len(out) - len(a.size)
+        stride = [0] * lead + [0 if n == 1 and out[lead + d] != 1 else a.buffer.stride[d]
+                               for d, n in enumerate(a.size)]
+        return _restrided(a, out, stride)
+    return TensorValue(a.dtype, out_spec(node)[1], as_loader(a, out_spec(node)[1], a.dtype))
+
+
+@register(aten.unsqueeze.default, aten.squeeze.dims)
+def _reshape_like(G, node, a, *dims):
+    return _view(G, node, a, out_spec(node)[1])
+
+
+# --- reductions ---------------------------------------------------------------------------------
+
+def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
+    """A realized reduction of ``a`` over ``dims``; ``prologue(value, index)`` is fused in."""
+    dtype = dtype or a.dtype
+    ndim = len(a.size)
+    if isinstance(dims, int):
+        dims = [dims]
+    dims = sorted({d % max(ndim, 1) for d in (dims if dims else range(ndim))})
+    kept = [d for d in range(ndim) if d not in dims]
+    ranges = tuple(a.size[d] for d in kept)
+    reduction_ranges = tuple(a.size[d] for d in dims)
+
+    def full_index(index, rindex):
+        full = [None] * ndim
+        for d, i in zip(kept, index):
+            full[d] = i
+        for d, r in zip(dims, rindex):
+            full[d] = r
+        return tuple(full)
+
+    def inner_fn(index, rindex):
+        full = full_index(index, rindex)
+        value = a.load(full)
+        if a.dtype != dtype:
+            value = ops.to_dtype(value, dtype)
+        return prologue(value, full) if prologue else value
+    out_size = tuple(1 if d in dims else s for d, s in enumerate(a.size)) if keepdim else ranges
+    return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size)
+
+
+@register(aten.sum.dim_IntList)
+def _sum(G, node, a, dims, keepdim=False, dtype=None):
+    out_dtype = out_spec(node)[0]
+    if out_dtype not in FLOATS + ("int64",):
+        raise NoLowering("sum dtype")
+    return reduce(G, a, dims, keepdim, "sum", out_dtype)
+
+
+@register(aten.mean.dim)
+def _mean(G, node, a, dims, keepdim=False, dtype=None):
+    out_dtype, size = out_spec(node)
+    if out_dtype not in FLOATS:
+        raise NoLowering("mean dtype")
+    total = reduce(G, a, dims, keepdim, "sum", out_dtype)
+    count = math.prod(a.size) // max(math.prod(size), 1)
+    return pointwise(G, node, lambda s: ops.truediv(s, ops.constant(count, out_dtype)), total)
+
+
+@register(aten.amax.default, aten.amin.default)
+def _amax(G, node, a, dims=(), keepdim=False):
+    kind = "max" if node.target is aten.amax.default else "min"
+    return reduce(G, a, dims, keepdim, kind, out_spec(node)[0])
+
+
+@register(aten._softmax.default, aten._log_softmax.default)
+def _softmax(G, node, a, dim, half_to_float):
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or half_to_float:
+        raise NoLowering("softmax dtype")
+    log = node.target is aten._log_softmax.default
+    a = G.realize(a)    # read by three passes: computed once (recomputing could round apart)
+    m = reduce(G, a, [dim], True, "max")
+    x = as_loader(a, size, dtype)
+    mx = as_loader(m, size, dtype)
+    s = reduce(G, TensorValue(dtype, size, lambda i: ops.exp(ops.sub(x(i), mx(i)))), [dim], True,
+               "sum")
+    sx = as_loader(s, size, dtype)
+    if log:
+        return TensorValue(dtype, size, lambda i: ops.sub(ops.sub(x(i), mx(i)), ops.log(sx(i))))
+    return TensorValue(dtype, size, lambda i: ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)))
+
+
+@register(aten.native_layer_norm.default)
+def _layer_norm(G, node, a, normalized_shape, weight, bias, eps):
+    dtype = dtype_name(node.meta["val"][0].dtype)
+    if dtype not in FLOATS:
+        raise NoLowering("layer_norm dtype")
+    a = G.realize(a)
+    size = a.size
+    dims = list(range(len(size) - len(normalized_shape), len(size)))
+    n = math.prod(size[d] for d in dims)
+    x = as_loader(a, size, dtype)
+    mean = G.realize(_scale(reduce(G, a, dims, True, "sum"), 1.0 / n))
+    mu = as_loader(mean, size, dtype)
+    var = reduce(G, TensorValue(dtype, size, lambda i: ops.mul(ops.sub(x(i), mu(i)),
+                                                               ops.sub(x(i), mu(i)))),
+                 dims, True, "sum")
+    rstd = G.realize(TensorValue(dtype, var.size, lambda i: ops.rsqrt(ops.add(
+        ops.mul(var.load(i), ops.constant(1.0 / n, dtype)), ops.constant(eps, dtype)))))
+    rs = as_loader(rstd, size, dtype)
+    w = as_loader(weight, size, dtype) if weight is not None else None
+    b = as_loader(bias, size, dtype) if bias is not None else None
+
+    def load(i):
+        y = ops.mul(ops.sub(x(i), mu(i)), rs(i))
+        if w is not None:
+            y = ops.mul(y, w(i))
+        return ops.add(y, b(i)) if b is not None else y
+    return TensorValue(dtype, size, load), mean, rstd
+
+
+def _scale(v, factor):
+    return TensorValue(v.dtype, v.size, lambda i: ops.mul(v.load(i),
+                                                          ops.constant(factor, v.dtype)))

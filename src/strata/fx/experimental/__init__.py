@@ -1,0 +1,1 @@
+"""``strata.fx.experimental``, as ``torch.fx.experimental``."""

@@ -1,0 +1,1 @@
+"""``strata.fx.passes``, as ``torch.fx.passes``: re-exports of strata.compile.fx.passes."""
