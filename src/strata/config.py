@@ -70,6 +70,11 @@ sim_memory: int = _bytes("STRATA_SIM_MEMORY", "2G")
 # Size of the host memory the sim device can reach directly (pinned memory, copy staging).
 sim_host_memory: int = _bytes("STRATA_SIM_HOST_MEMORY", "4G")
 
+# --- the OpenCL device (backends/opencl) --------------------------------------------------------
+# Which OpenCL device `opencl` (index 0) is: the first whose "<platform> <device>" name contains
+# this text, case-insensitive (empty: every device, in platform order).
+opencl_device: str = os.environ.get("STRATA_OPENCL_DEVICE", "")
+
 # --- the compiler (compile/) ---------------------------------------------------------------------
 # What strata.compile logs (like TORCH_LOGS): a comma-separated subset of graph_breaks,
 # recompiles, guards, graph_code.
