@@ -373,6 +373,16 @@ def alloc(op):
     return kernel
 
 
+def filled(op, value_position):
+    """``full``/``scalar_tensor``: an allocation, then ``fill_``."""
+    empty = alloc(op)
+
+    def kernel(*args):
+        out = empty(*args)
+        return _fill_(out, args[value_position])
+    return kernel
+
+
 def _identity(x):
     return x
 
@@ -494,7 +504,8 @@ COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
-             F.fill_: _fill_, P.where: _where, A.threshold_backward: _threshold_backward,
+             F.fill_: _fill_, F.full: filled(F.full, 1),
+             F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: _where, A.threshold_backward: _threshold_backward,
              RED.sum: sum_dim, RED.mean: mean_dim, L.mm: mm, L.bmm: bmm, L.addmm: addmm}
     for name, formula in UNARY.items():
         fn = _formula(formula)
