@@ -109,6 +109,8 @@ class OpenCLHandler(CHandler):
         return self._emit(f"{x} != {x}", "bool")
 
     def __getattr__(self, name):
+        if name in ("floor", "ceil", "trunc"):    # integers are already whole
+            return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
         if name in MATH:
             return lambda x: self._math(name, x)
         return super().__getattr__(name)
@@ -188,8 +190,8 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
         if node.reduction_type in ("argmax", "argmin"):
             better = ">" if node.reduction_type == "argmax" else "<"
             lines[head] = f"{indent}{ctype} {acc} = 0; long {acc}_index = 0;"
-            lines.append(f"{body}if (y == 0 || {value} {better} {acc} || "
-                         f"({value} != {value} && {acc} == {acc})) "
+            nan = f" || ({value} != {value} && {acc} == {acc})" if kind == "f" else ""
+            lines.append(f"{body}if (y == 0 || {value} {better} {acc}{nan}) "
                          f"{{ {acc} = {value}; {acc}_index = y; }}")
             lines.append(f"{indent}}}")
             buffers[node.name + "_value"] = value.dtype

@@ -1,0 +1,182 @@
+"""Every OpenCL kernel against PyTorch and against strata on the CPU, on the same inputs.
+
+Kernels are built once per structure (op, rank, dtypes), so examples of one rank reuse a program;
+PoCL's kernel cache makes later runs cheap. Skipped where pyopencl finds no OpenCL device.
+"""
+
+import numpy as np
+import pytest
+import strata
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.skipif(not strata.opencl.is_available(),
+                                reason="needs pyopencl with an OpenCL driver (pip install "
+                                       "'strata[opencl]' brings PoCL)")
+
+DTYPES = {"float32": np.float32, "int64": np.int64, "bool": np.bool_}
+
+
+def values(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype == "int64":
+        return rng.integers(-5, 6, size=shape).astype(np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def check(fn, *arrays, atol=1e-5, rtol=1e-5):
+    """fn(strata on opencl) == fn(strata on cpu) == fn(torch), dtype and values."""
+    expected = fn(torch, *(torch.from_numpy(np.array(a)) for a in arrays))
+    on_cpu = fn(strata, *(strata.tensor(a) for a in arrays))
+    on_cl = fn(strata, *(strata.tensor(a).to("opencl") for a in arrays))
+    for got, want, ref in zip(_flat(on_cl), _flat(expected), _flat(on_cpu)):
+        assert got.device.type == "opencl"
+        assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), atol=atol, rtol=rtol)
+        np.testing.assert_allclose(got.cpu().numpy(), ref.numpy(), atol=atol, rtol=rtol)
+
+
+def _flat(value):
+    if isinstance(value, tuple):
+        return [v for item in value for v in _flat(item)]
+    return [value]
+
+
+shapes = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
+
+
+@st.composite
+def broadcast_pair(draw):
+    """Two shapes that broadcast: the second drops leading dims and sets some dims to 1."""
+    a = draw(shapes)
+    b = list(a[draw(st.integers(0, len(a))):])
+    for i in range(len(b)):
+        if draw(st.booleans()):
+            b[i] = 1
+    return (a, tuple(b)) if draw(st.booleans()) else (tuple(b), a)
+
+
+UNARY = ["exp", "log", "sqrt", "tanh", "sigmoid", "abs", "neg", "relu", "floor", "sin",
+         "reciprocal", "logical_not"]
+
+
+@settings(max_examples=12)
+@given(shape=shapes, name=st.sampled_from(UNARY), dtype=st.sampled_from(["float32", "int64"]),
+       seed=st.integers(0, 9))
+def test_unary(shape, name, dtype, seed):
+    x = values(shape, dtype, seed)
+    if name in ("log", "sqrt"):
+        x = np.abs(x) + 1
+    check(lambda T, a: getattr(T, name)(a), x)
+
+
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+          "logical_and"]
+
+
+@settings(max_examples=20)
+@given(shapes=broadcast_pair(), name=st.sampled_from(BINARY),
+       dtypes=st.tuples(*[st.sampled_from(list(DTYPES))] * 2), seed=st.integers(0, 9))
+def test_binary_broadcasting_and_promotion(shapes, name, dtypes, seed):
+    if name == "sub" and "bool" in dtypes or name in ("maximum", "minimum") and \
+            dtypes == ("bool", "bool"):
+        dtypes = ("float32", dtypes[1] if dtypes[1] != "bool" else "int64")
+    a, b = values(shapes[0], dtypes[0], seed), values(shapes[1], dtypes[1], seed + 1)
+    check(lambda T, x, y: getattr(T, name)(x, y), a, b)
+
+
+@pytest.mark.parametrize("scalar", [2, 0.5, True])
+def test_python_scalars_and_alpha(scalar):
+    a = values((3, 4), "float32", 0)
+    check(lambda T, x: x * scalar + 1, a)
+    check(lambda T, x: T.add(x, x, alpha=2) - T.sub(x, 1, alpha=3), a)
+    check(lambda T, x: x * T.tensor(3.0), a)    # a 0-dim CPU tensor mixes with any device
+
+
+def test_strided_inputs_and_inplace():
+    a = values((4, 5), "float32", 1)
+    check(lambda T, x: x.t() * 2, a)
+    check(lambda T, x: x[:, 1::2].exp(), a)
+
+    def inplace(T, x):
+        y = x.clone() if T is torch else x * 1
+        y[:, 1:].mul_(3).add_(1)
+        y.t()[0].relu_()
+        return y
+    check(inplace, a)
+
+
+@settings(max_examples=10)
+@given(shape=shapes, dtype=st.sampled_from(["float32", "int64", "bool"]), seed=st.integers(0, 9))
+def test_where_and_conversion(shape, dtype, seed):
+    a, b = values(shape, dtype, seed), values(shape, "float32", seed + 1)
+    check(lambda T, x, y: T.where(y > 0, x, y), a, b)
+    for target in ("float32", "int64", "bool"):
+        check(lambda T, x: x.to(getattr(T, target)), a)
+
+
+@settings(max_examples=15)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       dtype=st.sampled_from(["float32", "int64", "bool"]), seed=st.integers(0, 9),
+       keepdim=st.booleans(), data=st.data())
+def test_reductions(shape, dtype, seed, keepdim, data):
+    x = values(shape, dtype, seed)
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    check(lambda T, a: a.sum(dim, keepdim=keepdim), x)
+    check(lambda T, a: a.sum(), x)
+    if dtype != "bool":
+        check(lambda T, a: T.amax(a, dim, keepdim), x)
+        check(lambda T, a: T.argmax(a, dim, keepdim), x)
+        check(lambda T, a: a.argmin(), x)
+        check(lambda T, a: a.max(dim, keepdim), x)
+        check(lambda T, a: a.min(), x)
+    if dtype == "float32":
+        dims = (0, -1) if len(shape) > 1 else 0
+        check(lambda T, a: a.mean(dims, keepdim=keepdim), x, atol=1e-5)
+
+
+def test_reductions_propagate_nan_and_find_its_index():
+    x = np.array([[1.0, np.nan, 3.0], [2.0, 0.0, -1.0]], np.float32)
+    check(lambda T, a: (a.amax(1), a.argmax(1), a.min(1)), x)
+
+
+@settings(max_examples=10)
+@given(m=st.integers(1, 6), k=st.integers(1, 6), n=st.integers(1, 6), seed=st.integers(0, 9))
+def test_matrix_products(m, k, n, seed):
+    a, b = values((m, k), "float32", seed), values((k, n), "float32", seed + 1)
+    c = values((n,), "float32", seed + 2)
+    check(lambda T, x, y: x @ y, a, b, atol=1e-4)
+    check(lambda T, x, y: T.mm(y.t(), x.t()), a, b, atol=1e-4)
+    check(lambda T, x, y, z: T.addmm(z, x, y, beta=0.5, alpha=2), a, b, c, atol=1e-4)
+    check(lambda T, x, y, z: T.nn.functional.linear(x, y.t(), z), a, b, c, atol=1e-4)
+    batched = values((2, m, k), "float32", seed), values((2, k, n), "float32", seed)
+    check(lambda T, x, y: T.bmm(x, y), *batched, atol=1e-4)
+
+
+def test_mlp_trains_like_cpu():
+    def train(device):
+        strata.manual_seed(0)
+        model = strata.nn.Sequential(strata.nn.Linear(4, 8), strata.nn.ReLU(),
+                                     strata.nn.Linear(8, 1)).to(device)
+        opt = strata.optim.SGD(model.parameters(), lr=0.1)
+        x = strata.tensor(values((16, 4), "float32", 0)).to(device)
+        y = strata.tensor(values((16, 1), "float32", 1)).to(device)
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            d = model(x) - y
+            loss = (d * d).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().cpu().numpy() for p in model.parameters()]
+    cpu_losses, cpu_params = train("cpu")
+    cl_losses, cl_params = train("opencl")
+    assert cl_losses[-1] < cl_losses[0]
+    np.testing.assert_allclose(cl_losses, cpu_losses, rtol=1e-5)
+    for got, want in zip(cl_params, cpu_params):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
