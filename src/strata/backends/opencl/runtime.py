@@ -19,7 +19,7 @@ import threading
 
 from ... import config
 from ..._tensor import make_tensor
-from ...core.device import device
+from ...core.device import as_device, device
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
@@ -267,6 +267,7 @@ _lock = threading.Lock()
 
 def device_index(dev) -> int:
     """The index of an ``opencl`` device; raises PyTorch's error for one that does not exist."""
+    dev = None if dev is None else as_device(dev)
     index = 0 if dev is None or dev.index is None else dev.index
     count = len(devices())
     if index >= count:
