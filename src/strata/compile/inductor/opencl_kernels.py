@@ -158,9 +158,10 @@ def pointwise(op_name, formula, operands, out):
 # --- reductions -----------------------------------------------------------------------------------
 
 def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
-    """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin), one work-item
-    per output element. ``outputs``: (tensor, "value" | "index") pairs, laid out as the meta
-    function said (``keepdim`` keeps size-1 dims at the reduced positions)."""
+    """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin, or logsumexp:
+    the max and the sum of exp(x - max)), one work-item per output element. ``outputs``:
+    (tensor, "value" | "index" | "den") pairs, laid out as the meta function said (``keepdim``
+    keeps size-1 dims at the reduced positions)."""
     rt = _runtime(x)
     nd = x.ndim
     dims = sorted({d % nd for d in dims}) if nd else []
@@ -193,7 +194,12 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
             v = source.load(tuple(index) + tuple(rindex))
             return v if x.dtype == compute else ops.to_dtype(v, compute.name)
         red_dtype = "int64" if kind.startswith("arg") else compute.name
-        nodes = [Reduction("red", red_dtype, ranges, rranges, kind, inner)]
+        if kind == "logsumexp":      # the max, then the sum of exp(x - max): softmax's rows
+            nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
+                     Reduction("den", red_dtype, ranges, rranges, "sum", partial(_shifted_exp,
+                                                                                 inner))]
+        else:
+            nodes = [Reduction("red", red_dtype, ranges, rranges, kind, inner)]
         layouts = {}
         for n, (t, which) in enumerate(outputs):
             name = f"out{n}"
@@ -202,7 +208,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
             nodes.append(Pointwise(name, t.dtype.name, ranges,
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
                                            kind.startswith("arg"))))
-        kernel = Kernel(_kernel_name(op_name), [source], nodes, frozenset({"red"}))
+        kernel = Kernel(_kernel_name(op_name), [source], nodes, frozenset({"red", "den"}))
         return print_kernel(kernel, ranges, layouts)
     total = 1
     for d in kept:
@@ -210,8 +216,13 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
     _launch(op_name, key, build, values, [x, *(t for t, _ in outputs)], total, rt)
 
 
+def _shifted_exp(inner, index, rindex):
+    return ops.exp(ops.sub(inner(index, rindex), ops.load("red", "0")))
+
+
 def _reduced(which, dtype, rranges, mean, arg, index):
-    v = ops.load("red_value" if which == "value" and arg else "red", "0")
+    name = {"den": "den", "index": "red"}.get(which, "red_value" if arg else "red")
+    v = ops.load(name, "0")
     if mean:
         v = ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
     return v if v.dtype == dtype else ops.to_dtype(v, dtype)
@@ -277,6 +288,76 @@ def _arg(op, kind):
                keepdim and dim is not None, self.dtype, [(out, "index")])
         return out
     return kernel
+
+
+# --- softmax ------------------------------------------------------------------------------------
+
+def _row_stats(op_name, x, dim, compute):
+    """Per row along ``dim``: (max, sum of exp(x - max)), with ``dim`` kept as size 1."""
+    rt = _runtime(x)
+    shape = list(x._shape)
+    if shape:
+        shape[dim] = 1
+    m = rt.empty(tuple(shape), contiguous_strides(shape), compute)
+    d = rt.empty(tuple(shape), contiguous_strides(shape), compute)
+    reduce(op_name, "logsumexp", x, [dim] if x.ndim else [], True, compute,
+           [(m, "value"), (d, "den")])
+    return m, d
+
+
+def _softmax_formula(x, m, d):
+    return ops.truediv(ops.exp(ops.sub(x, m)), d)
+
+
+def _log_softmax_formula(x, m, d):
+    return ops.sub(ops.sub(x, m), ops.log(d))
+
+
+def _softmax_kernel(op, formula):
+    def kernel(self, dim, half_to_float=False):
+        spec = op.meta(self, dim, half_to_float)
+        c = spec.dtype
+        m, d = _row_stats(op.qualname, self, dim % max(self.ndim, 1), c)
+        return pointwise(op.qualname, formula, [(self, c), (m, c), (d, c)], _out(spec, self))
+    return kernel
+
+
+def _softmax_backward(grad_output, output, dim, input_dtype):
+    """grad_input = y * (g - sum(g * y, dim))."""
+    spec = A._softmax_backward_data.meta(grad_output, output, dim, input_dtype)
+    c = spec.dtype
+    gy = pointwise("aten::mul.Tensor", _formula("mul"), [(grad_output, c), (output, c)],
+                   _out(spec, output))
+    total = _keepdim_sum(gy, dim, c)
+    return pointwise("aten::_softmax_backward_data", _softmax_grad,
+                     [(grad_output, c), (output, c), (total, c)], _out(spec, output))
+
+
+def _softmax_grad(g, y, total):
+    return ops.mul(y, ops.sub(g, total))
+
+
+def _log_softmax_backward(grad_output, output, dim, input_dtype):
+    """grad_input = g - exp(y) * sum(g, dim)."""
+    spec = A._log_softmax_backward_data.meta(grad_output, output, dim, input_dtype)
+    c = spec.dtype
+    total = _keepdim_sum(grad_output, dim, c)
+    return pointwise("aten::_log_softmax_backward_data", _log_softmax_grad,
+                     [(grad_output, c), (output, c), (total, c)], _out(spec, output))
+
+
+def _log_softmax_grad(g, y, total):
+    return ops.sub(g, ops.mul(ops.exp(y), total))
+
+
+def _keepdim_sum(x, dim, compute):
+    shape = list(x._shape)
+    if shape:
+        shape[dim % len(shape)] = 1
+    total = _runtime(x).empty(tuple(shape), contiguous_strides(shape), compute)
+    reduce("aten::sum.dim_IntList", "sum", x, [dim] if x.ndim else [], True, compute,
+           [(total, "value")])
+    return total
 
 
 # --- matrix products ------------------------------------------------------------------------------
@@ -506,6 +587,10 @@ def kernels() -> dict:
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
              F.fill_: _fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: _where, A.threshold_backward: _threshold_backward,
+             A._softmax: _softmax_kernel(A._softmax, _softmax_formula),
+             A._log_softmax: _softmax_kernel(A._log_softmax, _log_softmax_formula),
+             A._softmax_backward_data: _softmax_backward,
+             A._log_softmax_backward_data: _log_softmax_backward,
              RED.sum: sum_dim, RED.mean: mean_dim, L.mm: mm, L.bmm: bmm, L.addmm: addmm}
     for name, formula in UNARY.items():
         fn = _formula(formula)
