@@ -180,3 +180,40 @@ def test_mlp_trains_like_cpu():
     np.testing.assert_allclose(cl_losses, cpu_losses, rtol=1e-5)
     for got, want in zip(cl_params, cpu_params):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=8)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
+       seed=st.integers(0, 9), data=st.data())
+def test_softmax_and_log_softmax_with_gradients(shape, seed, data):
+    x = values(shape, "float32", seed)
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    for name in ("softmax", "log_softmax"):
+        def fn(T, a):
+            a = a.requires_grad_()
+            y = getattr(T, name)(a, dim)
+            (y * y).sum().backward()
+            return y.detach(), a.grad
+        check(fn, x, atol=1e-5)
+
+
+@settings(max_examples=8)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
+       seed=st.integers(0, 9), data=st.data())
+def test_index_select_embedding_cat(shape, seed, data):
+    x = values(shape, "float32", seed)
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    index = np.array(data.draw(st.lists(st.integers(0, shape[dim] - 1), max_size=5)), np.int64)
+    check(lambda T, a, i: T.index_select(a, dim, i), x, index)
+    check(lambda T, a, b: T.cat([a, b * 2, a], dim), x, values(shape, "float32", seed + 1))
+    weight, ids = values((6, 3), "float32", seed), np.array([[1, 5], [0, 1]], np.int64)
+    check(lambda T, w, i: T.nn.functional.embedding(i, w), weight, ids)
+
+
+def test_out_of_range_indices_raise_before_reading():
+    x = strata.ones(4, 3, device="opencl")
+    bad = strata.tensor([0, 4]).to("opencl")
+    with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=4"):
+        strata.index_select(x, 0, bad)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        strata.nn.functional.embedding(bad, x)

@@ -22,10 +22,13 @@ from ...core.shape import contiguous_strides
 from functools import partial
 
 from ...ops import activation as A
+from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import reductions as RED
+from ...ops import scatter as SC
+from ...ops import shape as SH
 from ...ops.meta_rules import promote
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
@@ -360,6 +363,94 @@ def _keepdim_sum(x, dim, compute):
     return total
 
 
+# --- indexing -----------------------------------------------------------------------------------
+
+def gather(op_name, src, index, out, dim):
+    """``out[..i_dim..] = src[.., index[i_dim..i_dim+index.ndim], ..]``: out's dims
+    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``."""
+    rt = _runtime(out)
+    values = {}
+    for name, t in (("src", src), ("idx", index), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for d, st in enumerate(t._get_strides()):
+            values[f"{name}_st{d}"] = st
+    for d, size in enumerate(out._shape):
+        values[f"s{d}"] = size
+    key = (op_name, src.ndim, index.ndim, out.ndim, dim, src.dtype.name, index.dtype.name)
+
+    def build():
+        def buf(name, t):
+            return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
+                               tuple(f"{name}_st{d}" for d in range(t.ndim)), f"{name}_off")
+        src_b, idx_b, out_b = buf("src", src), buf("idx", index), buf("out0", out)
+        ranges = tuple(f"s{d}" for d in range(out.ndim))
+
+        def inner(i):
+            at = ops.load("idx", idx_b.index(i[dim:dim + index.ndim]))
+            where = (*i[:dim], str(at), *i[dim + index.ndim:]) if src.ndim else ()
+            return ops.load("src", src_b.index(where))
+        kernel = Kernel(_kernel_name(op_name), [src_b, idx_b],
+                        [Pointwise("out0", out.dtype.name, ranges, inner)])
+        return print_kernel(kernel, ranges, {"out0": out_b})
+    _launch(op_name, key, build, values, [src, index, out], out.numel(), rt)
+    return out
+
+
+def _host_indices(index):
+    """The index values, read on the host to check bounds before any kernel reads memory with
+    them (a sync point; CUDA checks on the device and reports at the next sync instead)."""
+    host = np.empty(index._shape, index.dtype.np)
+    _runtime(index).download(host, index if _contiguous_like((), index) else pointwise(
+        "aten::copy_", _identity, [(index, index.dtype)],
+        _runtime(index).empty(tuple(index._shape), contiguous_strides(index._shape),
+                              index.dtype)))
+    return host
+
+
+def index_select(self, dim, index):
+    spec = SC.index_select.meta(self, dim, index)
+    size = self._shape[dim % self.ndim] if self.ndim else 1
+    idx = _host_indices(index).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        if self.ndim <= 1:
+            raise IndexError("index out of range in self")
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    out = _out(spec, self)
+    return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
+                  out, dim % self.ndim if self.ndim else 0)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    idx = _host_indices(indices)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight._shape[0]):
+        raise IndexError("index out of range in self")
+    return gather("aten::embedding", weight, indices, _out(spec, weight), 0)
+
+
+def cat(tensors, dim=0):
+    """Each input copied into its slice of the output (a strided pointwise copy each)."""
+    spec = SH.cat.meta(tensors, dim)
+    devices = [t for t in tensors if _is_device(t)]
+    out = _out(spec, devices[0])
+    if out.ndim == 0 or not out.numel():
+        return out
+    dim = dim % out.ndim
+    at = 0
+    for t in tensors:
+        if t.ndim == 1 and t._shape[0] == 0 and out.ndim > 1:
+            continue        # legacy: 1-d empty tensors are skipped
+        if not _is_device(t):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {out.device} and {t.device}!")
+        n = t._shape[dim]
+        pointwise("aten::cat", _identity, [(t, out.dtype)], out.narrow(dim, at, n))
+        at += n
+    return out
+
+
 # --- matrix products ------------------------------------------------------------------------------
 
 def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
@@ -591,6 +682,7 @@ def kernels() -> dict:
              A._log_softmax: _softmax_kernel(A._log_softmax, _log_softmax_formula),
              A._softmax_backward_data: _softmax_backward,
              A._log_softmax_backward_data: _log_softmax_backward,
+             SC.index_select: index_select, DN.embedding: embedding, SH.cat: cat,
              RED.sum: sum_dim, RED.mean: mean_dim, L.mm: mm, L.bmm: bmm, L.addmm: addmm}
     for name, formula in UNARY.items():
         fn = _formula(formula)
