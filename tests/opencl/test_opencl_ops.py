@@ -217,3 +217,13 @@ def test_out_of_range_indices_raise_before_reading():
         strata.index_select(x, 0, bad)
     with pytest.raises(IndexError, match="index out of range in self"):
         strata.nn.functional.embedding(bad, x)
+
+
+def test_gemm_over_several_tiles_and_edge_cases():
+    a, b = values((37, 40), "float32", 3), values((40, 33), "float32", 4)
+    check(lambda T, x, y: x @ y, a, b, atol=1e-4)
+    check(lambda T, x, y: T.bmm(x.expand(3, 37, 40), y.expand(3, 40, 33)), a, b, atol=1e-4)
+    nan = np.full((37, 33), np.nan, np.float32)
+    check(lambda T, c, x, y: T.addmm(c, x, y, beta=0, alpha=3), nan, a, b, atol=1e-4)
+    ints = values((5, 7), "int64", 5), values((7, 2), "int64", 6)
+    check(lambda T, x, y: x @ y, *ints)           # integers: the loop-IR reduction

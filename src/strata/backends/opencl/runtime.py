@@ -190,10 +190,13 @@ class OpenCLRuntime(DeviceRuntime):
         knl = self._kernels[source, name] = getattr(program, name)
         return knl
 
-    def launch(self, op_name, source, name, global_size, args, tensors=()):
-        """Enqueue kernel ``name`` of ``source`` over ``global_size`` work-items on the current
-        stream; ``tensors`` are the device tensors it reads or writes. Returns at once."""
-        if global_size == 0:
+    def launch(self, op_name, source, name, global_size, args, tensors=(), local_size=None):
+        """Enqueue kernel ``name`` of ``source`` over ``global_size`` work-items (an int, or a
+        tuple with ``local_size``) on the current stream; ``tensors`` are the device tensors it
+        reads or writes. Returns at once."""
+        if type(global_size) is int:
+            global_size = (global_size,)
+        if 0 in global_size:
             return
         pycl = cl()
         knl = self.kernel(source, name)
@@ -201,7 +204,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._record_cross_use(tensors, stream)
         try:
             knl.set_args(*args)
-            event = pycl.enqueue_nd_range_kernel(stream.queue, knl, (global_size,), None)
+            event = pycl.enqueue_nd_range_kernel(stream.queue, knl, global_size, local_size)
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
                                f"{exc}") from None

@@ -215,3 +215,56 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
         aliases[node.name] = str(value)
     else:
         lines.append(f"{indent}{node.name}[{layout.index(index)}] = {value};")
+
+
+# --- matrix products: a tiled GEMM --------------------------------------------------------------
+# Not loop IR: the IR has no work-group, local memory or barrier. The design is CLBlast's "direct"
+# GEMM (reference/opencl.md section 9) at its simplest: a TILE x TILE work-group stages a tile of
+# A and of B in __local memory per step of K, and each work-item accumulates one output; bounds
+# checks handle incomplete tiles, so no padding kernels run. Operands keep their strides.
+TILE = 16
+GEMM_PARAMS = ("a", "a_off", "a_stb", "a_stm", "a_stk", "b", "b_off", "b_stb", "b_stk", "b_stn",
+               "out0", "out0_off", "out0_stb", "out0_stm", "out0_stn", "ms", "ns", "ks", "alpha")
+BIAS_PARAMS = ("c", "c_off", "c_stm", "c_stn", "beta")
+
+
+def print_gemm(name, dtype, bias) -> tuple:
+    """(source, parameter names) of ``out0 = [beta * c +] alpha * a @ b`` over a 3-d ND range
+    (columns, rows, batch) with TILE x TILE work-groups."""
+    t, buf = CL_TYPES[dtype], BUFFER_TYPES[dtype]
+    params = [f"__global const {buf}* restrict a", "const long a_off", "const long a_stb",
+              "const long a_stm", "const long a_stk", f"__global const {buf}* restrict b",
+              "const long b_off", "const long b_stb", "const long b_stk", "const long b_stn",
+              f"__global {buf}* restrict out0", "const long out0_off", "const long out0_stb",
+              "const long out0_stm", "const long out0_stn", "const long ms", "const long ns",
+              "const long ks", f"const {t} alpha"]
+    result = "alpha * acc"
+    if bias:
+        params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
+                   "const long c_stn", f"const {t} beta"]
+        result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc"
+    source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void {name}({", ".join(params)}) {{
+    const int lj = get_local_id(0), li = get_local_id(1);
+    const long j = get_group_id(0) * TILE + lj;      /* column of the output */
+    const long i = get_group_id(1) * TILE + li;      /* row of the output */
+    const long batch = get_global_id(2);
+    __local {t} a_tile[TILE][TILE + 1];
+    __local {t} b_tile[TILE][TILE + 1];
+    a += a_off + batch * a_stb;
+    b += b_off + batch * b_stb;
+    {t} acc = 0;
+    for (long k0 = 0; k0 < ks; k0 += TILE) {{
+        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? a[i * a_stm + (k0 + lj) * a_stk] : 0;
+        b_tile[li][lj] = (k0 + li < ks && j < ns) ? b[(k0 + li) * b_stk + j * b_stn] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TILE; k++)
+            acc += a_tile[li][k] * b_tile[k][lj];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (i < ms && j < ns)
+        out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+}}
+"""
+    return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])

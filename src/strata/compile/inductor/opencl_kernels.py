@@ -31,7 +31,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops.meta_rules import promote
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import print_kernel
+from .oclprinter import TILE, print_gemm, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
 _CPU_COPY = cpu_kernels()[F.copy_]
@@ -81,7 +81,7 @@ def _kernel_name(op_name):
     return "k_" + op_name.removeprefix("aten::").replace(".", "_")   # never a builtin
 
 
-def _launch(op_name, key, build, values, tensors, global_size, rt):
+def _launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
     """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value})."""
     entry = _sources.get(key)
     if entry is None:
@@ -91,7 +91,7 @@ def _launch(op_name, key, build, values, tensors, global_size, rt):
     for name in names:
         v = values[name]
         args.append(np.int64(v) if type(v) is int else v)
-    rt.launch(op_name, source, _kernel_name(op_name), global_size, args, tensors)
+    rt.launch(op_name, source, _kernel_name(op_name), global_size, args, tensors, local_size)
 
 
 def pointwise(op_name, formula, operands, out):
@@ -454,8 +454,10 @@ def cat(tensors, dim=0):
 # --- matrix products ------------------------------------------------------------------------------
 
 def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
-    """``out = beta * bias + alpha * (a @ b)`` for 2-d or batched 3-d operands: a loop-IR
-    reduction over k per output element (a tiled local-memory GEMM is later work)."""
+    """``out = beta * bias + alpha * (a @ b)`` for 2-d or batched 3-d operands: the tiled GEMM
+    for floating dtypes, a loop-IR reduction over k per output element for integers."""
+    if out.dtype.is_floating_point:
+        return tiled_matmul(op_name, a, b, out, bias, beta, alpha)
     rt = _runtime(out)
     batched = a.ndim == 3
     values = {}
@@ -510,6 +512,37 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
         return print_kernel(kernel, ranges, {"out0": out_layout}, scalars)
     tensors = [a, b, out] + ([bias] if use_bias else [])
     _launch(op_name, key, build, values, tensors, out.numel(), rt)
+    return out
+
+
+_GEMM_STRIDES = {"a": ("stm", "stk"), "b": ("stk", "stn"), "out0": ("stm", "stn")}
+
+
+def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
+    rt = _runtime(out)
+    batched = a.ndim == 3
+    values = {}
+    for name, t in (("a", a), ("b", b), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        strides = t._get_strides()
+        rows, cols = _GEMM_STRIDES[name]
+        values[f"{name}_stb"] = strides[0] if batched else 0
+        values[f"{name}_{rows}"], values[f"{name}_{cols}"] = strides[-2:]
+    m, n, k = a._shape[-2], b._shape[-1], a._shape[-1]
+    values["ms"], values["ns"], values["ks"] = m, n, k
+    use_bias = bias is not None and beta != 0
+    if use_bias:
+        buffer, offset = rt.buffer_of(bias)
+        values["c"], values["c_off"] = buffer, offset
+        values["c_stm"], values["c_stn"] = _strides_for(bias, 2, False)
+        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
+    values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
+    key = ("aten::gemm", use_bias, out.dtype.name)
+    tile = TILE
+    size = (-(-n // tile) * tile, -(-m // tile) * tile, a._shape[0] if batched else 1)
+    _launch("aten::gemm", key, lambda: print_gemm("k_gemm", out.dtype.name, use_bias), values,
+            [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
     return out
 
 
