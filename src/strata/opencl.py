@@ -14,7 +14,7 @@ import contextlib
 
 from .backends.opencl import runtime as _rt
 from .backends.opencl.streams import OpenCLEvent as Event  # noqa: F401
-from .backends.opencl.streams import OpenCLStream as Stream  # noqa: F401
+from .backends.opencl.streams import OpenCLStream as Stream
 from .core.device import as_device
 
 

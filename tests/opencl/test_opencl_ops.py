@@ -6,10 +6,11 @@ PoCL's kernel cache makes later runs cheap. Skipped where pyopencl finds no Open
 
 import numpy as np
 import pytest
-import strata
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import strata
 
 pytestmark = pytest.mark.skipif(not strata.opencl.is_available(),
                                 reason="needs pyopencl with an OpenCL driver (pip install "
@@ -116,7 +117,7 @@ def test_where_and_conversion(shape, dtype, seed):
     a, b = values(shape, dtype, seed), values(shape, "float32", seed + 1)
     check(lambda T, x, y: T.where(y > 0, x, y), a, b)
     for target in ("float32", "int64", "bool"):
-        check(lambda T, x: x.to(getattr(T, target)), a)
+        check(lambda T, x, target=target: x.to(getattr(T, target)), a)
 
 
 @settings(max_examples=15)
@@ -189,7 +190,7 @@ def test_softmax_and_log_softmax_with_gradients(shape, seed, data):
     x = values(shape, "float32", seed)
     dim = data.draw(st.integers(-len(shape), len(shape) - 1))
     for name in ("softmax", "log_softmax"):
-        def fn(T, a):
+        def fn(T, a, name=name):
             a = a.requires_grad_()
             y = getattr(T, name)(a, dim)
             (y * y).sum().backward()

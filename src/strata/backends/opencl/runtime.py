@@ -23,7 +23,11 @@ from ...core.device import as_device, device
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
-    CachingAllocator, DeviceMemory, DeviceRuntime, DeviceStorage, OutOfDeviceMemory,
+    CachingAllocator,
+    DeviceMemory,
+    DeviceRuntime,
+    DeviceStorage,
+    OutOfDeviceMemory,
     register_runtime,
 )
 from .streams import OpenCLStream
@@ -47,7 +51,7 @@ def devices() -> list:
     try:
         pycl = cl()
         platforms = pycl.get_platforms()
-    except Exception:      # no pyopencl, or no ICD (LogicError: PLATFORM_NOT_FOUND_KHR)
+    except Exception:  # noqa: BLE001  (no pyopencl, or no ICD: PLATFORM_NOT_FOUND_KHR)
         return []
     wanted = config.opencl_device.lower()
     found = []

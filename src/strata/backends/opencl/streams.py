@@ -17,7 +17,7 @@ _COMPLETE = 0     # CL_COMPLETE
 
 
 def _runtime(device):
-    from .runtime import device_index, get   # runtime.py imports this module
+    from .runtime import device_index, get  # runtime.py imports this module
     return get(device_index(None if device is None else as_device(device)))
 
 

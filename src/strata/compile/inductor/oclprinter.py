@@ -40,12 +40,10 @@ INIT = {
     ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
     ("min", "i"): "LONG_MAX",
 }
-PREAMBLE = "\n".join([
-    "typedef long int64_t;     /* the C printer's index variables */",
-    "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
-    "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
-    "",
-])
+PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
+#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
+#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+"""
 FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
 
 
