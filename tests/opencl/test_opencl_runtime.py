@@ -142,3 +142,29 @@ def test_programs_are_built_once_per_structure():
     for n in (5, 17, 100):                         # other sizes: the same program
         strata.ones(n, device="opencl").exp()
     assert len(rt._programs) == built
+
+
+def test_program_binaries_are_cached_on_disk(tmp_path, monkeypatch):
+    from strata import config
+    from strata.backends.opencl import runtime
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    rt = runtime.get(0)
+    source = f"__kernel void k_twice(__global float* x) {{ x[get_global_id(0)] *= 2; }} " \
+             f"/* {tmp_path} */"
+    rt.kernel(source, "k_twice")
+    assert len(list((tmp_path / "opencl").glob("*.bin"))) == 1
+    rt._programs.pop(source)
+    rt._kernels.pop((source, "k_twice"))
+    loaded = rt.programs_from_disk
+    x = strata.ones(4, device="opencl")
+    buffer, offset = rt.buffer_of(x)
+    assert offset == 0
+    rt.launch("test", source, "k_twice", 4, [buffer], [x])
+    assert rt.programs_from_disk == loaded + 1
+    assert x.cpu().tolist() == [2, 2, 2, 2]
+
+
+def test_build_errors_name_the_kernel():
+    from strata.backends.opencl import runtime
+    with pytest.raises(RuntimeError, match="OpenCL: building kernel 'k_bad' failed"):
+        runtime.get(0).kernel("__kernel void k_bad() { undefined_name = 1; }", "k_bad")

@@ -15,6 +15,7 @@ errors the driver reports (a failed build, a bad launch, out of resources) are r
 ``RuntimeError``s naming the op.
 """
 
+import hashlib
 import threading
 
 from ... import config
@@ -30,6 +31,7 @@ from ...runtime import (
     OutOfDeviceMemory,
     register_runtime,
 )
+from ..cpu import native
 from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
@@ -126,6 +128,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.allocator = CachingAllocator(OpenCLMemory(self), "opencl", index)
         self._programs = {}           # source -> built cl.Program
         self._kernels = {}            # (source, name) -> cl.Kernel (kept: see reference 4)
+        self.programs_from_disk = 0
         self.launch_blocking = config.launch_blocking
 
     def new_queue(self, stream):
@@ -184,15 +187,35 @@ class OpenCLRuntime(DeviceRuntime):
             return knl
         program = self._programs.get(source)
         if program is None:
-            pycl = cl()
-            try:
-                program = pycl.Program(self.context, source).build()
-            except pycl.Error as exc:
-                raise RuntimeError(f"OpenCL: building kernel '{name}' failed on "
-                                   f"{self.cl_device.name}: {exc}\n{source}") from None
-            self._programs[source] = program
+            program = self._programs[source] = self._build(source, name)
         knl = self._kernels[source, name] = getattr(program, name)
         return knl
+
+    def _build(self, source, name):
+        """Build ``source``: from the program binary cached on disk for this source, device and
+        driver (the native kernels' cache rules: a 0700 folder, a hash checked before use), else
+        from source, storing the binary."""
+        pycl = cl()
+        dev = self.cl_device
+        key = hashlib.sha256("\0".join((
+            source, dev.platform.name, dev.platform.version, dev.name, dev.version,
+            dev.driver_version, pycl.VERSION_TEXT)).encode()).hexdigest()
+        path = native.cache_folder("opencl") / f"{key}.bin"
+        binary = native.read_verified(path)
+        if binary is not None:
+            try:
+                program = pycl.Program(self.context, [dev], [binary]).build()
+                self.programs_from_disk += 1
+                return program
+            except pycl.Error:
+                pass       # the driver refused its own binary: build from source again
+        try:
+            program = pycl.Program(self.context, source).build()
+        except pycl.Error as exc:
+            raise RuntimeError(f"OpenCL: building kernel '{name}' failed on {dev.name}: "
+                               f"{exc}\n{source}") from None
+        native.write_verified(path, program.get_info(pycl.program_info.BINARIES)[0])
+        return program
 
     def launch(self, op_name, source, name, global_size, args, tensors=(), local_size=None):
         """Enqueue kernel ``name`` of ``source`` over ``global_size`` work-items (an int, or a

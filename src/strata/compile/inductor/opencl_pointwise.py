@@ -187,7 +187,10 @@ def copy_(self, src, non_blocking=False):
         return pointwise("aten::copy_", identity, [(src, self.dtype)], self)
     if is_device(self):
         rt = runtime_of(self)
-        host = np.ascontiguousarray(data(src))
+        # a non-blocking upload reads its host array later: stage a private copy of it, so
+        # writes to ``src`` after this call cannot change what arrives
+        host = np.array(data(src), order="C", copy=True) if non_blocking else \
+            np.ascontiguousarray(data(src))
         if src.dtype == self.dtype and tuple(src._shape) == tuple(self._shape) and \
                 all_contiguous((), self):
             rt.upload(self, host, non_blocking)
