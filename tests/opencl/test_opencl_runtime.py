@@ -168,3 +168,19 @@ def test_build_errors_name_the_kernel():
     from strata.backends.opencl import runtime
     with pytest.raises(RuntimeError, match="OpenCL: building kernel 'k_bad' failed"):
         runtime.get(0).kernel("__kernel void k_bad() { undefined_name = 1; }", "k_bad")
+
+
+def test_profiler_sees_launches_and_device_times(tmp_path):
+    x = strata.ones(1000, device="opencl")
+    with strata.profiler.profile() as prof:
+        y = (x * 2).sum()
+        strata.opencl.synchronize()
+    events = prof.trace_events()
+    launches = [e for e in events if e.layer == "runtime" and e.name == "launch"]
+    device = [e for e in events if e.layer == "device"]
+    assert {e.fields["op"] for e in launches} >= {"aten::mul.Tensor", "aten::sum.dim_IntList"}
+    assert {e.name for e in device} >= {"aten::mul.Tensor", "aten::sum.dim_IntList"}
+    assert all(e.end_ns >= e.start_ns for e in device)
+    assert y.item() == 2000
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    assert "opencl:0 stream 0" in (tmp_path / "trace.json").read_text()   # the device track

@@ -17,9 +17,11 @@ errors the driver reports (a failed build, a bad launch, out of resources) are r
 
 import hashlib
 import threading
+import time
 
 from ... import config
 from ..._tensor import make_tensor
+from ...core import trace
 from ...core.device import as_device, device
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
@@ -129,6 +131,8 @@ class OpenCLRuntime(DeviceRuntime):
         self._programs = {}           # source -> built cl.Program
         self._kernels = {}            # (source, name) -> cl.Kernel (kept: see reference 4)
         self.programs_from_disk = 0
+        self._timed = []              # (cl.Event, op name, stream id) of traced launches
+        self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
 
     def new_queue(self, stream):
@@ -229,13 +233,20 @@ class OpenCLRuntime(DeviceRuntime):
         knl = self.kernel(source, name)
         stream = self.current_stream()
         self._record_cross_use(tensors, stream)
+        span = trace.begin("runtime", "launch", op=op_name, kernel=name,
+                           stream=stream.id) if trace.active else None
         try:
             knl.set_args(*args)
             event = pycl.enqueue_nd_range_kernel(stream.queue, knl, global_size, local_size)
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
                                f"{exc}") from None
+        finally:
+            if span is not None:
+                trace.end(span)
         stream.enqueued(event)
+        if span is not None:
+            self._timed.append((event, op_name, stream.id))
         if self.launch_blocking:
             stream.synchronize()
 
@@ -287,8 +298,43 @@ class OpenCLRuntime(DeviceRuntime):
 
     # --- synchronisation ------------------------------------------------------------------------
     def synchronize(self, reason="synchronize"):
+        span = trace.begin("sync", reason, device=str(self.device)) if trace.active else None
         for stream in self.streams:
             stream.synchronize()
+        if span is not None:
+            trace.end(span)
+        self.collect_device_events()
+
+    def collect_device_events(self):
+        """Report the profiled start/end of completed traced launches as "device" events, on
+        the host clock (Note [Device clock])."""
+        if not self._timed:
+            return
+        still = []
+        offset = self._clock_offset()
+        for item in self._timed:
+            event, name, stream_id = item
+            if event.command_execution_status != 0:
+                still.append(item)
+                continue
+            if trace.active:
+                fields = {"device": str(self.device), "queue": stream_id,
+                          "track": f"{self.device} stream {stream_id}"}
+                ev = trace.Event("device", name, event.profile.start + offset, 0, fields)
+                ev.end_ns = event.profile.end + offset
+                trace.record(ev)
+        self._timed = still
+
+    def _clock_offset(self):
+        """Note [Device clock]: profiling counters are the device's nanoseconds, not the host's
+        ``perf_counter_ns``. A marker's end, read right after ``finish()``, is paired with the
+        host time then (an estimate within the finish's latency), once per runtime."""
+        if self._offset is None:
+            pycl = cl()
+            marker = pycl.enqueue_marker(self._default.queue)
+            self._default.queue.finish()
+            self._offset = time.perf_counter_ns() - marker.profile.end
+        return self._offset
 
 
 _runtimes = {}
