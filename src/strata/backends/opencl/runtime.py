@@ -201,9 +201,9 @@ class OpenCLRuntime(DeviceRuntime):
         from source, storing the binary."""
         pycl = cl()
         dev = self.cl_device
-        key = hashlib.sha256("\0".join((
-            source, dev.platform.name, dev.platform.version, dev.name, dev.version,
-            dev.driver_version, pycl.VERSION_TEXT)).encode()).hexdigest()
+        identity = [source, dev.platform.name, dev.platform.version, dev.name, dev.version,
+                    dev.driver_version, pycl.VERSION_TEXT]
+        key = hashlib.sha256("\0".join(identity).encode()).hexdigest()
         path = native.cache_folder("opencl") / f"{key}.bin"
         binary = native.read_verified(path)
         if binary is not None:
