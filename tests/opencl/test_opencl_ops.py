@@ -228,3 +228,49 @@ def test_gemm_over_several_tiles_and_edge_cases():
     check(lambda T, c, x, y: T.addmm(c, x, y, beta=0, alpha=3), nan, a, b, atol=1e-4)
     ints = values((5, 7), "int64", 5), values((7, 2), "int64", 6)
     check(lambda T, x, y: x @ y, *ints)           # integers: the loop-IR reduction
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"weight": True}, {"reduction": "sum"},
+                                    {"reduction": "none", "weight": True},
+                                    {"ignore_index": 2}, {"one_row": True}])
+def test_cross_entropy_and_its_gradient(kwargs):
+    kwargs = dict(kwargs)
+    one_row = kwargs.pop("one_row", False)
+    x = values((4,) if one_row else (5, 4), "float32", 7)
+    target = np.array(1 if one_row else [0, 3, 2, 1, 2], np.int64)
+    weight = np.array([0.5, 1.0, 2.0, 0.25], np.float32)
+
+    def fn(T, a, t, w):
+        a = a.requires_grad_()
+        extra = dict(kwargs, weight=w) if kwargs.get("weight") else kwargs
+        loss = T.nn.functional.cross_entropy(a, t, **extra)
+        loss.sum().backward()
+        return loss.detach(), a.grad
+    check(fn, x, target, weight, atol=1e-6)
+
+
+def test_cross_entropy_rejects_bad_targets():
+    x = strata.zeros(2, 3, device="opencl")
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        strata.nn.functional.cross_entropy(x, strata.tensor([0, 3]).to("opencl"))
+
+
+def test_classifier_trains_like_cpu():
+    def train(device):
+        strata.manual_seed(1)
+        model = strata.nn.Sequential(strata.nn.Linear(6, 16), strata.nn.ReLU(),
+                                     strata.nn.Linear(16, 3)).to(device)
+        opt = strata.optim.SGD(model.parameters(), lr=0.5)
+        x = strata.tensor(values((32, 6), "float32", 2)).to(device)
+        y = strata.tensor(np.arange(32) % 3).to(device)
+        losses = []
+        for _ in range(5):
+            opt.zero_grad()
+            loss = strata.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+    cpu, cl = train("cpu"), train("opencl")
+    assert cl[-1] < cl[0]
+    np.testing.assert_allclose(cl, cpu, rtol=1e-5)

@@ -12,10 +12,12 @@ from ...ops import activation as A
 from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
+from ...ops import loss as LOSS
 from ...ops import pointwise as P
 from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
+from . import opencl_loss as loss
 from . import opencl_rows as rows
 from .opencl_pointwise import (
     BINARY,
@@ -47,7 +49,8 @@ def kernels() -> dict:
              A._log_softmax_backward_data: rows.log_softmax_backward,
              SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
-             L.addmm: rows.addmm}
+             L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
+             LOSS.nll_loss_backward: loss.nll_loss_backward}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

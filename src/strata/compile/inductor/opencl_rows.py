@@ -270,7 +270,7 @@ def gather(op_name, src, index, out, dim):
     return out
 
 
-def _host_indices(index):
+def host_indices(index):
     """The index values, read on the host to check bounds before any kernel reads memory with
     them (a sync point; CUDA checks on the device and reports at the next sync instead)."""
     host = np.empty(index._shape, index.dtype.np)
@@ -284,7 +284,7 @@ def _host_indices(index):
 def index_select(self, dim, index):
     spec = SC.index_select.meta(self, dim, index)
     size = self._shape[dim % self.ndim] if self.ndim else 1
-    idx = _host_indices(index).reshape(-1)
+    idx = host_indices(index).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         if self.ndim <= 1:
             raise IndexError("index out of range in self")
@@ -297,7 +297,7 @@ def index_select(self, dim, index):
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    idx = _host_indices(indices)
+    idx = host_indices(indices)
     if idx.size and (idx.min() < 0 or idx.max() >= weight._shape[0]):
         raise IndexError("index out of range in self")
     return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
