@@ -274,3 +274,21 @@ def test_classifier_trains_like_cpu():
     cpu, cl = train("cpu"), train("opencl")
     assert cl[-1] < cl[0]
     np.testing.assert_allclose(cl, cpu, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,kwargs", [("SGD", {"lr": 0.1, "momentum": 0.9}),
+                                         ("Adam", {"lr": 0.01})])
+def test_optimizers_step_like_cpu(name, kwargs):
+    def run(device):
+        strata.manual_seed(2)
+        model = strata.nn.Linear(3, 2).to(device)
+        opt = getattr(strata.optim, name)(model.parameters(), **kwargs)
+        x = strata.tensor(values((4, 3), "float32", 3)).to(device)
+        for _ in range(3):
+            opt.zero_grad()
+            (model(x) * model(x)).sum().backward()
+            opt.step()
+        return [p.detach().cpu().numpy() for p in model.parameters()]
+    for got, want in zip(run("opencl"), run("cpu")):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    check(lambda T, a: a.t().clone(), values((3, 4), "float32", 0))

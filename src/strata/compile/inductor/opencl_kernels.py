@@ -26,6 +26,7 @@ from .opencl_pointwise import (
     add_formula,
     alloc,
     binary,
+    clone,
     copy_,
     fill_,
     filled,
@@ -40,6 +41,7 @@ from .opencl_pointwise import (
 def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
+             F.clone: clone,
              F.fill_: fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
              A.threshold_backward: threshold_backward,

@@ -172,6 +172,16 @@ def filled(op, value_position):
     return kernel
 
 
+def clone(self, memory_format=None):
+    """A copy with the layout the meta function chose (``preserve_format`` keeps dense
+    strides)."""
+    spec = F.clone.meta(self, memory_format)
+    shape = tuple(spec.shape)
+    strides = spec.strides if spec.strides is not None else contiguous_strides(shape)
+    out = runtime_of(self).empty(shape, tuple(strides), spec.dtype)
+    return pointwise("aten::clone", identity, [(self, self.dtype)], out)
+
+
 def identity(x):
     return x
 
