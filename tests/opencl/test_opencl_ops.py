@@ -292,3 +292,15 @@ def test_optimizers_step_like_cpu(name, kwargs):
     for got, want in zip(run("opencl"), run("cpu")):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     check(lambda T, a: a.t().clone(), values((3, 4), "float32", 0))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_uses_the_eager_formula_and_differentiates(approximate):
+    def fn(T, a):
+        a = a.requires_grad_()
+        y = T.nn.functional.gelu(a, approximate=approximate)
+        y.sum().backward()
+        return y.detach(), a.grad, T.special.erf(a.detach())
+    check(fn, values((3, 5), "float32", 4), atol=1e-5)
+    check(lambda T, a: 1 - a, values((2,), "float32", 0))      # a Python number first
+    check(lambda T, a: T.where(a > 0, 0.0, a), values((2, 3), "float32", 1))

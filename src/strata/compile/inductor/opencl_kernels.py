@@ -17,6 +17,7 @@ from ...ops import pointwise as P
 from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
+from ...ops import special as SPC
 from . import opencl_loss as loss
 from . import opencl_rows as rows
 from .opencl_pointwise import (
@@ -30,6 +31,7 @@ from .opencl_pointwise import (
     copy_,
     fill_,
     filled,
+    gelu,
     math_formula,
     sub_formula,
     threshold_backward,
@@ -41,7 +43,7 @@ from .opencl_pointwise import (
 def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
-             F.clone: clone,
+             F.clone: clone, P.gelu: gelu, SPC.erf: unary(SPC.erf, math_formula("erf")),
              F.fill_: fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
              A.threshold_backward: threshold_backward,

@@ -20,6 +20,7 @@ from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops.meta_rules import promote
+from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import print_kernel
 
@@ -182,6 +183,22 @@ def clone(self, memory_format=None):
     return pointwise("aten::clone", identity, [(self, self.dtype)], out)
 
 
+def gelu(self, approximate="none"):
+    """The eager CPU kernels' formula (compile/inductor/eager.py), printed for OpenCL."""
+    spec = P.gelu.meta(self, approximate)
+    name = "gelu_tanh" if approximate == "tanh" else "gelu"
+    return pointwise("aten::gelu", GELU[name], [(self, spec.dtype)], new_output(spec, self))
+
+
+def _gelu_formula(name):
+    def formula(x):
+        return eager.FORMULAS[name](x, x.dtype)
+    return formula
+
+
+GELU = {name: _gelu_formula(name) for name in ("gelu", "gelu_tanh")}
+
+
 def identity(x):
     return x
 
@@ -237,7 +254,7 @@ def unary(op, fn):
 def binary(op, fn, compare=False, alpha=False):
     def kernel(self, other, *extra):
         spec = op.meta(self, other, *extra)
-        out = self if spec is self else new_output(spec, self)
+        out = self if spec is self else new_output(spec, self if is_device(self) else other)
         compute = promote(self, other) if compare else out.dtype
         operands = [(self, compute), (other, compute)]
         if alpha:
@@ -248,7 +265,7 @@ def binary(op, fn, compare=False, alpha=False):
 
 def where(condition, self, other):
     spec = P.where.meta(condition, self, other)
-    out = new_output(spec, condition if is_device(condition) else self)
+    out = new_output(spec, next(t for t in (condition, self, other) if is_device(t)))
     return pointwise("aten::where.self", where_formula, [(condition, D.bool_), (self, spec.dtype),
                                                      (other, spec.dtype)], out)
 
