@@ -304,3 +304,20 @@ def test_gelu_uses_the_eager_formula_and_differentiates(approximate):
     check(fn, values((3, 5), "float32", 4), atol=1e-5)
     check(lambda T, a: 1 - a, values((2,), "float32", 0))      # a Python number first
     check(lambda T, a: T.where(a > 0, 0.0, a), values((2, 3), "float32", 1))
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_and_its_gradients(affine):
+    x = values((2, 3, 4), "float32", 5)
+    w, b = values((4,), "float32", 6), values((4,), "float32", 7)
+
+    def fn(T, a, weight, bias):
+        a = a.requires_grad_()
+        weight, bias = (weight.requires_grad_(), bias.requires_grad_()) if affine else (None,
+                                                                                         None)
+        y = T.nn.functional.layer_norm(a, (4,), weight, bias, eps=1e-4)
+        (y * y.detach().exp()).sum().backward()
+        grads = (a.grad, weight.grad, bias.grad) if affine else (a.grad,)
+        return (y.detach(), *grads)
+    check(fn, x, w, b, atol=1e-4, rtol=1e-4)
+    check(lambda T, a: T.native_layer_norm(a, (3, 4), None, None, 1e-5), x, atol=1e-5)

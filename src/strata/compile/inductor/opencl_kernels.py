@@ -13,6 +13,7 @@ from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import loss as LOSS
+from ...ops import normalization as NO
 from ...ops import pointwise as P
 from ...ops import reductions as RED
 from ...ops import scatter as SC
@@ -54,7 +55,8 @@ def kernels() -> dict:
              SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
-             LOSS.nll_loss_backward: loss.nll_loss_backward}
+             LOSS.nll_loss_backward: loss.nll_loss_backward,
+             NO.native_layer_norm: rows.native_layer_norm}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -13,6 +13,7 @@ from ...core.shape import contiguous_strides
 from ...ops import activation as A
 from ...ops import dense as DN
 from ...ops import linalg as L
+from ...ops import normalization as NO
 from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
@@ -33,10 +34,11 @@ from .opencl_pointwise import (
 
 # --- reductions -----------------------------------------------------------------------------------
 
-def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
-    """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin, or logsumexp:
-    the max and the sum of exp(x - max)), one work-item per output element. ``outputs``:
-    (tensor, "value" | "index" | "den") pairs, laid out as the meta function said (``keepdim``
+def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None):
+    """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
+    max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
+    work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
+    "rstd") pairs, laid out as the meta function said (``keepdim``
     keeps size-1 dims at the reduced positions)."""
     rt = runtime_of(x)
     nd = x.ndim
@@ -57,7 +59,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
         for j, s in enumerate(kept_strides):
             values[f"out{n}_st{j}"] = s
     what = tuple((t.dtype.name, w) for t, w in outputs)
-    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean)
+    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
@@ -74,6 +76,11 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
             nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
                      Reduction("den", red_dtype, ranges, rranges, "sum", partial(_shifted_exp,
                                                                                  inner))]
+        elif kind == "meanvar":      # the mean, then the sum of squared deviations from it
+            nodes = [Reduction("red", red_dtype, ranges, rranges, "sum", inner),
+                     Pointwise("mu", red_dtype, ranges, partial(_mean_of_row, rranges)),
+                     Reduction("den", red_dtype, ranges, rranges, "sum",
+                               partial(_squared_deviation, inner))]
         else:
             nodes = [Reduction("red", red_dtype, ranges, rranges, kind, inner)]
         layouts = {}
@@ -83,8 +90,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False):
                 f"{name}_st{j}" for j in range(len(kept))), f"{name}_off")
             nodes.append(Pointwise(name, t.dtype.name, ranges,
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
-                                           kind.startswith("arg"))))
-        kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den"}))
+                                           kind.startswith("arg"), eps)))
+        kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
         return print_kernel(kernel, ranges, layouts)
     total = 1
     for d in kept:
@@ -96,8 +103,22 @@ def _shifted_exp(inner, index, rindex):
     return ops.exp(ops.sub(inner(index, rindex), ops.load("red", "0")))
 
 
-def _reduced(which, dtype, rranges, mean, arg, index):
-    name = {"den": "den", "index": "red"}.get(which, "red_value" if arg else "red")
+def _mean_of_row(rranges, index):
+    v = ops.load("red", "0")
+    return ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
+
+
+def _squared_deviation(inner, index, rindex):
+    d = ops.sub(inner(index, rindex), ops.load("mu", "0"))
+    return ops.mul(d, d)
+
+
+def _reduced(which, dtype, rranges, mean, arg, eps, index):
+    if which == "rstd":      # 1 / sqrt(biased variance + eps), as native_layer_norm returns
+        var = ops.truediv(ops.load("den", "0"),
+                          ops.index_expr(" * ".join(rranges) or "1", dtype))
+        return ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
+    name = {"den": "den", "index": "red", "mu": "mu"}.get(which, "red_value" if arg else "red")
     v = ops.load(name, "0")
     if mean:
         v = ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
@@ -234,6 +255,39 @@ def _keepdim_sum(x, dim, compute):
     reduce("aten::sum.dim_IntList", "sum", x, [dim] if x.ndim else [], True, compute,
            [(total, "value")])
     return total
+
+
+# --- layer norm ---------------------------------------------------------------------------------
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd): a row kernel for the statistics, then one pointwise kernel."""
+    out_spec, stats_spec, _ = NO.native_layer_norm.meta(input, normalized_shape, weight, bias,
+                                                         eps)
+    axis = input.ndim - len(normalized_shape)
+    stats = [new_output(stats_spec, input), new_output(stats_spec, input)]
+    c = stats_spec.dtype
+    reduce("aten::native_layer_norm", "meanvar", input, list(range(axis, input.ndim)), True, c,
+           [(stats[0], "mu"), (stats[1], "rstd")], eps=float(eps))
+    operands = [(input, c), (stats[0], c), (stats[1], c)]
+    operands += [(t, c) for t in (weight, bias) if t is not None]
+    affine = (weight is not None, bias is not None)
+    out = pointwise("aten::native_layer_norm", _NORMALIZE[affine], operands,
+                    new_output(out_spec, input))
+    return out, stats[0], stats[1]
+
+
+def _normalize(affine, x, mean, rstd, *params):
+    y = ops.mul(ops.sub(x, mean), rstd)
+    params = list(params)
+    if affine[0]:
+        y = ops.mul(y, params.pop(0))
+    if affine[1]:
+        y = ops.add(y, params.pop(0))
+    return y
+
+
+_NORMALIZE = {affine: partial(_normalize, affine) for affine in
+              ((False, False), (True, False), (False, True), (True, True))}
 
 
 # --- indexing -----------------------------------------------------------------------------------
