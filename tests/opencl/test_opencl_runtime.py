@@ -184,3 +184,12 @@ def test_profiler_sees_launches_and_device_times(tmp_path):
     assert y.item() == 2000
     prof.export_chrome_trace(str(tmp_path / "trace.json"))
     assert "opencl:0 stream 0" in (tmp_path / "trace.json").read_text()   # the device track
+
+
+def test_relaunches_set_only_changed_arguments_correctly():
+    """One kernel object serves every launch; only changed arguments are set again."""
+    a, b = strata.arange(5.0).to("opencl"), strata.arange(7.0).to("opencl")
+    results = [(a * 2), (a * 3), (b * 3), (b[2:] * 3), (a * 3)]
+    expected = [[0, 2, 4, 6, 8], [0, 3, 6, 9, 12], [0, 3, 6, 9, 12, 15, 18],
+                [6, 9, 12, 15, 18], [0, 3, 6, 9, 12]]
+    assert [r.cpu().tolist() for r in results] == expected

@@ -19,6 +19,8 @@ import hashlib
 import threading
 import time
 
+import numpy as np
+
 from ... import config
 from ..._tensor import make_tensor
 from ...core import trace
@@ -131,6 +133,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._programs = {}           # source -> built cl.Program
         self._kernels = {}            # (source, name) -> cl.Kernel (kept: see reference 4)
         self.programs_from_disk = 0
+        self._last_args = {}          # cl.Kernel -> the arguments it was last launched with
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
@@ -236,7 +239,7 @@ class OpenCLRuntime(DeviceRuntime):
         span = trace.begin("runtime", "launch", op=op_name, kernel=name,
                            stream=stream.id) if trace.active else None
         try:
-            knl.set_args(*args)
+            self._set_changed_args(knl, args)
             event = pycl.enqueue_nd_range_kernel(stream.queue, knl, global_size, local_size)
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
@@ -249,6 +252,22 @@ class OpenCLRuntime(DeviceRuntime):
             self._timed.append((event, op_name, stream.id))
         if self.launch_blocking:
             stream.synchronize()
+
+    def _set_changed_args(self, knl, args):
+        """Set only the arguments that differ from the kernel's previous launch: a kernel object
+        keeps its arguments, and ``set_args`` of every one costs tens of microseconds in
+        pyopencl's invoker (reference/opencl.md section 4)."""
+        last = self._last_args.get(knl)
+        if last is None or len(last) != len(args):
+            knl.set_args(*args)
+        else:
+            for i, (old, new) in enumerate(zip(last, args)):
+                # buffers by identity (a released one may share its handle with a new one),
+                # sizes and scalars (numpy values) by value
+                if old is not new and not (isinstance(new, np.generic) and
+                                           type(old) is type(new) and old == new):
+                    knl.set_arg(i, new)
+        self._last_args[knl] = args
 
     # --- host copies ----------------------------------------------------------------------------
     def upload(self, dst, array, non_blocking=False):
