@@ -193,3 +193,9 @@ def test_relaunches_set_only_changed_arguments_correctly():
     expected = [[0, 2, 4, 6, 8], [0, 3, 6, 9, 12], [0, 3, 6, 9, 12, 15, 18],
                 [6, 9, 12, 15, 18], [0, 3, 6, 9, 12]]
     assert [r.cpu().tolist() for r in results] == expected
+
+
+def test_out_of_memory_is_torchs_error_and_leaves_the_device_usable():
+    with pytest.raises(strata.OutOfMemoryError, match="opencl out of memory. Tried to allocate"):
+        strata.empty(2**42, device="opencl")
+    assert strata.ones(3, device="opencl").cpu().tolist() == [1, 1, 1]
