@@ -196,6 +196,6 @@ def test_relaunches_set_only_changed_arguments_correctly():
 
 
 def test_out_of_memory_is_torchs_error_and_leaves_the_device_usable():
-    with pytest.raises(strata.OutOfMemoryError, match="opencl out of memory. Tried to allocate"):
+    with pytest.raises(strata.OutOfMemoryError, match="OPENCL out of memory. Tried to allocate"):
         strata.empty(2**42, device="opencl")
     assert strata.ones(3, device="opencl").cpu().tolist() == [1, 1, 1]
