@@ -321,3 +321,14 @@ def test_layer_norm_and_its_gradients(affine):
         return (y.detach(), *grads)
     check(fn, x, w, b, atol=1e-4, rtol=1e-4)
     check(lambda T, a: T.native_layer_norm(a, (3, 4), None, None, 1e-5), x, atol=1e-5)
+
+
+@pytest.mark.parametrize("args,dtype", [((5,), None), ((1, 2.5, 0.3), None), ((-3, 7, 2), None),
+                                        ((0, 1, 0.1), "float32"), ((10,), "float64")])
+def test_arange(args, dtype):
+    got = strata.arange(*args, device="opencl",
+                        **({"dtype": getattr(strata, dtype)} if dtype else {}))
+    want = torch.arange(*args, **({"dtype": getattr(torch, dtype)} if dtype else {}))
+    assert got.device.type == "opencl" and str(got.dtype) == str(want.dtype).replace("torch",
+                                                                                   "strata")
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

@@ -1,5 +1,5 @@
-"""The OpenCL device's loss kernels: ``nll_loss`` forward and backward (so ``cross_entropy``,
-which decomposes into ``log_softmax`` and ``nll_loss``).
+"""The OpenCL device's value-addressed kernels: ``nll_loss`` forward and backward (so
+``cross_entropy``, which decomposes into ``log_softmax`` and ``nll_loss``), and ``arange``.
 
 Both are loop-IR pointwise kernels whose loads are addressed by loaded values (the target
 picks a class): forward, one work-item per row writes ``-w[t] * x[i, t]`` and ``w[t]`` (0 for an
@@ -11,7 +11,9 @@ kernel reads memory with them (a sync point, like ``index_select``'s).
 
 import numpy as np
 
+from ...backends.opencl import runtime as R
 from ...core.shape import contiguous_strides
+from ...ops import factory as F
 from ...ops import loss as LOSS
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import print_kernel
@@ -146,3 +148,19 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     indexed_pointwise("aten::nll_loss_backward", (per_row, mean, weighted), tensors, scalars,
                       grad, inner)
     return grad.reshape(spec.shape)
+
+
+def arange(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    """``first + i * delta``, computed in float64 for floating dtypes (ATen's accumulate type
+    on the CPU) and int64 for integers, then converted."""
+    spec = F.arange.meta(start, end, step, dtype, layout, device, pin_memory)
+    n, first, delta = F.arange_params(start, end, step, spec.dtype)
+    out = R.get(R.device_index(device)).empty((n,), (1,), spec.dtype)
+    acc = np.float64 if spec.dtype.is_floating_point else np.int64
+    scalars = {"first": acc(first), "delta": acc(delta)}
+
+    def inner(b, index):
+        i = ops.index_expr(index[0], acc.__name__)
+        value = ops.add(ops.load("first", "0"), ops.mul(i, ops.load("delta", "0")))
+        return ops.to_dtype(value, spec.dtype.name)
+    return indexed_pointwise("aten::arange.start_step", acc.__name__, {}, scalars, out, inner)
