@@ -79,7 +79,7 @@ BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "l
           "logical_and"]
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(shapes=broadcast_pair(), name=st.sampled_from(BINARY),
        dtypes=st.tuples(*[st.sampled_from(list(DTYPES))] * 2), seed=st.integers(0, 9))
 def test_binary_broadcasting_and_promotion(shapes, name, dtypes, seed):
@@ -120,7 +120,7 @@ def test_where_and_conversion(shape, dtype, seed):
         check(lambda T, x, target=target: x.to(getattr(T, target)), a)
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple),
        dtype=st.sampled_from(["float32", "int64", "bool"]), seed=st.integers(0, 9),
        keepdim=st.booleans(), data=st.data())

@@ -103,7 +103,7 @@ def pointwise(op_name, formula, operands, out):
             st = broadcast_strides(v, rank, flat)
             for d, s in enumerate(st):
                 values[f"{name}_st{d}"] = s
-            kinds.append(("t", v.dtype.name, dt.name, tuple(s == 0 for s in st)))
+            kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
         else:
             v = scalar_value(v)
             values[name] = np.array(v, dtype=dt.np)[()]
@@ -121,8 +121,8 @@ def pointwise(op_name, formula, operands, out):
         for i, kind in enumerate(kinds):
             name = f"in{i}"
             if kind[0] == "t":
-                _, dt, cdt, zero = kind
-                stride = tuple(0 if z else f"{name}_st{d}" for d, z in enumerate(zero))
+                _, dt, cdt = kind
+                stride = tuple(f"{name}_st{d}" for d in range(rank))
                 b = InputBuffer(name, dt, (None,) * rank, stride, f"{name}_off")
                 loads.append((b, cdt))
             else:
