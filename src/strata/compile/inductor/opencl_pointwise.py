@@ -37,12 +37,12 @@ def is_device(x):
     return hasattr(x, "_storage") and x.device.type == "opencl"
 
 
-def scalar_value(x):
+def scalar_value(x, device):
     """A Python number, or a 0-dim CPU tensor (PyTorch lets those mix with any device)."""
     if hasattr(x, "_storage"):
         if x.device.type != "cpu" or x.ndim:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, opencl:0 and {x.device}!")
+                               f"least two devices, {device} and {x.device}!")
         return x.item()
     return x
 
@@ -56,8 +56,8 @@ def broadcast_strides(t, rank, flat):
     """The runtime stride values of ``t`` broadcast to ``rank`` dims (one dim if ``flat``)."""
     if flat:
         return (1,)
-    pad = rank - t.ndim
-    return tuple(0 if d < pad or t._shape[d - pad] == 1 else t._strides[d - pad]
+    pad, strides = rank - t.ndim, t._get_strides()
+    return tuple(0 if d < pad or t._shape[d - pad] == 1 else strides[d - pad]
                  for d in range(rank))
 
 
@@ -105,7 +105,7 @@ def pointwise(op_name, formula, operands, out):
                 values[f"{name}_st{d}"] = s
             kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
         else:
-            v = scalar_value(v)
+            v = scalar_value(v, out.device)
             values[name] = np.array(v, dtype=dt.np)[()]
             kinds.append(("s", dt.name))
     buffer, offset = rt.buffer_of(out)
