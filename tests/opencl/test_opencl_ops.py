@@ -332,3 +332,28 @@ def test_arange(args, dtype):
     assert got.device.type == "opencl" and str(got.dtype) == str(want.dtype).replace("torch",
                                                                                    "strata")
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_index_add_and_the_gradients_of_embedding_and_index_select():
+    x, src = values((4, 3), "float32", 8), values((4, 5), "float32", 9)
+    index = np.array([2, 0, 2, 1, 2], np.int64)
+    check(lambda T, a, s, i: a.clone().index_add_(1, i, s, alpha=2), x, src, index)
+    ids = np.array([[1, 3, 1], [0, 1, 5]], np.int64)
+
+    def embedding(T, w, i):
+        w = w.requires_grad_()
+        out = T.nn.functional.embedding(i, w, padding_idx=0)
+        (out * out).sum().backward()
+        return w.grad
+
+    def select(T, a, i):
+        a = a.requires_grad_()
+        T.index_select(a, 0, i).exp().sum().backward()
+        return a.grad
+    check(embedding, values((6, 3), "float32", 10), ids)
+    check(select, values((6, 3), "float32", 11), index)
+    bad = strata.tensor([0, 4]).to("opencl")
+    y = strata.zeros(4, 2, device="opencl")
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        y.index_add_(0, bad, strata.ones(2, 2, device="opencl"))
+    assert y.cpu().tolist() == [[0, 0]] * 4

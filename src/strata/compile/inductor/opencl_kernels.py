@@ -56,7 +56,8 @@ def kernels() -> dict:
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
-             NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange}
+             NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
+             SC.index_add_: loss.index_add_}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

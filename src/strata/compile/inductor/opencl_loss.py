@@ -1,5 +1,6 @@
 """The OpenCL device's value-addressed kernels: ``nll_loss`` forward and backward (so
-``cross_entropy``, which decomposes into ``log_softmax`` and ``nll_loss``), and ``arange``.
+``cross_entropy``, which decomposes into ``log_softmax`` and ``nll_loss``), ``index_add_`` (so
+the backward of ``embedding`` and ``index_select``) and ``arange``.
 
 Both are loop-IR pointwise kernels whose loads are addressed by loaded values (the target
 picks a class): forward, one work-item per row writes ``-w[t] * x[i, t]`` and ``w[t]`` (0 for an
@@ -15,7 +16,8 @@ from ...backends.opencl import runtime as R
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from ...ops import loss as LOSS
-from .ir import InputBuffer, Kernel, Pointwise, ops
+from ...ops import scatter as SC
+from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
 from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
 from .opencl_rows import host_indices, reduce
@@ -164,3 +166,58 @@ def arange(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=
         value = ops.add(ops.load("first", "0"), ops.mul(i, ops.load("delta", "0")))
         return ops.to_dtype(value, spec.dtype.name)
     return indexed_pointwise("aten::arange.start_step", acc.__name__, {}, scalars, out, inner)
+
+
+def index_add_(self, dim, index, source, alpha=1):
+    """``self[.., index[p], ..] += alpha * source[.., p, ..]`` without atomics: each element of
+    ``self`` sums, in a loop-IR reduction over the positions ``p``, the sources whose index
+    names its row (deterministic; costs numel(self) x len(index))."""
+    SC.index_add_.meta(self, dim, index, source, alpha)
+    target = self if self.ndim else self.reshape(1)
+    d = dim % target.ndim
+    size = target._shape[d]
+    idx = host_indices(index).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if not idx.size:
+        return self
+    src = source if source.ndim else source.reshape(1)
+    rt = runtime_of(self)
+    dt = self.dtype.name
+    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": idx.size}
+    for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for k, st in enumerate(t._get_strides()):
+            values[f"{name}_st{k}"] = st
+    for k, n in enumerate(target._shape):
+        values[f"s{k}"] = n
+    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
+
+    def build():
+        def buf(name, t):
+            return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
+                               tuple(f"{name}_st{k}" for k in range(t.ndim)), f"{name}_off")
+        src_b, idx_b, out_b = buf("src", src), buf("idx", index.reshape(-1)), buf("out0", target)
+        ranges = tuple(f"s{k}" for k in range(target.ndim))
+
+        def contribution(i, r):
+            p = r[0]
+            hit = ops.eq(ops.load("idx", idx_b.index((p,))), ops.index_expr(i[d], "int64"))
+            v = ops.load("src", src_b.index((*i[:d], p, *i[d + 1:])))
+            v = v if src.dtype == self.dtype else ops.to_dtype(v, dt)
+            return ops.where(hit, v, ops.constant(0, dt))
+
+        def result(i):
+            added = ops.mul(ops.load("alpha", "0"), ops.load("red", "0"))
+            return ops.add(ops.load("out0", out_b.index(i)), added)
+        nodes = [Reduction("red", dt, ranges, ("positions",), "sum", contribution),
+                 Pointwise("out0", dt, ranges, result)]
+        inputs = [src_b, idx_b, InputBuffer("alpha", dt, (), ())]
+        return print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
+                                   frozenset({"red"})), ranges, {"out0": out_b},
+                            frozenset({"alpha"}))
+    launch("aten::index_add_", ("aten::index_add_", *key), build, values,
+           [src, index, target], target.numel(), rt)
+    return self
