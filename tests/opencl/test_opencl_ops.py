@@ -357,3 +357,16 @@ def test_index_add_and_the_gradients_of_embedding_and_index_select():
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
         y.index_add_(0, bad, strata.ones(2, 2, device="opencl"))
     assert y.cpu().tolist() == [[0, 0]] * 4
+
+
+@pytest.mark.parametrize("exponent", [2, 0.5, 3, -1.5])
+def test_pow(exponent):
+    x = np.abs(values((3, 4), "float32", 12)) + 0.1
+    check(lambda T, a: a ** exponent, x, rtol=2e-6)
+    check(lambda T, a, b: T.pow(a, b), x, values((4,), "float32", 13), rtol=2e-6)
+    check(lambda T, a: a.clone().pow_(exponent), x, rtol=2e-6)
+
+
+def test_integer_pow_names_the_op():
+    with pytest.raises(NotImplementedError, match="aten::pow.Tensor_Tensor of integer tensors"):
+        strata.ones(3, dtype=strata.int64, device="opencl") ** 2

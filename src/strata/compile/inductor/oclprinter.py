@@ -103,6 +103,9 @@ class OpenCLHandler(CHandler):
     def logical_or(self, a, b):
         return self._emit(f"{a} || {b}", "bool")
 
+    def pow(self, a, b):
+        return self._emit(f"pow({a}, {b})", a.dtype)
+
     def isnan(self, x):
         return self._emit(f"{x} != {x}", "bool")
 
