@@ -39,6 +39,11 @@ def get_device_name(device=None) -> str:
     return f"{dev.name} ({dev.platform.name})"
 
 
+def is_initialized() -> bool:
+    """Whether a device runtime has started (tensors, streams or events were made)."""
+    return bool(_rt.started())
+
+
 def current_device() -> int:
     return 0
 
@@ -74,6 +79,22 @@ def memory_allocated(device=None) -> int:
 def memory_reserved(device=None) -> int:
     """Bytes of cl.Buffer segments the caching allocator holds (allocated or cached)."""
     return _runtime(device).allocator.memory_reserved()
+
+
+def max_memory_allocated(device=None) -> int:
+    return _runtime(device).allocator.max_memory_allocated()
+
+
+def max_memory_reserved(device=None) -> int:
+    return _runtime(device).allocator.max_memory_reserved()
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    _runtime(device).allocator.reset_peak_memory_stats()
+
+
+def memory_summary(device=None, abbreviated=False) -> str:
+    return _runtime(device).allocator.memory_summary()
 
 
 def memory_stats(device=None) -> dict:

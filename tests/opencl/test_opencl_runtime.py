@@ -105,6 +105,8 @@ def test_caching_allocator_reuses_blocks():
     x = strata.empty(1000, device="opencl")
     addr = x._storage.addr
     assert strata.opencl.memory_allocated() == base + 4096      # rounded to 512 B blocks
+    assert strata.opencl.max_memory_allocated() >= base + 4096 and strata.opencl.is_initialized()
+    assert "opencl" in strata.opencl.memory_summary().lower()
     reserved = strata.opencl.memory_reserved()
     del x
     y = strata.empty(1000, device="opencl")
