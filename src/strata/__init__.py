@@ -49,6 +49,8 @@ from . import special, testing  # noqa: F401
 from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
 from .compile.inductor import eager as _generated_eager_kernels  # noqa: F401  (registers them)
+from .compile.inductor import opencl_kernels as _opencl_kernels  # noqa: F401  (registers them)
+from . import opencl  # noqa: F401
 from . import profiler  # noqa: F401
 from .profiler import explain  # noqa: F401
 from .runtime import OutOfMemoryError  # noqa: F401

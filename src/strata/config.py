@@ -106,6 +106,11 @@ distributed_check_collectives: bool = _flag("STRATA_DISTRIBUTED_CHECK_COLLECTIVE
 # rename alone already keeps the previous checkpoint safe from a killed or crashing process.
 checkpoint_fsync: bool = _flag("STRATA_CHECKPOINT_FSYNC")
 
+# --- the OpenCL device (backends/opencl) --------------------------------------------------------
+# Which OpenCL device `opencl` (index 0) is: the first whose "<platform> <device>" name contains
+# this text, case-insensitive (empty: every device, in platform order).
+opencl_device: str = os.environ.get("STRATA_OPENCL_DEVICE", "")
+
 # --- the compiler (compile/) ---------------------------------------------------------------------
 # What strata.compile logs (like TORCH_LOGS): a comma-separated subset of graph_breaks,
 # recompiles, guards, graph_code.

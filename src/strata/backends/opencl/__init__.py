@@ -1,0 +1,22 @@
+"""The opencl device: a real GPU API (pyopencl; PoCL on the CPU in tests, vendor drivers on
+GPUs). See docs/opencl.md.
+
+    streams.py    Stream (a profiled in-order command queue) and Event (a marker)
+    runtime.py    device selection, the caching allocator over cl.Buffer segments, launches,
+                  host copies, synchronisation
+
+Its kernels are OpenCL C printed from the compiler's loop IR (compile/inductor/oclprinter.py),
+a layer below this one may not import: compile/inductor/opencl_kernels.py builds the table and
+hands it to ``register``. An op without an entry raises the dispatcher's "Could not run
+'aten::xxx' with arguments from the 'OpenCL' backend".
+"""
+
+from ...core.device import register_device_type
+from ...dispatch import register_kernel
+
+
+def register(kernels: dict) -> None:
+    """Make ``opencl`` a device type and install ``kernels`` ({op: fn}) at the OpenCL key."""
+    register_device_type("opencl", "OpenCL")
+    for op, fn in kernels.items():
+        register_kernel(op, "OpenCL", fn)

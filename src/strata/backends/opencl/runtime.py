@@ -1,0 +1,404 @@
+"""The OpenCL runtime: device selection, streams, memory, kernel launches and host copies.
+
+One runtime per OpenCL device (``opencl:N``), started on first use (``get(index)``): a context,
+the default stream (an in-order command queue with profiling enabled) and a caching allocator.
+
+Note [Buffers and offsets]: the caching allocator (runtime/allocator.py) carves big ``cl.Buffer``
+segments into blocks. A block is not made a sub-buffer: ``clCreateSubBuffer`` needs its origin
+aligned to ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` (1024 bits on PoCL, and NVIDIA accepts unaligned
+origins it should refuse; reference/opencl.md section 3). Every kernel instead takes the segment's
+buffer plus an element offset, and host copies take a byte offset. Block addresses are virtual:
+segment ``k`` starts at ``k << 40``, so ``addr - segment.addr`` is the byte offset in its buffer.
+
+The host waits only at sync points (a copy to the host, ``synchronize()``, an event wait);
+errors the driver reports (a failed build, a bad launch, out of resources) are raised as
+``RuntimeError``s naming the op.
+"""
+
+import hashlib
+import threading
+import time
+
+import numpy as np
+
+from ... import config
+from ..._tensor import make_tensor
+from ...core import trace
+from ...core.device import as_device, device
+from ...dispatch.keys import backend_keyset
+from ...ops import factory as F
+from ...runtime import (
+    CachingAllocator,
+    DeviceMemory,
+    DeviceRuntime,
+    DeviceStorage,
+    OutOfDeviceMemory,
+    register_runtime,
+)
+from ..cpu import native
+from .streams import OpenCLStream
+
+OPENCL_KEYSET = backend_keyset("OpenCL")
+_SEGMENT_SHIFT = 40
+
+
+def cl():
+    """pyopencl, imported on first use so that strata imports without it."""
+    try:
+        import pyopencl
+    except ImportError as exc:
+        raise RuntimeError("the opencl device needs pyopencl and an OpenCL driver: "
+                           "pip install 'strata[opencl]'") from exc
+    return pyopencl
+
+
+def devices() -> list:
+    """The OpenCL devices strata can use, in order (``STRATA_OPENCL_DEVICE`` filters them)."""
+    try:
+        pycl = cl()
+        platforms = pycl.get_platforms()
+    except Exception:  # noqa: BLE001  (no pyopencl, or no ICD: PLATFORM_NOT_FOUND_KHR)
+        return []
+    wanted = config.opencl_device.lower()
+    found = []
+    for platform in platforms:
+        for dev in platform.get_devices():
+            if wanted in f"{platform.name} {dev.name}".lower():
+                found.append(dev)
+    return found
+
+
+def extent(shape, strides) -> int:
+    """Elements a layout spans in its storage (0 if it has no elements)."""
+    n = 1
+    for size, stride in zip(shape, strides):
+        if size == 0:
+            return 0
+        n += (size - 1) * stride
+    return n
+
+
+class OpenCLMemory(DeviceMemory):
+    """Segments for the caching allocator: one ``cl.Buffer`` each (Note [Buffers and offsets])."""
+
+    def __init__(self, runtime):
+        self.runtime = runtime
+        self.capacity = runtime.cl_device.global_mem_size
+        self._reserved = 0
+        self._next_segment = 1
+
+    def raw_alloc(self, nbytes):
+        pycl = cl()
+        if self._reserved + nbytes > self.capacity:
+            raise OutOfDeviceMemory()
+        try:
+            buffer = pycl.Buffer(self.runtime.context, pycl.mem_flags.READ_WRITE, nbytes)
+        except pycl.Error as exc:
+            raise OutOfDeviceMemory() from exc
+        addr = self._next_segment << _SEGMENT_SHIFT
+        self._next_segment += 1
+        self._reserved += nbytes
+        return (buffer, nbytes), addr
+
+    def raw_free(self, handle):
+        buffer, nbytes = handle
+        buffer.release()
+        self._reserved -= nbytes
+
+    def free_bytes(self):
+        return self.capacity - self._reserved
+
+    def completed(self, stream, seq):
+        return self.runtime.streams[stream].completed(seq)
+
+    def synchronize(self):
+        self.runtime.synchronize("allocator: release cached memory")
+
+
+class OpenCLRuntime(DeviceRuntime):
+    """The runtime of one OpenCL device."""
+
+    device_type = "opencl"
+
+    def __init__(self, index, cl_device):
+        pycl = cl()
+        self.index = index
+        self.device = device("opencl", index)
+        self.cl_device = cl_device
+        self.context = pycl.Context([cl_device])
+        self.streams = []             # stream id -> OpenCLStream
+        self._tls = threading.local()
+        self._default = OpenCLStream(_owner=self)
+        self.allocator = CachingAllocator(OpenCLMemory(self), "opencl", index)
+        self._programs = {}           # source -> built cl.Program
+        self._kernels = {}            # (source, name) -> cl.Kernel (kept: see reference 4)
+        self.programs_from_disk = 0
+        self._last_args = {}          # cl.Kernel -> the arguments it was last launched with
+        self._timed = []              # (cl.Event, op name, stream id) of traced launches
+        self._offset = None           # host ns - device ns (Note [Device clock])
+        self.launch_blocking = config.launch_blocking
+
+    def new_queue(self, stream):
+        """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
+        pycl = cl()
+        stream.queue = pycl.CommandQueue(
+            self.context, self.cl_device, pycl.command_queue_properties.PROFILING_ENABLE)
+        self.streams.append(stream)
+        return len(self.streams) - 1
+
+    # --- streams --------------------------------------------------------------------------------
+    def current_stream(self) -> OpenCLStream:
+        return getattr(self._tls, "stream", None) or self._default
+
+    def default_stream(self) -> OpenCLStream:
+        return self._default
+
+    def set_stream(self, stream):
+        self._tls.stream = stream
+
+    # --- memory ---------------------------------------------------------------------------------
+    def allocate(self, nbytes, stream=None) -> DeviceStorage:
+        if not nbytes:
+            return DeviceStorage(0, self.device, None)
+        block = self.allocator.malloc(nbytes, (stream or self.current_stream()).id)
+        storage = DeviceStorage(nbytes, self.device, block)
+        self.allocator.watch(storage, block)
+        return storage
+
+    def empty(self, shape, strides, dtype, stream=None):
+        storage = self.allocate(extent(shape, strides) * dtype.itemsize, stream)
+        return make_tensor(storage, 0, shape, strides, dtype, self.device, OPENCL_KEYSET)
+
+    @staticmethod
+    def buffer_of(tensor):
+        """(the ``cl.Buffer`` of a tensor's segment, the tensor's first element's offset in it
+        in elements). Zero-byte tensors have no buffer: (None, 0)."""
+        block = tensor._storage.block
+        if block is None:
+            return None, 0
+        start = block.addr - block.segment.addr
+        return block.segment.handle[0], start // tensor.dtype.itemsize + tensor._offset
+
+    def _record_cross_use(self, tensors, stream):
+        for t in tensors:
+            block = t._storage.block
+            if block is not None and block.stream != stream.id:
+                self.allocator.record_use(block, stream.id, stream.seq + 1)
+
+    # --- programs and launches ------------------------------------------------------------------
+    def kernel(self, source, name):
+        """The built kernel ``name`` of ``source`` (built once per source and device: the
+        runtime belongs to one device, and the driver version cannot change in a process)."""
+        knl = self._kernels.get((source, name))
+        if knl is not None:
+            return knl
+        program = self._programs.get(source)
+        if program is None:
+            program = self._programs[source] = self._build(source, name)
+        knl = self._kernels[source, name] = getattr(program, name)
+        return knl
+
+    def _build(self, source, name):
+        """Build ``source``: from the program binary cached on disk for this source, device and
+        driver (the native kernels' cache rules: a 0700 folder, a hash checked before use), else
+        from source, storing the binary."""
+        pycl = cl()
+        dev = self.cl_device
+        identity = [source, dev.platform.name, dev.platform.version, dev.name, dev.version,
+                    dev.driver_version, pycl.VERSION_TEXT]
+        key = hashlib.sha256("\0".join(identity).encode()).hexdigest()
+        path = native.cache_folder("opencl") / f"{key}.bin"
+        binary = native.read_verified(path)
+        if binary is not None:
+            try:
+                program = pycl.Program(self.context, [dev], [binary]).build()
+                self.programs_from_disk += 1
+                return program
+            except pycl.Error:
+                pass       # the driver refused its own binary: build from source again
+        try:
+            program = pycl.Program(self.context, source).build()
+        except pycl.Error as exc:
+            raise RuntimeError(f"OpenCL: building kernel '{name}' failed on {dev.name}: "
+                               f"{exc}\n{source}") from None
+        native.write_verified(path, program.get_info(pycl.program_info.BINARIES)[0])
+        return program
+
+    def launch(self, op_name, source, name, global_size, args, tensors=(), local_size=None):
+        """Enqueue kernel ``name`` of ``source`` over ``global_size`` work-items (an int, or a
+        tuple with ``local_size``) on the current stream; ``tensors`` are the device tensors it
+        reads or writes. Returns at once."""
+        if type(global_size) is int:
+            global_size = (global_size,)
+        if 0 in global_size:
+            return
+        pycl = cl()
+        knl = self.kernel(source, name)
+        stream = self.current_stream()
+        self._record_cross_use(tensors, stream)
+        span = trace.begin("runtime", "launch", op=op_name, kernel=name,
+                           stream=stream.id) if trace.active else None
+        try:
+            self._set_changed_args(knl, args)
+            event = pycl.enqueue_nd_range_kernel(stream.queue, knl, global_size, local_size)
+        except pycl.Error as exc:
+            raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
+                               f"{exc}") from None
+        finally:
+            if span is not None:
+                trace.end(span)
+        stream.enqueued(event)
+        if span is not None:
+            self._timed.append((event, op_name, stream.id))
+        if self.launch_blocking:
+            stream.synchronize()
+
+    def _set_changed_args(self, knl, args):
+        """Set only the arguments that differ from the kernel's previous launch: a kernel object
+        keeps its arguments, and ``set_args`` of every one costs tens of microseconds in
+        pyopencl's invoker (reference/opencl.md section 4)."""
+        last = self._last_args.get(knl)
+        if last is None or len(last) != len(args):
+            knl.set_args(*args)
+        else:
+            for i, (old, new) in enumerate(zip(last, args)):
+                # buffers by identity (a released one may share its handle with a new one),
+                # sizes and scalars (numpy values) by value
+                if old is not new and not (isinstance(new, np.generic) and
+                                           type(old) is type(new) and old == new):
+                    knl.set_arg(i, new)
+        self._last_args[knl] = args
+
+    # --- host copies ----------------------------------------------------------------------------
+    def upload(self, dst, array, non_blocking=False):
+        """Copy the contiguous host ``array`` into the contiguous device tensor ``dst``."""
+        if not array.nbytes:
+            return
+        pycl = cl()
+        buffer, offset = self.buffer_of(dst)
+        stream = self.current_stream()
+        self._record_cross_use((dst,), stream)
+        event = pycl.enqueue_copy(stream.queue, buffer, array,
+                                  dst_offset=offset * dst.dtype.itemsize,
+                                  is_blocking=not non_blocking)
+        stream.enqueued(event, keep=array)
+
+    def download(self, array, src, non_blocking=False):
+        """Copy the contiguous device tensor ``src`` into the contiguous host ``array``; a
+        blocking copy is a sync point."""
+        if not array.nbytes:
+            return
+        pycl = cl()
+        buffer, offset = self.buffer_of(src)
+        stream = self.current_stream()
+        self._record_cross_use((src,), stream)
+        event = pycl.enqueue_copy(stream.queue, array, buffer,
+                                  src_offset=offset * src.dtype.itemsize,
+                                  is_blocking=not non_blocking)
+        stream.enqueued(event, keep=array)
+
+    def copy_buffer(self, dst, src, nbytes):
+        """A device-to-device copy of ``nbytes`` between contiguous tensors."""
+        if not nbytes:
+            return
+        pycl = cl()
+        dst_buffer, dst_offset = self.buffer_of(dst)
+        src_buffer, src_offset = self.buffer_of(src)
+        stream = self.current_stream()
+        self._record_cross_use((dst, src), stream)
+        event = pycl.enqueue_copy(stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
+                                  dst_offset=dst_offset * dst.dtype.itemsize,
+                                  src_offset=src_offset * src.dtype.itemsize)
+        stream.enqueued(event)
+
+    def copy(self, dst, src, non_blocking=False):
+        """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""
+        F.copy_(dst, src, non_blocking)
+
+    # --- synchronisation ------------------------------------------------------------------------
+    def synchronize(self, reason="synchronize"):
+        span = trace.begin("sync", reason, device=str(self.device)) if trace.active else None
+        for stream in self.streams:
+            stream.synchronize()
+        if span is not None:
+            trace.end(span)
+        self.collect_device_events()
+
+    def collect_device_events(self):
+        """Report the profiled start/end of completed traced launches as "device" events, on
+        the host clock (Note [Device clock])."""
+        if not self._timed:
+            return
+        still = []
+        offset = self._clock_offset()
+        for item in self._timed:
+            event, name, stream_id = item
+            if event.command_execution_status != 0:
+                still.append(item)
+                continue
+            if trace.active:
+                fields = {"device": str(self.device), "queue": stream_id,
+                          "track": f"{self.device} stream {stream_id}"}
+                ev = trace.Event("device", name, event.profile.start + offset, 0, fields)
+                ev.end_ns = event.profile.end + offset
+                trace.record(ev)
+        self._timed = still
+
+    def _clock_offset(self):
+        """Note [Device clock]: profiling counters are the device's nanoseconds, not the host's
+        ``perf_counter_ns``. A marker's end, read right after ``finish()``, is paired with the
+        host time then (an estimate within the finish's latency), once per runtime."""
+        if self._offset is None:
+            pycl = cl()
+            marker = pycl.enqueue_marker(self._default.queue)
+            self._default.queue.finish()
+            self._offset = time.perf_counter_ns() - marker.profile.end
+        return self._offset
+
+
+_runtimes = {}
+_lock = threading.Lock()
+
+
+def device_index(dev) -> int:
+    """The index of an ``opencl`` device; raises PyTorch's error for one that does not exist."""
+    dev = None if dev is None else as_device(dev)
+    index = 0 if dev is None or dev.index is None else dev.index
+    count = len(devices())
+    if index >= count:
+        raise RuntimeError(f"OpenCL error: invalid device ordinal {index}: {count} OpenCL "
+                           f"device(s) available")
+    return index
+
+
+def get(index=0) -> OpenCLRuntime:
+    """The started runtime of device ``opencl:index`` (started now if needed)."""
+    rt = _runtimes.get(index)
+    if rt is not None:
+        return rt
+    with _lock:
+        if index not in _runtimes:
+            found = devices()
+            if index >= len(found):
+                raise RuntimeError(
+                    f"OpenCL error: invalid device ordinal {index}: {len(found)} OpenCL "
+                    f"device(s) available (STRATA_OPENCL_DEVICE={config.opencl_device!r})")
+            _runtimes[index] = OpenCLRuntime(index, found[index])
+    return _runtimes[index]
+
+
+def started() -> list:
+    return list(_runtimes.values())
+
+
+class _AllStarted:
+    """``register_runtime`` wants one runtime per device type: this one synchronizes them all."""
+
+    device_type = "opencl"
+
+    def synchronize(self, reason="synchronize"):
+        for rt in started():
+            rt.synchronize(reason)
+
+
+register_runtime("opencl", lambda: _AllStarted() if _runtimes else None)

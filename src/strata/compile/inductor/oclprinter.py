@@ -1,0 +1,271 @@
+"""The OpenCL printer: one ``Kernel`` of the loop IR (ir.py) -> one OpenCL C ``__kernel``.
+
+The C printer (cprinter.py) is the base, as in tinygrad's ``renderer/cstyle.py``: the handler
+differs in a few lines (OpenCL's type names, overloaded math functions, ``bool`` buffers stored
+as ``uchar``, scalars passed by value) and the loop becomes the ND range::
+
+    __kernel void add_2(__global const float* restrict in0, const long in0_off, ...,
+                        __global float* restrict out0, const long out0_off, ..., const long s0) {
+      const long x = get_global_id(0);              // one work-item per outer index
+      if (x >= s0 * s1) return;
+      const long i0 = x / (s1); const long i1 = (x) % s1;
+      <each node in order; a reduction is a loop over its reduction ranges>
+      out0[out0_off + i0*out0_st0 + i1*out0_st1] = t5;
+    }
+
+Sizes, strides and offsets are runtime arguments (names in the IR), so one program serves every
+shape of a given rank and dtype: PoCL compiles each program with LLVM, which costs far more than
+a launch. Reductions run one work-item per output element (a work-group tree reduction is later
+work, docs/opencl.md). Besides the IR's ``sum/prod/max/min``, the reduction types ``argmax`` and
+``argmin`` keep the first index of the extreme (a NaN counts as the extreme, as in ATen) and
+expose the value as ``<name>_value``.
+"""
+
+import math
+
+from .cprinter import CHandler, CValue, _index_vars, prod
+from .ir import Reduction, use_handler
+
+CL_TYPES = {
+    "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
+    "int8": "char", "uint8": "uchar", "bool": "bool",
+}
+BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point to bool
+MATH = frozenset((
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
+    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "floor", "ceil",
+    "trunc"))
+INIT = {
+    ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
+    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
+    ("min", "i"): "LONG_MAX",
+}
+PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
+#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
+#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+"""
+FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+
+
+def literal(value, dtype) -> str:
+    if dtype == "bool":
+        return "true" if value else "false"
+    if dtype.startswith("float"):
+        if math.isnan(value):
+            return "NAN"
+        if math.isinf(value):
+            return "INFINITY" if value > 0 else "-INFINITY"
+        text = repr(float(value))
+        return text + "f" if dtype == "float32" else text
+    return f"((long){int(value)}L)" if dtype == "int64" else f"(({CL_TYPES[dtype]}){int(value)})"
+
+
+class OpenCLHandler(CHandler):
+    """``ops.*`` for OpenCL C; names in ``scalars`` are kernel arguments passed by value."""
+
+    def __init__(self, buffers, lines, indent, aliases, scalars):
+        super().__init__(buffers, lines, indent, aliases)
+        self.scalars = scalars
+
+    def _emit(self, expr, dtype) -> CValue:
+        name = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}const {CL_TYPES[dtype]} {name} = {expr};")
+        return CValue(name, dtype)
+
+    def _math(self, fn, x):
+        return self._emit(f"{fn}({x})", x.dtype)    # OpenCL's math functions are overloaded
+
+    def load(self, name, index):
+        if name in self.aliases:
+            return CValue(self.aliases[name], self.buffers[name])
+        if name in self.scalars:
+            return CValue(name, self.buffers[name])
+        return self._emit(f"{name}[{index}]", self.buffers[name])
+
+    def constant(self, value, dtype):
+        return self._emit(literal(value, dtype), dtype)
+
+    def index_expr(self, expr, dtype):
+        return self._emit(f"({CL_TYPES[dtype]})({expr})", dtype)
+
+    def to_dtype(self, x, dtype):
+        if dtype == "bool":
+            return self._emit(f"{x} != 0", dtype)
+        return self._emit(f"({CL_TYPES[dtype]})({x})", dtype)
+
+    def logical_not(self, x):
+        return self._emit(f"!{x}", "bool")
+
+    def logical_and(self, a, b):
+        return self._emit(f"{a} && {b}", "bool")
+
+    def logical_or(self, a, b):
+        return self._emit(f"{a} || {b}", "bool")
+
+    def pow(self, a, b):
+        return self._emit(f"pow({a}, {b})", a.dtype)
+
+    def isnan(self, x):
+        return self._emit(f"{x} != {x}", "bool")
+
+    def __getattr__(self, name):
+        if name in ("floor", "ceil", "trunc"):    # integers are already whole
+            return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
+        if name in MATH:
+            return lambda x: self._math(name, x)
+        return super().__getattr__(name)
+
+
+def _size_names(kernel, layouts):
+    """The runtime ``long`` arguments of a kernel: sizes, strides and offsets (IR names)."""
+    names = []
+
+    def add(s):
+        if isinstance(s, str) and s not in names:
+            names.append(s)
+    for node in kernel.nodes:
+        for s in (*node.ranges, *getattr(node, "reduction_ranges", ())):
+            add(s)
+    for buffer in (*kernel.inputs, *layouts.values()):
+        for s in (*buffer.stride, buffer.offset):
+            add(s)
+    return names
+
+
+def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset()):
+    """(the OpenCL C source of ``kernel``, its parameter names in order).
+
+    ``layouts`` maps each stored node's name to an ``InputBuffer`` giving where its element at
+    an outer index goes (stride/offset names allowed); ``scalars`` are inputs passed by value."""
+    buffers = {b.name: b.dtype for b in kernel.inputs}
+    buffers.update({n.name: n.dtype for n in kernel.nodes})
+    params, names = [], []
+    for b in kernel.inputs:
+        if b.name in scalars:
+            params.append(f"const {CL_TYPES[b.dtype]} {b.name}")
+        else:
+            params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
+        names.append(b.name)
+    for n in kernel.nodes:
+        if n.name not in kernel.local:
+            params.append(f"__global {BUFFER_TYPES[n.dtype]}* restrict {n.name}")
+            names.append(n.name)
+    for name in _size_names(kernel, layouts):
+        params.append(f"const long {name}")
+        names.append(name)
+    lines = [f"__kernel void {kernel.name}({', '.join(params)}) {{",
+             "    const long x = get_global_id(0);",
+             f"    if (x >= {prod(outer_ranges)}) return;"]
+    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 4)
+    lines.extend(index_lines)
+    aliases = {}
+    for node in kernel.nodes:
+        _print_node(node, tuple(index), buffers, lines, aliases, scalars,
+                    None if node.name in kernel.local else layouts[node.name])
+    lines.append("}")
+    dtypes = set(buffers.values())
+    text = PREAMBLE + "\n".join(lines) + "\n"
+    return (FP64 + text if "float64" in dtypes else text), names
+
+
+def _handler(buffers, lines, indent, aliases, scalars):
+    h = OpenCLHandler(buffers, lines, indent, aliases, scalars)
+    h.count = len(lines)       # unique names across the nodes of one kernel
+    return h
+
+
+def _print_node(node, index, buffers, lines, aliases, scalars, layout):
+    indent = " " * 4
+    if isinstance(node, Reduction):
+        acc, body = f"acc_{node.name}", indent + "    "
+        head = len(lines)
+        lines.append("")       # the accumulator's declaration, once its dtype is known
+        lines.append(f"{indent}for (long y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+        rindex, rlines = _index_vars("r", node.reduction_ranges, "y", body)
+        lines.extend(rlines)
+        with use_handler(_handler(buffers, lines, body, aliases, scalars)):
+            value = node.inner_fn(index, tuple(rindex))
+        kind = "f" if value.dtype.startswith("float") else "i"
+        ctype = CL_TYPES[value.dtype]
+        if node.reduction_type in ("argmax", "argmin"):
+            better = ">" if node.reduction_type == "argmax" else "<"
+            lines[head] = f"{indent}{ctype} {acc} = 0; long {acc}_index = 0;"
+            nan = f" || ({value} != {value} && {acc} == {acc})" if kind == "f" else ""
+            lines.append(f"{body}if (y == 0 || {value} {better} {acc}{nan}) "
+                         f"{{ {acc} = {value}; {acc}_index = y; }}")
+            lines.append(f"{indent}}}")
+            buffers[node.name + "_value"] = value.dtype
+            aliases[node.name + "_value"] = acc
+            result = f"{acc}_index"
+        else:
+            lines[head] = f"{indent}{ctype} {acc} = {INIT[node.reduction_type, kind]};"
+            update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
+                      "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
+            lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+            lines.append(f"{indent}}}")
+            result = acc
+        if layout is None:
+            aliases[node.name] = result
+        else:
+            lines.append(f"{indent}{node.name}[{layout.index(index)}] = {result};")
+        return
+    with use_handler(_handler(buffers, lines, indent, aliases, scalars)):
+        value = node.inner_fn(index)
+    if layout is None:
+        aliases[node.name] = str(value)
+    else:
+        lines.append(f"{indent}{node.name}[{layout.index(index)}] = {value};")
+
+
+# --- matrix products: a tiled GEMM --------------------------------------------------------------
+# Not loop IR: the IR has no work-group, local memory or barrier. The design is CLBlast's "direct"
+# GEMM (reference/opencl.md section 9) at its simplest: a TILE x TILE work-group stages a tile of
+# A and of B in __local memory per step of K, and each work-item accumulates one output; bounds
+# checks handle incomplete tiles, so no padding kernels run. Operands keep their strides.
+TILE = 16
+GEMM_PARAMS = ("a", "a_off", "a_stb", "a_stm", "a_stk", "b", "b_off", "b_stb", "b_stk", "b_stn",
+               "out0", "out0_off", "out0_stb", "out0_stm", "out0_stn", "ms", "ns", "ks", "alpha")
+BIAS_PARAMS = ("c", "c_off", "c_stm", "c_stn", "beta")
+
+
+def print_gemm(name, dtype, bias) -> tuple:
+    """(source, parameter names) of ``out0 = [beta * c +] alpha * a @ b`` over a 3-d ND range
+    (columns, rows, batch) with TILE x TILE work-groups."""
+    t, buf = CL_TYPES[dtype], BUFFER_TYPES[dtype]
+    params = [f"__global const {buf}* restrict a", "const long a_off", "const long a_stb",
+              "const long a_stm", "const long a_stk", f"__global const {buf}* restrict b",
+              "const long b_off", "const long b_stb", "const long b_stk", "const long b_stn",
+              f"__global {buf}* restrict out0", "const long out0_off", "const long out0_stb",
+              "const long out0_stm", "const long out0_stn", "const long ms", "const long ns",
+              "const long ks", f"const {t} alpha"]
+    result = "alpha * acc"
+    if bias:
+        params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
+                   "const long c_stn", f"const {t} beta"]
+        result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc"
+    source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
+void {name}({", ".join(params)}) {{
+    const int lj = get_local_id(0), li = get_local_id(1);
+    const long j = get_group_id(0) * TILE + lj;      /* column of the output */
+    const long i = get_group_id(1) * TILE + li;      /* row of the output */
+    const long batch = get_global_id(2);
+    __local {t} a_tile[TILE][TILE + 1];
+    __local {t} b_tile[TILE][TILE + 1];
+    a += a_off + batch * a_stb;
+    b += b_off + batch * b_stb;
+    {t} acc = 0;
+    for (long k0 = 0; k0 < ks; k0 += TILE) {{
+        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? a[i * a_stm + (k0 + lj) * a_stk] : 0;
+        b_tile[li][lj] = (k0 + li < ks && j < ns) ? b[(k0 + li) * b_stk + j * b_stn] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TILE; k++)
+            acc += a_tile[li][k] * b_tile[k][lj];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    if (i < ms && j < ns)
+        out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+}}
+"""
+    return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])

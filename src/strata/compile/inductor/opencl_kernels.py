@@ -1,0 +1,90 @@
+"""Every kernel of the ``opencl`` device, registered at the OpenCL dispatch key.
+
+DESIGN.md's "one code generator, three users": each kernel is loop IR printed to OpenCL C
+(oclprinter.py; opencl_pointwise.py, opencl_rows.py). Ops with no entry here get the
+dispatcher's NotImplementedError ("Could not run 'aten::xxx' with arguments from the 'OpenCL'
+backend"): nothing falls back to the CPU. Backends cannot import the compiler, so this module
+hands the table to ``backends.opencl.register`` when strata is imported.
+"""
+
+from ...backends import opencl as backend
+from ...ops import activation as A
+from ...ops import dense as DN
+from ...ops import factory as F
+from ...ops import linalg as L
+from ...ops import loss as LOSS
+from ...ops import normalization as NO
+from ...ops import pointwise as P
+from ...ops import reductions as RED
+from ...ops import scatter as SC
+from ...ops import shape as SH
+from ...ops import special as SPC
+from . import opencl_loss as loss
+from . import opencl_rows as rows
+from .opencl_pointwise import (
+    BINARY,
+    COMPARISONS,
+    UNARY,
+    add_formula,
+    alloc,
+    binary,
+    clone,
+    copy_,
+    fill_,
+    filled,
+    gelu,
+    math_formula,
+    pow_,
+    sub_formula,
+    threshold_backward,
+    unary,
+    where,
+)
+
+
+def kernels() -> dict:
+    """{op: OpenCL kernel} for every op the opencl device runs."""
+    table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
+             F.clone: clone, P.gelu: gelu, SPC.erf: unary(SPC.erf, math_formula("erf")),
+             F.fill_: fill_, F.full: filled(F.full, 1),
+             F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
+             A.threshold_backward: threshold_backward,
+             A._softmax: rows.softmax_kernel(A._softmax, rows.softmax_formula),
+             A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
+             A._softmax_backward_data: rows.softmax_backward,
+             A._log_softmax_backward_data: rows.log_softmax_backward,
+             SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
+             RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
+             L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
+             LOSS.nll_loss_backward: loss.nll_loss_backward,
+             NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
+             SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_)}
+    for name, formula in UNARY.items():
+        fn = math_formula(formula)
+        for op in (getattr(P, name), getattr(P, name + "_", None)):
+            if op is not None:
+                table[op] = unary(op, fn)
+    for name, formula in BINARY.items():
+        fn = math_formula(formula)
+        for op in (getattr(P, name), getattr(P, name + "_", None)):
+            if op is not None:
+                table[op] = binary(op, fn)
+    for name, fn in (("add", add_formula), ("sub", sub_formula)):
+        table[getattr(P, name)] = binary(getattr(P, name), fn, alpha=True)
+        table[getattr(P, name + "_")] = binary(getattr(P, name + "_"), fn, alpha=True)
+    for name in COMPARISONS:
+        fn = math_formula(name)
+        table[getattr(P, name)] = binary(getattr(P, name), fn, compare=True)
+        table[getattr(P, name + "_")] = binary(getattr(P, name + "_"), fn, compare=True)
+    for op, kind in ((RED.amax, "max"), (RED.amin, "min")):
+        table[op] = rows.extreme(op, kind)
+    for op, kind in ((RED.max, "max"), (RED.min, "min")):
+        table[op] = rows.full_extreme(op, kind)
+    for op, kind in ((RED.max_dim, "argmax"), (RED.min_dim, "argmin")):
+        table[op] = rows.extreme_dim(op, kind)
+    for op, kind in ((RED.argmax, "argmax"), (RED.argmin, "argmin")):
+        table[op] = rows.arg_kernel(op, kind)
+    return table
+
+
+backend.register(kernels())

@@ -1,0 +1,223 @@
+"""The OpenCL device's value-addressed kernels: ``nll_loss`` forward and backward (so
+``cross_entropy``, which decomposes into ``log_softmax`` and ``nll_loss``), ``index_add_`` (so
+the backward of ``embedding`` and ``index_select``) and ``arange``.
+
+Both are loop-IR pointwise kernels whose loads are addressed by loaded values (the target
+picks a class): forward, one work-item per row writes ``-w[t] * x[i, t]`` and ``w[t]`` (0 for an
+ignored row), then the sum kernels reduce them; backward, one work-item per element of the
+gradient writes ``-g * w[t] / total_weight`` where its class is the row's target, else 0 (no
+scatter). Targets are read on the host first to raise PyTorch's out-of-bounds error before any
+kernel reads memory with them (a sync point, like ``index_select``'s).
+"""
+
+import numpy as np
+
+from ...backends.opencl import runtime as R
+from ...core.shape import contiguous_strides
+from ...ops import factory as F
+from ...ops import loss as LOSS
+from ...ops import scatter as SC
+from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
+from .oclprinter import print_kernel
+from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
+from .opencl_rows import host_indices, reduce
+
+
+def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
+    """``out[index] = inner(buffers, index)``: ``tensors`` ({name: opencl tensor}; not ``x``
+    or ``y``, the printer's index variables) are read
+    through ``InputBuffer``s with runtime strides, ``scalars`` ({name: numpy scalar}) by value;
+    ``key`` names the kernel's structure for the program cache."""
+    rt = runtime_of(out)
+    values = dict(scalars)
+    for name, t in (*tensors.items(), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for d, s in enumerate(t._get_strides()):
+            values[f"{name}_st{d}"] = s
+    for d, size in enumerate(out._shape):
+        values[f"s{d}"] = size
+    shapes = tuple((n, t.ndim, t.dtype.name) for n, t in tensors.items())
+    full_key = (op_name, key, shapes, out.ndim, out.dtype.name,
+                tuple((n, v.dtype.name) for n, v in scalars.items()))
+
+    def build():
+        def buf(name, t):
+            return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
+                               tuple(f"{name}_st{d}" for d in range(t.ndim)), f"{name}_off")
+        buffers = {n: buf(n, t) for n, t in tensors.items()}
+        inputs = list(buffers.values())
+        for n, v in scalars.items():
+            buffers[n] = InputBuffer(n, str(v.dtype), (), ())     # numpy's name is strata's
+            inputs.append(buffers[n])
+        ranges = tuple(f"s{d}" for d in range(out.ndim))
+        node = Pointwise("out0", out.dtype.name, ranges, lambda index: inner(buffers, index))
+        return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
+                            {"out0": buf("out0", out)}, frozenset(scalars))
+    launch(op_name, full_key, build, values, [*tensors.values(), out], out.numel(), rt)
+    return out
+
+
+def _check_targets(target, ignore_index, classes):
+    t = host_indices(target).reshape(-1)
+    used = t != ignore_index
+    bad = used & ((t < 0) | (t >= classes))
+    if bad.any():
+        raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
+
+
+def _picked_class(b, row, ignore_index):
+    """(the row's target, or 0 where ignored, so that no load goes out of bounds; in use)."""
+    t = ops.load("target", b["target"].index(row))
+    used = ops.ne(t, ops.load("ignore", "0"))
+    return ops.where(used, t, ops.constant(0, "int64")), used
+
+
+def _weight_of(b, t, dtype, weighted):
+    return ops.load("weight", b["weight"].index((str(t),))) if weighted else \
+        ops.constant(1, dtype)
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    out_spec, _ = LOSS.nll_loss_forward.meta(self, target, weight, reduction, ignore_index)
+    rt = runtime_of(self)
+    classes = self._shape[-1]
+    _check_targets(target, ignore_index, classes)
+    x = self if self.ndim == 2 else self.reshape(1, classes)
+    rows = x._shape[0]
+    dt = self.dtype.name
+    tensors = {"inp": x, "target": target.reshape(rows)}
+    weighted = weight is not None
+    if weighted:
+        tensors["weight"] = weight
+    scalars = {"ignore": np.int64(ignore_index)}
+
+    def loss(b, index):
+        t, used = _picked_class(b, index, ignore_index)
+        w = _weight_of(b, t, dt, weighted)
+        value = ops.neg(ops.mul(ops.load("inp", b["inp"].index((index[0], str(t)))), w))
+        return ops.where(used, value, ops.constant(0, dt))
+
+    def row_weight(b, index):
+        t, used = _picked_class(b, index, ignore_index)
+        return ops.where(used, _weight_of(b, t, dt, weighted), ops.constant(0, dt))
+    losses = rt.empty((rows,), (1,), self.dtype)
+    indexed_pointwise("aten::nll_loss_forward", ("loss", weighted), tensors, scalars, losses,
+                      loss)
+    total_weight = rt.empty((), (), self.dtype)
+    if out_spec.shape:                               # reduction='none'
+        return losses, fill_(total_weight, 0)
+    weights = rt.empty((rows,), (1,), self.dtype)
+    indexed_pointwise("aten::nll_loss_forward", ("weight", weighted), tensors, scalars, weights,
+                      row_weight)
+    reduce("aten::sum.dim_IntList", "sum", weights, [0], False, self.dtype,
+           [(total_weight, "value")])
+    total = rt.empty((), (), self.dtype)
+    reduce("aten::sum.dim_IntList", "sum", losses, [0], False, self.dtype, [(total, "value")])
+    if LOSS.reduction_enum(reduction) == LOSS.MEAN:    # all ignored: 0 / 0 = nan, as in PyTorch
+        total = pointwise("aten::div.Tensor", math_formula("truediv"),
+                          [(total, self.dtype), (total_weight, self.dtype)],
+                          rt.empty((), (), self.dtype))
+    return total, total_weight
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    spec = LOSS.nll_loss_backward.meta(grad_output, self, target, weight, reduction,
+                                       ignore_index, total_weight)
+    rt = runtime_of(self)
+    classes = self._shape[-1]
+    rows = self._shape[0] if self.ndim == 2 else 1
+    dt = self.dtype.name
+    per_row = LOSS.reduction_enum(reduction) == LOSS.NONE and self.ndim == 2
+    mean = LOSS.reduction_enum(reduction) == LOSS.MEAN
+    grad = rt.empty((rows, classes), contiguous_strides((rows, classes)), self.dtype)
+    tensors = {"g": grad_output.reshape(rows) if per_row else grad_output.reshape(()),
+               "target": target.reshape(rows), "tw": total_weight.reshape(())}
+    weighted = weight is not None
+    if weighted:
+        tensors["weight"] = weight
+    scalars = {"ignore": np.int64(ignore_index)}
+
+    def inner(b, index):
+        row, column = index
+        t, used = _picked_class(b, (row,), ignore_index)
+        g = ops.load("g", b["g"].index((row,) if per_row else ()))
+        if mean:
+            g = ops.truediv(g, ops.load("tw", b["tw"].index(())))
+        value = ops.neg(ops.mul(g, _weight_of(b, t, dt, weighted)))
+        hit = ops.logical_and(used, ops.eq(ops.index_expr(column, "int64"), t))
+        return ops.where(hit, value, ops.constant(0, dt))
+    indexed_pointwise("aten::nll_loss_backward", (per_row, mean, weighted), tensors, scalars,
+                      grad, inner)
+    return grad.reshape(spec.shape)
+
+
+def arange(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    """``first + i * delta``, computed in float64 for floating dtypes (ATen's accumulate type
+    on the CPU) and int64 for integers, then converted."""
+    spec = F.arange.meta(start, end, step, dtype, layout, device, pin_memory)
+    n, first, delta = F.arange_params(start, end, step, spec.dtype)
+    out = R.get(R.device_index(device)).empty((n,), (1,), spec.dtype)
+    acc = np.float64 if spec.dtype.is_floating_point else np.int64
+    scalars = {"first": acc(first), "delta": acc(delta)}
+
+    def inner(b, index):
+        i = ops.index_expr(index[0], acc.__name__)
+        value = ops.add(ops.load("first", "0"), ops.mul(i, ops.load("delta", "0")))
+        return ops.to_dtype(value, spec.dtype.name)
+    return indexed_pointwise("aten::arange.start_step", acc.__name__, {}, scalars, out, inner)
+
+
+def index_add_(self, dim, index, source, alpha=1):
+    """``self[.., index[p], ..] += alpha * source[.., p, ..]`` without atomics: each element of
+    ``self`` sums, in a loop-IR reduction over the positions ``p``, the sources whose index
+    names its row (deterministic; costs numel(self) x len(index))."""
+    SC.index_add_.meta(self, dim, index, source, alpha)
+    target = self if self.ndim else self.reshape(1)
+    d = dim % target.ndim
+    size = target._shape[d]
+    idx = host_indices(index).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if not idx.size:
+        return self
+    src = source if source.ndim else source.reshape(1)
+    rt = runtime_of(self)
+    dt = self.dtype.name
+    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": idx.size}
+    for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for k, st in enumerate(t._get_strides()):
+            values[f"{name}_st{k}"] = st
+    for k, n in enumerate(target._shape):
+        values[f"s{k}"] = n
+    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
+
+    def build():
+        def buf(name, t):
+            return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
+                               tuple(f"{name}_st{k}" for k in range(t.ndim)), f"{name}_off")
+        src_b, idx_b, out_b = buf("src", src), buf("idx", index.reshape(-1)), buf("out0", target)
+        ranges = tuple(f"s{k}" for k in range(target.ndim))
+
+        def contribution(i, r):
+            p = r[0]
+            hit = ops.eq(ops.load("idx", idx_b.index((p,))), ops.index_expr(i[d], "int64"))
+            v = ops.load("src", src_b.index((*i[:d], p, *i[d + 1:])))
+            v = v if src.dtype == self.dtype else ops.to_dtype(v, dt)
+            return ops.where(hit, v, ops.constant(0, dt))
+
+        def result(i):
+            added = ops.mul(ops.load("alpha", "0"), ops.load("red", "0"))
+            return ops.add(ops.load("out0", out_b.index(i)), added)
+        nodes = [Reduction("red", dt, ranges, ("positions",), "sum", contribution),
+                 Pointwise("out0", dt, ranges, result)]
+        inputs = [src_b, idx_b, InputBuffer("alpha", dt, (), ())]
+        return print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
+                                   frozenset({"red"})), ranges, {"out0": out_b},
+                            frozenset({"alpha"}))
+    launch("aten::index_add_", ("aten::index_add_", *key), build, values,
+           [src, index, target], target.numel(), rt)
+    return self

@@ -1,0 +1,351 @@
+"""The OpenCL device's launch helpers, pointwise kernels and copies (loop IR -> oclprinter.py).
+
+An op's OpenCL kernel runs the op's meta function (validation, output shape and dtype),
+allocates its outputs through the device's caching allocator, builds a loop-IR ``Kernel`` whose
+sizes, strides and offsets are runtime arguments, prints it once per structure (op, rank,
+dtypes: ``launch``) and enqueues it on the current stream without waiting. opencl_rows.py holds
+the kernels with an inner loop (reductions, softmax, indexing, matrix products) and
+opencl_kernels.py the table.
+"""
+
+import numpy as np
+
+from ..._tensor import from_array
+from ...backends.cpu import kernel_table as cpu_kernels
+from ...backends.cpu.array import data
+from ...backends.opencl import runtime as R
+from ...core import dtype as D
+from ...core.shape import contiguous_strides
+from ...ops import activation as A
+from ...ops import factory as F
+from ...ops import pointwise as P
+from ...ops.meta_rules import promote
+from . import eager
+from .ir import InputBuffer, Kernel, Pointwise, ops
+from .oclprinter import print_kernel
+
+_sources = {}         # structural key -> (source, parameter names)
+_CPU_COPY = cpu_kernels()[F.copy_]
+
+
+def runtime_of(tensor=None):
+    index = 0 if tensor is None else (tensor.device.index or 0)
+    return R.get(index)
+
+
+def is_device(x):
+    return hasattr(x, "_storage") and x.device.type == "opencl"
+
+
+def scalar_value(x, device):
+    """A Python number, or a 0-dim CPU tensor (PyTorch lets those mix with any device)."""
+    if hasattr(x, "_storage"):
+        if x.device.type != "cpu" or x.ndim:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {device} and {x.device}!")
+        return x.item()
+    return x
+
+
+def new_output(spec, tensor_like):
+    shape = tuple(spec.shape)
+    return runtime_of(tensor_like).empty(shape, contiguous_strides(shape), spec.dtype)
+
+
+def broadcast_strides(t, rank, flat):
+    """The runtime stride values of ``t`` broadcast to ``rank`` dims (one dim if ``flat``)."""
+    if flat:
+        return (1,)
+    pad, strides = rank - t.ndim, t._get_strides()
+    return tuple(0 if d < pad or t._shape[d - pad] == 1 else strides[d - pad]
+                 for d in range(rank))
+
+
+def all_contiguous(tensors, out):
+    """True when every tensor has the output's shape and contiguous strides: run flat."""
+    want = contiguous_strides(out._shape)
+    return all(tuple(t._shape) == tuple(out._shape) and tuple(t._get_strides()) == tuple(want)
+               for t in (*tensors, out))
+
+
+def kernel_name(op_name):
+    return "k_" + op_name.removeprefix("aten::").replace(".", "_")   # never a builtin
+
+
+def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
+    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value})."""
+    entry = _sources.get(key)
+    if entry is None:
+        entry = _sources[key] = build()
+    source, names = entry
+    args = []
+    for name in names:
+        v = values[name]
+        args.append(np.int64(v) if type(v) is int else v)
+    rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
+
+
+def pointwise(op_name, formula, operands, out):
+    """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
+
+    ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number."""
+    rt = runtime_of(out)
+    tensors = [v for v, _ in operands if is_device(v)]
+    flat = all_contiguous(tensors, out)
+    rank = 1 if flat else out.ndim
+    shape = (out.numel(),) if flat else tuple(out._shape)
+    kinds, values = [], {}
+    for i, (v, dt) in enumerate(operands):
+        name = f"in{i}"
+        if is_device(v):
+            buffer, offset = rt.buffer_of(v)
+            values[name], values[f"{name}_off"] = buffer, offset
+            st = broadcast_strides(v, rank, flat)
+            for d, s in enumerate(st):
+                values[f"{name}_st{d}"] = s
+            kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
+        else:
+            v = scalar_value(v, out.device)
+            values[name] = np.array(v, dtype=dt.np)[()]
+            kinds.append(("s", dt.name))
+    buffer, offset = rt.buffer_of(out)
+    values["out0"], values["out0_off"] = buffer, offset
+    for d, s in enumerate((1,) if flat else out._get_strides()):
+        values[f"out0_st{d}"] = s
+    for d, s in enumerate(shape):
+        values[f"s{d}"] = s
+    key = (op_name, formula, rank, tuple(kinds), out.dtype.name)
+
+    def build():
+        inputs, scalars, loads = [], set(), []
+        for i, kind in enumerate(kinds):
+            name = f"in{i}"
+            if kind[0] == "t":
+                _, dt, cdt = kind
+                stride = tuple(f"{name}_st{d}" for d in range(rank))
+                b = InputBuffer(name, dt, (None,) * rank, stride, f"{name}_off")
+                loads.append((b, cdt))
+            else:
+                b = InputBuffer(name, kind[1], (), ())
+                scalars.add(name)
+                loads.append((b, kind[1]))
+            inputs.append(b)
+        ranges = tuple(f"s{d}" for d in range(rank))
+
+        def inner(index):
+            args = []
+            for b, cdt in loads:
+                v = ops.load(b.name, b.index(index) if b.stride else "0")
+                args.append(v if b.dtype == cdt else ops.to_dtype(v, cdt))
+            result = formula(*args)
+            return result if result.dtype == out.dtype.name else ops.to_dtype(result,
+                                                                              out.dtype.name)
+        node = Pointwise("out0", out.dtype.name, ranges, inner)
+        layout = InputBuffer("out0", out.dtype.name, (None,) * rank,
+                             tuple(f"out0_st{d}" for d in range(rank)), "out0_off")
+        return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
+                            {"out0": layout}, frozenset(scalars))
+    launch(op_name, key, build, values, [*tensors, out], out.numel(), rt)
+    return out
+
+
+# --- memory and copies ----------------------------------------------------------------------------
+
+def alloc(op):
+    """``empty``/``empty_strided``: memory from the caching allocator, no launch."""
+    def kernel(*args, **kwargs):
+        spec = op.meta(*args, **kwargs)
+        target = args[op.device_position] if len(args) > op.device_position else None
+        rt = R.get(R.device_index(target))
+        shape = tuple(spec.shape)
+        strides = spec.strides if spec.strides is not None else contiguous_strides(shape)
+        return rt.empty(shape, tuple(strides), spec.dtype)
+    return kernel
+
+
+def filled(op, value_position):
+    """``full``/``scalar_tensor``: an allocation, then ``fill_``."""
+    empty = alloc(op)
+
+    def kernel(*args):
+        out = empty(*args)
+        return fill_(out, args[value_position])
+    return kernel
+
+
+def clone(self, memory_format=None):
+    """A copy with the layout the meta function chose (``preserve_format`` keeps dense
+    strides)."""
+    spec = F.clone.meta(self, memory_format)
+    shape = tuple(spec.shape)
+    strides = spec.strides if spec.strides is not None else contiguous_strides(shape)
+    out = runtime_of(self).empty(shape, tuple(strides), spec.dtype)
+    return pointwise("aten::clone", identity, [(self, self.dtype)], out)
+
+
+def gelu(self, approximate="none"):
+    """The eager CPU kernels' formula (compile/inductor/eager.py), printed for OpenCL."""
+    spec = P.gelu.meta(self, approximate)
+    name = "gelu_tanh" if approximate == "tanh" else "gelu"
+    return pointwise("aten::gelu", GELU[name], [(self, spec.dtype)], new_output(spec, self))
+
+
+def _gelu_formula(name):
+    def formula(x):
+        return eager.FORMULAS[name](x, x.dtype)
+    return formula
+
+
+GELU = {name: _gelu_formula(name) for name in ("gelu", "gelu_tanh")}
+
+
+def pow_(op):
+    """``pow`` of floating results: ``x * x`` for a Python exponent 2 (as ATen special-cases
+    it), ``sqrt`` for 0.5, else OpenCL's ``pow``. Integer powers raise (not written yet)."""
+    def kernel(self, exponent):
+        spec = op.meta(self, exponent)
+        out = self if spec is self else new_output(spec, self if is_device(self) else exponent)
+        if not out.dtype.is_floating_point:
+            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
+                                      f"for the 'OpenCL' backend yet")
+        special = POW_SPECIAL.get(exponent) if type(exponent) in (int, float) else None
+        if special is not None:
+            return pointwise(op.qualname, special, [(self, out.dtype)], out)
+        return pointwise(op.qualname, POW, [(self, out.dtype), (exponent, out.dtype)], out)
+    return kernel
+
+
+def _square(x):
+    return ops.mul(x, x)
+
+
+def _sqrt(x):
+    return ops.sqrt(x)
+
+
+def _pow(x, e):
+    return ops.pow(x, e)
+
+
+POW, POW_SPECIAL = _pow, {2: _square, 0.5: _sqrt}
+
+
+def identity(x):
+    return x
+
+
+def copy_(self, src, non_blocking=False):
+    """Every copy with an opencl side: device<->device (a pointwise kernel that converts dtype
+    and broadcasts), host->device (an upload, then a kernel if the layout or dtype differs),
+    device->host (a kernel to a contiguous buffer if needed, then a download)."""
+    F.copy_.meta(self, src, non_blocking)
+    if is_device(self) and is_device(src):
+        if self.device != src.device:
+            raise RuntimeError("copies between two OpenCL devices are not supported yet")
+        return pointwise("aten::copy_", identity, [(src, self.dtype)], self)
+    if is_device(self):
+        rt = runtime_of(self)
+        # a non-blocking upload reads its host array later: stage a private copy of it, so
+        # writes to ``src`` after this call cannot change what arrives
+        host = np.array(data(src), order="C", copy=True) if non_blocking else \
+            np.ascontiguousarray(data(src))
+        if src.dtype == self.dtype and tuple(src._shape) == tuple(self._shape) and \
+                all_contiguous((), self):
+            rt.upload(self, host, non_blocking)
+            return self
+        staged = rt.empty(tuple(src._shape), contiguous_strides(src._shape), src.dtype)
+        rt.upload(staged, host, non_blocking)
+        return pointwise("aten::copy_", identity, [(staged, self.dtype)], self)
+    rt = runtime_of(src)
+    if not all_contiguous((), src):
+        src = pointwise("aten::copy_", identity, [(src, src.dtype)],
+                        rt.empty(tuple(src._shape), contiguous_strides(src._shape), src.dtype))
+    target = data(self)
+    if src.dtype == self.dtype and tuple(src._shape) == tuple(self._shape) and \
+            target.flags.c_contiguous:
+        rt.download(target, src, non_blocking)
+        return self
+    host = np.empty(src._shape, src.dtype.np)
+    rt.download(host, src)
+    _CPU_COPY(self, from_array(host))
+    return self
+
+
+# --- pointwise ops --------------------------------------------------------------------------------
+
+def unary(op, fn):
+    def kernel(self, *extra):
+        spec = op.meta(self, *extra)
+        out = self if spec is self else new_output(spec, self)
+        compute = self.dtype if spec is self else spec.dtype
+        return pointwise(op.qualname, fn, [(self, compute)], out)
+    return kernel
+
+
+def binary(op, fn, compare=False, alpha=False):
+    def kernel(self, other, *extra):
+        spec = op.meta(self, other, *extra)
+        out = self if spec is self else new_output(spec, self if is_device(self) else other)
+        compute = promote(self, other) if compare else out.dtype
+        operands = [(self, compute), (other, compute)]
+        if alpha:
+            operands.append((extra[0] if extra else 1, compute))
+        return pointwise(op.qualname, fn, operands, out)
+    return kernel
+
+
+def where(condition, self, other):
+    spec = P.where.meta(condition, self, other)
+    out = new_output(spec, next(t for t in (condition, self, other) if is_device(t)))
+    return pointwise("aten::where.self", where_formula, [(condition, D.bool_), (self, spec.dtype),
+                                                     (other, spec.dtype)], out)
+
+
+def where_formula(c, a, b):
+    return ops.where(c, a, b)
+
+
+def threshold_backward(grad_output, self, threshold):
+    spec = A.threshold_backward.meta(grad_output, self, threshold)
+    out = new_output(spec, grad_output)
+    return pointwise("aten::threshold_backward", threshold_formula,
+                     [(grad_output, spec.dtype), (self, spec.dtype), (threshold, spec.dtype)],
+                     out)
+
+
+def threshold_formula(g, x, threshold):
+    return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
+
+
+def fill_(self, value):
+    F.fill_.meta(self, value)
+    return pointwise("aten::fill_.Scalar", identity, [(value, self.dtype)], self)
+
+
+def math_formula(name):
+    def formula(*args):
+        return getattr(ops, name)(*args)
+    formula.__name__ = name
+    return formula
+
+
+def add_formula(a, b, alpha):
+    return ops.add(a, ops.mul(b, alpha))
+
+
+def sub_formula(a, b, alpha):
+    return ops.sub(a, ops.mul(b, alpha))
+
+
+UNARY = {
+    "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log", "log2": "log2",
+    "log10": "log10", "log1p": "log1p", "sqrt": "sqrt", "rsqrt": "rsqrt", "sin": "sin",
+    "cos": "cos", "tan": "tan", "asin": "asin", "acos": "acos", "atan": "atan", "sinh": "sinh",
+    "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
+    "sigmoid": "sigmoid", "reciprocal": "reciprocal", "abs": "abs", "neg": "neg", "relu": "relu",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "logical_not": "logical_not",
+    "isnan": "isnan",
+}
+BINARY = {"mul": "mul", "div": "truediv", "maximum": "maximum", "minimum": "minimum",
+          "logical_and": "logical_and", "logical_or": "logical_or"}
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")

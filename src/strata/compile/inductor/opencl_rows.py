@@ -1,0 +1,491 @@
+"""The OpenCL device's kernels with an inner loop: reductions, softmax, indexing, matmul.
+
+A reduction is one work-item per output element looping over the reduced dims (a work-group
+tree reduction is later work); softmax is a row kernel (max, then the sum of exp(x - max)) and a
+pointwise kernel; floating matrix products use the tiled GEMM of oclprinter.py.
+"""
+
+from functools import partial
+
+import numpy as np
+
+from ...core.shape import contiguous_strides
+from ...ops import activation as A
+from ...ops import dense as DN
+from ...ops import linalg as L
+from ...ops import normalization as NO
+from ...ops import reductions as RED
+from ...ops import scatter as SC
+from ...ops import shape as SH
+from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
+from .oclprinter import TILE, print_gemm, print_kernel
+from .opencl_pointwise import (
+    all_contiguous,
+    broadcast_strides,
+    identity,
+    is_device,
+    kernel_name,
+    launch,
+    math_formula,
+    new_output,
+    pointwise,
+    runtime_of,
+)
+
+# --- reductions -----------------------------------------------------------------------------------
+
+def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None):
+    """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
+    max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
+    work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
+    "rstd") pairs, laid out as the meta function said (``keepdim``
+    keeps size-1 dims at the reduced positions)."""
+    rt = runtime_of(x)
+    nd = x.ndim
+    dims = sorted({d % nd for d in dims}) if nd else []
+    kept = [d for d in range(nd) if d not in dims]
+    strides = x._get_strides()
+    buffer, offset = rt.buffer_of(x)
+    values = {"src": buffer, "src_off": offset}
+    for j, d in enumerate(kept):
+        values[f"ks{j}"], values[f"src_kst{j}"] = x._shape[d], strides[d]
+    for j, d in enumerate(dims):
+        values[f"rs{j}"], values[f"src_rst{j}"] = x._shape[d], strides[d]
+    for n, (t, _) in enumerate(outputs):
+        buffer, offset = rt.buffer_of(t)
+        values[f"out{n}"], values[f"out{n}_off"] = buffer, offset
+        out_strides = t._get_strides()
+        kept_strides = [out_strides[d] for d in kept] if keepdim else out_strides
+        for j, s in enumerate(kept_strides):
+            values[f"out{n}_st{j}"] = s
+    what = tuple((t.dtype.name, w) for t, w in outputs)
+    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps)
+
+    def build():
+        ranges = tuple(f"ks{j}" for j in range(len(kept)))
+        rranges = tuple(f"rs{j}" for j in range(len(dims)))
+        source = InputBuffer("src", x.dtype.name, (None,) * nd, tuple(
+            f"src_kst{j}" for j in range(len(kept))) + tuple(
+            f"src_rst{j}" for j in range(len(dims))), "src_off")
+
+        def inner(index, rindex):
+            v = source.load(tuple(index) + tuple(rindex))
+            return v if x.dtype == compute else ops.to_dtype(v, compute.name)
+        red_dtype = "int64" if kind.startswith("arg") else compute.name
+        if kind == "logsumexp":      # the max, then the sum of exp(x - max): softmax's rows
+            nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
+                     Reduction("den", red_dtype, ranges, rranges, "sum", partial(_shifted_exp,
+                                                                                 inner))]
+        elif kind == "meanvar":      # the mean, then the sum of squared deviations from it
+            nodes = [Reduction("red", red_dtype, ranges, rranges, "sum", inner),
+                     Pointwise("mu", red_dtype, ranges, partial(_mean_of_row, rranges)),
+                     Reduction("den", red_dtype, ranges, rranges, "sum",
+                               partial(_squared_deviation, inner))]
+        else:
+            nodes = [Reduction("red", red_dtype, ranges, rranges, kind, inner)]
+        layouts = {}
+        for n, (t, which) in enumerate(outputs):
+            name = f"out{n}"
+            layouts[name] = InputBuffer(name, t.dtype.name, ranges, tuple(
+                f"{name}_st{j}" for j in range(len(kept))), f"{name}_off")
+            nodes.append(Pointwise(name, t.dtype.name, ranges,
+                                   partial(_reduced, which, t.dtype.name, rranges, mean,
+                                           kind.startswith("arg"), eps)))
+        kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
+        return print_kernel(kernel, ranges, layouts)
+    total = 1
+    for d in kept:
+        total *= x._shape[d]
+    launch(op_name, key, build, values, [x, *(t for t, _ in outputs)], total, rt)
+
+
+def _shifted_exp(inner, index, rindex):
+    return ops.exp(ops.sub(inner(index, rindex), ops.load("red", "0")))
+
+
+def _mean_of_row(rranges, index):
+    v = ops.load("red", "0")
+    return ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
+
+
+def _squared_deviation(inner, index, rindex):
+    d = ops.sub(inner(index, rindex), ops.load("mu", "0"))
+    return ops.mul(d, d)
+
+
+def _reduced(which, dtype, rranges, mean, arg, eps, index):
+    if which == "rstd":      # 1 / sqrt(biased variance + eps), as native_layer_norm returns
+        var = ops.truediv(ops.load("den", "0"),
+                          ops.index_expr(" * ".join(rranges) or "1", dtype))
+        return ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
+    name = {"den": "den", "index": "red", "mu": "mu"}.get(which, "red_value" if arg else "red")
+    v = ops.load(name, "0")
+    if mean:
+        v = ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
+    return v if v.dtype == dtype else ops.to_dtype(v, dtype)
+
+
+def _dims(x, dim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(x.ndim))
+    return [dim] if isinstance(dim, int) else list(dim)
+
+
+def sum_dim(self, dim=None, keepdim=False, dtype=None):
+    spec = RED.sum.meta(self, dim, keepdim, dtype)
+    out = new_output(spec, self)
+    reduce("aten::sum.dim_IntList", "sum", self, _dims(self, dim), keepdim, spec.dtype,
+           [(out, "value")])
+    return out
+
+
+def mean_dim(self, dim=None, keepdim=False, dtype=None):
+    spec = RED.mean.meta(self, dim, keepdim, dtype)
+    out = new_output(spec, self)
+    reduce("aten::mean.dim", "sum", self, _dims(self, dim), keepdim, spec.dtype,
+           [(out, "value")], mean=True)
+    return out
+
+
+def extreme(op, kind):
+    def kernel(self, dim=(), keepdim=False):
+        spec = op.meta(self, dim, keepdim)
+        out = new_output(spec, self)
+        reduce(op.qualname, kind, self, _dims(self, dim), keepdim, self.dtype,
+               [(out, "value")])
+        return out
+    return kernel
+
+
+def full_extreme(op, kind):
+    def kernel(self):
+        out = new_output(op.meta(self), self)
+        reduce(op.qualname, kind, self, list(range(self.ndim)), False, self.dtype,
+               [(out, "value")])
+        return out
+    return kernel
+
+
+def extreme_dim(op, kind):
+    def kernel(self, dim, keepdim=False):
+        specs = op.meta(self, dim, keepdim)
+        values, indices = new_output(specs[0], self), new_output(specs[1], self)
+        reduce(op.qualname, kind, self, [dim], keepdim, self.dtype,
+               [(values, "value"), (indices, "index")])
+        return type(specs)(values, indices) if hasattr(specs, "_fields") else (values, indices)
+    return kernel
+
+
+def arg_kernel(op, kind):
+    def kernel(self, dim=None, keepdim=False):
+        out = new_output(op.meta(self, dim, keepdim), self)
+        x = self if dim is not None else self.reshape(-1) if self.is_contiguous() else \
+            self.contiguous().reshape(-1)
+        reduce(op.qualname, kind, x, [0 if dim is None else dim],
+               keepdim and dim is not None, self.dtype, [(out, "index")])
+        return out
+    return kernel
+
+
+# --- softmax ------------------------------------------------------------------------------------
+
+def _row_stats(op_name, x, dim, compute):
+    """Per row along ``dim``: (max, sum of exp(x - max)), with ``dim`` kept as size 1."""
+    rt = runtime_of(x)
+    shape = list(x._shape)
+    if shape:
+        shape[dim] = 1
+    m = rt.empty(tuple(shape), contiguous_strides(shape), compute)
+    d = rt.empty(tuple(shape), contiguous_strides(shape), compute)
+    reduce(op_name, "logsumexp", x, [dim] if x.ndim else [], True, compute,
+           [(m, "value"), (d, "den")])
+    return m, d
+
+
+def softmax_formula(x, m, d):
+    return ops.truediv(ops.exp(ops.sub(x, m)), d)
+
+
+def log_softmax_formula(x, m, d):
+    return ops.sub(ops.sub(x, m), ops.log(d))
+
+
+def softmax_kernel(op, formula):
+    def kernel(self, dim, half_to_float=False):
+        spec = op.meta(self, dim, half_to_float)
+        c = spec.dtype
+        m, d = _row_stats(op.qualname, self, dim % max(self.ndim, 1), c)
+        return pointwise(op.qualname, formula, [(self, c), (m, c), (d, c)], new_output(spec, self))
+    return kernel
+
+
+def softmax_backward(grad_output, output, dim, input_dtype):
+    """grad_input = y * (g - sum(g * y, dim))."""
+    spec = A._softmax_backward_data.meta(grad_output, output, dim, input_dtype)
+    c = spec.dtype
+    gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
+                   new_output(spec, output))
+    total = _keepdim_sum(gy, dim, c)
+    return pointwise("aten::_softmax_backward_data", _softmax_grad,
+                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+
+
+def _softmax_grad(g, y, total):
+    return ops.mul(y, ops.sub(g, total))
+
+
+def log_softmax_backward(grad_output, output, dim, input_dtype):
+    """grad_input = g - exp(y) * sum(g, dim)."""
+    spec = A._log_softmax_backward_data.meta(grad_output, output, dim, input_dtype)
+    c = spec.dtype
+    total = _keepdim_sum(grad_output, dim, c)
+    return pointwise("aten::_log_softmax_backward_data", _log_softmax_grad,
+                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+
+
+def _log_softmax_grad(g, y, total):
+    return ops.sub(g, ops.mul(ops.exp(y), total))
+
+
+def _keepdim_sum(x, dim, compute):
+    shape = list(x._shape)
+    if shape:
+        shape[dim % len(shape)] = 1
+    total = runtime_of(x).empty(tuple(shape), contiguous_strides(shape), compute)
+    reduce("aten::sum.dim_IntList", "sum", x, [dim] if x.ndim else [], True, compute,
+           [(total, "value")])
+    return total
+
+
+# --- layer norm ---------------------------------------------------------------------------------
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd): a row kernel for the statistics, then one pointwise kernel."""
+    out_spec, stats_spec, _ = NO.native_layer_norm.meta(input, normalized_shape, weight, bias,
+                                                         eps)
+    axis = input.ndim - len(normalized_shape)
+    stats = [new_output(stats_spec, input), new_output(stats_spec, input)]
+    c = stats_spec.dtype
+    reduce("aten::native_layer_norm", "meanvar", input, list(range(axis, input.ndim)), True, c,
+           [(stats[0], "mu"), (stats[1], "rstd")], eps=float(eps))
+    operands = [(input, c), (stats[0], c), (stats[1], c)]
+    operands += [(t, c) for t in (weight, bias) if t is not None]
+    affine = (weight is not None, bias is not None)
+    out = pointwise("aten::native_layer_norm", _NORMALIZE[affine], operands,
+                    new_output(out_spec, input))
+    return out, stats[0], stats[1]
+
+
+def _normalize(affine, x, mean, rstd, *params):
+    y = ops.mul(ops.sub(x, mean), rstd)
+    params = list(params)
+    if affine[0]:
+        y = ops.mul(y, params.pop(0))
+    if affine[1]:
+        y = ops.add(y, params.pop(0))
+    return y
+
+
+_NORMALIZE = {affine: partial(_normalize, affine) for affine in
+              ((False, False), (True, False), (False, True), (True, True))}
+
+
+# --- indexing -----------------------------------------------------------------------------------
+
+def gather(op_name, src, index, out, dim):
+    """``out[..i_dim..] = src[.., index[i_dim..i_dim+index.ndim], ..]``: out's dims
+    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``."""
+    rt = runtime_of(out)
+    values = {}
+    for name, t in (("src", src), ("idx", index), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for d, st in enumerate(t._get_strides()):
+            values[f"{name}_st{d}"] = st
+    for d, size in enumerate(out._shape):
+        values[f"s{d}"] = size
+    key = (op_name, src.ndim, index.ndim, out.ndim, dim, src.dtype.name, index.dtype.name)
+
+    def build():
+        def buf(name, t):
+            return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
+                               tuple(f"{name}_st{d}" for d in range(t.ndim)), f"{name}_off")
+        src_b, idx_b, out_b = buf("src", src), buf("idx", index), buf("out0", out)
+        ranges = tuple(f"s{d}" for d in range(out.ndim))
+
+        def inner(i):
+            at = ops.load("idx", idx_b.index(i[dim:dim + index.ndim]))
+            where = (*i[:dim], str(at), *i[dim + index.ndim:]) if src.ndim else ()
+            return ops.load("src", src_b.index(where))
+        kernel = Kernel(kernel_name(op_name), [src_b, idx_b],
+                        [Pointwise("out0", out.dtype.name, ranges, inner)])
+        return print_kernel(kernel, ranges, {"out0": out_b})
+    launch(op_name, key, build, values, [src, index, out], out.numel(), rt)
+    return out
+
+
+def host_indices(index):
+    """The index values, read on the host to check bounds before any kernel reads memory with
+    them (a sync point; CUDA checks on the device and reports at the next sync instead)."""
+    host = np.empty(index._shape, index.dtype.np)
+    runtime_of(index).download(host, index if all_contiguous((), index) else pointwise(
+        "aten::copy_", identity, [(index, index.dtype)],
+        runtime_of(index).empty(tuple(index._shape), contiguous_strides(index._shape),
+                              index.dtype)))
+    return host
+
+
+def index_select(self, dim, index):
+    spec = SC.index_select.meta(self, dim, index)
+    size = self._shape[dim % self.ndim] if self.ndim else 1
+    idx = host_indices(index).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        if self.ndim <= 1:
+            raise IndexError("index out of range in self")
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    out = new_output(spec, self)
+    return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
+                  out, dim % self.ndim if self.ndim else 0)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    idx = host_indices(indices)
+    if idx.size and (idx.min() < 0 or idx.max() >= weight._shape[0]):
+        raise IndexError("index out of range in self")
+    return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
+
+
+def cat(tensors, dim=0):
+    """Each input copied into its slice of the output (a strided pointwise copy each)."""
+    spec = SH.cat.meta(tensors, dim)
+    devices = [t for t in tensors if is_device(t)]
+    out = new_output(spec, devices[0])
+    if out.ndim == 0 or not out.numel():
+        return out
+    dim = dim % out.ndim
+    at = 0
+    for t in tensors:
+        if t.ndim == 1 and t._shape[0] == 0 and out.ndim > 1:
+            continue        # legacy: 1-d empty tensors are skipped
+        if not is_device(t):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {out.device} and {t.device}!")
+        n = t._shape[dim]
+        pointwise("aten::cat", identity, [(t, out.dtype)], out.narrow(dim, at, n))
+        at += n
+    return out
+
+
+# --- matrix products ------------------------------------------------------------------------------
+
+def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
+    """``out = beta * bias + alpha * (a @ b)`` for 2-d or batched 3-d operands: the tiled GEMM
+    for floating dtypes, a loop-IR reduction over k per output element for integers."""
+    if out.dtype.is_floating_point:
+        return tiled_matmul(op_name, a, b, out, bias, beta, alpha)
+    rt = runtime_of(out)
+    batched = a.ndim == 3
+    values = {}
+    for name, t in (("a", a), ("b", b), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        for d, s in enumerate(t._get_strides()):
+            values[f"{name}_st{d}"] = s
+    values["ms"], values["ns"], values["ks"] = a._shape[-2], b._shape[-1], a._shape[-1]
+    if batched:
+        values["bs"] = a._shape[0]
+    use_bias = bias is not None and beta != 0
+    if use_bias:
+        buffer, offset = rt.buffer_of(bias)
+        values["c"], values["c_off"] = buffer, offset
+        for d, s in enumerate(broadcast_strides(bias, 2, False)):
+            values[f"c_st{d}"] = s
+        values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
+        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
+    dt = out.dtype.name
+    key = (op_name, batched, use_bias, dt)
+
+    def build():
+        rank = 3 if batched else 2
+        ranges = (("bs",) if batched else ()) + ("ms", "ns")
+
+        def buf(name, dims=rank):
+            return InputBuffer(name, dt, (None,) * dims,
+                               tuple(f"{name}_st{d}" for d in range(dims)), f"{name}_off")
+        A_, B_, out_layout = buf("a"), buf("b"), buf("out0")
+        C_ = buf("c", 2)
+        inputs = [A_, B_]
+
+        def product(index, rindex):
+            *batch, i, j = index
+            (k,) = rindex
+            return ops.mul(A_.load((*batch, i, k)), B_.load((*batch, k, j)))
+        nodes = [Reduction("red", dt, ranges, ("ks",), "sum", product)]
+        scalars = frozenset()
+        if use_bias:
+            inputs += [C_, InputBuffer("alpha", dt, (), ()), InputBuffer("beta", dt, (), ())]
+            scalars = frozenset({"alpha", "beta"})
+
+            def result(index):
+                acc = ops.mul(ops.load("alpha", "0"), ops.load("red", "0"))
+                return ops.add(ops.mul(ops.load("beta", "0"), C_.load(index[-2:])), acc)
+        else:
+            def result(index):
+                return ops.load("red", "0")
+        nodes.append(Pointwise("out0", dt, ranges, result))
+        kernel = Kernel(kernel_name(op_name), inputs, nodes, frozenset({"red"}))
+        return print_kernel(kernel, ranges, {"out0": out_layout}, scalars)
+    tensors = [a, b, out] + ([bias] if use_bias else [])
+    launch(op_name, key, build, values, tensors, out.numel(), rt)
+    return out
+
+
+_GEMM_STRIDES = {"a": ("stm", "stk"), "b": ("stk", "stn"), "out0": ("stm", "stn")}
+
+
+def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
+    rt = runtime_of(out)
+    batched = a.ndim == 3
+    values = {}
+    for name, t in (("a", a), ("b", b), ("out0", out)):
+        buffer, offset = rt.buffer_of(t)
+        values[name], values[f"{name}_off"] = buffer, offset
+        strides = t._get_strides()
+        rows, cols = _GEMM_STRIDES[name]
+        values[f"{name}_stb"] = strides[0] if batched else 0
+        values[f"{name}_{rows}"], values[f"{name}_{cols}"] = strides[-2:]
+    m, n, k = a._shape[-2], b._shape[-1], a._shape[-1]
+    values["ms"], values["ns"], values["ks"] = m, n, k
+    use_bias = bias is not None and beta != 0
+    if use_bias:
+        buffer, offset = rt.buffer_of(bias)
+        values["c"], values["c_off"] = buffer, offset
+        values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
+        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
+    values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
+    key = ("aten::gemm", use_bias, out.dtype.name)
+    tile = TILE
+    size = (-(-n // tile) * tile, -(-m // tile) * tile, a._shape[0] if batched else 1)
+    launch("aten::gemm", key, lambda: print_gemm("k_gemm", out.dtype.name, use_bias), values,
+            [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
+    return out
+
+
+def mm(self, mat2):
+    out = new_output(L.mm.meta(self, mat2), self)
+    return matmul("aten::mm", self, mat2, out)
+
+
+def bmm(self, mat2):
+    out = new_output(L.bmm.meta(self, mat2), self)
+    return matmul("aten::bmm", self, mat2, out)
+
+
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    out = new_output(L.addmm.meta(self, mat1, mat2, beta=beta, alpha=alpha), self)
+    if not is_device(self):
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {mat1.device} and {self.device}!")
+    return matmul("aten::addmm", mat1, mat2, out, self, beta, alpha)
