@@ -156,8 +156,9 @@ import os, signal, sys, threading, strata
 path = sys.argv[1]
 sd = {"w": strata.zeros(24 * 2**20)}   # 96 MiB: the kill lands mid-write
 directory, name = os.path.split(path)
+mine = f".{name}.{os.getpid()}."   # not a dead predecessor's temp file
 def kill_when_temp_appears():
-    while not any(f.startswith("." + name) for f in os.listdir(directory)):
+    while not any(f.startswith(mine) for f in os.listdir(directory)):
         pass
     os.kill(os.getpid(), signal.SIGKILL)
 threading.Thread(target=kill_when_temp_appears, daemon=True).start()
