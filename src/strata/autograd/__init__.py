@@ -183,3 +183,6 @@ def register():
         register_kernel(op, "Autograd", fn, boxed=True)
     from . import tensor_methods
     _tensor.install_autograd(tensor_methods)
+    from .inplace_views import METHODS
+    for name, method in METHODS.items():
+        setattr(_tensor.Tensor, name, method)
