@@ -80,3 +80,35 @@ def test_run_syntax_error(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == "SyntaxError: '(' was never closed"
     assert "cli.py" not in proc.stderr
+
+
+VERSION_SCRIPT = textwrap.dedent("""
+    import torch
+    import torch.version
+    import strata
+    from packaging import version
+    print(torch.__version__, torch.version.__version__ == torch.__version__, torch.version.cuda)
+    print(torch.__version__ >= "2.0", torch.__version__ < (2, 14), torch.__version__ > "2.13",
+          version.parse(torch.__version__) >= version.parse("2.0"), torch.__version__ == "2.13.0")
+    print(strata.__version__, torch.Tensor is strata.Tensor, torch.__name__)
+    torch.some_flag = True          # an assignment to torch reaches strata
+    print(strata.some_flag, hasattr(strata, "version"))
+""")
+
+
+def test_torch_version_under_the_alias(tmp_path):
+    """``torch.__version__`` is the PyTorch API level (a version-comparable str, as PyTorch's
+    TorchVersion); ``strata.__version__`` stays strata's (Note [Two version numbers])."""
+    import strata
+    import torch
+    (tmp_path / "version.py").write_text(VERSION_SCRIPT)
+    proc = subprocess.run([sys.executable, "-m", "strata", "run", str(tmp_path / "version.py")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    api = torch.__version__.split("+")[0]
+    assert proc.stdout.splitlines() == [
+        f"{api}+strata{strata.__version__} True None",
+        "True True True True False",
+        f"{strata.__version__} True torch",
+        "True False"]
+    assert (torch.__version__ >= "2.0", torch.__version__ < (2, 14)) == (True, True)
