@@ -8,6 +8,7 @@ This module only re-exports; each name lives in the layer that owns it (see DESI
 """
 
 import builtins as _builtins
+import math as _math
 
 from . import config  # noqa: F401
 from .core.dtype import (  # noqa: F401
@@ -15,7 +16,7 @@ from .core.dtype import (  # noqa: F401
     int16, int32, int64, promote_types, result_type, set_default_dtype, uint8,
 )
 from .core.dtype import bool_ as bool  # noqa: A001
-from .core.device import device  # noqa: F401
+from .core.device import device, get_default_device, set_default_device  # noqa: F401
 from .core.shape import Size  # noqa: F401
 from . import ops as _ops_pkg  # noqa: F401
 from .ops.op import ops  # noqa: F401
@@ -58,6 +59,7 @@ from .amp import autocast  # noqa: F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401
 from .functions import generated_functions as _generated_functions
 
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 strided, sparse_coo = "strided", "sparse_coo"
