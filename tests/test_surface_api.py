@@ -58,3 +58,40 @@ def test_apply_(dtype):
     assert_same(*outs)
     check_outcome(lambda m: m.ones(2, requires_grad=True).apply_(lambda v: v))
     check_outcome(lambda m: m.ones(2).apply_(3))
+
+
+def _grads(fn, *arrays):
+    """``fn(m, *tensors)`` and the gradients of its sum (weighted by an arange), per library."""
+    out = []
+    for m in (strata, torch):
+        ts = [m.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+        y = fn(m, *ts)
+        w = m.arange(1, y.numel() + 1, dtype=y.dtype).reshape(y.shape) / y.numel()
+        (y * w).sum().backward()
+        out.append((y.detach(), [t.grad for t in ts if t.requires_grad]))
+    (sy, sg), (ty, tg) = out
+    assert_same(sy, ty, atol=1e-5, rtol=1e-4)
+    for a, b in zip(sg, tg):
+        assert_same(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_rms_norm_values_gradients_and_errors(rng):
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal(4)
+    _grads(lambda m, x, w: m.nn.functional.rms_norm(x, (4,), w), x, w)
+    _grads(lambda m, x: m.nn.functional.rms_norm(x, (3, 4), eps=1e-3), x)
+    module = [m.nn.RMSNorm(4) for m in (strata, torch)]
+    assert_same(module[0](strata.tensor(x)), module[1](torch.tensor(x)))
+    for fn in (lambda m: m.nn.functional.rms_norm(m.ones(2, 3), (4,)),
+               lambda m: m.nn.functional.rms_norm(m.ones(2, 3), (3,), m.ones(2)),
+               lambda m: m.nn.functional.rms_norm(m.ones(2, 3).long(), (3,)),
+               lambda m: m.nn.functional.rms_norm(m.ones(2, 3), ())):
+        err = check_outcome(fn)
+        assert str(err) == str(_torch_error(fn))
+
+
+def _torch_error(fn):
+    try:
+        fn(torch)
+    except Exception as e:  # noqa: BLE001
+        return e
+    raise AssertionError("torch did not raise")

@@ -356,6 +356,13 @@ NORMALIZATION = {
         Sample(lambda m, x, w: F(m).layer_norm(x, [2, 3], w), (_f(0, 2, 3), _f(2, 3)),
                name="empty"),
     ],
+    "aten::rms_norm": [
+        Sample(lambda m, x, w: F(m).rms_norm(x, (4,), w), (_f(2, 3, 4), _f(4))),
+        Sample(lambda m, x: F(m).rms_norm(x, [3, 4], eps=0.1), (_f(2, 3, 4, dtype=np.float64),),
+               name="2d"),
+        Sample(lambda m, x: F(m).rms_norm(x.half(), (4,)), (_f(2, 4),), name="half", **_LOW),
+        Sample(lambda m, x, w: F(m).rms_norm(x, (3,), w), (_f(0, 3), _f(3)), name="empty"),
+    ],
     "aten::native_batch_norm": [
         Sample(lambda m, x, w, b, rm, rv: (m.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5),
                                            rm, rv),

@@ -34,6 +34,7 @@ __all__ = [
     "avg_pool2d",
     "batch_norm",
     "bilinear",
+    "rms_norm",
     "channel_shuffle",
     "conv1d",
     "conv2d",
@@ -195,6 +196,10 @@ adaptive_max_pool2d_with_indices, adaptive_max_pool2d = _adaptive_max_pool_pair(
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return NZ.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return NZ.rms_norm(input, normalized_shape, weight, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
