@@ -95,3 +95,72 @@ def _torch_error(fn):
     except Exception as e:  # noqa: BLE001
         return e
     raise AssertionError("torch did not raise")
+
+
+# --- packed sequences through RNNs ----------------------------------------------------------------
+
+def _rnn_pair(kind, **kwargs):
+    s_mod = getattr(strata.nn, kind)(3, 4, **kwargs)
+    t_mod = getattr(torch.nn, kind)(3, 4, **kwargs)
+    with torch.no_grad():
+        for name, p in t_mod.named_parameters():
+            p.copy_(torch.tensor(getattr(s_mod, name).detach().numpy()))
+    return s_mod, t_mod
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_packed_sequence_through_rnn(kind, bidirectional, enforce_sorted, rng):
+    lengths = [5, 3, 2] if enforce_sorted else [2, 5, 3]
+    x = rng.standard_normal((5, 3, 3)).astype(np.float32)
+    h0 = rng.standard_normal((2 * (2 if bidirectional else 1), 3, 4)).astype(np.float32)
+    modules = _rnn_pair(kind, num_layers=2, bidirectional=bidirectional)
+    results = []
+    for m, module in zip((strata, torch), modules):
+        rnn = m.nn.utils.rnn
+        xt = m.tensor(x, requires_grad=True)
+        packed = rnn.pack_padded_sequence(xt, m.tensor(lengths), enforce_sorted=enforce_sorted)
+        hx = m.tensor(h0)
+        hx = (hx, m.zeros_like(hx) + 0.5) if kind == "LSTM" else hx
+        out, hidden = module(packed, hx)
+        assert isinstance(out, rnn.PackedSequence)
+        padded, out_lengths = rnn.pad_packed_sequence(out, batch_first=True, padding_value=-1.0)
+        h_n = hidden[0] if kind == "LSTM" else hidden
+        loss = (padded * m.arange(padded.numel()).reshape(padded.shape) / 50).sum() + \
+            (h_n ** 2).sum()
+        loss.backward()
+        grads = [xt.grad] + [p.grad for _, p in module.named_parameters()]
+        results.append((padded, out_lengths, out.batch_sizes, hidden, grads))
+    (sp, sl, sb, sh, sg), (tp, tl, tb, th, tg) = results
+    assert_same(sp, tp, atol=1e-5, rtol=1e-4)
+    assert_same(sl, tl)
+    assert_same(sb, tb)
+    for a, b in zip(sh if kind == "LSTM" else (sh,), th if kind == "LSTM" else (th,)):
+        assert_same(a, b, atol=1e-5, rtol=1e-4)
+    for a, b in zip(sg, tg):
+        assert_same(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_pack_and_pad_round_trips_and_errors(rng):
+    seqs = [rng.standard_normal((n, 2)).astype(np.float32) for n in (2, 4, 1)]
+    outs = []
+    for m in (strata, torch):
+        rnn = m.nn.utils.rnn
+        tensors = [m.tensor(s) for s in seqs]
+        packed = rnn.pack_sequence(tensors, enforce_sorted=False)
+        padded, lengths = rnn.pad_packed_sequence(packed, total_length=6)
+        back = rnn.unpack_sequence(packed)
+        unpadded = rnn.unpad_sequence(rnn.pad_sequence(tensors), m.tensor([2, 4, 1]))
+        outs.append((packed.data, packed.batch_sizes, packed.sorted_indices,
+                     packed.unsorted_indices, padded, lengths, back, unpadded))
+    for a, b in zip(*outs):
+        assert_same(a, b)
+    x = np.zeros((3, 2, 1), np.float32)
+    for fn in (lambda m: m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), [2, 3]),
+               lambda m: m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), [3, 0],
+                                                             enforce_sorted=False),
+               lambda m: m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), [3]),
+               lambda m: m.nn.utils.rnn.pad_packed_sequence(
+                   m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), [3, 1]), total_length=2)):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))
