@@ -164,3 +164,23 @@ def test_pack_and_pad_round_trips_and_errors(rng):
                lambda m: m.nn.utils.rnn.pad_packed_sequence(
                    m.nn.utils.rnn.pack_padded_sequence(m.tensor(x), [3, 1]), total_length=2)):
         assert str(check_outcome(fn)) == str(_torch_error(fn))
+
+
+# --- statistics and linear algebra ----------------------------------------------------------------
+
+def test_cov_corrcoef_gradients_and_errors(rng):
+    x = rng.standard_normal((3, 5))
+    _grads(lambda m, x: m.cov(x), x)
+    _grads(lambda m, x, a: m.cov(x, correction=1, aweights=a), x, np.abs(x[0]) + 0.1)
+    _grads(lambda m, x: m.corrcoef(x), x)
+    for fn in (lambda m: m.cov(m.ones(2, 2, 2)),
+               lambda m: m.cov(m.ones(2, 3), fweights=m.ones(3)),
+               lambda m: m.cov(m.ones(2, 3), aweights=-m.ones(3)),
+               lambda m: m.cov(m.ones(2, 3), fweights=m.ones(2).long()),
+               lambda m: m.cov(m.ones(2, 3), aweights=m.zeros(3)),
+               lambda m: m.cov(m.ones(2, 3).bool()),
+               lambda m: m.corrcoef(m.ones(2, 2, 2))):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        out = strata.cov(strata.ones(2, 1))
+    assert out.isnan().all()
