@@ -184,3 +184,34 @@ def test_cov_corrcoef_gradients_and_errors(rng):
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         out = strata.cov(strata.ones(2, 1))
     assert out.isnan().all()
+
+
+def test_linalg_gradients(rng):
+    a = rng.standard_normal((3, 3)) + 2 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    _grads(lambda m, a: m.linalg.slogdet(a).logabsdet, a)
+    _grads(lambda m, a: m.logdet(a @ a.mT), a)
+    _grads(lambda m, a: m.linalg.matrix_exp(a), a * 0.7)
+    _grads(lambda m, a, b: m.linalg.multi_dot([b.mT, a, a, b]), a, b)
+    _grads(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True), a, b)
+    _grads(lambda m, a, b: m.linalg.solve_triangular(a, b.mT, upper=False, left=False,
+                                                     unitriangular=True), a, b)
+    _grads(lambda m, a, b: m.linalg.lstsq(a, b).solution, a, b)
+    _grads(lambda m, x: m.diag_embed(x, 1), b)
+    _grads(lambda m, a: m.svd(a).S, a)
+
+
+def test_linalg_errors():
+    A = np.eye(3)
+    for fn in (lambda m: m.linalg.slogdet(m.ones(2, 3)),
+               lambda m: m.linalg.slogdet(m.ones(3)),
+               lambda m: m.linalg.multi_dot([m.ones(2)]),
+               lambda m: m.linalg.matrix_exp(m.ones(2, 3)),
+               lambda m: m.linalg.solve_triangular(m.tensor(A), m.ones(2, 2), upper=True),
+               lambda m: m.linalg.lstsq(m.tensor(A), m.ones(2, 2)),
+               lambda m: m.linalg.lstsq(m.tensor(A), m.ones(2, 2).double()),
+               lambda m: m.linalg.matrix_rank(m.ones(3)),
+               lambda m: m.diag_embed(m.ones(2), 0, 1, 1)):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))
+    with pytest.raises(NotImplementedError, match="torch.linalg.eig: .* no complex dtypes"):
+        strata.linalg.eig(strata.tensor(A))
