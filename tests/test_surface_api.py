@@ -215,3 +215,17 @@ def test_linalg_errors():
         assert str(check_outcome(fn)) == str(_torch_error(fn))
     with pytest.raises(NotImplementedError, match="torch.linalg.eig: .* no complex dtypes"):
         strata.linalg.eig(strata.tensor(A))
+
+
+def test_data_parallel_is_a_pass_through_without_cuda():
+    outs = []
+    for m in (strata, torch):
+        m.manual_seed(0)
+        inner = m.nn.Linear(2, 3)
+        with m.no_grad():
+            inner.weight.copy_(m.arange(6.0).reshape(3, 2))
+        model = m.nn.DataParallel(inner)
+        assert model.module is inner and model.device_ids == []
+        assert list(model.state_dict()) == ["module.weight", "module.bias"]
+        outs.append(model(m.ones(4, 2)) - inner.bias)
+    assert_same(*outs)
