@@ -229,3 +229,42 @@ def test_data_parallel_is_a_pass_through_without_cuda():
         assert list(model.state_dict()) == ["module.weight", "module.bias"]
         outs.append(model(m.ones(4, 2)) - inner.bias)
     assert_same(*outs)
+
+
+# --- 3-d layers -----------------------------------------------------------------------------------
+
+def _same_module(kind, *args, **kwargs):
+    s_mod = getattr(strata.nn, kind)(*args, **kwargs)
+    t_mod = getattr(torch.nn, kind)(*args, **kwargs)
+    with torch.no_grad():
+        for name, p in s_mod.named_parameters():
+            dict(t_mod.named_parameters())[name].copy_(torch.tensor(p.detach().numpy()))
+    return s_mod, t_mod
+
+
+@pytest.mark.parametrize("layer", [
+    ("Conv3d", (2, 3, 3), dict(stride=2, padding=1)),
+    ("Conv3d", (2, 4, (1, 2, 3)), dict(padding="same", padding_mode="reflect", bias=False)),
+    ("ConvTranspose3d", (2, 3, 2), dict(stride=2, output_padding=1)),
+    ("MaxPool3d", (2,), dict(ceil_mode=True)),
+    ("MaxPool3d", (3,), dict(stride=2, padding=1, dilation=(1, 2, 1))),
+    ("AvgPool3d", (3,), dict(stride=2, padding=1, count_include_pad=False, ceil_mode=True)),
+])
+def test_3d_layers_values_and_gradients(layer, rng):
+    kind, args, kwargs = layer
+    x = rng.standard_normal((2, 2, 5, 6, 7)).astype(np.float32)
+    outs = []
+    for m, module in zip((strata, torch), _same_module(kind, *args, **kwargs)):
+        xt = m.tensor(x, requires_grad=True)
+        y = module(xt)
+        (y * m.arange(y.numel()).reshape(y.shape) / y.numel()).sum().backward()
+        outs.append([y.detach(), xt.grad] + [p.grad for p in module.parameters()])
+    for a, b in zip(*outs):
+        assert_same(a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_3d_pool_errors():
+    for fn in (lambda m: m.nn.functional.max_pool3d(m.ones(1, 4, 4, 4), 5),
+               lambda m: m.nn.functional.max_pool3d(m.ones(1, 4, 4, 4), 2, padding=2),
+               lambda m: m.nn.functional.avg_pool3d(m.ones(2, 2, 2), 2)):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))

@@ -12,7 +12,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops import factorizations as LF
 from ...ops.shape import cat
 from .. import functional as F
-from ..modules.conv import ConvTranspose1d, ConvTranspose2d
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from . import parametrize
 
@@ -112,7 +112,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+        transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
+        dim = 1 if isinstance(module, transposed) else 0
     parametrize.register_parametrization(module, name,
                                          _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

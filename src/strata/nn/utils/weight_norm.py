@@ -9,7 +9,7 @@ import warnings
 
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from ..modules.conv import ConvTranspose1d, ConvTranspose2d
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter
 from .parametrizations import norm_except_dim
 
@@ -128,7 +128,8 @@ class SpectralNorm:
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     if dim is None:
-        dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
+        transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
+        dim = 1 if isinstance(module, transposed) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
     return module
 
