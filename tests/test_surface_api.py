@@ -268,3 +268,40 @@ def test_3d_pool_errors():
                lambda m: m.nn.functional.max_pool3d(m.ones(1, 4, 4, 4), 2, padding=2),
                lambda m: m.nn.functional.avg_pool3d(m.ones(2, 2, 2), 2)):
         assert str(check_outcome(fn)) == str(_torch_error(fn))
+
+
+# --- lazy modules ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,args,shape", [
+    ("LazyLinear", (3,), (2, 5)), ("LazyConv2d", (4, 3), (2, 3, 6, 6)),
+    ("LazyConv1d", (4, 2), (3, 7)), ("LazyConvTranspose3d", (2, 2), (1, 3, 3, 3, 3)),
+    ("LazyBatchNorm2d", (), (4, 3, 2, 2)),
+])
+def test_lazy_modules_become_their_eager_layer(kind, args, shape, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    outs = []
+    for m in (strata, torch):
+        module = getattr(m.nn, kind)(*args)
+        assert module.has_uninitialized_params()
+        assert isinstance(module.weight, m.nn.parameter.UninitializedParameter)
+        module(m.tensor(x))
+        eager = getattr(m.nn, kind.removeprefix("Lazy"))
+        assert type(module) is eager and not isinstance(module.weight,
+                                                        m.nn.parameter.UninitializedParameter)
+        outs.append({k: tuple(v.shape) for k, v in module.state_dict().items()})
+        if m is torch:
+            with torch.no_grad():
+                for name, p in module.named_parameters():
+                    p.copy_(torch.tensor(dict(s_module.named_parameters())[name].detach().numpy()))
+            assert_same(s_module(strata.tensor(x)).detach(), module(torch.tensor(x)).detach(),
+                        atol=1e-5)
+        s_module = module
+    assert outs[0] == outs[1]
+
+
+def test_lazy_module_errors():
+    for m in (strata, torch):
+        with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\)"):
+            m.nn.LazyConv2d(2, 3)(m.ones(2, 3))
+        with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+            m.nn.LazyConv2d(4, 1, groups=2)(m.ones(1, 3, 2, 2))
