@@ -305,3 +305,44 @@ def test_lazy_module_errors():
             m.nn.LazyConv2d(2, 3)(m.ones(2, 3))
         with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
             m.nn.LazyConv2d(4, 1, groups=2)(m.ones(1, 3, 2, 2))
+
+
+# --- max unpooling --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dims,shape,kwargs", [
+    (1, (2, 3, 8), dict()), (2, (2, 3, 6, 6), dict(stride=2, padding=1)),
+    (2, (3, 6, 6), dict(output_size=(7, 7))), (3, (1, 2, 4, 6, 4), dict()),
+])
+def test_max_unpool_values_and_gradients(dims, shape, kwargs, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    outs = []
+    for m in (strata, torch):
+        F = m.nn.functional
+        pool = getattr(F, f"max_pool{dims}d")
+        xt = m.tensor(x)
+        values, indices = pool(xt, 2, stride=kwargs.get("stride"),
+                               padding=kwargs.get("padding", 0), return_indices=True)
+        values = values.detach().requires_grad_()
+        module = getattr(m.nn, f"MaxUnpool{dims}d")(2, kwargs.get("stride"),
+                                                     kwargs.get("padding", 0))
+        y = module(values, indices, kwargs.get("output_size"))
+        (y * m.arange(y.numel()).reshape(y.shape)).sum().backward()
+        outs.append((y.detach(), values.grad))
+    for a, b in zip(*outs):
+        assert_same(a, b)
+
+
+def test_max_unpool_errors():
+    def pooled(m):
+        return m.nn.functional.max_pool2d(m.arange(32.0).reshape(1, 2, 4, 4), 2,
+                                          return_indices=True)
+    def one_bad_index(m):
+        values, indices = pooled(m)
+        indices[0, 1, 1, 1] = 99
+        return values, indices
+
+    for fn in (lambda m: m.nn.functional.max_unpool2d(*pooled(m), 2, output_size=(9, 9)),
+               lambda m: m.nn.functional.max_unpool2d(*one_bad_index(m), 2),
+               lambda m: m.nn.functional.max_unpool2d(pooled(m)[0], pooled(m)[1].float(), 2),
+               lambda m: m.nn.functional.max_unpool2d(pooled(m)[0], pooled(m)[1][:, :1], 2)):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))

@@ -377,6 +377,18 @@ POOLING = {
         Sample(lambda m, x: F(m).avg_pool3d(x, (2, 3, 2), divisor_override=5), (_f(2, 4, 6, 4),),
                name="divisor-unbatched"),
     ],
+    "aten::max_unpool2d": [   # indices are checked against the output size: no meta run
+        Sample(lambda m, x, i: m.max_unpool2d(x, i, [4, 4]),
+               (_f(2, 3, 2, 2), np.array([0, 3, 9, 14] * 6).reshape(2, 3, 2, 2)), meta=False),
+        Sample(lambda m, x, i: F(m).max_unpool2d(x, i, 2, output_size=(5, 5)),
+               (_f(3, 2, 2), np.array([1, 4, 12, 24] * 3).reshape(3, 2, 2)), meta=False,
+               name="unbatched"),
+    ],
+    "aten::max_unpool3d": [
+        Sample(lambda m, x, i: F(m).max_unpool3d(x, i, 2),
+               (_f(1, 2, 1, 2, 2), np.array([0, 7, 21, 30] * 2).reshape(1, 2, 1, 2, 2)),
+               meta=False),
+    ],
     "aten::adaptive_max_pool1d": [
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 3, return_indices=True), (_f(2, 3, 7),)),
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 4), (_f(2, 9, dtype=np.float64),)),

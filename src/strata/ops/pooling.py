@@ -8,6 +8,7 @@ Output sizes follow ``pooling_output_shape`` (``aten/src/ATen/native/Pool.h``): 
 
 from ..core import dtype as D
 from . import factory, reductions, scatter
+from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
 from .linalg import CTYPE
@@ -428,3 +429,50 @@ def _avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
                                         1 if count_include_pad else 0, 0), [-1])
         result = P.div(total, count)
     return result if batched else S.squeeze(result, [0])
+
+
+# --- max unpooling: the partial inverse of max pooling, a scatter --------------------------------
+max_unpool2d = defop("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+                     function=True)
+max_unpool3d = defop("max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, "
+                     "int[3] stride, int[3] padding) -> Tensor", function=True)
+
+
+def _max_unpool(self, indices, output_size, dims):
+    """Each value written at its index in the flattened (zeroed) output plane(s)."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{R.type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(self.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({fmt(self.shape)}) but got indices tensor with shape: "
+                           f"{fmt(indices.shape)}")
+    if self.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Input to max_unpooling{dims}d should be a {dims + 1}d or "
+                           f"{dims + 2}d Tensor, but got a tensor with {self.ndim} dimensions.")
+    batched = self.ndim == dims + 2
+    x = self if batched else S.unsqueeze(self, 0)
+    idx = indices if batched else S.unsqueeze(indices, 0)
+    volume = 1
+    for n in output_size:
+        volume *= n
+    flat_idx = S.flatten(idx, 2, -1)
+    if flat_idx.numel() and (reductions.max(flat_idx).item() >= volume or
+                             reductions.min(flat_idx).item() < 0):
+        bad = flat_idx[P.logical_or(P.ge(flat_idx, volume), P.lt(flat_idx, 0))][0].item()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, output_size))})")
+    out = factory.full(tuple(x.shape[:2]) + (volume,), 0, dtype=x.dtype, device=x.device)
+    out = scatter.scatter(out, 2, flat_idx, S.flatten(x, 2, -1))
+    out = S.view(out, tuple(x.shape[:2]) + tuple(output_size))
+    return out if batched else S.squeeze(out, [0])
+
+
+@register_decomposition(max_unpool2d)
+def _max_unpool2d(self, indices, output_size):
+    return _max_unpool(self, indices, list(output_size), 2)
+
+
+@register_decomposition(max_unpool3d)
+def _max_unpool3d(self, indices, output_size, stride, padding):
+    return _max_unpool(self, indices, list(output_size), 3)

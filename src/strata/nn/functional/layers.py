@@ -58,6 +58,9 @@ __all__ = [
     "max_pool2d",
     "max_pool2d_with_indices",
     "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     "max_pool3d_with_indices",
     "normalize",
     "pad",
@@ -156,6 +159,54 @@ max_pool2d_with_indices, max_pool2d = _max_pool_pair("max_pool2d", PL.max_pool2d
                                                      PL.max_pool2d)
 max_pool3d_with_indices, max_pool3d = _max_pool_pair("max_pool3d", PL.max_pool3d_with_indices,
                                                      PL.max_pool3d)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """The spatial size max_unpool writes: the pooled input's unless ``output_size`` (within a
+    stride of it) says otherwise."""
+    dims = len(kernel_size)
+    default = [(input.shape[-dims + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(dims)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == dims + 2:
+        output_size = output_size[2:]
+    if len(output_size) != dims:
+        raise ValueError(f"output_size should be a sequence containing {dims} or {dims + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(dims):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                             f'between {low} and {high})')
+    return output_size
+
+
+def _unpool_args(kernel_size, stride, padding, dims):
+    kernel = _int_list(kernel_size) * (dims if isinstance(kernel_size, int) else 1)
+    stride = kernel if stride is None else _int_list(stride) * (dims if isinstance(stride, int)
+                                                                 else 1)
+    padding = _int_list(padding) * (dims if isinstance(padding, int) else 1)
+    return kernel, stride, padding
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel, stride, padding = _unpool_args(kernel_size, stride, padding, 1)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size) + [1]
+    return PL.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel, stride, padding = _unpool_args(kernel_size, stride, padding, 2)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return PL.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel, stride, padding = _unpool_args(kernel_size, stride, padding, 3)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return PL.max_unpool3d(input, indices, size, stride, padding)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

@@ -91,6 +91,9 @@ from .pooling import (  # noqa: F401
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: F401

@@ -67,6 +67,36 @@ class AvgPool3d(_AvgPoolNd):
                             self.count_include_pad, self.divisor_override)
 
 
+class _MaxUnpoolNd(Module):
+    _dims = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        as_tuple = lambda v: (v,) * self._dims if isinstance(v, int) else tuple(v)  # noqa: E731
+        self.kernel_size = as_tuple(kernel_size)
+        self.stride = as_tuple(stride if stride is not None else kernel_size)
+        self.padding = as_tuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        unpool = getattr(F, f"max_unpool{self._dims}d")
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _dims = 3
+
+
 class _AdaptivePool(Module):
     _fn = ""
 
