@@ -360,7 +360,7 @@ SAMPLES.update({
                rtol=1e-4, meta=False),
         Sample(lambda m, a: a.matrix_exp(), (np.zeros((3, 3)),), name="zero", meta=False),
     ],
-    "aten::linalg_matrix_rank": [
+    "aten::linalg_matrix_rank.atol_rtol_float": [
         Sample(lambda m, a: m.linalg.matrix_rank(a), (_f(4, 3),)),
         Sample(lambda m, a: m.linalg.matrix_rank(a @ a.mT, hermitian=True), (_f(4, 2),),
                name="hermitian"),

@@ -378,7 +378,7 @@ POOLING = {
                name="divisor-unbatched"),
     ],
     "aten::max_unpool2d": [   # indices are checked against the output size: no meta run
-        Sample(lambda m, x, i: m.max_unpool2d(x, i, [4, 4]),
+        Sample(lambda m, x, i: F(m).max_unpool2d(x, i, 2),
                (_f(2, 3, 2, 2), np.array([0, 3, 9, 14] * 6).reshape(2, 3, 2, 2)), meta=False),
         Sample(lambda m, x, i: F(m).max_unpool2d(x, i, 2, output_size=(5, 5)),
                (_f(3, 2, 2), np.array([1, 4, 12, 24] * 3).reshape(3, 2, 2)), meta=False,

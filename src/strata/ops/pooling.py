@@ -432,10 +432,9 @@ def _avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
 
 
 # --- max unpooling: the partial inverse of max pooling, a scatter --------------------------------
-max_unpool2d = defop("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
-                     function=True)
+max_unpool2d = defop("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor")
 max_unpool3d = defop("max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, "
-                     "int[3] stride, int[3] padding) -> Tensor", function=True)
+                     "int[3] stride, int[3] padding) -> Tensor")
 
 
 def _max_unpool(self, indices, output_size, dims):
