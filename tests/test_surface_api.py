@@ -346,3 +346,15 @@ def test_max_unpool_errors():
                lambda m: m.nn.functional.max_unpool2d(pooled(m)[0], pooled(m)[1].float(), 2),
                lambda m: m.nn.functional.max_unpool2d(pooled(m)[0], pooled(m)[1][:, :1], 2)):
         assert str(check_outcome(fn)) == str(_torch_error(fn))
+
+
+def test_histogram_errors_and_no_gradient():
+    x = np.array([1.0, 2.0, 1.0, 4.0, 0.5], np.float32)
+    for fn in (lambda m: m.histogram(m.tensor(x).long(), 3),
+               lambda m: m.histogram(m.tensor(x), -1),
+               lambda m: m.histogram(m.tensor(x), 3, range=(2.0, 1.0)),
+               lambda m: m.histogram(m.tensor(x), 3, weight=m.ones(4))):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))
+    for m in (strata, torch):
+        hist, edges = m.histogram(m.tensor(x, requires_grad=True), 3)
+        assert not hist.requires_grad and not edges.requires_grad
