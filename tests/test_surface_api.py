@@ -360,3 +360,37 @@ def test_histogram_errors_and_missing_derivative():
         assert hist.requires_grad and type(hist.grad_fn).__name__ == "NotImplemented"
         with pytest.raises(RuntimeError, match="derivative for .*histogram.* is not implemented"):
             hist.sum().backward()
+
+
+# --- Adafactor ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.05, weight_decay=0.1, d=2.0),
+                                    dict(maximize=True, eps=(1e-8, 1e-2), beta2_decay=-0.5)])
+def test_adafactor_matches_torch(kwargs, rng):
+    shapes = [(4, 3), (2, 3, 5), (6,)]
+    data = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(5)]
+    results = []
+    for m in (strata, torch):
+        params = [m.nn.Parameter(m.tensor(a)) for a in data]
+        opt = m.optim.Adafactor(params, **kwargs)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = m.tensor(g)
+            opt.step()
+        state = opt.state_dict()["state"]
+        results.append([p.detach() for p in params] + [state[1]["row_var"], state[1]["col_var"],
+                                                      state[2]["variance"], state[0]["step"]])
+    for a, b in zip(*results):
+        assert_same(a, b, atol=1e-6, rtol=1e-5)
+
+
+def test_adafactor_errors():
+    for kwargs in (dict(lr=-1.0), dict(beta2_decay=0.5), dict(eps=(-1.0, 1e-3)), dict(d=0.5),
+                   dict(weight_decay=-0.1)):
+        for m in (strata, torch):
+            with pytest.raises(ValueError) as err:
+                m.optim.Adafactor([m.nn.Parameter(m.ones(2))], **kwargs)
+            if m is torch:
+                assert str(err.value) == message
+            message = str(err.value)
