@@ -394,3 +394,46 @@ def test_adafactor_errors():
             if m is torch:
                 assert str(err.value) == message
             message = str(err.value)
+
+
+# --- affine_grid / grid_sample --------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_values_and_gradients(mode, padding_mode, align_corners, rng):
+    x = rng.standard_normal((2, 3, 5, 6))
+    theta = np.array([[[0.9, -0.3, 0.1], [0.2, 1.1, -0.2]], [[1.4, 0.0, 0.3], [0.1, 0.7, 0.5]]])
+    outs = []
+    for m in (strata, torch):
+        xt, th = m.tensor(x, requires_grad=True), m.tensor(theta, requires_grad=True)
+        grid = m.nn.functional.affine_grid(th, (2, 3, 4, 7), align_corners=align_corners)
+        grid = grid * 1.3     # reach outside the image, so padding matters
+        y = m.nn.functional.grid_sample(xt, grid, mode, padding_mode, align_corners)
+        (y * m.arange(y.numel()).reshape(y.shape) / y.numel()).sum().backward()
+        outs.append((grid.detach(), y.detach(), xt.grad, th.grad))
+    if mode == "nearest":   # no path from the grid: None where PyTorch gives zeros
+        assert outs[0][3] is None and not outs[1][3].any()
+        outs = [o[:3] for o in outs]
+    for a, b in zip(*outs):
+        assert_same(a, b, atol=1e-8, rtol=1e-6)
+
+
+def test_affine_grid_3d_and_errors():
+    theta = np.random.default_rng(3).standard_normal((2, 3, 4))
+    outs = [m.nn.functional.affine_grid(m.tensor(theta), (2, 1, 3, 4, 5), align_corners=False)
+            for m in (strata, torch)]
+    assert_same(*outs)
+    for fn in (lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3), (2, 3, 4, 5, 6), False),
+               lambda m: m.nn.functional.affine_grid(m.ones(2, 3, 3), (2, 3, 4, 5), False),
+               lambda m: m.nn.functional.grid_sample(m.ones(1, 1, 3, 3), m.ones(1, 2, 2, 3),
+                                                     align_corners=False),
+               lambda m: m.nn.functional.grid_sample(m.ones(1, 1, 3, 3), m.ones(2, 2, 2, 2),
+                                                     align_corners=False),
+               lambda m: m.nn.functional.grid_sample(m.ones(1, 1, 3, 3), m.ones(1, 2, 2, 2),
+                                                     mode="foo"),
+               lambda m: m.nn.functional.grid_sample(m.ones(1, 1, 3, 3), m.ones(1, 2, 2, 2),
+                                                     padding_mode="foo")):
+        assert str(check_outcome(fn)).replace("strata", "torch") == str(_torch_error(fn))
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        strata.nn.functional.affine_grid(strata.ones(1, 2, 3), (1, 1, 2, 2))

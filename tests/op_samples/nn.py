@@ -389,6 +389,22 @@ POOLING = {
                (_f(1, 2, 1, 2, 2), np.array([0, 7, 21, 30] * 2).reshape(1, 2, 1, 2, 2)),
                meta=False),
     ],
+    "aten::affine_grid_generator": [
+        Sample(lambda m, t: F(m).affine_grid(t, (2, 3, 4, 5), align_corners=False),
+               (_f(2, 2, 3),)),
+        Sample(lambda m, t: F(m).affine_grid(t, (1, 2, 2, 3, 4), align_corners=True),
+               (_f(1, 3, 4, dtype=np.float64),), name="3d"),
+    ],
+    "aten::grid_sampler_2d": [
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, align_corners=False),
+               (_f(2, 3, 5, 4), np.tanh(_f(2, 3, 6, 2)) * 1.2)),
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, "nearest", "reflection", True),
+               (_f(1, 2, 4, 4, dtype=np.float64), _f(1, 5, 5, 2, dtype=np.float64)),
+               name="nearest-reflection"),
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, padding_mode="border",
+                                                align_corners=True),
+               (_f(1, 1, 3, 5), _f(1, 2, 2, 2)), name="border"),
+    ],
     "aten::adaptive_max_pool1d": [
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 3, return_indices=True), (_f(2, 3, 7),)),
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 4), (_f(2, 9, dtype=np.float64),)),

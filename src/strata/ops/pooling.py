@@ -13,7 +13,7 @@ from . import pointwise as P
 from . import shape as S
 from .linalg import CTYPE
 from .nn import constant_pad_nd, fmt, not_implemented
-from .op import TensorSpec, defop, register_decomposition
+from .op import TensorSpec, aten, defop, register_decomposition
 
 
 def pool_output_size(size, kernel, pad, stride, dilation, ceil_mode):
@@ -475,3 +475,113 @@ def _max_unpool2d(self, indices, output_size):
 @register_decomposition(max_unpool3d)
 def _max_unpool3d(self, indices, output_size, stride, padding):
     return _max_unpool(self, indices, list(output_size), 3)
+
+
+# --- spatial sampling: affine grids and grid_sample (ATen's GridSampler.cpp, as decompositions) --
+affine_grid_generator = defop("affine_grid_generator(Tensor theta, SymInt[] size, "
+                              "bool align_corners) -> Tensor")
+grid_sampler_2d = defop("grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
+                        "int padding_mode, bool align_corners) -> Tensor")
+GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _grid_line(steps, align_corners, like):
+    """The normalized coordinates of ``steps`` pixel centres (or corners) in [-1, 1]."""
+    if steps <= 1:
+        return factory.full((steps,), 0, dtype=like.dtype, device=like.device)
+    line = P.div(P.mul(factory.arange(0, steps, dtype=like.dtype, device=like.device), 2),
+                 steps - 1)
+    line = P.sub(line, 1)
+    return line if align_corners else P.mul(line, (steps - 1) / steps)
+
+
+@register_decomposition(affine_grid_generator)
+def _affine_grid(theta, size, align_corners):
+    """Each output pixel's (x, y[, z], 1) times theta^T: (N, H, W, 2) or (N, D, H, W, 3)."""
+    n, spatial = size[0], list(size[2:])
+    lines = [_grid_line(s, align_corners, theta) for s in spatial]
+    dims = len(spatial)
+    coords = []
+    for i, line in enumerate(reversed(lines)):   # x varies along the last dim
+        shape = [1] * dims
+        shape[dims - 1 - i] = spatial[dims - 1 - i]
+        coords.append(S.expand(S.view(line, shape), spatial))
+    coords.append(factory.full(spatial, 1, dtype=theta.dtype, device=theta.device))
+    base = S.view(S.stack(coords, -1), [1, -1, dims + 1])
+    grid = aten.matmul.default(S.expand(base, [n, base.shape[1], dims + 1]),
+                               S.transpose(theta, 1, 2))
+    return S.view(grid, [n] + spatial + [dims])
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return P.mul(P.div(P.add(coord, 1), 2), size - 1)
+    return P.div(P.sub(P.mul(P.add(coord, 1), size), 1), 2)
+
+
+def _reflect(coord, twice_low, twice_high):
+    if twice_low == twice_high:
+        return P.mul(coord, 0)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    coord = P.abs(P.sub(coord, low))
+    extra = P.fmod(coord, span)
+    flips = P.floor(P.div(coord, span))
+    even = P.eq(P.remainder(flips, 2), 0)
+    return P.where(even, P.add(extra, low), P.add(P.sub(span, extra), low))
+
+
+def _source_index(coord, size, padding_mode, align_corners):
+    coord = _unnormalize(coord, size, align_corners)
+    if padding_mode == 1:
+        coord = P.clamp(coord, 0, size - 1)
+    elif padding_mode == 2:
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(coord, -1, 2 * size - 1)
+        coord = P.clamp(coord, 0, size - 1)
+    return coord
+
+
+def _gather_pixels(input, ix, iy):
+    """input[n, c, iy, ix] for integer (N, Ho, Wo) maps, 0 outside the image."""
+    n, c, h, w = input.shape
+    inside = P.logical_and(P.logical_and(P.ge(ix, 0), P.le(ix, w - 1)),
+                           P.logical_and(P.ge(iy, 0), P.le(iy, h - 1)))
+    flat = P.add(P.mul(P.clamp(iy, 0, h - 1), w), P.clamp(ix, 0, w - 1))
+    out_shape = list(ix.shape[1:])
+    index = S.expand(S.view(flat, [n, 1, -1]), [n, c, flat[0].numel()])
+    values = scatter.gather(S.view(input, [n, c, h * w]), 2, index)
+    values = S.view(values, [n, c] + out_shape)
+    return P.mul(values, S.unsqueeze(inside, 1))
+
+
+@register_decomposition(grid_sampler_2d)
+def _grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """Bilinear or nearest sampling of ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2) in
+    [-1, 1] coordinates; the gradient reaches both the input and the grid."""
+    if grid.ndim != 4 or grid.shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension, "
+                           f"but got grid with sizes {fmt(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {fmt(input.shape)} and grid with sizes "
+                           f"{fmt(grid.shape)}")
+    if interpolation_mode == 2:
+        raise NotImplementedError("strata: grid_sample(mode='bicubic') is not built; use "
+                                  "'bilinear' or 'nearest'")
+    h, w = input.shape[2:]
+    x = _source_index(S.select(grid, -1, 0), w, padding_mode, align_corners)
+    y = _source_index(S.select(grid, -1, 1), h, padding_mode, align_corners)
+    if interpolation_mode == 1:
+        return _gather_pixels(input, P.round(x).long(), P.round(y).long())
+    x0, y0 = P.floor(x), P.floor(y)
+    wx1, wy1 = P.sub(x, x0), P.sub(y, y0)
+    wx0, wy0 = P.rsub(wx1, 1), P.rsub(wy1, 1)
+    ix0, iy0 = x0.long(), y0.long()
+    ix1, iy1 = P.add(ix0, 1), P.add(iy0, 1)
+    out = None
+    for ix, iy, weight in ((ix0, iy0, P.mul(wx0, wy0)), (ix1, iy0, P.mul(wx1, wy0)),
+                           (ix0, iy1, P.mul(wx0, wy1)), (ix1, iy1, P.mul(wx1, wy1))):
+        term = P.mul(_gather_pixels(input, ix, iy), S.unsqueeze(weight, 1))
+        out = term if out is None else P.add(out, term)
+    return out
