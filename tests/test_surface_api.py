@@ -437,3 +437,46 @@ def test_affine_grid_3d_and_errors():
         assert str(check_outcome(fn)).replace("strata", "torch") == str(_torch_error(fn))
     with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
         strata.nn.functional.affine_grid(strata.ones(1, 2, 3), (1, 1, 2, 2))
+
+
+# --- CTC loss -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [
+    dict(targets=[[1, 2, 2], [3, 1, 0]], input_lengths=[6, 5], target_lengths=[3, 2]),
+    dict(targets=[1, 2, 2, 3, 1], input_lengths=[6, 6], target_lengths=[3, 2],
+         reduction="sum"),
+    dict(targets=[[1, 1], [2, 0]], input_lengths=[2, 4], target_lengths=[2, 0],
+         reduction="none"),                             # repeats need a blank: impossible -> inf
+    dict(targets=[[1, 1], [2, 0]], input_lengths=[2, 4], target_lengths=[2, 0],
+         reduction="none", zero_infinity=True),
+    dict(targets=[[3, 2, 1], [1, 2, 3]], input_lengths=[6, 3], target_lengths=[3, 3],
+         blank=4, reduction="mean", zero_infinity=True),
+])
+def test_ctc_loss_values_and_gradients(case, rng):
+    logits = rng.standard_normal((6, 2, 5))
+    outs = []
+    for m in (strata, torch):
+        x = m.tensor(logits, requires_grad=True)
+        kwargs = dict(case)
+        targets = m.tensor(kwargs.pop("targets"))
+        loss = m.nn.functional.ctc_loss(x.log_softmax(2), targets, **kwargs)
+        finite = loss.isfinite() if loss.ndim else loss.isfinite().reshape(1)
+        loss.sum().backward() if finite.all() else (loss * 0).sum().backward()
+        outs.append((loss.detach(), x.grad))
+    if outs[1][0].isfinite().all():
+        for a, b in zip(*outs):
+            assert_same(a, b, atol=1e-6, rtol=1e-5)
+    else:
+        assert_same(outs[0][0], outs[1][0])
+
+
+def test_ctc_loss_module_and_errors(rng):
+    logits = rng.standard_normal((5, 2, 4)).astype(np.float32)
+    values = [m.nn.CTCLoss()(m.tensor(logits).log_softmax(2), m.tensor([[1, 2], [3, 3]]),
+                             m.tensor([5, 4]), m.tensor([2, 2])) for m in (strata, torch)]
+    assert_same(*values, atol=1e-5)
+    for fn in (lambda m: m.nn.functional.ctc_loss(m.tensor(logits), m.tensor([[1, 2], [3, 3]]),
+                                                  [5, 4], [2, 3]),
+               lambda m: m.nn.functional.ctc_loss(m.tensor(logits), m.tensor([[1, 2], [3, 3]]),
+                                                  [6, 4], [2, 2])):
+        assert str(check_outcome(fn)) == str(_torch_error(fn))

@@ -47,6 +47,7 @@ from .lazy import (  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
+    CTCLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
     GaussianNLLLoss,
