@@ -23,7 +23,7 @@ LAYERS = [
     {"backends"},
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
      "sparse", "func",
-     "cuda", "accelerator", "sim"},
+     "cuda", "accelerator", "sim", "multiprocessing"},
     {"compile"},
     {"profiler"},
     {"cli", "torch_alias", "__init__", "__main__"},

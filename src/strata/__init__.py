@@ -48,6 +48,7 @@ from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
 from . import func  # noqa: F401
+from . import multiprocessing  # noqa: F401
 from . import special, testing  # noqa: F401
 from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
