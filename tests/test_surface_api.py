@@ -279,24 +279,23 @@ def test_3d_pool_errors():
 ])
 def test_lazy_modules_become_their_eager_layer(kind, args, shape, rng):
     x = rng.standard_normal(shape).astype(np.float32)
-    outs = []
+    modules = {}
     for m in (strata, torch):
-        module = getattr(m.nn, kind)(*args)
+        module = modules[m] = getattr(m.nn, kind)(*args)
         assert module.has_uninitialized_params()
         assert isinstance(module.weight, m.nn.parameter.UninitializedParameter)
         module(m.tensor(x))
         eager = getattr(m.nn, kind.removeprefix("Lazy"))
         assert type(module) is eager and not isinstance(module.weight,
                                                         m.nn.parameter.UninitializedParameter)
-        outs.append({k: tuple(v.shape) for k, v in module.state_dict().items()})
-        if m is torch:
-            with torch.no_grad():
-                for name, p in module.named_parameters():
-                    p.copy_(torch.tensor(dict(s_module.named_parameters())[name].detach().numpy()))
-            assert_same(s_module(strata.tensor(x)).detach(), module(torch.tensor(x)).detach(),
-                        atol=1e-5)
-        s_module = module
-    assert outs[0] == outs[1]
+    s_module, t_module = modules[strata], modules[torch]
+    assert {k: tuple(v.shape) for k, v in s_module.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in t_module.state_dict().items()}
+    with torch.no_grad():
+        for name, p in t_module.named_parameters():
+            p.copy_(torch.tensor(dict(s_module.named_parameters())[name].detach().numpy()))
+    assert_same(s_module(strata.tensor(x)).detach(), t_module(torch.tensor(x)).detach(),
+                atol=1e-5)
 
 
 def test_lazy_module_errors():
@@ -388,12 +387,12 @@ def test_adafactor_matches_torch(kwargs, rng):
 def test_adafactor_errors():
     for kwargs in (dict(lr=-1.0), dict(beta2_decay=0.5), dict(eps=(-1.0, 1e-3)), dict(d=0.5),
                    dict(weight_decay=-0.1)):
+        messages = []
         for m in (strata, torch):
             with pytest.raises(ValueError) as err:
                 m.optim.Adafactor([m.nn.Parameter(m.ones(2))], **kwargs)
-            if m is torch:
-                assert str(err.value) == message
-            message = str(err.value)
+            messages.append(str(err.value))
+        assert messages[0] == messages[1]
 
 
 # --- affine_grid / grid_sample --------------------------------------------------------------------

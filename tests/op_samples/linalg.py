@@ -368,8 +368,8 @@ SAMPLES.update({
                name="atol"),
     ],
     "aten::linalg_solve_triangular": [
-        Sample(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True), (_square(4),
-                                                                            _f(4, 2, dtype=np.float64))),
+        Sample(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+               (_square(4), _f(4, 2, dtype=np.float64))),
         Sample(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=False, left=False,
                                                          unitriangular=True),
                (_square(3), _f(2, 3, dtype=np.float64)), name="right-unit"),
