@@ -4,6 +4,8 @@ Factorizations are unique only up to signs of singular/eigen vectors, so those s
 sign-free quantities (``abs`` of the vectors, reconstructions) rather than raw factors.
 """
 
+import itertools
+
 import numpy as np
 
 from op_samples import Sample
@@ -313,9 +315,12 @@ SAMPLES = {
 }
 
 
-def _square(n, batch=(), dtype=np.float64, seed=[0]):
-    seed[0] += 1
-    rng = np.random.default_rng(seed[0])
+_square_seeds = itertools.count(1)
+
+
+def _square(n, batch=(), dtype=np.float64):
+    """A well-conditioned square matrix (a fresh one per call)."""
+    rng = np.random.default_rng(next(_square_seeds))
     return (rng.standard_normal(batch + (n, n)) + 2 * np.eye(n)).astype(dtype)
 
 

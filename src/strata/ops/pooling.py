@@ -393,7 +393,7 @@ def _max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1
         start = P.sub(P.mul(S.view(_arange_like(first, self), [-1] + [1] * (2 - i)), stride[i]),
                       padding[i])
         coords.append(P.add(start, P.mul(step, dilation[i])))
-    D_, H, W = self.shape[-3:]
+    H, W = self.shape[-2:]
     index = P.add(P.mul(P.add(P.mul(coords[0], H), coords[1]), W), coords[2])
     if not batched:
         values, index = S.squeeze(values, [0]), S.squeeze(index, [0])

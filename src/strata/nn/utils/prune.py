@@ -95,7 +95,7 @@ class PruningContainer(BasePruningMethod):
     """Successive pruning of one tensor: each new method prunes what the others left."""
 
     def __init__(self, *args):
-        self._pruning_methods = tuple()
+        self._pruning_methods = ()
         if len(args) == 1 and not isinstance(args[0], tuple):
             self._tensor_name = args[0]._tensor_name
             self.add_pruning_method(args[0])

@@ -8,6 +8,7 @@ packing the output the same way; the numbers are those of PyTorch's packed kerne
 """
 
 from collections import namedtuple
+from itertools import pairwise
 
 from ... import creation
 from ...core import dtype as D
@@ -90,7 +91,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     lengths = _lengths_list(lengths, input.shape[1])
     sorted_indices = None
     if enforce_sorted:
-        if any(a < b for a, b in zip(lengths, lengths[1:])):
+        if any(a < b for a, b in pairwise(lengths)):
             raise RuntimeError("`lengths` array must be sorted in decreasing order when "
                                "`enforce_sorted` is True. You can pass `enforce_sorted=False` "
                                "to pack_padded_sequence and/or pack_sequence to sidestep this "
@@ -114,11 +115,10 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     """The inverse of ``pack_padded_sequence``: ``(padded, lengths)`` in the original order."""
     data, batch_sizes = sequence.data, sequence.batch_sizes.tolist()
     steps, batch = len(batch_sizes), batch_sizes[0] if batch_sizes else 0
-    if total_length is not None:
-        if total_length < steps:
-            raise ValueError(f"Expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {steps}")
+    if total_length is not None and total_length < steps:
+        raise ValueError(f"Expected total_length to be at least the length of the longest "
+                         f"sequence in input, but got total_length={total_length} and max "
+                         f"sequence length being {steps}")
     rows, start = [], 0
     for b in batch_sizes:
         step = S.slice(data, 0, start, start + b)
