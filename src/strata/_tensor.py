@@ -937,7 +937,6 @@ class Tensor(TensorImpl):
     __array_priority__ = 1000  # NumPy defers `ndarray + tensor` to Tensor.__radd__
 
 
-
 # Note [NumPy operands]: PyTorch's binary operators answer NotImplemented for a NumPy array
 # operand, so Python asks the array's reflected operator: NumPy computes the op (with NumPy's
 # promotion) and ``Tensor.__array_wrap__`` turns the result into a tensor. ``ndarray + tensor``
