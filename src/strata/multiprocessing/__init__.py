@@ -14,6 +14,7 @@ segment when its storage dies. A view whose data was already read before ``share
 keeps its NumPy view of the old memory (tensors cache it); views read afterwards share.
 """
 
+import copyreg
 import multiprocessing
 from multiprocessing import *  # noqa: F401,F403  (Process, Queue, Pool, get_context, ...)
 from multiprocessing.reduction import ForkingPickler
@@ -53,7 +54,7 @@ def _reduce_tensor(t):
     value (the copyreg reducer ``serialization.py`` registers)."""
     if is_shared(t):
         return rebuild_shared_tensor, shared_handle(t)
-    return t.__reduce_ex__(2)
+    return copyreg.dispatch_table[_tensor.Tensor](t)
 
 
 ForkingPickler.register(_tensor.Tensor, _reduce_tensor)
