@@ -106,3 +106,14 @@ def test_namespace_is_pythons_plus_torchs():
     assert mp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
     with pytest.raises(ValueError):
         mp.set_sharing_strategy("carrier pigeon")
+
+
+def test_tensors_that_are_not_shared_go_by_value_through_queues():
+    """As everywhere else in strata (copyreg), inference tensors included."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    with strata.inference_mode():
+        t = strata.arange(3.0) * 2
+    queue.put(t)
+    received = queue.get(timeout=60)
+    assert received.tolist() == [0.0, 2.0, 4.0] and not received.is_shared()
