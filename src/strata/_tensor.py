@@ -625,9 +625,6 @@ class Tensor(TensorImpl):
     def is_mkldnn(self):
         return False
 
-    def is_shared(self):
-        return False
-
     @property
     def real(self):
         return self
