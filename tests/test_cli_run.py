@@ -109,6 +109,6 @@ def test_torch_version_under_the_alias(tmp_path):
     assert proc.stdout.splitlines() == [
         f"{api}+strata{strata.__version__} True None",
         "True True True True False",
-        f"{strata.__version__} True torch",
+        f"{strata.__version__} True strata",
         "True False"]
     assert (torch.__version__ >= "2.0", torch.__version__ < (2, 14)) == (True, True)

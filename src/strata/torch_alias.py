@@ -73,7 +73,7 @@ class _TorchModule(types.ModuleType):
 
 
 def _torch_module(strata):
-    module = _TorchModule("torch", strata.__doc__)
+    module = _TorchModule("strata", strata.__doc__)   # ``torch.__name__`` tells it is strata
     namespace = {k: v for k, v in vars(strata).items()
                  if not k.startswith("__") or k in ("__path__", "__file__", "__all__")}
     module.__dict__.update(namespace)
