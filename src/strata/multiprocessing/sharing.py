@@ -1,7 +1,10 @@
-"""CPU tensor storages in POSIX shared memory (Note [Shared tensors] in ``__init__.py``)."""
+"""CPU tensor storages in POSIX shared memory (Note [Shared tensors] in ``__init__.py``).
 
+``multiprocessing.shared_memory`` is imported on first use: most programs never share a tensor,
+and ``import strata`` stays quick."""
+
+import sys
 import weakref
-from multiprocessing import shared_memory
 
 import numpy as np
 
@@ -11,8 +14,10 @@ from ..core.device import cpu
 
 
 def _segment(storage):
+    """The storage's shared-memory segment, or None (none exists before the module loads)."""
+    module = sys.modules.get("multiprocessing.shared_memory")
     owner = storage._owner
-    return owner if isinstance(owner, shared_memory.SharedMemory) else None
+    return owner if module is not None and isinstance(owner, module.SharedMemory) else None
 
 
 def is_shared(self):
@@ -37,6 +42,7 @@ def share_memory_(self):
     or for non-CPU devices, as PyTorch's for CUDA)."""
     if self.device.type != "cpu" or is_shared(self):
         return self
+    from multiprocessing import shared_memory
     storage = self._storage
     nbytes = max(storage.nbytes, 1)
     segment = shared_memory.SharedMemory(create=True, size=nbytes)
@@ -64,6 +70,7 @@ def rebuild_shared_tensor(name, nbytes, offset, shape, strides, dtype_name, requ
     storage = _attached.get(name)
     storage = storage() if storage is not None else None
     if storage is None:
+        from multiprocessing import shared_memory
         # Its registration with the resource tracker (the parent's, which every child shares)
         # repeats the creator's; the creator's unlink removes it.
         segment = shared_memory.SharedMemory(name=name)
