@@ -201,6 +201,12 @@ def test_linalg_gradients(rng):
     _grads(lambda m, a: m.svd(a).S, a)
 
 
+def test_logdet_of_a_singular_matrix_is_minus_infinity():
+    outs = [m.logdet(m.zeros(2, 2, dtype=m.float64)) for m in (strata, torch)]
+    assert_same(*outs)
+    assert outs[0].item() == -np.inf
+
+
 def test_linalg_errors():
     A = np.eye(3)
     for fn in (lambda m: m.linalg.slogdet(m.ones(2, 3)),

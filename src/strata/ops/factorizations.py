@@ -476,11 +476,13 @@ def _lstsq(self, b, rcond=None, driver=None):
     solution = matmul(linalg_pinv(self, rtol=rtol), rhs)
     solution = S.squeeze(solution, [-1]) if vector else solution
     driver = driver or "gelsy"
-    empty = full((0,), 0, dtype=self.dtype, device=self.device)
+    # PyTorch's outputs: residuals derive from the solution (empty unless computed), singular
+    # values carry no gradient
+    residuals = S.slice(S.flatten(solution), 0, 0, 0)
     rank = linalg_matrix_rank(self, rtol=rtol) if driver != "gels" else \
         full((0,), 0, dtype=D.int64, device=self.device)
-    values = linalg_svdvals(self) if driver in ("gelsd", "gelss") else empty
-    residuals = empty
+    values = S.detach(linalg_svdvals(self)) if driver in ("gelsd", "gelss") else \
+        full((0,), 0, dtype=self.dtype, device=self.device)
     if driver != "gelsy" and m > n and (driver == "gels" or bool(P.eq(rank, n).all())):
         fit = matmul(self, S.unsqueeze(solution, -1) if vector else solution)
         residuals = reduce_sum(P.pow(P.sub(fit, rhs), 2), [-2], False)
