@@ -112,3 +112,15 @@ def test_torch_version_under_the_alias(tmp_path):
         f"{strata.__version__} True strata",
         "True False"]
     assert (torch.__version__ >= "2.0", torch.__version__ < (2, 14)) == (True, True)
+
+
+def test_run_keyboard_interrupt_ends_as_python_does(tmp_path):
+    """The traceback from the user's code, then death by SIGINT (the shell's status 130)."""
+    (tmp_path / "stop.py").write_text("def stop():\n    raise KeyboardInterrupt\n\nstop()\n")
+    outcomes = []
+    for cmd in ([sys.executable], [sys.executable, "-m", "strata", "run"]):
+        proc = subprocess.run(cmd + [str(tmp_path / "stop.py")], capture_output=True, text=True,
+                              timeout=60)
+        outcomes.append((proc.returncode, proc.stderr.strip().splitlines()))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][0] == -2 and outcomes[1][1][-1] == "KeyboardInterrupt"

@@ -10,6 +10,7 @@ import builtins
 import importlib.machinery
 import os
 import runpy
+import signal
 import sys
 import types
 
@@ -35,9 +36,12 @@ def _run(args):
         with open(script, "rb") as f:
             code = compile(f.read(), script, "exec")
         exec(code, main.__dict__)
-    except Exception as exc:  # noqa: BLE001 - reported as Python reports an uncaught one
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported as Python does
         exc.__traceback__ = _from_script(exc.__traceback__, script)
         sys.excepthook(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, KeyboardInterrupt):   # Python then dies of the SIGINT itself
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
         return 1
     return 0
 
