@@ -485,3 +485,18 @@ def test_ctc_loss_module_and_errors(rng):
                lambda m: m.nn.functional.ctc_loss(m.tensor(logits), m.tensor([[1, 2], [3, 3]]),
                                                   [6, 4], [2, 2])):
         assert str(check_outcome(fn)) == str(_torch_error(fn))
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d_values_and_gradients(padding_mode, rng):
+    x = rng.standard_normal((2, 2, 3, 4, 5))
+    theta = rng.standard_normal((2, 3, 4)) * 0.5 + np.eye(3, 4)
+    outs = []
+    for m in (strata, torch):
+        xt, th = m.tensor(x, requires_grad=True), m.tensor(theta, requires_grad=True)
+        grid = m.nn.functional.affine_grid(th, (2, 2, 3, 3, 4), align_corners=False) * 1.2
+        y = m.nn.functional.grid_sample(xt, grid, "bilinear", padding_mode, False)
+        (y * m.arange(y.numel()).reshape(y.shape) / y.numel()).sum().backward()
+        outs.append((y.detach(), xt.grad, th.grad))
+    for a, b in zip(*outs):
+        assert_same(a, b, atol=1e-8, rtol=1e-6)

@@ -405,6 +405,13 @@ POOLING = {
                                                 align_corners=True),
                (_f(1, 1, 3, 5), _f(1, 2, 2, 2)), name="border"),
     ],
+    "aten::grid_sampler_3d": [
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, align_corners=False),
+               (_f(2, 2, 3, 4, 5), np.tanh(_f(2, 2, 3, 2, 3)) * 1.2)),
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, "nearest", "border", True),
+               (_f(1, 1, 3, 3, 3, dtype=np.float64), _f(1, 2, 2, 2, 3, dtype=np.float64)),
+               name="nearest-border"),
+    ],
     "aten::adaptive_max_pool1d": [
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 3, return_indices=True), (_f(2, 3, 7),)),
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 4), (_f(2, 9, dtype=np.float64),)),

@@ -5,6 +5,7 @@ import numbers
 import warnings
 
 from ...ops import pooling as PL
+from ...ops import sampling as SA
 
 __all__ = ["affine_grid", "grid_sample", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
@@ -41,24 +42,24 @@ def affine_grid(theta, size, align_corners=None):
                                   f"affine transforms, respectively. Got size {tuple(size)}.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
-    return PL.affine_grid_generator(theta, size, align_corners)
+    return SA.affine_grid_generator(theta, size, align_corners)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2) in [-1, 1] coordinates."""
-    if mode not in PL.GRID_MODES:
+    """``input`` (N, C, H, W) sampled at ``grid`` (N, Ho, Wo, 2) in [-1, 1] coordinates (or
+    (N, C, D, H, W) at (N, Do, Ho, Wo, 3))."""
+    if mode not in SA.GRID_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
-    if padding_mode not in PL.GRID_PADDINGS:
+    if padding_mode not in SA.GRID_PADDINGS:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
         warnings.warn(_ALIGN_CORNERS_WARNING.format(name="grid_sample"))
         align_corners = False
-    if input.ndim == 5:
-        raise NotImplementedError("strata: grid_sample on 5-D (volumetric) input is not built")
-    return PL.grid_sampler_2d(input, grid, PL.GRID_MODES[mode], PL.GRID_PADDINGS[padding_mode],
-                              align_corners)
+    sampler = SA.grid_sampler_3d if input.ndim == 5 else SA.grid_sampler_2d
+    return sampler(input, grid, SA.GRID_MODES[mode], SA.GRID_PADDINGS[padding_mode],
+                   align_corners)
 
 
 def _unpool_output_size(input, kernel_size, stride, padding, output_size):
