@@ -583,6 +583,7 @@ NO_FORMULA = {
     "aten::unique_dim": "no formula in PyTorch either",
     "aten::unique_consecutive": "no formula in PyTorch either",
     "aten::bincount": "no formula in PyTorch either",
+    "aten::geqrf": "no formula in PyTorch either",
     "aten::histogram.bin_ct": "no formula in PyTorch either (its backward raises)",
     "aten::histogram.bins_tensor": "no formula in PyTorch either (its backward raises)",
     "aten::_sample_dirichlet": "no formula in PyTorch either",

@@ -229,3 +229,20 @@ def test_fuse_conv_bn_eval(transpose, rng):
                                    bn(lin(m.ones(2, 3))).detach().numpy(), atol=1e-6)
     with pytest.raises(AssertionError, match="Fusion only for eval"):
         strata.nn.utils.fuse_conv_bn_eval(strata.nn.Conv2d(1, 1, 1), strata.nn.BatchNorm2d(1))
+
+
+def test_orthogonal_without_trivialization_takes_assignments(rng):
+    """The Householder parametrization stores an assigned orthogonal matrix as its geqrf form."""
+    q = np.linalg.qr(rng.standard_normal((4, 3)))[0].astype(np.float32)
+    weights = []
+    for m in (strata, torch):
+        module = m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 4), use_trivialization=False)
+        module.weight = m.tensor(q)
+        weights.append(module.weight.detach())
+    assert_same(*weights, atol=1e-6)
+    np.testing.assert_allclose(np.abs(weights[0].numpy()), np.abs(q), atol=1e-6)
+    for m in (strata, torch):
+        module = m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 3), "weight", "cayley",
+                                                        use_trivialization=False)
+        with pytest.raises(NotImplementedError, match="not possible to assign"):
+            module.weight = m.eye(3)

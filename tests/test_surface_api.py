@@ -217,7 +217,11 @@ def test_linalg_errors():
                lambda m: m.linalg.lstsq(m.tensor(A), m.ones(2, 2)),
                lambda m: m.linalg.lstsq(m.tensor(A), m.ones(2, 2).double()),
                lambda m: m.linalg.matrix_rank(m.ones(3)),
-               lambda m: m.diag_embed(m.ones(2), 0, 1, 1)):
+               lambda m: m.diag_embed(m.ones(2), 0, 1, 1),
+               lambda m: m.geqrf(m.ones(3)),
+               lambda m: m.geqrf(m.ones(2, 2).long()),
+               lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(5)),
+               lambda m: m.linalg.householder_product(m.ones(2, 3), m.ones(2))):
         assert str(check_outcome(fn)) == str(_torch_error(fn))
     with pytest.raises(NotImplementedError, match="torch.linalg.eig: .* no complex dtypes"):
         strata.linalg.eig(strata.tensor(A))

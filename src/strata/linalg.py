@@ -13,6 +13,7 @@ from .frontend.linalg import (  # noqa: F401
     eig,
     eigh,
     eigvals,
+    householder_product,
     inv,
     lstsq,
     matmul,

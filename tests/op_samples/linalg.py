@@ -387,3 +387,26 @@ SAMPLES.update({
                (_square(3), _f(3, 2, dtype=np.float64)), name="gels"),
     ],
 })
+
+
+def _householder(shape, seed):
+    """geqrf's output for a random matrix: reflectors below the diagonal, and their scales."""
+    a = np.random.default_rng(seed).standard_normal(shape)
+    reflectors, tau = np.linalg.qr(a, mode="raw")
+    return np.ascontiguousarray(np.swapaxes(reflectors, -1, -2)), tau
+
+
+SAMPLES.update({
+    "aten::geqrf": [
+        Sample(lambda m, a: m.geqrf(a), (_f(5, 3, dtype=np.float64),)),
+        Sample(lambda m, a: a.geqrf(), (_f(2, 3, 4),), name="wide-batch", atol=1e-5),
+    ],
+    "aten::linalg_householder_product": [
+        Sample(lambda m, a, t: m.linalg.householder_product(a, t), _householder((5, 3), 1)),
+        Sample(lambda m, a, t: m.linalg.householder_product(a, t[..., :1]),
+               _householder((2, 4, 4), 2), name="batch-fewer-reflectors"),
+    ],
+    "aten::orgqr": [
+        Sample(lambda m, a, t: m.orgqr(a, t), _householder((4, 3), 3)),
+    ],
+})

@@ -21,6 +21,7 @@ linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 svd_result = namedtuple("svd", ["U", "S", "V"])
+geqrf_result = namedtuple("geqrf", ["a", "tau"])
 
 
 def _out(result, out):
@@ -170,6 +171,15 @@ def multi_dot(tensors, *, out=None):
     return _out(LF.linalg_multi_dot(list(tensors)), out)
 
 
+def geqrf(input, *, out=None):
+    """LAPACK's QR in Householder form: ``(a, tau)`` (see ``householder_product``)."""
+    return _out(geqrf_result(*LF.geqrf(input)), out)
+
+
+def householder_product(A, tau, *, out=None):
+    return _out(LF.linalg_householder_product(A, tau), out)
+
+
 def matrix_exp(A):
     return LF.linalg_matrix_exp(A)
 
@@ -242,13 +252,13 @@ def matmul(input, other, *, out=None):
 
 
 METHODS = {
-    "det": det, "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp,
+    "det": det, "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "inverse": lambda self: LF.linalg_inv(self),
     "matrix_power": matrix_power,
     "pinverse": pinverse,
 }
 FUNCTIONS = {
-    "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp,
+    "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "einsum": einsum, "tensordot": tensordot, "cdist": cdist, "det": det, "inverse": inverse,
     "matrix_power": matrix_power, "pinverse": pinverse,
 }

@@ -186,6 +186,23 @@ def pinv_tolerances(dtype, m, n, atol=None, rtol=None):
     return 0.0 if atol is None else atol, rtol
 
 
+def _geqrf_meta(self):
+    if self.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if self.dtype not in (D.float32, D.float64):
+        _not_implemented("geqrf_cpu", self.dtype)
+    *batch, m, n = self.shape
+    return TensorSpec(tuple(self.shape), self.dtype), TensorSpec(tuple(batch) + (min(m, n),),
+                                                                 self.dtype)
+
+
+# LAPACK's QR in Householder form (R on and above the diagonal, the reflectors' vectors below,
+# their scales in tau): what orthogonal parametrizations build on. Not differentiable, as in
+# PyTorch.
+geqrf = defop("geqrf(Tensor self) -> (Tensor a, Tensor tau)", _geqrf_meta, method=True,
+              function=True)
+
+
 # A primitive (SVD, or eigh when hermitian, in one kernel) so that autograd uses PyTorch's pinv
 # formula, which differs from differentiating through the factorization when the tolerance cuts
 # singular values or the input is only read as hermitian.
@@ -487,3 +504,41 @@ def _lstsq(self, b, rcond=None, driver=None):
         fit = matmul(self, S.unsqueeze(solution, -1) if vector else solution)
         residuals = reduce_sum(P.pow(P.sub(fit, rhs), 2), [-2], False)
     return solution, residuals, rank, values
+
+
+linalg_householder_product = defop("linalg_householder_product(Tensor input, Tensor tau) -> "
+                                   "Tensor")
+orgqr = defop("orgqr(Tensor self, Tensor input2) -> Tensor", method=True, function=True)
+
+
+@register_decomposition(linalg_householder_product)
+def _householder_product(input, tau):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
+    ``input`` below the diagonal with 1 on it (``geqrf``'s Q)."""
+    name = "torch.linalg.householder_product"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = input.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if n < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.ndim} and input.ndim is equal to "
+                           f"{input.ndim}")
+    identity = eye(m, dtype=input.dtype, device=input.device)
+    Q = S.expand(identity, tuple(input.shape[:-2]) + (m, m))
+    for i in range(tau.shape[-1]):
+        mask = P.gt(aten.arange.start_step(0, m, device=input.device), i)
+        v = P.add(P.mul(S.select(input, -1, i), mask), S.select(identity, -1, i))
+        scale = S.unsqueeze(S.unsqueeze(S.select(tau, -1, i), -1), -1)
+        Q = P.sub(Q, P.mul(scale, matmul(matmul(Q, S.unsqueeze(v, -1)), S.unsqueeze(v, -2))))
+    return S.slice(Q, -1, 0, n)
+
+
+@register_decomposition(orgqr)
+def _orgqr(self, input2):
+    return linalg_householder_product(self, input2)

@@ -126,21 +126,11 @@ class _OrthMaps(Enum):
 
 
 def _make_orthogonal(A):
-    """The Q of A's QR factorization with R's diagonal made positive (unique)."""
-    Q, R = LF.linalg_qr(A)
-    return Q * R.diagonal(0, -2, -1).sign().unsqueeze(-2)
-
-
-def _householder_product(A, tau):
-    """``linalg.householder_product``: the first k columns of H_1 ... H_k, H_i = I - tau_i v_i
-    v_i^T with v_i column i of A below the diagonal and 1 on it."""
-    n, k = A.shape[-2], A.shape[-1]
-    eye = creation.eye(n, dtype=A.dtype, device=A.device)
-    Q = eye.expand(*A.shape[:-2], n, n)
-    for i in range(k):
-        v = A[..., :, i] * (creation.arange(n, device=A.device) > i) + eye[:, i]
-        Q = Q - tau[..., i, None, None] * (Q @ v.unsqueeze(-1)) @ v.unsqueeze(-2)
-    return Q[..., :k]
+    """The Q of A's QR factorization with R's diagonal made positive (unique), as PyTorch
+    builds it (Householder form, then the product)."""
+    X, tau = LF.geqrf(A)
+    Q = LF.linalg_householder_product(X, tau)
+    return Q * X.diagonal(0, -2, -1).sign().unsqueeze(-2)
 
 
 class _Orthogonal(Module):
@@ -173,7 +163,7 @@ class _Orthogonal(Module):
         else:
             A = X.tril(-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = LF.linalg_householder_product(A, tau)
             Q = Q * X.diagonal(0, -2, -1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             Q = self.base @ Q
@@ -190,9 +180,14 @@ class _Orthogonal(Module):
                 Q = Q.mT
                 n, k = k, n
             if not hasattr(self, "base"):
-                raise NotImplementedError(
-                    "strata: assigning to an orthogonal parametrization with "
-                    "use_trivialization=False needs torch.geqrf, which strata does not have")
+                if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
+                    raise NotImplementedError(
+                        "It is not possible to assign to the matrix exponential or the Cayley "
+                        "parametrizations when use_trivialization=False.")
+                A, tau = LF.geqrf(Q)   # the Householder form forward() rebuilds Q from
+                A.diagonal(0, -2, -1).sign_()
+                A.diagonal(0, -2, -1)[tau == 0.0] *= -1
+                return A.mT if Q_init.shape[-2] < Q_init.shape[-1] else A
             if n != k:   # complete the columns to a square matrix first
                 Q = cat([Q, creation.randn(*Q.shape[:-2], n, n - k, dtype=Q.dtype,
                                                     device=Q.device)], dim=-1)
