@@ -407,7 +407,7 @@ def test_adafactor_errors():
 
 # --- affine_grid / grid_sample --------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_grid_sample_values_and_gradients(mode, padding_mode, align_corners, rng):

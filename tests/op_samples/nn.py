@@ -404,6 +404,10 @@ POOLING = {
         Sample(lambda m, x, g: F(m).grid_sample(x, g, padding_mode="border",
                                                 align_corners=True),
                (_f(1, 1, 3, 5), _f(1, 2, 2, 2)), name="border"),
+        Sample(lambda m, x, g: F(m).grid_sample(x, g, "bicubic", "reflection",
+                                                align_corners=False),
+               (_f(1, 2, 4, 5, dtype=np.float64), _f(1, 3, 3, 2, dtype=np.float64)),
+               name="bicubic"),
     ],
     "aten::grid_sampler_3d": [
         Sample(lambda m, x, g: F(m).grid_sample(x, g, align_corners=False),

@@ -71,7 +71,11 @@ def _reflect(coord, twice_low, twice_high):
 
 
 def _source_index(coord, size, padding_mode, align_corners):
-    coord = _unnormalize(coord, size, align_corners)
+    return _fold(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
+
+
+def _fold(coord, size, padding_mode, align_corners):
+    """A pixel coordinate brought inside the image by the padding mode (zeros: unchanged)."""
     if padding_mode == 1:
         coord = P.clamp(coord, 0, size - 1)
     elif padding_mode == 2:
@@ -111,8 +115,9 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
                            f"but got input with sizes {fmt(input.shape)} and grid with sizes "
                            f"{fmt(grid.shape)}")
     if interpolation_mode == 2:
-        raise NotImplementedError("strata: grid_sample(mode='bicubic') is not built; use "
-                                  "'bilinear' or 'nearest'")
+        if dims != 2:
+            raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        return _bicubic(input, grid, padding_mode, align_corners)
     sizes = list(reversed(input.shape[2:]))
     coords = [_source_index(S.select(grid, -1, d), size, padding_mode, align_corners)
               for d, size in enumerate(sizes)]
@@ -129,6 +134,37 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
             indices.append(P.add(low.long(), bit) if bit else low.long())
         term = P.mul(_gather_points(input, indices), S.unsqueeze(weight, 1))
         out = term if out is None else P.add(out, term)
+    return out
+
+
+def _cubic_weights(t):
+    """The 4 cubic-convolution weights (A = -0.75) of taps at -1, 0, 1, 2 for offset t."""
+    A = -0.75
+
+    def near(x):      # |x| <= 1
+        return P.add(P.mul(P.mul(P.sub(P.mul(x, A + 2), A + 3), x), x), 1)
+
+    def far(x):       # 1 < |x| < 2
+        return P.sub(P.mul(P.add(P.mul(P.sub(P.mul(x, A), 5 * A), x), 8 * A), x), 4 * A)
+
+    return [far(P.add(t, 1)), near(t), near(P.rsub(t, 1)), far(P.rsub(t, 2))]
+
+
+def _bicubic(input, grid, padding_mode, align_corners):
+    """Sixteen taps around each point, each tap folded inside by the padding mode on its own
+    (ATen's ``get_value_bounded``), weighted by cubic convolution of the fractional offsets."""
+    w, h = input.shape[-1], input.shape[-2]
+    x = _unnormalize(S.select(grid, -1, 0), w, align_corners)
+    y = _unnormalize(S.select(grid, -1, 1), h, align_corners)
+    x0, y0 = P.floor(x), P.floor(y)
+    wx, wy = _cubic_weights(P.sub(x, x0)), _cubic_weights(P.sub(y, y0))
+    out = None
+    for j in range(4):
+        ty = P.round(_fold(P.add(y0, j - 1), h, padding_mode, align_corners)).long()
+        for i in range(4):
+            tx = P.round(_fold(P.add(x0, i - 1), w, padding_mode, align_corners)).long()
+            term = P.mul(_gather_points(input, [tx, ty]), S.unsqueeze(P.mul(wx[i], wy[j]), 1))
+            out = term if out is None else P.add(out, term)
     return out
 
 
