@@ -246,3 +246,15 @@ def test_orthogonal_without_trivialization_takes_assignments(rng):
                                                         use_trivialization=False)
         with pytest.raises(NotImplementedError, match="not possible to assign"):
             module.weight = m.eye(3)
+
+
+def test_transfer_parametrizations_and_params():
+    for m in (strata, torch):
+        source = m.nn.utils.parametrizations.weight_norm(m.nn.Linear(3, 2))
+        target = m.nn.Linear(3, 2)
+        m.nn.utils.parametrize.transfer_parametrizations_and_params(source, target, "weight")
+        assert m.nn.utils.parametrize.is_parametrized(target, "weight")
+        assert target.parametrizations.weight.original0 is \
+            source.parametrizations.weight.original0
+        x = m.ones(1, 3)
+        assert m.equal(target(x) - target.bias, source(x) - source.bias)

@@ -20,7 +20,8 @@ from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
-           "remove_parametrizations", "type_before_parametrizations"]
+           "remove_parametrizations", "type_before_parametrizations",
+           "transfer_parametrizations_and_params"]
 
 _cache_enabled = 0
 _cache = {}
@@ -282,3 +283,26 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
 def type_before_parametrizations(module):
     """The module's class before parametrization swapped it."""
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
+
+
+def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
+    """Give ``to_module`` the parametrizations (and their original tensors, shared) that
+    ``from_module`` has on ``tensor_name`` (all of them when None)."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name)))
+        for parametrization in from_module.parametrizations[name]:
+            register_parametrization(to_module, name, parametrization)
+        source = from_module.parametrizations[name]
+        target = to_module.parametrizations[name]
+        if hasattr(source, "original"):
+            target.original = source.original
+        else:
+            i = 0
+            while hasattr(source, f"original{i}"):
+                setattr(target, f"original{i}", getattr(source, f"original{i}"))
+                i += 1
+    return to_module
