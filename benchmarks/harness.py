@@ -64,19 +64,25 @@ def machine() -> str:
     except OSError:
         pass
     import numpy
-    import torch
+    try:
+        import torch
+        torch_version = f"torch {torch.__version__}"
+    except ModuleNotFoundError:
+        torch_version = "no torch"
     return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"NumPy {numpy.__version__}, torch {torch.__version__}")
+            f"NumPy {numpy.__version__}, {torch_version}")
 
 
-def table(results) -> str:
+def table(results, compared=True) -> str:
+    """The markdown table; ``compared=False`` (no torch installed) shows strata's column only."""
     lines = ["| workload | strata | torch | strata/torch | target |",
-             "|---|---|---|---|---|"]
+             "|---|---|---|---|---|"] if compared else ["| workload | strata |", "|---|---|"]
     for r in results:
         if r.unit == "time":
             s, t = fmt_time(r.strata_s), fmt_time(r.torch_s)
         else:
             s, t = f"{r.strata_s:.0f} {r.unit}", f"{r.torch_s:.0f} {r.unit}"
         target = f"<= {r.target:g}x" if r.target else ""
-        lines.append(f"| {r.name} | {s} | {t} | {r.ratio:.2f}x | {target} |")
+        lines.append(f"| {r.name} | {s} | {t} | {r.ratio:.2f}x | {target} |" if compared
+                     else f"| {r.name} | {s} |")
     return "\n".join(lines)

@@ -7,6 +7,7 @@
    stops, resumes from the checkpoint, and finishes; the loss curve goes to demo_loss.png.
 """
 
+import argparse
 import os
 import sys
 import tempfile
@@ -79,6 +80,23 @@ def train(epochs_first=4, epochs_total=8, checkpoint=None, plot="demo_loss.png")
     return acc
 
 
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=8, help="epochs in all (default 8)")
+    parser.add_argument("--checkpoint", default=None,
+                        help="checkpoint file (default: one in a new temporary folder)")
+    parser.add_argument("--plot", default="demo_loss.png",
+                        help="where the loss curve goes (needs matplotlib)")
+    parser.add_argument("--skip-layers", action="store_true",
+                        help="skip part 1 (the path of z = x + y) and only train")
+    args = parser.parse_args(argv)
+    if args.epochs < 2:
+        parser.error("--epochs must be at least 2 (training stops and resumes half-way)")
+    if not args.skip_layers:
+        show_one_line()
+    train(args.epochs // 2, args.epochs, args.checkpoint, args.plot)
+
+
 if __name__ == "__main__":
-    show_one_line()
-    train()
+    main()

@@ -23,7 +23,7 @@ LAYERS = [
     {"backends"},
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
      "sparse", "func",
-     "cuda", "accelerator", "sim", "opencl"},
+     "cuda", "accelerator", "sim", "opencl", "multiprocessing"},
     {"compile", "fx", "_dynamo", "compiler", "_functorch"},
     {"profiler"},
     {"cli", "torch_alias", "__init__", "__main__"},

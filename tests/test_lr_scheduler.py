@@ -50,6 +50,15 @@ SCHEDULERS = {
         anneal_strategy="linear", three_phase=True, pct_start=0.25),
     "OneCycleLR-no-momentum": lambda m, o: m.optim.lr_scheduler.OneCycleLR(
         o, max_lr=0.3, total_steps=60, cycle_momentum=False, div_factor=10.0),
+    "CyclicLR": lambda m, o: m.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1, step_size_up=7),
+    "CyclicLR-triangular2": lambda m, o: m.optim.lr_scheduler.CyclicLR(
+        o, [0.01] * len(o.param_groups), 0.2, step_size_up=5, step_size_down=3,
+        mode="triangular2", base_momentum=0.7, max_momentum=0.95),
+    "CyclicLR-exp_range": lambda m, o: m.optim.lr_scheduler.CyclicLR(
+        o, 0.001, 0.05, step_size_up=4, mode="exp_range", gamma=0.97, cycle_momentum=False),
+    "CyclicLR-scale_fn": lambda m, o: m.optim.lr_scheduler.CyclicLR(
+        o, 0.001, 0.05, step_size_up=6, scale_fn=lambda x: 1 / (1 + x), scale_mode="iterations",
+        cycle_momentum=False),
     "SequentialLR": lambda m, o: m.optim.lr_scheduler.SequentialLR(
         o, [m.optim.lr_scheduler.LinearLR(o, start_factor=0.1, total_iters=10),
             m.optim.lr_scheduler.CosineAnnealingLR(o, T_max=40)], milestones=[10]),
@@ -88,7 +97,8 @@ def test_sequence_matches_torch(name, opt_kwargs):
 
 
 @pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "CosineAnnealingLR", "LinearLR",
-                                  "OneCycleLR-cos", "SequentialLR", "LambdaLR"])
+                                  "OneCycleLR-cos", "SequentialLR", "LambdaLR",
+                                  "CyclicLR-triangular2"])
 def test_state_dict_round_trip_resumes(name):
     make = SCHEDULERS[name]
     full, _ = _run(strata, make, {}, steps=40)
@@ -254,3 +264,32 @@ def test_one_cycle_requires_momentum():
         opt = m.optim.Adagrad([m.nn.Parameter(m.ones(2))])
         with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
             m.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=10)
+
+
+def test_legacy_lr_scheduler_base_class():
+    """Old code subclasses ``_LRScheduler``; it is ``LRScheduler`` under its pre-2.0 name."""
+    for m in (strata, torch):
+        class Halving(m.optim.lr_scheduler._LRScheduler):
+            def get_lr(self):
+                return [base * 0.5 ** self.last_epoch for base in self.base_lrs]
+
+        opt = _optimizer(m)
+        sched = Halving(opt)
+        opt.step()
+        sched.step()
+        assert sched.get_last_lr() == [0.5 * opt.param_groups[0]["initial_lr"]]
+        assert isinstance(sched, m.optim.lr_scheduler.LRScheduler)
+
+
+def test_cyclic_lr_errors():
+    for make in (lambda m, o: m.optim.lr_scheduler.CyclicLR(o, 0.1, 1.0, mode="sawtooth"),
+                 lambda m, o: m.optim.lr_scheduler.CyclicLR(o, [0.1, 0.2], 1.0)):
+        with pytest.raises(ValueError) as s_err:
+            make(strata, _optimizer(strata))
+        with pytest.raises(ValueError) as t_err:
+            make(torch, _optimizer(torch))
+        assert str(s_err.value) == str(t_err.value)
+    for m in (strata, torch):
+        opt = m.optim.Adagrad([m.nn.Parameter(m.ones(1))])
+        with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+            m.optim.lr_scheduler.CyclicLR(opt, 0.1, 1.0)

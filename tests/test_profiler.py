@@ -131,7 +131,7 @@ def test_profile_memory_counts_bytes_like_torch():
 
     assert memory(s) == memory(t) == (48, 48)
     header, rows = _rows(s.key_averages().table())
-    assert "CPU Mem" in header and rows["aten::add"]["Self CPU Mem"] == "48 b"
+    assert "CPU Mem" in header and rows["aten::add"]["Self CPU Mem"] == "48 B"
 
 
 def test_with_stack_points_at_the_users_line():
@@ -374,3 +374,10 @@ def test_to_dot_draws_the_autograd_graph_like_make_dot():
         (by_label["SumBackward0"], by_label["output\\n()"]),
     ])
     assert dot.count("fillcolor=lightblue") == 2
+
+
+def test_memory_units_print_as_torch():
+    from strata.profiler.table import format_memory
+    from torch.autograd.profiler_util import _format_memory
+    for nbytes in (0, 48, -512, 1023, 1024, 5000, -3 * 1024 ** 2, 7 * 1024 ** 3 + 5):
+        assert format_memory(nbytes) == _format_memory(nbytes)

@@ -7,13 +7,16 @@
 This module only re-exports; each name lives in the layer that owns it (see DESIGN.md).
 """
 
+import builtins as _builtins
+import math as _math
+
 from . import config  # noqa: F401
 from .core.dtype import (  # noqa: F401
     bfloat16, can_cast, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
     int16, int32, int64, promote_types, result_type, set_default_dtype, uint8,
 )
 from .core.dtype import bool_ as bool  # noqa: A001
-from .core.device import device  # noqa: F401
+from .core.device import device, get_default_device, set_default_device  # noqa: F401
 from .core.shape import Size  # noqa: F401
 from . import ops as _ops_pkg  # noqa: F401
 from .ops.op import ops  # noqa: F401
@@ -45,6 +48,7 @@ from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
 from . import func  # noqa: F401
+from . import multiprocessing  # noqa: F401
 from . import special, testing  # noqa: F401
 from .func import vmap  # noqa: F401
 from . import sim  # noqa: F401
@@ -59,6 +63,7 @@ from .amp import autocast  # noqa: F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401
 from .functions import generated_functions as _generated_functions
 
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 strided, sparse_coo = "strided", "sparse_coo"
@@ -87,8 +92,7 @@ def get_num_threads() -> int:
 
 def set_num_threads(n: int) -> None:
     from .backends.cpu import array
-    import builtins   # ``int`` here is strata.int, the dtype
-    if not isinstance(n, builtins.int) or n < 1:
+    if not isinstance(n, _builtins.int) or n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
     array.NUM_THREADS = n
 
@@ -107,16 +111,27 @@ def get_float32_matmul_precision() -> str:
     return _matmul_precision[0]
 
 
-_deterministic = [False]
+_deterministic = [False, False]   # (mode, warn_only)
 
 
-def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+# Note [Shadowed builtins]: this namespace rebinds ``bool``, ``int``, ``float``, ``max``,
+# ``sum``... to dtypes and ops, as PyTorch's does, so functions here reach Python's through
+# ``_builtins`` (tests/test_surface_bugs.py checks that none loads a shadowed name).
+def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
     """strata's CPU kernels are deterministic; the flag is recorded for programs that read it."""
-    _deterministic[0] = bool(mode)
+    for position, (name, value) in enumerate((("mode", mode), ("warn_only", warn_only)), 1):
+        if not isinstance(value, _builtins.bool):
+            raise TypeError(f"_set_deterministic_algorithms(): argument '{name}' (position "
+                            f"{position}) must be bool, not {type(value).__name__}")
+    _deterministic[:] = [mode, warn_only]
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _deterministic[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic[1]
 
 
 def is_tensor(obj) -> bool:

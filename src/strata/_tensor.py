@@ -6,6 +6,7 @@ file) or are written here when PyTorch's Python signature is irregular (``view(*
 ``max(dim)`` returning a named tuple, ``to(...)`` overloads, Python operators).
 """
 
+import functools
 from collections import namedtuple
 from enum import IntEnum
 
@@ -623,9 +624,6 @@ class Tensor(TensorImpl):
     def is_mkldnn(self):
         return False
 
-    def is_shared(self):
-        return False
-
     @property
     def real(self):
         return self
@@ -933,6 +931,55 @@ class Tensor(TensorImpl):
         return P.where(condition, self, other)
 
     __array_priority__ = 1000  # NumPy defers `ndarray + tensor` to Tensor.__radd__
+
+
+# Note [NumPy operands]: PyTorch's binary operators answer NotImplemented for a NumPy array
+# operand, so Python asks the array's reflected operator: NumPy computes the op (with NumPy's
+# promotion) and ``Tensor.__array_wrap__`` turns the result into a tensor. ``ndarray + tensor``
+# then raises TypeError, as in PyTorch: the array defers (``__array_priority__``) and so do we.
+# ``==`` and ``!=`` instead compare elementwise as tensors (PyTorch does for ``==``), and
+# ``array / tensor`` is ``tensor.reciprocal() * array``, as PyTorch's ``__rtruediv__`` is.
+def _numpy_operand_deferred(operator):
+    @functools.wraps(operator)
+    def deferring(self, other):
+        if isinstance(other, np.ndarray):
+            return NotImplemented
+        return operator(self, other)
+    return deferring
+
+
+def _numpy_operand_compared(operator):
+    @functools.wraps(operator)
+    def comparing(self, other):
+        if isinstance(other, np.ndarray):
+            from .tensor_new import tensor
+            other = tensor(other)
+        return operator(self, other)
+    return comparing
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "lshift", "rshift"):
+    for _prefix in ("", "r", "i"):
+        _dunder = f"__{_prefix}{_name}__"
+        if _dunder in Tensor.__dict__ and _dunder != "__rtruediv__":
+            setattr(Tensor, _dunder, _numpy_operand_deferred(Tensor.__dict__[_dunder]))
+
+
+def _numpy_operand_divided(operator):
+    @functools.wraps(operator)
+    def dividing(self, other):
+        if isinstance(other, np.ndarray):
+            return P.reciprocal(self) * other
+        return operator(self, other)
+    return dividing
+
+
+Tensor.__rtruediv__ = _numpy_operand_divided(Tensor.__dict__["__rtruediv__"])
+for _dunder in ("__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(Tensor, _dunder, _numpy_operand_deferred(Tensor.__dict__[_dunder]))
+for _dunder in ("__eq__", "__ne__"):
+    setattr(Tensor, _dunder, _numpy_operand_compared(Tensor.__dict__[_dunder]))
 
 
 _TO_OVERLOADS = ("to() received an invalid combination of arguments - got ({got}), but expected "

@@ -8,17 +8,45 @@
 """
 
 import argparse
+import builtins
+import importlib.machinery
+import os
 import runpy
+import signal
 import sys
+import types
 
 
+# Note [Script as __main__]: ``strata run script.py`` runs the script as ``python script.py``
+# would: its folder first on ``sys.path``, its module ``__main__``, and a traceback that starts at
+# its own code (the runner's frames are cut). Its ``__main__`` names this module as its spec, so a
+# spawn or forkserver child (DataLoader workers, multiprocessing) re-creates ``__main__`` by
+# running this module as ``__mp_main__``, which installs the torch alias and re-runs the script
+# (named by config.run_script; ``sys.path`` comes from the parent) before unpickling its work.
 def _run(args):
     if args.nproc_per_node is not None or args.as_rank:
         return _launch(args)
-    from . import torch_alias
+    from . import config, torch_alias
     torch_alias.install()
+    script = os.path.abspath(args.script)
+    os.environ[config.run_script_env] = script
     sys.argv = [args.script] + args.args
-    runpy.run_path(args.script, run_name="__main__")
+    sys.path.insert(0, os.path.dirname(script))
+    main = types.ModuleType("__main__")
+    main.__file__, main.__builtins__ = script, builtins
+    main.__spec__ = importlib.machinery.ModuleSpec(__name__, None, origin=script)
+    sys.modules["__main__"] = main
+    try:
+        with open(script, "rb") as f:
+            code = compile(f.read(), script, "exec")
+        exec(code, main.__dict__)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - reported as Python does
+        exc.__traceback__ = _from_script(exc.__traceback__, script)
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        if isinstance(exc, KeyboardInterrupt):   # Python then dies of the SIGINT itself
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        return 1
     return 0
 
 
@@ -44,6 +72,20 @@ def _launch(args):
         return launch.run_rank(args.script, args.args, torch_alias.install)
     return launch.launch(args.script, args.args, args.nproc_per_node, args.nnodes,
                          args.hostfile, args.master_addr, args.master_port)
+
+
+def _from_script(tb, script):
+    """The traceback from the script's first frame on (None, e.g. a SyntaxError, if absent)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    return tb
+
+
+def _rerun_script_in_child():
+    """A spawn/forkserver child of ``strata run`` (Note [Script as __main__])."""
+    from strata import config, torch_alias   # run as __mp_main__: no package for ``from .``
+    torch_alias.install()
+    globals().update(runpy.run_path(config.run_script, run_name="__mp_main__"))
 
 
 def _explain(args):
@@ -79,3 +121,5 @@ def main(argv=None):
 
 if __name__ == "__main__":
     sys.exit(main())
+elif __name__ == "__mp_main__":
+    _rerun_script_in_child()

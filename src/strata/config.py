@@ -29,6 +29,11 @@ c_compiler: str = os.environ.get("CC", "cc")
 cache_dir: str = os.environ.get("STRATA_CACHE_DIR") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "strata")
 
+# The script ``strata run`` runs, for its spawn/forkserver children (Note [Script as __main__]
+# in cli.py; the runner sets it).
+run_script_env = "STRATA_RUN_SCRIPT"
+run_script: str = os.environ.get(run_script_env, "")
+
 # --- the sim accelerator (backends/sim) ---------------------------------------------------------
 
 def _parse_size(text: str):

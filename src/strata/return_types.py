@@ -24,6 +24,7 @@ max = structseq("max", ("values", "indices"))  # noqa: A001
 min = structseq("min", ("values", "indices"))  # noqa: A001
 aminmax = structseq("aminmax", ("min", "max"))
 sort = structseq("sort", ("values", "indices"))
+histogram = structseq("histogram", ("hist", "bin_edges"))
 topk = structseq("topk", ("values", "indices"))
 kthvalue = structseq("kthvalue", ("values", "indices"))
 median = structseq("median", ("values", "indices"))

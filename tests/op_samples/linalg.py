@@ -4,6 +4,8 @@ Factorizations are unique only up to signs of singular/eigen vectors, so those s
 sign-free quantities (``abs`` of the vectors, reconstructions) rather than raw factors.
 """
 
+import itertools
+
 import numpy as np
 
 from op_samples import Sample
@@ -319,3 +321,100 @@ SAMPLES = {
         Sample(lambda m, a: m.linalg.matrix_power(a, -1), (_wellcond(2),), name="inv"),
     ],
 }
+
+
+_square_seeds = itertools.count(1)
+
+
+def _square(n, batch=(), dtype=np.float64):
+    """A well-conditioned square matrix (a fresh one per call)."""
+    rng = np.random.default_rng(next(_square_seeds))
+    return (rng.standard_normal(batch + (n, n)) + 2 * np.eye(n)).astype(dtype)
+
+
+SAMPLES.update({
+    "aten::diag_embed": [
+        Sample(lambda m, x: m.diag_embed(x), (_f(2, 3),)),
+        Sample(lambda m, x: x.diag_embed(1, 0, 2), (_f(2, 3),), name="offset"),
+        Sample(lambda m, x: m.diag_embed(x, -2, 2, 0), (_f(2, 4),), name="negative"),
+        Sample(lambda m, x: m.diag_embed(x), (np.array([1.0, np.inf, np.nan], np.float32),),
+               name="inf"),
+        Sample(lambda m, x: m.diag_embed(x > 0), (_f(3),), name="bool"),
+    ],
+    "aten::linalg_slogdet": [
+        Sample(lambda m, a: m.linalg.slogdet(a), (_square(4),)),
+        Sample(lambda m, a: m.slogdet(a), (_square(3, (2,), np.float32),), name="batch",
+               atol=1e-5, rtol=1e-4),
+        Sample(lambda m, a: a.slogdet(), (-_square(3),), name="method"),
+        Sample(lambda m, a: m.linalg.slogdet(a), (_square(60) * 30,), name="large",
+               rtol=1e-9),
+    ],
+    "aten::logdet": [
+        Sample(lambda m, a: m.logdet(a), (_square(4),)),
+        Sample(lambda m, a: a.logdet(), (np.array([[0.0, 1.0], [1.0, 0.0]]),), name="negative"),
+    ],
+    "aten::svd": [
+        Sample(lambda m, a: m.svd(a)[1], (_f(4, 3),)),
+        Sample(lambda m, a: m.svd(a, compute_uv=False), (_f(3, 5),), name="no-uv"),
+        Sample(lambda m, a: [t.abs() for t in m.svd(a, some=False)], (_square(3),),
+               name="full"),
+    ],
+    "aten::linalg_multi_dot": [
+        Sample(lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), (_f(2, 30), _f(30, 3),
+                                                               _f(3, 20)), atol=1e-5),
+        Sample(lambda m, a, b, c, d: m.linalg.multi_dot([a, b, c, d]),
+               (_f(4), _f(4, 3), _f(3, 5), _f(5)), name="vectors", atol=1e-5),
+        Sample(lambda m, a, b: m.linalg.multi_dot((a, b)), (_f(2, 3), _f(3, 2)), name="two"),
+    ],
+    "aten::linalg_matrix_exp": [
+        Sample(lambda m, a: m.linalg.matrix_exp(a), (_square(4),), meta=False),
+        Sample(lambda m, a: m.matrix_exp(a), (_square(3, (2,), np.float32) * 3,), name="batch",
+               rtol=1e-4, meta=False),
+        Sample(lambda m, a: a.matrix_exp(), (np.zeros((3, 3)),), name="zero", meta=False),
+    ],
+    "aten::linalg_matrix_rank.atol_rtol_float": [
+        Sample(lambda m, a: m.linalg.matrix_rank(a), (_f(4, 3),)),
+        Sample(lambda m, a: m.linalg.matrix_rank(a @ a.mT, hermitian=True), (_f(4, 2),),
+               name="hermitian"),
+        Sample(lambda m, a: m.linalg.matrix_rank(a, atol=1.0, rtol=0.0), (_f(2, 5, 4),),
+               name="atol"),
+    ],
+    "aten::linalg_solve_triangular": [
+        Sample(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=True),
+               (_square(4), _f(4, 2, dtype=np.float64))),
+        Sample(lambda m, a, b: m.linalg.solve_triangular(a, b, upper=False, left=False,
+                                                         unitriangular=True),
+               (_square(3), _f(2, 3, dtype=np.float64)), name="right-unit"),
+    ],
+    "aten::linalg_lstsq": [
+        Sample(lambda m, a, b: m.linalg.lstsq(a, b), (_f(5, 3, dtype=np.float64),
+                                                     _f(5, 2, dtype=np.float64))),
+        Sample(lambda m, a, b: m.linalg.lstsq(a, b, driver="gelsd"),
+               (_f(5, 3, dtype=np.float64), _f(5, dtype=np.float64)), name="gelsd", meta=False),
+        Sample(lambda m, a, b: m.linalg.lstsq(a, b, driver="gels").solution,
+               (_square(3), _f(3, 2, dtype=np.float64)), name="gels"),
+    ],
+})
+
+
+def _householder(shape, seed):
+    """geqrf's output for a random matrix: reflectors below the diagonal, and their scales."""
+    a = np.random.default_rng(seed).standard_normal(shape)
+    reflectors, tau = np.linalg.qr(a, mode="raw")
+    return np.ascontiguousarray(np.swapaxes(reflectors, -1, -2)), tau
+
+
+SAMPLES.update({
+    "aten::geqrf": [
+        Sample(lambda m, a: m.geqrf(a), (_f(5, 3, dtype=np.float64),)),
+        Sample(lambda m, a: a.geqrf(), (_f(2, 3, 4),), name="wide-batch", atol=1e-5),
+    ],
+    "aten::linalg_householder_product": [
+        Sample(lambda m, a, t: m.linalg.householder_product(a, t), _householder((5, 3), 1)),
+        Sample(lambda m, a, t: m.linalg.householder_product(a, t[..., :1]),
+               _householder((2, 4, 4), 2), name="batch-fewer-reflectors"),
+    ],
+    "aten::orgqr": [
+        Sample(lambda m, a, t: m.orgqr(a, t), _householder((4, 3), 3)),
+    ],
+})

@@ -254,3 +254,19 @@ SAMPLES = {
                name="1d"),
     ],
 }
+
+
+def _log_softmax(shape, seed, dtype=np.float32):
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return (x - np.log(np.exp(x).sum(-1, keepdims=True))).astype(dtype)
+
+
+SAMPLES["aten::ctc_loss.IntList"] = [   # through log_softmax: PyTorch's gradient w.r.t.
+    # log_probs is not the partial derivative, but agrees with it once log_softmax is applied
+    Sample(lambda m, x, t: m.nn.functional.ctc_loss(x.log_softmax(2), t, [6, 5], [3, 2]),
+           (_log_softmax((6, 2, 5), 1), np.array([[1, 2, 2], [3, 1, 0]])), meta=False),
+    Sample(lambda m, x, t: m.nn.functional.ctc_loss(x.log_softmax(2), t, [4, 4], [2, 1],
+                                                    reduction="none"),
+           (_log_softmax((4, 2, 3), 2, np.float64), np.array([1, 2, 2])), meta=False,
+           name="concatenated"),
+]

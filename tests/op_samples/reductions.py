@@ -354,3 +354,27 @@ SAMPLES["aten::vander"] = [
     Sample(lambda m, x: m.vander(x, 3), (E[:, 0],), name="empty"),
     Sample(lambda m, x: m.vander(f16(m, x), 4), (F[0],), name="f16"),
 ]
+
+
+def _checked_on_data(fn, inputs, **kwargs):
+    """cov checks its weights' values (and warns on the degrees of freedom): no meta run."""
+    return Sample(fn, inputs, meta=False, **kwargs)
+
+
+SAMPLES["aten::cov"] = [
+    _checked_on_data(lambda m, x: m.cov(x), (F,)),
+    _checked_on_data(lambda m, x: x.cov(correction=0), (D64,), name="population"),
+    _checked_on_data(lambda m, x: m.cov(x), (F[0],), name="1d"),
+    _checked_on_data(lambda m, x, f, a: m.cov(x, fweights=f, aweights=a), (F, _i(4, lo=0, hi=4) + 1,
+                                                                 np.abs(_f(4)) + 0.1),
+           name="weights"),
+    _checked_on_data(lambda m, x, f: m.cov(x, correction=2, fweights=f), (F, _i(4, lo=1, hi=3)),
+           name="fweights"),
+    _checked_on_data(lambda m, x: m.cov(x), (I,), name="int"),
+]
+SAMPLES["aten::corrcoef"] = [
+    _checked_on_data(lambda m, x: m.corrcoef(x), (F,)),
+    _checked_on_data(lambda m, x: x.corrcoef(), (D64,), name="double"),
+    _checked_on_data(lambda m, x: m.corrcoef(x), (F[0],), name="1d"),
+    _checked_on_data(lambda m, x: m.corrcoef(x), (I,), name="int"),
+]

@@ -241,3 +241,20 @@ def _isin_samples():
 SAMPLES.update(_quantile_samples("quantile"))
 SAMPLES.update(_quantile_samples("nanquantile"))
 SAMPLES.update(_isin_samples())
+SAMPLES["aten::histogram.bin_ct"] = [
+    Sample(lambda m, x: m.histogram(x, 7), (np.random.default_rng(5).standard_normal(200)
+                                            .astype(np.float32),)),
+    Sample(lambda m, x, w: m.histogram(x, 4, range=(-1.0, 2.0), weight=w, density=True),
+           (np.random.default_rng(6).standard_normal((5, 8)), np.random.default_rng(7)
+            .random((5, 8))), name="range-weight-density"),
+    Sample(lambda m, x: x.histogram(3), (np.ones(4, np.float32),), name="constant"),
+    Sample(lambda m, x: m.histogram(x, 2), (np.zeros(0, np.float32),), name="empty"),
+]
+SAMPLES["aten::histogram.bins_tensor"] = [
+    Sample(lambda m, x, b: m.histogram(x, b), (np.random.default_rng(8).standard_normal(50),
+                                               np.array([-3.0, -1.0, 0.0, 0.5, 3.0]))),
+    Sample(lambda m, x, b, w: m.histogram(x, b, weight=w, density=True),
+           (np.random.default_rng(9).standard_normal(30).astype(np.float32),
+            np.array([-2.0, 0.0, 1.0, 2.0], np.float32),
+            np.random.default_rng(10).random(30).astype(np.float32)), name="weight-density"),
+]

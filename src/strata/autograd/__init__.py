@@ -34,6 +34,7 @@ from .anomaly_mode import (  # noqa: F401
 )
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
+from .variable import Variable  # noqa: F401
 from .grad_mode import (  # noqa: F401
     enable_grad,
     inference_mode,
@@ -183,3 +184,6 @@ def register():
         register_kernel(op, "Autograd", fn, boxed=True)
     from . import tensor_methods
     _tensor.install_autograd(tensor_methods)
+    from .inplace_views import METHODS
+    for name, method in METHODS.items():
+        setattr(_tensor.Tensor, name, method)

@@ -119,10 +119,20 @@ class device:
 
 cpu = device("cpu")
 _default_device_stack = []
+_global_default_device = [cpu]   # set_default_device; a ``with device(...)`` block overrides it
 
 
 def default_device() -> device:
-    return _default_device_stack[-1] if _default_device_stack else cpu
+    return _default_device_stack[-1] if _default_device_stack else _global_default_device[0]
+
+
+def set_default_device(d) -> None:
+    """The device factory functions use when given none (``None``: back to the CPU)."""
+    _global_default_device[0] = cpu if d is None else d if isinstance(d, device) else device(d)
+
+
+def get_default_device() -> device:
+    return default_device()
 
 
 def as_device(d) -> device:

@@ -160,6 +160,9 @@ def scalar_dtype(value) -> dtype:
         return _default_dtype
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
+    if isinstance(value, np.ndarray):   # PyTorch's functions refuse arrays too (TypeError)
+        raise TypeError("expected a Tensor or a number, got numpy.ndarray (convert it with "
+                        "strata.tensor(...) or strata.from_numpy(...))")
     raise TypeError(f"expected a number, got {type(value).__name__}")
 
 

@@ -18,6 +18,10 @@ from ..ops import linalg as L
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
 linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
 linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+svd_result = namedtuple("svd", ["U", "S", "V"])
+geqrf_result = namedtuple("geqrf", ["a", "tau"])
 
 
 def _out(result, out):
@@ -154,6 +158,60 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return _out(LF.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
 
 
+def slogdet(A, *, out=None):
+    return _out(linalg_slogdet(*LF.linalg_slogdet(A)), out)
+
+
+def legacy_svd(input, some=True, compute_uv=True, *, out=None):
+    """``torch.svd``: (U, S, V) with V, not Vh (prefer ``linalg.svd``)."""
+    return _out(svd_result(*LF.svd(input, some, compute_uv)), out)
+
+
+def multi_dot(tensors, *, out=None):
+    return _out(LF.linalg_multi_dot(list(tensors)), out)
+
+
+def geqrf(input, *, out=None):
+    """LAPACK's QR in Householder form: ``(a, tau)`` (see ``householder_product``)."""
+    return _out(geqrf_result(*LF.geqrf(input)), out)
+
+
+def householder_product(A, tau, *, out=None):
+    return _out(LF.linalg_householder_product(A, tau), out)
+
+
+def matrix_exp(A):
+    return LF.linalg_matrix_exp(A)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """``tol`` is the deprecated name of ``atol`` (with rtol then 0), as in PyTorch."""
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    return _out(LF.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    return _out(LF.linalg_solve_triangular(A, B, upper=upper, left=left,
+                                           unitriangular=unitriangular), out)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    return linalg_lstsq(*LF.linalg_lstsq(A, B, rcond, driver=driver))
+
+
+def _complex_results(name):
+    def missing(*args, **kwargs):
+        raise NotImplementedError(f"torch.linalg.{name}: its results are complex and strata has "
+                                  f"no complex dtypes (for symmetric matrices, linalg.eigh and "
+                                  f"linalg.eigvalsh give real ones)")
+    missing.__name__ = name
+    return missing
+
+
+eig, eigvals = _complex_results("eig"), _complex_results("eigvals")
+
+
 def linalg_matrix_power(A, n, *, out=None):
     return _out(LF.linalg_matrix_power(A, n), out)
 
@@ -194,12 +252,13 @@ def matmul(input, other, *, out=None):
 
 
 METHODS = {
-    "det": det,
+    "det": det, "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "inverse": lambda self: LF.linalg_inv(self),
     "matrix_power": matrix_power,
     "pinverse": pinverse,
 }
 FUNCTIONS = {
+    "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "einsum": einsum, "tensordot": tensordot, "cdist": cdist, "det": det, "inverse": inverse,
     "matrix_power": matrix_power, "pinverse": pinverse,
 }

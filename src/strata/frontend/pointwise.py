@@ -4,6 +4,8 @@
 behind one Python name; the other entries are PyTorch's NumPy-style aliases of pointwise ops.
 """
 
+import numpy as np
+
 from ..functions import write_out
 from ..ops import pointwise as P
 from ..ops import special as SP
@@ -72,10 +74,26 @@ def frexp(input, *, out=None):
     return return_types.frexp(*(write_out(o, r) for o, r in zip(out, result)))
 
 
+def apply_(self, callable):
+    """``x.apply_(f)``: ``f`` on every element, as Python numbers, written back in place (CPU;
+    slow, as PyTorch's; no autograd, no version bump)."""
+    if self.requires_grad:
+        raise RuntimeError("Can't call apply_() on Variable that requires grad. Use "
+                           "var.detach().apply_() instead.")
+    if self.device.type == "meta":
+        return self
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    values = self.numpy()   # shares the tensor's memory, strides included
+    for index in np.ndindex(values.shape):
+        values[index] = callable(values[index].item())
+    return self
+
+
 FUNCTIONS = {"div": div, "divide": div, "frexp": frexp} | {
     name: _alias(op, name) for name, op in _ALIASES.items() if name not in _METHOD_ONLY}
 # Tensor.clip/clip_/div/div_ are written in _tensor.py.
 METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_"),
-           "polygamma": polygamma, "frexp": frexp} | {
+           "polygamma": polygamma, "frexp": frexp, "apply_": apply_} | {
     name: _method_alias(op, name) for name, op in _ALIASES.items()
     if name not in ("clip", "clip_")}

@@ -228,12 +228,23 @@ cumulative_trapezoid = _trapezoid_frontend("cumulative_trapezoid", RD.cumulative
                                            RD.cumulative_trapezoid_dx)
 
 
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (default: the input's min and
+    max), or the given increasing edges; ``density`` normalises to a probability density."""
+    if is_tensor(bins):
+        result = RS.histogram_bins_tensor(input, bins, weight=weight, density=density)
+    else:
+        result = RS.histogram_bin_ct(input, bins, range=range, weight=weight, density=density)
+    return _out(RT.histogram(*result), out)
+
+
 _SHARED = {
     "sum": sum, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
     "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "median": median,
     "nanmedian": nanmedian, "mode": mode, "unique": unique,
     "unique_consecutive": unique_consecutive, "quantile": quantile, "nanquantile": nanquantile,
+    "histogram": histogram,
 }
 METHODS = dict(_SHARED, norm=_norm_method)
 FUNCTIONS = dict(_SHARED, norm=norm, std_mean=std_mean, var_mean=var_mean, isin=isin,

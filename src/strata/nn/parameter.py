@@ -65,3 +65,46 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent=True):
         pass
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape a lazy module learns from its first input (``LazyLinear``):
+    ``materialize(shape)`` gives it memory and makes it a plain ``Parameter``."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from ..creation import empty
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None):
+        from ..creation import empty
+        self.data = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+class UninitializedBuffer(Tensor):
+    """The buffer counterpart of ``UninitializedParameter`` (lazy batch norm statistics)."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        from ..creation import empty
+        t = _share(cls, empty(0, device=device, dtype=dtype))
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+    materialize = UninitializedParameter.materialize
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (importing a family defines its ops)
 from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
+from . import sampling  # noqa: F401  (affine grids, grid_sample)
 from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
 from . import special  # noqa: F401  (special functions, with pointwise's makers)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops

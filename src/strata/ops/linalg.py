@@ -593,3 +593,28 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
     if p == 1:
         return reduce_sum(P.abs(diff), [-1], False)
     return P.pow(reduce_sum(P.pow(P.abs(diff), p), [-1], False), 1.0 / p)
+
+
+diag_embed = defop("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+                   method=True, function=True)
+
+
+@register_decomposition(diag_embed)
+def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Each last-dim vector on the ``offset`` diagonal of a new (dim1, dim2) matrix: a masked
+    select against the identity (not a product, so inf stays off the other entries), padded to
+    the offset, then moved into place."""
+    from .factory import eye, scalar_tensor
+    from .nn import constant_pad_nd
+    out_ndim = self.ndim + 1
+    d1, d2 = wrap_dim(dim1, out_ndim), wrap_dim(dim2, out_ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n, k = self.shape[-1], abs(offset)
+    mask = eye(n, dtype=D.bool_, device=self.device)
+    zero = scalar_tensor(0, dtype=self.dtype, device=self.device)
+    square = P.where(mask, S.unsqueeze(self, -1), zero)
+    # F.pad order: (last-dim left, right, second-last top, bottom)
+    padding = [k, 0, 0, k] if offset >= 0 else [0, k, k, 0]
+    square = constant_pad_nd(square, padding, 0) if k else square
+    return S.movedim(square, [-2, -1], [d1, d2])

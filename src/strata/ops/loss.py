@@ -18,6 +18,10 @@ from . import pointwise as P
 from . import shape as S
 from .activation import check_float, log_sigmoid, log_softmax, opmath
 from .op import TensorSpec, aten, defop, register_decomposition
+from .factory import arange, full, scalar_tensor
+from .reductions import logsumexp, mean
+from .reductions import sum as reduce_sum
+from .scatter import gather
 from .special import xlogy
 
 NONE, MEAN, SUM = 0, 1, 2
@@ -441,3 +445,103 @@ def _triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, 
         dist_neg = P.minimum(dist_neg, distance(positive, negative, p, eps))
     loss = P.clamp(P.sub(P.add(dist_pos, margin), dist_neg), 0)
     return apply_reduction(loss, reduction)
+
+
+# --- CTC (Graves et al. 2006): the forward algorithm in log space, as a decomposition -----------
+ctc_loss = defop("ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, "
+                 "int[] target_lengths, int blank=0, int reduction=Mean, "
+                 "bool zero_infinity=False) -> Tensor")
+_CTC_IMPOSSIBLE = -1e30   # log 0 as a finite number, so unreachable states get no NaN gradients
+
+
+def _ctc_checks(log_probs, targets, input_lengths, target_lengths, blank):
+    where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    batch = log_probs.shape[1] if log_probs.ndim == 3 else 1
+    if blank < 0 or blank >= log_probs.shape[-1]:
+        raise RuntimeError("blank must be in label range")
+    if len(input_lengths) != batch:
+        raise RuntimeError(f"input_lengths must be of size batch_size {where}")
+    if len(target_lengths) != batch:
+        raise RuntimeError(f"target_lengths must be of size batch_size {where}")
+    for n, length in enumerate(input_lengths):
+        if length > log_probs.shape[0]:
+            raise RuntimeError(f"Expected input_lengths to have value at most "
+                               f"{log_probs.shape[0]}, but got value {length} {where}")
+    if targets.ndim == 2 or (targets.ndim == 1 and log_probs.ndim == 2):
+        limit = targets.shape[-1]
+        for length in target_lengths:
+            if length > limit:
+                raise RuntimeError(f"Expected tensor to have size at least {length} at "
+                                   f"dimension 1, but got size {limit} for argument #2 "
+                                   f"'targets' {where}")
+
+
+@register_decomposition(ctc_loss)
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=MEAN,
+              zero_infinity=False):
+    """-log p(target | input) summed over every alignment: alpha over the target with blanks
+    between and around its labels (the "extended" target), one step per frame; each sequence's
+    loss is read at its own last frame and last two extended states."""
+    input_lengths, target_lengths = list(input_lengths), list(target_lengths)
+    _ctc_checks(log_probs, targets, input_lengths, target_lengths, blank)
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else S.unsqueeze(log_probs, 1)
+    steps, batch = lp.shape[0], lp.shape[1]
+    labels = _padded_targets(targets, target_lengths, batched, blank)     # (N, S)
+    width = 2 * labels.shape[1] + 1
+    blanks = full((batch, labels.shape[1]), blank, dtype=D.int64, device=lp.device)
+    extended = S.cat([S.reshape(S.stack([blanks, labels], 2), [batch, width - 1]),
+                      full((batch, 1), blank, dtype=D.int64, device=lp.device)], 1)
+    two_back = S.cat([full((batch, 2), -1, dtype=D.int64, device=lp.device),
+                      S.slice(extended, 1, 0, width - 2)], 1)
+    can_skip = P.logical_and(P.ne(extended, blank), P.ne(extended, two_back))
+    impossible = scalar_tensor(_CTC_IMPOSSIBLE, dtype=lp.dtype, device=lp.device)
+    lp = P.maximum(lp, impossible)
+    first_two = P.lt(arange(0, width, dtype=D.int64, device=lp.device), 2)
+    alpha = P.where(first_two, gather(S.select(lp, 0, 0), 1, extended), impossible)
+    history = [alpha]
+    pad = full((batch, 2), _CTC_IMPOSSIBLE, dtype=lp.dtype, device=lp.device)
+    for t in range(1, steps):
+        shifted = S.cat([pad, alpha], 1)
+        one = S.slice(shifted, 1, 1, width + 1)
+        two = P.where(can_skip, S.slice(shifted, 1, 0, width), impossible)
+        alpha = P.add(logsumexp(S.stack([alpha, one, two], 0), [0]),
+                      gather(S.select(lp, 0, t), 1, extended))
+        history.append(alpha)
+    frames = S.stack(history, 1)                                       # (N, T, L)
+    last = _int_column([max(n - 1, 0) for n in input_lengths], lp)     # (N, 1)
+    final = S.squeeze(gather(frames, 1, S.expand(S.unsqueeze(last, 2), [batch, 1, width])),
+                      [1])                                             # (N, L)
+    ends = gather(final, 1, _int_column([2 * n for n in target_lengths], lp))
+    before = gather(final, 1, _int_column([max(2 * n - 1, 0) for n in target_lengths], lp))
+    before = P.where(P.eq(_int_column(target_lengths, lp), 0), impossible, before)
+    loss = P.neg(S.squeeze(logsumexp(S.cat([ends, before], 1), [1], True), [1]))
+    infinite = P.gt(loss, -_CTC_IMPOSSIBLE / 10)
+    loss = P.where(infinite, 0.0 if zero_infinity else math.inf, loss)
+    r = reduction_enum(reduction)
+    if r == MEAN:
+        per_label = P.div(loss, P.clamp(S.squeeze(_int_column(target_lengths, lp), [1]), 1,
+                                        None))
+        return mean(per_label)
+    if r == SUM:
+        return reduce_sum(loss)
+    return loss if batched else S.squeeze(loss, [0])
+
+
+def _padded_targets(targets, target_lengths, batched, blank):
+    """(N, S) labels, S the longest target: concatenated 1-D targets are split and padded."""
+    longest = max(target_lengths, default=0)
+    if targets.ndim == 1 and batched:
+        rows, start = [], 0
+        for n in target_lengths:
+            pad = full((longest - n,), blank, dtype=targets.dtype, device=targets.device)
+            rows.append(S.cat([S.slice(targets, 0, start, start + n), pad], 0))
+            start += n
+        return S.stack(rows, 0).long()
+    rows = targets if targets.ndim == 2 else S.unsqueeze(targets, 0)
+    return S.slice(rows, 1, 0, longest).long()
+
+
+def _int_column(values, like):
+    """An (N, 1) int64 tensor of the Python ints ``values`` on ``like``'s device."""
+    return S.stack([full((1,), v, dtype=D.int64, device=like.device) for v in values], 0)

@@ -402,6 +402,16 @@ conv_transpose2d = defop("conv_transpose2d.input(Tensor input, Tensor weight, Te
                          "SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], "
                          "SymInt[2] output_padding=[0, 0], SymInt groups=1, "
                          "SymInt[2] dilation=[1, 1]) -> Tensor")
+conv3d = defop("conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], "
+               "SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> "
+               "Tensor")
+conv3d_padding = defop("conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, "
+                       "SymInt[3] stride=[1, 1, 1], str padding='valid', "
+                       "SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor")
+conv_transpose3d = defop("conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, "
+                         "SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], "
+                         "SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, "
+                         "SymInt[3] dilation=[1, 1, 1]) -> Tensor")
 pad = defop("pad(Tensor self, SymInt[] pad, str mode='constant', float? value=None) -> Tensor")
 pad_circular = defop("_pad_circular(Tensor self, SymInt[] pad) -> Tensor")
 pixel_shuffle = defop("pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", function=True)
@@ -412,7 +422,7 @@ channel_shuffle = defop("channel_shuffle(Tensor self, SymInt groups) -> Tensor",
 
 def _batched_conv(name, dims, input, weight, bias, stride, padding, dilation, groups,
                   transposed=False, output_padding=0):
-    """conv{1,2}d accept unbatched input: add the batch dim around the convolution."""
+    """conv{1,2,3}d accept unbatched input: add the batch dim around the convolution."""
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to "
                            f"{name}, but got input of size: {fmt(input.shape)}")
@@ -480,6 +490,25 @@ def _conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), outpu
 def _conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
                       output_padding=(0, 0), groups=1, dilation=(1, 1)):
     return _batched_conv("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation,
+                         groups, True, output_padding)
+
+
+@register_decomposition(conv3d)
+def _conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+            groups=1):
+    return _batched_conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_decomposition(conv3d_padding)
+def _conv3d_padding(input, weight, bias=None, stride=(1, 1, 1), padding="valid",
+                    dilation=(1, 1, 1), groups=1):
+    return _same_padding("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register_decomposition(conv_transpose3d)
+def _conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                      output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
+    return _batched_conv("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation,
                          groups, True, output_padding)
 
 

@@ -1,4 +1,4 @@
-"""Normalization layers: layer, batch, group and instance norm.
+"""Normalization layers: layer, batch, group, instance and RMS norm.
 
 ``native_layer_norm`` and ``native_batch_norm`` are primitives that also return the statistics
 the backward needs (mean and 1/std), as PyTorch's do; ``group_norm`` is a layer norm over groups,
@@ -12,9 +12,10 @@ import math
 from ..core import dtype as D
 from . import pointwise as P
 from . import shape as S
-from .factory import copy_
+from .factory import _to_copy, copy_
 from .nn import fmt, not_implemented
 from .op import TensorSpec, defop, register_decomposition
+from .reductions import mean as reduce_mean
 from .reductions import sum as reduce_sum
 
 
@@ -90,6 +91,8 @@ group_norm = defop("group_norm(Tensor input, int num_groups, Tensor? weight=None
 instance_norm = defop("instance_norm(Tensor input, Tensor? weight, Tensor? bias, "
                       "Tensor? running_mean, Tensor? running_var, bool use_input_stats, "
                       "float momentum, float eps, bool cudnn_enabled) -> Tensor", function=True)
+rms_norm = defop("rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+                 "float? eps=None) -> Tensor", function=True)
 
 
 @register_decomposition(layer_norm)
@@ -152,3 +155,32 @@ def _instance_norm(input, weight, bias, running_mean, running_var, use_input_sta
             copy_(stat, P.div(reduce_sum(S.reshape(updated, (n, c)), [0], False), n))
     return S.reshape(out, tuple(input.shape))
 
+
+
+@register_decomposition(rms_norm)
+def _rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2 over normalized_shape) + eps)`` (eps: the dtype's machine epsilon),
+    then ``* weight``; half inputs are computed in float32, as ATen's composite does."""
+    ns = tuple(normalized_shape)
+    if not ns:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = "
+                           f"{fmt(ns)}")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {fmt(weight.shape)} and normalized_shape = {fmt(ns)}")
+    if input.ndim < len(ns) or tuple(input.shape[input.ndim - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={fmt(ns)}, expected input with shape "
+                           f"[*{', '.join(map(str, ns))}], but got input of size"
+                           f"{fmt(input.shape)}")
+    if input.dtype.category != D.FLOATING:
+        not_implemented("rms_norm", input.dtype)
+    if eps is None:
+        eps = D.finfo(input.dtype).eps
+    half = input.dtype in (D.float16, D.bfloat16)
+    x = _to_copy(input, dtype=D.float32) if half else input
+    dims = list(range(-len(ns), 0))
+    out = P.mul(x, P.rsqrt(P.add(reduce_mean(P.mul(x, x), dims, True), eps)))
+    if weight is not None:
+        out = P.mul(out, weight)
+    return _to_copy(out, dtype=input.dtype) if out.dtype is not input.dtype else out

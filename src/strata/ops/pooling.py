@@ -7,9 +7,12 @@ Output sizes follow ``pooling_output_shape`` (``aten/src/ATen/native/Pool.h``): 
 """
 
 from ..core import dtype as D
+from . import factory, reductions, scatter
+from . import meta_rules as R
+from . import pointwise as P
 from . import shape as S
 from .linalg import CTYPE
-from .nn import fmt, not_implemented
+from .nn import constant_pad_nd, fmt, not_implemented
 from .op import TensorSpec, defop, register_decomposition
 
 
@@ -311,4 +314,165 @@ def _adaptive_max_pool1d(self, output_size):
                                f"dimension {i} being empty")
     values, indices = adaptive_max_pool2d(S.unsqueeze(self, -2), [1, output_size[0]])
     return S.squeeze(values, (-2,)), S.squeeze(indices, (-2,))
+
+
+
+# --- 3-d pooling, as decompositions over sliding windows (``unfold`` views) ---------------------
+max_pool3d_with_indices = defop(
+    "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], "
+    "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)")
+max_pool3d = defop("max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], "
+                   "int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor",
+                   function=True)
+avg_pool3d = defop("avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], "
+                   "int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, "
+                   "int? divisor_override=None) -> Tensor")
+
+
+def _triple(value, name):
+    values = [value] * 3 if isinstance(value, int) else list(value)
+    if len(values) == 1:
+        values *= 3
+    if len(values) != 3:
+        raise RuntimeError(f"{name} must either be a single int, or a tuple of three ints")
+    return values
+
+
+def _pool3d_geometry(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checked arguments and output sizes (``pool3d_shape_check``)."""
+    if self.ndim not in (4, 5) or self.numel() == 0 and self.ndim == 4:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel = _triple(kernel_size, "max_pool3d: kernel_size")
+    stride = _triple(stride, "max_pool3d: stride") if stride else kernel
+    padding = _triple(padding, "max_pool3d: padding")
+    dilation = _triple(dilation, "max_pool3d: dilation")
+    sizes = self.shape[-3:]
+    out = [pool_output_size(n, k, p, s, d, ceil_mode)
+           for n, k, p, s, d in zip(sizes, kernel, padding, stride, dilation)]
+    if min(out) < 1:
+        shown = lambda dims: "x".join(map(str, dims))  # noqa: E731
+        raise RuntimeError(f"Given input size: ({shown(self.shape[-4:])}). Calculated output "
+                           f"size: ({shown([self.shape[-4]] + out)}). Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _windows(x, kernel, stride, padding, dilation, out, pad_value, overflow_value):
+    """(N, C, oD, oH, oW, kd*kh*kw): every pooling window of the 5-d ``x``, padded by
+    ``pad_value`` and, past the padding (ceil mode), by ``overflow_value``."""
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    needed = [(o - 1) * s + span for o, s, span in zip(out, stride, spans)]
+    if any(padding):   # F.pad order: the last dim first
+        x = constant_pad_nd(x, [w for p in reversed(padding) for w in (p, p)], pad_value)
+    extra = [max(0, n - size) for n, size in zip(needed, x.shape[2:])]
+    if any(extra):
+        x = constant_pad_nd(x, [w for e in reversed(extra) for w in (0, e)], overflow_value)
+    for i, (s, d, span, n) in enumerate(zip(stride, dilation, spans, needed)):
+        x = S.slice(S.unfold(S.slice(x, 2 + i, 0, n), 2 + i, span, s), -1, 0, span, d)
+    return S.flatten(x, -3, -1)
+
+
+@register_decomposition(max_pool3d_with_indices)
+def _max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                             ceil_mode=False):
+    """The max of each window and its index in the flattened (D, H, W) input; the gradient
+    reaches that one element, as PyTorch's."""
+    kernel, stride, padding, dilation, out = _pool3d_geometry(self, kernel_size, stride,
+                                                              padding, dilation, ceil_mode)
+    batched = self.ndim == 5
+    x = self if batched else S.unsqueeze(self, 0)
+    inf = float("-inf") if self.dtype.category == D.FLOATING else D.iinfo(self.dtype).min
+    windows = _windows(x, kernel, stride, padding, dilation, out, inf, inf)
+    where = reductions.argmax(windows, -1, True)
+    values = S.squeeze(scatter.gather(windows, -1, where), [-1])
+    offsets = S.squeeze(where, [-1])
+    kd, kh, kw = kernel
+    coords = []
+    for i, (size, first) in enumerate(zip((kd, kh, kw), out)):
+        inner = kh * kw if i == 0 else kw if i == 1 else 1
+        step = P.remainder(P.div_mode(offsets, inner, "floor"), size)
+        start = P.sub(P.mul(S.view(_arange_like(first, self), [-1] + [1] * (2 - i)), stride[i]),
+                      padding[i])
+        coords.append(P.add(start, P.mul(step, dilation[i])))
+    H, W = self.shape[-2:]
+    index = P.add(P.mul(P.add(P.mul(coords[0], H), coords[1]), W), coords[2])
+    if not batched:
+        values, index = S.squeeze(values, [0]), S.squeeze(index, [0])
+    return values, index
+
+
+def _arange_like(n, like):
+    return factory.arange(0, n, dtype=D.int64, device=like.device)
+
+
+@register_decomposition(max_pool3d)
+def _max_pool3d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+@register_decomposition(avg_pool3d)
+def _avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """Window sums over the window's count: its padded size (``count_include_pad``) or its
+    input elements, never the part past the padding that ceil mode adds."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding, dilation, out = _pool3d_geometry(self, kernel_size, stride,
+                                                              padding, 1, ceil_mode)
+    batched = self.ndim == 5
+    x = self if batched else S.unsqueeze(self, 0)
+    total = reductions.sum(_windows(x, kernel, stride, padding, dilation, out, 0, 0), [-1])
+    if divisor_override is not None:
+        result = P.div(total, divisor_override)
+    else:
+        ones = factory.full((1, 1) + tuple(x.shape[2:]), 1, dtype=x.dtype, device=x.device)
+        count = reductions.sum(_windows(ones, kernel, stride, padding, dilation, out,
+                                        1 if count_include_pad else 0, 0), [-1])
+        result = P.div(total, count)
+    return result if batched else S.squeeze(result, [0])
+
+
+# --- max unpooling: the partial inverse of max pooling, a scatter --------------------------------
+max_unpool2d = defop("max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor")
+max_unpool3d = defop("max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, "
+                     "int[3] stride, int[3] padding) -> Tensor")
+
+
+def _max_unpool(self, indices, output_size, dims):
+    """Each value written at its index in the flattened (zeroed) output plane(s)."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{R.type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(self.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({fmt(self.shape)}) but got indices tensor with shape: "
+                           f"{fmt(indices.shape)}")
+    if self.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"Input to max_unpooling{dims}d should be a {dims + 1}d or "
+                           f"{dims + 2}d Tensor, but got a tensor with {self.ndim} dimensions.")
+    batched = self.ndim == dims + 2
+    x = self if batched else S.unsqueeze(self, 0)
+    idx = indices if batched else S.unsqueeze(indices, 0)
+    volume = 1
+    for n in output_size:
+        volume *= n
+    flat_idx = S.flatten(idx, 2, -1)
+    if flat_idx.numel() and (reductions.max(flat_idx).item() >= volume or
+                             reductions.min(flat_idx).item() < 0):
+        bad = flat_idx[P.logical_or(P.ge(flat_idx, volume), P.lt(flat_idx, 0))][0].item()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, output_size))})")
+    out = factory.full(tuple(x.shape[:2]) + (volume,), 0, dtype=x.dtype, device=x.device)
+    out = scatter.scatter(out, 2, flat_idx, S.flatten(x, 2, -1))
+    out = S.view(out, tuple(x.shape[:2]) + tuple(output_size))
+    return out if batched else S.squeeze(out, [0])
+
+
+@register_decomposition(max_unpool2d)
+def _max_unpool2d(self, indices, output_size):
+    return _max_unpool(self, indices, list(output_size), 2)
+
+
+@register_decomposition(max_unpool3d)
+def _max_unpool3d(self, indices, output_size, stride, padding):
+    return _max_unpool(self, indices, list(output_size), 3)
 

@@ -13,13 +13,15 @@ logsumexp, nanmean, count_nonzero, diff, ...) decompose into them.
 
 import builtins
 import math
+import warnings
 
 from ..core import dtype as D
 from ..core.shape import wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .op import TensorSpec, defop, register_decomposition
+from .factory import scalar_tensor
+from .op import TensorSpec, aten, defop, register_decomposition
 
 _T = R.type_name
 
@@ -486,3 +488,74 @@ def _vander(x, N=None, increasing=False):
     powers = x.to(dt).unsqueeze(1).expand(x.shape[0], n - 1)
     result = cumprod(S.cat([ones, powers], 1), 1)
     return result if increasing else S.flip(result, [1])
+
+
+# --- covariance (ATen's Correlation.cpp) ----------------------------------------------------------
+cov = defop("cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) "
+            "-> Tensor", method=True, function=True)
+corrcoef = defop("corrcoef(Tensor self) -> Tensor", method=True, function=True)
+
+
+def _check_weights(name, w, observations, integral):
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {w.ndim} dimensions")
+    kind_ok = w.dtype.category == D.INTEGRAL if integral else w.dtype.category == D.FLOATING
+    if not kind_ok:
+        kind = "integral" if integral else "floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{_T(w.dtype)} dtype")
+    if w.numel() != observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {observations}")
+    if observations and P.lt(min(w), 0).item():
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+@register_decomposition(cov)
+def _cov(self, correction=1, fweights=None, aweights=None):
+    """Rows are variables, columns observations; ``fweights`` (counts) and ``aweights``
+    (importance) weight the observations."""
+    if self.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {self.ndim} dimensions")
+    if self.dtype is D.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = S.view(self, (1, -1)) if self.ndim < 2 else self
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, observations, integral=True)
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, observations, integral=False)
+        w = aweights if w is None else P.mul(w, aweights)
+    w_sum = sum(w) if w is not None else \
+        scalar_tensor(observations, dtype=D.int64, device=self.device)
+    if w is not None and not P.ne(w_sum, 0).item():
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = P.div(sum(P.mul(x, w) if w is not None else x, [1]), w_sum)
+    if w is not None and aweights is not None and correction != 0:
+        norm = P.sub(w_sum, P.div(P.mul(sum(P.mul(w, aweights)), correction), w_sum))
+    else:
+        norm = P.sub(w_sum, correction)
+    if P.le(norm, 0).item():
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.")
+        norm = P.mul(norm, 0)
+    centred = P.sub(x, S.unsqueeze(avg, 1))
+    weighted = P.mul(centred, w) if w is not None else centred
+    return S.squeeze(P.div(aten.mm.default(centred, S.t(weighted)), norm))
+
+
+@register_decomposition(corrcoef)
+def _corrcoef(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {self.ndim} dimensions")
+    c = cov(self)
+    if c.ndim == 0:   # one variable: nan for a zero/inf/nan variance, 1 otherwise
+        return P.div(c, c)
+    stddev = P.sqrt(S.diagonal(c))
+    c = P.div(P.div(c, S.view(stddev, (-1, 1))), S.view(stddev, (1, -1)))
+    return P.clamp(c, -1, 1)

@@ -306,3 +306,42 @@ def _isin(elements, test_elements, assume_unique=False, invert=False):
 
 for _op in (isin, isin_tensor_scalar, isin_scalar_tensor):
     register_decomposition(_op)(_isin)
+
+
+# --- histograms -----------------------------------------------------------------------------------
+def _histogram_checks(self, weight, density):
+    if self.dtype not in (D.float32, D.float64, D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{R.type_name(self.dtype)}'")
+    if weight is not None and tuple(weight.shape) != tuple(self.shape):
+        flat = f"[{self.numel()}, 1]"
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
+                           f"same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {flat} and weight with shape "
+                           f"[{', '.join(map(str, weight.shape))}]")
+
+
+def _histogram_count_meta(self, bins=100, range=None, weight=None, density=False):
+    _histogram_checks(self, weight, density)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if range is not None and range[0] > range[1]:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                           f"{range[0]:g} max {range[1]:g} for dimension 0")
+    return TensorSpec((bins,), self.dtype), TensorSpec((bins + 1,), self.dtype)
+
+
+def _histogram_edges_meta(self, bins, weight=None, density=False):
+    _histogram_checks(self, weight, density)
+    if bins.ndim != 1 or bins.numel() < 1:
+        raise RuntimeError("torch.histogramdd: bins tensor should have one dimension and at "
+                           "least 1 element")
+    return TensorSpec((bins.numel() - 1,), self.dtype), TensorSpec((bins.numel(),), self.dtype)
+
+
+histogram_bin_ct = defop("histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, "
+                         "Tensor? weight=None, bool density=False) -> (Tensor hist, "
+                         "Tensor bin_edges)", _histogram_count_meta)
+histogram_bins_tensor = defop("histogram.bins_tensor(Tensor self, Tensor bins, *, "
+                              "Tensor? weight=None, bool density=False) -> (Tensor hist, "
+                              "Tensor bin_edges)", _histogram_edges_meta)

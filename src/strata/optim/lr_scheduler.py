@@ -17,6 +17,7 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
+from ._cyclic import CyclicLR
 from ._one_cycle import OneCycleLR
 from ._scheduler_base import (
     EPOCH_DEPRECATION_WARNING, LRScheduler, _param_groups_val_list, _update_param_group_val,
@@ -497,4 +498,8 @@ class ReduceLROnPlateau(LRScheduler):
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR",
-           "LRScheduler"]
+           "LRScheduler", "CyclicLR"]
+
+
+class _LRScheduler(LRScheduler):
+    """The pre-2.0 name of ``LRScheduler``, kept as PyTorch keeps it for old subclasses."""

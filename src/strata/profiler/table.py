@@ -23,12 +23,12 @@ def format_time_share(time_us, total_us) -> str:
 def format_memory(nbytes) -> str:
     kb, mb, gb = 1024, 1024 ** 2, 1024 ** 3
     if abs(nbytes) >= gb:
-        return f"{nbytes / gb:.2f} Gb"
+        return f"{nbytes / gb:.2f} GB"
     if abs(nbytes) >= mb:
-        return f"{nbytes / mb:.2f} Mb"
+        return f"{nbytes / mb:.2f} MB"
     if abs(nbytes) >= kb:
-        return f"{nbytes / kb:.2f} Kb"
-    return f"{nbytes} b"
+        return f"{nbytes / kb:.2f} KB"
+    return f"{nbytes} B"
 
 
 def _in_unit(time_us, unit):

@@ -12,13 +12,12 @@ from ..creation import tensor
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
-    """A sparse COO tensor from ``indices`` (sparse_dim x nnz) and ``values`` (nnz,)."""
-    indices = indices if _is_tensor(indices) else tensor(indices)
+    """A sparse COO tensor from ``indices`` (sparse_dim x nnz) and ``values`` (nnz,); indices
+    of any dtype convert to int64, as PyTorch's do."""
+    indices = indices.to(D.int64) if _is_tensor(indices) else tensor(indices, dtype=D.int64)
     values = values if _is_tensor(values) else tensor(values, dtype=dtype)
     if dtype is not None and values.dtype is not dtype:
         values = values.to(dtype)
-    if indices.dtype is not D.int64:
-        raise RuntimeError("indices must be an int64 tensor")
     if indices.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
     if indices.shape[1] != values.shape[0]:

@@ -223,9 +223,15 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
     return wrap(np.matmul(left, right), dt)
 
 
+def geqrf(self):
+    dt = LF.geqrf.meta(self)[0].dtype
+    reflectors, tau = np.linalg.qr(compute_data(self, dt), mode="raw")   # LAPACK's, transposed
+    return wrap(np.ascontiguousarray(np.swapaxes(reflectors, -1, -2)), dt), wrap(tau, dt)
+
+
 KERNELS = {
     L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum, LF.linalg_pinv: linalg_pinv,
     LF.linalg_inv: linalg_inv, LF.linalg_det: linalg_det, LF.linalg_solve: linalg_solve,
     LF.linalg_cholesky: linalg_cholesky, LF.linalg_qr: linalg_qr, LF.linalg_svd: linalg_svd,
-    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh,
+    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh, LF.geqrf: geqrf,
 }

@@ -109,7 +109,8 @@ def index_select(self, dim, index):
     arr, idx = data(self), data(index).reshape(-1)
     size = arr.shape[wrap_dim(dim, arr.ndim)] if arr.ndim else 1
     if idx.size and (idx.min() < 0 or idx.max() >= size):
-        if arr.ndim <= 1:
+        # ATen checks rows (dim 0, as embedding) with TORCH_CHECK_INDEX, other dims in a gather
+        if arr.ndim <= 1 or wrap_dim(dim, arr.ndim) == 0:
             raise IndexError("index out of range in self")
         bad = idx[(idx < 0) | (idx >= size)][0]
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")

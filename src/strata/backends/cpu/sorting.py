@@ -229,6 +229,57 @@ def histc(self, bins=100, min=0, max=0):
     return wrap(counts, dt)
 
 
+# --- histograms (PyTorch's HistogramKernel.cpp: edges by linspace, bins by edge search) --------
+def _linspace_edges(low, high, count, dtype):
+    """``linspace`` as ATen computes it in the input's dtype: from the start for the first half,
+    from the end for the rest, so both ends are exact."""
+    steps = count + 1
+    low, high = dtype.type(low), dtype.type(high)
+    step = (high - low) / dtype.type(count)
+    i = np.arange(steps)
+    half = steps // 2
+    return np.where(i < half, low + step * i.astype(dtype),
+                    high - step * (steps - 1 - i).astype(dtype)).astype(dtype)
+
+
+def _histogram(values, edges, weight, density):
+    """Counts (weighted) of ``values`` between ``edges``; the last bin includes its right edge
+    and values outside are dropped."""
+    inside = (values >= edges[0]) & (values <= edges[-1])
+    where = np.searchsorted(edges, values[inside], side="right") - 1
+    where = np.minimum(where, len(edges) - 2)
+    w = None if weight is None else weight[inside]
+    hist = np.bincount(where, weights=w, minlength=len(edges) - 1).astype(values.dtype)
+    if density:
+        hist = hist / (hist.sum() * np.diff(edges))
+    return hist.astype(values.dtype)
+
+
+def histogram_bin_ct(self, bins=100, range=None, weight=None, density=False):
+    spec = RS.histogram_bin_ct.meta(self, bins, range, weight, density)[0]
+    values = compute_data(self, spec.dtype).reshape(-1)
+    if range is not None:
+        low, high = range
+    elif values.size:
+        low, high = values.min(), values.max()
+    else:
+        low, high = 0.0, 1.0
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    edges = _linspace_edges(low, high, bins, values.dtype)
+    w = None if weight is None else compute_data(weight, spec.dtype).reshape(-1)
+    return (wrap(_histogram(values, edges, w, density), spec.dtype),
+            wrap(edges, spec.dtype))
+
+
+def histogram_bins_tensor(self, bins, weight=None, density=False):
+    spec = RS.histogram_bins_tensor.meta(self, bins, weight, density)[0]
+    values = compute_data(self, spec.dtype).reshape(-1)
+    edges = compute_data(bins, spec.dtype).reshape(-1)
+    w = None if weight is None else compute_data(weight, spec.dtype).reshape(-1)
+    return wrap(_histogram(values, edges, w, density), spec.dtype), wrap(edges.copy(), spec.dtype)
+
+
 KERNELS = {
     RS.sort: sort,
     RS.topk: topk,
@@ -243,4 +294,7 @@ KERNELS = {
     RS.unique_consecutive: unique_consecutive,
     RS.bincount: bincount,
     RS.histc: histc,
+    RS.histogram_bin_ct: histogram_bin_ct,
+    RS.histogram_bins_tensor: histogram_bins_tensor,
 }
+

@@ -32,13 +32,17 @@ __all__ = [
     "adaptive_max_pool2d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "batch_norm",
     "bilinear",
+    "rms_norm",
     "channel_shuffle",
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "cosine_similarity",
     "embedding",
     "embedding_bag",
@@ -53,6 +57,8 @@ __all__ = [
     "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
+    "max_pool3d",
+    "max_pool3d_with_indices",
     "normalize",
     "pad",
     "pairwise_distance",
@@ -81,6 +87,17 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     op = NN.conv2d_padding if isinstance(padding, str) else NN.conv2d
     return op(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    op = NN.conv3d_padding if isinstance(padding, str) else NN.conv3d
+    return op(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return NN.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
+                               dilation)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -137,6 +154,14 @@ max_pool1d_with_indices, max_pool1d = _max_pool_pair("max_pool1d", PL.max_pool1d
                                                      PL.max_pool1d)
 max_pool2d_with_indices, max_pool2d = _max_pool_pair("max_pool2d", PL.max_pool2d_with_indices,
                                                      PL.max_pool2d)
+max_pool3d_with_indices, max_pool3d = _max_pool_pair("max_pool3d", PL.max_pool3d_with_indices,
+                                                     PL.max_pool3d)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return PL.avg_pool3d(input, kernel_size, _stride(stride), padding, ceil_mode,
+                         count_include_pad, divisor_override)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -195,6 +220,10 @@ adaptive_max_pool2d_with_indices, adaptive_max_pool2d = _adaptive_max_pool_pair(
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return NZ.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return NZ.rms_norm(input, normalized_shape, weight, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,

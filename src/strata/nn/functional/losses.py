@@ -19,6 +19,7 @@ from ...ops import shape as S
 from ...ops.op import aten
 
 __all__ = [
+    "ctc_loss",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
     "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
@@ -127,6 +128,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     return L.nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction),
                          ignore_index)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist Temporal Classification: ``log_probs`` (T, N, C) log-softmaxed, targets
+    (N, S) padded or 1-D concatenated, lengths as tensors or lists."""
+    as_list = lambda v: v.tolist() if hasattr(v, "tolist") else list(v)  # noqa: E731
+    return L.ctc_loss(log_probs, targets, as_list(input_lengths), as_list(target_lengths),
+                      blank, _reduction(None, None, reduction), zero_infinity)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

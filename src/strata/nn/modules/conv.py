@@ -65,11 +65,16 @@ class _ConvNd(Module):
 
     def _padded(self, input):
         """Non-zero padding modes pad explicitly, then convolve with no padding."""
-        if self.padding_mode == "zeros" or isinstance(self.padding, str):
+        if self.padding_mode == "zeros" or self.padding == "valid":
             return input, self.padding
         pads = []
-        for p in reversed(self.padding):
-            pads += [p, p]
+        if self.padding == "same":   # the odd leftover on the right, as PyTorch's _ConvNd
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                pads += [total // 2, total - total // 2]
+        else:
+            for p in reversed(self.padding):
+                pads += [p, p]
         return F.pad(input, pads, mode=self.padding_mode), (0,) * self._n
 
     def extra_repr(self):
@@ -124,4 +129,22 @@ class ConvTranspose2d(_ConvNd):
 
     def forward(self, input, output_size=None):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding, self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    _n = 3
+
+    def forward(self, input):
+        x, padding = self._padded(input)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+class ConvTranspose3d(_ConvNd):
+    _n = 3
+    _transposed = True
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self.output_padding, self.groups, self.dilation)

@@ -514,7 +514,9 @@ class Module:
         return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def share_memory(self):
-        return self
+        """Move parameters and buffers into shared memory (``strata.multiprocessing``)."""
+        from ... import multiprocessing  # noqa: F401  (installs Tensor.share_memory_)
+        return self._apply(lambda t: t.share_memory_())
 
     # --- state_dict -------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):

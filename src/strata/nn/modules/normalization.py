@@ -1,7 +1,6 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (``torch/nn/modules/normalization.py``)."""
 
 from ... import creation
-from ...core import dtype as D
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -61,10 +60,7 @@ class RMSNorm(Module):
             self.register_parameter("weight", None)
 
     def forward(self, x):
-        dims = tuple(range(-len(self.normalized_shape), 0))
-        eps = self.eps if self.eps is not None else D.finfo(x.dtype).eps
-        out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
-        return out * self.weight if self.weight is not None else out
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, " \

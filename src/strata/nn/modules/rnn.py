@@ -118,11 +118,23 @@ class RNNBase(Module):
         pre = x_proj + gates_h
         return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), None
 
+    # Note [Packed sequences]: a PackedSequence runs as its padded batch (original order) with
+    # each sequence's steps past its length masked: there h (and c) keep their value, so the
+    # forward direction ends at the sequence's last step and the reverse one starts there, as
+    # PyTorch's packed kernels do. The output is packed again like the input.
     def forward(self, input, hx=None):
-        from ..utils.rnn import PackedSequence
+        from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
         if isinstance(input, PackedSequence):
-            raise TypeError(f"{type(self).__name__}: PackedSequence inputs are not supported by "
-                            "strata; pass a padded tensor")
+            padded, lengths = pad_packed_sequence(input)
+            steps = creation.arange(padded.shape[0], device=padded.device).unsqueeze(1)
+            running = (steps < lengths.to(padded.device)).unsqueeze(-1)   # (T, B, 1)
+            output, hidden = self._forward_padded(padded, hx, running, batch_first=False)
+            packed = pack_padded_sequence(output, lengths, enforce_sorted=False)
+            return PackedSequence(packed.data, input.batch_sizes, input.sorted_indices,
+                                  input.unsorted_indices), hidden
+        return self._forward_padded(input, hx, None, self.batch_first)
+
+    def _forward_padded(self, input, hx, running, batch_first):
         expected = 3
         batched = input.dim() == expected
         if input.dim() not in (2, 3):
@@ -131,8 +143,8 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
-        x = input if batched else input.unsqueeze(1 if not self.batch_first else 0)
-        if self.batch_first:
+        x = input if batched else input.unsqueeze(1 if not batch_first else 0)
+        if batch_first:
             x = x.transpose(0, 1)
         seq_len, batch = x.shape[0], x.shape[1]
         num_dirs = 2 if self.bidirectional else 1
@@ -150,7 +162,12 @@ class RNNBase(Module):
                 steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
                 hs = [None] * seq_len
                 for t in steps:
-                    h, c = self._cell(x_proj[t], h, c, w_hh, b_hh, w_hr)
+                    h_t, c_t = self._cell(x_proj[t], h, c, w_hh, b_hh, w_hr)
+                    if running is None:
+                        h, c = h_t, c_t
+                    else:   # Note [Packed sequences]
+                        h = h_t.where(running[t], h)
+                        c = None if c is None else c_t.where(running[t], c)
                     hs[t] = h
                 outs.append(stack(hs, 0))
                 h_n.append(h)
@@ -160,12 +177,12 @@ class RNNBase(Module):
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
         output = layer_input
-        if self.batch_first:
+        if batch_first:
             output = output.transpose(0, 1)
         h_n = stack(h_n, 0)
         c_n = stack(c_n, 0) if c_n else None
         if not batched:
-            output = output.squeeze(1 if not self.batch_first else 0)
+            output = output.squeeze(1 if not batch_first else 0)
             h_n = h_n.squeeze(1)
             c_n = c_n.squeeze(1) if c_n is not None else None
         if self.mode == "LSTM":

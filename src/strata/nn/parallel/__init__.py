@@ -6,11 +6,13 @@ from .distributed import DistributedDataParallel
 
 
 class DataParallel(Module):
-    """Single-device DataParallel: runs the wrapped module (strata has one compute device)."""
+    """DataParallel as PyTorch has it without CUDA: ``module`` runs as is, ``device_ids`` is
+    empty, and the state dict keys carry the ``module.`` prefix."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__()
         self.module = module
+        self.device_ids = []
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
