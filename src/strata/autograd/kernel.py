@@ -73,7 +73,12 @@ def redispatch_below_autograd(op, ks, args):
     prev = s.exclude
     s.exclude = prev | AUTOGRAD_BIT
     try:
-        return DP.redispatch(op, ks, args)
+        redispatch = DP.redispatch
+        if redispatch is _REDISPATCH:   # not tracing: inline its cached-kernel fast path
+            entry = op._dispatch_cache.get(ks)
+            if entry is not None and not entry[0].boxed:
+                return entry[0].fn(*args)
+        return redispatch(op, ks, args)
     finally:
         s.exclude = prev
 
@@ -211,7 +216,18 @@ def _input_edges(deriv, args):
     edges, metas, needs = [], [], []
     for pos, is_list in deriv.slots:
         a = args[pos]
-        if is_list:
+        if not is_list and getattr(a, "_base", True) is None:   # a tensor, not a view
+            ag = a._ag
+            if ag is None:
+                edge = _NO_EDGE
+            elif ag.grad_fn is not None:
+                edge = (ag.grad_fn, ag.output_nr)
+            else:
+                edge = gradient_edge(a)
+            edges.append(edge)
+            metas.append((a._shape, a.dtype, a.device))
+            needs.append(edge[0] is not None)
+        elif is_list:
             flags = []
             for t in a:
                 edge, meta = _edge_of(t)
@@ -227,9 +243,12 @@ def _input_edges(deriv, args):
     return tuple(edges), tuple(metas), tuple(needs)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _edge_of(t):
     if t is None or not hasattr(t, "_ag"):
-        return (None, 0), None
+        return _NO_EDGE, None
     return gradient_edge(t), (t._shape, t.dtype, t.device)
 
 
@@ -256,8 +275,12 @@ def record(op, ks, args):
     if trace.active:
         _report_node(node, op)
     out = redispatch_below_autograd(op, ks, args)
-    outputs = out if isinstance(out, (tuple, list)) else (out,)
-    node._output_meta = tuple((t._shape, t.dtype, t.device) for t in outputs)
+    if isinstance(out, (tuple, list)):
+        outputs = out
+        node._output_meta = tuple([(t._shape, t.dtype, t.device) for t in outputs])
+    else:
+        outputs = (out,)
+        node._output_meta = ((out._shape, out.dtype, out.device),)
     if deriv.saves_result:
         node._results = deriv.save_results(node, outputs, needs)
     if anomaly_mode._state.enabled:

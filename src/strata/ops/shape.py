@@ -82,13 +82,13 @@ def _permute_meta(self, dims):
 
 
 def _transpose_meta(self, dim0, dim1):
-    n = self.ndim
+    n = len(self._shape)   # slots, not the Size-building properties: every linear call runs this
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
-    shape, stride = list(self.shape), list(self.stride())
+    shape, stride = list(self._shape), list(self._get_strides())
     if n:
         shape[d0], shape[d1] = shape[d1], shape[d0]
         stride[d0], stride[d1] = stride[d1], stride[d0]
-    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+    return ViewSpec(tuple(shape), tuple(stride), self._offset)
 
 
 def _expand_meta(self, size, implicit=False):

@@ -41,6 +41,14 @@ _NON_DIFFERENTIABLE: set = set()
 NOT_SAVED = object()         # a tensor argument the formula did not ask to keep
 
 
+def _any_needed(needs, slots) -> bool:
+    """Does any of these argument slots need its gradient? (A loop: this runs per op call.)"""
+    for k in slots:
+        if needs[k]:
+            return True
+    return False
+
+
 class Derivative:
     """One row of the table: the op, its node's name, the formula, what to save."""
 
@@ -95,7 +103,7 @@ class Derivative:
             elif hasattr(a, "_ag"):
                 out[pos] = NOT_SAVED
         for pos, when, geometry in self.input_saves:
-            if when is not None and not any(needs[k] for k in when):
+            if when is not None and not _any_needed(needs, when):
                 continue
             a = args[pos]
             if geometry:
@@ -112,7 +120,7 @@ class Derivative:
     def save_results(self, node, outputs, needs):
         results = [None] * len(outputs)
         for k, when in self.result_saves:
-            if when is None or any(needs[i] for i in when):
+            if when is None or _any_needed(needs, when):
                 results[k] = SavedVariable(outputs[k], node, k)
         return results
 
