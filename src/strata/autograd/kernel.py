@@ -156,10 +156,12 @@ NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
 
 
 def _materialize(node, grads):
-    """A multi-output node gets zeros for the outputs no gradient reached."""
+    """A multi-output node gets zeros for the differentiable outputs no gradient reached (the
+    formula never reads the others: a fused cell's workspace, a norm's saved statistics)."""
     out = list(grads)
+    differentiable = node._deriv.differentiable_outputs
     for i, g in enumerate(out):
-        if g is None:
+        if g is None and (differentiable is None or differentiable[i]):
             shape, dtype, device = node._output_meta[i]
             if dtype.category == _FLOATING:
                 out[i] = F.full(shape, 0, dtype=dtype, device=device)

@@ -14,6 +14,7 @@ from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
 from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
 from . import special  # noqa: F401  (special functions, with pointwise's makers)
+from . import rnn  # noqa: F401  (fused recurrent cells)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]

@@ -33,7 +33,7 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions")
+            "distributions", "rnn")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient

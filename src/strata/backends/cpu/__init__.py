@@ -10,9 +10,10 @@ from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
 from . import distributions
+from . import rnn
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
-            linalg, nn, dense, pooling, normalization, activation, loss, distributions)
+            linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn)
 
 
 def kernel_table() -> dict:
