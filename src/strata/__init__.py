@@ -83,18 +83,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     return model
 
 
-def get_num_threads() -> int:
-    """Threads the CPU backend splits large kernels over (``backends/cpu/array.parallel_for``)."""
-    from .backends.cpu import array
-    return array.NUM_THREADS
-
-
-def set_num_threads(n: int) -> None:
-    from .backends.cpu import array
-    import builtins   # ``int`` here is strata.int, the dtype
-    if not isinstance(n, builtins.int) or n < 1:
-        raise RuntimeError("set_num_threads expects a positive integer")
-    array.NUM_THREADS = n
+from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402
 
 
 _matmul_precision = ["highest"]

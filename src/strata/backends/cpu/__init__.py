@@ -9,7 +9,7 @@ from . import activation, factory, indexing, linalg, loss, nn, pointwise, reduct
 from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
-from . import distributions
+from . import distributions, threads
 from . import rnn
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
@@ -28,6 +28,7 @@ def kernel_table() -> dict:
 
 
 def register():
+    threads.register()
     for op, fn in kernel_table().items():
         register_kernel(op, "CPU", fn)
     for op, fn in sparse.SPARSE_KERNELS.items():
