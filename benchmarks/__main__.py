@@ -9,10 +9,11 @@ import argparse
 import strata
 import torch
 
-from . import device, ops, tracer, training
+from . import device, ops, small_models, tracer, training
 from .harness import machine, table
 
-GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run}
+GROUPS = {"ops": ops.run, "training": training.run, "small_models": small_models.run,
+          "tracer": tracer.run, "device": device.run}
 
 
 def main():

@@ -191,3 +191,26 @@ def test_lstm_dtype_mismatch_is_refused_before_any_state_changes():
         model(strata.ones(2, 1, 3, dtype=strata.float64))
     for a, b in zip(before, model.parameters()):
         assert strata.equal(a, b.detach())
+
+
+def test_grad_of_two_outputs_of_one_node():
+    """Both outputs of one node as roots of autograd.grad (the engine counted the node's edges
+    once per root, so the inputs never became ready)."""
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s) for s in ((3, 8), (3, 8), (3, 2))]
+    leaves_s = [strata.tensor(a, requires_grad=True) for a in arrays]
+    leaves_t = [torch.tensor(a, requires_grad=True) for a in arrays]
+    hy, cy, _ = strata._thnn_fused_lstm_cell(*(x.clone() for x in leaves_s))
+    xs = [x.clone() for x in leaves_t]
+    hy_t, cy_t = _torch_lstm_cell(xs)
+    cot = rng.standard_normal((3, 2))
+    grads_s = strata.autograd.grad([hy, cy], leaves_s, [strata.tensor(cot)] * 2)
+    grads_t = torch.autograd.grad([hy_t, cy_t], leaves_t, [torch.tensor(cot)] * 2)
+    for a, b in zip(grads_s, grads_t):
+        assert_same(a, b)
+
+
+def _torch_lstm_cell(args):
+    i, f, g, o = (args[0] + args[1]).chunk(4, 1)
+    cy = f.sigmoid() * args[2] + i.sigmoid() * g.tanh()
+    return o.sigmoid() * cy.tanh(), cy

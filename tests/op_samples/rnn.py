@@ -26,7 +26,7 @@ def _lstm_reference(m, input_gates, hidden_gates, cx, input_bias=None, hidden_bi
     i, f, g, o = gates.chunk(4, 1)
     i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     cy = f * cx + i * g
-    return o * cy.tanh(), cy, m.cat([i, f, g, o], 1)
+    return o * cy.tanh(), cy, m.cat([i, f, g, o], 1).detach()   # the workspace has no grad
 
 
 def _gru_reference(m, input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
@@ -36,7 +36,7 @@ def _gru_reference(m, input_gates, hidden_gates, hx, input_bias=None, hidden_bia
     hr, hz, hn = hidden_gates.chunk(3, 1)
     r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
     n = (xn + r * hn).tanh()
-    return n + z * (hx - n), m.cat([r, z, n, hx, hn], 1)
+    return n + z * (hx - n), m.cat([r, z, n, hx, hn], 1).detach()
 
 
 def lstm_cell(m, *args):

@@ -124,7 +124,9 @@ def is_checkpoint_valid() -> bool:
 def _dependencies(roots):
     deps = {}
     seen = set()
-    stack = [node for node, _ in roots if node is not None]
+    # one entry per node: two outputs of one node as roots (an LSTM cell's h and c) must not
+    # count its edges twice
+    stack = list(dict.fromkeys(node for node, _ in roots if node is not None))
     seen.update(stack)
     while stack:
         node = stack.pop()

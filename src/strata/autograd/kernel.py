@@ -25,6 +25,7 @@ from . import anomaly_mode, derivatives, graph
 from .graph import Node, SavedVariable, gradient_edge, requires_grad, set_history
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
+_DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
 _FLOATING = D.FLOATING
 _REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
 
@@ -91,6 +92,19 @@ class OpNode(Node):
     the node (``ctx.self``, ``ctx.other``, ``ctx.result``), as ``grad_fn._saved_self`` does."""
 
     __slots__ = ("_deriv", "_args", "_results", "_needs", "_input_meta", "_released")
+
+    def __init__(self, deriv, edges, metas, needs):
+        """Every slot set in one frame: a node is made per recorded op call."""
+        self.next_functions = edges
+        self._seq = next(graph._sequence)
+        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retain_hooks = None
+        self._output_meta = ()
+        self._trace = self._metadata = None
+        self._deriv = deriv
+        self._needs = needs
+        self._input_meta = metas
+        self._released = False
+        self._results = None
 
     def apply(self, grads):
         deriv = self._deriv
@@ -256,7 +270,7 @@ def _edge_of(t):
 
 def record(op, ks, args):
     """Run ``op`` and record its backward node (grad mode on, some input requires grad)."""
-    deriv = derivatives.lookup(op)
+    deriv = _DERIVATIVE_OF.get(op) or derivatives.lookup(op)
     inplace = op.is_inplace
     if inplace:
         check_inplace(args[0])
@@ -266,13 +280,7 @@ def record(op, ks, args):
     if deriv is None:
         return _record_not_implemented(op, ks, args)
     edges, metas, needs = _input_edges(deriv, args)
-    node = deriv.node_class(args)()
-    node.next_functions = edges
-    node._deriv = deriv
-    node._needs = needs
-    node._input_meta = metas
-    node._released = False
-    node._results = None
+    node = deriv.node_class(args)(deriv, edges, metas, needs)
     node._args = deriv.save_inputs(node, args, needs, inplace)
     if trace.active:
         _report_node(node, op)
@@ -375,13 +383,8 @@ def _rebase_history(self, node):
 def _set_view_history(view, base):
     """The view's grad_fn, remade as an ``as_strided`` of its base's current history."""
     deriv = derivatives.lookup(S.as_strided)
-    node = deriv.node_class(())()
-    node._deriv = deriv
-    node.next_functions = (gradient_edge(base),)
-    node._input_meta = ((base._shape, base.dtype, base.device),)
-    node._needs = (True,)
-    node._released = False
-    node._results = None
+    node = deriv.node_class(())(deriv, (gradient_edge(base),),
+                                ((base._shape, base.dtype, base.device),), (True,))
     geometry = (base._shape, base.stride(), base._offset)
     node._args = (geometry, view._shape, view.stride(), view._offset)
     node._output_meta = ((view._shape, view.dtype, view.device),)

@@ -86,7 +86,7 @@ class Derivative:
 
     def node_class(self, args):
         """The node class for this call (``MulBackward0``); a few ops name it by arguments."""
-        name = self.name if isinstance(self.name, str) else self.name(*args)
+        name = self.name if type(self.name) is str else self.name(*args)
         cls = self._classes.get(name)
         if cls is None:
             from ..kernel import OpNode
