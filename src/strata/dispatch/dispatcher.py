@@ -200,12 +200,13 @@ def _device_keyset(device):
     return ks
 
 
-# Note [Plain calls skip autograd]: a call is *plain* when no tensor argument has autograd state
-# (``_ag``) or is a view (``_base``) while grad mode is on, or when grad mode is off and the op
-# makes no view. The autograd fallback records nothing for a plain call and only redispatches,
-# so the dispatcher runs the (unboxed) kernel below it at once: most calls of an inference or
-# optimizer step are plain, and this saves them a boxed call and a second table look-up. The
-# traced ``call`` below never skips, so a trace still shows the autograd key's decision.
+# Note [Plain calls skip autograd]: a call is *plain* when no tensor argument can require grad
+# (none has autograd state, ``_ag``, nor is a view of a tensor that has), or when grad mode is
+# off and the op makes no view. The autograd fallback records nothing for a plain call and only
+# redispatches, so the dispatcher runs the (unboxed) kernel below it at once: most calls of an
+# inference or optimizer step, and of a backward pass, are plain, and this saves them a boxed
+# call and a second table look-up. The traced ``call`` below never skips, so a trace still shows
+# the autograd key's decision.
 
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
@@ -226,14 +227,16 @@ def call(op: OpOverload, *args, **kwargs):
     if mixed:
         check_same_device(op, args)
     if below is not None:
-        if s.grad_enabled:
-            for i in op.tensor_positions:
-                t = args[i]
-                if getattr(t, "_ag", None) is not None or getattr(t, "_base", None) is not None:
-                    break
-            else:
-                return below(*args)
-        elif not op.is_view:
+        for i in op.tensor_positions:
+            t = args[i]
+            if getattr(t, "_ag", None) is not None:
+                break
+            base = getattr(t, "_base", None)
+            if base is not None and base._ag is not None:
+                break
+        else:
+            return below(*args)
+        if not s.grad_enabled and not op.is_view:
             return below(*args)
     if kernel.boxed:
         return kernel.fn(op, ks & mask, args)
