@@ -52,9 +52,7 @@ def breakdown(strata):
     edges, metas, needs = _input_edges(deriv, args)
 
     def node():
-        n = deriv.node_class(args)()
-        n.next_functions, n._deriv, n._needs, n._input_meta = edges, deriv, needs, metas
-        return n
+        return deriv.node_class(args)(deriv, edges, metas, needs)
     made = node()
     rows += [
         ("xg + y, xg requires grad (whole call)", _best_us(lambda: xg + y)),
