@@ -259,8 +259,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 except ValueError:  # NumPy's broadcast error: raise PyTorch's
                     R.broadcast_shapes(self._shape, other._shape)
                     raise
-                if type(r) is np.ndarray and (r.ndim < 2 or a.flags.c_contiguous
-                                              and b.flags.c_contiguous):
+                if type(r) is np.ndarray and r.dtype is a.dtype and (
+                        r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
                     return from_array(r, self.dtype)
                 return result(r, self.dtype, (self, other))
         if validate is not None:
