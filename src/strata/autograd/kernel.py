@@ -94,12 +94,7 @@ class OpNode(Node):
     __slots__ = ("_deriv", "_args", "_results", "_needs", "_input_meta", "_released")
 
     def __init__(self, deriv, edges, metas, needs):
-        """Every slot set in one frame: a node is made per recorded op call."""
-        self.next_functions = edges
-        self._seq = next(graph._sequence)
-        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retain_hooks = None
-        self._output_meta = ()
-        self._trace = self._metadata = None
+        Node.__init__(self, edges)
         self._deriv = deriv
         self._needs = needs
         self._input_meta = metas
