@@ -57,6 +57,13 @@ def test_bad_counts_raise_as_torch_and_change_nothing(value, restore_threads):
     assert strata.get_num_threads() == before
 
 
+def test_other_libraries_openmp_pools_are_left_alone(restore_threads):
+    """strata runs no OpenMP code: PyTorch's intra-op pool keeps its own count."""
+    before = torch.get_num_threads()
+    strata.set_num_threads(1)
+    assert torch.get_num_threads() == before
+
+
 def test_default_leaves_one_core_free():
     if threads.config.num_threads is not None:
         pytest.skip("STRATA_NUM_THREADS/OMP_NUM_THREADS set for this run")

@@ -1,5 +1,7 @@
-"""How many threads CPU work uses: strata's kernel pool (``array.parallel_for``) and the BLAS and
-OpenMP libraries loaded in the process (through threadpoolctl), under one number.
+"""How many threads CPU work uses: strata's kernel pool (``array.parallel_for``) and the BLAS
+libraries loaded in the process (NumPy's OpenBLAS, through threadpoolctl), under one number.
+OpenMP pools are left alone: strata runs no OpenMP code, and they belong to other libraries
+(PyTorch's intra-op pool, when both are imported).
 
     >>> import strata
     >>> strata.set_num_threads(1)
@@ -47,8 +49,8 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads for CPU work from now on: strata's parallel loops and every BLAS or
-    OpenMP library loaded in the process (a library loaded later gets it from ``apply``)."""
+    """Use ``n`` threads for CPU work from now on: strata's parallel loops and every BLAS
+    library loaded in the process (a library loaded later gets it from ``apply``)."""
     if not isinstance(n, builtins.int) or isinstance(n, bool):
         raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
     if n < 1:
@@ -58,8 +60,8 @@ def set_num_threads(n: int) -> None:
 
 
 def apply() -> None:
-    """Impose the current count on the thread pools of the native libraries loaded so far."""
-    threadpool_limits(limits=array.NUM_THREADS)
+    """Impose the current count on the BLAS libraries loaded so far."""
+    threadpool_limits(limits=array.NUM_THREADS, user_api="blas")
 
 
 def register() -> None:
