@@ -5,11 +5,12 @@ accumulation])."""
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import assert_same, check
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import strata
 
 BINARY = ["add", "sub", "mul", "div", "maximum", "atan2", "remainder", "special_zeta"]
 DTYPES = [np.float32, np.float64, np.int64, np.int32]
@@ -81,7 +82,7 @@ def test_accumulation_in_place_leaves_the_callers_tensors_alone():
         x = m.ones(3, requires_grad=True)
         kept = []
         h = x * 1
-        h.register_hook(lambda g: kept.append(g))
+        h.register_hook(kept.append)
         y = h * 2 + h * 3 + h * 4
         seed = m.full((3,), 0.5)
         y.backward(seed)

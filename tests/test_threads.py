@@ -8,10 +8,11 @@ import threading
 
 import numpy as np
 import pytest
-import strata
 import torch
-from strata.backends.cpu import array, threads
 from threadpoolctl import threadpool_info
+
+import strata
+from strata.backends.cpu import array, threads
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def test_set_num_threads_governs_blas_and_the_pool(restore_threads):
         assert strata.get_num_threads() == n
         assert _blas_threads() <= {n}
         chunks = []
-        array.parallel_for(0, 4 * n, 1, lambda lo, hi: chunks.append(
+        array.parallel_for(0, 4 * n, 1, lambda lo, hi, chunks=chunks: chunks.append(
             (lo, hi, threading.current_thread().name)))
         assert len(chunks) == n   # one chunk per thread
         assert sum(hi - lo for lo, hi, _ in chunks) == 4 * n

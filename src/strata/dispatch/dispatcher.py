@@ -138,12 +138,20 @@ def _select(op: OpOverload, ks: int, args=None):
     mask = (1 << (K.NB + key.functionality)) - 1
     below = None
     if kernel.skips_plain_calls and not op.tensorlist_positions:
-        below_kernel = (op._dispatch_cache.get(ks & mask) or _select(op, ks & mask, args))[0]
-        below = None if below_kernel.boxed else below_kernel.fn
+        below_ks = ks & mask
+        below_kernel, _, below_mask, _, _ = op._dispatch_cache.get(below_ks) or \
+            _select(op, below_ks, args)
+        below = below_kernel.fn if not below_kernel.boxed else \
+            _boxed_call(below_kernel.fn, op, below_ks & below_mask)
     entry = (kernel, key, mask,
              bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags, below)
     op._dispatch_cache[start] = entry
     return entry
+
+
+def _boxed_call(fn, op, ks):
+    """A boxed kernel as a function of the op's arguments, for one key set."""
+    return lambda *args: fn(op, ks, args)
 
 
 def _raise_missing(op, ks, key, args=None):
@@ -203,10 +211,10 @@ def _device_keyset(device):
 # Note [Plain calls skip autograd]: a call is *plain* when no tensor argument can require grad
 # (none has autograd state, ``_ag``, nor is a view of a tensor that has), or when grad mode is
 # off and the op makes no view. The autograd fallback records nothing for a plain call and only
-# redispatches, so the dispatcher runs the (unboxed) kernel below it at once: most calls of an
-# inference or optimizer step, and of a backward pass, are plain, and this saves them a boxed
-# call and a second table look-up. The traced ``call`` below never skips, so a trace still shows
-# the autograd key's decision.
+# redispatches, so the dispatcher runs the kernel below it at once (the backend kernel, or an
+# in-place op's ADInplaceOrView kernel): most calls of an inference or optimizer step, and of a
+# backward pass, are plain, and this saves them the autograd frame and a second table look-up.
+# The traced ``call`` below never skips, so a trace still shows the autograd key's decision.
 
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""

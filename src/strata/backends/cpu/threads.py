@@ -51,8 +51,9 @@ def get_num_threads() -> int:
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads for CPU work from now on: strata's parallel loops and every BLAS
     library loaded in the process (a library loaded later gets it from ``apply``)."""
-    if not isinstance(n, builtins.int) or isinstance(n, bool):
-        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if not isinstance(n, builtins.int) or isinstance(n, bool):   # PyTorch's RuntimeError:
+        raise RuntimeError(  # noqa: TRY004
+            f"set_num_threads expects an int, but got {type(n).__name__}")
     if n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
     array.resize_pool(n)
