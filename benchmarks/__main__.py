@@ -8,7 +8,7 @@ import argparse
 
 import strata
 
-from . import compile as compiled, device, distributed, ops, tracer, training
+from . import compile as compiled, device, distributed, ops, small_models, tracer, training
 from .harness import machine, table
 
 try:
@@ -20,8 +20,8 @@ NO_TORCH = ("PyTorch is not installed, so strata runs alone (the torch column is
             "compare, install it into this environment: pip install torch==2.13.0 "
             "(or pip install -e '.[dev]').")
 
-GROUPS = {"ops": ops.run, "training": training.run, "tracer": tracer.run, "device": device.run,
-          "compile": compiled.run,
+GROUPS = {"ops": ops.run, "training": training.run, "small_models": small_models.run,
+          "tracer": tracer.run, "device": device.run, "compile": compiled.run,
           "distributed": distributed.run}   # distributed: 2-rank jobs, strata vs torchrun
 
 

@@ -86,3 +86,23 @@ def table(results, compared=True) -> str:
         lines.append(f"| {r.name} | {s} | {t} | {r.ratio:.2f}x | {target} |" if compared
                      else f"| {r.name} | {s} |")
     return "\n".join(lines)
+
+
+def fresh_process_medians(module, workload, *, rounds=5, libraries=("strata", "torch")):
+    """Median seconds per step of ``workload`` for each library, each timing in a fresh Python
+    (``python -m benchmarks.<module> --time <library> <workload>``), the libraries alternating
+    round by round so a shared machine's drifting load lands on all of them. A child prints the
+    median of its own timed steps; the result is the median over rounds."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    samples = {lib: [] for lib in libraries}
+    for _ in range(rounds):
+        for lib in libraries:
+            cmd = [sys.executable, "-m", f"benchmarks.{module}", "--time", lib, workload]
+            out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                raise RuntimeError(f"{module} child for {lib} / {workload} failed "
+                                   f"(exit {out.returncode}):\n{out.stderr}")
+            samples[lib].append(float(out.stdout.split()[-1]))
+    return {lib: statistics.median(times) for lib, times in samples.items()}

@@ -84,17 +84,7 @@ from .compile import compile  # noqa: E402,F811  (the function shadows the packa
 from . import _dynamo, compiler  # noqa: E402,F401
 
 
-def get_num_threads() -> int:
-    """Threads the CPU backend splits large kernels over (``backends/cpu/array.parallel_for``)."""
-    from .backends.cpu import array
-    return array.NUM_THREADS
-
-
-def set_num_threads(n: int) -> None:
-    from .backends.cpu import array
-    if not isinstance(n, _builtins.int) or n < 1:
-        raise RuntimeError("set_num_threads expects a positive integer")
-    array.NUM_THREADS = n
+from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402
 
 
 _matmul_precision = ["highest"]

@@ -24,6 +24,19 @@ no_malloc_tuning: bool = _flag("STRATA_NO_MALLOC_TUNING")
 # Build and use the CPU backend's few C kernels (backends/cpu/native.py); 0 keeps every CPU
 # kernel on NumPy.
 native_kernels: bool = _flag("STRATA_NATIVE_KERNELS", "1")
+# Threads for CPU work (strata's kernel pool and BLAS); unset: see Note [Default thread count] in
+# backends/cpu/threads.py. OMP_NUM_THREADS counts too, as it does for PyTorch.
+def _threads():
+    for name in ("STRATA_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(name)
+        if value is not None:
+            if value.isdigit() and int(value) > 0:
+                return int(value)
+            warnings.warn(f"{name} should be a positive integer, got {value!r}; ignored")
+    return None
+
+
+num_threads: int | None = _threads()
 # The system C compiler for those kernels, and where their built libraries are kept.
 c_compiler: str = os.environ.get("CC", "cc")
 cache_dir: str = os.environ.get("STRATA_CACHE_DIR") or os.path.join(

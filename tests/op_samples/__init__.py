@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 
 FAMILIES = ("sparse", "pointwise", "special", "factory", "shape", "reductions", "sorting",
-            "indexing", "scatter", "linalg", "nn", "activation", "loss", "distributions")
+            "indexing", "scatter", "linalg", "nn", "activation", "loss", "distributions",
+            "rnn")
 
 
 @dataclass

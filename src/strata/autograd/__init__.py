@@ -179,7 +179,8 @@ def register():
     """Install the autograd kernel at every Autograd<Backend> key and the tensor hooks."""
     inplace_or_view.register()
     for backend in BACKENDS:
-        register_fallback(getattr(DispatchKey, "Autograd" + backend), kernel.autograd_kernel)
+        register_fallback(getattr(DispatchKey, "Autograd" + backend), kernel.autograd_kernel,
+                          skips_plain_calls=True)
     for op, fn in kernel.MANUAL_KERNELS.items():
         register_kernel(op, "Autograd", fn, boxed=True)
     from . import tensor_methods

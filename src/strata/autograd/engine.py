@@ -13,6 +13,7 @@ CPU work runs on the calling thread, as PyTorch does for CPU graph tasks.
 """
 
 import heapq
+import sys
 import threading
 import warnings
 
@@ -124,7 +125,9 @@ def is_checkpoint_valid() -> bool:
 def _dependencies(roots):
     deps = {}
     seen = set()
-    stack = [node for node, _ in roots if node is not None]
+    # one entry per node: two outputs of one node as roots (an LSTM cell's h and c) must not
+    # count its edges twice
+    stack = list(dict.fromkeys(node for node, _ in roots if node is not None))
     seen.update(stack)
     while stack:
         node = stack.pop()
@@ -177,7 +180,31 @@ def _add_to_buffer(buffers, node, input_nr, grad):
     if buf is None:
         buf = buffers[node] = [None] * node.num_outputs()
     old = buf[input_nr]
-    buf[input_nr] = grad if old is None else P.add(old, grad, 1)
+    if old is None:
+        buf[input_nr] = grad
+    elif _can_accumulate_in_place(old, grad):
+        P.add_(old, grad, 1)
+    else:
+        buf[input_nr] = P.add(old, grad, 1)
+
+
+def _can_accumulate_in_place(old, grad) -> bool:
+    """Note [In-place gradient accumulation]: as PyTorch's ``InputBuffer::accumulate``, a
+    gradient the buffer alone holds (no other reference to the tensor, nor to its memory but
+    through its own base) takes the next one in place when no graph is being built: a weight
+    used at every step of a recurrence gets one gradient buffer instead of one per step.
+    References counted: the buffer's list, the caller's ``old``, this parameter and
+    getrefcount's argument; a base's: the view's slot and the argument; the storage's: the
+    tensor's slot (and its base's) and the argument."""
+    if _state.grad_enabled or old._ag is not None or old._shape != grad._shape \
+            or old.dtype is not grad.dtype or old.device != grad.device \
+            or sys.getrefcount(old) > 4:
+        return False
+    base = old._base
+    if base is None:
+        return sys.getrefcount(old._storage) <= 2
+    return base._base is None and sys.getrefcount(base) <= 2 and \
+        sys.getrefcount(old._storage) <= 3
 
 
 def _tensor_pre_hooks(node, grads):

@@ -25,6 +25,7 @@ from . import anomaly_mode, derivatives, graph
 from .graph import Node, SavedVariable, gradient_edge, requires_grad, set_history
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
+_DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
 _FLOATING = D.FLOATING
 _REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
 
@@ -73,7 +74,12 @@ def redispatch_below_autograd(op, ks, args):
     prev = s.exclude
     s.exclude = prev | AUTOGRAD_BIT
     try:
-        return DP.redispatch(op, ks, args)
+        redispatch = DP.redispatch
+        if redispatch is _REDISPATCH:   # not tracing: inline its cached-kernel fast path
+            entry = op._dispatch_cache.get(ks)
+            if entry is not None and not entry[0].boxed:
+                return entry[0].fn(*args)
+        return redispatch(op, ks, args)
     finally:
         s.exclude = prev
 
@@ -86,6 +92,14 @@ class OpNode(Node):
     the node (``ctx.self``, ``ctx.other``, ``ctx.result``), as ``grad_fn._saved_self`` does."""
 
     __slots__ = ("_deriv", "_args", "_results", "_needs", "_input_meta", "_released")
+
+    def __init__(self, deriv, edges, metas, needs):
+        Node.__init__(self, edges)
+        self._deriv = deriv
+        self._needs = needs
+        self._input_meta = metas
+        self._released = False
+        self._results = None
 
     def apply(self, grads):
         deriv = self._deriv
@@ -151,10 +165,12 @@ NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
 
 
 def _materialize(node, grads):
-    """A multi-output node gets zeros for the outputs no gradient reached."""
+    """A multi-output node gets zeros for the differentiable outputs no gradient reached (the
+    formula never reads the others: a fused cell's workspace, a norm's saved statistics)."""
     out = list(grads)
+    differentiable = node._deriv.differentiable_outputs
     for i, g in enumerate(out):
-        if g is None:
+        if g is None and (differentiable is None or differentiable[i]):
             shape, dtype, device = node._output_meta[i]
             if dtype.category == _FLOATING:
                 out[i] = F.full(shape, 0, dtype=dtype, device=device)
@@ -211,7 +227,18 @@ def _input_edges(deriv, args):
     edges, metas, needs = [], [], []
     for pos, is_list in deriv.slots:
         a = args[pos]
-        if is_list:
+        if not is_list and getattr(a, "_base", True) is None:   # a tensor, not a view
+            ag = a._ag
+            if ag is None:
+                edge = _NO_EDGE
+            elif ag.grad_fn is not None:
+                edge = (ag.grad_fn, ag.output_nr)
+            else:
+                edge = gradient_edge(a)
+            edges.append(edge)
+            metas.append((a._shape, a.dtype, a.device))
+            needs.append(edge[0] is not None)
+        elif is_list:
             flags = []
             for t in a:
                 edge, meta = _edge_of(t)
@@ -227,15 +254,18 @@ def _input_edges(deriv, args):
     return tuple(edges), tuple(metas), tuple(needs)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _edge_of(t):
     if t is None or not hasattr(t, "_ag"):
-        return (None, 0), None
+        return _NO_EDGE, None
     return gradient_edge(t), (t._shape, t.dtype, t.device)
 
 
 def record(op, ks, args):
     """Run ``op`` and record its backward node (grad mode on, some input requires grad)."""
-    deriv = derivatives.lookup(op)
+    deriv = _DERIVATIVE_OF.get(op) or derivatives.lookup(op)
     inplace = op.is_inplace
     if inplace:
         check_inplace(args[0])
@@ -245,19 +275,17 @@ def record(op, ks, args):
     if deriv is None:
         return _record_not_implemented(op, ks, args)
     edges, metas, needs = _input_edges(deriv, args)
-    node = deriv.node_class(args)()
-    node.next_functions = edges
-    node._deriv = deriv
-    node._needs = needs
-    node._input_meta = metas
-    node._released = False
-    node._results = None
+    node = deriv.node_class(args)(deriv, edges, metas, needs)
     node._args = deriv.save_inputs(node, args, needs, inplace)
     if trace.active:
         _report_node(node, op)
     out = redispatch_below_autograd(op, ks, args)
-    outputs = out if isinstance(out, (tuple, list)) else (out,)
-    node._output_meta = tuple((t._shape, t.dtype, t.device) for t in outputs)
+    if isinstance(out, (tuple, list)):
+        outputs = out
+        node._output_meta = tuple([(t._shape, t.dtype, t.device) for t in outputs])
+    else:
+        outputs = (out,)
+        node._output_meta = ((out._shape, out.dtype, out.device),)
     if deriv.saves_result:
         node._results = deriv.save_results(node, outputs, needs)
     if anomaly_mode._state.enabled:
@@ -350,13 +378,8 @@ def _rebase_history(self, node):
 def _set_view_history(view, base):
     """The view's grad_fn, remade as an ``as_strided`` of its base's current history."""
     deriv = derivatives.lookup(S.as_strided)
-    node = deriv.node_class(())()
-    node._deriv = deriv
-    node.next_functions = (gradient_edge(base),)
-    node._input_meta = ((base._shape, base.dtype, base.device),)
-    node._needs = (True,)
-    node._released = False
-    node._results = None
+    node = deriv.node_class(())(deriv, (gradient_edge(base),),
+                                ((base._shape, base.dtype, base.device),), (True,))
     geometry = (base._shape, base.stride(), base._offset)
     node._args = (geometry, view._shape, view.stride(), view._offset)
     node._output_meta = ((view._shape, view.dtype, view.device),)

@@ -26,14 +26,15 @@ FALLTHROUGH = object()   # register this to make a key transparent for an op
 
 
 class Kernel:
-    __slots__ = ("fn", "boxed", "fallthrough", "name", "source")
+    __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls")
 
-    def __init__(self, fn, boxed, name, source="kernel"):
+    def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False):
         self.fn = fn
         self.boxed = boxed
         self.fallthrough = fn is FALLTHROUGH
         self.name = name
         self.source = source
+        self.skips_plain_calls = skips_plain_calls   # Note [Plain calls skip autograd]
 
     def __repr__(self):
         return "fallthrough" if self.fallthrough else f"{self.name} [{self.source}]"
@@ -68,12 +69,16 @@ def deregister_kernel(op: OpOverload, key):
     op._dispatch_cache.clear()
 
 
-def register_fallback(key, fn, *, boxed: bool = True):
-    """A backend fallback for a runtime key: runs for every op with no kernel of its own there."""
+def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False):
+    """A backend fallback for a runtime key: runs for every op with no kernel of its own there.
+
+    ``skips_plain_calls``: the fallback only redispatches for a *plain* call (Note [Plain calls
+    skip autograd]), so the dispatcher may run the kernel below it directly."""
     key = K.key_by_name(key) if isinstance(key, str) else key
     if key in _fallbacks:
         raise RuntimeError(f"a fallback is already registered for dispatch key {key}")
-    _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback")
+    _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback",
+                             skips_plain_calls=skips_plain_calls)
     for op in REGISTRY.values():
         op._dispatch_cache.clear()
 
@@ -130,10 +135,23 @@ def _select(op: OpOverload, ks: int, args=None):
         if not kernel.fallthrough:
             break
         ks = K.after(ks, key)
-    entry = (kernel, key, (1 << (K.NB + key.functionality)) - 1,
-             bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags)
+    mask = (1 << (K.NB + key.functionality)) - 1
+    below = None
+    if kernel.skips_plain_calls and not op.tensorlist_positions:
+        below_ks = ks & mask
+        below_kernel, _, below_mask, _, _ = op._dispatch_cache.get(below_ks) or \
+            _select(op, below_ks, args)
+        below = below_kernel.fn if not below_kernel.boxed else \
+            _boxed_call(below_kernel.fn, op, below_ks & below_mask)
+    entry = (kernel, key, mask,
+             bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags, below)
     op._dispatch_cache[start] = entry
     return entry
+
+
+def _boxed_call(fn, op, ks):
+    """A boxed kernel as a function of the op's arguments, for one key set."""
+    return lambda *args: fn(op, ks, args)
 
 
 def _raise_missing(op, ks, key, args=None):
@@ -190,6 +208,14 @@ def _device_keyset(device):
     return ks
 
 
+# Note [Plain calls skip autograd]: a call is *plain* when no tensor argument can require grad
+# (none has autograd state, ``_ag``, nor is a view of a tensor that has), or when grad mode is
+# off and the op makes no view. The autograd fallback records nothing for a plain call and only
+# redispatches, so the dispatcher runs the kernel below it at once (the backend kernel, or an
+# in-place op's ADInplaceOrView kernel): most calls of an inference or optimizer step, and of a
+# backward pass, are plain, and this saves them the autograd frame and a second table look-up.
+# The traced ``call`` below never skips, so a trace still shows the autograd key's decision.
+
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
     if kwargs or len(args) != op.nargs:
@@ -197,17 +223,29 @@ def call(op: OpOverload, *args, **kwargs):
     ks = 0
     for i in op.tensor_positions:
         ks |= getattr(args[i], "_keyset", 0)
+    s = _state
     if op.tensorlist_positions or op.device_position is not None:
         ks = compute_keyset(op, args)
     else:
-        s = _state
         ks = (ks | s.include) & ~s.exclude
     entry = op._dispatch_cache.get(ks)
     if entry is None:
         entry = _select(op, ks, args)
-    kernel, key, mask, mixed = entry
+    kernel, key, mask, mixed, below = entry
     if mixed:
         check_same_device(op, args)
+    if below is not None:
+        for i in op.tensor_positions:
+            t = args[i]
+            if getattr(t, "_ag", None) is not None:
+                break
+            base = getattr(t, "_base", None)
+            if base is not None and base._ag is not None:
+                break
+        else:
+            return below(*args)
+        if not s.grad_enabled and not op.is_view:
+            return below(*args)
     if kernel.boxed:
         return kernel.fn(op, ks & mask, args)
     return kernel.fn(*args)
@@ -218,7 +256,7 @@ def redispatch(op: OpOverload, ks: int, args: tuple):
     entry = op._dispatch_cache.get(ks)
     if entry is None:
         entry = _select(op, ks)
-    kernel, key, mask, mixed = entry
+    kernel, key, mask, mixed, below = entry
     if kernel.boxed:
         return kernel.fn(op, ks & mask, args)
     return kernel.fn(*args)
@@ -253,7 +291,7 @@ _keyset_names = {}   # key set -> its printed form (printing one walks every key
 
 
 def _run_traced(kind, op, ks, entry, args, caller=None):
-    kernel, key, mask, mixed = entry
+    kernel, key, mask, mixed, below = entry
     keyset = _keyset_names.get(ks)
     if keyset is None:
         keyset = _keyset_names[ks] = repr(K.DispatchKeySet(ks))

@@ -23,7 +23,9 @@ class Categorical(ProbsOrLogits, Distribution):
         if name == "probs":
             self.probs = value / value.sum(-1, keepdim=True)
         else:
-            self.logits = value - value.logsumexp(dim=-1, keepdim=True)
+            # PyTorch writes ``value - value.logsumexp(-1, keepdim=True)``: the same values (to
+            # an ulp) and gradient, in one primitive here instead of a composite of eight ops
+            self.logits = value.log_softmax(-1)
         self._num_events = self._param.shape[-1]
         batch_shape = self._param.shape[:-1] if self._param.dim() > 1 else Size()
         super().__init__(batch_shape, validate_args=validate_args)

@@ -54,7 +54,7 @@ def _mm_meta(self, mat2):
 
 def check_expandable(t, shape):
     """``t`` broadcasts to ``shape`` without changing it; else ``expand``'s own error."""
-    own = t.shape
+    own = t._shape
     fits = len(own) <= len(shape) and all(x == y or x == 1 for x, y in zip(reversed(own),
                                                                             reversed(shape)))
     if not fits:
@@ -91,7 +91,7 @@ def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     if mat1.dtype is not dt:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
                            f"{R.type_name(mat1.dtype)} and {R.type_name(dt)}")
-    a, b = mat1.shape, mat2.shape
+    a, b = mat1._shape, mat2._shape   # plain tuples: this runs on every linear layer call
     for name, shape in (("mat1", a), ("mat2", b)):
         if len(shape) != 2:
             raise RuntimeError(f"{name} must be a matrix, got {len(shape)}-D tensor")

@@ -28,7 +28,7 @@ def _fmt(shape):
 def _sizes(size):
     """An int or a sequence of ints as a tuple (negative entries are the caller's to judge)."""
     if isinstance(size, (tuple, list)):
-        return tuple(operator.index(s) for s in size)
+        return tuple(map(operator.index, size))
     return (operator.index(size),)
 
 
@@ -45,14 +45,17 @@ def _numel(shape):
     return n
 
 
+# The metas of the everyday views (view, select, unsqueeze, transpose) read the tensor's slots,
+# not its Size-building properties: they run on every small op of a model's step.
+
 def _view_meta(self, size):
-    shape = infer_size(_sizes(size), self.numel())
-    strides = R.view_strides(tuple(self.shape), tuple(self.stride()), shape)
+    shape = infer_size(_sizes(size), _numel(self._shape))
+    strides = R.view_strides(self._shape, self._get_strides(), shape)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
-    return ViewSpec(shape, strides, self.storage_offset())
+    return ViewSpec(shape, strides, self._offset)
 
 
 def _as_strided_meta(self, size, stride, storage_offset=None):
@@ -89,13 +92,13 @@ def _permute_meta(self, dims):
 
 
 def _transpose_meta(self, dim0, dim1):
-    n = self.ndim
+    n = len(self._shape)   # slots, not the Size-building properties: every linear call runs this
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
-    shape, stride = list(self.shape), list(self.stride())
+    shape, stride = list(self._shape), list(self._get_strides())
     if n:
         shape[d0], shape[d1] = shape[d1], shape[d0]
         stride[d0], stride[d1] = stride[d1], stride[d0]
-    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+    return ViewSpec(tuple(shape), tuple(stride), self._offset)
 
 
 def _expand_meta(self, size, implicit=False):
@@ -145,12 +148,12 @@ def _squeeze_meta(self, dim=None):
 
 
 def _unsqueeze_meta(self, dim):
-    d = wrap_dim(dim, self.ndim + 1)
-    shape, stride = list(self.shape), list(self.stride())
+    d = wrap_dim(dim, len(self._shape) + 1)
+    shape, stride = list(self._shape), list(self._get_strides())
     new_stride = shape[d] * stride[d] if d < len(shape) else 1
     shape.insert(d, 1)
     stride.insert(d, new_stride)
-    return ViewSpec(tuple(shape), tuple(stride), self.storage_offset())
+    return ViewSpec(tuple(shape), tuple(stride), self._offset)
 
 
 def _slice_meta(self, dim=0, start=None, end=None, step=1):
@@ -177,17 +180,18 @@ def _slice_meta(self, dim=0, start=None, end=None, step=1):
 
 
 def _select_meta(self, dim, index):
-    if self.ndim == 0:
+    shape = self._shape
+    if not shape:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, self.ndim)
-    size = self.shape[d]
+    d = wrap_dim(dim, len(shape))
+    size = shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{_fmt(self.shape)} at dimension {d}")
+                         f"{_fmt(shape)} at dimension {d}")
     if index < 0:
         index += size
-    shape, stride = list(self.shape), list(self.stride())
-    offset = self.storage_offset() + index * stride[d]
+    shape, stride = list(shape), list(self._get_strides())
+    offset = self._offset + index * stride[d]
     del shape[d], stride[d]
     return ViewSpec(tuple(shape), tuple(stride), offset)
 

@@ -33,12 +33,20 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions")
+            "distributions", "rnn")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
 _NON_DIFFERENTIABLE: set = set()
 NOT_SAVED = object()         # a tensor argument the formula did not ask to keep
+
+
+def _any_needed(needs, slots) -> bool:
+    """Does any of these argument slots need its gradient? (A loop: this runs per op call.)"""
+    for k in slots:
+        if needs[k]:
+            return True
+    return False
 
 
 class Derivative:
@@ -78,7 +86,7 @@ class Derivative:
 
     def node_class(self, args):
         """The node class for this call (``MulBackward0``); a few ops name it by arguments."""
-        name = self.name if isinstance(self.name, str) else self.name(*args)
+        name = self.name if type(self.name) is str else self.name(*args)
         cls = self._classes.get(name)
         if cls is None:
             from ..kernel import OpNode
@@ -95,7 +103,7 @@ class Derivative:
             elif hasattr(a, "_ag"):
                 out[pos] = NOT_SAVED
         for pos, when, geometry in self.input_saves:
-            if when is not None and not any(needs[k] for k in when):
+            if when is not None and not _any_needed(needs, when):
                 continue
             a = args[pos]
             if geometry:
@@ -112,7 +120,7 @@ class Derivative:
     def save_results(self, node, outputs, needs):
         results = [None] * len(outputs)
         for k, when in self.result_saves:
-            if when is None or any(needs[i] for i in when):
+            if when is None or _any_needed(needs, when):
                 results[k] = SavedVariable(outputs[k], node, k)
         return results
 

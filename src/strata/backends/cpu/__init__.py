@@ -9,11 +9,12 @@ from . import activation, factory, indexing, linalg, loss, nn, pointwise, reduct
 from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
-from . import distributions
+from . import distributions, threads
+from . import rnn
 from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
-            linalg, nn, dense, pooling, normalization, activation, loss, distributions)
+            linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn)
 
 
 def kernel_table() -> dict:
@@ -28,6 +29,7 @@ def kernel_table() -> dict:
 
 
 def register():
+    threads.register()
     for op, fn in kernel_table().items():
         register_kernel(op, "CPU", cpu_kernel(fn))
     for op, fn in sparse.SPARSE_KERNELS.items():

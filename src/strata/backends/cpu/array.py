@@ -143,8 +143,7 @@ def write(self, result):
 # one chunk per thread; a nested call runs inline, as in ATen, so pool threads never wait on the
 # pool.
 
-NUM_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-    os.cpu_count() or 1)
+NUM_THREADS = 1   # set by threads.set_num_threads (backends/cpu/threads.py) at registration
 GRAIN_SIZE = 32768  # elements: below this, a chunk is not worth a thread (ATen's GRAIN_SIZE)
 
 _pool = None
@@ -160,6 +159,15 @@ def _forget_pool():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
+
+
+def resize_pool(num_threads: int) -> None:
+    """Run later parallel loops on ``num_threads`` threads (the caller's included)."""
+    global NUM_THREADS, _pool
+    with _pool_lock:
+        NUM_THREADS, old, _pool = num_threads, _pool, None
+    if old is not None:
+        old.shutdown(wait=False)   # running chunks finish; new loops get a pool of the new size
 
 
 def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:

@@ -236,13 +236,44 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
     other)`` checks what the dtype rule cannot see (values of Python numbers)."""
     dtypes = _cached_dtypes(op.dtype_rule, compute)
     direct = compute is None and writes_out(fn)
+    # Note [Binary fast lane]: the dtypes (with an int ``alpha``: (dtype, alpha)) already seen to
+    # need nothing but ``fn``: two tensors of that dtype give it, computing natively in it, with
+    # the checks passed. Other argument types (a float or bool alpha, a rounding mode) never
+    # take the lane, so a check that depends on them always runs.
+    same_dtype_lane = set()
+
+    def lane_key(dt, extra):
+        if not extra:
+            return dt
+        if len(extra) == 1 and type(extra[0]) is int:
+            return dt, extra[0]
+        return None
 
     def kernel(self, other, *extra):
+        a = getattr(self, "_array", None)   # None for Python numbers and lazily viewed tensors
+        if a is not None:
+            b = getattr(other, "_array", None)
+            if b is not None and self.dtype is other.dtype and a.size < LARGE \
+                    and b.size < LARGE and lane_key(self.dtype, extra) in same_dtype_lane:
+                try:
+                    r = fn(a, b, *extra)
+                except ValueError:  # NumPy's broadcast error: raise PyTorch's
+                    R.broadcast_shapes(self._shape, other._shape)
+                    raise
+                if type(r) is np.ndarray and r.dtype is a.dtype and (
+                        r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
+                    return from_array(r, self.dtype)
+                return result(r, self.dtype, (self, other))
         if validate is not None:
             validate(self, other)
         dt, cdt = dtypes(self, other)
         if check is not None:
             check(dt, *extra)
+        if validate is None and cdt is dt.np and \
+                dt is getattr(self, "dtype", None) is getattr(other, "dtype", None):
+            key = lane_key(dt, extra)
+            if key is not None:
+                same_dtype_lane.add(key)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
             big = a if type(a) is np.ndarray and a.size >= LARGE else \

@@ -9,6 +9,8 @@ U(-1/sqrt(hidden), 1/sqrt(hidden)) initialisation are PyTorch's.
 import math
 
 from ... import creation
+from ...ops.linalg import mm
+from ...ops.rnn import fused_gru_cell, fused_lstm_cell
 from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -97,25 +99,40 @@ class RNNBase(Module):
         return (get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"),
                 get("weight_hr"))
 
-    def _cell(self, x_proj, h, c, w_hh, b_hh, w_hr):
-        """One time step given the precomputed input projection. Returns (h, c)."""
-        gates_h = F.linear(h, w_hh, b_hh)
+    def _layer(self, inputs, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, reverse, running=None):
+        """One layer and direction over a list of per-step inputs (batch, features); returns the
+        per-step outputs and the last (h, c). ``running[t]`` masks the steps past each packed
+        sequence's length (Note [Packed sequences]).
+
+        Note [Per-step RNN inputs]: the layers pass lists of per-step tensors, and each step
+        projects its own input (two matmuls and one fused cell op per step). Slicing step t out
+        of a whole-sequence tensor would make each step's backward write its gradient into a
+        zero tensor of the whole sequence's size: quadratic in the sequence length."""
+        w_ih_t, w_hh_t = w_ih.t(), w_hh.t()
+        outputs = [None] * len(inputs)
+        for t in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
+            h_t, c_t = self._cell(mm(inputs[t], w_ih_t), mm(h, w_hh_t), h, c, b_ih, b_hh, w_hr)
+            if running is None:
+                h, c = h_t, c_t
+            else:   # Note [Packed sequences]
+                h = h_t.where(running[t], h)
+                c = None if c is None else c_t.where(running[t], c)
+            outputs[t] = h
+        return outputs, h, c
+
+    def _cell(self, input_gates, hidden_gates, h, c, b_ih, b_hh, w_hr):
+        """One time step from its two projections (biases not yet added). Returns (h, c). LSTM
+        and GRU steps are one fused op each (``ops/rnn.py``), not a dozen pointwise ones."""
         if self.mode == "LSTM":
-            gates = x_proj + gates_h
-            i, f, g, o = gates.chunk(4, -1)
-            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            h = o.sigmoid() * c.tanh()
+            h, c, _ = fused_lstm_cell(input_gates, hidden_gates, c, b_ih, b_hh)
             if w_hr is not None:
                 h = F.linear(h, w_hr)
             return h, c
         if self.mode == "GRU":
-            xr, xz, xn = x_proj.chunk(3, -1)
-            hr, hz, hn = gates_h.chunk(3, -1)
-            r = (xr + hr).sigmoid()
-            z = (xz + hz).sigmoid()
-            n = (xn + r * hn).tanh()
-            return (1 - z) * n + z * h, None
-        pre = x_proj + gates_h
+            return fused_gru_cell(input_gates, hidden_gates, h, b_ih, b_hh)[0], None
+        pre = input_gates + hidden_gates
+        if b_ih is not None:
+            pre = pre + b_ih + b_hh
         return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), None
 
     # Note [Packed sequences]: a PackedSequence runs as its padded batch (original order) with
@@ -140,43 +157,38 @@ class RNNBase(Module):
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.dim()}D tensor instead")
+        weight = self._flat_weights[0]
+        if input.dtype is not weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
         x = input if batched else input.unsqueeze(1 if not batch_first else 0)
         if batch_first:
             x = x.transpose(0, 1)
-        seq_len, batch = x.shape[0], x.shape[1]
+        batch = x.shape[1]
         num_dirs = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         h0, c0 = self._initial_state(hx, batch, num_dirs, real_hidden, x, batched)
         h_n, c_n = [], []
-        layer_input = x
+        steps = list(x.unbind(0))   # Note [Per-step RNN inputs]
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_dirs):
                 idx = layer * num_dirs + direction
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-                x_proj = F.linear(layer_input, w_ih, b_ih)        # (seq, batch, gates)
                 h, c = h0[idx], (c0[idx] if c0 is not None else None)
-                steps = range(seq_len - 1, -1, -1) if direction == 1 else range(seq_len)
-                hs = [None] * seq_len
-                for t in steps:
-                    h_t, c_t = self._cell(x_proj[t], h, c, w_hh, b_hh, w_hr)
-                    if running is None:
-                        h, c = h_t, c_t
-                    else:   # Note [Packed sequences]
-                        h = h_t.where(running[t], h)
-                        c = None if c is None else c_t.where(running[t], c)
-                    hs[t] = h
-                outs.append(stack(hs, 0))
+                hs, h, c = self._layer(steps, h, c, *self._weights(layer, direction),
+                                       reverse=direction == 1, running=running)
+                outs.append(hs)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
-            layer_input = outs[0] if num_dirs == 1 else cat(outs, -1)
+            steps = outs[0] if num_dirs == 1 else [cat(pair, -1) for pair in zip(*outs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
+                steps = [F.dropout(s, self.dropout, True) for s in steps]
+        output = stack(steps, 0)
         if batch_first:
             output = output.transpose(0, 1)
         h_n = stack(h_n, 0)
@@ -290,11 +302,12 @@ class LSTMCell(RNNCellBase):
         if hx is None:
             hx = (self._zeros(input), self._zeros(input))
         h, c = hx
-        gates = F.linear(input, self.weight_ih, self.bias_ih) + \
-            F.linear(h, self.weight_hh, self.bias_hh)
-        i, f, g, o = gates.chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+        if input.dim() == 1:   # unbatched: the fused cell takes (batch, features)
+            h, c = self(input.unsqueeze(0), (h.unsqueeze(0), c.unsqueeze(0)))
+            return h.squeeze(0), c.squeeze(0)
+        h, c, _ = fused_lstm_cell(F.linear(input, self.weight_ih), F.linear(h, self.weight_hh),
+                                  c, self.bias_ih, self.bias_hh)
+        return h, c
 
 
 class GRUCell(RNNCellBase):
@@ -303,8 +316,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         hx = self._zeros(input) if hx is None else hx
-        xr, xz, xn = F.linear(input, self.weight_ih, self.bias_ih).chunk(3, -1)
-        hr, hz, hn = F.linear(hx, self.weight_hh, self.bias_hh).chunk(3, -1)
-        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        return (1 - z) * n + z * hx
+        if input.dim() == 1:   # unbatched: the fused cell takes (batch, features)
+            return self(input.unsqueeze(0), hx.unsqueeze(0)).squeeze(0)
+        return fused_gru_cell(F.linear(input, self.weight_ih), F.linear(hx, self.weight_hh), hx,
+                              self.bias_ih, self.bias_hh)[0]
