@@ -28,6 +28,7 @@ the caller keeps its NumPy path; ``status()`` says which happened and why.
 import _ctypes
 import ctypes
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -81,7 +82,9 @@ def _compiler_version(cc: str) -> str:
     return _compiler_versions[cc]
 
 
+@functools.cache
 def _strata_version() -> str:
+    """Looked up once: reading the installed metadata costs milliseconds per call."""
     try:
         return importlib.metadata.version("strata")
     except importlib.metadata.PackageNotFoundError:
