@@ -1,6 +1,6 @@
-"""``mode="max-autotune"``: the mode and options reach the inductor, each kernel's row tile is
-timed once at the first call, the choice is stored in the graph cache, and results stay
-eager's."""
+"""``mode="max-autotune"``: the mode and options reach the inductor, each kernel's loop order
+and row tile are timed once at the first call, the choice is stored in the graph cache, and
+results stay eager's."""
 
 import numpy as np
 import pytest
@@ -28,15 +28,15 @@ def test_tiles_are_timed_once_and_cached(tmp_path, monkeypatch):
                             self, fn, name, *a))
     tuned = compile_fx(gm, [x], max_autotune=True)
     first = tuned(x)[0]
-    kernels = sorted(tuned.autotuner.grains)
+    kernels = sorted(tuned.autotuner.choices)
     assert kernels and sorted(timed) == kernels
-    for name, grain in tuned.autotuner.grains.items():   # the fastest candidate was kept
+    for name, choice in tuned.autotuner.choices.items():   # the fastest candidate was kept
         times = tuned.autotuner.timings[name]
-        assert grain == min(times, key=times.get)
+        assert tuple(choice) == min(times, key=times.get)
     tuned(x)
     assert sorted(timed) == kernels                      # timed at the first call only
-    again = compile_fx(gm, [x], max_autotune=True)       # the graph cache holds the tiles
-    assert again.from_cache and again.autotuner.grains == tuned.autotuner.grains
+    again = compile_fx(gm, [x], max_autotune=True)       # the graph cache holds the choices
+    assert again.from_cache and again.autotuner.choices == tuned.autotuner.choices
     np.testing.assert_array_equal(again(x)[0].numpy(), first.numpy())
     assert sorted(timed) == kernels
     default = compile_fx(gm, [x])                        # the default mode: its own entry
@@ -49,6 +49,30 @@ def test_candidates_cover_serial_and_every_thread():
     grains = autotune.candidate_grains(1000, 64)
     assert grains[0] == autotune.default_grain(1000, 64) and 1000 in grains
     assert 1000 // autotune.NUM_THREADS in grains or autotune.NUM_THREADS == 1
+
+
+def test_pointwise_kernels_also_try_their_flat_loop(tmp_path, monkeypatch):
+    """A pointwise kernel over rows x inner dims also runs as one flat loop; both loop orders
+    give eager's answer; a kernel with a reduction has no flat variant."""
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    x = strata.randn(48, 40)
+    gm = make_fx(lambda x: ((x.t() * 2).exp() + 1, x.sum(-1)))(x)
+    tuned = compile_fx(gm, [x], max_autotune=True)
+    got = tuned(x)
+    tried = {fn for times in tuned.autotuner.timings.values() for fn, _, _ in times}
+    assert any(fn.endswith("_flat") for fn in tried) and any(
+        not fn.endswith("_flat") for fn in tried)
+    reduction = [n for n, times in tuned.autotuner.timings.items()
+                 if not any(fn.endswith("_flat") for fn, _, _ in times)]
+    assert reduction        # the sum's kernel
+    xt = torch.tensor(x.numpy())
+    for g, w in zip(got, ((xt.t() * 2).exp() + 1, xt.sum(-1))):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    for name, times in tuned.autotuner.timings.items():   # each candidate alone is right too
+        for choice in times:     # (within an ulp: a loop's vector/scalar split moves with it)
+            tuned.autotuner.choices[name] = list(choice)
+            for g, w in zip(tuned(x), got):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=3e-7, atol=0)
 
 
 @pytest.mark.parametrize("kwargs", [{"mode": "max-autotune"},

@@ -2,7 +2,7 @@
 before skips lowering and code generation.
 
 An entry is ``<cache_dir>/fxgraph/<key>.json`` holding the wrapper's Python source, the C source,
-the kernels' pointer counts and rows per chunk (timed ones under max-autotune), the eager
+the kernels' pointer counts and loop choices (timed ones under max-autotune), the eager
 kernels the wrapper calls (by op name) and the non-tensor constants of its calls. The key
 hashes the graph's code, its inputs' and constants' dtypes, shapes and strides, strata's
 version, the mode and this package's own source (a change to the compiler makes new keys).
@@ -64,7 +64,7 @@ def _decode_const(item):
     return getattr(D, text if text != "bool" else "bool_") if kind == "dtype" else Device(text)
 
 
-def store(key, wrapper, source, signatures, targets, consts, grains, tuned) -> None:
+def store(key, wrapper, source, signatures, targets, consts, choices, tuned) -> None:
     """Write the entry, unless something in it has no name to store it by."""
     if not all(isinstance(t, OpOverload) for t in targets.values()):
         return
@@ -74,13 +74,14 @@ def store(key, wrapper, source, signatures, targets, consts, grains, tuned) -> N
     entry = {"wrapper": wrapper, "source": source,
              "pointers": {name: len(sig) - 2 for name, sig in signatures.items()},
              "targets": {k: [t.namespace, t.name] for k, t in targets.items()},
-             "consts": encoded, "grains": grains, "tuned": tuned}
+             "consts": encoded, "choices": choices, "tuned": tuned}
     native.write_verified(_entry(key), json.dumps(entry).encode())
 
 
 def load(key):
-    """(wrapper, source, pointer counts, targets, consts, grains, tuned) of a stored entry, or
-    None. ``grains``: each kernel's rows per chunk; ``tuned``: they were timed (max-autotune)."""
+    """(wrapper, source, pointer counts, targets, consts, choices, tuned) of a stored entry, or
+    None. ``choices``: each kernel's [C function, rows, rows per chunk]; ``tuned``: they were
+    timed (max-autotune)."""
     data = native.read_verified(_entry(key))
     if data is None:
         return None
@@ -92,4 +93,4 @@ def load(key):
                                 overload or "default")
     consts = {k: _decode_const(v) for k, v in entry["consts"].items()}
     return (entry["wrapper"], entry["source"], entry["pointers"], targets, consts,
-            entry["grains"], entry["tuned"])
+            entry["choices"], entry["tuned"])

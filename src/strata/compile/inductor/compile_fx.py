@@ -23,9 +23,9 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...core import dtype as D
 from . import codecache
-from .autotune import Autotuner, default_grain
+from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
-from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
+from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
@@ -128,7 +128,7 @@ class Wrapper:
             f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
         outer = int(np.prod(step.outer)) if step.outer else 1
         inner = int(np.prod(step.inner)) if step.inner else 1
-        lines.append(f"    _run_kernel(lib.{step.name}, {step.name!r}, {outer}, {inner}, "
+        lines.append(f"    _run_kernel(lib, {step.name!r}, {outer}, {inner}, "
                      f"({', '.join(arrays)},))")
 
     def _fallback_call(self, step, lines):
@@ -174,45 +174,50 @@ def _tensor(arr, dtype):
     return from_array(arr, getattr(D, dtype if dtype != "bool" else "bool_"))
 
 
-def _signatures(G):
+def _signatures(G, variants):
     sig, needed = {}, G.needed()
     for step in G.kernels():
         pointers = pointer_count(G.c_kernel(step, needed))
         sig[step.name] = (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 2
+        if variants and G.flat_variant(step, needed) is not None:
+            sig[step.name + FLAT] = sig[step.name]
     return sig
 
 
-def _default_grains(G):
-    return {s.name: default_grain(int(np.prod(s.outer)) if s.outer else 1,
-                                  int(np.prod(s.inner)) if s.inner else 1) for s in G.kernels()}
+def _default_choices(G):
+    return {s.name: default_choice(s.name, int(np.prod(s.outer)) if s.outer else 1,
+                                   int(np.prod(s.inner)) if s.inner else 1)
+            for s in G.kernels()}
 
 
 def compile_fx(gm, example_inputs, *, max_autotune=False):
     """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd).
-    ``max_autotune``: time each kernel's row tiles at the first call (autotune.py)."""
+    ``max_autotune``: time each kernel's loop orders and row tiles at the first call
+    (autotune.py)."""
     constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
                  if n.op == "get_attr"}
     key = codecache.graph_key(gm, example_inputs, constants, max_autotune)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:
         G = None
-        wrapper, source, pointers, targets, consts, grains, tuned = cached
+        wrapper, source, pointers, targets, consts, choices, tuned = cached
         signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
                       for name, n in pointers.items()}
     else:
         G = GraphLowering(gm, example_inputs).run()
-        source = G.c_source()
+        source = G.c_source(variants=max_autotune)
         writer = Wrapper(G)
-        wrapper, consts, signatures = writer.source(), writer.constants, _signatures(G)
+        wrapper, consts = writer.source(), writer.constants
+        signatures = _signatures(G, max_autotune)
         targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
-        grains, tuned = _default_grains(G), False
-        codecache.store(key, wrapper, source, signatures, targets, consts, grains, tuned)
+        choices, tuned = _default_choices(G), False
+        codecache.store(key, wrapper, source, signatures, targets, consts, choices, tuned)
         if config.compile_debug:
             _write_debug(G, wrapper, source)
-    tuner = Autotuner(grains, pending=grains if max_autotune and not tuned else ())
+    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else ())
     if tuner.pending:
         def remember_tuning():
-            codecache.store(key, wrapper, source, signatures, targets, consts, grains, True)
+            codecache.store(key, wrapper, source, signatures, targets, consts, choices, True)
     else:
         remember_tuning = None
     lib = None
