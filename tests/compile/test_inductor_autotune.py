@@ -91,7 +91,7 @@ def test_training_step_with_max_autotune_matches_eager(kwargs, tmp_path, monkeyp
     for m, compile_fn in ((strata, lambda f: strata.compile(f, **kwargs)), (torch, None)):
         weight, bias = (m.tensor(a, requires_grad=True) for a in (w, b))
 
-        def loss_fn(x):
+        def loss_fn(x, m=m, weight=weight, bias=bias):
             return m.nn.functional.gelu(x @ weight + bias).softmax(-1).square().mean()
         loss = (compile_fn(loss_fn) if compile_fn else loss_fn)(m.tensor(xs))
         loss.backward()

@@ -4,7 +4,6 @@ import math
 
 from ...ops import activation as A
 from ...ops import pointwise as P
-from ...ops import special as SP
 from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)

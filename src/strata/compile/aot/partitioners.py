@@ -146,7 +146,7 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_
                                         compiler="inductor"):
     """Save the fewest bytes for backward, recomputing cheap ops there (see module docs)."""
     fwd_outputs, bwd_outputs = _split_outputs(joint_module, num_fwd_outputs)
-    primals, fwd_nodes = _forward_nodes(joint_module, fwd_outputs)
+    primals, _ = _forward_nodes(joint_module, fwd_outputs)
     key = _cut_key(joint_module, num_fwd_outputs)
     saved_names = _load_cut(key)
     if saved_names is None:
