@@ -235,9 +235,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False):
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
-    compiled = CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs))
-    compiled.autotuner, compiled._after_tuning = tuner, remember_tuning
-    return compiled
+    return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs),
+                         tuner, remember_tuning)
 
 
 def _outputs_as_list(gm):
@@ -252,10 +251,12 @@ class CompiledGraph:
     """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
     ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
 
-    def __init__(self, call, G, output_code, graph_and_inputs):
+    def __init__(self, call, G, output_code, graph_and_inputs, autotuner, after_tuning=None):
         self._call, self._graph, self.output_code = call, G, output_code
         self.from_cache = G is None     # lowering was skipped
         self._graph_and_inputs = graph_and_inputs
+        self.autotuner = autotuner      # its ``choices``: how each kernel runs (autotune.py)
+        self._after_tuning = after_tuning
 
     def _lowered(self):
         if self._graph is None:     # from the cache: lower again, only to show the IR
@@ -265,7 +266,7 @@ class CompiledGraph:
     def __call__(self, *args):
         with no_grad():
             result = self._call(args)
-        if self._after_tuning is not None:    # the first call timed the tiles: cache them
+        if self._after_tuning is not None:    # the first call timed the kernels: cache that
             self._after_tuning, store = None, self._after_tuning
             store()
         return result
