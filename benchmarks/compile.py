@@ -8,8 +8,8 @@ torch.compile, same run, same inputs.
 - the MLP 784-512-512-10 training step, batch 64, Adam (forward + loss + backward compiled, the
   optimizer step eager on both sides; target <= 0.7x), the tiny GPT step (<= 0.8x) and the CNN
   step (<= 1.0x) of benchmarks/training.py the same way;
-- the generated eager kernels: gelu/erf/tanh on 0.5M float32, softmax and layer_norm on
-  4096x1024 (targets <= 1.0x for the last two);
+- the generated eager kernels: gelu/erf/tanh and the tanh/sigmoid/gelu backward ops on 0.5M
+  float32, softmax and layer_norm on 4096x1024 (targets <= 1.0x for those two);
 - the cold compile of that step in a fresh cache, and the first call of a fresh process with a
   warm cache (fresh subprocesses; targets 2 s and 0.15 s, "torch" = torch.compile's).
 Times alternate the libraries batch by batch (``training.interleaved_medians``); the machine may
@@ -93,6 +93,10 @@ def eager_kernels(strata, torch):
         ("softmax, 4096x1024 float32", rows, lambda m, x: m.softmax(x, -1), 1.0),
         ("layer_norm, 4096x1024 float32", rows,
          lambda m, x: m.nn.functional.layer_norm(x, (1024,)), 1.0),
+        ("tanh_backward, 0.5M float32", flat, lambda m, x: m.ops.aten.tanh_backward(x, x), None),
+        ("sigmoid_backward, 0.5M float32", flat,
+         lambda m, x: m.ops.aten.sigmoid_backward(x, x), None),
+        ("gelu_backward, 0.5M float32", flat, lambda m, x: m.ops.aten.gelu_backward(x, x), None),
     ]
     results = []
     for name, a, fn, target in cases:

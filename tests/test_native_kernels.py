@@ -221,6 +221,44 @@ def test_generated_kernels_give_gradients(generated_path):
     assert_same(xs.grad, xt.grad, atol=1e-5, rtol=1e-5)
 
 
+BACKWARD = {   # (grad, x) -> the backward op; tanh/sigmoid take their forward's output
+    "tanh_backward": lambda m, g, x: m.ops.aten.tanh_backward(g, m.tanh(x)),
+    "sigmoid_backward": lambda m, g, x: m.ops.aten.sigmoid_backward(g, m.sigmoid(x)),
+    "gelu_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x),
+    "gelu_tanh_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
+@pytest.mark.parametrize("op", BACKWARD)
+def test_generated_backward_ops_match_torch(generated_path, op, dtype, tol):
+    x, g = _generated_input(dtype), _generated_input(dtype, seed=1)
+    g[len(SPECIALS):2 * len(SPECIALS)] = SPECIALS     # special gradients too
+    if op.startswith("gelu") and dtype == np.float32:
+        x[np.isinf(x)] = 0    # ATen's vectorised float erf/tanh: NaN at +-inf (see above)
+    fast = native.run_binary(op, g, x) is not None
+    assert fast == (generated_path == "native")
+    atol = tol
+    if op.startswith("gelu") and dtype == np.float32:
+        # for x in about [-5, -3] the two terms of the derivative cancel to ~1e-6 of g: the
+        # ulp-level difference of ATen's tanh/erf (Sleef) and libmvec's is all that is left
+        tol, atol = 4e-6, 1e-5 * np.abs(g[2 * len(SPECIALS):]).max()
+    assert_same(BACKWARD[op](strata, strata.tensor(g), strata.tensor(x)),
+                BACKWARD[op](torch, torch.tensor(g), torch.tensor(x)), atol=atol, rtol=tol)
+
+
+def test_generated_backward_ops_on_views_and_halves(generated_path):
+    x = _generated_input(np.float32, 8000).reshape(80, 100)
+    g = _generated_input(np.float32, 8000, seed=1).reshape(80, 100)
+    for op, fn in BACKWARD.items():
+        for view in (lambda t: t[:, ::2], lambda t: t.t(), lambda t: t.half()):
+            want = fn(torch, view(torch.tensor(g)), view(torch.tensor(x)))
+            got = fn(strata, view(strata.tensor(g)), view(strata.tensor(x)))
+            tol = 1e-3 if want.dtype == torch.float16 else 4e-6
+            atol = tol * 10 if op.startswith("gelu") else tol   # (the cancellation above)
+            assert_same(got, want, atol=atol, rtol=tol)
+
+
 def test_generated_library_is_one_cached_entry(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     native.reset()

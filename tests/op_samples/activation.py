@@ -43,11 +43,16 @@ EDGES = np.array([-3.5, -3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, 6.0, 7.0, 25
 MASKED = np.array([[0.0, -inf, 1.0], [-inf, -inf, -inf], [2.0, 0.5, nan]], dtype=np.float32)
 G_EDGES = _f(EDGES.size)                   # a gradient for the EDGES input of a backward op
 G = _f(3, 5)
+BIG_G = _f(130, 1024)
 
 
 def _backward(name, *scalars):
     """``aten.<name>_backward(grad, self, *scalars)``."""
     return lambda m, g, x: getattr(aten(m), f"{name}_backward").default(g, x, *scalars)
+
+
+def _gelu_backward(approximate):
+    return lambda m, g, x: aten(m).gelu_backward.default(g, x, approximate=approximate)
 
 
 def _backward_samples():
@@ -56,7 +61,7 @@ def _backward_samples():
     ops = {"hardtanh": [(-1.0, 1.0), (0, 6)], "hardsigmoid": [()], "hardswish": [()],
            "mish": [()], "leaky_relu": [(0.01, False), (0.2, True)], "threshold": [(0.5,)],
            "softplus": [(1, 20), (2.0, 5.0)], "softshrink": [(0.5,), (0.0,)],
-           "hardshrink": [(0.5,), (1.5,)]}
+           "hardshrink": [(0.5,), (1.5,)], "tanh": [()], "sigmoid": [()]}
     out = {}
     for name, cases in ops.items():
         f = _backward(name, *cases[0])
@@ -74,6 +79,22 @@ def _backward_samples():
                 Sample(f, (G, (F * 3).astype(np.float64)), name="mixed_dtypes"))
     out["aten::mish_backward"].append(
         Sample(_backward("mish"), (G.astype(np.float64), F), name="f64_grad_f32_self"))
+    for name in ("tanh", "sigmoid"):     # the generated C loop (contiguous, 1024+ elements)
+        out[f"aten::{name}_backward"] += [
+            Sample(_backward(name), (BIG_G, np.tanh(BIG)), name="generated"),
+            Sample(_backward(name), (BIG_G.astype(np.float64), np.tanh(BIG).astype(np.float64)),
+                   name="generated_f64"),
+            Sample(_backward(name), (BIG_G[:1], np.tanh(BIG)), name="broadcast")]
+    out["aten::gelu_backward"] = [
+        Sample(_gelu_backward(approximate), inputs, name=f"{approximate}_{label}")
+        for approximate in ("none", "tanh") for label, inputs in (
+            ("edges", (G_EDGES, EDGES)), ("f64", (D64, D64 * 3)), ("0d", (S0, NEG0D)),
+            ("empty", (E, E)), ("generated", (BIG_G, BIG * 3)),
+            ("generated_f64", (BIG_G.astype(np.float64), BIG.astype(np.float64) * 3)))] + [
+        Sample(lambda m, g, x: _gelu_backward("tanh")(m, f16(m, g), f16(m, x)), (G, F * 3),
+               name="f16"),
+        Sample(lambda m, g, x: _gelu_backward("none")(m, bf16(m, g), bf16(m, x)), (G, F * 3),
+               name="bf16")]
 
     def elu(*args):
         return lambda m, g, x: aten(m).elu_backward.default(g, *args, x)

@@ -38,6 +38,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         model = model._orig_mod
     model = getattr(model, "_torchdynamo_orig_callable", model)
     compiler_fn, name = lookup_backend(backend)
+    if hasattr(compiler_fn, "configured") and (mode is not None or options is not None):
+        compiler_fn = compiler_fn.configured(mode, options)   # inductor's mode and options
     ctx = eval_frame.CompileContext(compiler_fn, fullgraph=fullgraph, dynamic=dynamic,
                                     backend_name=name)
     if isinstance(model, Module):

@@ -277,6 +277,33 @@ softshrink_backward = defop("softshrink_backward(Tensor grad_output, Tensor self
 hardshrink_backward = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> "
                             "Tensor")
 
+
+def _pointwise_backward(schema, kernel_name, check=None):
+    """A primitive backward op over (grad_output, x): broadcast, promoted to a floating dtype
+    (PyTorch's ``<kernel_name>`` dispatch error otherwise); one fused kernel per backend."""
+    rule = P._float_only(kernel_name)
+
+    def meta(grad_output, x, *args):
+        spec = R.pointwise_meta(rule, grad_output, x)
+        if check is not None:
+            check(spec.dtype, *args)
+        return spec
+    op = defop(schema, meta, tags=("pointwise",))
+    op.dtype_rule = rule
+    return op
+
+
+# Primitives, unlike the composites here: the derivatives of tanh, sigmoid and gelu, each one
+# generated C loop on the CPU (compile/inductor/eager.py) instead of a chain of NumPy passes.
+tanh_backward = _pointwise_backward("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
+                                    "tanh_backward_cpu")
+sigmoid_backward = _pointwise_backward(
+    "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor", "sigmoid_backward_cpu")
+gelu_backward = _pointwise_backward(
+    "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+    "GeluBackwardKernelImpl", P.check_gelu)
+
+
 _NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is "
                    "not supported. This is caused by calling in-place forward function with a "
                    "negative slope, please call out-of-place version instead.")

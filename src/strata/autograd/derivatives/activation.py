@@ -7,6 +7,7 @@ In-place activations that PyTorch differentiates from their result (``elu_``, ``
 (``self`` as it was before the write), as in PyTorch.
 """
 
+import math
 import struct
 
 from ...core.shape import wrap_dim
@@ -117,3 +118,44 @@ def _hardshrink(ctx, grad):
 
 
 non_differentiable(A.one_hot)
+
+
+# --- the backward ops of tanh, sigmoid and gelu (derivatives.yaml; FunctionsManual.cpp's
+# gelu_double_backward), so gradients of gradients flow through them
+
+@derivative(A.tanh_backward, "TanhBackwardBackward0", save=("output", "grad_output"))
+def _tanh_backward(ctx, grad):
+    return (A.tanh_backward(grad, ctx.output) if ctx.needs[0] else None,
+            P.mul(grad, P.mul(P.mul(ctx.output, -2), ctx.grad_output)) if ctx.needs[1] else None)
+
+
+@derivative(A.sigmoid_backward, "SigmoidBackwardBackward0", save=("output", "grad_output"))
+def _sigmoid_backward(ctx, grad):
+    slope = P.add(P.mul(ctx.output, -2), 1) if ctx.needs[1] else None
+    return (A.sigmoid_backward(grad, ctx.output) if ctx.needs[0] else None,
+            P.mul(P.mul(grad, ctx.grad_output), slope) if ctx.needs[1] else None)
+
+
+@derivative(A.gelu_backward, "GeluBackwardBackward0", save=("self", "grad_output"))
+def _gelu_backward(ctx, grad):
+    return (A.gelu_backward(grad, ctx.self, approximate=ctx.approximate) if ctx.needs[0]
+            else None,
+            P.mul(P.mul(grad, ctx.grad_output), _gelu_second_derivative(ctx.self, ctx.approximate))
+            if ctx.needs[1] else None)
+
+
+def _gelu_second_derivative(x, approximate):
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        inner = P.mul(P.add(x, P.mul(P.pow(x, 3), kappa)), beta)
+        tanh_inner, sech_inner = P.tanh(inner), P.reciprocal(P.cosh(inner))
+        f, g = P.mul(x, 0.5), P.sub(1, P.mul(tanh_inner, tanh_inner))
+        h = P.mul(P.add(P.mul(P.mul(x, x), 3 * kappa), 1), beta)
+        f_prime_gh = P.mul(P.mul(g, h), 0.5)
+        g_prime = P.mul(P.mul(P.mul(sech_inner, 2), P.neg(P.mul(sech_inner, tanh_inner))), h)
+        g_prime_fh = P.mul(P.mul(f, h), g_prime)
+        h_prime_fg = P.mul(P.mul(f, g), P.mul(x, 6 * kappa * beta))
+        return P.add(P.add(P.mul(f_prime_gh, 2), g_prime_fh), h_prime_fg)
+    x_sq = P.mul(x, x)
+    pdf = P.mul(P.exp(P.mul(x_sq, -0.5)), 1 / math.sqrt(2 * math.pi))
+    return P.sub(P.mul(pdf, 2), P.mul(x_sq, pdf))

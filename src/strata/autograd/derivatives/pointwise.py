@@ -2,8 +2,8 @@
 
 import math
 
+from ...ops import activation as A
 from ...ops import pointwise as P
-from ...ops import special as SP
 from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)
@@ -38,8 +38,7 @@ _unary(P.atan, "AtanBackward0", ("self",),
        lambda c, g: P.div(g, P.add(P.mul(c.self, c.self), 1)))
 _unary(P.sinh, "SinhBackward0", ("self",), lambda c, g: P.mul(g, P.cosh(c.self)))
 _unary(P.cosh, "CoshBackward0", ("self",), lambda c, g: P.mul(g, P.sinh(c.self)))
-_unary(P.tanh, "TanhBackward0", ("result",),
-       lambda c, g: P.mul(g, P.sub(1, P.mul(c.result, c.result))))
+_unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: A.tanh_backward(g, c.result))
 _unary(P.asinh, "AsinhBackward0", ("self",),
        lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))))
 _unary(P.acosh, "AcoshBackward0", ("self",),
@@ -47,7 +46,7 @@ _unary(P.acosh, "AcoshBackward0", ("self",),
 _unary(P.atanh, "AtanhBackward0", ("self",),
        lambda c, g: P.div(g, P.sub(1, P.mul(c.self, c.self))))
 _unary(P.sigmoid, "SigmoidBackward0", ("result",),
-       lambda c, g: P.mul(g, P.mul(c.result, P.sub(1, c.result))))
+       lambda c, g: A.sigmoid_backward(g, c.result))
 _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
        lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
 
@@ -67,20 +66,7 @@ _unary(P.relu, "ReluBackward0", ("result",),     # threshold_backward: NaN passe
 
 @derivative(P.gelu, "GeluBackward0", save=("self",))
 def _gelu(ctx, grad):
-    x = ctx.self
-    if ctx.approximate == "tanh":
-        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
-        x_sq = P.mul(x, x)
-        inner = P.mul(P.add(x, P.mul(P.mul(x_sq, x), kappa)), beta)
-        t = P.tanh(inner)
-        left = P.mul(x, 0.5)
-        right = P.add(t, 1)
-        d_right = P.mul(P.mul(left, P.sub(1, P.mul(t, t))),
-                        P.mul(P.add(P.mul(x_sq, 3 * kappa), 1), beta))
-        return P.mul(grad, P.add(P.mul(right, 0.5), d_right))
-    cdf = P.mul(P.add(SP.erf(P.mul(x, 1 / math.sqrt(2.0))), 1), 0.5)
-    pdf = P.mul(P.exp(P.mul(P.mul(x, x), -0.5)), 1 / math.sqrt(2 * math.pi))
-    return P.mul(grad, P.add(cdf, P.mul(x, pdf)))
+    return A.gelu_backward(grad, ctx.self, approximate=ctx.approximate)
 
 
 # --- binary arithmetic --------------------------------------------------------------------------

@@ -9,6 +9,8 @@ small enough to stay in the L2 cache between the passes, blocks are split over t
 (``parallel_for``), and every pass writes into the output buffer instead of allocating.
 """
 
+import math
+
 import numpy as np
 
 from ..._tensor import from_array
@@ -16,6 +18,8 @@ from ...core import dtype as D
 from ...ops import activation as A
 from . import native
 from .array import COMPUTE, GRAIN_SIZE, compute_data, data, empty_apart, parallel_for, wrap
+from .pointwise import binary
+from .special import erf
 
 _BLOCK = 1 << 17   # elements per block: 512 KiB of float32 in and out, inside a 2 MiB L2
 _MARGIN = 8.0      # see Note [Softmax without the max]
@@ -276,6 +280,41 @@ def one_hot(self, num_classes=-1):
     return wrap(out, D.int64)
 
 
+# --- the backward ops of tanh, sigmoid and gelu: a generated C loop for large contiguous float
+# arrays of one dtype (compile/inductor/eager.py, the same formulas), else these NumPy formulas
+# in ATen's order of operations
+
+def _generated(formula, numpy_formula):
+    def run(grad, x, *extra):
+        out = native.run_binary(formula(*extra) if callable(formula) else formula, grad, x)
+        return numpy_formula(grad, x, *extra) if out is None else out
+    return run
+
+
+def _tanh_backward(grad, y):
+    return grad * (1 - y * y)
+
+
+def _sigmoid_backward(grad, y):
+    return grad * (1 - y) * y
+
+
+def _gelu_backward(grad, x, approximate="none"):
+    if approximate == "tanh":
+        beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+        x_sq = x * x
+        tanh_inner = np.tanh(beta * (x + kappa * (x_sq * x)))
+        slope = 0.5 * x * (1 - tanh_inner * tanh_inner) * (beta * (1 + 3 * kappa * x_sq))
+        return grad * (0.5 * (1 + tanh_inner) + slope)
+    cdf = 0.5 * (1 + np.asarray(erf(x * math.sqrt(0.5))).astype(x.dtype, copy=False))
+    pdf = (1 / math.sqrt(2 * math.pi)) * np.exp(x * x * -0.5)
+    return grad * (cdf + x * pdf)
+
+
+def _backward_kernel(op, formula, numpy_formula):
+    return binary(_generated(formula, numpy_formula), op, None)[0]
+
+
 KERNELS = {
     A._softmax: _softmax_kernel(_softmax_block, A._softmax),
     A._log_softmax: _softmax_kernel(_log_softmax_block, A._log_softmax),
@@ -292,4 +331,10 @@ KERNELS = {
     **_activation(A.softshrink, None, _softshrink),
     **_activation(A.hardshrink, None, _hardshrink),
     A.one_hot: one_hot,
+    A.tanh_backward: _backward_kernel(A.tanh_backward, "tanh_backward", _tanh_backward),
+    A.sigmoid_backward: _backward_kernel(A.sigmoid_backward, "sigmoid_backward",
+                                         _sigmoid_backward),
+    A.gelu_backward: _backward_kernel(
+        A.gelu_backward, lambda approximate="none": "gelu_tanh_backward"
+        if approximate == "tanh" else "gelu_backward", _gelu_backward),
 }

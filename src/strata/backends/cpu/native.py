@@ -28,6 +28,7 @@ the caller keeps its NumPy path; ``status()`` says which happened and why.
 import _ctypes
 import ctypes
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -81,7 +82,9 @@ def _compiler_version(cc: str) -> str:
     return _compiler_versions[cc]
 
 
+@functools.cache
 def _strata_version() -> str:
+    """Looked up once: reading the installed metadata costs milliseconds per call."""
     try:
         return importlib.metadata.version("strata")
     except importlib.metadata.PackageNotFoundError:
@@ -265,6 +268,24 @@ def run_unary(formula: str, a):
     out = np.empty_like(a)
     src, dst, n = a.ctypes.data, out.ctypes.data, a.size
     parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(src, dst, n, lo, hi))
+    return out
+
+
+def run_binary(formula: str, a, b):
+    """``formula`` of two same-shape contiguous float arrays of one dtype (a generated eager
+    kernel taking ``(in0, in1, out, n, x_lo, x_hi)``), as a fresh array; None otherwise."""
+    if not (type(b) is np.ndarray and b.dtype == getattr(a, "dtype", None)
+            and b.shape == a.shape and b.flags.c_contiguous):
+        return None
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
+            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+        return None
+    fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
+    if fn is None:
+        return None
+    out = np.empty_like(a)
+    x, y, dst, n = a.ctypes.data, b.ctypes.data, out.ctypes.data, a.size
+    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(x, y, dst, n, lo, hi))
     return out
 
 

@@ -12,11 +12,17 @@ recomputes from those.
   size in bytes; primals hang from the source, nodes that need the tangents from the sink.
   Ops that are expensive or random (matmul, convolution, anything not pointwise, a view or a
   cheap reduction) are tied to the source, so they are never recomputed, only saved.
+  The cut it finds is kept in ``<cache_dir>/partition/`` (keyed by the joint graph's code and
+  its values' sizes), so a warm process neither imports networkx (a quarter second) nor cuts.
 """
 
+import hashlib
+import json
 import math
 import operator
+from pathlib import Path
 
+from ...backends.cpu import native
 from ...core.tensor_impl import TensorImpl
 from ..fx import Graph, GraphModule
 from ..fx.node import Node, map_arg
@@ -139,9 +145,20 @@ def _node_bytes(node) -> float:
 def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_outputs,
                                         compiler="inductor"):
     """Save the fewest bytes for backward, recomputing cheap ops there (see module docs)."""
-    import networkx as nx
     fwd_outputs, bwd_outputs = _split_outputs(joint_module, num_fwd_outputs)
-    primals, fwd_nodes = _forward_nodes(joint_module, fwd_outputs)
+    primals, _ = _forward_nodes(joint_module, fwd_outputs)
+    key = _cut_key(joint_module, num_fwd_outputs)
+    saved_names = _load_cut(key)
+    if saved_names is None:
+        saved_names = _min_cut(joint_module, bwd_outputs)
+        _store_cut(key, saved_names)
+    saved = [n for n in joint_module.graph.nodes if n.name in saved_names]
+    return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
+
+
+def _min_cut(joint_module, bwd_outputs) -> set:
+    """Names of the nodes whose values the forward saves: a minimum cut of the flow graph."""
+    import networkx as nx
     tangents = [n for n in joint_module.graph.nodes if _is_tangent(n)]
     needs_tangents = _descendants(tangents)
     bwd_nodes = _ancestors(bwd_outputs)
@@ -163,13 +180,34 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_
             if user.op != "output":
                 flow.add_edge(name_out, user.name + "_in", capacity=math.inf)
     if "sink" not in flow or "source" not in flow:
-        saved_names = set()
-    else:
-        _, (reachable, unreachable) = nx.minimum_cut(
-            flow, "source", "sink", flow_func=nx.algorithms.flow.boykov_kolmogorov)
-        saved_names = {u[:-3] for u in reachable for v in flow[u] if v in unreachable}
-    saved = [n for n in joint_module.graph.nodes if n.name in saved_names]
-    return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
+        return set()
+    _, (reachable, unreachable) = nx.minimum_cut(
+        flow, "source", "sink", flow_func=nx.algorithms.flow.boykov_kolmogorov)
+    return {u[:-3] for u in reachable for v in flow[u] if v in unreachable}
+
+
+def _cut_key(joint_module, num_fwd_outputs) -> str:
+    """The joint graph's code, each value's size and recomputability, and this file's source:
+    everything the cut depends on."""
+    nodes = [(n.name, _node_bytes(n), n.op != "output" and is_recomputable(n))
+             for n in joint_module.graph.nodes]
+    parts = [joint_module.code, repr(nodes), str(num_fwd_outputs),
+             Path(__file__).read_text()]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _cut_entry(key) -> Path:
+    return native.cache_folder("partition") / f"{key}.json"
+
+
+def _load_cut(key):
+    """The saved names of a stored cut (hash-checked, Note [Native cache]), or None."""
+    data = native.read_verified(_cut_entry(key))
+    return None if data is None else set(json.loads(data))
+
+
+def _store_cut(key, saved_names) -> None:
+    native.write_verified(_cut_entry(key), json.dumps(sorted(saved_names)).encode())
 
 
 def saved_bytes(bw_module) -> dict:

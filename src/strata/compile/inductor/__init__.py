@@ -5,16 +5,42 @@ ir.py (the loop IR), cprinter.py (IR -> C), lowering.py (one row per aten op), g
 backend's generated eager kernels, registered with backends/cpu/native.py at import).
 """
 
+import functools
+
 from ..backends import register_backend
 from . import eager  # noqa: F401  (registers the generated eager kernels)
 
+OPTIONS = {"max_autotune": bool}     # what ``strata.compile(options=...)`` may set
+_MODE_OPTIONS = {"max-autotune": {"max_autotune": True},
+                 "max-autotune-no-cudagraphs": {"max_autotune": True}}
+
 
 @register_backend(name="inductor")
-def inductor(gm, example_inputs):
+def inductor(gm, example_inputs, *, max_autotune=False):
     """The ``inductor`` backend: AOT autograd (primitive decompositions, min-cut partition)
     with ``compile_fx`` as the forward and backward compiler."""
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
     from .compile_fx import compile_fx
-    return aot_module_simplified(gm, example_inputs, fw_compiler=compile_fx,
-                                 bw_compiler=compile_fx,
+    compiler = functools.partial(compile_fx, max_autotune=max_autotune)
+    return aot_module_simplified(gm, example_inputs, fw_compiler=compiler, bw_compiler=compiler,
                                  partition_fn=min_cut_rematerialization_partition)
+
+
+def configured(mode=None, options=None):
+    """The backend with ``strata.compile``'s ``mode`` or ``options`` applied (PyTorch's
+    ``_TorchCompileInductorWrapper``): unknown options and wrong types raise its errors."""
+    settings = {name: False for name in OPTIONS}
+    settings.update(_MODE_OPTIONS.get(mode, {}))
+    for key, value in (options or {}).items():
+        name = key.replace("-", "_")
+        if name not in OPTIONS:
+            raise RuntimeError(f"Unexpected optimization option {key}, known options are "
+                               f"{list(OPTIONS)}")
+        if type(value) is not OPTIONS[name]:
+            raise RuntimeError(f"Unexpected type of attr {key}, got {type(value).__name__} "
+                               f"should be {OPTIONS[name].__name__}")
+        settings[name] = value
+    return functools.wraps(inductor)(functools.partial(inductor, **settings))
+
+
+inductor.configured = configured

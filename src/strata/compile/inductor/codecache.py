@@ -2,13 +2,14 @@
 before skips lowering and code generation.
 
 An entry is ``<cache_dir>/fxgraph/<key>.json`` holding the wrapper's Python source, the C source,
-the kernels' pointer counts, the eager kernels the wrapper calls (by op name) and the non-tensor
-constants of its calls. The key hashes the graph's code, its inputs' and constants' dtypes,
-shapes and strides, strata's version and this package's own source (a change to the compiler
-makes new keys). Entries follow the native cache's rules (Note [Native cache] in
-backends/cpu/native.py): a hash beside each, checked before use; a damaged entry is made
-again with a warning. A graph whose wrapper calls anything but an aten op (a Python function
-such as the RNG's generator) is not cached.
+the kernels' pointer counts and loop choices (timed ones under max-autotune), the eager
+kernels the wrapper calls (by op name) and the non-tensor constants of its calls. The key
+hashes the graph's code, its inputs' and constants' dtypes, shapes and strides, strata's
+version, the mode and this package's own source (a change to the compiler makes new keys).
+Entries follow the native cache's rules (Note [Native cache] in backends/cpu/native.py): a hash
+beside each, checked before use; a damaged entry is made again with a warning. A graph whose
+wrapper calls anything but an aten op (a Python function such as the RNG's generator) is not
+cached.
 """
 
 import hashlib
@@ -39,8 +40,8 @@ def _meta(value):
     return repr(value)
 
 
-def graph_key(gm, example_inputs, constants) -> str:
-    parts = [gm.code, native._strata_version(), _compiler_digest(),
+def graph_key(gm, example_inputs, constants, max_autotune=False) -> str:
+    parts = [gm.code, native._strata_version(), _compiler_digest(), f"autotune={max_autotune}",
              json.dumps([_meta(v) for v in example_inputs]),
              json.dumps({k: _meta(v) for k, v in constants.items()})]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
@@ -63,7 +64,7 @@ def _decode_const(item):
     return getattr(D, text if text != "bool" else "bool_") if kind == "dtype" else Device(text)
 
 
-def store(key, wrapper, source, signatures, targets, consts) -> None:
+def store(key, wrapper, source, signatures, targets, consts, choices, tuned) -> None:
     """Write the entry, unless something in it has no name to store it by."""
     if not all(isinstance(t, OpOverload) for t in targets.values()):
         return
@@ -73,12 +74,14 @@ def store(key, wrapper, source, signatures, targets, consts) -> None:
     entry = {"wrapper": wrapper, "source": source,
              "pointers": {name: len(sig) - 2 for name, sig in signatures.items()},
              "targets": {k: [t.namespace, t.name] for k, t in targets.items()},
-             "consts": encoded}
+             "consts": encoded, "choices": choices, "tuned": tuned}
     native.write_verified(_entry(key), json.dumps(entry).encode())
 
 
 def load(key):
-    """(wrapper, source, pointer counts, targets, consts) of a stored entry, or None."""
+    """(wrapper, source, pointer counts, targets, consts, choices, tuned) of a stored entry, or
+    None. ``choices``: each kernel's [C function, rows, rows per chunk]; ``tuned``: they were
+    timed (max-autotune)."""
     data = native.read_verified(_entry(key))
     if data is None:
         return None
@@ -89,4 +92,5 @@ def load(key):
         targets[step] = getattr(getattr(getattr(torch_ops, namespace), base),
                                 overload or "default")
     consts = {k: _decode_const(v) for k, v in entry["consts"].items()}
-    return entry["wrapper"], entry["source"], entry["pointers"], targets, consts
+    return (entry["wrapper"], entry["source"], entry["pointers"], targets, consts,
+            entry["choices"], entry["tuned"])

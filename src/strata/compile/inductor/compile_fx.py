@@ -20,21 +20,16 @@ from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
-from ...backends.cpu.array import GRAIN_SIZE, data, parallel_for
+from ...backends.cpu.array import data
 from ...core import dtype as D
 from . import codecache
+from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
-from .graph import FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
+from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
        "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
-
-
-def _run_kernel(fn, outer, grain, arrays):
-    pointers = [a.ctypes.data for a in arrays]
-    if outer:
-        parallel_for(0, outer, grain, lambda lo, hi: fn(*pointers, lo, hi))
 
 
 def _checked(arr, shape):
@@ -133,8 +128,7 @@ class Wrapper:
             f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
         outer = int(np.prod(step.outer)) if step.outer else 1
         inner = int(np.prod(step.inner)) if step.inner else 1
-        grain = max(1, GRAIN_SIZE // inner)
-        lines.append(f"    _run_kernel(lib.{step.name}, {outer}, {grain}, "
+        lines.append(f"    _run_kernel(lib, {step.name!r}, {outer}, {inner}, "
                      f"({', '.join(arrays)},))")
 
     def _fallback_call(self, step, lines):
@@ -180,34 +174,52 @@ def _tensor(arr, dtype):
     return from_array(arr, getattr(D, dtype if dtype != "bool" else "bool_"))
 
 
-def _signatures(G):
+def _signatures(G, variants):
     sig, needed = {}, G.needed()
     for step in G.kernels():
         pointers = pointer_count(G.c_kernel(step, needed))
         sig[step.name] = (ctypes.c_void_p,) * pointers + (ctypes.c_int64,) * 2
+        if variants and G.flat_variant(step, needed) is not None:
+            sig[step.name + FLAT] = sig[step.name]
     return sig
 
 
-def compile_fx(gm, example_inputs):
-    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
+def _default_choices(G):
+    return {s.name: default_choice(s.name, int(np.prod(s.outer)) if s.outer else 1,
+                                   int(np.prod(s.inner)) if s.inner else 1)
+            for s in G.kernels()}
+
+
+def compile_fx(gm, example_inputs, *, max_autotune=False):
+    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd).
+    ``max_autotune``: time each kernel's loop orders and row tiles at the first call
+    (autotune.py)."""
     constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
                  if n.op == "get_attr"}
-    key = codecache.graph_key(gm, example_inputs, constants)
+    key = codecache.graph_key(gm, example_inputs, constants, max_autotune)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:
         G = None
-        wrapper, source, pointers, targets, consts = cached
+        wrapper, source, pointers, targets, consts, choices, tuned = cached
         signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
                       for name, n in pointers.items()}
     else:
         G = GraphLowering(gm, example_inputs).run()
-        source = G.c_source()
+        source = G.c_source(variants=max_autotune)
         writer = Wrapper(G)
-        wrapper, consts, signatures = writer.source(), writer.constants, _signatures(G)
+        wrapper, consts = writer.source(), writer.constants
+        signatures = _signatures(G, max_autotune)
         targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
-        codecache.store(key, wrapper, source, signatures, targets, consts)
+        choices, tuned = _default_choices(G), False
+        codecache.store(key, wrapper, source, signatures, targets, consts, choices, tuned)
         if config.compile_debug:
             _write_debug(G, wrapper, source)
+    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else ())
+    if tuner.pending:
+        def remember_tuning():
+            codecache.store(key, wrapper, source, signatures, targets, consts, choices, True)
+    else:
+        remember_tuning = None
     lib = None
     if signatures:
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
@@ -218,12 +230,13 @@ def compile_fx(gm, example_inputs):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_run_kernel": _run_kernel,
+             "_run_kernel": tuner,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
-    return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs))
+    return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs),
+                         tuner, remember_tuning)
 
 
 def _outputs_as_list(gm):
@@ -238,10 +251,12 @@ class CompiledGraph:
     """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
     ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
 
-    def __init__(self, call, G, output_code, graph_and_inputs):
+    def __init__(self, call, G, output_code, graph_and_inputs, autotuner, after_tuning=None):
         self._call, self._graph, self.output_code = call, G, output_code
         self.from_cache = G is None     # lowering was skipped
         self._graph_and_inputs = graph_and_inputs
+        self.autotuner = autotuner      # its ``choices``: how each kernel runs (autotune.py)
+        self._after_tuning = after_tuning
 
     def _lowered(self):
         if self._graph is None:     # from the cache: lower again, only to show the IR
@@ -250,7 +265,11 @@ class CompiledGraph:
 
     def __call__(self, *args):
         with no_grad():
-            return self._call(args)
+            result = self._call(args)
+        if self._after_tuning is not None:    # the first call timed the kernels: cache that
+            self._after_tuning, store = None, self._after_tuning
+            store()
+        return result
 
     @property
     def ir_pre_fusion(self):

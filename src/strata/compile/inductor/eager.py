@@ -52,6 +52,53 @@ FORMULAS = {
 }
 
 
+def tanh_backward(g, y, dtype):
+    # ATen's BinaryOpsKernel.cpp: g * (1 - y * y)
+    return ops.mul(g, ops.sub(ops.constant(1.0, dtype), ops.mul(y, y)))
+
+
+def sigmoid_backward(g, y, dtype):
+    # g * (1 - y) * y, in that order
+    return ops.mul(ops.mul(g, ops.sub(ops.constant(1.0, dtype), y)), y)
+
+
+def gelu_backward(g, x, dtype):
+    # ATen's GeluKernel.cpp: g * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x / sqrt(2))),
+    # pdf = exp(-x^2 / 2) / sqrt(2 pi)
+    cdf = ops.mul(ops.constant(0.5, dtype), ops.add(ops.constant(1.0, dtype), ops.erf(
+        ops.mul(x, ops.constant(math.sqrt(0.5), dtype)))))
+    pdf = ops.mul(ops.constant(1.0 / math.sqrt(2.0 * math.pi), dtype), ops.exp(
+        ops.mul(ops.mul(x, x), ops.constant(-0.5, dtype))))
+    return ops.mul(g, ops.add(cdf, ops.mul(x, pdf)))
+
+
+def gelu_tanh_backward(g, x, dtype):
+    # the derivative of 0.5 * x * (1 + tanh(inner)), inner = beta * (x + kappa * x^3)
+    beta, kappa = math.sqrt(2.0 / math.pi), 0.044715
+
+    def c(v):
+        return ops.constant(v, dtype)
+    x_sq = ops.mul(x, x)
+    inner = ops.mul(c(beta), ops.add(x, ops.mul(c(kappa), ops.mul(x_sq, x))))
+    tanh_inner = ops.tanh(inner)
+    left = ops.mul(c(0.5), x)
+    right = ops.add(c(1.0), tanh_inner)
+    tanh_derivative = ops.sub(c(1.0), ops.mul(tanh_inner, tanh_inner))
+    inner_derivative = ops.mul(c(beta), ops.add(c(1.0), ops.mul(c(3.0 * kappa), x_sq)))
+    right_derivative = ops.mul(ops.mul(left, tanh_derivative), inner_derivative)
+    return ops.mul(g, ops.add(ops.mul(c(0.5), right), right_derivative))
+
+
+# name -> the formula of (grad, x) at one element: the backward ops' kernels (eager, compiled
+# graphs through lowering.py, and the opencl device)
+BINARY_FORMULAS = {
+    "tanh_backward": tanh_backward,
+    "sigmoid_backward": sigmoid_backward,
+    "gelu_backward": gelu_backward,
+    "gelu_tanh_backward": gelu_tanh_backward,
+}
+
+
 def kernel_name(formula: str, dtype: str) -> str:
     return f"{formula}_{dtype}"
 
@@ -64,14 +111,28 @@ def unary_kernel(formula: str, dtype: str) -> Kernel:
     return Kernel(kernel_name(formula, dtype), [source], [node])
 
 
+def binary_kernel(formula: str, dtype: str) -> Kernel:
+    """``out[i] = BINARY_FORMULAS[formula](in0[i], in1[i])`` for ``i < n``."""
+    a, b = (InputBuffer(name, dtype, ("n",), (1,)) for name in ("in0", "in1"))
+    node = Pointwise("out", dtype, ("n",), lambda index: BINARY_FORMULAS[formula](
+        a.load(index), b.load(index), dtype))
+    return Kernel(kernel_name(formula, dtype), [a, b], [node])
+
+
+def _pointwise_kernels():
+    for dtype in DTYPES:
+        yield from (unary_kernel(f, dtype) for f in FORMULAS)
+        yield from (binary_kernel(f, dtype) for f in BINARY_FORMULAS)
+
+
 def source() -> str:
-    return print_module([(unary_kernel(f, dt), ("n",)) for f in FORMULAS for dt in DTYPES])
+    return print_module([(k, ("n",)) for k in _pointwise_kernels()])
 
 
-# (in0, out, n, x_lo, x_hi)
-_SIGNATURE = (ctypes.c_void_p, ctypes.c_void_p) + (ctypes.c_int64,) * 3
+# the pointers (inputs, out), then n, x_lo, x_hi
 native.register_generated(LIBRARY, source, {
-    kernel_name(f, dt): _SIGNATURE for f in FORMULAS for dt in DTYPES})
+    k.name: (ctypes.c_void_p,) * pointer_count(k) + (ctypes.c_int64,) * 3
+    for k in _pointwise_kernels()})
 
 
 # --- row kernels: one pass of reductions and the output per row, as the compiled graphs' ---------

@@ -34,6 +34,8 @@ from .ir import (
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
+FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)
+
 
 class _LoadRecorder:
     """Runs an inner_fn to list the (buffer, index text) pairs it loads."""
@@ -301,10 +303,27 @@ class GraphLowering:
                 lines.append(f"{step.name} = {step.kind}({step.target})")
         return "\n".join(lines) + "\n"
 
-    def c_source(self):
+    def flat_variant(self, step, needed=None):
+        """A pointwise kernel over rows R and inner dims RR, printed with every dim as a row: one
+        SIMD loop over R x RR elements, no per-row inner loop (a loop order max-autotune tries);
+        None for kernels with reductions or per-row values."""
+        if not step.inner or any(isinstance(n, Reduction) or
+                                 len(n.ranges) != len(step.outer) + len(step.inner)
+                                 for n in step.nodes):
+            return None
+        kernel = self.c_kernel(step, needed)
+        return Kernel(step.name + FLAT, kernel.inputs, kernel.nodes, kernel.local)
+
+    def c_source(self, variants=False):
+        """The C file of every kernel; with ``variants``, also their flat variants."""
         needed = self.needed()
-        return PREAMBLE + "\n\n".join(print_kernel(self.c_kernel(s, needed), s.outer)
-                                      for s in self.kernels()) + "\n"
+        printed = []
+        for step in self.kernels():
+            printed.append(print_kernel(self.c_kernel(step, needed), step.outer))
+            flat = self.flat_variant(step, needed) if variants else None
+            if flat is not None:
+                printed.append(print_kernel(flat, step.outer + step.inner))
+        return PREAMBLE + "\n\n".join(printed) + "\n"
 
 
 def _c_types_only(node, args):

@@ -147,6 +147,22 @@ def _gelu(G, node, a, approximate="none"):
     return pointwise(G, node, lambda x: formula(x, dtype), a)
 
 
+def _backward_formula(formula):
+    """The backward ops of tanh, sigmoid and gelu: the generated eager kernels' formulas."""
+    def lower(G, node, grad, x, approximate="none"):
+        from .eager import BINARY_FORMULAS
+        dtype = out_spec(node)[0]
+        if dtype not in FLOATS:
+            raise NoLowering(f"{formula} dtype")
+        name = "gelu_tanh_backward" if approximate == "tanh" else formula
+        return pointwise(G, node, lambda g, v: BINARY_FORMULAS[name](g, v, dtype), grad, x)
+    return lower
+
+
+for _name in ("tanh_backward", "sigmoid_backward", "gelu_backward"):
+    register(getattr(aten, _name).default)(_backward_formula(_name))
+
+
 @register(aten.threshold_backward.default)
 def _threshold_backward(G, node, grad, x, threshold):
     dtype, size = out_spec(node)

@@ -27,6 +27,7 @@ from .opencl_pointwise import (
     UNARY,
     add_formula,
     alloc,
+    backward_formula,
     binary,
     clone,
     copy_,
@@ -58,7 +59,10 @@ def kernels() -> dict:
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
              NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
-             SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_)}
+             SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
+             A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
+             A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),
+             A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward")}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

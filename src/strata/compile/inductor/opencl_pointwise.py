@@ -313,6 +313,18 @@ def threshold_backward(grad_output, self, threshold):
                      out)
 
 
+def backward_formula(op, name):
+    """tanh_backward, sigmoid_backward, gelu_backward: eager.py's formulas of (grad, x)."""
+    def kernel(grad_output, x, *approximate):
+        spec = op.meta(grad_output, x, *approximate)
+        tanh = approximate == ("tanh",)
+        formula = eager.BINARY_FORMULAS["gelu_tanh_backward" if tanh else name]
+        return pointwise(op.qualname, lambda g, v: formula(g, v, g.dtype),
+                         [(grad_output, spec.dtype), (x, spec.dtype)],
+                         new_output(spec, grad_output if is_device(grad_output) else x))
+    return kernel
+
+
 def threshold_formula(g, x, threshold):
     return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
 

@@ -1,0 +1,86 @@
+"""``mode="max-autotune"``: each kernel's loop order and row tile are chosen by timing, once,
+on the first call's real inputs.
+
+The candidates of a kernel over rows R and inner dims RR: its function as scheduled (R rows,
+an inner SIMD loop over RR) and, for a pointwise-only kernel, its flat variant (R x RR rows,
+one SIMD loop; ``GraphLowering.flat_variant``); each with several row tiles (rows per chunk of
+``parallel_for``, so how many threads share it). A kernel writes only its own fresh output
+buffers from its inputs (graphs are functional), so running it several times while timing gives
+the same result. The choices go into the graph cache entry (codecache.py), so a warm process
+runs the tuned kernels without timing again.
+"""
+
+import time
+
+from ...backends.cpu.array import GRAIN_SIZE, NUM_THREADS, parallel_for
+from .graph import FLAT
+
+REPEATS = 3
+
+
+def default_grain(outer: int, inner: int) -> int:
+    """ATen's rule: a chunk holds at least GRAIN_SIZE elements."""
+    return max(1, GRAIN_SIZE // max(inner, 1))
+
+
+def default_choice(name: str, outer: int, inner: int) -> list:
+    """[C function, rows, rows per chunk] of a kernel as the scheduler made it."""
+    return [name, outer, default_grain(outer, inner)]
+
+
+def candidate_grains(outer: int, inner: int) -> list[int]:
+    """Rows per chunk to try: the default, then one chunk per 1, 2, 4... threads."""
+    grains = [default_grain(outer, inner)]
+    chunks = 1
+    while chunks <= NUM_THREADS:
+        grain = max(1, outer // chunks)
+        if grain not in grains:
+            grains.append(grain)
+        chunks *= 2
+    return grains
+
+
+def candidates(lib, name: str, outer: int, inner: int) -> list[tuple]:
+    """Every (C function, rows, rows per chunk) to time for kernel ``name``."""
+    shapes = [(name, outer, inner)]
+    if hasattr(lib, name + FLAT):
+        shapes.append((name + FLAT, outer * inner, 1))
+    return [(fn, rows, grain) for fn, rows, width in shapes
+            for grain in candidate_grains(rows, width)]
+
+
+def run_kernel(fn, rows, grain, arrays):
+    """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least."""
+    pointers = [a.ctypes.data for a in arrays]
+    if rows:
+        parallel_for(0, rows, grain, lambda lo, hi: fn(*pointers, lo, hi))
+
+
+class Autotuner:
+    """The wrapper's ``_run_kernel``: runs each kernel as ``choices`` says; a kernel named in
+    ``pending`` is first timed with each candidate and keeps the fastest."""
+
+    def __init__(self, choices: dict, pending=()):
+        self.choices, self.pending = choices, set(pending)
+        self.timings = {}     # kernel -> {candidate: best seconds}, what the tuning measured
+
+    def __call__(self, lib, name, outer, inner, arrays):
+        if name in self.pending:
+            self.pending.discard(name)
+            self.choices[name] = list(self._fastest(lib, name, outer, inner, arrays))
+        fn, rows, grain = self.choices[name]
+        run_kernel(getattr(lib, fn), rows, grain, arrays)
+
+    def _fastest(self, lib, name, outer, inner, arrays):
+        best = {}
+        for fn, rows, grain in candidates(lib, name, outer, inner):
+            kernel = getattr(lib, fn)
+            run_kernel(kernel, rows, grain, arrays)       # warm up (pages, thread pool)
+            seconds = []
+            for _ in range(REPEATS):
+                start = time.perf_counter()
+                run_kernel(kernel, rows, grain, arrays)
+                seconds.append(time.perf_counter() - start)
+            best[fn, rows, grain] = min(seconds)
+        self.timings[name] = best
+        return min(best, key=best.get)
