@@ -116,6 +116,10 @@ distributed_env: dict = {name: os.environ[name] for name in (
 # Exchange a small header (op, dtype, shape) before every collective, so that ranks calling
 # different collectives or shapes get an error instead of corrupt data (costs one tiny allgather).
 distributed_check_collectives: bool = _flag("STRATA_DISTRIBUTED_CHECK_COLLECTIVES", "1")
+# Where a rank of a ``strata run --nproc-per-node`` job writes why it failed (set by the
+# launcher, which prints those files once mpiexec returns: a rank's last lines can be lost when
+# MPI_Abort ends the job before mpiexec forwarded them).
+distributed_error_dir: str | None = os.environ.get("STRATA_DISTRIBUTED_ERROR_DIR")
 
 # --- checkpoints ---------------------------------------------------------------------------------
 

@@ -47,8 +47,9 @@ def _first_host(hostfile):
 
 
 def mpiexec_command(script, script_args, nproc_per_node, nnodes=1, hostfile=None,
-                    master_addr=None, master_port=29500):
-    """The mpiexec command line that starts every rank under the rank wrapper."""
+                    master_addr=None, master_port=29500, error_dir=None):
+    """The mpiexec command line that starts every rank under the rank wrapper; a failing rank
+    writes why to ``error_dir/rank<N>.txt`` when one is given."""
     if nproc_per_node < 1 or nnodes < 1:
         raise ValueError("strata run: --nproc-per-node and --nnodes must be at least 1")
     if nnodes > 1 and hostfile is None:
@@ -59,6 +60,8 @@ def mpiexec_command(script, script_args, nproc_per_node, nnodes=1, hostfile=None
            "MASTER_PORT": master_port}
     if "OMP_NUM_THREADS" not in config.distributed_env and nproc_per_node > 1:
         env["OMP_NUM_THREADS"] = 1
+    if error_dir is not None:
+        env["STRATA_DISTRIBUTED_ERROR_DIR"] = error_dir
     cmd = [mpiexec_path(), "-n", str(world), "-ppn", str(nproc_per_node)]
     if hostfile is not None:
         cmd += ["-f", hostfile]
@@ -69,11 +72,35 @@ def mpiexec_command(script, script_args, nproc_per_node, nnodes=1, hostfile=None
 
 def launch(script, script_args, nproc_per_node, nnodes=1, hostfile=None, master_addr=None,
            master_port=29500) -> int:
-    """Run the job; returns mpiexec's exit status (non-zero if any rank failed)."""
+    """Run the job; returns mpiexec's exit status (non-zero if any rank failed). Like torchrun's
+    error summary, the failed ranks' own reports are printed last: MPI_Abort can end the job
+    before mpiexec forwarded a rank's last lines (its traceback)."""
     import subprocess
-    cmd = mpiexec_command(script, script_args, nproc_per_node, nnodes, hostfile, master_addr,
-                          master_port)
-    return subprocess.call(cmd)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="strata-run-") as error_dir:
+        cmd = mpiexec_command(script, script_args, nproc_per_node, nnodes, hostfile, master_addr,
+                              master_port, error_dir)
+        code = subprocess.call(cmd)
+        if code != 0:
+            _print_failures(error_dir)
+    return code
+
+
+def _print_failures(error_dir):
+    reports = sorted(os.listdir(error_dir), key=lambda name: int(name[4:-4]))
+    for name in reports:
+        with open(os.path.join(error_dir, name)) as f:
+            text = f.read().rstrip("\n")
+        sys.stderr.write(f"strata run: {name[:-4]} failed:\n{text}\n")
+    sys.stderr.flush()
+
+
+def _from_script(exc, script):
+    """The traceback from the script's first frame on: the wrapper's frames are plumbing."""
+    tb, path = exc.__traceback__, os.path.abspath(script)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    return tb or exc.__traceback__
 
 
 class _RankPrefixed:
@@ -130,9 +157,12 @@ def run_rank(script, script_args, install_torch_alias) -> int:
         if exc.code not in (None, 0) and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
         reason = f"{script} called sys.exit({exc.code!r})"
-    except BaseException:   # noqa: BLE001 -- any failure must end the whole job
-        traceback.print_exc()
+    except BaseException as exc:   # noqa: BLE001 -- any failure must end the whole job
+        text = "".join(traceback.format_exception(type(exc), exc, _from_script(exc, script)))
+        sys.stderr.write(text)
         code, reason = 1, f"{script} raised (traceback above)"
+        from .process_group import record_failure
+        record_failure(text)
     sys.stdout.flush()
     sys.stderr.flush()
     if code:

@@ -265,8 +265,23 @@ def destroy_process_group(group=None):
     _state.groups.remove(group)
 
 
+def record_failure(text):
+    """Append ``text`` to this rank's error file, when the launcher asked for one (config.
+    distributed_error_dir): the launcher prints it after the job, even if MPI_Abort cut off the
+    rank's own output."""
+    if config.distributed_error_dir is None:
+        return
+    rank = _mpi().COMM_WORLD.Get_rank()
+    try:
+        with open(os.path.join(config.distributed_error_dir, f"rank{rank}.txt"), "a") as f:
+            f.write(text.rstrip("\n") + "\n")
+    except OSError:   # the report is a courtesy: never let it stop the abort
+        pass
+
+
 def _abort(message, code=1):
     """Print ``message`` and end the whole MPI job (Note [Ending the job when a rank fails])."""
+    record_failure(message)
     prefix = "" if getattr(sys.stderr, "prefixes_rank", False) else _prefix()
     sys.stderr.write(f"{prefix}{message}\n{prefix}strata.distributed: aborting the job "
                      f"(MPI_Abort) so that no rank waits forever\n")
