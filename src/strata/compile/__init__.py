@@ -38,6 +38,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         model = model._orig_mod
     model = getattr(model, "_torchdynamo_orig_callable", model)
     compiler_fn, name = lookup_backend(backend)
+    if name == "inductor" and mode is not None:    # the inductor decides what a mode means
+        compiler_fn = functools.partial(compiler_fn, mode=mode)
     ctx = eval_frame.CompileContext(compiler_fn, fullgraph=fullgraph, dynamic=dynamic,
                                     backend_name=name)
     if isinstance(model, Module):

@@ -137,6 +137,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
+        self.recording = None         # a LaunchRecording while a compiled graph is recorded
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -192,11 +193,15 @@ class OpenCLRuntime(DeviceRuntime):
         knl = self._kernels.get((source, name))
         if knl is not None:
             return knl
+        knl = self._kernels[source, name] = getattr(self.program(source, name), name)
+        return knl
+
+    def program(self, source, name="<program>"):
+        """The built program of ``source`` (``name``: a kernel of it, for build errors)."""
         program = self._programs.get(source)
         if program is None:
             program = self._programs[source] = self._build(source, name)
-        knl = self._kernels[source, name] = getattr(program, name)
-        return knl
+        return program
 
     def _build(self, source, name):
         """Build ``source``: from the program binary cached on disk for this source, device and
@@ -248,6 +253,8 @@ class OpenCLRuntime(DeviceRuntime):
             if span is not None:
                 trace.end(span)
         stream.enqueued(event)
+        if self.recording is not None:
+            self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:
             self._timed.append((event, op_name, stream.id))
         if self.launch_blocking:
@@ -274,6 +281,8 @@ class OpenCLRuntime(DeviceRuntime):
         """Copy the contiguous host ``array`` into the contiguous device tensor ``dst``."""
         if not array.nbytes:
             return
+        if self.recording is not None:
+            self.recording.unsupported("a copy from the host")
         pycl = cl()
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
@@ -288,6 +297,8 @@ class OpenCLRuntime(DeviceRuntime):
         blocking copy is a sync point."""
         if not array.nbytes:
             return
+        if self.recording is not None:
+            self.recording.unsupported("a copy to the host")
         pycl = cl()
         buffer, offset = self.buffer_of(src)
         stream = self.current_stream()
@@ -310,6 +321,8 @@ class OpenCLRuntime(DeviceRuntime):
                                   dst_offset=dst_offset * dst.dtype.itemsize,
                                   src_offset=src_offset * src.dtype.itemsize)
         stream.enqueued(event)
+        if self.recording is not None:
+            self.recording.copy(dst, src, nbytes)
 
     def copy(self, dst, src, non_blocking=False):
         """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""

@@ -9,12 +9,19 @@ from ..backends import register_backend
 from . import eager  # noqa: F401  (registers the generated eager kernels)
 
 
+# the modes that replay graphs (CUDA graphs in PyTorch); on opencl only, see opencl_graph.py
+REPLAY_MODES = ("reduce-overhead", "max-autotune")
+
+
 @register_backend(name="inductor")
-def inductor(gm, example_inputs):
+def inductor(gm, example_inputs, mode=None):
     """The ``inductor`` backend: AOT autograd (primitive decompositions, min-cut partition)
     with ``compile_fx`` as the forward and backward compiler."""
+    import functools
+
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
     from .compile_fx import compile_fx
-    return aot_module_simplified(gm, example_inputs, fw_compiler=compile_fx,
-                                 bw_compiler=compile_fx,
+    compiler = functools.partial(compile_fx, replay=mode in REPLAY_MODES)
+    return aot_module_simplified(gm, example_inputs, fw_compiler=compiler,
+                                 bw_compiler=compiler,
                                  partition_fn=min_cut_rematerialization_partition)

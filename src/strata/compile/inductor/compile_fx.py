@@ -188,10 +188,14 @@ def _signatures(G):
     return sig
 
 
-def compile_fx(gm, example_inputs):
-    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd)."""
+def compile_fx(gm, example_inputs, replay=False):
+    """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd).
+    Graphs over opencl tensors get OpenCL kernels (opencl_graph.py), replayed if ``replay``."""
     constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
                  if n.op == "get_attr"}
+    from . import opencl_graph
+    if opencl_graph.on_opencl(gm, example_inputs):
+        return opencl_graph.compile_opencl(gm, example_inputs, constants, replay)
     key = codecache.graph_key(gm, example_inputs, constants)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:

@@ -133,30 +133,40 @@ def _size_names(kernel, layouts):
     return names
 
 
-def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset()):
+def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False):
     """(the OpenCL C source of ``kernel``, its parameter names in order).
 
     ``layouts`` maps each stored node's name to an ``InputBuffer`` giving where its element at
-    an outer index goes (stride/offset names allowed); ``scalars`` are inputs passed by value."""
+    an index goes (stride/offset names allowed); ``scalars`` are inputs passed by value. With
+    ``based``, each buffer ``b`` also takes ``b_base``, an element offset added to its pointer
+    (compiled graphs bake their layouts in, but a tensor starts anywhere in its segment).
+    A node with more ranges than ``outer_ranges`` loops over the extra ones in its work-item."""
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
-    params, names = [], []
+    params, names, pointers = [], [], []
     for b in kernel.inputs:
         if b.name in scalars:
             params.append(f"const {CL_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
+            pointers.append(b.name)
         names.append(b.name)
     for n in kernel.nodes:
         if n.name not in kernel.local:
             params.append(f"__global {BUFFER_TYPES[n.dtype]}* restrict {n.name}")
             names.append(n.name)
+            pointers.append(n.name)
+    if based:
+        params += [f"const long {p}_base" for p in pointers]
+        names += [f"{p}_base" for p in pointers]
     for name in _size_names(kernel, layouts):
         params.append(f"const long {name}")
         names.append(name)
     lines = [f"__kernel void {kernel.name}({', '.join(params)}) {{",
              "    const long x = get_global_id(0);",
              f"    if (x >= {prod(outer_ranges)}) return;"]
+    if based:
+        lines += [f"    {p} += {p}_base;" for p in pointers]
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 4)
     lines.extend(index_lines)
     aliases = {}
@@ -210,12 +220,21 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
         else:
             lines.append(f"{indent}{node.name}[{layout.index(index)}] = {result};")
         return
+    extra = tuple(node.ranges[len(index):])
+    if extra:        # a row of a compiled graph's kernel: loop over the rest of the element
+        lines.append(f"{indent}for (long y = 0; y < {prod(extra)}; y++) {{")
+        indent += "    "
+        rindex, rlines = _index_vars("r", extra, "y", indent)
+        lines.extend(rlines)
+        index = index + tuple(rindex)
     with use_handler(_handler(buffers, lines, indent, aliases, scalars)):
         value = node.inner_fn(index)
     if layout is None:
         aliases[node.name] = str(value)
     else:
         lines.append(f"{indent}{node.name}[{layout.index(index)}] = {value};")
+    if extra:
+        lines.append(f"{indent[:-4]}}}")
 
 
 # --- matrix products: a tiled GEMM --------------------------------------------------------------
