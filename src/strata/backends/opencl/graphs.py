@@ -45,6 +45,14 @@ class LaunchRecording:
                               dst_offset * dst.dtype.itemsize, src_offset * src.dtype.itemsize))
         self.tensors.extend((dst, src))
 
+    def copy_input(self, static, new):
+        """Copy a new input into its static buffer (one enqueued copy when layouts match)."""
+        if new.is_contiguous() and new.dtype == static.dtype and new.shape == static.shape \
+                and new.device == static.device:
+            self.runtime.copy_buffer(static, new, new.numel() * new.dtype.itemsize)
+        else:
+            static.copy_(new)
+
     def unsupported(self, what):
         self.problem = self.problem or what
 

@@ -276,6 +276,11 @@ class OpenCLRuntime(DeviceRuntime):
                     knl.set_arg(i, new)
         self._last_args[knl] = args
 
+    def new_recording(self):
+        """A recording of launches for graph replay (graphs.py)."""
+        from .graphs import LaunchRecording
+        return LaunchRecording(self)
+
     # --- host copies ----------------------------------------------------------------------------
     def upload(self, dst, array, non_blocking=False):
         """Copy the contiguous host ``array`` into the contiguous device tensor ``dst``."""

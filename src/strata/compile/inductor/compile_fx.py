@@ -196,6 +196,14 @@ def compile_fx(gm, example_inputs, replay=False):
     from . import opencl_graph
     if opencl_graph.on_opencl(gm, example_inputs):
         return opencl_graph.compile_opencl(gm, example_inputs, constants, replay)
+    device = opencl_graph.graph_device(gm, example_inputs)
+    if device is not None and device.type == "sim":    # no code generator: its eager kernels
+        from ...backends.sim import runtime as sim_runtime
+        from .replay import ReplayedGraph
+        run = _outputs_as_list(gm)
+        call = (ReplayedGraph(lambda args: run(*args), sim_runtime.get().new_recording)
+                if replay else lambda args: run(*args))
+        return CompiledGraph(call, None, "", (gm, example_inputs))
     key = codecache.graph_key(gm, example_inputs, constants)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:

@@ -11,22 +11,21 @@ device's eager kernels, so an op without one raises the dispatcher's error namin
 Layouts are baked into the kernels (a graph is compiled for its example inputs' sizes and
 strides); only where each tensor starts in its segment is an argument (``<buffer>_base``).
 
-``mode="reduce-overhead"`` (or ``"max-autotune"``) replays the graph: see ``ReplayedGraph``.
+``mode="reduce-overhead"`` (or ``"max-autotune"``) replays the graph: see replay.py.
 """
 
-import warnings
 from math import prod
 
 import numpy as np
 
 from ...backends.opencl import runtime as R
-from ...backends.opencl.graphs import LaunchRecording
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from .compile_fx import Wrapper
 from .graph import FallbackStep, GraphLowering
 from .ir import InputBuffer
 from .oclprinter import print_kernel
+from .replay import ReplayedGraph
 
 
 def graph_device(gm, example_inputs):
@@ -112,52 +111,5 @@ def compile_opencl(gm, example_inputs, constants, replay=False):
              "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
     exec(compile(wrapper, "<inductor opencl wrapper>", "exec"), scope)  # noqa: S102
     output_code = wrapper + '\n"""\n' + "\n".join(writer.sources.values()) + '"""\n'
-    call = ReplayedGraph(scope["call"], rt) if replay else scope["call"]
+    call = ReplayedGraph(scope["call"], rt.new_recording) if replay else scope["call"]
     return CompiledGraph(call, G, output_code, (gm, example_inputs))
-
-
-class ReplayedGraph:
-    """``mode="reduce-overhead"``: the first call runs the graph on static copies of its inputs
-    while recording every launch (backends/opencl/graphs.py); each later call copies the new
-    inputs into those static buffers and replays the recording, one batch of enqueues.
-
-    As with CUDA graphs, the outputs are the recording's own tensors: a replay overwrites what
-    the previous call returned. A graph that copies to or from the host while recording (an op
-    that checks indices on the host, say) is not replayed: it warns once and runs normally."""
-
-    def __init__(self, call, runtime):
-        self._call, self.runtime = call, runtime
-        self.recording, self.static_inputs, self.outputs = None, None, None
-        self.replays = 0
-
-    def __call__(self, args):
-        if self.recording is None:
-            return self._record(args)
-        if self.recording.problem is not None:
-            return self._call(args)
-        for static, new in zip(self.static_inputs, args):
-            if static is None or static is new:
-                continue
-            if new.is_contiguous() and new.dtype == static.dtype and new.shape == static.shape \
-                    and new.device == static.device:
-                self.runtime.copy_buffer(static, new, new.numel() * new.dtype.itemsize)
-            else:
-                static.copy_(new)
-        self.recording.replay()
-        self.replays += 1
-        return list(self.outputs)
-
-    def _record(self, args):
-        self.static_inputs = [a.clone() if hasattr(a, "_storage") else None for a in args]
-        static_args = [s if s is not None else a for s, a in zip(self.static_inputs, args)]
-        self.recording = LaunchRecording(self.runtime)
-        self.recording.start()
-        try:
-            self.outputs = self._call(static_args)
-        finally:
-            self.recording.stop()
-        if self.recording.problem is not None:
-            warnings.warn(f"strata.compile: mode='reduce-overhead' does not replay this graph: "
-                          f"it makes {self.recording.problem} (a sync point)", stacklevel=2)
-            self.recording.tensors.clear()
-        return list(self.outputs)
