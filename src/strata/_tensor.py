@@ -595,9 +595,11 @@ class Tensor(TensorImpl):
     def pin_memory(self, device=None):
         """A copy in pinned host memory, which an accelerator reads and writes directly
         (``non_blocking`` copies from it do not block the host)."""
-        if _pin_memory is None:
+        kind = None if device is None else str(device).split(":")[0]
+        pin = _pin_memory.get(kind) if kind else next(iter(_pin_memory.values()), None)
+        if pin is None:
             raise RuntimeError("Cannot access accelerator device when none is available.")
-        return self if self.is_pinned() else _pin_memory(self)
+        return self if self.is_pinned() else pin(self)
 
     def is_pinned(self, device=None):
         return getattr(self._storage, "pinned", False)
@@ -1032,13 +1034,13 @@ def install_autograd(impl):
     _autograd = impl
 
 
-_pin_memory = None   # installed by the accelerator backend that provides pinned memory
+_pin_memory = {}   # device type -> pin function, installed by the backends with pinned memory
 
 
-def install_pin_memory(fn):
-    """An accelerator backend (``backends/sim``) provides ``Tensor.pin_memory()``."""
-    global _pin_memory
-    _pin_memory = fn
+def install_pin_memory(fn, device_type="sim"):
+    """An accelerator backend provides ``Tensor.pin_memory()``; the first installed (sim) is
+    the default, another is picked with ``pin_memory("opencl")``."""
+    _pin_memory[device_type] = fn
 
 
 def install_indexing(getitem, setitem):

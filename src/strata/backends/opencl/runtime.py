@@ -24,6 +24,7 @@ import numpy as np
 from ... import config
 from ..._tensor import make_tensor
 from ...core import trace
+from ...core.shape import contiguous_strides
 from ...core.device import as_device, device
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
@@ -36,6 +37,8 @@ from ...runtime import (
     register_runtime,
 )
 from ..cpu import native
+from ..cpu.array import data
+from . import pinned
 from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
@@ -138,6 +141,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
         self.recording = None         # a LaunchRecording while a compiled graph is recorded
+        self._host_allocator = None   # pinned host memory (pinned.py), made on first use
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -281,21 +285,47 @@ class OpenCLRuntime(DeviceRuntime):
         from .graphs import LaunchRecording
         return LaunchRecording(self)
 
-    # --- host copies ----------------------------------------------------------------------------
-    def upload(self, dst, array, non_blocking=False):
-        """Copy the contiguous host ``array`` into the contiguous device tensor ``dst``."""
+    # --- pinned memory and host copies ---------------------------------------------------------
+    @property
+    def host_allocator(self):
+        if self._host_allocator is None:
+            self._host_allocator = pinned.allocator(self)
+        return self._host_allocator
+
+    def pin(self, tensor):
+        """``Tensor.pin_memory("opencl")``: a copy of a CPU tensor in pinned memory."""
+        if tensor.device.type != "cpu" or tensor.is_sparse:
+            raise RuntimeError(f"cannot pin '{tensor.type()}' only dense CPU tensors can be "
+                               f"pinned")
+        shape = tuple(tensor._shape)
+        out = pinned.pinned_empty(self, shape, contiguous_strides(shape),
+                                  tensor.numel() * tensor.dtype.itemsize, tensor.dtype)
+        np.copyto(out._np(), data(tensor))
+        return out
+
+    def upload(self, dst, array, non_blocking=False, source=None):
+        """Copy the contiguous host ``array`` (the bytes of the CPU tensor ``source``) into the
+        contiguous device tensor ``dst``. A non-blocking copy from memory that is not pinned
+        first copies it into a pinned staging block (pinned.py), so that it can return."""
         if not array.nbytes:
             return
         if self.recording is not None:
             self.recording.unsupported("a copy from the host")
         pycl = cl()
+        keep = source
+        if non_blocking and (source is None or not pinned.is_pinned_by(self, source)):
+            keep = pinned.stage(self, array)
+            array = keep._storage.data
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
         self._record_cross_use((dst,), stream)
         event = pycl.enqueue_copy(stream.queue, buffer, array,
                                   dst_offset=offset * dst.dtype.itemsize,
                                   is_blocking=not non_blocking)
-        stream.enqueued(event, keep=array)
+        stream.enqueued(event, keep=keep if non_blocking else None)
+        block = getattr(getattr(keep, "_storage", None), "block", None)
+        if non_blocking and block is not None and pinned.is_pinned_by(self, keep):
+            self.host_allocator.record_use(block, stream.id, stream.seq)
 
     def download(self, array, src, non_blocking=False):
         """Copy the contiguous device tensor ``src`` into the contiguous host ``array``; a

@@ -245,16 +245,17 @@ def copy_(self, src, non_blocking=False):
         return pointwise("aten::copy_", identity, [(src, self.dtype)], self)
     if is_device(self):
         rt = runtime_of(self)
-        # a non-blocking upload reads its host array later: stage a private copy of it, so
-        # writes to ``src`` after this call cannot change what arrives
-        host = np.array(data(src), order="C", copy=True) if non_blocking else \
-            np.ascontiguousarray(data(src))
+        # a non-blocking upload from memory that is not pinned goes through a pinned staging
+        # block (runtime.upload), so writes to ``src`` after this call cannot change what arrives
+        view = data(src)
+        host = np.ascontiguousarray(view)
+        source = src if host is view else None      # None: a copy, so not pinned memory
         if src.dtype == self.dtype and tuple(src._shape) == tuple(self._shape) and \
                 all_contiguous((), self):
-            rt.upload(self, host, non_blocking)
+            rt.upload(self, host, non_blocking, source)
             return self
         staged = rt.empty(tuple(src._shape), contiguous_strides(src._shape), src.dtype)
-        rt.upload(staged, host, non_blocking)
+        rt.upload(staged, host, non_blocking, source)
         return pointwise("aten::copy_", identity, [(staged, self.dtype)], self)
     rt = runtime_of(src)
     if not all_contiguous((), src):
