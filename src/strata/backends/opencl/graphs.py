@@ -10,6 +10,7 @@ does. A copy to or from the host (a sync point, or host data that would be stale
 replayed: the recording names it in ``problem`` and the graph runs normally instead.
 """
 
+from ...core import trace
 from .runtime import cl
 
 
@@ -73,5 +74,8 @@ class LaunchRecording:
                                           dst_offset=dst_offset, src_offset=src_offset)
         if event is not None:
             stream.enqueued(event)     # an in-order queue: the last command ends the batch
+        if trace.active:
+            trace.instant("runtime", "graph replay", device=str(self.runtime.device),
+                          stream=stream.id, seq=stream.seq, commands=len(self.commands))
         if self.runtime.launch_blocking:
             stream.synchronize()

@@ -253,14 +253,17 @@ class OpenCLRuntime(DeviceRuntime):
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
                                f"{exc}") from None
-        finally:
+        except BaseException:
             if span is not None:
                 trace.end(span)
+            raise
         stream.enqueued(event)
         if self.recording is not None:
             self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:
-            self._timed.append((event, op_name, stream.id))
+            trace.end(span, seq=stream.seq, queue=self.queue_name(stream),
+                      work_items="x".join(map(str, global_size)))
+            self._timed.append((event, op_name, stream.id, stream.seq))
         if self.launch_blocking:
             stream.synchronize()
 
@@ -363,9 +366,16 @@ class OpenCLRuntime(DeviceRuntime):
         """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""
         F.copy_(dst, src, non_blocking)
 
+    def queue_name(self, stream):
+        """The command queue of ``stream`` as explain() names it."""
+        return f"cl_command_queue {stream.id} of '{self.cl_device.name.strip()}' " \
+               f"({self.cl_device.platform.name.strip()}; in order, profiled)"
+
     # --- synchronisation ------------------------------------------------------------------------
     def synchronize(self, reason="synchronize"):
-        span = trace.begin("sync", reason, device=str(self.device)) if trace.active else None
+        # an idle device is not traced: explain() of a CPU line synchronises every started one
+        busy = trace.active and any(stream._pending for stream in self.streams)
+        span = trace.begin("sync", reason, device=str(self.device)) if busy else None
         for stream in self.streams:
             stream.synchronize()
         if span is not None:
@@ -380,13 +390,17 @@ class OpenCLRuntime(DeviceRuntime):
         still = []
         offset = self._clock_offset()
         for item in self._timed:
-            event, name, stream_id = item
+            event, name, stream_id, seq = item
             if event.command_execution_status != 0:
                 still.append(item)
                 continue
             if trace.active:
-                fields = {"device": str(self.device), "queue": stream_id,
-                          "track": f"{self.device} stream {stream_id}"}
+                profile = event.profile
+                fields = {"device": str(self.device), "queue": stream_id, "seq": seq,
+                          "track": f"{self.device} stream {stream_id}",
+                          "event": _COMMAND_TYPES.get(event.command_type, event.command_type),
+                          "queued_to_start": _us(profile.start - profile.queued),
+                          "ran": _us(profile.end - profile.start)}
                 ev = trace.Event("device", name, event.profile.start + offset, 0, fields)
                 ev.end_ns = event.profile.end + offset
                 trace.record(ev)
@@ -403,6 +417,14 @@ class OpenCLRuntime(DeviceRuntime):
             self._offset = time.perf_counter_ns() - marker.profile.end
         return self._offset
 
+
+def _us(ns) -> str:
+    return f"{ns / 1e3:.1f}us"
+
+
+# cl_command_type values (CL/cl.h) of the commands the runtime times
+_COMMAND_TYPES = {0x11F0: "CL_COMMAND_NDRANGE_KERNEL", 0x11F3: "CL_COMMAND_READ_BUFFER",
+                  0x11F4: "CL_COMMAND_WRITE_BUFFER", 0x11F5: "CL_COMMAND_COPY_BUFFER"}
 
 _runtimes = {}
 _lock = threading.Lock()
