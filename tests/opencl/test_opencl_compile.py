@@ -114,3 +114,12 @@ def test_replay_of_a_graph_with_a_host_copy_warns_and_runs_normally():
 def test_unknown_mode_raises_pytorch_error():
     with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
         strata.compile(lambda a: a, mode="fast")
+
+
+def test_reshape_that_must_copy_matches_torch():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = strata.tensor(x).to("opencl").transpose(1, 2).reshape(2, 12)
+    want = torch.from_numpy(x).transpose(1, 2).reshape(2, 12)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="invalid for input of size 24"):
+        strata.tensor(x).to("opencl").transpose(1, 2).reshape(5, 5)

@@ -35,6 +35,7 @@ from .opencl_pointwise import (
     gelu,
     math_formula,
     pow_,
+    reshape_copy,
     sub_formula,
     threshold_backward,
     unary,
@@ -58,7 +59,8 @@ def kernels() -> dict:
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
              NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
-             SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_)}
+             SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
+             SH._reshape_copy: reshape_copy}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

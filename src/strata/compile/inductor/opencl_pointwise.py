@@ -19,6 +19,7 @@ from ...core.shape import contiguous_strides
 from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
+from ...ops import shape as SH
 from ...ops.meta_rules import promote
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
@@ -181,6 +182,16 @@ def clone(self, memory_format=None):
     strides = spec.strides if spec.strides is not None else contiguous_strides(shape)
     out = runtime_of(self).empty(shape, tuple(strides), spec.dtype)
     return pointwise("aten::clone", identity, [(self, self.dtype)], out)
+
+
+def reshape_copy(self, size):
+    """``reshape`` of a layout no view can express: a contiguous copy in the new shape (the
+    elements in row-major order of ``self``)."""
+    spec = SH._reshape_copy.meta(self, size)
+    out = runtime_of(self).empty(tuple(self._shape), contiguous_strides(tuple(self._shape)),
+                                 self.dtype)
+    pointwise("aten::_reshape_copy", identity, [(self, self.dtype)], out)
+    return out.view(tuple(spec.shape))
 
 
 def gelu(self, approximate="none"):
