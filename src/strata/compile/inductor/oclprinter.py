@@ -15,8 +15,8 @@ as ``uchar``, scalars passed by value) and the loop becomes the ND range::
 
 Sizes, strides and offsets are runtime arguments (names in the IR), so one program serves every
 shape of a given rank and dtype: PoCL compiles each program with LLVM, which costs far more than
-a launch. Reductions run one work-item per output element (a work-group tree reduction is later
-work, docs/opencl.md). Besides the IR's ``sum/prod/max/min``, the reduction types ``argmax`` and
+a launch. A reduction runs one work-item per output element, or with ``group`` one work-group per
+output row with a tree in local memory (Note [Work-group reductions]). Besides the IR's ``sum/prod/max/min``, the reduction types ``argmax`` and
 ``argmin`` keep the first index of the extreme (a NaN counts as the extreme, as in ATen) and
 expose the value as ``<name>_value``.
 """
@@ -133,14 +133,16 @@ def _size_names(kernel, layouts):
     return names
 
 
-def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False):
+def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False, group=None):
     """(the OpenCL C source of ``kernel``, its parameter names in order).
 
     ``layouts`` maps each stored node's name to an ``InputBuffer`` giving where its element at
     an index goes (stride/offset names allowed); ``scalars`` are inputs passed by value. With
     ``based``, each buffer ``b`` also takes ``b_base``, an element offset added to its pointer
     (compiled graphs bake their layouts in, but a tensor starts anywhere in its segment).
-    A node with more ranges than ``outer_ranges`` loops over the extra ones in its work-item."""
+    A node with more ranges than ``outer_ranges`` loops over the extra ones in its work-item.
+    With ``group`` (a power of two), each outer index is one work-group of that many work-items
+    and each reduction a tree (Note [Work-group reductions])."""
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
     params, names, pointers = [], [], []
@@ -162,9 +164,13 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     for name in _size_names(kernel, layouts):
         params.append(f"const long {name}")
         names.append(name)
-    lines = [f"__kernel void {kernel.name}({', '.join(params)}) {{",
-             "    const long x = get_global_id(0);",
+    head = f"__kernel __attribute__((reqd_work_group_size({group}, 1, 1)))\n" if group else \
+        "__kernel "
+    lines = [f"{head}void {kernel.name}({', '.join(params)}) {{",
+             f"    const long x = get_{'group' if group else 'global'}_id(0);",
              f"    if (x >= {prod(outer_ranges)}) return;"]
+    if group:
+        lines.append("    const int lid = get_local_id(0);")
     if based:
         lines += [f"    {p} += {p}_base;" for p in pointers]
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 4)
@@ -172,7 +178,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     aliases = {}
     for node in kernel.nodes:
         _print_node(node, tuple(index), buffers, lines, aliases, scalars,
-                    None if node.name in kernel.local else layouts[node.name])
+                    None if node.name in kernel.local else layouts[node.name], group)
     lines.append("}")
     dtypes = set(buffers.values())
     text = PREAMBLE + "\n".join(lines) + "\n"
@@ -185,13 +191,16 @@ def _handler(buffers, lines, indent, aliases, scalars):
     return h
 
 
-def _print_node(node, index, buffers, lines, aliases, scalars, layout):
+def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=None):
     indent = " " * 4
+    store = "if (lid == 0) " if group else ""      # one work-item writes a group's row
     if isinstance(node, Reduction):
         acc, body = f"acc_{node.name}", indent + "    "
         head = len(lines)
         lines.append("")       # the accumulator's declaration, once its dtype is known
-        lines.append(f"{indent}for (long y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+        first, step = ("lid", group) if group else ("0", 1)
+        lines.append(f"{indent}for (long y = {first}; y < {prod(node.reduction_ranges)}; "
+                     f"y += {step}) {{")
         rindex, rlines = _index_vars("r", node.reduction_ranges, "y", body)
         lines.extend(rlines)
         with use_handler(_handler(buffers, lines, body, aliases, scalars)):
@@ -214,11 +223,13 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
                       "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
             lines.append(f"{body}{acc} = {update[node.reduction_type]};")
             lines.append(f"{indent}}}")
+            if group:
+                _tree(lines, indent, node.reduction_type, acc, ctype, group)
             result = acc
         if layout is None:
             aliases[node.name] = result
         else:
-            lines.append(f"{indent}{node.name}[{layout.index(index)}] = {result};")
+            lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {result};")
         return
     extra = tuple(node.ranges[len(index):])
     if extra:        # a row of a compiled graph's kernel: loop over the rest of the element
@@ -232,9 +243,33 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
     if layout is None:
         aliases[node.name] = str(value)
     else:
-        lines.append(f"{indent}{node.name}[{layout.index(index)}] = {value};")
+        lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {value};")
     if extra:
         lines.append(f"{indent[:-4]}}}")
+
+
+# Note [Work-group reductions]: one work-group per output row. Each of its G work-items
+# accumulates the elements y = lid, lid + G, ... of the row (neighbouring work-items read
+# neighbouring elements: coalesced on a GPU), writes its partial result to local memory, and
+# log2(G) halving steps combine them, a barrier after each; every work-item then reads the total
+# (later nodes of the row use it) and work-item 0 stores. Additions run in a different order
+# than the sequential loop, so float sums can differ in the last bits, as they do between
+# PyTorch's CPU and CUDA kernels. NaN propagates through MAX_PROP/MIN_PROP as in the loop.
+_COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "MAX_PROP({a}, {b})",
+            "min": "MIN_PROP({a}, {b})"}
+
+
+def _tree(lines, indent, reduction_type, acc, ctype, group):
+    part = f"part_{acc}"
+    combined = _COMBINE[reduction_type].format(a=f"{part}[lid]", b=f"{part}[lid + s]")
+    lines += [f"{indent}__local {ctype} {part}[{group}];",
+              f"{indent}{part}[lid] = {acc};",
+              f"{indent}barrier(CLK_LOCAL_MEM_FENCE);",
+              f"{indent}for (int s = {group // 2}; s > 0; s >>= 1) {{",
+              f"{indent}    if (lid < s) {part}[lid] = {combined};",
+              f"{indent}    barrier(CLK_LOCAL_MEM_FENCE);",
+              f"{indent}}}",
+              f"{indent}{acc} = {part}[0];"]
 
 
 # --- matrix products: a tiled GEMM --------------------------------------------------------------

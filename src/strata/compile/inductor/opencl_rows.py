@@ -39,7 +39,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
     "rstd") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions)."""
+    keeps size-1 dims at the reduced positions). Rows of ``GROUP_ROW`` elements or more get a
+    work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
     dims = sorted({d % nd for d in dims}) if nd else []
@@ -59,7 +60,12 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         for j, s in enumerate(kept_strides):
             values[f"out{n}_st{j}"] = s
     what = tuple((t.dtype.name, w) for t, w in outputs)
-    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps)
+    total = 1
+    for d in kept:
+        total *= x._shape[d]
+    group = _group_size(rt, kind, x.numel() // max(total, 1))
+    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps,
+           group)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
@@ -92,11 +98,24 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
                                            kind.startswith("arg"), eps)))
         kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
-        return print_kernel(kernel, ranges, layouts)
-    total = 1
-    for d in kept:
-        total *= x._shape[d]
-    launch(op_name, key, build, values, [x, *(t for t, _ in outputs)], total, rt)
+        return print_kernel(kernel, ranges, layouts, group=group)
+    tensors = [x, *(t for t, _ in outputs)]
+    if group:
+        launch(op_name, key, build, values, tensors, (total * group,), rt, (group,))
+    else:
+        launch(op_name, key, build, values, tensors, total, rt)
+
+
+GROUP_ROW = 256       # rows at least this long get a work-group each (Note [Work-group ...])
+
+
+def _group_size(rt, kind, row):
+    """The work-group size of a tree reduction over rows of ``row`` elements, or None for one
+    work-item per row: short rows, and argmax/argmin (their ties need the first index)."""
+    if row < GROUP_ROW or kind.startswith("arg"):
+        return None
+    limit = min(rt.cl_device.max_work_group_size, 256)
+    return 1 << (limit.bit_length() - 1)
 
 
 def _shifted_exp(inner, index, rindex):
