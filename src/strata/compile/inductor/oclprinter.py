@@ -323,3 +323,70 @@ void {name}({", ".join(params)}) {{
 }}
 """
     return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+
+
+# The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
+# simplest form): a work-group of RTS x RTS work-items computes a BLOCK x BLOCK tile of the
+# output, each work-item WPT x WPT of it (rows li + v * RTS, columns lj + w * RTS: neighbouring
+# work-items still store neighbouring columns), so each value read from local memory feeds WPT
+# multiply-adds instead of one. Chosen for outputs of at least BLOCK x BLOCK (opencl_rows.py).
+BLOCK, WPT, TK = 64, 4, 16
+RTS = BLOCK // WPT
+
+
+def print_gemm_blocked(name, dtype, bias) -> tuple:
+    """(source, parameter names) of the register-blocked GEMM; the ND range is (columns / WPT,
+    rows / WPT, batch), rounded up to RTS x RTS work-groups."""
+    source, names = print_gemm(name, dtype, bias)
+    params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
+    t = CL_TYPES[dtype]
+    result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc[v][w]" if bias else \
+        "alpha * acc[v][w]"
+    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {BLOCK}
+#define WPT {WPT}
+#define RTS {RTS}
+#define TK {TK}
+__kernel __attribute__((reqd_work_group_size(RTS, RTS, 1)))
+void {name}({params}) {{
+    const int lj = get_local_id(0), li = get_local_id(1);
+    const long j0 = get_group_id(0) * BLOCK, i0 = get_group_id(1) * BLOCK;
+    const long batch = get_global_id(2);
+    __local {t} a_tile[BLOCK][TK + 1];
+    __local {t} b_tile[TK][BLOCK + 1];
+    a += a_off + batch * a_stb;
+    b += b_off + batch * b_stb;
+    {t} acc[WPT][WPT];
+    for (int v = 0; v < WPT; v++)
+        for (int w = 0; w < WPT; w++)
+            acc[v][w] = 0;
+    for (long k0 = 0; k0 < ks; k0 += TK) {{
+        for (int l = 0; l < WPT; l++) {{
+            const long ai = i0 + li + l * RTS, ak = k0 + lj;
+            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
+            const long bk = k0 + li, bj = j0 + lj + l * RTS;
+            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
+        }}
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TK; k++) {{
+            {t} b_reg[WPT];
+            for (int w = 0; w < WPT; w++)
+                b_reg[w] = b_tile[k][lj + w * RTS];
+            for (int v = 0; v < WPT; v++) {{
+                const {t} a_reg = a_tile[li + v * RTS][k];
+                for (int w = 0; w < WPT; w++)
+                    acc[v][w] += a_reg * b_reg[w];
+            }}
+        }}
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    for (int v = 0; v < WPT; v++) {{
+        const long i = i0 + li + v * RTS;
+        for (int w = 0; w < WPT; w++) {{
+            const long j = j0 + lj + w * RTS;
+            if (i < ms && j < ns)
+                out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+        }}
+    }}
+}}
+"""
+    return blocked, names

@@ -18,7 +18,7 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import TILE, print_gemm, print_kernel
+from .oclprinter import BLOCK, RTS, TILE, print_gemm, print_gemm_blocked, print_kernel
 from .opencl_pointwise import (
     all_contiguous,
     broadcast_strides,
@@ -484,11 +484,13 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
         values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
     values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
-    key = ("aten::gemm", use_bias, out.dtype.name)
-    tile = TILE
-    size = (-(-n // tile) * tile, -(-m // tile) * tile, a._shape[0] if batched else 1)
-    launch("aten::gemm", key, lambda: print_gemm("k_gemm", out.dtype.name, use_bias), values,
-            [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
+    blocked = m >= BLOCK and n >= BLOCK     # big enough to fill the register-blocked tiles
+    key = ("aten::gemm", use_bias, out.dtype.name, blocked)
+    printer = print_gemm_blocked if blocked else print_gemm
+    tile, per_item = (RTS, BLOCK) if blocked else (TILE, TILE)
+    size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
+    launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
+           [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
     return out
 
 
