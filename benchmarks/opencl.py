@@ -74,7 +74,8 @@ def tiny_gpt(m, dev, width, layers=2, context=32, vocab=64, batch=8):
     heads = 4
     blocks = [nn.ModuleDict({"ln1": nn.LayerNorm(width), "qkv": nn.Linear(width, 3 * width),
                              "proj": nn.Linear(width, width), "ln2": nn.LayerNorm(width),
-                             "up": nn.Linear(width, 4 * width), "down": nn.Linear(4 * width, width)})
+                             "up": nn.Linear(width, 4 * width),
+                             "down": nn.Linear(4 * width, width)})
               for _ in range(layers)]
     model = nn.ModuleDict({"tok": nn.Embedding(vocab, width), "pos": nn.Embedding(context, width),
                            "blocks": nn.ModuleList(blocks), "ln": nn.LayerNorm(width),

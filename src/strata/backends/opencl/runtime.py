@@ -24,8 +24,8 @@ import numpy as np
 from ... import config
 from ..._tensor import make_tensor
 from ...core import trace
-from ...core.shape import contiguous_strides
 from ...core.device import as_device, device
+from ...core.shape import contiguous_strides
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (

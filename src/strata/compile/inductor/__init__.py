@@ -8,15 +8,14 @@ backend's generated eager kernels, registered with backends/cpu/native.py at imp
 from ..backends import register_backend
 from . import eager  # noqa: F401  (registers the generated eager kernels)
 
-
-# the modes that replay graphs (CUDA graphs in PyTorch); on opencl only, see opencl_graph.py
+# the modes that replay graphs (CUDA graphs in PyTorch; here on opencl and sim: replay.py)
 REPLAY_MODES = ("reduce-overhead", "max-autotune")
 
 
 @register_backend(name="inductor")
 def inductor(gm, example_inputs, mode=None):
     """The ``inductor`` backend: AOT autograd (primitive decompositions, min-cut partition)
-    with ``compile_fx`` as the forward and backward compiler."""
+    with ``compile_fx`` as the forward and backward compiler; ``mode`` is strata.compile's."""
     import functools
 
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
