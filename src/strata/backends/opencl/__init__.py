@@ -26,6 +26,6 @@ def _pin(tensor):
 def register(kernels: dict) -> None:
     """Make ``opencl`` a device type and install ``kernels`` ({op: fn}) at the OpenCL key."""
     register_device_type("opencl", "OpenCL")
-    _tensor.install_pin_memory(_pin, "opencl")
+    _tensor.install_pin_memory(_pin, "opencl", default=False)
     for op, fn in kernels.items():
         register_kernel(op, "OpenCL", fn)
