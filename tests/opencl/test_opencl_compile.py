@@ -123,3 +123,4 @@ def test_reshape_that_must_copy_matches_torch():
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     with pytest.raises(RuntimeError, match="invalid for input of size 24"):
         strata.tensor(x).to("opencl").transpose(1, 2).reshape(5, 5)
+

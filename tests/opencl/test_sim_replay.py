@@ -1,8 +1,9 @@
 """Graph replay on the sim device (``mode="reduce-overhead"``): one ``OP_EXEC_LIST`` ring
 record runs the recorded command list. Beside the opencl tests, since it is the same feature;
-the sim device needs no driver, so nothing here is skipped."""
+the sim device needs no driver, so only the opencl case of the training test can be skipped."""
 
 import numpy as np
+import pytest
 import torch
 
 import strata
@@ -47,3 +48,31 @@ def test_default_mode_on_sim_runs_the_graph_each_call():
     want = step(torch, torch.from_numpy(x.numpy()), torch.from_numpy(w.numpy()))
     for g, e in zip(got, want):
         np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def train_losses(mode, device, steps=4):
+    """SGD steps of a small MLP, eager or compiled with ``mode``: the losses."""
+    strata.manual_seed(0)
+    model = strata.nn.Sequential(strata.nn.Linear(6, 8), strata.nn.ReLU(),
+                                 strata.nn.Linear(8, 3)).to(device)
+    forward = strata.compile(model, mode=mode) if mode else model
+    opt = strata.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for i in range(steps):
+        strata.manual_seed(10 + i)
+        x = strata.randn(5, 6).to(device)
+        opt.zero_grad()
+        loss = ((forward(x) - 1) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("device", ["sim", pytest.param("opencl", marks=pytest.mark.skipif(
+    not strata.opencl.is_available(), reason="needs pyopencl with an OpenCL driver"))])
+def test_replayed_training_steps_match_eager(device):
+    """Forward and backward graphs are both replayed; each step's new batch and weights are
+    copied into the recordings' static inputs."""
+    np.testing.assert_allclose(train_losses("reduce-overhead", device),
+                               train_losses(None, device), rtol=1e-5)

@@ -203,7 +203,9 @@ def compile_fx(gm, example_inputs, replay=False):
         run = _outputs_as_list(gm)
         call = (ReplayedGraph(lambda args: run(*args), sim_runtime.get().new_recording)
                 if replay else lambda args: run(*args))
-        return CompiledGraph(call, None, "", (gm, example_inputs))
+        compiled = CompiledGraph(call, None, "", (gm, example_inputs))
+        compiled.from_cache = False
+        return compiled
     key = codecache.graph_key(gm, example_inputs, constants)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:
