@@ -76,3 +76,20 @@ def test_replayed_training_steps_match_eager(device):
     copied into the recordings' static inputs."""
     np.testing.assert_allclose(train_losses("reduce-overhead", device),
                                train_losses(None, device), rtol=1e-5)
+
+
+def test_arguments_unlike_the_recording_run_the_graph_normally():
+    """Another shape or a different non-tensor argument is not copied into the recording."""
+    from strata.compile.inductor.replay import ReplayedGraph
+    recordings = []
+
+    def new_recording():
+        recordings.append(sim_runtime.get().new_recording())
+        return recordings[-1]
+    replayed = ReplayedGraph(lambda args: [args[0] * args[1]], new_recording)
+    x = strata.ones(3).to("sim")
+    replayed([x, 2.0])
+    assert replayed([x + 1, 2.0])[0].cpu().tolist() == [4.0] * 3     # replayed
+    assert replayed([x, 5.0])[0].cpu().tolist() == [5.0] * 3         # run: 5.0 was not baked
+    assert replayed([strata.ones(2).to("sim"), 2.0])[0].cpu().tolist() == [2.0] * 2
+    assert replayed.replays == 1 and len(recordings) == 1
