@@ -124,3 +124,17 @@ def test_reshape_that_must_copy_matches_torch():
     with pytest.raises(RuntimeError, match="invalid for input of size 24"):
         strata.tensor(x).to("opencl").transpose(1, 2).reshape(5, 5)
 
+
+
+
+def test_replay_copies_into_a_transposed_static_input():
+    """A static input keeps the recording's layout; a contiguous new input is copied into it
+    element by element, not byte by byte."""
+    from strata.compile.inductor.replay import ReplayedGraph
+    replayed = ReplayedGraph(lambda args: [args[0] * 2], R.get(0).new_recording)
+    first = np.arange(12, dtype=np.float32).reshape(3, 4)
+    replayed([strata.tensor(first).to("opencl").t()])             # records a transposed input
+    second = np.arange(12, dtype=np.float32).reshape(4, 3) * 3
+    (got,) = replayed([strata.tensor(second).to("opencl")])
+    assert replayed.replays == 1
+    np.testing.assert_allclose(got.cpu().numpy(), second * 2)

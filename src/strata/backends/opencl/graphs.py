@@ -48,8 +48,8 @@ class LaunchRecording:
 
     def copy_input(self, static, new):
         """Copy a new input into its static buffer (one enqueued copy when layouts match)."""
-        if new.is_contiguous() and new.dtype == static.dtype and new.shape == static.shape \
-                and new.device == static.device:
+        if new.is_contiguous() and static.is_contiguous() and new.dtype == static.dtype and \
+                new.shape == static.shape and new.device == static.device:
             self.runtime.copy_buffer(static, new, new.numel() * new.dtype.itemsize)
         else:
             static.copy_(new)
