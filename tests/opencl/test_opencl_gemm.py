@@ -42,5 +42,21 @@ def test_blocked_addmm_and_bmm():
     np.testing.assert_allclose(got.cpu().numpy(),
                                torch.bmm(torch.from_numpy(x), torch.from_numpy(y)).numpy(),
                                rtol=1e-4, atol=1e-4)
-    blocked = [key for key in opencl_pointwise._sources if key[0] == "aten::gemm" and key[-1]]
+    blocked = [key for key in opencl_pointwise._sources if key[0] == "aten::gemm" and key[3]]
     assert blocked, "outputs of 64 x 64 or more use the register-blocked kernel"
+
+
+def test_vector_loads_for_contiguous_rows():
+    """k and n multiples of 4, rows of A and B contiguous: the tiles load with vload4; a
+    transposed B (columns contiguous) keeps the scalar loads. Incomplete blocks both ways."""
+    rng = np.random.default_rng(1)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((70, 36), (36, 68)))
+    sa, sb = strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")
+    np.testing.assert_allclose((sa @ sb).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    bt = strata.tensor(np.ascontiguousarray(b.T)).to("opencl").t()
+    np.testing.assert_allclose((sa @ bt).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    kinds = {key[4] for key in opencl_pointwise._sources if key[0] == "aten::gemm" and key[3]}
+    assert kinds == {True, False}
+    vector = [src for key, (src, _) in opencl_pointwise._sources.items()
+              if key[0] == "aten::gemm" and key[-1]]
+    assert all("vload4" in src for src in vector)

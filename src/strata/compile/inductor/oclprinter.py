@@ -334,9 +334,11 @@ BLOCK, WPT, TK = 64, 4, 16
 RTS = BLOCK // WPT
 
 
-def print_gemm_blocked(name, dtype, bias) -> tuple:
+def print_gemm_blocked(name, dtype, bias, vector=False) -> tuple:
     """(source, parameter names) of the register-blocked GEMM; the ND range is (columns / WPT,
-    rows / WPT, batch), rounded up to RTS x RTS work-groups."""
+    rows / WPT, batch), rounded up to RTS x RTS work-groups. With ``vector`` the tiles are
+    loaded with ``vload4`` (rows of A and B contiguous, k and n multiples of 4: a vector is
+    wholly inside the matrix or wholly outside)."""
     source, names = print_gemm(name, dtype, bias)
     params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
     t = CL_TYPES[dtype]
@@ -360,12 +362,7 @@ void {name}({params}) {{
         for (int w = 0; w < WPT; w++)
             acc[v][w] = 0;
     for (long k0 = 0; k0 < ks; k0 += TK) {{
-        for (int l = 0; l < WPT; l++) {{
-            const long ai = i0 + li + l * RTS, ak = k0 + lj;
-            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
-            const long bk = k0 + li, bj = j0 + lj + l * RTS;
-            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
-        }}
+{_vector_loads(t) if vector else _scalar_loads()}
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TK; k++) {{
             {t} b_reg[WPT];
@@ -390,3 +387,30 @@ void {name}({params}) {{
 }}
 """
     return blocked, names
+
+
+def _scalar_loads():
+    return """        for (int l = 0; l < WPT; l++) {
+            const long ai = i0 + li + l * RTS, ak = k0 + lj;
+            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
+            const long bk = k0 + li, bj = j0 + lj + l * RTS;
+            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
+        }"""
+
+
+def _vector_loads(t):
+    """One 4-vector of the A tile and one of the B tile per work-item (BLOCK * TK / 4 of each
+    = RTS * RTS work-items)."""
+    return f"""        {{
+            const int id = li * RTS + lj;
+            const int ar = id / (TK / 4), ac = (id % (TK / 4)) * 4;
+            const long ai = i0 + ar, ak = k0 + ac;
+            const {t}4 av = (ai < ms && ak < ks) ? vload4(0, a + ai * a_stm + ak) : ({t}4)(0);
+            a_tile[ar][ac] = av.x; a_tile[ar][ac + 1] = av.y;
+            a_tile[ar][ac + 2] = av.z; a_tile[ar][ac + 3] = av.w;
+            const int br = id / (BLOCK / 4), bc = (id % (BLOCK / 4)) * 4;
+            const long bk = k0 + br, bj = j0 + bc;
+            const {t}4 bv = (bk < ks && bj < ns) ? vload4(0, b + bk * b_stk + bj) : ({t}4)(0);
+            b_tile[br][bc] = bv.x; b_tile[br][bc + 1] = bv.y;
+            b_tile[br][bc + 2] = bv.z; b_tile[br][bc + 3] = bv.w;
+        }}"""

@@ -485,8 +485,10 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
     values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
     blocked = m >= BLOCK and n >= BLOCK     # big enough to fill the register-blocked tiles
-    key = ("aten::gemm", use_bias, out.dtype.name, blocked)
-    printer = print_gemm_blocked if blocked else print_gemm
+    vector = blocked and values["a_stk"] == 1 and values["b_stn"] == 1 and k % 4 == 0 and \
+        n % 4 == 0                          # whole 4-vectors along rows of A and B
+    key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector)
+    printer = partial(print_gemm_blocked, vector=vector) if blocked else print_gemm
     tile, per_item = (RTS, BLOCK) if blocked else (TILE, TILE)
     size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
     launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
