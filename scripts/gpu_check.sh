@@ -19,7 +19,8 @@ PY=${PYTHON:-python3}
 WHEELS=${GPU_CHECK_WHEELS:-.whl}
 SITE=${GPU_CHECK_SITE:-/tmp/strata-gpu-site}
 
-echo "== python: $("$PY" --version 2>&1), torch: $("$PY" -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())')"
+torch_info=$("$PY" -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())')
+echo "== python: $("$PY" --version 2>&1), torch: $torch_info"
 if compgen -G "$WHEELS/*.whl" >/dev/null; then
   echo "== installing $(ls "$WHEELS"/*.whl | wc -l) wheel(s) from $WHEELS into $SITE"
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \

@@ -16,7 +16,8 @@ as ``uchar``, scalars passed by value) and the loop becomes the ND range::
 Sizes, strides and offsets are runtime arguments (names in the IR), so one program serves every
 shape of a given rank and dtype: PoCL compiles each program with LLVM, which costs far more than
 a launch. A reduction runs one work-item per output element, or with ``group`` one work-group per
-output row with a tree in local memory (Note [Work-group reductions]). Besides the IR's ``sum/prod/max/min``, the reduction types ``argmax`` and
+output row with a tree in local memory (Note [Work-group reductions]). Besides the IR's
+``sum/prod/max/min``, the reduction types ``argmax`` and
 ``argmin`` keep the first index of the extreme (a NaN counts as the extreme, as in ATen) and
 expose the value as ``<name>_value``.
 """
