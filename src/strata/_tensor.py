@@ -596,9 +596,11 @@ class Tensor(TensorImpl):
     def pin_memory(self, device=None):
         """A copy in pinned host memory, which an accelerator reads and writes directly
         (``non_blocking`` copies from it do not block the host)."""
-        if _pin_memory is None:
+        kind = _default_pin[0] if device is None else str(device).split(":")[0]
+        pin = _pin_memory.get(kind)
+        if pin is None:
             raise RuntimeError("Cannot access accelerator device when none is available.")
-        return self if self.is_pinned() else _pin_memory(self)
+        return self if self.is_pinned() else pin(self)
 
     def is_pinned(self, device=None):
         return getattr(self._storage, "pinned", False)
@@ -1079,13 +1081,16 @@ def install_autograd(impl):
     _autograd = impl
 
 
-_pin_memory = None   # installed by the accelerator backend that provides pinned memory
+_pin_memory = {}   # device type -> pin function, installed by the backends with pinned memory
+_default_pin = [None]   # the device type whose pin_memory() runs when none is named
 
 
-def install_pin_memory(fn):
-    """An accelerator backend (``backends/sim``) provides ``Tensor.pin_memory()``."""
-    global _pin_memory
-    _pin_memory = fn
+def install_pin_memory(fn, device_type="sim", default=True):
+    """An accelerator backend provides ``Tensor.pin_memory()``: sim's is the default, another
+    is picked by its device, ``pin_memory("opencl")``."""
+    _pin_memory[device_type] = fn
+    if default:
+        _default_pin[0] = device_type
 
 
 def install_indexing(getitem, setitem):

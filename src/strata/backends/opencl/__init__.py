@@ -4,6 +4,8 @@ GPUs). See docs/opencl.md.
     streams.py    Stream (a profiled in-order command queue) and Event (a marker)
     runtime.py    device selection, the caching allocator over cl.Buffer segments, launches,
                   host copies, synchronisation
+    pinned.py     pinned host memory (``pin_memory("opencl")``, non-blocking copies' staging)
+    graphs.py     recording launches and replaying them (``mode="reduce-overhead"``)
 
 Its kernels are OpenCL C printed from the compiler's loop IR (compile/inductor/oclprinter.py),
 a layer below this one may not import: compile/inductor/opencl_kernels.py builds the table and
@@ -11,12 +13,19 @@ hands it to ``register``. An op without an entry raises the dispatcher's "Could 
 'aten::xxx' with arguments from the 'OpenCL' backend".
 """
 
+from ... import _tensor
 from ...core.device import register_device_type
 from ...dispatch import register_kernel
+
+
+def _pin(tensor):
+    from . import runtime
+    return runtime.get(0).pin(tensor)
 
 
 def register(kernels: dict) -> None:
     """Make ``opencl`` a device type and install ``kernels`` ({op: fn}) at the OpenCL key."""
     register_device_type("opencl", "OpenCL")
+    _tensor.install_pin_memory(_pin, "opencl", default=False)
     for op, fn in kernels.items():
         register_kernel(op, "OpenCL", fn)

@@ -25,6 +25,7 @@ from ... import config
 from ..._tensor import make_tensor
 from ...core import trace
 from ...core.device import as_device, device
+from ...core.shape import contiguous_strides
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
@@ -36,6 +37,8 @@ from ...runtime import (
     register_runtime,
 )
 from ..cpu import native
+from ..cpu.array import data
+from . import pinned
 from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
@@ -137,6 +140,8 @@ class OpenCLRuntime(DeviceRuntime):
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
+        self.recording = None         # a LaunchRecording while a compiled graph is recorded
+        self._host_allocator = None   # pinned host memory (pinned.py), made on first use
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -192,11 +197,15 @@ class OpenCLRuntime(DeviceRuntime):
         knl = self._kernels.get((source, name))
         if knl is not None:
             return knl
+        knl = self._kernels[source, name] = getattr(self.program(source, name), name)
+        return knl
+
+    def program(self, source, name="<program>"):
+        """The built program of ``source`` (``name``: a kernel of it, for build errors)."""
         program = self._programs.get(source)
         if program is None:
             program = self._programs[source] = self._build(source, name)
-        knl = self._kernels[source, name] = getattr(program, name)
-        return knl
+        return program
 
     def _build(self, source, name):
         """Build ``source``: from the program binary cached on disk for this source, device and
@@ -244,12 +253,17 @@ class OpenCLRuntime(DeviceRuntime):
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
                                f"{exc}") from None
-        finally:
+        except BaseException:
             if span is not None:
                 trace.end(span)
+            raise
         stream.enqueued(event)
+        if self.recording is not None:
+            self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:
-            self._timed.append((event, op_name, stream.id))
+            trace.end(span, seq=stream.seq, queue=self.queue_name(stream),
+                      work_items="x".join(map(str, global_size)))
+            self._timed.append((event, op_name, stream.id, stream.seq))
         if self.launch_blocking:
             stream.synchronize()
 
@@ -269,25 +283,60 @@ class OpenCLRuntime(DeviceRuntime):
                     knl.set_arg(i, new)
         self._last_args[knl] = args
 
-    # --- host copies ----------------------------------------------------------------------------
-    def upload(self, dst, array, non_blocking=False):
-        """Copy the contiguous host ``array`` into the contiguous device tensor ``dst``."""
+    def new_recording(self):
+        """A recording of launches for graph replay (graphs.py)."""
+        from .graphs import LaunchRecording
+        return LaunchRecording(self)
+
+    # --- pinned memory and host copies ---------------------------------------------------------
+    @property
+    def host_allocator(self):
+        if self._host_allocator is None:
+            self._host_allocator = pinned.allocator(self)
+        return self._host_allocator
+
+    def pin(self, tensor):
+        """``Tensor.pin_memory("opencl")``: a copy of a CPU tensor in pinned memory."""
+        if tensor.device.type != "cpu" or tensor.is_sparse:
+            raise RuntimeError(f"cannot pin '{tensor.type()}' only dense CPU tensors can be "
+                               f"pinned")
+        shape = tuple(tensor._shape)
+        out = pinned.pinned_empty(self, shape, contiguous_strides(shape),
+                                  tensor.numel() * tensor.dtype.itemsize, tensor.dtype)
+        np.copyto(out._np(), data(tensor))
+        return out
+
+    def upload(self, dst, array, non_blocking=False, source=None):
+        """Copy the contiguous host ``array`` (the bytes of the CPU tensor ``source``) into the
+        contiguous device tensor ``dst``. A non-blocking copy from memory that is not pinned
+        first copies it into a pinned staging block (pinned.py), so that it can return."""
         if not array.nbytes:
             return
+        if self.recording is not None:
+            self.recording.unsupported("a copy from the host")
         pycl = cl()
+        keep = source
+        if non_blocking and (source is None or not pinned.is_pinned_by(self, source)):
+            keep = pinned.stage(self, array)
+            array = keep._storage.data
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
         self._record_cross_use((dst,), stream)
         event = pycl.enqueue_copy(stream.queue, buffer, array,
                                   dst_offset=offset * dst.dtype.itemsize,
                                   is_blocking=not non_blocking)
-        stream.enqueued(event, keep=array)
+        stream.enqueued(event, keep=keep if non_blocking else None)
+        block = getattr(getattr(keep, "_storage", None), "block", None)
+        if non_blocking and block is not None and pinned.is_pinned_by(self, keep):
+            self.host_allocator.record_use(block, stream.id, stream.seq)
 
     def download(self, array, src, non_blocking=False):
         """Copy the contiguous device tensor ``src`` into the contiguous host ``array``; a
         blocking copy is a sync point."""
         if not array.nbytes:
             return
+        if self.recording is not None:
+            self.recording.unsupported("a copy to the host")
         pycl = cl()
         buffer, offset = self.buffer_of(src)
         stream = self.current_stream()
@@ -310,14 +359,23 @@ class OpenCLRuntime(DeviceRuntime):
                                   dst_offset=dst_offset * dst.dtype.itemsize,
                                   src_offset=src_offset * src.dtype.itemsize)
         stream.enqueued(event)
+        if self.recording is not None:
+            self.recording.copy(dst, src, nbytes)
 
     def copy(self, dst, src, non_blocking=False):
         """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""
         F.copy_(dst, src, non_blocking)
 
+    def queue_name(self, stream):
+        """The command queue of ``stream`` as explain() names it."""
+        return f"cl_command_queue {stream.id} of '{self.cl_device.name.strip()}' " \
+               f"({self.cl_device.platform.name.strip()}; in order, profiled)"
+
     # --- synchronisation ------------------------------------------------------------------------
     def synchronize(self, reason="synchronize"):
-        span = trace.begin("sync", reason, device=str(self.device)) if trace.active else None
+        # an idle device is not traced: explain() of a CPU line synchronises every started one
+        busy = trace.active and any(stream._pending for stream in self.streams)
+        span = trace.begin("sync", reason, device=str(self.device)) if busy else None
         for stream in self.streams:
             stream.synchronize()
         if span is not None:
@@ -332,13 +390,17 @@ class OpenCLRuntime(DeviceRuntime):
         still = []
         offset = self._clock_offset()
         for item in self._timed:
-            event, name, stream_id = item
+            event, name, stream_id, seq = item
             if event.command_execution_status != 0:
                 still.append(item)
                 continue
             if trace.active:
-                fields = {"device": str(self.device), "queue": stream_id,
-                          "track": f"{self.device} stream {stream_id}"}
+                profile = event.profile
+                fields = {"device": str(self.device), "queue": stream_id, "seq": seq,
+                          "track": f"{self.device} stream {stream_id}",
+                          "event": _COMMAND_TYPES.get(event.command_type, event.command_type),
+                          "queued_to_start": _us(profile.start - profile.queued),
+                          "ran": _us(profile.end - profile.start)}
                 ev = trace.Event("device", name, event.profile.start + offset, 0, fields)
                 ev.end_ns = event.profile.end + offset
                 trace.record(ev)
@@ -355,6 +417,14 @@ class OpenCLRuntime(DeviceRuntime):
             self._offset = time.perf_counter_ns() - marker.profile.end
         return self._offset
 
+
+def _us(ns) -> str:
+    return f"{ns / 1e3:.1f}us"
+
+
+# cl_command_type values (CL/cl.h) of the commands the runtime times
+_COMMAND_TYPES = {0x11F0: "CL_COMMAND_NDRANGE_KERNEL", 0x11F3: "CL_COMMAND_READ_BUFFER",
+                  0x11F4: "CL_COMMAND_WRITE_BUFFER", 0x11F5: "CL_COMMAND_COPY_BUFFER"}
 
 _runtimes = {}
 _lock = threading.Lock()

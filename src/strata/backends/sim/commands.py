@@ -68,6 +68,8 @@ OP_EVENT_RECORD = 5   # a0 = event slot: write the device time into the slot
 OP_EVENT_WAIT = 6     # a0 = queue, a1 = seq: wait until that queue's fence reaches seq
 OP_LAUNCH_DYNAMIC = 7  # payload like OP_LAUNCH without outputs: keep the results, describe them
 OP_COPY_STAGED = 8    # a0 = seq of a dynamic launch; payload: output descriptors
+OP_EXEC_LIST = 9      # a0 = host-visible address of a recorded command list (graph replay):
+                      # a u64 byte count, then a pickled list of (opcode, payload, a0), run in order
 OP_CREATE_QUEUE = 16  # admin: a0 = queue id
 OP_SHUTDOWN = 17      # admin
 
@@ -75,6 +77,7 @@ OPCODE_NAMES = {OP_NOP: "nop", OP_LAUNCH: "launch", OP_COPY: "copy",
                 OP_WRITE_VALUE: "write_value", OP_WAIT_VALUE: "wait_value",
                 OP_EVENT_RECORD: "event_record", OP_EVENT_WAIT: "event_wait",
                 OP_LAUNCH_DYNAMIC: "launch_dynamic", OP_COPY_STAGED: "copy_staged",
+                OP_EXEC_LIST: "exec_list",
                 OP_CREATE_QUEUE: "create_queue", OP_SHUTDOWN: "shutdown"}
 
 FLAG_TIMED = 1        # write start/end times into the completion area

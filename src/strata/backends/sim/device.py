@@ -183,32 +183,7 @@ class Device:
         opcode, flags, seq, off, n, a0, a1, _, _ = record
         t0 = _now() if flags & C.FLAG_TIMED else 0
         try:
-            if opcode == C.OP_LAUNCH:
-                self._launch(arena[off:off + n])
-            elif opcode == C.OP_COPY:
-                _, dst, src = pickle.loads(arena[off:off + n])
-                if self._poison:
-                    self._check_inputs((src,))
-                self._copy(self._tensor(dst), self._tensor(src))
-            elif opcode == C.OP_LAUNCH_DYNAMIC:
-                self._launch_dynamic(qid, seq, arena[off:off + n])
-            elif opcode == C.OP_COPY_STAGED:
-                outs = pickle.loads(arena[off:off + n])
-                for arr, d in zip(self._staged.pop((qid, a0)), outs):
-                    np.copyto(self._array(d), arr, casting="unsafe")
-            elif opcode == C.OP_WRITE_VALUE:
-                self._word(a0)[0] = a1
-            elif opcode == C.OP_WAIT_VALUE:
-                word = self._word(a0)
-                self._wait_until(lambda: word[0] >= a1)
-            elif opcode == C.OP_EVENT_RECORD:
-                if a0 < C.MAX_EVENTS:
-                    self._events[a0] = _now()
-            elif opcode == C.OP_EVENT_WAIT:
-                regs, fence = self._regs, a0 * C.NREGS + C.REG_FENCE
-                self._wait_until(lambda: regs[fence] >= a1)
-            elif opcode != C.OP_NOP:
-                raise RuntimeError(f"unknown opcode {opcode}")
+            self._run(qid, seq, opcode, arena[off:off + n], a0, a1)
         except Exception as exc:
             payload = arena[off:off + n]
             where = self._where(opcode, payload)
@@ -225,6 +200,40 @@ class Device:
             at = (qid * C.RING_SLOTS + ((seq - 1) & (C.RING_SLOTS - 1))) * 2
             self._completions[at] = t0
             self._completions[at + 1] = _now()
+
+    def _run(self, qid, seq, opcode, payload, a0, a1):
+        """Execute one command (of the ring, or of a recorded command list)."""
+        if opcode == C.OP_LAUNCH:
+            self._launch(payload)
+        elif opcode == C.OP_COPY:
+            _, dst, src = pickle.loads(payload)
+            if self._poison:
+                self._check_inputs((src,))
+            self._copy(self._tensor(dst), self._tensor(src))
+        elif opcode == C.OP_LAUNCH_DYNAMIC:
+            self._launch_dynamic(qid, seq, payload)
+        elif opcode == C.OP_COPY_STAGED:
+            outs = pickle.loads(payload)
+            for arr, d in zip(self._staged.pop((qid, a0)), outs):
+                np.copyto(self._array(d), arr, casting="unsafe")
+        elif opcode == C.OP_WRITE_VALUE:
+            self._word(a0)[0] = a1
+        elif opcode == C.OP_WAIT_VALUE:
+            word = self._word(a0)
+            self._wait_until(lambda: word[0] >= a1)
+        elif opcode == C.OP_EVENT_RECORD:
+            if a0 < C.MAX_EVENTS:
+                self._events[a0] = _now()
+        elif opcode == C.OP_EVENT_WAIT:
+            regs, fence = self._regs, a0 * C.NREGS + C.REG_FENCE
+            self._wait_until(lambda: regs[fence] >= a1)
+        elif opcode == C.OP_EXEC_LIST:
+            mapping, _, at = self._region(a0)
+            n = int.from_bytes(mapping[at:at + 8], "little")
+            for command, data, b0 in pickle.loads(mapping[at + 8:at + 8 + n]):
+                self._run(qid, seq, command, data, b0, 0)
+        elif opcode != C.OP_NOP:
+            raise RuntimeError(f"unknown opcode {opcode}")
 
     def _wait_until(self, done):
         """A command that waits (on a value or another queue) sleeps in short steps."""

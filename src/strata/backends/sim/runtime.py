@@ -101,6 +101,7 @@ class SimRuntime(DeviceRuntime):
         self._host_bytes = np.frombuffer(self.driver.host_aperture(), np.uint8)
         self.staging_chunk = staging.chunk_bytes_for(config.sim_host_memory)
         self.launch_blocking = config.launch_blocking
+        self.recording = None         # a CommandRecording while a compiled graph is recorded
         self._tls = threading.local()
         self.device = SIM
         self._default = SimStream._wrap(self, self.driver.create_queue())
@@ -193,6 +194,11 @@ class SimRuntime(DeviceRuntime):
         outs.append(None)
         return spec
 
+    def new_recording(self):
+        """A recording of submitted commands for graph replay (graphs.py)."""
+        from .graphs import CommandRecording
+        return CommandRecording(self)
+
     # --- launches -------------------------------------------------------------------------------
     def launch(self, op, args, spec, plan=None):
         """Enqueue ``op`` on the current stream; its outputs (described by ``spec``, the op's
@@ -211,6 +217,8 @@ class SimRuntime(DeviceRuntime):
         encoded = self._encode(op, args, plan, stream.queue, cross)
         payload = pickle.dumps((op.qualname, _launch_site(), encoded, outs), 5)
         seq = self._submit(stream, C.OP_LAUNCH, payload, op.qualname, cross)
+        if self.recording is not None:
+            self.recording.keep(result)
         if self.launch_blocking:
             self.wait(stream.queue, seq, f"launch blocking ({op.qualname})")
         return result, seq
@@ -218,6 +226,8 @@ class SimRuntime(DeviceRuntime):
     def _submit(self, stream, opcode, payload, name, cross=(), a0=0, **fields):
         queue = stream.queue
         timed = trace.active
+        if self.recording is not None:
+            self.recording.command(opcode, payload, a0, name)
         seq = self.driver.submit(queue, opcode, payload, a0, 0, 0, 0,
                                  C.FLAG_TIMED if timed else 0)
         for block in cross:
@@ -252,6 +262,8 @@ class SimRuntime(DeviceRuntime):
             block = storage.block
             if cross is not None and block is not None and block.stream != queue:
                 cross.append(block)
+            if self.recording is not None:
+                self.recording.keep(t)
             return (storage.addr, storage.nbytes, t._offset, t._shape, t._strides,
                     DTYPE_INDEX[t.dtype], storage.id)
         if type(storage) is PinnedStorage:

@@ -281,12 +281,15 @@ def _compile(aot, args, training):
     gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
     traced = time.perf_counter()
     example = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    # the examples are meta tensors: the device the graph runs on travels beside them
+    gm.meta["device"] = next((a.device for a in args if isinstance(a, TensorImpl)), None)
     if not training:
         _notify("inference", gm, seconds=traced - start)
         return _InferenceRuntime(inference_compiler(gm, example), info)
     _notify("joint", gm, seconds=traced - start)
     num_fwd_outputs = info.num_mutated + info.num_outputs
     fw_gm, bw_gm = aot.partition_fn(gm, example, num_fwd_outputs=num_fwd_outputs)
+    fw_gm.meta["device"] = bw_gm.meta["device"] = gm.meta["device"]
     partitioned = time.perf_counter()
     saved = saved_bytes(bw_gm)
     _notify("forward", fw_gm, seconds=partitioned - traced, saved_bytes=saved)

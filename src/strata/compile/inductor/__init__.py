@@ -10,18 +10,24 @@ import functools
 from ..backends import register_backend
 from . import eager  # noqa: F401  (registers the generated eager kernels)
 
-OPTIONS = {"max_autotune": bool}     # what ``strata.compile(options=...)`` may set
-_MODE_OPTIONS = {"max-autotune": {"max_autotune": True},
+# what ``strata.compile(options=...)`` may set, and the backend argument each one sets
+OPTIONS = {"max_autotune": bool, "triton.cudagraphs": bool}
+_ARGUMENT = {"max_autotune": "max_autotune", "triton.cudagraphs": "replay"}
+# Graph replay (replay.py, on opencl and sim) is this backend's CUDA graphs, under PyTorch's name.
+_MODE_OPTIONS = {"reduce-overhead": {"triton.cudagraphs": True},
+                 "max-autotune": {"max_autotune": True, "triton.cudagraphs": True},
                  "max-autotune-no-cudagraphs": {"max_autotune": True}}
 
 
 @register_backend(name="inductor")
-def inductor(gm, example_inputs, *, max_autotune=False):
+def inductor(gm, example_inputs, *, max_autotune=False, replay=False):
     """The ``inductor`` backend: AOT autograd (primitive decompositions, min-cut partition)
-    with ``compile_fx`` as the forward and backward compiler."""
+    with ``compile_fx`` as the forward and backward compiler; ``mode`` is strata.compile's."""
+    import functools
+
     from ..aot import aot_module_simplified, min_cut_rematerialization_partition
     from .compile_fx import compile_fx
-    compiler = functools.partial(compile_fx, max_autotune=max_autotune)
+    compiler = functools.partial(compile_fx, max_autotune=max_autotune, replay=replay)
     return aot_module_simplified(gm, example_inputs, fw_compiler=compiler, bw_compiler=compiler,
                                  partition_fn=min_cut_rematerialization_partition)
 
@@ -40,7 +46,8 @@ def configured(mode=None, options=None):
             raise RuntimeError(f"Unexpected type of attr {key}, got {type(value).__name__} "
                                f"should be {OPTIONS[name].__name__}")
         settings[name] = value
-    return functools.wraps(inductor)(functools.partial(inductor, **settings))
+    arguments = {_ARGUMENT[name]: value for name, value in settings.items()}
+    return functools.wraps(inductor)(functools.partial(inductor, **arguments))
 
 
 inductor.configured = configured

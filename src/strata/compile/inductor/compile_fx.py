@@ -190,12 +190,26 @@ def _default_choices(G):
             for s in G.kernels()}
 
 
-def compile_fx(gm, example_inputs, *, max_autotune=False):
+def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
     """The compiled callable of an aten-level graph (the fw/bw compiler of AOT autograd).
     ``max_autotune``: time each kernel's loop orders and row tiles at the first call
-    (autotune.py)."""
+    (autotune.py). Graphs over opencl tensors get OpenCL kernels (opencl_graph.py), replayed if
+    ``replay`` (replay.py); graphs over sim tensors run their eager kernels, replayed likewise."""
     constants = {n.name: module_attribute(gm, n.target) for n in gm.graph.nodes
                  if n.op == "get_attr"}
+    from . import opencl_graph
+    if opencl_graph.on_opencl(gm, example_inputs):
+        return opencl_graph.compile_opencl(gm, example_inputs, constants, replay)
+    device = opencl_graph.graph_device(gm, example_inputs)
+    if device is not None and device.type == "sim":    # no code generator: its eager kernels
+        from ...backends.sim import runtime as sim_runtime
+        from .replay import ReplayedGraph
+        run = _outputs_as_list(gm)
+        call = (ReplayedGraph(lambda args: run(*args), sim_runtime.get().new_recording)
+                if replay else lambda args: run(*args))
+        compiled = CompiledGraph(call, None, "", (gm, example_inputs))
+        compiled.from_cache = False
+        return compiled
     key = codecache.graph_key(gm, example_inputs, constants, max_autotune)
     cached = None if config.compile_debug else codecache.load(key)
     if cached is not None:

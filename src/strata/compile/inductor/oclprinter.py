@@ -15,8 +15,9 @@ as ``uchar``, scalars passed by value) and the loop becomes the ND range::
 
 Sizes, strides and offsets are runtime arguments (names in the IR), so one program serves every
 shape of a given rank and dtype: PoCL compiles each program with LLVM, which costs far more than
-a launch. Reductions run one work-item per output element (a work-group tree reduction is later
-work, docs/opencl.md). Besides the IR's ``sum/prod/max/min``, the reduction types ``argmax`` and
+a launch. A reduction runs one work-item per output element, or with ``group`` one work-group per
+output row with a tree in local memory (Note [Work-group reductions]). Besides the IR's
+``sum/prod/max/min``, the reduction types ``argmax`` and
 ``argmin`` keep the first index of the extreme (a NaN counts as the extreme, as in ATen) and
 expose the value as ``<name>_value``.
 """
@@ -133,36 +134,52 @@ def _size_names(kernel, layouts):
     return names
 
 
-def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset()):
+def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False, group=None):
     """(the OpenCL C source of ``kernel``, its parameter names in order).
 
     ``layouts`` maps each stored node's name to an ``InputBuffer`` giving where its element at
-    an outer index goes (stride/offset names allowed); ``scalars`` are inputs passed by value."""
+    an index goes (stride/offset names allowed); ``scalars`` are inputs passed by value. With
+    ``based``, each buffer ``b`` also takes ``b_base``, an element offset added to its pointer
+    (compiled graphs bake their layouts in, but a tensor starts anywhere in its segment).
+    A node with more ranges than ``outer_ranges`` loops over the extra ones in its work-item.
+    With ``group`` (a power of two), each outer index is one work-group of that many work-items
+    and each reduction a tree (Note [Work-group reductions])."""
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
-    params, names = [], []
+    params, names, pointers = [], [], []
     for b in kernel.inputs:
         if b.name in scalars:
             params.append(f"const {CL_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
+            pointers.append(b.name)
         names.append(b.name)
     for n in kernel.nodes:
         if n.name not in kernel.local:
             params.append(f"__global {BUFFER_TYPES[n.dtype]}* restrict {n.name}")
             names.append(n.name)
+            pointers.append(n.name)
+    if based:
+        params += [f"const long {p}_base" for p in pointers]
+        names += [f"{p}_base" for p in pointers]
     for name in _size_names(kernel, layouts):
         params.append(f"const long {name}")
         names.append(name)
-    lines = [f"__kernel void {kernel.name}({', '.join(params)}) {{",
-             "    const long x = get_global_id(0);",
+    head = f"__kernel __attribute__((reqd_work_group_size({group}, 1, 1)))\n" if group else \
+        "__kernel "
+    lines = [f"{head}void {kernel.name}({', '.join(params)}) {{",
+             f"    const long x = get_{'group' if group else 'global'}_id(0);",
              f"    if (x >= {prod(outer_ranges)}) return;"]
+    if group:
+        lines.append("    const int lid = get_local_id(0);")
+    if based:
+        lines += [f"    {p} += {p}_base;" for p in pointers]
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 4)
     lines.extend(index_lines)
     aliases = {}
     for node in kernel.nodes:
         _print_node(node, tuple(index), buffers, lines, aliases, scalars,
-                    None if node.name in kernel.local else layouts[node.name])
+                    None if node.name in kernel.local else layouts[node.name], group)
     lines.append("}")
     dtypes = set(buffers.values())
     text = PREAMBLE + "\n".join(lines) + "\n"
@@ -175,13 +192,16 @@ def _handler(buffers, lines, indent, aliases, scalars):
     return h
 
 
-def _print_node(node, index, buffers, lines, aliases, scalars, layout):
+def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=None):
     indent = " " * 4
+    store = "if (lid == 0) " if group else ""      # one work-item writes a group's row
     if isinstance(node, Reduction):
         acc, body = f"acc_{node.name}", indent + "    "
         head = len(lines)
         lines.append("")       # the accumulator's declaration, once its dtype is known
-        lines.append(f"{indent}for (long y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+        first, step = ("lid", group) if group else ("0", 1)
+        lines.append(f"{indent}for (long y = {first}; y < {prod(node.reduction_ranges)}; "
+                     f"y += {step}) {{")
         rindex, rlines = _index_vars("r", node.reduction_ranges, "y", body)
         lines.extend(rlines)
         with use_handler(_handler(buffers, lines, body, aliases, scalars)):
@@ -204,18 +224,53 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout):
                       "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
             lines.append(f"{body}{acc} = {update[node.reduction_type]};")
             lines.append(f"{indent}}}")
+            if group:
+                _tree(lines, indent, node.reduction_type, acc, ctype, group)
             result = acc
         if layout is None:
             aliases[node.name] = result
         else:
-            lines.append(f"{indent}{node.name}[{layout.index(index)}] = {result};")
+            lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {result};")
         return
+    extra = tuple(node.ranges[len(index):])
+    if extra:        # a row of a compiled graph's kernel: loop over the rest of the element
+        lines.append(f"{indent}for (long y = 0; y < {prod(extra)}; y++) {{")
+        indent += "    "
+        rindex, rlines = _index_vars("r", extra, "y", indent)
+        lines.extend(rlines)
+        index = index + tuple(rindex)
     with use_handler(_handler(buffers, lines, indent, aliases, scalars)):
         value = node.inner_fn(index)
     if layout is None:
         aliases[node.name] = str(value)
     else:
-        lines.append(f"{indent}{node.name}[{layout.index(index)}] = {value};")
+        lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {value};")
+    if extra:
+        lines.append(f"{indent[:-4]}}}")
+
+
+# Note [Work-group reductions]: one work-group per output row. Each of its G work-items
+# accumulates the elements y = lid, lid + G, ... of the row (neighbouring work-items read
+# neighbouring elements: coalesced on a GPU), writes its partial result to local memory, and
+# log2(G) halving steps combine them, a barrier after each; every work-item then reads the total
+# (later nodes of the row use it) and work-item 0 stores. Additions run in a different order
+# than the sequential loop, so float sums can differ in the last bits, as they do between
+# PyTorch's CPU and CUDA kernels. NaN propagates through MAX_PROP/MIN_PROP as in the loop.
+_COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "MAX_PROP({a}, {b})",
+            "min": "MIN_PROP({a}, {b})"}
+
+
+def _tree(lines, indent, reduction_type, acc, ctype, group):
+    part = f"part_{acc}"
+    combined = _COMBINE[reduction_type].format(a=f"{part}[lid]", b=f"{part}[lid + s]")
+    lines += [f"{indent}__local {ctype} {part}[{group}];",
+              f"{indent}{part}[lid] = {acc};",
+              f"{indent}barrier(CLK_LOCAL_MEM_FENCE);",
+              f"{indent}for (int s = {group // 2}; s > 0; s >>= 1) {{",
+              f"{indent}    if (lid < s) {part}[lid] = {combined};",
+              f"{indent}    barrier(CLK_LOCAL_MEM_FENCE);",
+              f"{indent}}}",
+              f"{indent}{acc} = {part}[0];"]
 
 
 # --- matrix products: a tiled GEMM --------------------------------------------------------------
@@ -269,3 +324,94 @@ void {name}({", ".join(params)}) {{
 }}
 """
     return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+
+
+# The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
+# simplest form): a work-group of RTS x RTS work-items computes a BLOCK x BLOCK tile of the
+# output, each work-item WPT x WPT of it (rows li + v * RTS, columns lj + w * RTS: neighbouring
+# work-items still store neighbouring columns), so each value read from local memory feeds WPT
+# multiply-adds instead of one. Chosen for outputs of at least BLOCK x BLOCK (opencl_rows.py).
+BLOCK, WPT, TK = 64, 4, 16
+RTS = BLOCK // WPT
+
+
+def print_gemm_blocked(name, dtype, bias, vector=False) -> tuple:
+    """(source, parameter names) of the register-blocked GEMM; the ND range is (columns / WPT,
+    rows / WPT, batch), rounded up to RTS x RTS work-groups. With ``vector`` the tiles are
+    loaded with ``vload4`` (rows of A and B contiguous, k and n multiples of 4: a vector is
+    wholly inside the matrix or wholly outside)."""
+    source, names = print_gemm(name, dtype, bias)
+    params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
+    t = CL_TYPES[dtype]
+    result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc[v][w]" if bias else \
+        "alpha * acc[v][w]"
+    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {BLOCK}
+#define WPT {WPT}
+#define RTS {RTS}
+#define TK {TK}
+__kernel __attribute__((reqd_work_group_size(RTS, RTS, 1)))
+void {name}({params}) {{
+    const int lj = get_local_id(0), li = get_local_id(1);
+    const long j0 = get_group_id(0) * BLOCK, i0 = get_group_id(1) * BLOCK;
+    const long batch = get_global_id(2);
+    __local {t} a_tile[BLOCK][TK + 1];
+    __local {t} b_tile[TK][BLOCK + 1];
+    a += a_off + batch * a_stb;
+    b += b_off + batch * b_stb;
+    {t} acc[WPT][WPT];
+    for (int v = 0; v < WPT; v++)
+        for (int w = 0; w < WPT; w++)
+            acc[v][w] = 0;
+    for (long k0 = 0; k0 < ks; k0 += TK) {{
+{_vector_loads(t) if vector else _scalar_loads()}
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TK; k++) {{
+            {t} b_reg[WPT];
+            for (int w = 0; w < WPT; w++)
+                b_reg[w] = b_tile[k][lj + w * RTS];
+            for (int v = 0; v < WPT; v++) {{
+                const {t} a_reg = a_tile[li + v * RTS][k];
+                for (int w = 0; w < WPT; w++)
+                    acc[v][w] += a_reg * b_reg[w];
+            }}
+        }}
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }}
+    for (int v = 0; v < WPT; v++) {{
+        const long i = i0 + li + v * RTS;
+        for (int w = 0; w < WPT; w++) {{
+            const long j = j0 + lj + w * RTS;
+            if (i < ms && j < ns)
+                out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+        }}
+    }}
+}}
+"""
+    return blocked, names
+
+
+def _scalar_loads():
+    return """        for (int l = 0; l < WPT; l++) {
+            const long ai = i0 + li + l * RTS, ak = k0 + lj;
+            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
+            const long bk = k0 + li, bj = j0 + lj + l * RTS;
+            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
+        }"""
+
+
+def _vector_loads(t):
+    """One 4-vector of the A tile and one of the B tile per work-item (BLOCK * TK / 4 of each
+    = RTS * RTS work-items)."""
+    return f"""        {{
+            const int id = li * RTS + lj;
+            const int ar = id / (TK / 4), ac = (id % (TK / 4)) * 4;
+            const long ai = i0 + ar, ak = k0 + ac;
+            const {t}4 av = (ai < ms && ak < ks) ? vload4(0, a + ai * a_stm + ak) : ({t}4)(0);
+            a_tile[ar][ac] = av.x; a_tile[ar][ac + 1] = av.y;
+            a_tile[ar][ac + 2] = av.z; a_tile[ar][ac + 3] = av.w;
+            const int br = id / (BLOCK / 4), bc = (id % (BLOCK / 4)) * 4;
+            const long bk = k0 + br, bj = j0 + bc;
+            const {t}4 bv = (bk < ks && bj < ns) ? vload4(0, b + bk * b_stk + bj) : ({t}4)(0);
+            b_tile[br][bc] = bv.x; b_tile[br][bc + 1] = bv.y;
+            b_tile[br][bc + 2] = bv.z; b_tile[br][bc + 3] = bv.w;
+        }}"""

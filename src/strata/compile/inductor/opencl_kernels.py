@@ -36,6 +36,7 @@ from .opencl_pointwise import (
     gelu,
     math_formula,
     pow_,
+    reshape_copy,
     sub_formula,
     threshold_backward,
     unary,
@@ -62,7 +63,8 @@ def kernels() -> dict:
              SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
              A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
              A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),
-             A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward")}
+             A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward"),
+             SH._reshape_copy: reshape_copy}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -19,6 +19,7 @@ from ...core.shape import contiguous_strides
 from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
+from ...ops import shape as SH
 from ...ops.meta_rules import promote
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
@@ -183,6 +184,16 @@ def clone(self, memory_format=None):
     return pointwise("aten::clone", identity, [(self, self.dtype)], out)
 
 
+def reshape_copy(self, size):
+    """``reshape`` of a layout no view can express: a contiguous copy in the new shape (the
+    elements in row-major order of ``self``)."""
+    spec = SH._reshape_copy.meta(self, size)
+    out = runtime_of(self).empty(tuple(self._shape), contiguous_strides(tuple(self._shape)),
+                                 self.dtype)
+    pointwise("aten::_reshape_copy", identity, [(self, self.dtype)], out)
+    return out.view(tuple(spec.shape))
+
+
 def gelu(self, approximate="none"):
     """The eager CPU kernels' formula (compile/inductor/eager.py), printed for OpenCL."""
     spec = P.gelu.meta(self, approximate)
@@ -245,16 +256,17 @@ def copy_(self, src, non_blocking=False):
         return pointwise("aten::copy_", identity, [(src, self.dtype)], self)
     if is_device(self):
         rt = runtime_of(self)
-        # a non-blocking upload reads its host array later: stage a private copy of it, so
-        # writes to ``src`` after this call cannot change what arrives
-        host = np.array(data(src), order="C", copy=True) if non_blocking else \
-            np.ascontiguousarray(data(src))
+        # a non-blocking upload from memory that is not pinned goes through a pinned staging
+        # block (runtime.upload), so writes to ``src`` after this call cannot change what arrives
+        view = data(src)
+        host = np.ascontiguousarray(view)
+        source = src if host is view else None      # None: a copy, so not pinned memory
         if src.dtype == self.dtype and tuple(src._shape) == tuple(self._shape) and \
                 all_contiguous((), self):
-            rt.upload(self, host, non_blocking)
+            rt.upload(self, host, non_blocking, source)
             return self
         staged = rt.empty(tuple(src._shape), contiguous_strides(src._shape), src.dtype)
-        rt.upload(staged, host, non_blocking)
+        rt.upload(staged, host, non_blocking, source)
         return pointwise("aten::copy_", identity, [(staged, self.dtype)], self)
     rt = runtime_of(src)
     if not all_contiguous((), src):

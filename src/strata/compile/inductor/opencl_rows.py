@@ -18,7 +18,7 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import TILE, print_gemm, print_kernel
+from .oclprinter import BLOCK, RTS, TILE, print_gemm, print_gemm_blocked, print_kernel
 from .opencl_pointwise import (
     all_contiguous,
     broadcast_strides,
@@ -39,7 +39,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
     "rstd") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions)."""
+    keeps size-1 dims at the reduced positions). Rows of ``GROUP_ROW`` elements or more get a
+    work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
     dims = sorted({d % nd for d in dims}) if nd else []
@@ -59,7 +60,12 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         for j, s in enumerate(kept_strides):
             values[f"out{n}_st{j}"] = s
     what = tuple((t.dtype.name, w) for t, w in outputs)
-    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps)
+    total = 1
+    for d in kept:
+        total *= x._shape[d]
+    group = _group_size(rt, kind, x.numel() // max(total, 1))
+    key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps,
+           group)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
@@ -92,11 +98,24 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
                                            kind.startswith("arg"), eps)))
         kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
-        return print_kernel(kernel, ranges, layouts)
-    total = 1
-    for d in kept:
-        total *= x._shape[d]
-    launch(op_name, key, build, values, [x, *(t for t, _ in outputs)], total, rt)
+        return print_kernel(kernel, ranges, layouts, group=group)
+    tensors = [x, *(t for t, _ in outputs)]
+    if group:
+        launch(op_name, key, build, values, tensors, (total * group,), rt, (group,))
+    else:
+        launch(op_name, key, build, values, tensors, total, rt)
+
+
+GROUP_ROW = 256       # rows at least this long get a work-group each (Note [Work-group ...])
+
+
+def _group_size(rt, kind, row):
+    """The work-group size of a tree reduction over rows of ``row`` elements, or None for one
+    work-item per row: short rows, and argmax/argmin (their ties need the first index)."""
+    if row < GROUP_ROW or kind.startswith("arg"):
+        return None
+    limit = min(rt.cl_device.max_work_group_size, 256)
+    return 1 << (limit.bit_length() - 1)
 
 
 def _shifted_exp(inner, index, rindex):
@@ -465,11 +484,15 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
         values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
     values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
-    key = ("aten::gemm", use_bias, out.dtype.name)
-    tile = TILE
-    size = (-(-n // tile) * tile, -(-m // tile) * tile, a._shape[0] if batched else 1)
-    launch("aten::gemm", key, lambda: print_gemm("k_gemm", out.dtype.name, use_bias), values,
-            [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
+    blocked = m >= BLOCK and n >= BLOCK     # big enough to fill the register-blocked tiles
+    vector = blocked and values["a_stk"] == 1 and values["b_stn"] == 1 and k % 4 == 0 and \
+        n % 4 == 0                          # whole 4-vectors along rows of A and B
+    key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector)
+    printer = partial(print_gemm_blocked, vector=vector) if blocked else print_gemm
+    tile, per_item = (RTS, BLOCK) if blocked else (TILE, TILE)
+    size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
+    launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
+           [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
     return out
 
 
