@@ -265,11 +265,12 @@ class CompiledGraph:
     """What ``compile_fx`` returns: call it with the graph's inputs. ``output_code``,
     ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
 
-    def __init__(self, call, G, output_code, graph_and_inputs, autotuner, after_tuning=None):
+    def __init__(self, call, G, output_code, graph_and_inputs, autotuner=None,
+                 after_tuning=None):
         self._call, self._graph, self.output_code = call, G, output_code
         self.from_cache = G is None     # lowering was skipped
         self._graph_and_inputs = graph_and_inputs
-        self.autotuner = autotuner      # its ``choices``: how each kernel runs (autotune.py)
+        self.autotuner = autotuner   # its ``choices`` (autotune.py); None on opencl and sim
         self._after_tuning = after_tuning
 
     def _lowered(self):
