@@ -111,17 +111,22 @@ class RequestWork(Work):
 
     def _poll(self):
         if not self._done.is_set() and self._request.Test(self.status):
-            if self._span is not None:
-                self._span.end_ns = time.perf_counter_ns()
-            self._finish()
+            self._complete()
         return self._done.is_set()
 
+    def _complete(self):
+        if self._span is not None:
+            self._span.end_ns = time.perf_counter_ns()
+        self._finish()
+
     def _block(self, deadline_s):
+        if self._done.is_set():
+            return   # testing a completed request again would overwrite its status
         if not finish(self._request, deadline_s, self.status):
             self._on_timeout(f"{self.op_name} did not finish within the process group's "
                              f"timeout ({deadline_s:g} s): a peer died, hangs, or never posted "
                              f"the matching operation")
-        self._poll()
+        self._complete()
 
     def progress(self):
         """Test the request once: MPICH advances every pending request only inside MPI calls,
@@ -231,7 +236,8 @@ class Worker:
 # the core the peer or the rest of backward needs (ranks usually have one core each). Sleeping
 # from the first test (as this once did) or yielding the core between tests (sched_yield) made
 # each step of the protocol wait for a wake-up, which takes up to milliseconds on a loaded
-# machine: 2.6 MB all-reduced in 6 ms (sleeping) or 3-4 ms (yielding) instead of 1.4 ms.
+# machine: at load average 5.6 on 2 cores, 2.6 MB all-reduced in 6 ms (sleeping) or 3-4 ms
+# (yielding) instead of 1.4 ms (testing).
 SPIN_S = 2e-3
 MAX_PAUSE_S = 2e-4
 
