@@ -87,15 +87,6 @@ def _seconds(name: str, default: str) -> float:
 # for this many seconds (a stopped or hung device); 0 waits forever.
 sim_timeout: float = _seconds("STRATA_SIM_TIMEOUT", "60")
 
-# Threads the CPU backend splits a large kernel over (PyTorch's intra-op threads): every core this
-# process may use, or fewer if OMP_NUM_THREADS (a positive integer) says so, as torch counts them.
-# torchrun and `strata run --nproc-per-node N` set it to 1 so that N ranks do not oversubscribe.
-_usable_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-    os.cpu_count() or 1)
-_omp_threads = os.environ.get("OMP_NUM_THREADS", "")
-cpu_num_threads: int = min(int(_omp_threads), _usable_cores) \
-    if _omp_threads.isdigit() and int(_omp_threads) > 0 else _usable_cores
-
 # --- strata.distributed -------------------------------------------------------------------------
 
 # What the launcher (``strata run --nproc-per-node``, torchrun, mpiexec's hydra) told this rank.

@@ -143,7 +143,8 @@ def write(self, result):
 # one chunk per thread; a nested call runs inline, as in ATen, so pool threads never wait on the
 # pool.
 
-NUM_THREADS = config.cpu_num_threads   # OMP_NUM_THREADS, else the usable cores
+NUM_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+    os.cpu_count() or 1)
 GRAIN_SIZE = 32768  # elements: below this, a chunk is not worth a thread (ATen's GRAIN_SIZE)
 
 _pool = None
