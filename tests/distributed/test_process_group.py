@@ -159,3 +159,23 @@ def test_collectives_on_the_comm_track_and_in_explain(world, tmp_path):
     assert "post all_reduce: queued to the comm worker of group default_pg" in text
     assert "mpi:all_reduce ran on the comm worker thread" in text
     assert text.rstrip().splitlines()[-1].endswith("comm")
+
+
+def test_ddp_bucket_requests_on_the_comm_track_and_in_explain(world, tmp_path):
+    model = strata.nn.parallel.DistributedDataParallel(strata.nn.Linear(3, 2))
+    x = strata.ones(4, 3)
+    with strata.profiler.profile() as prof:
+        model(x).sum().backward()
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())["traceEvents"]
+    tids = {e["args"]["name"].split(" (")[0]: e["tid"] for e in trace
+            if e.get("name") == "thread_name"}
+    run = [e for e in trace if e.get("name") == "mpi:all_reduce"]
+    assert len(run) == 1 and run[0]["tid"] == tids["strata-comm default_pg"]
+    assert run[0]["args"]["bucket"] == 0 and run[0]["args"]["bytes"] == 32
+    assert run[0]["dur"] > 0
+    assert np.allclose(model.module.weight.grad.numpy(), 4.0)   # a world of one: sum == mean
+    text = strata.explain(lambda t: model(t).sum().backward(), x).text
+    assert "post all_reduce: started as a nonblocking MPI request of group default_pg" in text
+    assert "mpi:all_reduce: in flight as an MPI request of group default_pg" in text

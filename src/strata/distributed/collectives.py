@@ -15,7 +15,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..core import dtype as D
 from .buffers import (HostBuffer, ReduceOp, check_fingerprints, check_reduce_op, fingerprint,
-                      reduce_in_place)
+                      mpi_op, reduce_in_place)
 from .process_group import _abort, _mpi, is_member, resolve
 from .work import RequestWork
 
@@ -117,19 +117,25 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
                    [tensor])
 
 
-def all_reduce_flat(pg, array, dtype, op, **trace_fields):
-    """All-reduce a flat host array in place, async; ``trace_fields`` label it on the comm track.
+def all_reduce_flat(pg, comm, array, dtype, op, **trace_fields):
+    """Start an all-reduce (SUM, MAX, ...; not AVG) of a flat host array in place, as a
+    nonblocking MPI request on the caller's thread over ``comm``, a communicator of the caller's
+    own (``pg.dup_comm()``); returns its ``RequestWork``. ``trace_fields`` label it on the comm
+    track.
 
-    DDP's buckets use it. They skip the fingerprint exchange: DDP checked at construction that
-    every rank has the same parameters, hence the same buckets, and one more round trip per
-    bucket is what a step can least afford on busy cores."""
+    DDP's buckets use it (Note [Requests on the caller's thread] in work.py). They skip the
+    fingerprint exchange: DDP checked at construction that every rank has the same parameters,
+    hence the same buckets, and one more round trip per bucket is what a step can least
+    afford on busy cores."""
+    MPI = _mpi()
     dtype = dtype or D.from_numpy_dtype(array.dtype)
-    _seq(pg)
-
-    def run(comm, MPI):
-        reduce_in_place(comm, MPI, array, op, dtype)
-    return _launch(pg, "all_reduce", run, {"bytes": array.nbytes, "op": op.name, **trace_fields},
-                   async_op=True)
+    operand = array.astype(np.float32) if dtype is D.bfloat16 else array
+    work = pg.worker.start_request(
+        "all_reduce", lambda: comm.Iallreduce(MPI.IN_PLACE, operand, op=mpi_op(MPI, op, dtype)),
+        bytes=array.nbytes, op=op.name, **trace_fields)
+    if operand is not array:
+        work._after_wait(lambda: np.copyto(array, operand, casting="unsafe"))
+    return work
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

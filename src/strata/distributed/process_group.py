@@ -52,6 +52,14 @@ class ProcessGroup:
         self.seq = 0   # collectives issued, the first field of their fingerprint
         self.worker = Worker(name, timeout.total_seconds(), _abort)
 
+    def dup_comm(self):
+        """A new communicator over this group's ranks, for a caller that starts its own
+        nonblocking collectives (Note [Requests on the caller's thread]). Every rank must call
+        it, in the same order among the group's collectives: it runs on the worker."""
+        comms = []
+        self.worker.submit("comm_dup", lambda: comms.append(self.comm.Dup())).wait()
+        return comms[0]
+
     def rank(self) -> int:
         return self.comm.Get_rank()
 

@@ -14,7 +14,8 @@ reports its start/end times when the host next synchronises, so explain() synchr
 devices after the line (that wait is shown, outside the line) and puts each execution under the
 launch that queued it. On the CPU the layers below the kernel are simply absent. A collective
 (``strata.distributed``) adds the "comm" layer: its post on the calling thread and, under it,
-its run on the process group's worker thread.
+its run on the process group's worker thread (or, for DDP's buckets, its time in flight as a
+nonblocking MPI request).
 """
 
 import ast
@@ -88,6 +89,11 @@ def describe(node) -> str:
     if layer == "sync":
         return f"{ev.name}: waited {format_ns(f.get('waited_ns'))}  {_rest(f)}"
     if layer == "comm":
+        if f.get("request"):   # a nonblocking MPI request the caller started and tests
+            what = ("started as a nonblocking MPI request of group" if f.get("kind") == "post"
+                    else "in flight as an MPI request of group")
+            return f"{ev.name}: {what} {f.get('group')}  " \
+                   f"{_rest(f, ('group', 'work', 'kind', 'request'))}"
         if f.get("kind") == "post":
             return f"{ev.name}: queued to the comm worker of group {f.get('group')}  " \
                    f"{_rest(f, ('group', 'work'))}"

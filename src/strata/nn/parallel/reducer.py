@@ -4,12 +4,13 @@ Parameters are packed, in reverse registration order (the order their gradients 
 backward), into flat per-dtype buckets of at most ``bucket_cap_mb``; the first bucket is capped at
 1 MiB when the cap is left at its default, so communication starts early. A post-accumulate-grad
 hook on every parameter copies its gradient into its bucket, divided by the world size on the way
-("divides while copying to save one scan"). When a bucket's last gradient arrives, the bucket's
-all-reduce (a SUM, which yields the mean) is queued non-blocking, strictly in bucket order so that
-every rank issues the same all-reduces in the same order; the rest of backward keeps running
-while the group's worker thread communicates. The hook that launches the last bucket waits for
-all of them and writes the averaged gradients back into ``param.grad`` (or, with
-``gradient_as_bucket_view``, the gradients already are views of the buckets).
+("divides while copying to save one scan"). When a bucket's last gradient arrives, the hook starts
+the bucket's all-reduce (a SUM, which yields the mean) as a nonblocking MPI request on DDP's own
+communicator, strictly in bucket order so that every rank issues the same all-reduces in the
+same order, and every later hook tests the requests in flight, which is when MPICH moves their
+data (Note [Requests on the caller's thread] in distributed/work.py). The hook that launches the
+last bucket waits for all of them and writes the averaged gradients back into ``param.grad`` (or,
+with ``gradient_as_bucket_view``, the gradients already are views of the buckets).
 """
 
 import numpy as np
@@ -75,6 +76,7 @@ class Reducer:
                  gradient_as_bucket_view):
         self.params = params
         self.pg = process_group
+        self.comm = process_group.dup_comm()   # only this reducer's all-reduces run on it
         self.world = process_group.size()
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
@@ -87,6 +89,7 @@ class Reducer:
         self._ready = [False] * len(params)
         self._used = np.zeros(len(params), np.int32)
         self._next_bucket = 0
+        self._oldest_in_flight = 0
         self._expecting = False     # a backward with sync started and has not finished
         self._hooks = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                        for i, p in enumerate(params)]
@@ -116,6 +119,7 @@ class Reducer:
         self._ready = [False] * len(self.params)
         self._used[:] = 0
         self._next_bucket = 0
+        self._oldest_in_flight = 0
         for bucket in self.buckets:
             bucket.pending = len(bucket.param_indices)
             bucket.work = None
@@ -135,6 +139,7 @@ class Reducer:
                                f"by several modules and marked twice).")
         self._ready[index] = True
         self._expecting = True
+        self._progress()
         bucket = self.bucket_of[index]
         param = self.params[index]
         grad = None if unused else param.grad
@@ -148,11 +153,19 @@ class Reducer:
         while (self._next_bucket < len(self.buckets)
                and self.buckets[self._next_bucket].pending == 0):
             ready = self.buckets[self._next_bucket]
-            ready.work = all_reduce_flat(self.pg, ready.array, ready.dtype, ReduceOp.SUM,
-                                         bucket=ready.index, params=len(ready.param_indices))
+            ready.work = all_reduce_flat(self.pg, self.comm, ready.array, ready.dtype,
+                                         ReduceOp.SUM, bucket=ready.index,
+                                         params=len(ready.param_indices))
             self._next_bucket += 1
         if self._next_bucket == len(self.buckets):
             self._finalize()
+
+    def _progress(self):
+        """Test the oldest all-reduce in flight: any MPI call advances all of them."""
+        while self._oldest_in_flight < self._next_bucket:
+            if not self.buckets[self._oldest_in_flight].work.progress():
+                return
+            self._oldest_in_flight += 1
 
     def _copy_in(self, bucket, index, param, grad, target):
         scale = 1.0 / self.world
@@ -172,7 +185,7 @@ class Reducer:
         globally_used = self._used
         if self.find_unused_parameters:
             globally_used = self._used.copy()
-            all_reduce_flat(self.pg, globally_used, None, ReduceOp.MAX,
+            all_reduce_flat(self.pg, self.comm, globally_used, None, ReduceOp.MAX,
                             what="unused-parameter map").wait()
         for index, param in enumerate(self.params):
             if not globally_used[index]:
