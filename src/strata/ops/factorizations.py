@@ -15,7 +15,7 @@ from ..core.shape import broadcast_shapes, contiguous_strides, wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .factory import clone, copy_, eye, full
+from .factory import _to_copy, clone, copy_, eye, full
 from .linalg import matmul
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
@@ -424,8 +424,18 @@ def _matrix_exp(self):
     check_float("linalg.matrix_exp", self, "linalg_matrix_exp_cpu")
     if self.numel() == 0:
         return clone(self)
-    norm = aten.amax.default(reduce_sum(P.abs(self), [-2], False), [], False).item()
-    squarings = max(0, math.ceil(math.log2(norm)) + 1) if norm > 0 else 0
+    # The scaling comes from the finite entries: a matrix holding inf or nan turns to nan through
+    # the products below (as ATen's), without leaving its batch-mates unscaled.
+    # Column sums in float64, so that huge float32 entries do not overflow the norm; past
+    # float64's range the result overflows whatever the scaling, so it is capped.
+    finite = _to_copy(P.where(P.isfinite(self), P.abs(self), 0.0), dtype=D.float64)
+    norm = aten.amax.default(reduce_sum(finite, [-2], False), [], False).item()
+    if norm == 0:
+        squarings = 0
+    elif norm == math.inf:
+        squarings = 1023
+    else:
+        squarings = min(max(0, math.ceil(math.log2(norm)) + 1), 1023)
     scaled = P.div(self, 2.0 ** squarings)
     n = self.shape[-1]
     identity = S.expand(eye(n, dtype=self.dtype, device=self.device), tuple(self.shape))

@@ -175,6 +175,22 @@ def linalg_qr(A, mode="reduced"):
     return wrap(np.ascontiguousarray(q), dt), wrap(np.ascontiguousarray(r), dt)
 
 
+def _svd(arr, **kwargs):
+    """``np.linalg.svd``, except that a matrix holding inf or nan gives nan (what LAPACK gives
+    ATen) instead of NumPy's "SVD did not converge"; its batch-mates are unaffected."""
+    bad = ~np.isfinite(arr).all(axis=(-2, -1))
+    if not bad.any():
+        return np.linalg.svd(arr, **kwargs)
+    out = np.linalg.svd(np.where(bad[..., None, None], 0, arr), **kwargs)
+
+    def nan_where_bad(x, trailing):
+        return np.where(bad.reshape(bad.shape + (1,) * trailing), np.nan, x).astype(x.dtype)
+    if not kwargs.get("compute_uv", True):
+        return nan_where_bad(out, 1)
+    u, s, vh = out
+    return nan_where_bad(u, 2), nan_where_bad(s, 1), nan_where_bad(vh, 2)
+
+
 def linalg_svd(A, full_matrices=True, driver=None):
     u_spec, s_spec, v_spec = LF.linalg_svd.meta(A, full_matrices, driver)
     dt = A.dtype
@@ -182,7 +198,7 @@ def linalg_svd(A, full_matrices=True, driver=None):
     if arr.size == 0:   # singular vectors of an empty matrix: identities (PyTorch's result)
         return (wrap(_identity_like(u_spec.shape, dt), dt), wrap(np.zeros(s_spec.shape, dt.np), dt),
                 wrap(_identity_like(v_spec.shape, dt), dt))
-    u, s, vh = np.linalg.svd(arr, full_matrices=full_matrices)
+    u, s, vh = _svd(arr, full_matrices=full_matrices)
     return (wrap(np.ascontiguousarray(u), dt), wrap(s, dt), wrap(np.ascontiguousarray(vh), dt))
 
 
@@ -191,7 +207,7 @@ def linalg_svdvals(A, driver=None):
     arr = data(A)
     if arr.size == 0:
         return wrap(np.zeros(spec.shape, spec.dtype.np), spec.dtype)
-    return wrap(np.linalg.svd(arr, compute_uv=False), spec.dtype)
+    return wrap(_svd(arr, compute_uv=False), spec.dtype)
 
 
 def linalg_eigh(self, UPLO="L"):
@@ -216,7 +232,7 @@ def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
         keep = size > np.maximum(size.max(-1, keepdims=True) * rtol, atol)
         left, right = v * np.where(keep, 1 / w, 0)[..., None, :], np.swapaxes(v, -1, -2)
     else:
-        u, s, vh = np.linalg.svd(arr, full_matrices=False)
+        u, s, vh = _svd(arr, full_matrices=False)
         keep = s > np.maximum(s[..., :1] * rtol, atol)
         left = np.swapaxes(vh, -1, -2) * np.where(keep, 1 / s, 0)[..., None, :]
         right = np.swapaxes(u, -1, -2)
