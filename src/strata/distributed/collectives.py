@@ -277,6 +277,25 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                    [out], [output])
 
 
+def _check_root_list(pg, tensor, tensors, is_root, collective, role, kind):
+    """gather's and scatter's checks of the root's list (PyTorch's words): ``role`` is the
+    root's ("destination", "source"), ``kind`` the list's ("output", "input")."""
+    arg = f"{collective}_list"
+    if not is_root:
+        if tensors:
+            raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{role} ranks.")
+        return
+    if not tensors:
+        raise ValueError(f"Argument ``{arg}`` must be specified on {role} rank.")
+    _check_list(tensors, arg)
+    _check_same_dtype(tensor, *tensors)
+    if len(tensors) != pg.size():
+        raise RuntimeError(f"ProcessGroupMPI::{collective}: Incorrect {kind} list size "
+                           f"{len(tensors)}. {kind.capitalize()} list size should be "
+                           f"{pg.size()}, same as size of the process group.")
+    _check_sizes(collective, tensors, tensor)
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """``gather_list[r]`` on ``dst`` = rank r's ``tensor``."""
     _check_tensor(tensor)
@@ -285,19 +304,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     pg = resolve(group)
     root = _group_root(pg, dst, group_dst, "gather", "dst")
     is_root = pg.rank() == root
-    if is_root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list(gather_list, "gather_list")
-        _check_same_dtype(tensor, *gather_list)
-        if len(gather_list) != pg.size():
-            raise RuntimeError(f"ProcessGroupMPI::gather: Incorrect output list size "
-                               f"{len(gather_list)}. Output list size should be {pg.size()}, "
-                               f"same as size of the process group.")
-        _check_sizes("gather", gather_list, tensor)
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+    _check_root_list(pg, tensor, gather_list, is_root, "gather", "destination", "output")
     send = HostBuffer(tensor)
     outs = [HostBuffer(t) for t in gather_list] if is_root else []
     mine = fingerprint(_seq(pg), "gather", tensor.dtype, tuple(tensor.shape), root)
@@ -320,18 +327,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     pg = resolve(group)
     root = _group_root(pg, src, group_src, "scatter", "src")
     is_root = pg.rank() == root
-    if is_root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list(scatter_list, "scatter_list")
-        _check_same_dtype(tensor, *scatter_list)
-        if len(scatter_list) != pg.size():
-            raise RuntimeError(f"ProcessGroupMPI::scatter: Incorrect input list size "
-                               f"{len(scatter_list)}. Input list size should be {pg.size()}, "
-                               f"same as size of the process group.")
-        _check_sizes("scatter", scatter_list, tensor)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_root_list(pg, tensor, scatter_list, is_root, "scatter", "source", "input")
     out = HostBuffer(tensor)
     ins = [HostBuffer(t) for t in scatter_list] if is_root else []
     mine = fingerprint(_seq(pg), "scatter", tensor.dtype, tuple(tensor.shape), root)
