@@ -110,6 +110,14 @@ def normalize_size(size) -> tuple:
     return size
 
 
+def storage_extent(shape, strides) -> int:
+    """Elements a layout spans in its storage, from its first element to its last (0 if it has
+    no elements): what a strided tensor needs allocated."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+
+
 # c10's storage_max(): "storage size calculations must fit in both" int64 and size_t.
 STORAGE_MAX = 2 ** 63 - 1
 
@@ -123,7 +131,7 @@ def check_storage_size(shape, itemsize: int, strides=None) -> int:
         for size in shape:
             elements *= size
     else:
-        elements = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        elements = storage_extent(shape, strides)
     nbytes = elements * itemsize
     if nbytes > STORAGE_MAX:
         layout = f"sizes=[{', '.join(map(str, shape))}]"

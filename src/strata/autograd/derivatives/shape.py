@@ -1,7 +1,7 @@
 """Derivatives of ``ops/shape.py``: a view's gradient is the view's adjoint (scatter the gradient
 into zeros shaped like the input), a copying shape op's the inverse movement."""
 
-from ...core.shape import wrap_dim
+from ...core.shape import storage_extent, wrap_dim
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import reductions as RD
@@ -22,12 +22,6 @@ def _scatter_into_zeros(ctx, grad, view_fn):
 @derivative(S.view, "ViewBackward0")
 def _view(ctx, grad):
     return S.reshape(grad, ctx.sizes("self"))
-
-
-def _extent(shape, strides):
-    if any(n == 0 for n in shape):
-        return 0
-    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
 
 
 def _overlaps(shape, strides) -> bool:
@@ -57,7 +51,7 @@ def _as_strided(ctx, grad):
         raise NotImplementedError("as_strided backward: the output's elements overlap in memory "
                                   "(strata supports non-overlapping and expanded outputs)")
     lo = min(in_offset, offset)
-    hi = max(in_offset + _extent(in_shape, in_strides), offset + _extent(size, stride))
+    hi = max(in_offset + storage_extent(in_shape, in_strides), offset + storage_extent(size, stride))
     buffer = zeros((max(hi - lo, 0),), grad)
     F.copy_(S.as_strided(buffer, size, stride, offset - lo), grad)
     return S.as_strided(buffer, in_shape, in_strides, in_offset - lo)

@@ -25,7 +25,7 @@ from ... import config
 from ..._tensor import make_tensor
 from ...core import trace
 from ...core.device import as_device, device
-from ...core.shape import contiguous_strides
+from ...core.shape import contiguous_strides, storage_extent
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
@@ -69,16 +69,6 @@ def devices() -> list:
             if wanted in f"{platform.name} {dev.name}".lower():
                 found.append(dev)
     return found
-
-
-def extent(shape, strides) -> int:
-    """Elements a layout spans in its storage (0 if it has no elements)."""
-    n = 1
-    for size, stride in zip(shape, strides):
-        if size == 0:
-            return 0
-        n += (size - 1) * stride
-    return n
 
 
 class OpenCLMemory(DeviceMemory):
@@ -171,7 +161,7 @@ class OpenCLRuntime(DeviceRuntime):
         return storage
 
     def empty(self, shape, strides, dtype, stream=None):
-        storage = self.allocate(extent(shape, strides) * dtype.itemsize, stream)
+        storage = self.allocate(storage_extent(shape, strides) * dtype.itemsize, stream)
         return make_tensor(storage, 0, shape, strides, dtype, self.device, OPENCL_KEYSET)
 
     @staticmethod

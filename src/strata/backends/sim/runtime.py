@@ -23,7 +23,7 @@ from ..._tensor import CPU_KEYSET, make_tensor
 from ...core import dtype as D
 from ...core import trace
 from ...core.device import device
-from ...core.shape import contiguous_strides
+from ...core.shape import contiguous_strides, storage_extent
 from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...ops.op import TensorSpec
@@ -76,16 +76,6 @@ class SimMemory(DeviceMemory):
 
     def synchronize(self):
         self.runtime.synchronize("allocator: release cached memory")
-
-
-def extent(shape, strides) -> int:
-    """Elements a layout spans in its storage (0 if it has no elements)."""
-    n = 1
-    for size, stride in zip(shape, strides):
-        if size == 0:
-            return 0
-        n += (size - 1) * stride
-    return n
 
 
 class SimRuntime(DeviceRuntime):
@@ -150,7 +140,7 @@ class SimRuntime(DeviceRuntime):
 
     def empty(self, shape, strides, dtype, stream=None):
         """A sim tensor of ``shape``/``strides``/``dtype`` from the caching allocator."""
-        storage = self.allocate(extent(shape, strides) * dtype.itemsize, stream)
+        storage = self.allocate(storage_extent(shape, strides) * dtype.itemsize, stream)
         return make_tensor(storage, 0, shape, strides, dtype, SIM, SIM_KEYSET)
 
     def grow_storage(self, storage, nbytes):
@@ -163,7 +153,7 @@ class SimRuntime(DeviceRuntime):
 
     def pinned_empty(self, shape, strides, dtype):
         """A CPU tensor in pinned memory: the device reads and writes it directly."""
-        nbytes = extent(shape, strides) * dtype.itemsize
+        nbytes = storage_extent(shape, strides) * dtype.itemsize
         block = self.host_allocator.malloc(nbytes, 0) if nbytes else None
         start = 0 if block is None else block.addr & ~C.HOST_BIT
         storage = PinnedStorage(nbytes, CPU, self._host_bytes[start:start + nbytes], block)
