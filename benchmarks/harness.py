@@ -23,15 +23,19 @@ class Result:
         return self.strata_s / self.torch_s
 
 
-def median_time(fn, *, min_time=0.2, repeats=7, warmup=2) -> float:
-    """Median seconds per call of ``fn`` over ``repeats`` batches sized to last ``min_time``."""
+def median_time(fn, *, min_time=0.2, repeats=7, warmup=2, sync=None) -> float:
+    """Median seconds per call of ``fn`` over ``repeats`` batches sized to last ``min_time``;
+    ``sync()`` (a device's synchronize) closes each batch, so asynchronous work is counted."""
+    sync = sync or (lambda: None)
     for _ in range(warmup):
         fn()
+    sync()
     n = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
+        sync()
         dt = time.perf_counter() - t0
         if dt >= min_time / repeats or n >= 1 << 20:
             break
@@ -41,6 +45,7 @@ def median_time(fn, *, min_time=0.2, repeats=7, warmup=2) -> float:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
+        sync()
         samples.append((time.perf_counter() - t0) / n)
     return statistics.median(samples)
 

@@ -11,37 +11,10 @@ batches, each batch ended by a device synchronisation, so they are device-inclus
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
-from .harness import Result, fmt_time, machine
-
-
-def device_time(fn, sync, *, repeats=5, min_time=0.2, warmup=2) -> float:
-    """Median seconds per call of ``fn``, each batch closed by ``sync()``."""
-    for _ in range(warmup):
-        fn()
-    sync()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        dt = time.perf_counter() - t0
-        if dt >= min_time / repeats or n >= 1 << 14:
-            break
-        n *= 2
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(samples)
+from .harness import Result, fmt_time, machine, median_time
 
 
 def add_one(m, dev):
@@ -147,12 +120,13 @@ def run(quick, torch_compile):
             (f"fp32 GEMM {n}^3 (TF32 off)", lambda m, d: gemm(m, d, n))]
     results = []
     for name, make in rows:
-        s = device_time(make(strata, "opencl"), sync_s)
-        t = device_time(make(torch, tdev), sync_t)
+        s = median_time(make(strata, "opencl"), sync=sync_s, repeats=5)
+        t = median_time(make(torch, tdev), sync=sync_t, repeats=5)
         results.append(Result(name, s, t))
     label = "torch.compile" if torch_compile else "torch eager"
-    s = device_time(pointwise_chain(strata, "opencl", numel, True), sync_s)
-    t = device_time(pointwise_chain(torch, tdev, numel, torch_compile), sync_t)
+    s = median_time(pointwise_chain(strata, "opencl", numel, True), sync=sync_s, repeats=5)
+    t = median_time(pointwise_chain(torch, tdev, numel, torch_compile), sync=sync_t,
+                    repeats=5)
     results.append(Result(f"11-op pointwise chain, {numel} elements, compiled ({label})", s, t))
     flops = 2 * n ** 3
     print(f"Machine: {machine()}")
