@@ -93,21 +93,51 @@ def table(results, compared=True) -> str:
     return "\n".join(lines)
 
 
-def fresh_process_medians(module, workload, *, rounds=5, libraries=("strata", "torch")):
+def fresh_process_medians(module, workload, *, rounds=5, libraries=("strata", "torch"), args=()):
     """Median seconds per step of ``workload`` for each library, each timing in a fresh Python
-    (``python -m benchmarks.<module> --time <library> <workload>``), the libraries alternating
-    round by round so a shared machine's drifting load lands on all of them. A child prints the
-    median of its own timed steps; the result is the median over rounds."""
+    (``python -m benchmarks.<module> --time <library> <workload> [args...]``), the libraries
+    alternating round by round so a shared machine's drifting load lands on all of them. A child
+    prints the median of its own timed steps (or any one number: a peak RSS); the result is the
+    median over rounds."""
     import subprocess
     import sys
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     samples = {lib: [] for lib in libraries}
     for _ in range(rounds):
         for lib in libraries:
-            cmd = [sys.executable, "-m", f"benchmarks.{module}", "--time", lib, workload]
+            cmd = [sys.executable, "-m", f"benchmarks.{module}", "--time", lib, workload,
+                   *map(str, args)]
             out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
             if out.returncode != 0:
                 raise RuntimeError(f"{module} child for {lib} / {workload} failed "
                                    f"(exit {out.returncode}):\n{out.stderr}")
             samples[lib].append(float(out.stdout.split()[-1]))
     return {lib: statistics.median(times) for lib, times in samples.items()}
+
+
+def sides(strata, torch):
+    """The libraries a group's children time: ``("strata",)`` when torch is not installed
+    (``benchmarks/__main__.py`` then passes strata for torch, and the torch column is hidden)."""
+    return ("strata",) if torch is None or torch is strata else ("strata", "torch")
+
+
+def fresh_pair(module, name, workload, target, libraries, *, rounds=3, args=(), unit="time",
+               scale=1.0):
+    """A Result for ``workload`` timed by ``fresh_process_medians``; without torch the torch
+    column repeats strata's (it is not shown)."""
+    times = fresh_process_medians(module, workload, rounds=rounds, libraries=libraries, args=args)
+    s = times["strata"] * scale
+    return Result(name, s, times.get("torch", times["strata"]) * scale, target, unit)
+
+
+def child_main(measure):
+    """The ``--time <library> <workload> [args...]`` entry of a group's module: import only
+    ``library`` (so neither library's thread pools share the process with the other's) and
+    print ``measure(module, workload, *args)``. Returns False when argv is not a child's."""
+    import importlib
+    import sys
+    if sys.argv[1:2] != ["--time"]:
+        return False
+    m = importlib.import_module(sys.argv[2])
+    print(measure(m, sys.argv[3], *sys.argv[4:]))
+    return True
