@@ -12,8 +12,8 @@ torch.compile, same run, same inputs.
   float32, softmax and layer_norm on 4096x1024 (targets <= 1.0x for those two);
 - the cold compile of that step in a fresh cache, and the first call of a fresh process with a
   warm cache (fresh subprocesses; targets 2 s and 0.15 s, "torch" = torch.compile's).
-Times alternate the libraries batch by batch (``training.interleaved_medians``); the machine may
-be shared, so ratios are what to read.
+Each timing runs in a fresh process per library, the libraries alternating round by round
+(``harness.fresh_process_medians``); the machine may be shared, so ratios are what to read.
 """
 
 import os
@@ -24,8 +24,10 @@ import time
 
 import numpy as np
 
-from .harness import Result
-from .training import _cnn, _mlp, _transformer, interleaved_medians
+from .harness import Result, child_main, fresh_pair, fresh_process_medians, median_time, sides
+from .training import _cnn, _mlp, _transformer
+
+ROUNDS = 3
 
 CHAIN_SIZE = 1 << 22
 
@@ -81,57 +83,78 @@ def first_call_seconds(library, cache_dir):
     return float(done.stdout.split()[-1])
 
 
-def eager_kernels(strata, torch):
-    """The CPU backend's generated eager kernels (compile/inductor/eager.py) against torch."""
+def _eager_cases():
     rng = np.random.default_rng(0)
     flat = rng.standard_normal(1 << 19, dtype=np.float32)
     rows = rng.standard_normal((4096, 1024), dtype=np.float32)
-    cases = [
-        ("gelu, 0.5M float32", flat, lambda m, x: m.nn.functional.gelu(x), None),
-        ("erf, 0.5M float32", flat, lambda m, x: m.erf(x), None),
-        ("tanh, 0.5M float32", flat, lambda m, x: m.tanh(x), None),
-        ("softmax, 4096x1024 float32", rows, lambda m, x: m.softmax(x, -1), 1.0),
-        ("layer_norm, 4096x1024 float32", rows,
-         lambda m, x: m.nn.functional.layer_norm(x, (1024,)), 1.0),
-        ("tanh_backward, 0.5M float32", flat, lambda m, x: m.ops.aten.tanh_backward(x, x), None),
-        ("sigmoid_backward, 0.5M float32", flat,
-         lambda m, x: m.ops.aten.sigmoid_backward(x, x), None),
-        ("gelu_backward, 0.5M float32", flat, lambda m, x: m.ops.aten.gelu_backward(x, x), None),
-    ]
-    results = []
-    for name, a, fn, target in cases:
-        xs, xt = strata.tensor(a), torch.tensor(a)
-        s, t = interleaved_medians(lambda fn=fn, xs=xs: fn(strata, xs),
-                                   lambda fn=fn, xt=xt: fn(torch, xt), min_time=1.0)
-        results.append(Result(f"eager {name}", s, t, target))
-    return results
+    return {
+        "gelu, 0.5M float32": (flat, lambda m, x: m.nn.functional.gelu(x), None),
+        "erf, 0.5M float32": (flat, lambda m, x: m.erf(x), None),
+        "tanh, 0.5M float32": (flat, lambda m, x: m.tanh(x), None),
+        "softmax, 4096x1024 float32": (rows, lambda m, x: m.softmax(x, -1), 1.0),
+        "layer_norm, 4096x1024 float32":
+            (rows, lambda m, x: m.nn.functional.layer_norm(x, (1024,)), 1.0),
+        "tanh_backward, 0.5M float32": (flat, lambda m, x: m.ops.aten.tanh_backward(x, x), None),
+        "sigmoid_backward, 0.5M float32":
+            (flat, lambda m, x: m.ops.aten.sigmoid_backward(x, x), None),
+        "gelu_backward, 0.5M float32":
+            (flat, lambda m, x: m.ops.aten.gelu_backward(x, x), None),
+    }
 
 
-def run(strata, torch, *, with_torch_compile=True):
-    results = eager_kernels(strata, torch)
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(CHAIN_SIZE, dtype=np.float32)
-    xs, xt = strata.tensor(a), torch.tensor(a)
-    s_chain = strata.compile(chain, backend="inductor")
-    s, t = interleaved_medians(lambda: s_chain(xs), lambda: chain(xt))
-    results.append(Result("11-op pointwise chain, 4M float32, compiled", s, t, 0.15))
-    if with_torch_compile:
-        t_chain = torch.compile(chain)
-        s, tc = interleaved_medians(lambda: s_chain(xs), lambda: t_chain(xt))
-        results.append(Result("11-op pointwise chain vs torch.compile", s, tc))
-    s, t = interleaved_medians(_train_step(strata, True), _train_step(torch, False))
-    results.append(Result("MLP train step, compiled (torch: eager)", s, t, 0.7))
-    if with_torch_compile:
-        s, tc = interleaved_medians(_train_step(strata, True), _train_step(torch, True))
-        results.append(Result("MLP train step, compiled vs torch.compile", s, tc))
-    for name, build, target in (("tiny GPT", _transformer, 0.8), ("CNN", _cnn, 1.0)):
-        s, t = interleaved_medians(_train_step(strata, True, build),
-                                   _train_step(torch, False, build))
-        results.append(Result(f"{name} train step, compiled (torch: eager)", s, t, target))
+EAGER = list(_eager_cases())
+STEPS = {"MLP": _mlp, "tiny GPT": _transformer, "CNN": _cnn}
+
+
+def _measure(m, workload, torch_mode="eager"):
+    """Child: median seconds per call of ``workload`` on library ``m``: an eager kernel
+    ("eager <case>"), the pointwise "chain" or a train step ("MLP", "tiny GPT", "CNN"); strata
+    compiled, torch eager or (``torch_mode`` "compile") torch.compile'd."""
+    if workload.startswith("eager "):
+        a, fn, _ = _eager_cases()[workload[len("eager "):]]
+        x = m.tensor(a)
+        return median_time(lambda: fn(m, x), min_time=0.5, repeats=5)
+    compiled = m.__name__ == "strata" or torch_mode == "compile"
+    if workload == "chain":
+        x = m.tensor(np.random.default_rng(0).standard_normal(CHAIN_SIZE, dtype=np.float32))
+        f = ((m.compile(chain, backend="inductor") if m.__name__ == "strata"
+              else m.compile(chain)) if compiled else chain)
+        return median_time(lambda: f(x), min_time=0.5, repeats=5)
+    return median_time(_train_step(m, compiled, STEPS[workload]), min_time=0.5, repeats=5)
+
+
+def eager_kernels(strata=None, torch=None, rounds=None):
+    """The CPU backend's generated eager kernels (compile/inductor/eager.py) against torch."""
+    libraries = sides(strata, torch)
+    cases = _eager_cases()
+    return [fresh_pair("compile", f"eager {name}", f"eager {name}", cases[name][2], libraries,
+                       rounds=rounds or ROUNDS)
+            for name in EAGER]
+
+
+def run(strata=None, torch=None, *, with_torch_compile=True, rounds=None):
+    """Each timing in a fresh process per library, strata and PyTorch alternating
+    (``harness.fresh_process_medians``); strata's compiled median serves both its rows (vs torch
+    eager, vs torch.compile)."""
+    rounds = rounds or ROUNDS
+    libraries = sides(strata, torch)
+    with_torch_compile = with_torch_compile and "torch" in libraries
+    results = eager_kernels(strata, torch, rounds)
+
+    def compared(workload, name, target, name_vs_compile):
+        times = fresh_process_medians("compile", workload, rounds=rounds, libraries=libraries)
+        s = times["strata"]
+        results.append(Result(name, s, times.get("torch", s), target))
         if with_torch_compile:
-            s, tc = interleaved_medians(_train_step(strata, True, build),
-                                        _train_step(torch, True, build))
-            results.append(Result(f"{name} train step, compiled vs torch.compile", s, tc))
+            tc = fresh_process_medians("compile", workload, rounds=rounds, libraries=("torch",),
+                                       args=("compile",))["torch"]
+            results.append(Result(name_vs_compile, s, tc))
+
+    compared("chain", "11-op pointwise chain, 4M float32, compiled", 0.15,
+             "11-op pointwise chain vs torch.compile")
+    for name, target in (("MLP", 0.7), ("tiny GPT", 0.8), ("CNN", 1.0)):
+        compared(name, f"{name} train step, compiled (torch: eager)", target,
+                 f"{name} train step, compiled vs torch.compile")
     firsts = {}
     for library in ("strata",) + (("torch",) if with_torch_compile else ()):
         with tempfile.TemporaryDirectory() as cache:
@@ -145,7 +168,7 @@ def run(strata, torch, *, with_torch_compile=True):
     return results
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and not child_main(_measure):
     import torch
 
     import strata

@@ -1,12 +1,18 @@
 """Issue 4's device workloads: launch overhead on sim, an MLP training step on sim vs cpu, and the
 latency of a host synchronisation (polling vs interrupt). The torch column is PyTorch on the CPU.
+
+    python -m benchmarks.device             # this group alone
+    python -m benchmarks --filter device
 """
 
 import time
 
 import numpy as np
 
-from .harness import Result, median_time
+from .harness import Result, child_main, fresh_process_medians, median_time, sides
+
+ROUNDS = 3
+STEPS = 5
 
 
 def _launch_time(strata, x, y, n=200, repeats=7):
@@ -39,45 +45,80 @@ def _mlp_step(m, device):
     return step
 
 
-def run(strata, torch):
+def _measure(m, workload):
+    """Child: seconds for ``workload`` on library ``m`` (strata on sim or cpu; torch on the CPU)."""
+    one = np.ones(1, np.float32)
+    if m.__name__ == "torch":
+        x, y = m.tensor(one), m.tensor(one)
+        if workload == "mlp_cpu":
+            step = _mlp_step(m, "cpu")
+            return median_time(lambda: [step() for _ in range(STEPS)], min_time=0.5) / STEPS
+        if workload.startswith("item"):
+            return median_time(lambda: (x + y).item())
+        return median_time(lambda: x + y)   # "launch"
+    x, y = m.tensor(one).to("sim"), m.tensor(one).to("sim")
+    if workload == "launch":
+        return _launch_time(m, x, y)
+    if workload == "throughput":
+        def sim_add_throughput():
+            for _ in range(100):
+                x + y
+            m.sim.synchronize()
+        return median_time(sim_add_throughput) / 100
+    if workload in ("mlp_cpu", "mlp_sim"):
+        device = workload[4:]
+        step = _mlp_step(m, device)
+
+        def steps():
+            for _ in range(STEPS):
+                step()
+            if device == "sim":
+                m.sim.synchronize()
+        return median_time(steps, min_time=0.5) / STEPS
+    m.sim.set_sync_mode(workload.split("_")[1])   # "item_poll", "item_interrupt"
+    return median_time(lambda: (x + y).item())
+
+
+def run(strata, torch=None, rounds=ROUNDS):
+    """Each timing in a fresh process per library, strata and PyTorch alternating
+    (``harness.fresh_process_medians``). Rows whose two columns are both strata (sim vs cpu) use
+    the strata medians of the rows above them, each also from fresh processes."""
     if not strata.sim.is_available():
         return []
+    libraries = sides(strata, torch)
+
+    def medians(workload, libs=libraries):
+        times = fresh_process_medians("device", workload, rounds=rounds, libraries=libs)
+        return times["strata"], times.get("torch", times["strata"])
+
     results = []
-    one = np.ones(1, np.float32)
-    sx, sy = strata.tensor(one).to("sim"), strata.tensor(one).to("sim")
-    tx, ty = torch.tensor(one), torch.tensor(one)
-    torch_add = median_time(lambda: tx + ty)
-    results.append(Result("sim: x + y, 1 element (host time per launch)",
-                          _launch_time(strata, sx, sy), torch_add))
-
-    def sim_add_throughput():
-        for _ in range(100):
-            sx + sy
-        strata.sim.synchronize()
-    results.append(Result("sim: 100 x x + y, 1 element, then synchronize (per op)",
-                          median_time(sim_add_throughput) / 100, torch_add))
-
-    steps = 5
-    cpu_step, sim_step, torch_step = (_mlp_step(strata, "cpu"), _mlp_step(strata, "sim"),
-                                      _mlp_step(torch, "cpu"))
-
-    def on_sim():
-        for _ in range(steps):
-            sim_step()
-        strata.sim.synchronize()
-    t_cpu = median_time(lambda: [cpu_step() for _ in range(steps)], min_time=1.0) / steps
-    t_sim = median_time(on_sim, min_time=1.0) / steps
-    t_torch = median_time(lambda: [torch_step() for _ in range(steps)], min_time=1.0) / steps
+    s_launch, torch_add = medians("launch")
+    results.append(Result("sim: x + y, 1 element (host time per launch)", s_launch, torch_add))
+    s_tp, _ = medians("throughput", ("strata",))
+    results.append(Result("sim: 100 x x + y, 1 element, then synchronize (per op)", s_tp,
+                          torch_add))
+    t_cpu, t_torch = medians("mlp_cpu")
+    t_sim, _ = medians("mlp_sim", ("strata",))
     results.append(Result("MLP 784-512-512-10 b64 Adam step, strata cpu", t_cpu, t_torch))
     results.append(Result("MLP 784-512-512-10 b64 Adam step, strata sim", t_sim, t_torch))
     results.append(Result("MLP step: strata sim / strata cpu (torch column: strata cpu)", t_sim,
                           t_cpu, target=1.2))
-
-    before = strata.sim.get_sync_mode()
-    for mode in ("poll", "interrupt"):
-        strata.sim.set_sync_mode(mode)
-        results.append(Result(f"sim: (x + y).item() round trip, sync by {mode}",
-                              median_time(lambda: (sx + sy).item()),
-                              median_time(lambda: (tx + ty).item())))
-    strata.sim.set_sync_mode(before)
+    s_poll, t_item = medians("item_poll")
+    s_interrupt, _ = medians("item_interrupt", ("strata",))   # torch's side: the same as poll's
+    results.append(Result("sim: (x + y).item() round trip, sync by poll", s_poll, t_item))
+    results.append(Result("sim: (x + y).item() round trip, sync by interrupt", s_interrupt,
+                          t_item))
     return results
+
+
+if __name__ == "__main__":
+    if not child_main(_measure):
+        import strata
+
+        from .harness import machine, table
+        try:
+            import torch
+        except ModuleNotFoundError:
+            torch = None
+        print(f"Machine: {machine()}; fresh process per timing")
+        print(table(run(strata, torch), compared=torch is not None))

@@ -15,7 +15,13 @@ import numpy as np
 from .harness import child_main, fresh_pair, median_time, sides
 
 ROUNDS = 3
-_rng = lambda: np.random.default_rng(0)   # noqa: E731  (same inputs in every child)
+
+
+def _rng():
+    """The same inputs in every child."""
+    return np.random.default_rng(0)
+
+
 ONE = np.ones(1, np.float32)
 EIGHT = np.ones((8, 8), np.float32)
 

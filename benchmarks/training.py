@@ -4,28 +4,21 @@ optimizer step) of an MLP, a CNN and a small transformer, and the peak memory of
     python -m benchmarks.training             # this group alone
     python -m benchmarks --filter training
 
-Step times alternate strata and PyTorch batch by batch, so drift in a shared machine's load
-lands on both sides; each is the median of its batches. The same steps are timed again with one
-thread each (when threadpoolctl is installed), which a busy machine disturbs far less. Peak
-memory is the peak RSS of a fresh subprocess per library and workload that imports the library,
-builds the model and runs ``MEMORY_STEPS`` steps, so the libraries' import footprints count
-too. The child reports its own ``VmHWM`` (the high-water mark of its address space): Linux
-carries ``ru_maxrss`` across ``exec``, so a child forked from this big process would start with
-this process's peak.
+Each step time is taken in a fresh process per library, strata and PyTorch alternating round by
+round (``harness.fresh_process_medians``; in one process torch's OpenMP pool and NumPy's OpenBLAS
+pool slow each other), so drift in a shared machine's load lands on both sides; a row is the
+median of the per-process medians. The same steps are timed again with one thread each (when
+threadpoolctl is installed), which a busy machine disturbs far less. Peak memory is the peak RSS
+of a fresh subprocess per library and workload that imports only that library, builds the model
+and runs ``MEMORY_STEPS`` steps, so the libraries' import footprints count too.
 """
-
-import contextlib
-import os
-import statistics
-import subprocess
-import sys
-import time
 
 import numpy as np
 
-from .harness import Result
+from .harness import child_main, fresh_pair, median_time, sides
 
 MEMORY_STEPS = 20
+ROUNDS = 3
 
 
 def _mlp(m):
@@ -100,94 +93,59 @@ def make_step(m, build):
     return step
 
 
-def interleaved_medians(fn_a, fn_b, *, min_time=2.0, rounds=9, warmup=2):
-    """Median seconds per call of ``fn_a`` and ``fn_b``, measured in alternating batches."""
-    for _ in range(warmup):
-        fn_a()
-        fn_b()
-    t0 = time.perf_counter()
-    fn_a()
-    fn_b()
-    n = max(1, round(min_time / rounds / max(time.perf_counter() - t0, 1e-9)))
-    a, b = [], []
-    for _ in range(rounds):
-        for fn, samples in ((fn_a, a), (fn_b, b)):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(a), statistics.median(b)
-
-
-def peak_rss_kib(library, workload, steps=MEMORY_STEPS):
-    """Peak RSS (KiB) of a fresh Python running ``steps`` steps of ``workload`` on ``library``."""
-    cmd = [sys.executable, "-m", "benchmarks.training", "--child", library, workload, str(steps)]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"memory child for {library} / {workload} failed "
-                           f"(exit {out.returncode}):\n{out.stderr}")
-    return int(out.stdout.split()[-1])
-
-
-def _one_thread_each(strata, torch):
-    """A context in which both libraries compute on one thread (BLAS included), or None without
-    threadpoolctl. On a shared machine, 2-thread timings swing with the other load (a thread
-    whose partner is descheduled waits for it); one thread each compares the libraries' work."""
-    try:
+def _step_time(m, workload, threads=None):
+    """Child: median seconds per training step of ``workload`` on ``m`` (``threads`` = "1":
+    one thread, BLAS included, when threadpoolctl is installed)."""
+    if threads == "1":
         from threadpoolctl import threadpool_limits
-    except ImportError:
-        return None
-
-    @contextlib.contextmanager
-    def limited():
-        before = strata.get_num_threads(), torch.get_num_threads()
-        with threadpool_limits(1):
-            strata.set_num_threads(1)
-            torch.set_num_threads(1)
-            try:
-                yield
-            finally:
-                strata.set_num_threads(before[0])
-                torch.set_num_threads(before[1])
-    return limited()
+        threadpool_limits(1)
+        m.set_num_threads(1)
+    return median_time(make_step(m, WORKLOADS[workload][0]), min_time=0.5, repeats=5)
 
 
-def run(strata, torch):
-    results = []
-    for name, (build, target) in WORKLOADS.items():
-        s_time, t_time = interleaved_medians(make_step(strata, build), make_step(torch, build))
-        results.append(Result(f"{name}: step", s_time, t_time, target))
-    single = _one_thread_each(strata, torch)
-    if single is not None:
-        with single:
-            for name, (build, _) in WORKLOADS.items():
-                s_time, t_time = interleaved_medians(make_step(strata, build),
-                                                     make_step(torch, build))
-                results.append(Result(f"{name}: step, 1 thread each", s_time, t_time))
-    for name in WORKLOADS:
-        s_rss = peak_rss_kib("strata", name) / 1024
-        t_rss = peak_rss_kib("torch", name) / 1024
-        results.append(Result(f"{name}: peak RSS, {MEMORY_STEPS} steps", s_rss, t_rss,
-                              MEMORY_TARGET, unit="MiB"))
-    return results
-
-
-def _child(library, workload, steps):
-    import importlib
-    m = importlib.import_module(library)
+def _peak_rss_kib(m, workload, steps=MEMORY_STEPS):
+    """Child: peak RSS (KiB) after importing ``m`` and running ``steps`` steps of ``workload``.
+    Its own ``VmHWM`` (the high-water mark of its address space): Linux carries ``ru_maxrss``
+    across ``exec``, so a child forked from a big process would start with that one's peak."""
     step = make_step(m, WORKLOADS[workload][0])
     for _ in range(steps):
         step()
     with open("/proc/self/status") as f:
         hwm = next(line for line in f if line.startswith("VmHWM:"))
-    print(hwm.split()[1])   # KiB
+    return int(hwm.split()[1])
+
+
+def _measure(m, workload, what="step"):
+    if what == "rss":
+        return _peak_rss_kib(m, workload)
+    return _step_time(m, workload, "1" if what == "1thread" else None)
+
+
+def _has_threadpoolctl():
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run(strata=None, torch=None, rounds=ROUNDS):
+    libraries = sides(strata, torch)
+    results = [fresh_pair("training", f"{name}: step", name, target, libraries, rounds=rounds)
+               for name, (_, target) in WORKLOADS.items()]
+    if _has_threadpoolctl():
+        results += [fresh_pair("training", f"{name}: step, 1 thread each", name, None, libraries,
+                               rounds=rounds, args=("1thread",))
+                    for name in WORKLOADS]
+    results += [fresh_pair("training", f"{name}: peak RSS, {MEMORY_STEPS} steps", name,
+                           MEMORY_TARGET, libraries, rounds=1, args=("rss",), unit="MiB",
+                           scale=1 / 1024)
+                for name in WORKLOADS]
+    return results
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        _child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
-    else:
+    if not child_main(_measure):
         import strata
         import torch
 
