@@ -88,8 +88,9 @@ def run(strata=None, torch=None, rounds=ROUNDS):
 
 if __name__ == "__main__":
     if not child_main(_measure):
-        import strata
         import torch
+
+        import strata
 
         from .harness import machine, table
         print(f"Machine: {machine()}; fresh process per timing")

@@ -146,8 +146,9 @@ def run(strata=None, torch=None, rounds=ROUNDS):
 
 if __name__ == "__main__":
     if not child_main(_measure):
-        import strata
         import torch
+
+        import strata
 
         from .harness import machine, table
         print(f"Machine: {machine()}; torch threads: {torch.get_num_threads()}")
