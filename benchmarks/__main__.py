@@ -1,4 +1,5 @@
-"""Run every benchmark: strata and PyTorch, same inputs, one process; print medians and ratios.
+"""Run every benchmark: strata and PyTorch, same inputs, each side in its own fresh process (but
+tracer, strata against strata); print medians and ratios.
 
     python -m benchmarks                 # everything
     python -m benchmarks --filter ops    # one group
