@@ -28,6 +28,7 @@ from .harness import Result, child_main, fresh_pair, fresh_process_medians, medi
 from .training import _cnn, _mlp, _transformer
 
 ROUNDS = 3
+EAGER_ROUNDS = 2   # eight eager kernels: fewer rounds keep the group short
 
 CHAIN_SIZE = 1 << 22
 
@@ -113,14 +114,14 @@ def _measure(m, workload, torch_mode="eager"):
     if workload.startswith("eager "):
         a, fn, _ = _eager_cases()[workload[len("eager "):]]
         x = m.tensor(a)
-        return median_time(lambda: fn(m, x), min_time=0.5, repeats=5)
+        return median_time(lambda: fn(m, x), min_time=0.3, repeats=5)
     compiled = m.__name__ == "strata" or torch_mode == "compile"
     if workload == "chain":
         x = m.tensor(np.random.default_rng(0).standard_normal(CHAIN_SIZE, dtype=np.float32))
         f = ((m.compile(chain, backend="inductor") if m.__name__ == "strata"
               else m.compile(chain)) if compiled else chain)
-        return median_time(lambda: f(x), min_time=0.5, repeats=5)
-    return median_time(_train_step(m, compiled, STEPS[workload]), min_time=0.5, repeats=5)
+        return median_time(lambda: f(x), min_time=0.3, repeats=5)
+    return median_time(_train_step(m, compiled, STEPS[workload]), min_time=0.3, repeats=5)
 
 
 def eager_kernels(strata=None, torch=None, rounds=None):
@@ -128,7 +129,7 @@ def eager_kernels(strata=None, torch=None, rounds=None):
     libraries = sides(strata, torch)
     cases = _eager_cases()
     return [fresh_pair("compile", f"eager {name}", f"eager {name}", cases[name][2], libraries,
-                       rounds=rounds or ROUNDS)
+                       rounds=rounds or EAGER_ROUNDS)
             for name in EAGER]
 
 
@@ -139,14 +140,15 @@ def run(strata=None, torch=None, *, with_torch_compile=True, rounds=None):
     rounds = rounds or ROUNDS
     libraries = sides(strata, torch)
     with_torch_compile = with_torch_compile and "torch" in libraries
-    results = eager_kernels(strata, torch, rounds)
+    results = eager_kernels(strata, torch, min(rounds, EAGER_ROUNDS))
 
     def compared(workload, name, target, name_vs_compile):
         times = fresh_process_medians("compile", workload, rounds=rounds, libraries=libraries)
         s = times["strata"]
         results.append(Result(name, s, times.get("torch", s), target))
         if with_torch_compile:
-            tc = fresh_process_medians("compile", workload, rounds=rounds, libraries=("torch",),
+            tc = fresh_process_medians("compile", workload, rounds=max(1, rounds - 1),
+                                       libraries=("torch",),
                                        args=("compile",))["torch"]
             results.append(Result(name_vs_compile, s, tc))
 

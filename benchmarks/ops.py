@@ -63,13 +63,13 @@ WORKLOADS = {
     "nn.Linear(4, 2) on a 1x4 input": (_linear, lambda m, layer, x: layer(x), 2, {}),
     "x.item(), 0-dim": (lambda m: (m.tensor(np.float32(1.5)),), lambda m, x: x.item(), 2, {}),
     "1024x1024 @ 1024x1024 float32": (_matmul_inputs, lambda m, x, y: x @ y, 1.3,
-                                      {"min_time": 0.5}),
+                                      {"min_time": 0.3}),
     "softmax(4096x1024 float32, dim=-1)":
         (lambda m: (m.tensor(_rng().standard_normal((4096, 1024), dtype=np.float32)),),
-         lambda m, x: x.softmax(-1), 1.3, {"min_time": 0.5}),
+         lambda m, x: x.softmax(-1), 1.3, {"min_time": 0.3}),
     "10 pointwise ops on 4M float32":
         (lambda m: (m.tensor(_rng().standard_normal(4 * 1024 * 1024, dtype=np.float32)),),
-         _chain, 1.3, {"min_time": 0.5}),
+         _chain, 1.3, {"min_time": 0.3}),
 }
 
 

@@ -100,7 +100,7 @@ def _step_time(m, workload, threads=None):
         from threadpoolctl import threadpool_limits
         threadpool_limits(1)
         m.set_num_threads(1)
-    return median_time(make_step(m, WORKLOADS[workload][0]), min_time=0.5, repeats=5)
+    return median_time(make_step(m, WORKLOADS[workload][0]), min_time=0.3, repeats=5)
 
 
 def _peak_rss_kib(m, workload, steps=MEMORY_STEPS):
@@ -135,7 +135,7 @@ def run(strata=None, torch=None, rounds=ROUNDS):
                for name, (_, target) in WORKLOADS.items()]
     if _has_threadpoolctl():
         results += [fresh_pair("training", f"{name}: step, 1 thread each", name, None, libraries,
-                               rounds=rounds, args=("1thread",))
+                               rounds=max(1, rounds - 1), args=("1thread",))
                     for name in WORKLOADS]
     results += [fresh_pair("training", f"{name}: peak RSS, {MEMORY_STEPS} steps", name,
                            MEMORY_TARGET, libraries, rounds=1, args=("rss",), unit="MiB",
