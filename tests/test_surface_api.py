@@ -504,3 +504,11 @@ def test_grid_sample_3d_values_and_gradients(padding_mode, rng):
         outs.append((y.detach(), xt.grad, th.grad))
     for a, b in zip(*outs):
         assert_same(a, b, atol=1e-8, rtol=1e-6)
+
+
+def test_histogram_of_integers_raises_torchs_dtype_error():
+    with pytest.raises(NotImplementedError) as ours:
+        strata.histogram(strata.arange(5), bins=3)
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.histogram(torch.arange(5), bins=3)
+    assert str(ours.value) == str(theirs.value)

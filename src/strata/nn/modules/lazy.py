@@ -28,7 +28,7 @@ class LazyModuleMixin:
         return any(isinstance(t, _UNINITIALIZED)
                    for t in itertools.chain(self._parameters.values(), self._buffers.values()))
 
-    def initialize_parameters(self, *args, **kwargs):
+    def initialize_parameters(self, *args, **kwargs):   # by design: each Lazy module overrides
         raise NotImplementedError(f"initialize_parameters is not implemented for "
                                   f"{type(self).__name__}")
 
