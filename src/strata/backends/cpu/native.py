@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import config
-from .array import parallel_for
+from .array import empty_apart, parallel_for
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen.
@@ -265,7 +265,7 @@ def run_unary(formula: str, a):
     fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
     if fn is None:
         return None
-    out = np.empty_like(a)
+    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
     src, dst, n = a.ctypes.data, out.ctypes.data, a.size
     parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(src, dst, n, lo, hi))
     return out
@@ -283,7 +283,7 @@ def run_binary(formula: str, a, b):
     fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
     if fn is None:
         return None
-    out = np.empty_like(a)
+    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
     x, y, dst, n = a.ctypes.data, b.ctypes.data, out.ctypes.data, a.size
     parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(x, y, dst, n, lo, hi))
     return out
