@@ -17,7 +17,7 @@ LAYERS = [
     {"ops"},
     {"dispatch"},
     {"_tensor", "creation", "tensor_new", "frontend", "tensor_str", "random", "functions",
-     "library", "return_types", "linalg", "special", "testing"},
+     "library", "return_types", "linalg", "fft", "special", "testing"},
     {"autograd"},
     {"runtime"},
     {"backends"},

@@ -12,8 +12,9 @@ import math as _math
 
 from . import config  # noqa: F401
 from .core.dtype import (  # noqa: F401
-    bfloat16, can_cast, dtype, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
-    int16, int32, int64, promote_types, result_type, set_default_dtype, uint8,
+    bfloat16, can_cast, complex64, complex128, dtype, finfo, float16, float32, float64,
+    get_default_dtype, iinfo, int8, int16, int32, int64, promote_types, result_type,
+    set_default_dtype, uint8,
 )
 from .core.dtype import bool_ as bool  # noqa: A001
 from .core.device import device, get_default_device, set_default_device  # noqa: F401
@@ -43,7 +44,7 @@ from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
-from . import linalg  # noqa: F401
+from . import fft, linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
 from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
@@ -65,6 +66,7 @@ from .functions import generated_functions as _generated_functions
 
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 half, float, double = float16, float32, float64  # noqa: A001
+cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64  # noqa: A001
 strided, sparse_coo = "strided", "sparse_coo"
 contiguous_format, preserve_format = "contiguous_format", "preserve_format"

@@ -20,6 +20,7 @@ from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, Versi
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
 from .ops import aten
+from .ops import complex as CX
 from .ops import factory as F
 from .ops import pointwise as P
 from .ops import shape as S
@@ -388,7 +389,7 @@ class Tensor(TensorImpl):
         return self.dtype.category == D.FLOATING
 
     def is_complex(self):
-        return False
+        return self.dtype.category == D.COMPLEX
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -614,7 +615,7 @@ class Tensor(TensorImpl):
                                f"'{self.device.type}', got {stream!r}")
         record(self)
 
-    # --- properties of layouts strata does not have (complex, nested, mkldnn, shared memory) ----
+    # --- properties of layouts strata does not have (conj bit, nested, mkldnn, shared memory) ---
     def ndimension(self):
         return len(self._shape)
 
@@ -628,14 +629,11 @@ class Tensor(TensorImpl):
 
     @property
     def real(self):
-        return self
+        return CX.real(self)
 
     @property
     def imag(self):
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-    def conj(self):
-        return self
+        return CX.imag(self)
 
     def resolve_conj(self):
         return self

@@ -85,13 +85,10 @@ def _number(fname, name, pos, value):
             raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Number, not "
                             f"Tensor")
         return value.item()
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return value
     if isinstance(value, np.generic) and not isinstance(value, (str, bytes)):
         return value.item()  # NumPy scalars count as the Python numbers they hold
-    if isinstance(value, complex):
-        raise TypeError(f"{fname}(): complex values are not supported: strata has no complex "
-                        f"dtypes")
     raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Number, not "
                     f"{type_label(value)}")
 

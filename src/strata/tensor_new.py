@@ -46,7 +46,7 @@ def type_label(obj) -> str:
 def finish(t, requires_grad):
     """Apply a factory's ``requires_grad=`` (integer results cannot require grad)."""
     if requires_grad:
-        if t.dtype.category != D.FLOATING:
+        if not t.dtype.is_differentiable:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad_(True)
@@ -89,7 +89,7 @@ def _infer_dtype(obj):
     if isinstance(obj, int):
         return D.int64
     if isinstance(obj, complex):
-        raise TypeError("complex values are not supported: strata has no complex dtypes")
+        return D.get_default_complex_dtype()
     if isinstance(obj, TensorImpl):
         return obj.dtype
     if isinstance(obj, (str, bytes)):
@@ -161,8 +161,16 @@ def _check_int_range(values_min, values_max, dtype, from_float):
         raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
+def _unpack_complex(obj) -> complex:
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"must be real number, not {type_label(obj)}")
+    return complex(obj)
+
+
 def _store_one(dtype):
     """The converter from one Python leaf to a value NumPy can put in an array of ``dtype``."""
+    if dtype.is_complex:
+        return _unpack_complex
     if dtype.category == D.FLOATING:
         return _unpack_double
     if dtype is D.bool_:
@@ -226,8 +234,8 @@ def _array_from_data(data, sizes, dtype, types) -> np.ndarray:
         return values.astype(bool) if dtype is D.bool_ else _finish_array(values, dtype)
     flat = []
     _store(data, sizes, 0, _store_one(dtype), flat)
-    holder = np.float64 if dtype.category == D.FLOATING else \
-        (np.bool_ if dtype is D.bool_ else np.int64)
+    holder = {D.FLOATING: np.float64, D.COMPLEX: np.complex128}.get(
+        dtype.category, np.bool_ if dtype is D.bool_ else np.int64)
     return _finish_array(np.array(flat, dtype=holder).reshape(sizes), dtype)
 
 
@@ -240,8 +248,8 @@ def _numpy_dtype(np_dtype):
         scalar = np.dtype(np_dtype).type
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{scalar.__name__}. The only supported "
-            "types are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, "
-            "and bool.") from None
+            "types are: float64, float32, float16, bfloat16, complex64, complex128, int64, int32, "
+            "int16, int8, uint8, and bool.") from None
 
 
 def _check_numpy(arr: np.ndarray):

@@ -136,6 +136,21 @@ class _Formatter:
         return (self.max_width - len(s)) * " " + s
 
 
+class _ComplexFormatter:
+    """A complex value as PyTorch prints it: the real part padded, then the imaginary part with
+    its sign and a ``j`` (``1.5000-4.2500j``), each part with its own formatter."""
+
+    def __init__(self, arr: np.ndarray):
+        self.real = _Formatter(arr.real, True)
+        self.imag = _Formatter(arr.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
 def _vector_str(arr, indent, summarize, fmt):
     element_length = fmt.max_width + 2      # ", " between elements
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
@@ -183,7 +198,8 @@ def _summarized(arr):
 
 def _values_str(arr, floating, indent):
     summarize = arr.size > PRINT_OPTS.threshold
-    fmt = _Formatter(_summarized(arr) if summarize else arr, floating)
+    shown = _summarized(arr) if summarize else arr
+    fmt = _ComplexFormatter(shown) if np.iscomplexobj(arr) else _Formatter(shown, floating)
     return _nested_str(arr, indent, summarize, fmt)
 
 
@@ -266,7 +282,7 @@ def tensor_repr(t) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype not in (default, D.int64, D.bool_):
+        if t.dtype not in (default, D.get_default_complex_dtype(), D.int64, D.bool_):
             suffixes.append(f"dtype={t.dtype}")
         text = _values_str(_host_values(t), t.dtype.category == D.FLOATING, indent)
     grad_fn = t.grad_fn

@@ -227,7 +227,7 @@ def requires_grad(t) -> bool:
         return True
     base = t._base
     return base is not None and base._ag is not None and base._ag.requires_grad \
-        and t.dtype.category == D.FLOATING
+        and t.dtype.category >= D.FLOATING
 
 
 def grad_accumulator(t) -> AccumulateGrad:

@@ -19,6 +19,7 @@ from ..core.tensor_impl import AutogradMeta, TensorImpl
 from ..dispatch import dispatcher as DP
 from ..dispatch.keys import functionality_bit
 from ..dispatch.tls import _state
+from ..ops import complex as CX
 from ..ops import factory as F
 from ..ops import shape as S
 from . import anomaly_mode, derivatives, graph
@@ -172,7 +173,7 @@ def _materialize(node, grads):
     for i, g in enumerate(out):
         if g is None and (differentiable is None or differentiable[i]):
             shape, dtype, device = node._output_meta[i]
-            if dtype.category == _FLOATING:
+            if dtype.category >= _FLOATING:
                 out[i] = F.full(shape, 0, dtype=dtype, device=device)
     return out
 
@@ -217,6 +218,8 @@ def validate_outputs(node, grads):
                     f"[{', '.join(map(str, shape))}]")
             g = derivatives.sum_to(g, shape)
         if g.dtype is not dtype or g.device != device:
+            if g.dtype.is_complex and not dtype.is_complex:   # a real input's gradient
+                g = CX.real(g)
             g = F._to_copy(g, dtype=dtype, device=device)
         grads[i] = g
     return grads
@@ -270,7 +273,7 @@ def record(op, ks, args):
     if inplace:
         check_inplace(args[0])
     if deriv is derivatives.NON_DIFFERENTIABLE or \
-            inplace and args[0].dtype.category != _FLOATING:   # the write cannot carry a grad
+            inplace and args[0].dtype.category < _FLOATING:   # the write cannot carry a grad
         return redispatch_below_autograd(op, ks, args)
     if deriv is None:
         return _record_not_implemented(op, ks, args)
@@ -296,7 +299,7 @@ def record(op, ks, args):
     is_view = op.is_view
     differentiable = deriv.differentiable_outputs
     for k, t in enumerate(outputs):
-        if t.dtype.category == _FLOATING and (differentiable is None or differentiable[k]):
+        if t.dtype.category >= _FLOATING and (differentiable is None or differentiable[k]):
             set_history(t, node, k)
             if is_view:
                 t._ag.attr_version = t._version
@@ -312,7 +315,7 @@ def _record_not_implemented(op, ks, args):
             edges.append(_edge_of(t)[0])
     out = redispatch_below_autograd(op, ks, args)
     outputs = out if isinstance(out, (tuple, list)) else (out,)
-    if not any(t.dtype.category == _FLOATING for t in outputs):
+    if not any(t.dtype.category >= _FLOATING for t in outputs):
         return out
     node = NotImplementedNode(tuple(edges), tuple((t._shape, t.dtype, t.device)
                                                   for t in outputs))
@@ -323,7 +326,7 @@ def _record_not_implemented(op, ks, args):
         _rebase_history(args[0], node)
         return out
     for k, t in enumerate(outputs):
-        if t.dtype.category == _FLOATING:
+        if t.dtype.category >= _FLOATING:
             set_history(t, node, k)
     return out
 
@@ -394,7 +397,7 @@ def refresh_view_grad_fn(view):
     if ag is not None and ag.creation_meta is not None:
         return
     base = view._base
-    if not requires_grad(base) or view.dtype.category != _FLOATING:
+    if not requires_grad(base) or view.dtype.category < _FLOATING:
         return
     if ag is not None and ag.grad_fn is not None and ag.attr_version == view._version:
         return

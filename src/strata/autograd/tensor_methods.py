@@ -36,7 +36,7 @@ def set_requires_grad(self, flag):
                                "require differentiation use var_no_grad = var.detach().")
         return self
     if flag:
-        if not self.is_floating_point():
+        if not self.dtype.is_differentiable:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         if self._vc is INFERENCE_VERSION and not _state.inference_mode:

@@ -25,7 +25,7 @@ class Variable(metaclass=_VariableMeta):
             data = F.empty((0,))
         if not isinstance(data, _tensor.Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        if requires_grad and data.dtype.category != D.FLOATING:
+        if requires_grad and data.dtype.category < D.FLOATING:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         out = data.detach()

@@ -3,7 +3,7 @@
 A ``dtype`` is a singleton object (compare with ``is``) that knows its NumPy twin. Promotion follows
 PyTorch, not NumPy: values are never inspected, and operands fall into three priority classes
 (dimensioned tensors > zero-dim tensors > Python scalars); a lower class only wins when it is of a
-higher *category* (bool < integer < floating). See ``docs/source/tensor_attributes.rst`` in
+higher *category* (bool < integer < floating < complex). See ``docs/source/tensor_attributes.rst`` in
 pytorch/pytorch and ``c10/core/ScalarType.h`` (promoteTypes) and
 ``aten/src/ATen/native/TypeProperties.cpp`` (ResultTypeState) for the rules mirrored here.
 """
@@ -13,7 +13,7 @@ import builtins
 import ml_dtypes
 import numpy as np
 
-BOOL, INTEGRAL, FLOATING = 0, 1, 2
+BOOL, INTEGRAL, FLOATING, COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -37,10 +37,23 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.category == COMPLEX
+
+    @property
+    def is_differentiable(self) -> bool:
+        """Floating and complex dtypes can carry gradients."""
+        return self.category >= FLOATING
 
     def to_real(self):
-        return self
+        """The dtype of a complex dtype's real and imaginary parts (``complex64 -> float32``)."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype whose parts are this float dtype (``float32 -> complex64``)."""
+        try:
+            return _COMPLEX_OF[self]
+        except KeyError:
+            raise RuntimeError(f"Unsupported dtype {self.name.capitalize()}") from None
 
     def __repr__(self):
         return f"strata.{self.name}"
@@ -59,8 +72,16 @@ float16 = dtype("float16", np.float16, FLOATING, True, 1, ("half",))
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, True, 1)
 float32 = dtype("float32", np.float32, FLOATING, True, 2, ("float",))
 float64 = dtype("float64", np.float64, FLOATING, True, 3, ("double",))
+complex64 = dtype("complex64", np.complex64, COMPLEX, True, 2, ("cfloat",))
+complex128 = dtype("complex128", np.complex128, COMPLEX, True, 3, ("cdouble",))
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+# complex32 (chalf) is not provided: NumPy has no such type, so half floats pair with complex64.
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128,
+               complex64: complex64, complex128: complex128}
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+              complex64, complex128)
 _BY_NP = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES} | {a: d for d in ALL_DTYPES for a in d.aliases}
 
@@ -76,7 +97,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, "
+            "int8, uint8, and bool."
         ) from None
 
 
@@ -87,7 +109,11 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         return a
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOATING:
+            return hi if hi._rank >= lo._rank else _COMPLEX_OF[lo]
         return hi
+    if a.category == COMPLEX:
+        return a if a._rank > b._rank else b
     if a.category == FLOATING:
         if {a, b} == {float16, bfloat16}:
             return float32
@@ -110,7 +136,7 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether PyTorch's casting rules allow ``from_`` into ``to`` (as ``torch.can_cast``)."""
-    if from_.category == FLOATING and to.category != FLOATING:
+    if from_.category > to.category and from_.category >= FLOATING:
         return False
     if from_ is not bool_ and to is bool_:
         return False
@@ -139,6 +165,11 @@ def get_default_dtype() -> dtype:
     return _default_dtype
 
 
+def get_default_complex_dtype() -> dtype:
+    """The dtype of Python complex numbers: the complex twin of the default float dtype."""
+    return _default_dtype.to_complex()
+
+
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype that Python floats and float factories use (floating dtypes only)."""
     global _default_dtype
@@ -158,6 +189,8 @@ def scalar_dtype(value) -> dtype:
         return int64
     if isinstance(value, float):
         return _default_dtype
+    if isinstance(value, complex):
+        return get_default_complex_dtype()
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
     if isinstance(value, np.ndarray):   # PyTorch's functions refuse arrays too (TypeError)
@@ -169,7 +202,11 @@ def scalar_dtype(value) -> dtype:
 def _combine_categories(higher, lower):
     if higher is None:
         return lower
-    if lower is None or higher.category == FLOATING:
+    if lower is None or higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:   # keep the higher class's precision (float64 + 1j: cdouble)
+        return _COMPLEX_OF[higher] if higher.category == FLOATING else lower
+    if higher.category == FLOATING:
         return higher
     if higher is bool_ or lower.category == FLOATING:
         return _PROMOTE[higher, lower]
@@ -208,9 +245,10 @@ class finfo:
         if not isinstance(type, dtype):
             raise TypeError(f"finfo(): argument 'type' (position 1) must be strata.dtype, not "
                             f"{builtins.type(type).__name__}")
-        if type.category != FLOATING:
+        if type.category < FLOATING:
             raise TypeError("strata.finfo() requires a floating point input type. Use "
                             "strata.iinfo to handle 'strata.finfo'")
+        type = type.to_real()   # a complex dtype's limits are those of its parts
         info = ml_dtypes.finfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
@@ -243,7 +281,7 @@ class iinfo:
         if not isinstance(type, dtype):
             raise TypeError(f"iinfo(): argument 'type' (position 1) must be strata.dtype, not "
                             f"{builtins.type(type).__name__}")
-        if type.category == FLOATING:
+        if type.category >= FLOATING:
             raise TypeError("strata.iinfo() requires an integer input type. Use strata.finfo to "
                             "handle 'strata.iinfo'")
         # PyTorch refuses bool here; strata answers (0, 1) because range checks in ops/ ask for

@@ -25,9 +25,10 @@ def promote(*operands):
 
 
 def float_result(*operands):
-    """Ops that always produce floats (true division, exp, sqrt, ...): ints go to the default."""
+    """Ops that always produce floats (true division, exp, sqrt, ...): ints go to the default;
+    complex stays complex."""
     dt = D.result_type(*operands)
-    return dt if dt.category == D.FLOATING else D.get_default_dtype()
+    return dt if dt.category >= D.FLOATING else D.get_default_dtype()
 
 
 def no_bool(name, *operands):
@@ -54,7 +55,7 @@ def no_bool(name, *operands):
 def integral_only(name, *operands):
     """Bitwise ops: bool and integer dtypes only."""
     dt = D.result_type(*operands)
-    if dt.category == D.FLOATING:
+    if dt.category >= D.FLOATING:
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_type_name(dt)}'")
     return dt
 
@@ -62,7 +63,7 @@ def integral_only(name, *operands):
 def _type_name(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dt.name]
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
 
 
 type_name = _type_name
@@ -94,9 +95,14 @@ def check_scalar_fits(value, dtype):
     """A Python number written into a ``dtype`` tensor (fills, masked_fill, setitem) must be
     representable, as c10's ``checked_convert``: inf/nan only into floats, and a negative int
     wraps into an unsigned type. Any number fits a bool. Returns the number to store."""
-    if dtype is D.bool_ or isinstance(value, bool):
+    if dtype is D.bool_ or isinstance(value, bool) or dtype.is_complex:
         return value
     value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {_CPP_TYPE[dtype.name]} "
+                               f"without overflow")
+        value = value.real
     low, high = _limits(dtype)
     if low <= value <= high:
         return value
@@ -360,4 +366,4 @@ def sum_dtype(self, dtype=None):
     """sum/prod accumulate integers (and bool) in int64 unless a dtype is given."""
     if dtype is not None:
         return dtype
-    return D.int64 if self.dtype.category != D.FLOATING else self.dtype
+    return D.int64 if self.dtype.category < D.FLOATING else self.dtype

@@ -59,7 +59,35 @@ def _relu_rule(self):
     dt = R.promote(self)
     if dt is D.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    if dt.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     return dt
+
+
+def _real_only(rule, error, message):
+    """``rule`` for ops PyTorch has no complex kernel for: ``message`` names the op and may hold
+    ``{type}`` (``"lt_cpu" not implemented for 'ComplexFloat'``)."""
+    def checked(*operands):
+        dt = R.promote(*operands)
+        if dt.is_complex:
+            raise error(message.format(type=R.type_name(dt)))
+        return rule(*operands)
+    return checked
+
+
+def _not_implemented(kernel):
+    return (NotImplementedError, f"\"{kernel}\" not implemented for '{{type}}'")
+
+
+def _abs_rule(self):
+    """``abs`` of a complex tensor is its real magnitude."""
+    return R.no_bool("abs_cpu", self).to_real()
+
+
+def _abs_inplace_rule(self):
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return R.no_bool("abs_cpu", self)
 
 
 # --- checks of non-tensor arguments, shared by metas and CPU kernels ------------------------------
@@ -196,14 +224,21 @@ sigmoid, sigmoid_ = _unary("sigmoid", FLOAT)
 reciprocal, reciprocal_ = _unary("reciprocal", FLOAT)
 
 # --- unary, dtype kept ----------------------------------------------------------------------------
-abs, abs_ = _unary("abs", partial(R.no_bool, "abs_cpu"))
+abs, abs_ = _unary("abs", _abs_rule, common=_abs_inplace_rule)
 neg, neg_ = _unary("neg", _neg_rule)
-sign, sign_ = _unary("sign", PROMOTE)
-floor, floor_ = _unary("floor", partial(R.no_bool, "floor_vml_cpu"))
-ceil, ceil_ = _unary("ceil", partial(R.no_bool, "ceil_vml_cpu"))
-trunc, trunc_ = _unary("trunc", partial(R.no_bool, "trunc_vml_cpu"))
+sign, sign_ = _unary("sign", _real_only(
+    PROMOTE, NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex "
+    "numbers. Please use torch.sgn instead."))
+floor, floor_ = _unary("floor", _real_only(partial(R.no_bool, "floor_vml_cpu"),
+                                           NotImplementedError,
+                                           "floor is not supported for complex inputs"))
+ceil, ceil_ = _unary("ceil", _real_only(partial(R.no_bool, "ceil_vml_cpu"), NotImplementedError,
+                                        "ceil is not supported for complex inputs"))
+trunc, trunc_ = _unary("trunc", _real_only(partial(R.no_bool, "trunc_vml_cpu"),
+                                           NotImplementedError,
+                                           "trunc is not supported for complex inputs"))
 frac, frac_ = _unary("frac", _float_only("frac_cpu"))
-round, round_ = _unary("round", PROMOTE, check=check_round, extra=", *, int decimals=0")
+round, round_ = _unary("round", _real_only(PROMOTE, *_not_implemented("round_vml_cpu")), check=check_round, extra=", *, int decimals=0")
 relu, relu_ = _unary("relu", _relu_rule)
 bitwise_not, bitwise_not_ = _unary("bitwise_not", partial(R.integral_only, "bitwise_not"))
 logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)
@@ -222,16 +257,26 @@ sub, sub_ = _binary("sub", _sub_rule, common=PROMOTE, check=check_alpha,
                     extra=", *, Scalar alpha=1")
 mul, mul_ = _binary("mul", PROMOTE)
 div, div_ = _binary("div", FLOAT)
-remainder, remainder_ = _binary("remainder", partial(R.no_bool, "remainder_cpu"),
-                                common=PROMOTE)
-fmod, fmod_ = _binary("fmod", partial(R.no_bool, "fmod_cpu"), common=PROMOTE)
-atan2, atan2_ = _binary("atan2", FLOAT, overload="")
-maximum, _ = _binary("maximum", PROMOTE, overload="", inplace=False)
-minimum, _ = _binary("minimum", PROMOTE, overload="", inplace=False)
-fmax, _ = _binary("fmax", PROMOTE, overload="", inplace=False)
-fmin, _ = _binary("fmin", PROMOTE, overload="", inplace=False)
+remainder, remainder_ = _binary(
+    "remainder", _real_only(partial(R.no_bool, "remainder_cpu"),
+                            *_not_implemented("remainder_cpu")), common=PROMOTE)
+fmod, fmod_ = _binary("fmod", _real_only(partial(R.no_bool, "fmod_cpu"),
+                                         *_not_implemented("fmod_cpu")), common=PROMOTE)
+atan2, atan2_ = _binary("atan2", _real_only(FLOAT, *_not_implemented("atan2_cpu")), overload="")
+maximum, _ = _binary("maximum", _real_only(PROMOTE, RuntimeError,
+                                           "maximum not implemented for complex tensors."),
+                     overload="", inplace=False)
+minimum, _ = _binary("minimum", _real_only(PROMOTE, RuntimeError,
+                                           "minimum not implemented for complex tensors."),
+                     overload="", inplace=False)
+fmax, _ = _binary("fmax", _real_only(PROMOTE, RuntimeError,
+                                     "fmax not implemented for complex tensors."),
+                  overload="", inplace=False)
+fmin, _ = _binary("fmin", _real_only(PROMOTE, RuntimeError,
+                                     "fmin not implemented for complex tensors."),
+                  overload="", inplace=False)
 hypot, hypot_ = _binary("hypot", _float_only("hypot_cpu"), common=PROMOTE, overload="")
-copysign, copysign_ = _binary("copysign", FLOAT)
+copysign, copysign_ = _binary("copysign", _real_only(FLOAT, *_not_implemented("copysign_cpu")))
 bitwise_and, bitwise_and_ = _binary("bitwise_and", partial(R.integral_only, "bitwise_and"),
                                     common=PROMOTE)
 bitwise_or, bitwise_or_ = _binary("bitwise_or", partial(R.integral_only, "bitwise_or"),
@@ -277,8 +322,9 @@ def div_mode_rule(self, other, rounding_mode):
     if rounding_mode is None:
         return FLOAT(self, other)
     dt = R.promote(self, other)
-    if dt is D.bool_:
-        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
+    if dt is D.bool_ or dt.is_complex:
+        raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for "
+                                  f"'{R.type_name(dt)}'")
     return dt
 
 
@@ -303,10 +349,14 @@ div_mode_ = defop("div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? round
 # --- comparisons and logic (bool result) ----------------------------------------------------------
 eq, eq_ = _binary("eq", _bool_result, common=_bool_result)
 ne, ne_ = _binary("ne", _bool_result, common=_bool_result)
-lt, lt_ = _binary("lt", _bool_result, common=_bool_result)
-le, le_ = _binary("le", _bool_result, common=_bool_result)
-gt, gt_ = _binary("gt", _bool_result, common=_bool_result)
-ge, ge_ = _binary("ge", _bool_result, common=_bool_result)
+lt, lt_ = _binary("lt", _real_only(_bool_result, *_not_implemented("lt_cpu")),
+                  common=_bool_result)
+le, le_ = _binary("le", _real_only(_bool_result, *_not_implemented("le_cpu")),
+                  common=_bool_result)
+gt, gt_ = _binary("gt", _real_only(_bool_result, *_not_implemented("gt_cpu")),
+                  common=_bool_result)
+ge, ge_ = _binary("ge", _real_only(_bool_result, *_not_implemented("ge_cpu")),
+                  common=_bool_result)
 logical_and, logical_and_ = _binary("logical_and", _bool_result, overload="")
 logical_or, logical_or_ = _binary("logical_or", _bool_result, overload="")
 logical_xor, logical_xor_ = _binary("logical_xor", _bool_result, overload="")
@@ -357,6 +407,8 @@ def clamp_rule(*operands):
     if dt is D.bool_:
         kernel = "clamp_cpu" if any(R.is_tensor(x) for x in operands[1:]) else "clamp_scalar_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    if dt.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     return dt
 
 

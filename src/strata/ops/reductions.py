@@ -63,11 +63,11 @@ def one_dim_meta(self, dim, keepdim, dtype):
 def mean_dtype(self, dtype):
     """mean needs a floating result dtype: the one asked for, or the input's."""
     if dtype is not None:
-        if dtype.category != D.FLOATING:
+        if dtype.category < D.FLOATING:
             raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: {_T(dtype)}")
         return dtype
-    if self.dtype.category != D.FLOATING:
+    if self.dtype.category < D.FLOATING:
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_T(self.dtype)}")
     return self.dtype

@@ -25,6 +25,7 @@ The table follows the ops/ family files, one module each, in the same section or
 from importlib import import_module
 
 from ...core import dtype as D
+from ...ops import complex as CX
 from ...ops import factory as F
 from ...ops import reductions as RD
 from ...ops import shape as S
@@ -33,7 +34,7 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions", "rnn")
+            "distributions", "rnn", "complex", "fft")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
@@ -252,11 +253,18 @@ def zeros_for(ctx, name, like):
 
 
 def is_float(x) -> bool:
-    return hasattr(x, "_ag") and x.dtype.category == D.FLOATING
+    return hasattr(x, "_ag") and x.dtype.category >= D.FLOATING
 
 
 def is_tensor(x) -> bool:
     return hasattr(x, "_ag")
+
+
+def conj(x):
+    """Note [Complex gradients]: PyTorch's gradient of a real loss L at complex z is
+    dL/dRe(z) + i dL/dIm(z), the conjugate Wirtinger derivative, so a holomorphic f's formula
+    multiplies by conj(f'(z)). A real tensor is its own conjugate (nothing is recorded)."""
+    return CX.conj_physical(x) if x.dtype.is_complex else x
 
 
 for _family in FAMILIES:

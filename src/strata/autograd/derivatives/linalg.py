@@ -5,11 +5,16 @@ from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import shape as S
-from . import derivative, is_tensor
+from . import conj, derivative, is_tensor
 
 
 def _t(x):
     return S.transpose(x, -2, -1)
+
+
+def _h(x):
+    """The conjugate transpose (Note [Complex gradients])."""
+    return conj(_t(x))
 
 
 def _mat2_grad(grad, mat1, mat2):
@@ -19,22 +24,22 @@ def _mat2_grad(grad, mat1, mat2):
     ``mat2`` is the saved tensor, or only its geometry when mat1 needs no gradient."""
     (rows, _), strides = (mat2._shape, mat2.stride()) if is_tensor(mat2) else mat2[:2]
     if strides[0] == 1 and strides[1] == rows:
-        return _t(L.mm(_t(grad), mat1))
-    return L.mm(_t(mat1), grad)
+        return _t(L.mm(_t(grad), conj(mat1)))
+    return L.mm(_h(mat1), grad)
 
 
 # mat2's geometry (not the tensor: no version check, nothing kept alive) picks the layout of
 # its gradient; the tensor itself is saved only for mat1's gradient
 @derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2 if self", "mat2:geometry if mat2"))
 def _mm(ctx, grad):
-    return (L.mm(grad, _t(ctx.mat2)) if ctx.needs[0] else None,
+    return (L.mm(grad, _h(ctx.mat2)) if ctx.needs[0] else None,
             _mat2_grad(grad, ctx.self, ctx.mat2) if ctx.needs[1] else None)
 
 
 @derivative(L.bmm, "BmmBackward0", save=("self if mat2", "mat2 if self"))
 def _bmm(ctx, grad):
-    return (L.bmm(grad, _t(ctx.mat2)) if ctx.needs[0] else None,
-            L.bmm(_t(ctx.self), grad) if ctx.needs[1] else None)
+    return (L.bmm(grad, _h(ctx.mat2)) if ctx.needs[0] else None,
+            L.bmm(_h(ctx.self), grad) if ctx.needs[1] else None)
 
 
 def _scaled(x, factor):
@@ -46,7 +51,7 @@ def _scaled(x, factor):
 def _addmm(ctx, grad):
     alpha = ctx.alpha
     return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
-            _scaled(L.mm(grad, _t(ctx.mat2)), alpha) if ctx.needs[1] else None,
+            _scaled(L.mm(grad, _h(ctx.mat2)), alpha) if ctx.needs[1] else None,
             _scaled(_mat2_grad(grad, ctx.mat1, ctx.mat2), alpha) if ctx.needs[2] else None)
 
 

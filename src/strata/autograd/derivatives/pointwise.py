@@ -4,7 +4,8 @@ import math
 
 from ...ops import activation as A
 from ...ops import pointwise as P
-from . import derivative, is_tensor, non_differentiable, zeros, zeros_for
+from ...ops import complex as CX
+from . import conj, derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -16,18 +17,18 @@ def _unary(op, name, save, fn):
 
 
 # --- unary, float result -----------------------------------------------------------------------
-_unary(P.exp, "ExpBackward0", ("result",), lambda c, g: P.mul(g, c.result))
+_unary(P.exp, "ExpBackward0", ("result",), lambda c, g: P.mul(g, conj(c.result)))
 _unary(P.exp2, "Exp2Backward0", ("result",), lambda c, g: P.mul(g, P.mul(c.result, LN2)))
 _unary(P.expm1, "Expm1Backward0", ("result",), lambda c, g: P.mul(g, P.add(c.result, 1)))
-_unary(P.log, "LogBackward0", ("self",), lambda c, g: P.div(g, c.self))
+_unary(P.log, "LogBackward0", ("self",), lambda c, g: P.div(g, conj(c.self)))
 _unary(P.log2, "Log2Backward0", ("self",), lambda c, g: P.div(g, P.mul(c.self, LN2)))
 _unary(P.log10, "Log10Backward0", ("self",), lambda c, g: P.div(g, P.mul(c.self, LN10)))
 _unary(P.log1p, "Log1PBackward0", ("self",), lambda c, g: P.div(g, P.add(c.self, 1)))
-_unary(P.sqrt, "SqrtBackward0", ("result",), lambda c, g: P.div(g, P.mul(c.result, 2)))
+_unary(P.sqrt, "SqrtBackward0", ("result",), lambda c, g: P.div(g, P.mul(conj(c.result), 2)))
 _unary(P.rsqrt, "RsqrtBackward0", ("result",),
        lambda c, g: P.mul(g, P.mul(P.pow(c.result, 3), -0.5)))
-_unary(P.sin, "SinBackward0", ("self",), lambda c, g: P.mul(g, P.cos(c.self)))
-_unary(P.cos, "CosBackward0", ("self",), lambda c, g: P.mul(g, P.neg(P.sin(c.self))))
+_unary(P.sin, "SinBackward0", ("self",), lambda c, g: P.mul(g, conj(P.cos(c.self))))
+_unary(P.cos, "CosBackward0", ("self",), lambda c, g: P.mul(g, P.neg(conj(P.sin(c.self)))))
 _unary(P.tan, "TanBackward0", ("result",),
        lambda c, g: P.mul(g, P.add(P.mul(c.result, c.result), 1)))
 _unary(P.asin, "AsinBackward0", ("self",),
@@ -38,7 +39,7 @@ _unary(P.atan, "AtanBackward0", ("self",),
        lambda c, g: P.div(g, P.add(P.mul(c.self, c.self), 1)))
 _unary(P.sinh, "SinhBackward0", ("self",), lambda c, g: P.mul(g, P.cosh(c.self)))
 _unary(P.cosh, "CoshBackward0", ("self",), lambda c, g: P.mul(g, P.sinh(c.self)))
-_unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: A.tanh_backward(g, c.result))
+_unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: A.tanh_backward(g, conj(c.result)))
 _unary(P.asinh, "AsinhBackward0", ("self",),
        lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))))
 _unary(P.acosh, "AcoshBackward0", ("self",),
@@ -52,7 +53,7 @@ _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
 
 
 # --- unary, dtype kept --------------------------------------------------------------------------
-_unary(P.abs, "AbsBackward0", ("self",), lambda c, g: P.mul(g, P.sign(c.self)))
+_unary(P.abs, "AbsBackward0", ("self",), lambda c, g: P.mul(g, CX.sgn(c.self)))
 _unary(P.neg, "NegBackward0", (), lambda c, g: P.neg(g))
 for _op, _name in ((P.sign, "SignBackward0"), (P.floor, "FloorBackward0"),
                    (P.ceil, "CeilBackward0"), (P.trunc, "TruncBackward0")):
@@ -83,15 +84,16 @@ def _sub(ctx, grad):
 
 @derivative(P.mul, "MulBackward0", save=("self if other", "other if self"))
 def _mul(ctx, grad):
-    return (P.mul(grad, ctx.other) if ctx.needs[0] else None,
-            P.mul(grad, ctx.self) if ctx.needs[1] else None)
+    return (P.mul(grad, conj(ctx.other)) if ctx.needs[0] else None,
+            P.mul(grad, conj(ctx.self)) if ctx.needs[1] else None)
 
 
 @derivative(P.div, "DivBackward0", save=("self if other", "other"))
 def _div(ctx, grad):
-    other = ctx.other
+    other = conj(ctx.other)
     return (P.div(grad, other) if ctx.needs[0] else None,
-            P.neg(P.mul(grad, P.div(P.div(ctx.self, other), other))) if ctx.needs[1] else None)
+            P.neg(P.mul(grad, P.div(P.div(conj(ctx.self), other), other)))
+            if ctx.needs[1] else None)
 
 
 @derivative(P.div_mode, "DivBackward2", save=("self if other", "other"))
@@ -131,16 +133,16 @@ def _pow(ctx, grad):
     gx = ge = None
     if ctx.needs[0]:
         if is_tensor(e):
-            gx = P.where(P.eq(e, 0), 0.0, P.mul(grad, P.mul(e, P.pow(x, P.sub(e, 1)))))
+            gx = P.where(P.eq(e, 0), 0.0, P.mul(grad, conj(P.mul(e, P.pow(x, P.sub(e, 1))))))
         elif e == 0:
             gx = zeros(grad._shape, grad)
         else:
-            gx = P.mul(grad, P.mul(P.pow(x, e - 1), e))
+            gx = P.mul(grad, conj(P.mul(P.pow(x, e - 1), e)))
     if ctx.needs[1]:
         r = ctx.result
         if is_tensor(x):
             at_zero = P.logical_and(P.eq(x, 0), P.ge(e, 0))
-            ge = P.mul(grad, P.where(at_zero, 0.0, P.mul(r, P.log(x))))
+            ge = P.mul(grad, P.where(at_zero, 0.0, conj(P.mul(r, P.log(x)))))
         elif x == 0:   # 0 ** e: flat for e >= 0, else result * log(0) = -inf
             ge = P.mul(grad, P.where(P.ge(e, 0), 0.0, P.mul(r, -math.inf)))
         else:

@@ -8,7 +8,7 @@ from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from . import derivative, non_differentiable, zeros
+from . import conj, derivative, non_differentiable, zeros
 
 
 def _all_dims(dim):
@@ -81,7 +81,7 @@ def prod_backward(grad, x, result, dim):
     """d prod / d x_i = product of the others: result / x_i when nothing is zero; otherwise the
     product of an exclusive cumprod from each side (exact with zeros)."""
     if RD.sum(P.eq(x, 0)).item() == 0:
-        return P.mul(grad, P.div(result, x))
+        return P.mul(grad, conj(P.div(result, x)))
     n = x._shape[dim]
     if n == 1:
         return P.mul(grad, F.full(x._shape, 1, dtype=x.dtype, device=x.device))
@@ -90,7 +90,7 @@ def prod_backward(grad, x, result, dim):
     before = RD.cumprod(S.cat([ones, S.slice(x, dim, 0, n - 1)], dim), dim)
     after = S.flip(RD.cumprod(S.cat([ones, S.flip(S.slice(x, dim, 1, n), [dim])], dim), dim),
                    [dim])
-    return P.mul(grad, P.mul(before, after))
+    return P.mul(grad, conj(P.mul(before, after)))
 
 
 @derivative(RD.prod, "ProdBackward0", save=("self", "result"))

@@ -11,10 +11,12 @@ from . import scatter
 from . import dense, normalization, pooling
 from . import distributions, threads
 from . import rnn
+from . import complex, fft
 from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
-            linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn)
+            linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn,
+            complex, fft)
 
 
 def kernel_table() -> dict:

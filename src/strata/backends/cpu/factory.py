@@ -36,6 +36,10 @@ def _allocate(spec):
 
 def _number(value, dtype):
     """A Python number converted to ``dtype`` as PyTorch stores it (checked by the meta)."""
+    if dtype.is_complex:
+        return dtype.np.type(value)
+    if isinstance(value, complex):   # a real-valued complex (the meta refused an imaginary part)
+        value = value.real
     if dtype.category == D.FLOATING:
         return np.float32(value).astype(dtype.np) if dtype in _HALF else dtype.np.type(value)
     if dtype is D.bool_:

@@ -602,13 +602,13 @@ UNARY = [
     ("cosh", np.cosh), ("tanh", native.generated_or("tanh", np.tanh)), ("asinh", np.arcsinh),
     ("acosh", np.arccosh), ("atanh", np.arctanh),
     ("sigmoid", native.generated_or("sigmoid", _sigmoid)), ("reciprocal", _reciprocal),
-    ("abs", np.abs), ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
+    ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
     ("relu", _relu), ("bitwise_not", np.invert),
 ]
 UNARY_CHECKED = [("round", _round, P.check_round), ("gelu", _gelu, P.check_gelu)]
-UNARY_OF_INPUT = [  # bool results computed on the input's own values
-    ("logical_not", np.logical_not), ("isnan", np.isnan), ("isinf", np.isinf),
+UNARY_OF_INPUT = [  # computed on the input's own values: bool tests, abs (complex -> real)
+    ("abs", np.abs), ("logical_not", np.logical_not), ("isnan", np.isnan), ("isinf", np.isinf),
     ("isfinite", np.isfinite), ("signbit", _signbit),
 ]
 BINARY = [

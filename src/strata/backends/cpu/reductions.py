@@ -14,7 +14,7 @@ from ...ops import reductions as RD
 from .array import COMPUTE, compute_data, data, wrap
 
 # sum/cumsum's result dtype when no dtype= is given: integers and bool accumulate in int64
-_SUM_DTYPE = {d: (d if d.category == D.FLOATING else D.int64) for d in D.ALL_DTYPES}
+_SUM_DTYPE = {d: (d if d.category >= D.FLOATING else D.int64) for d in D.ALL_DTYPES}
 
 
 def _axes(self, dims):
