@@ -18,7 +18,7 @@ DTYPE_PAIRS = {
     "uint8": (strata.uint8, torch.uint8), "bool": (strata.bool, torch.bool),
 }
 TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6),
-       "float64": (1e-10, 1e-12)}
+       "float64": (1e-10, 1e-12), "complex64": (1e-5, 1e-6), "complex128": (1e-10, 1e-12)}
 
 
 def to_strata(x, noncontiguous=False):
@@ -78,7 +78,8 @@ def assert_same(s, t, *, atol=None, rtol=None, check_stride=False, equal_nan=Tru
     b = (t.detach().float() if name == "bfloat16" else t.detach()).numpy()
     if name in TOL:
         d_atol, d_rtol = TOL[name]
-        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64),
+        wide = np.complex128 if name.startswith("complex") else np.float64
+        np.testing.assert_allclose(a.astype(wide), b.astype(wide),
                                    atol=d_atol if atol is None else atol,
                                    rtol=d_rtol if rtol is None else rtol,
                                    equal_nan=equal_nan, err_msg=path)

@@ -6,6 +6,11 @@ the analytical one backpropagates a one-hot gradient per output element. Both ar
 ``allclose(analytical, numerical, rtol, atol)``. Use float64 inputs: the default tolerances
 assume double precision.
 
+A complex tensor counts as the real tensor of its (real, imag) pairs (``view_as_real``): each
+part of an input is perturbed on its own, and the gradient of each part of an output is the
+backward of a one-hot 1 (real part) or 1j (imaginary part), which under PyTorch's convention
+(Note [Complex gradients]) yields d part / d Re(input) + i d part / d Im(input).
+
     >>> x = strata.randn(3, dtype=strata.float64, requires_grad=True)
     >>> strata.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
     True
@@ -32,12 +37,19 @@ def _is_tensor(x):
 
 
 def _numpy(t):
-    """A float64 copy of ``t``'s values (never a view: the inputs are perturbed in place)."""
-    return np.array(t.detach().cpu()._np(), dtype=np.float64)
+    """A float64 copy of ``t``'s values (never a view: the inputs are perturbed in place); a
+    complex tensor's as (..., 2) pairs."""
+    arr = t.detach().cpu()._np()
+    if np.iscomplexobj(arr):
+        arr = np.stack([arr.real, arr.imag], -1)
+    return np.array(arr, dtype=np.float64)
 
 
 def _write(t, values):
-    """Overwrite ``t``'s elements without autograd noticing (gradcheck's perturbations)."""
+    """Overwrite ``t``'s elements without autograd noticing (gradcheck's perturbations); a
+    complex ``t`` takes (..., 2) pairs."""
+    if t.dtype.is_complex:
+        values = values[..., 0] + 1j * values[..., 1]
     target = t.detach()
     if target.device.type == "cpu":
         np.copyto(target._np(), values, casting="unsafe")
@@ -50,13 +62,13 @@ def _outputs(func, inputs):
     """The function's floating outputs as arrays (run in grad mode: ``func`` may itself call
     autograd, as gradgradcheck's first derivatives do)."""
     outs = _as_tuple(func(*inputs))
-    return [_numpy(o) if _is_tensor(o) and o.dtype.is_floating_point else None for o in outs]
+    return [_numpy(o) if _is_tensor(o) and o.dtype.is_differentiable else None for o in outs]
 
 
 def _numerical_jacobians(func, inputs, diff_inputs, eps):
     """``J[i][k]``: d output k / d input i, as (input numel, output numel) arrays."""
     base = _outputs(func, inputs)
-    jac = [[np.zeros((x.numel(), 0 if o is None else o.size)) for o in base]
+    jac = [[np.zeros((_numpy(x).size, 0 if o is None else o.size)) for o in base]
            for x in diff_inputs]
     for i, x in enumerate(diff_inputs):
         original = _numpy(x)
@@ -79,18 +91,20 @@ def _numerical_jacobians(func, inputs, diff_inputs, eps):
 def _analytical_jacobians(func, inputs, diff_inputs, check_grad_dtypes):
     from . import grad
     outs = _as_tuple(func(*inputs))
-    jac = [[np.zeros((x.numel(), 0)) for _ in outs] for x in diff_inputs]
+    sizes = [_numpy(x).size for x in diff_inputs]
+    jac = [[np.zeros((size, 0)) for _ in outs] for size in sizes]
     for k, out in enumerate(outs):
-        if not (_is_tensor(out) and out.dtype.is_floating_point and out.requires_grad):
+        if not (_is_tensor(out) and out.dtype.is_differentiable and out.requires_grad):
             continue
-        n = out.numel()
-        for i, x in enumerate(diff_inputs):
-            jac[i][k] = np.zeros((x.numel(), n))
+        shape = _numpy(out).shape
+        n = int(np.prod(shape))
+        for i, size in enumerate(sizes):
+            jac[i][k] = np.zeros((size, n))
         for j in range(n):
             onehot = np.zeros(n)
             onehot[j] = 1.0
             g_out = F.full(out._shape, 0, dtype=out.dtype, device=out.device)
-            _write(g_out, onehot.reshape(out._shape))
+            _write(g_out, onehot.reshape(shape))
             grads = grad(out, diff_inputs, g_out, retain_graph=True, allow_unused=True)
             for i, (x, g) in enumerate(zip(diff_inputs, grads)):
                 if g is None:
@@ -124,7 +138,7 @@ def gradcheck(func, inputs, *, eps=1e-06, atol=1e-05, rtol=0.001, raise_exceptio
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     for i, x in enumerate(inputs):
-        if _is_tensor(x) and x.requires_grad and x.dtype is not D.float64:
+        if _is_tensor(x) and x.requires_grad and x.dtype not in (D.float64, D.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           f"point or complex. This check will likely fail if all the inputs are "
                           f"not of double precision floating point or complex. ", UserWarning,
@@ -164,7 +178,7 @@ def _undefined_grad_ok(func, inputs, diff_inputs):
     from . import engine
     from .graph import gradient_edge
     outs = [o for o in _as_tuple(func(*inputs))
-            if _is_tensor(o) and o.dtype.is_floating_point and o.requires_grad]
+            if _is_tensor(o) and o.dtype.is_differentiable and o.requires_grad]
     if not outs:
         return True
     grads = engine.execute([gradient_edge(o) for o in outs], [None] * len(outs), False, False,
@@ -176,11 +190,11 @@ def _fast_check(func, inputs, diff_inputs, eps, atol, rtol, raise_exception):
     """Compare ``v^T J u`` for random ``u`` (inputs) and ``v`` (outputs) instead of all of J."""
     from . import grad
     rng = np.random.default_rng(0)
-    us = [rng.uniform(-1, 1, x._shape) for x in diff_inputs]
+    us = [rng.uniform(-1, 1, _numpy(x).shape) for x in diff_inputs]
     originals = [_numpy(x) for x in diff_inputs]
     outs = _as_tuple(func(*inputs))
-    vs = [rng.uniform(-1, 1, o._shape) if _is_tensor(o) and o.dtype.is_floating_point else None
-          for o in outs]
+    vs = [rng.uniform(-1, 1, _numpy(o).shape) if _is_tensor(o) and o.dtype.is_differentiable
+          else None for o in outs]
     for x, o, u in zip(diff_inputs, originals, us):
         _write(x, o + eps * u)
     plus = _outputs(func, inputs)
@@ -218,14 +232,14 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-06, atol=1e-05, rto
         outs = _as_tuple(func(*inputs))
         grad_outputs = tuple(
             F.randn(o._shape, dtype=o.dtype, device=o.device).requires_grad_()
-            for o in outs if _is_tensor(o) and o.dtype.is_floating_point and o.requires_grad)
+            for o in outs if _is_tensor(o) and o.dtype.is_differentiable and o.requires_grad)
     grad_outputs = _as_tuple(grad_outputs)
     n_out = len(grad_outputs)
 
     def first_derivatives(*args):
         input_args, g_outs = args[:-n_out], args[-n_out:]
         outs = [o for o in _as_tuple(func(*input_args))
-                if _is_tensor(o) and o.dtype.is_floating_point and o.requires_grad]
+                if _is_tensor(o) and o.dtype.is_differentiable and o.requires_grad]
         diff = [a for a in input_args if _is_tensor(a) and a.requires_grad]
         grads = grad(outs, diff, g_outs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)

@@ -263,7 +263,10 @@ def is_tensor(x) -> bool:
 def conj(x):
     """Note [Complex gradients]: PyTorch's gradient of a real loss L at complex z is
     dL/dRe(z) + i dL/dIm(z), the conjugate Wirtinger derivative, so a holomorphic f's formula
-    multiplies by conj(f'(z)). A real tensor is its own conjugate (nothing is recorded)."""
+    multiplies by conj(f'(z)). A real tensor or number is its own conjugate (nothing is
+    recorded)."""
+    if not hasattr(x, "_ag"):   # a Python number (int, float and complex all conjugate)
+        return x.conjugate()
     return CX.conj_physical(x) if x.dtype.is_complex else x
 
 

@@ -11,6 +11,13 @@ LN2 = math.log(2.0)
 LN10 = math.log(10.0)
 
 
+def _tanh_backward(grad, result):
+    """grad * conj(1 - tanh^2); the fused kernel covers the real case."""
+    if not result.dtype.is_complex:
+        return A.tanh_backward(grad, result)
+    return P.mul(grad, conj(P.sub(1, P.mul(result, result))))
+
+
 def _unary(op, name, save, fn):
     """A one-input op whose gradient is ``grad * fn(ctx)``-shaped: ``fn(ctx, grad)``."""
     derivative(op, name, save=save)(lambda ctx, grad: fn(ctx, grad))
@@ -39,7 +46,7 @@ _unary(P.atan, "AtanBackward0", ("self",),
        lambda c, g: P.div(g, P.add(P.mul(c.self, c.self), 1)))
 _unary(P.sinh, "SinhBackward0", ("self",), lambda c, g: P.mul(g, P.cosh(c.self)))
 _unary(P.cosh, "CoshBackward0", ("self",), lambda c, g: P.mul(g, P.sinh(c.self)))
-_unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: A.tanh_backward(g, conj(c.result)))
+_unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: _tanh_backward(g, c.result))
 _unary(P.asinh, "AsinhBackward0", ("self",),
        lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))))
 _unary(P.acosh, "AcoshBackward0", ("self",),
