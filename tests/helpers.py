@@ -75,7 +75,7 @@ def assert_same(s, t, *, atol=None, rtol=None, check_stride=False, equal_nan=Tru
         assert s.stride() == t.stride(), f"{path}: strides {s.stride()} != torch's {t.stride()}"
     name = dtype_name(t.dtype)
     a = np.asarray(s.detach().float().numpy() if name in ("bfloat16",) else s.detach().numpy())
-    b = (t.detach().float() if name == "bfloat16" else t.detach()).numpy()
+    b = (t.detach().float() if name == "bfloat16" else t.detach().resolve_conj()).numpy()
     if name in TOL:
         d_atol, d_rtol = TOL[name]
         wide = np.complex128 if name.startswith("complex") else np.float64

@@ -61,11 +61,11 @@ def _c2c_meta(self, dim, normalization, forward):
 
 
 fft_r2c = defop("_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
-                _r2c_meta)
+                _r2c_meta, function=True)
 fft_c2r = defop("_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) "
-                "-> Tensor", _c2r_meta)
+                "-> Tensor", _c2r_meta, function=True)
 fft_c2c = defop("_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
-                _c2c_meta)
+                _c2c_meta, function=True)
 
 
 # --- argument handling shared by the torch.fft functions ---------------------------------------------
