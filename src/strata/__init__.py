@@ -134,6 +134,10 @@ def is_floating_point(input) -> bool:
     return input.is_floating_point()
 
 
+def is_complex(input) -> bool:
+    return input.is_complex()
+
+
 def numel(input) -> int:
     return input.numel()
 

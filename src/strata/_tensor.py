@@ -145,7 +145,8 @@ BoolTensor = _legacy_type("BoolTensor", D.bool_)
 _TYPE_NAMES = {D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor",
                D.bfloat16: "BFloat16Tensor", D.int64: "LongTensor", D.int32: "IntTensor",
                D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor",
-               D.bool_: "BoolTensor"}
+               D.bool_: "BoolTensor", D.complex64: "ComplexFloatTensor",
+               D.complex128: "ComplexDoubleTensor"}
 
 
 def _bound_dims(args):
@@ -503,7 +504,12 @@ class Tensor(TensorImpl):
     def _python_scalar(self):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self.item()
+        value = self.item()
+        if isinstance(value, complex):   # float()/int() take a complex with no imaginary part
+            if value.imag:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            value = value.real
+        return value
 
     def __float__(self):
         return float(self._python_scalar())
@@ -512,7 +518,9 @@ class Tensor(TensorImpl):
         return int(self._python_scalar())
 
     def __complex__(self):
-        return complex(self._python_scalar())
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
 
     def __bool__(self):
         n = self.numel()
@@ -563,6 +571,12 @@ class Tensor(TensorImpl):
 
     def double(self, memory_format=None):
         return self.to(D.float64, memory_format=memory_format)
+
+    def cfloat(self, memory_format=None):
+        return self.to(D.complex64, memory_format=memory_format)
+
+    def cdouble(self, memory_format=None):
+        return self.to(D.complex128, memory_format=memory_format)
 
     def half(self, memory_format=None):
         return self.to(D.float16, memory_format=memory_format)

@@ -53,7 +53,8 @@ class dtype:
         try:
             return _COMPLEX_OF[self]
         except KeyError:
-            raise RuntimeError(f"Unsupported dtype {self.name.capitalize()}") from None
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_NAME[self.name]}") \
+                from None
 
     def __repr__(self):
         return f"strata.{self.name}"
@@ -77,6 +78,8 @@ complex128 = dtype("complex128", np.complex128, COMPLEX, True, 3, ("cdouble",))
 
 # complex32 (chalf) is not provided: NumPy has no such type, so half floats pair with complex64.
 _REAL_OF = {complex64: float32, complex128: float64}
+_SCALAR_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                "int64": "Long"}
 _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128,
                complex64: complex64, complex128: complex128}
 

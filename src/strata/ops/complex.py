@@ -7,7 +7,9 @@ complex tensor is ``conj_physical`` (a new tensor), and ``is_conj()`` is always 
 """
 
 from ..core import dtype as D
+from . import factory as F
 from . import meta_rules as R
+from . import pointwise as P
 from . import shape as S
 from .op import TensorSpec, ViewSpec, defop, register_decomposition
 from .pointwise import inplace_result
@@ -126,3 +128,14 @@ def _parts_meta(name):
 complex = defop("complex(Tensor real, Tensor imag) -> Tensor", _parts_meta("complex"),
                 function=True)
 polar = defop("polar(Tensor abs, Tensor angle) -> Tensor", _parts_meta("polar"), function=True)
+
+
+isreal = defop("isreal(Tensor self) -> Tensor", method=True, function=True)
+
+
+@register_decomposition(isreal)
+def _isreal(self):
+    """True where the imaginary part is zero (everywhere for a real tensor)."""
+    if not self.dtype.is_complex:
+        return F.full(tuple(self.shape), True, dtype=D.bool_, device=self.device)
+    return P.eq(imag(self), 0)

@@ -108,8 +108,8 @@ def arange_dtype(start, end, step):
 
 def _arange_meta(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=None):
     dtype = dtype or arange_dtype(start, end, step)
-    if dtype is D.bool_:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dtype is D.bool_ or dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{R.type_name(dtype)}'")
     return _spec((arange_params(start, end, step, dtype)[0],), dtype)
 
 

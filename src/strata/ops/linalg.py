@@ -14,6 +14,7 @@ from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
+from .complex import conj
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
 
@@ -408,7 +409,7 @@ def _dot(self, tensor):
 
 @register_decomposition(vdot)
 def _vdot(self, other):
-    return _dot(self, other)   # real dtypes only: no conjugation
+    return _dot(conj(self), other)
 
 
 def _outer_impl(self, vec2):

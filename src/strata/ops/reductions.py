@@ -74,7 +74,7 @@ def mean_dtype(self, dtype):
 
 
 def _float_input(message, self):
-    if self.dtype.category != D.FLOATING:
+    if self.dtype.category < D.FLOATING:
         raise RuntimeError(message.format(_T(self.dtype)))
 
 
@@ -113,6 +113,7 @@ nanmean = defop("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
 
 @register_decomposition(nansum)
 def _nansum(self, dim=None, keepdim=False, dtype=None):
+    _no_complex(self, RuntimeError, "nansum on CPU does not support complex inputs")
     if self.dtype.category == D.FLOATING:
         self = P.where(P.isnan(self), 0, self)
     return sum(self, dim, keepdim, dtype)
@@ -128,8 +129,15 @@ def _nanmean(self, dim=None, keepdim=False, dtype=None):
 
 # --- extrema --------------------------------------------------------------------------------------
 
+def _no_complex(self, error, message):
+    if self.dtype.is_complex:
+        raise error(message.format(type=R.type_name(self.dtype)))
+
+
 def _extremum_meta(name):
     def meta(self, dim=(), keepdim=False):
+        _no_complex(self, NotImplementedError,
+                    f"\"{name[1:]}_values_cpu\" not implemented for '{{type}}'")
         dims = R.reduction_dims(self, dim)
         check_identity_free(name, self, dim)
         return TensorSpec(R.reduced_shape(tuple(self.shape), dims, keepdim), self.dtype)
@@ -138,6 +146,7 @@ def _extremum_meta(name):
 
 def _full_extremum_meta(name):
     def meta(self):
+        _no_complex(self, NotImplementedError, f"\"{name}_all\" not implemented for '{{type}}'")
         check_identity_free(name, self, None)
         return TensorSpec((), self.dtype)
     return meta
@@ -145,6 +154,7 @@ def _full_extremum_meta(name):
 
 def _extremum_dim_meta(name):
     def meta(self, dim, keepdim=False):
+        _no_complex(self, RuntimeError, f"{name}(): does not support complex input")
         spec, d = one_dim_meta(self, dim, keepdim, self.dtype)
         check_reduced_dim(name, self, d)
         return spec, TensorSpec(spec.shape, D.int64)
@@ -155,6 +165,7 @@ def _arg_meta(name):
     def meta(self, dim=None, keepdim=False):
         if self.dtype is D.bool_:
             raise RuntimeError(f"{name}(): does not support bool input")
+        _no_complex(self, RuntimeError, f"{name}(): does not support complex input")
         if dim is None:
             if self.numel() == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for "
@@ -207,7 +218,7 @@ def _aminmax(self, dim=None, keepdim=False):
 
 def _var_meta(self, dim=None, correction=None, keepdim=False):
     _float_input("std and var only support floating point and complex dtypes", self)
-    return R.reduction_meta(self, dim, keepdim, self.dtype)
+    return R.reduction_meta(self, dim, keepdim, self.dtype.to_real())
 
 
 var = defop("var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
@@ -314,7 +325,8 @@ def _vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_ord(ord)} "
                                    f"norm on the dimension {d}because this dimension is empty "
                                    f"and the operation does not have an identity")
-    return TensorSpec(R.reduced_shape(tuple(self.shape), dims, keepdim), dtype or self.dtype)
+    out_dtype = (dtype or self.dtype).to_real()   # a complex tensor's norm is real
+    return TensorSpec(R.reduced_shape(tuple(self.shape), dims, keepdim), out_dtype)
 
 
 # Bound to strata.norm / Tensor.norm by frontend/reductions.py; strata.linalg exports it.

@@ -29,6 +29,8 @@ def _not_for(kernel_name, self, *dtypes):
 # --- sort -----------------------------------------------------------------------------------------
 
 def _sort_meta(self, stable=None, dim=-1, descending=False):
+    if self.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     wrap_dim(dim, self.ndim)
     return _values_indices(tuple(self.shape), self.dtype)
 
@@ -72,6 +74,8 @@ def _topk_meta(self, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if self.dtype is D.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
+    if self.dtype.is_complex:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     shape = list(self.shape)
     if shape:
         shape[d] = k

@@ -87,8 +87,10 @@ def arange(start, end, step=1, dtype=None, layout=None, device=None, pin_memory=
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.linspace.meta(start, end, steps, dtype)
     dt = spec.dtype
-    if dt.category == D.FLOATING:  # computed in the dtype (float32 for the half types)
+    if dt.category >= D.FLOATING:  # computed in the dtype (float32 for the half types)
         work = np.float64 if dt is D.float64 else np.float32
+        if dt.is_complex:
+            work = dt.np.type
         start, end = work(start), work(end)
     else:  # start and end become integers first; the step stays a double
         work = np.float64
@@ -98,9 +100,10 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     else:
         # PyTorch's symmetric formula: the first half counts up from start, the rest down from end
         step = (end - start) / work(steps - 1)
-        i = np.arange(steps, dtype=work)
-        values = np.where(i < steps // 2, start + step * i, end - step * (work(steps - 1) - i))
-    if dt.category != D.FLOATING:
+        i = np.arange(steps).astype(work)
+        first_half = np.arange(steps) < steps // 2
+        values = np.where(first_half, start + step * i, end - step * (work(steps - 1) - i))
+    if dt.category < D.FLOATING:
         values = np.trunc(values)
     return wrap(values, dt)
 

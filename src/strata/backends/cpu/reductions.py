@@ -99,11 +99,10 @@ def _extremum(ufunc, op):
 
 def _full_extremum(ufunc, op):
     """max()/min(): amax/amin of every element."""
-    name = op.schema.name
 
     def kernel(self):
-        if not self.numel():
-            RD.check_identity_free(name, self, None)
+        if not self.numel() or self.dtype.is_complex:
+            op.meta(self)
         return wrap(ufunc.reduce(data(self), axis=None), self.dtype)
     return kernel
 
@@ -139,9 +138,11 @@ def var(self, dim=None, correction=None, keepdim=False):
     dt = RD.var.meta(self, dim, correction, keepdim).dtype
     dims = R.reduction_dims(self, dim)
     axis = _axes(self, dims)
-    x = compute_data(self, dt)
+    x = compute_data(self, self.dtype if self.dtype.is_complex else dt)
     n = _count(self, dims)
     dev = x - np.true_divide(np.add.reduce(x, axis=axis, keepdims=True), n)
+    if self.dtype.is_complex:   # |dev|^2
+        dev = np.abs(dev)
     squares = np.add.reduce(np.multiply(dev, dev), axis=axis, keepdims=keepdim)
     # PyTorch divides by max(0, N - correction): too few elements give inf or nan
     divisor = n - (1 if correction is None else correction)
@@ -161,7 +162,7 @@ def _logical(ufunc, op):
 def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     dt = RD.vector_norm.meta(self, ord, dim, keepdim, dtype).dtype
     axis = _axes(self, R.reduction_dims(self, dim))
-    x = np.abs(compute_data(self, dt))
+    x = np.abs(compute_data(self, self.dtype if self.dtype.is_complex else dt))
     if ord == 2:
         out = np.sqrt(np.add.reduce(np.multiply(x, x), axis=axis, keepdims=keepdim))
     elif ord == 1:
