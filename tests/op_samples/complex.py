@@ -63,6 +63,9 @@ SAMPLES = {
     "aten::polar": [
         S(lambda m, a, b: m.polar(a, b), (rarr(d, lo=0.1), rarr(d, seed=2)), name=d)
         for d in ("float32", "float64")],
+    "aten::isreal": [S(lambda m, z: m.isreal(z), (np.array([1 + 0j, 2j, -0j], np.complex64),),
+                       name="complex"),
+                     S(lambda m, x: x.isreal(), (rarr(),), name="real")],
 }
 
 # arithmetic, reductions and movement of complex tensors, run under the ops they call

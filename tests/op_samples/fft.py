@@ -99,3 +99,33 @@ SAMPLES = {
                          (rarr("float64", (4, 2)),), name="from-real-pairs",
                          noncontiguous=False)],
 }
+
+_SIGNAL = rarr("float64", (40,))
+_HANN = np.hanning(17)[:16]   # periodic Hann window of 16 points, as torch.hann_window(16)
+SAMPLES["aten::stft.center"] = [
+    S(lambda m, x, w: m.stft(x, 16, hop_length=4, window=w, return_complex=True),
+      (_SIGNAL, _HANN), name="hann"),
+    S(lambda m, x: m.stft(x, 8, return_complex=True, center=False, normalized=True),
+      (_SIGNAL,), name="no-window-uncentered"),
+    S(lambda m, x: m.stft(x, 12, hop_length=5, win_length=7, return_complex=True,
+                          pad_mode="constant"), (rarr("float32", (2, 30)),), name="batched"),
+    S(lambda m, x: m.stft(x, 8, return_complex=True, onesided=False), (_SIGNAL,),
+      name="twosided"),
+    S(lambda m, z: m.stft(z, 8, hop_length=3, return_complex=True), (carr("complex128", (24,)),),
+      name="complex"),
+]
+# istft checks its window envelope's values (.item()), so it cannot run on the meta device
+SAMPLES["aten::istft"] = [
+    S(lambda m, x, w: m.istft(m.stft(x, 16, hop_length=4, window=w, return_complex=True), 16,
+                              hop_length=4, window=w, length=40), (_SIGNAL, _HANN),
+      name="round-trip"),
+    S(lambda m, x: m.istft(m.stft(x, 8, return_complex=True, onesided=False), 8,
+                           onesided=False, return_complex=True), (rarr("float64", (2, 20)),),
+      name="complex-result"),
+    S(lambda m, x: m.istft(m.stft(x, 12, hop_length=3, return_complex=True, center=False),
+                           12, hop_length=3, center=False), (_SIGNAL,), name="uncentered"),
+    S(lambda m, x: m.istft(m.stft(x, 8, return_complex=True, normalized=True), 8,
+                           normalized=True, length=45), (_SIGNAL,), name="longer-length"),
+]
+for _sample in SAMPLES["aten::istft"]:
+    _sample.meta = False

@@ -15,7 +15,7 @@ from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
 from . import sampling  # noqa: F401  (affine grids, grid_sample)
 from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
 from . import special  # noqa: F401  (special functions, with pointwise's makers)
-from . import complex, fft  # noqa: F401  (complex parts and views; spectral ops)
+from . import complex, fft, spectral  # noqa: F401  (complex parts and views; FFTs, stft)
 from . import rnn  # noqa: F401  (fused recurrent cells)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
