@@ -66,6 +66,19 @@ SAMPLES = {
     "aten::isreal": [S(lambda m, z: m.isreal(z), (np.array([1 + 0j, 2j, -0j], np.complex64),),
                        name="complex"),
                      S(lambda m, x: x.isreal(), (rarr(),), name="real")],
+    # eigenvectors are unique up to a phase each: samples compare phase-free quantities
+    "aten::linalg_eig": [
+        S(lambda m, a: (m.linalg.eig(a).eigenvalues, m.linalg.eig(a).eigenvectors.abs()),
+          (rarr("float64", (3, 3), seed=5),), name="real"),
+        S(lambda m, a: (lambda L, V: (L, V.abs()))(*m.linalg.eig(a)),
+          (rarr("float32", (2, 4, 4), seed=6),), name="batched", atol=1e-4, rtol=1e-4),
+        S(lambda m, z: m.linalg.eig(z).eigenvectors.abs(), (carr("complex128", (3, 3), seed=7),),
+          name="complex")],
+    "aten::linalg_eigvals": [
+        S(lambda m, a: m.linalg.eigvals(a), (rarr("float64", (4, 4), seed=8),), name="real"),
+        # LAPACK builds may order complex eigenvalues differently: compare symmetric functions
+        S(lambda m, z: (lambda L: (L.sum(-1), L.prod(-1), L.abs().sum(-1)))(m.linalg.eigvals(z)),
+          (carr("complex64", (2, 3, 3), seed=9),), name="complex", atol=1e-4, rtol=1e-4)],
 }
 
 # arithmetic, reductions and movement of complex tensors, run under the ops they call

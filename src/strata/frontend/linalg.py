@@ -18,6 +18,7 @@ from ..ops import linalg as L
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
 linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
 linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 svd_result = namedtuple("svd", ["U", "S", "V"])
@@ -200,16 +201,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return linalg_lstsq(*LF.linalg_lstsq(A, B, rcond, driver=driver))
 
 
-def _complex_results(name):
-    def missing(*args, **kwargs):
-        raise NotImplementedError(f"torch.linalg.{name}: its results are complex and strata has "
-                                  f"no complex dtypes (for symmetric matrices, linalg.eigh and "
-                                  f"linalg.eigvalsh give real ones)")
-    missing.__name__ = name
-    return missing
+def eig(A, *, out=None):
+    """Eigenvalues and eigenvectors of a general square matrix (complex results)."""
+    return _out(linalg_eig(*LF.linalg_eig(A)), out)
 
 
-eig, eigvals = _complex_results("eig"), _complex_results("eigvals")
+def eigvals(A, *, out=None):
+    return _out(LF.linalg_eigvals(A), out)
 
 
 def linalg_matrix_power(A, n, *, out=None):

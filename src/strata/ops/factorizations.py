@@ -46,9 +46,10 @@ def check_square(name, A):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
 
 
-def check_float(name, A, kernel=None):
-    """Float32/float64 only: integers get PyTorch's message, half types its missing-kernel one."""
-    if A.dtype.category != D.FLOATING:
+def check_float(name, A, kernel=None, complex_ok=False):
+    """Float32/float64 (and complex where ``complex_ok``): integers get PyTorch's message, half
+    types its missing-kernel one."""
+    if A.dtype.category != D.FLOATING and not (complex_ok and A.dtype.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{R.type_name(A.dtype)}")
     if A.dtype in (D.float16, D.bfloat16):
@@ -84,7 +85,7 @@ def _solve_meta(A, B, left=True):
                            f"of type {R.type_name(A.dtype)} and B of type "
                            f"{R.type_name(B.dtype)} instead")
     check_square("linalg.solve", A)
-    check_float("linalg.solve", A, "lu_cpu")
+    check_float("linalg.solve", A, "lu_cpu", complex_ok=True)
     n = A.shape[-1]
     if solve_is_vector(A, B):
         if B.shape[-1] != n:
@@ -167,6 +168,24 @@ linalg_svd = defop("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver
 linalg_svdvals = defop("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", _svdvals_meta)
 linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalues, "
                     "Tensor eigenvectors)", _eigh_meta)
+
+
+def _eig_meta(self):
+    """Eigenvalues and eigenvectors of a general square matrix: complex even for real input."""
+    check_square("linalg.eig", self)
+    check_float("linalg.eig", self, "linalg_eig_cpu", complex_ok=True)
+    out = self.dtype.to_complex()
+    return TensorSpec(tuple(self.shape[:-1]), out), TensorSpec(tuple(self.shape), out)
+
+
+linalg_eig = defop("linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+                   _eig_meta)
+linalg_eigvals = defop("linalg_eigvals(Tensor self) -> Tensor")
+
+
+@register_decomposition(linalg_eigvals)
+def _eigvals(self):
+    return linalg_eig(self)[0]
 
 
 def _pinv_meta(self, atol=None, rtol=None, hermitian=False):

@@ -7,11 +7,16 @@ from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
-from . import derivative, zeros
+from ...ops import complex as CX
+from . import conj, derivative, zeros
 
 
 def _t(x):
     return S.transpose(x, -2, -1)
+
+
+def _h(x):
+    return conj(_t(x))
 
 
 def _mm(a, b):
@@ -55,15 +60,15 @@ def _det(ctx, grad):
 def _solve(ctx, grad):
     A, X, left = ctx.A, ctx.result, ctx.left
     vector = X.ndim == 1 or (X.ndim == A.ndim - 1 and X._shape == A._shape[:-1])
-    gB = FZ.linalg_solve(_t(A), grad, left=left)
+    gB = FZ.linalg_solve(_h(A), grad, left=left)
     gA = None
     if ctx.needs[0]:
         if vector:
-            gA = P.neg(_mm(S.unsqueeze(gB, -1), S.unsqueeze(X, -2)))
+            gA = P.neg(_mm(S.unsqueeze(gB, -1), S.unsqueeze(conj(X), -2)))
         elif left:
-            gA = P.neg(_mm(gB, _t(X)))
+            gA = P.neg(_mm(gB, _h(X)))
         else:
-            gA = P.neg(_mm(_t(X), gB))
+            gA = P.neg(_mm(_h(X), gB))
     return gA, gB if ctx.needs[1] else None
 
 
@@ -190,3 +195,28 @@ def _pinv(ctx, grad):
     pinv_t_K = _mm(pinv_t, K)
     return P.add(P.sub(_mm(_mm(P.sub(grad_t, _mm(A, K)), pinv), pinv_t), _t(_mm(K, pinv))),
                  P.sub(pinv_t_K, _mm(_mm(pinv_t_K, pinv), A)))
+
+
+@derivative(FZ.linalg_eig, "LinalgEigBackward0", save=("result0", "result1"))
+def _eig(ctx, grad_L, grad_V):
+    """``linalg_eig_backward``: gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / E*) V^H,
+    E_ij = L_j - L_i off the diagonal. Eigenvectors are only defined up to a phase each, so a
+    loss that depends on it has no gradient (PyTorch's check, with its tolerance)."""
+    Lv, V = ctx.result0, ctx.result1
+    Vh = _h(V)
+    if grad_V is None:   # eigvals: gA = V^-H diag(gL) V^H
+        return FZ.linalg_solve(Vh, P.mul(S.unsqueeze(grad_L, -1), Vh))
+    VhgV = _mm(Vh, grad_V)
+    diagonal = S.diagonal(VhgV, 0, -2, -1)
+    if RD.amax(P.abs(CX.imag(diagonal))).item() > 1e-2:
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this quantity, so it is ill-defined.")
+    VhgV = P.sub(VhgV, _mm(Vh, P.mul(V, S.unsqueeze(CX.real(diagonal), -2))))
+    Lconj = conj(Lv)
+    eye = _eye_like(V)
+    E = P.add(P.mul(P.sub(S.unsqueeze(Lconj, -2), S.unsqueeze(Lconj, -1)), P.sub(1, eye)), eye)
+    gA = P.div(VhgV, E)
+    if grad_L is not None:
+        gA = P.add(gA, P.mul(S.unsqueeze(grad_L, -1), eye))
+    return FZ.linalg_solve(Vh, _mm(gA, Vh))

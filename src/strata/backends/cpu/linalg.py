@@ -210,6 +210,18 @@ def linalg_svdvals(A, driver=None):
     return wrap(_svd(arr, compute_uv=False), spec.dtype)
 
 
+def linalg_eig(self):
+    values_spec, vectors_spec = LF.linalg_eig.meta(self)
+    arr = data(self)
+    if not np.isfinite(arr).all():
+        raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
+    if arr.size == 0:
+        return (wrap(np.empty(values_spec.shape, values_spec.dtype.np), values_spec.dtype),
+                wrap(np.empty(vectors_spec.shape, vectors_spec.dtype.np), vectors_spec.dtype))
+    w, v = np.linalg.eig(arr)   # LAPACK geev, as PyTorch: unit-norm vectors, largest part real
+    return wrap(w, values_spec.dtype), wrap(np.ascontiguousarray(v), vectors_spec.dtype)
+
+
 def linalg_eigh(self, UPLO="L"):
     LF.linalg_eigh.meta(self, UPLO)
     dt = self.dtype
@@ -249,5 +261,5 @@ KERNELS = {
     L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum, LF.linalg_pinv: linalg_pinv,
     LF.linalg_inv: linalg_inv, LF.linalg_det: linalg_det, LF.linalg_solve: linalg_solve,
     LF.linalg_cholesky: linalg_cholesky, LF.linalg_qr: linalg_qr, LF.linalg_svd: linalg_svd,
-    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh, LF.geqrf: geqrf,
+    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh, LF.linalg_eig: linalg_eig, LF.geqrf: geqrf,
 }
