@@ -173,7 +173,9 @@ def accumulate_grad(var, ag, new):
     one else holds it and its layout obeys the gradient layout contract, else copied); later ones
     are added in place, or out of place when building a graph (create_graph=True)."""
     old = ag.grad
-    if old is None:
+    if new.is_sparse or (old is not None and old.is_sparse):   # sparse + anything: out of place
+        ag.grad = F.clone(new) if old is None else P.add(old, new, 1)
+    elif old is None:
         if not _state.grad_enabled and new._ag is None and _owned_by_engine(new) \
                 and _obeys_layout_contract(new, var):
             # a view is stolen too, as its detached alias (PyTorch: ``new_grad.detach()``)

@@ -5,6 +5,8 @@ index_add along each dim, pooling by scatter, norms by their closed forms."""
 import numpy as np
 
 from ... import creation
+from ..._tensor import make_sparse
+from ...core import dtype as D
 from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
@@ -198,6 +200,8 @@ def _embedding(ctx, grad):
     num, dim = ctx.sizes("weight")
     idx = S.reshape(ctx.indices, (-1,))
     g = S.reshape(grad, (-1, dim))
+    if ctx.sparse:
+        return _embedding_sparse_backward(ctx, idx, g, num), None
     if ctx.padding_idx is not None and ctx.padding_idx >= 0:
         g = P.mul(g, S.unsqueeze(P.ne(idx, ctx.padding_idx), 1))
     if ctx.scale_grad_by_freq:
@@ -205,6 +209,18 @@ def _embedding(ctx, grad):
                                F.full(idx._shape, 1, dtype=g.dtype, device=g.device))
         g = P.div(g, S.unsqueeze(SC.index_select(counts, 0, idx), 1))
     return SC.index_add_(zeros((num, dim), g), 0, idx, g), None
+
+
+def _embedding_sparse_backward(ctx, idx, g, num):
+    """``embedding_sparse_backward``: a sparse COO gradient with one (uncoalesced) row per
+    lookup, the padding_idx lookups left out."""
+    if ctx.scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    if ctx.padding_idx is not None and ctx.padding_idx >= 0:
+        keep = P.ne(idx, ctx.padding_idx)
+        idx, g = idx[keep], g[keep]
+    return make_sparse(S.reshape(idx.to(D.int64), (1, -1)), g, (num, g._shape[-1]))
 
 
 non_differentiable(DN.embedding_renorm_)
