@@ -77,6 +77,12 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value})."""
     entry = _sources.get(key)
     if entry is None:
+        complex_ = next((t.dtype for t in tensors if t.dtype.is_complex), None)
+        if complex_ is not None:   # OpenCL C has no complex type: only copies move them
+            raise NotImplementedError(
+                f"Could not run '{op_name}' with arguments from the 'OpenCL' backend: its "
+                f"kernels have no complex dtypes (got {complex_}). Complex tensors can be "
+                f"copied to and from the opencl device; compute with them on the CPU.")
         entry = _sources[key] = build()
     source, names = entry
     args = []
