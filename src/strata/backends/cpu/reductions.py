@@ -88,6 +88,8 @@ def _extremum(ufunc, op):
     name = op.schema.name
 
     def kernel(self, dim=(), keepdim=False):
+        if self.dtype.is_complex:
+            op.meta(self, dim, keepdim)   # PyTorch's error
         if not keepdim and type(dim) in (tuple, list) and not dim and self.numel():
             return wrap(ufunc.reduce(data(self), axis=None), self.dtype)  # all: nothing to check
         dims = R.reduction_dims(self, dim)  # the op's meta is these two checks
