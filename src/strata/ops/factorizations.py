@@ -173,7 +173,7 @@ linalg_eigh = defop("linalg_eigh(Tensor self, str UPLO='L') -> (Tensor eigenvalu
 def _eig_meta(self):
     """Eigenvalues and eigenvectors of a general square matrix: complex even for real input."""
     check_square("linalg.eig", self)
-    check_float("linalg.eig", self, "linalg_eig_cpu", complex_ok=True)
+    check_float("linalg.eig", self, "linalg_eig_out_cpu", complex_ok=True)
     out = self.dtype.to_complex()
     return TensorSpec(tuple(self.shape[:-1]), out), TensorSpec(tuple(self.shape), out)
 

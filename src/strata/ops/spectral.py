@@ -25,6 +25,7 @@ from . import scatter as SC
 from . import shape as S
 from .fft import NORM_BY_N, NORM_BY_ROOT_N, NORM_NONE, fft_c2c, fft_c2r, fft_r2c
 from .op import defop, register_decomposition
+from .pointwise import _user_stacklevel
 
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to "
               "cause spectral leakage. Other windows such as torch.hann_window or "
@@ -72,7 +73,7 @@ def _stft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if window is None:
-        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=3)
+        warnings.warn(_NO_WINDOW, UserWarning, stacklevel=_user_stacklevel())
     complex_input = self.dtype.is_complex or (window is not None and window.dtype.is_complex)
     if return_complex is None:
         if not complex_input:
@@ -81,13 +82,13 @@ def _stft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                "future PyTorch release.")
         return_complex = True
     if not return_complex:
-        warnings.warn(_REAL_RESULT_DEPRECATED, UserWarning, stacklevel=3)
+        warnings.warn(_REAL_RESULT_DEPRECATED, UserWarning, stacklevel=_user_stacklevel())
     x = self
-    if center:
-        pad = n_fft // 2
-        batched = x.ndim == 2
-        x = N.pad(x if batched else S.unsqueeze(x, 0), [pad, pad], pad_mode)
-        x = x if batched else S.squeeze(x, [0])
+    if center:   # as torch.functional.stft: pad a (1, 1, length)-like view, then view it back
+        signal_dim = x.ndim
+        extended = S.reshape(x, (1,) * max(0, 3 - signal_dim) + tuple(x.shape))
+        padded = N.pad(extended, [n_fft // 2, n_fft // 2], pad_mode)
+        x = S.reshape(padded, tuple(padded.shape[-signal_dim:]))
     if x.ndim not in (1, 2):
         raise RuntimeError("stft: expected a 1D or 2D tensor")
     frames_of = x if x.ndim == 2 else S.unsqueeze(x, 0)
@@ -139,7 +140,7 @@ def _istft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if window is None:
-        warnings.warn(_NO_WINDOW_INVERSE, UserWarning, stacklevel=3)
+        warnings.warn(_NO_WINDOW_INVERSE, UserWarning, stacklevel=_user_stacklevel())
     if not self.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")

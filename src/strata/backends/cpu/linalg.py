@@ -214,7 +214,7 @@ def linalg_eig(self):
     values_spec, vectors_spec = LF.linalg_eig.meta(self)
     arr = data(self)
     if not np.isfinite(arr).all():
-        raise RuntimeError("linalg.eig: input tensor should not contain infs or NaNs.")
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     if arr.size == 0:
         return (wrap(np.empty(values_spec.shape, values_spec.dtype.np), values_spec.dtype),
                 wrap(np.empty(vectors_spec.shape, vectors_spec.dtype.np), vectors_spec.dtype))
