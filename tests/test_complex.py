@@ -4,11 +4,12 @@ torch and against complex-aware finite differences)."""
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import assert_same, check, check_error, dtype_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import strata
 
 REAL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
         "float64")
@@ -47,7 +48,8 @@ def test_promote_types(a, b):
 @pytest.mark.parametrize("make", [
     lambda m: m.ones(2) + 1j, lambda m: m.ones(2, dtype=m.float64) + 1j,
     lambda m: m.tensor([1, 2]) + 1j, lambda m: m.tensor(1j) + m.ones(2),
-    lambda m: m.tensor([True]) * 1j, lambda m: m.ones(2, dtype=m.cfloat) + m.ones(2, dtype=m.double),
+    lambda m: m.tensor([True]) * 1j,
+    lambda m: m.ones(2, dtype=m.cfloat) + m.ones(2, dtype=m.double),
     lambda m: m.tensor(2.0, dtype=m.float64) + m.ones(2, dtype=m.cfloat),
     lambda m: m.zeros(1, dtype=m.result_type(m.ones(2), 1j)),
     lambda m: m.zeros(1, dtype=m.result_type(m.ones(2, dtype=m.int8), 2j)),
@@ -194,7 +196,7 @@ def test_binary_promotion_and_values(shape, dtype, other, seed):
         check(fn, z, x, rtol=1e-4, atol=1e-5)
 
 
-# --- gradients with complex leaves -----------------------------------------------------------------
+# --- gradients with complex leaves ---------------------------------------------------------------
 GRAD_CASES = {
     "mul": lambda m, z: z * z.conj() * (2 + 1j), "div": lambda m, z: (1 + 2j) / z,
     "exp": lambda m, z: z.exp(), "log": lambda m, z: z.log(), "sqrt": lambda m, z: z.sqrt(),

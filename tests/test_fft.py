@@ -6,11 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import assert_same, check, check_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import strata
 
 NORMS = st.sampled_from([None, "backward", "ortho", "forward"])
 ONE_DIM = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")
@@ -60,8 +61,8 @@ def test_round_trips_and_helpers():
     check(lambda m, x: m.fft.ifftn(m.fft.fftn(x)), x)
     check(lambda m, x: m.fft.ifftshift(m.fft.fftshift(x)), x)
     for n in (1, 2, 5, 8):
-        check(lambda m: m.fft.fftfreq(n, 0.25))
-        check(lambda m: m.fft.rfftfreq(n, dtype=m.float64))
+        check(lambda m, n=n: m.fft.fftfreq(n, 0.25))
+        check(lambda m, n=n: m.fft.rfftfreq(n, dtype=m.float64))
     check(lambda m: m.fft.fftn(m.tensor(2.5)))
 
 
@@ -101,7 +102,7 @@ def test_gradients_vs_torch_and_finite_differences(fn):
     assert strata.autograd.gradcheck(lambda x: fn(strata, x), (x,))
 
 
-# --- stft / istft ------------------------------------------------------------------------------------
+# --- stft / istft --------------------------------------------------------------------------------
 def _quiet(fn):
     def run(m, *args):
         with warnings.catch_warnings():
@@ -181,7 +182,7 @@ def test_stft_warns_like_torch():
     assert record[0].filename == __file__   # points at the caller's line
 
 
-# --- linalg.eig ---------------------------------------------------------------------------------------
+# --- linalg.eig ----------------------------------------------------------------------------------
 def _invariants(m, A):
     L, V = m.linalg.eig(A)
     return L.sum(-1), L.prod(-1), L.abs().sort(-1).values, (V.abs() ** 2).sum(-2)
@@ -223,7 +224,7 @@ def test_eig_errors(fn):
     assert str(s_err) == str(t_err)
 
 
-# --- SparseAdam --------------------------------------------------------------------------------------
+# --- SparseAdam ----------------------------------------------------------------------------------
 def _sparse_adam_run(m, steps=3, **kwargs):
     W = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32)
     emb = m.nn.Embedding(6, 3, sparse=True, padding_idx=5)

@@ -22,6 +22,14 @@ def _per_dtype(fn, name, shape=(2, 3)):
     return [Sample(fn, (carr(d, shape),), name=f"{name}-{d}") for d in COMPLEX]
 
 
+def _values_and_magnitudes(values, vectors):
+    return values, vectors.abs()
+
+
+def _symmetric_functions(values):
+    return values.sum(-1), values.prod(-1), values.abs().sum(-1)
+
+
 S = Sample
 SAMPLES = {
     "aten::view_as_real": _per_dtype(lambda m, z: m.view_as_real(z), "view") + [
@@ -70,14 +78,14 @@ SAMPLES = {
     "aten::linalg_eig": [
         S(lambda m, a: (m.linalg.eig(a).eigenvalues, m.linalg.eig(a).eigenvectors.abs()),
           (rarr("float64", (3, 3), seed=5),), name="real"),
-        S(lambda m, a: (lambda L, V: (L, V.abs()))(*m.linalg.eig(a)),
+        S(lambda m, a: _values_and_magnitudes(*m.linalg.eig(a)),
           (rarr("float32", (2, 4, 4), seed=6),), name="batched", atol=1e-4, rtol=1e-4),
         S(lambda m, z: m.linalg.eig(z).eigenvectors.abs(), (carr("complex128", (3, 3), seed=7),),
           name="complex")],
     "aten::linalg_eigvals": [
         S(lambda m, a: m.linalg.eigvals(a), (rarr("float64", (4, 4), seed=8),), name="real"),
         # LAPACK builds may order complex eigenvalues differently: compare symmetric functions
-        S(lambda m, z: (lambda L: (L.sum(-1), L.prod(-1), L.abs().sum(-1)))(m.linalg.eigvals(z)),
+        S(lambda m, z: _symmetric_functions(m.linalg.eigvals(z)),
           (carr("complex64", (2, 3, 3), seed=9),), name="complex", atol=1e-4, rtol=1e-4)],
 }
 

@@ -3,8 +3,8 @@
 A ``dtype`` is a singleton object (compare with ``is``) that knows its NumPy twin. Promotion follows
 PyTorch, not NumPy: values are never inspected, and operands fall into three priority classes
 (dimensioned tensors > zero-dim tensors > Python scalars); a lower class only wins when it is of a
-higher *category* (bool < integer < floating < complex). See ``docs/source/tensor_attributes.rst`` in
-pytorch/pytorch and ``c10/core/ScalarType.h`` (promoteTypes) and
+higher *category* (bool < integer < floating < complex). See ``docs/source/tensor_attributes.rst``
+in pytorch/pytorch and ``c10/core/ScalarType.h`` (promoteTypes) and
 ``aten/src/ATen/native/TypeProperties.cpp`` (ResultTypeState) for the rules mirrored here.
 """
 

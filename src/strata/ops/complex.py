@@ -2,8 +2,9 @@
 
 A complex tensor stores interleaved ``(real, imag)`` pairs, so ``view_as_real`` is a view over
 the same bytes with the part's dtype, doubled strides and a last dim of 2
-(``aten/src/ATen/native/ComplexHelper.h``); ``real``/``imag`` select from it. strata keeps no lazy conjugate bit: ``conj`` of a
-complex tensor is ``conj_physical`` (a new tensor), and ``is_conj()`` is always False.
+(``aten/src/ATen/native/ComplexHelper.h``); ``real``/``imag`` select from it. strata keeps no
+lazy conjugate bit: ``conj`` of a complex tensor is ``conj_physical`` (a new tensor), and
+``is_conj()`` is always False.
 """
 
 from ..core import dtype as D
@@ -109,7 +110,7 @@ def _conj(self):
     return conj_physical(self) if self.dtype.is_complex else self
 
 
-# --- building complex tensors from real ones -------------------------------------------------------
+# --- building complex tensors from real ones ------------------------------------------------
 def _parts_meta(name):
     def meta(a, b):
         if a.dtype not in (D.float16, D.float32, D.float64) or \

@@ -26,7 +26,7 @@ _FFT_DTYPES = (D.float32, D.float64, D.complex64, D.complex128)
 NORM_NONE, NORM_BY_ROOT_N, NORM_BY_N = 0, 1, 2
 
 
-# --- primitives ------------------------------------------------------------------------------------
+# --- primitives -----------------------------------------------------------------------------
 def _check_fft_dtype(self):
     if self.dtype not in _FFT_DTYPES:
         raise RuntimeError(f"Unsupported dtype {R.type_name(self.dtype)}")
@@ -68,7 +68,7 @@ fft_c2c = defop("_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool for
                 _c2c_meta, function=True)
 
 
-# --- argument handling shared by the torch.fft functions ---------------------------------------------
+# --- argument handling shared by the torch.fft functions -----------------------------------
 def norm_mode(norm, forward):
     """``norm=`` as ATen's ``fft_norm_mode`` for a transform in the given direction."""
     if norm is None or norm == "backward":
@@ -154,7 +154,7 @@ def shape_and_dims(x, s, dim):
     return sizes, dims
 
 
-# --- the torch.fft functions -------------------------------------------------------------------------
+# --- the torch.fft functions -----------------------------------------------------------------
 _ONE_DIM = "(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor"
 _N_DIM = "(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor"
 _TWO_DIM = "(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor"
@@ -304,9 +304,9 @@ def _irfft2(self, s=None, dim=(-2, -1), norm=None):
     return _irfftn_impl("irfftn", self, s, dim, norm)
 
 
-# --- helpers: sample frequencies and shifts ----------------------------------------------------------
-_FREQ = "(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "\
-    "bool? pin_memory=False) -> Tensor"
+# --- helpers: sample frequencies and shifts --------------------------------------------------
+_FREQ = ("(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, "
+         "Device? device=None, bool? pin_memory=False) -> Tensor")
 fft_fftfreq = defop(f"fft_fftfreq{_FREQ}", tags=("factory",))
 fft_rfftfreq = defop(f"fft_rfftfreq{_FREQ}", tags=("factory",))
 fft_fftshift = defop("fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor")

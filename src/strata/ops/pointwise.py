@@ -238,7 +238,8 @@ trunc, trunc_ = _unary("trunc", _real_only(partial(R.no_bool, "trunc_vml_cpu"),
                                            NotImplementedError,
                                            "trunc is not supported for complex inputs"))
 frac, frac_ = _unary("frac", _float_only("frac_cpu"))
-round, round_ = _unary("round", _real_only(PROMOTE, *_not_implemented("round_vml_cpu")), check=check_round, extra=", *, int decimals=0")
+round, round_ = _unary("round", _real_only(PROMOTE, *_not_implemented("round_vml_cpu")),
+                       check=check_round, extra=", *, int decimals=0")
 relu, relu_ = _unary("relu", _relu_rule)
 bitwise_not, bitwise_not_ = _unary("bitwise_not", partial(R.integral_only, "bitwise_not"))
 logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)

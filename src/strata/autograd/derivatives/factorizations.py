@@ -1,13 +1,13 @@
 """Derivatives of ``ops/factorizations.py`` (real inputs), after PyTorch's
 ``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/``linalg_eig_backward``/...)."""
 
+from ...ops import complex as CX
 from ...ops import factorizations as FZ
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
-from ...ops import complex as CX
 from . import conj, derivative, zeros
 
 

@@ -3,8 +3,8 @@
 import math
 
 from ...ops import activation as A
-from ...ops import pointwise as P
 from ...ops import complex as CX
+from ...ops import pointwise as P
 from . import conj, derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)

@@ -10,6 +10,7 @@ import ctypes
 import functools
 import os
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
@@ -20,6 +21,7 @@ from ...core import dtype as D
 from ...core import fp_errors
 from ...core.fp_errors import ignore_fp_errors
 from ...core.tensor_impl import TensorImpl
+from ...ops.pointwise import _user_stacklevel
 
 # NumPy's messages for sizes past what an array can index (PyTorch: a storage size overflow).
 _NUMPY_SIZE_ERRORS = ("array is too big", "Maximum allowed dimension exceeded",
@@ -106,6 +108,15 @@ def data(x):
         arr = x._array
         return arr if arr is not None else x._np()
     return x
+
+
+def real_part(arr):
+    """``arr`` about to become real: a complex array's real part, with PyTorch's warning."""
+    if not np.iscomplexobj(arr):
+        return arr
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                  stacklevel=_user_stacklevel())
+    return arr.real
 
 
 def compute_data(x, dt):

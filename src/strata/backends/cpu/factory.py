@@ -14,7 +14,7 @@ from ...ops import factory as F
 from ...ops import meta_rules as R
 from ...random import generator_for
 from ..._tensor import CPU_KEYSET, from_array, make_tensor
-from .array import COMPUTE, data, wrap
+from .array import COMPUTE, data, real_part, wrap
 
 _HALF = (D.float16, D.bfloat16)
 
@@ -51,6 +51,8 @@ def _number(value, dtype):
 
 def cast_into(dst, src):
     """``dst[...] = src`` with PyTorch's conversions (``copy_``'s inner loop)."""
+    if not np.iscomplexobj(dst):
+        src = real_part(src)
     if dst.dtype in (np.float16, D.bfloat16.np) and src.dtype not in (np.float32, dst.dtype):
         src = src.astype(np.float32)
     np.copyto(dst, src, casting="unsafe")

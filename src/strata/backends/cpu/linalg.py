@@ -261,5 +261,6 @@ KERNELS = {
     L.mm: mm, L.bmm: bmm, L.addmm: addmm, L.einsum: einsum, LF.linalg_pinv: linalg_pinv,
     LF.linalg_inv: linalg_inv, LF.linalg_det: linalg_det, LF.linalg_solve: linalg_solve,
     LF.linalg_cholesky: linalg_cholesky, LF.linalg_qr: linalg_qr, LF.linalg_svd: linalg_svd,
-    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh, LF.linalg_eig: linalg_eig, LF.geqrf: geqrf,
+    LF.linalg_svdvals: linalg_svdvals, LF.linalg_eigh: linalg_eigh, LF.linalg_eig: linalg_eig,
+    LF.geqrf: geqrf,
 }

@@ -11,7 +11,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ops import meta_rules as R
 from ...ops import reductions as RD
-from .array import COMPUTE, compute_data, data, wrap
+from .array import COMPUTE, compute_data, data, real_part, wrap
 
 # sum/cumsum's result dtype when no dtype= is given: integers and bool accumulate in int64
 _SUM_DTYPE = {d: (d if d.category >= D.FLOATING else D.int64) for d in D.ALL_DTYPES}
@@ -33,7 +33,7 @@ def _source(self, dtype):
     """The input, cast to ``dtype`` first when the caller asked for one (as PyTorch does)."""
     arr = data(self)
     if dtype is not None and arr.dtype != dtype.np:
-        arr = arr.astype(dtype.np)
+        arr = (arr if dtype.is_complex else real_part(arr)).astype(dtype.np)
     return arr
 
 
