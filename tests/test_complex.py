@@ -265,3 +265,17 @@ def test_gradient_of_a_real_input_through_complex_ops_is_real():
         assert dtype_name(x.grad.dtype) == "float64"
     check(lambda m: m.complex(m.tensor([1.0, 2.0]), m.tensor([3.0, 4.0])).requires_grad_())
     check_error(lambda m: m.tensor(ZD, requires_grad=True).sum().backward())
+
+
+def test_random_complex_tensors():
+    """randn draws each part with variance 1/2 (E|z|^2 = 1), rand each part in [0, 1), and
+    normal_(mean, std) each part around mean with std / sqrt(2), as PyTorch."""
+    strata.manual_seed(0)
+    z = strata.randn(40000, dtype=strata.cfloat)
+    assert z.dtype is strata.complex64 and tuple(z.shape) == (40000,)
+    assert abs((z.abs() ** 2).mean().item() - 1) < 0.03
+    u = strata.rand(2, 3, dtype=strata.cdouble)
+    assert u.dtype is strata.complex128 and 0 <= u.real.min().item() and u.imag.max().item() < 1
+    w = strata.empty(40000, dtype=strata.cdouble).normal_(1.0, 2.0)
+    for part in (w.real, w.imag):
+        assert abs(part.mean().item() - 1) < 0.05 and abs(part.std().item() - 2 ** 0.5) < 0.05

@@ -261,18 +261,18 @@ def _contiguous(self, memory_format="contiguous_format"):
 # --- random ----------------------------------------------------------------------------------
 # Every random op takes an optional Generator; None means the device's default generator.
 
-def _floating(kernel, dt):
-    if dt.category != D.FLOATING:
+def _floating(kernel, dt, complex_ok=False):
+    if dt.category != D.FLOATING and not (complex_ok and dt.is_complex):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(dt)}'")
     return dt
 
 
 def _rand_meta(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return _spec(size, _floating("check_uniform_bounds", dtype or D.get_default_dtype()))
+    return _spec(size, _floating("check_uniform_bounds", dtype or D.get_default_dtype(), True))
 
 
 def _randn_meta(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
-    return _spec(size, _floating("normal_kernel_cpu", dtype or D.get_default_dtype()))
+    return _spec(size, _floating("normal_kernel_cpu", dtype or D.get_default_dtype(), True))
 
 
 _C_NAME = {"int8": "signed char", "uint8": "unsigned char", "int16": "short", "int32": "int",
@@ -314,7 +314,7 @@ def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_
 def _normal_meta_(self, mean=0.0, std=1.0, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    _floating("normal_kernel_cpu", self.dtype)
+    _floating("normal_kernel_cpu", self.dtype, True)
     R.check_no_internal_overlap(self)
     return self
 

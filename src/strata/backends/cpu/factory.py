@@ -171,9 +171,14 @@ def resize_(self, size, memory_format=None):
 
 # --- random ------------------------------------------------------------------------------------
 
-def _floats(gen_fn, spec):
-    np_dtype = np.float64 if spec.dtype is D.float64 else np.float32
-    return wrap(gen_fn(spec.shape, np_dtype), spec.dtype)
+def _floats(gen_fn, spec, complex_scale=1.0):
+    """Random floats of ``spec``; a complex dtype draws both parts (times ``complex_scale``)."""
+    part = spec.dtype.to_real()
+    np_dtype = np.float64 if part is D.float64 else np.float32
+    if not spec.dtype.is_complex:
+        return wrap(gen_fn(spec.shape, np_dtype), spec.dtype)
+    pairs = gen_fn(tuple(spec.shape) + (2,), np_dtype) * np_dtype(complex_scale)
+    return wrap(pairs.view(spec.dtype.np)[..., 0], spec.dtype)
 
 
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
@@ -185,7 +190,8 @@ def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=
 def randn(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.randn.meta(size, generator, dtype)
     g = generator_for(generator)
-    return _floats(lambda shape, dt: g.standard_normal(shape, dtype=dt), spec)
+    # a complex normal has E|z|^2 = 1: each part has variance 1/2, as PyTorch's
+    return _floats(lambda shape, dt: g.standard_normal(shape, dtype=dt), spec, 0.5 ** 0.5)
 
 
 def randint(low, high, size, generator=None, dtype=None, layout=None, device=None,
@@ -203,7 +209,11 @@ def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory
 def normal_(self, mean=0.0, std=1.0, generator=None):
     F.normal_.meta(self, mean, std)
     g = generator_for(generator)
-    values = g.standard_normal(tuple(self.shape), dtype=np.float64) * std + mean
+    if self.dtype.is_complex:   # PyTorch: each part normal(mean, std / sqrt(2))
+        pairs = g.standard_normal(tuple(self.shape) + (2,)) * (std * 0.5 ** 0.5) + mean
+        values = pairs[..., 0] + 1j * pairs[..., 1]
+    else:
+        values = g.standard_normal(tuple(self.shape), dtype=np.float64) * std + mean
     cast_into(data(self), values)
     return self
 
