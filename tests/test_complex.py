@@ -279,3 +279,16 @@ def test_random_complex_tensors():
     w = strata.empty(40000, dtype=strata.cdouble).normal_(1.0, 2.0)
     for part in (w.real, w.imag):
         assert abs(part.mean().item() - 1) < 0.05 and abs(part.std().item() - 2 ** 0.5) < 0.05
+
+
+def test_checkpoints_with_complex_tensors(tmp_path):
+    """.pt files carry complex storages both ways between strata and PyTorch; safetensors has no
+    complex dtype, so saving one there is a clear error."""
+    s_path, t_path = tmp_path / "s.pt", tmp_path / "t.pt"
+    strata.save({"z": strata.tensor(Z), "w": strata.tensor(Z).cdouble()}, s_path)
+    loaded = torch.load(s_path)
+    assert_same(strata.load(s_path)["w"], loaded["w"])
+    torch.save({"z": torch.tensor(Z)}, t_path)
+    assert_same(strata.load(t_path)["z"], loaded["z"])
+    with pytest.raises(TypeError, match="safetensors has no complex dtypes"):
+        strata.save({"z": strata.tensor(Z)}, tmp_path / "z.safetensors")

@@ -59,6 +59,9 @@ class TensorTable:
 
 
 def tensor_node(table, t, hint):
+    if t.dtype.is_complex:
+        raise TypeError(f"safetensors has no complex dtypes ({hint} is {t.dtype}): save to a "
+                        f".pt path (PyTorch's format) or save strata.view_as_real(tensor)")
     node = {"tensor": table.key_for(t, hint)}
     if t.requires_grad:
         node["requires_grad"] = True
