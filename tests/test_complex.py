@@ -292,3 +292,12 @@ def test_checkpoints_with_complex_tensors(tmp_path):
     assert_same(strata.load(t_path)["z"], loaded["z"])
     with pytest.raises(TypeError, match="safetensors has no complex dtypes"):
         strata.save({"z": strata.tensor(Z)}, tmp_path / "z.safetensors")
+
+
+def test_assigning_real_and_imag():
+    for m in (strata, torch):
+        z = m.tensor(Z.copy())
+        z.real = m.tensor([1.0, 2.0, 3.0])
+        z.imag = 0.5
+        assert z.tolist() == [1 + 0.5j, 2 + 0.5j, 3 + 0.5j]
+    check_error(lambda m: setattr(m.ones(2), "imag", 1.0))

@@ -93,6 +93,14 @@ def _is_tensor(x):
     return isinstance(x, TensorImpl)
 
 
+def _assign(part, value):
+    """``z.real = value``: write a tensor or a number into the part's view."""
+    if _is_tensor(value):
+        part.copy_(value)
+    else:
+        part.fill_(value)
+
+
 # --- legacy typed constructors: strata.FloatTensor(...), isinstance(x, strata.LongTensor) ------
 
 class _LegacyTensorType(type):
@@ -645,9 +653,17 @@ class Tensor(TensorImpl):
     def real(self):
         return CX.real(self)
 
+    @real.setter
+    def real(self, value):
+        _assign(CX.real(self), value)
+
     @property
     def imag(self):
         return CX.imag(self)
+
+    @imag.setter
+    def imag(self, value):
+        _assign(CX.imag(self), value)
 
     def resolve_conj(self):
         return self
