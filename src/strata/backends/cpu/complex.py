@@ -4,13 +4,13 @@ import numpy as np
 
 from ...ops import complex as CX
 from .array import COMPUTE, data, wrap
-from .pointwise import add_kernels, result, unary
+from .pointwise import _sign, add_kernels, result, unary
 
 
 def _sgn(a):
-    """z / |z| for complex (0 at 0), the sign otherwise."""
+    """z / |z| for complex (0 at 0), the sign otherwise (0 for NaN, as PyTorch's)."""
     if not np.iscomplexobj(a):
-        return np.sign(a)
+        return _sign(a)
     magnitude = np.abs(a)
     return np.where(magnitude == 0, 0, a / np.where(magnitude == 0, 1, magnitude))
 
