@@ -1,0 +1,139 @@
+"""Audit of issue 11 §2-§4 against PyTorch 2.13: the corners the first round of tests missed
+(1-D and 0-D targets of index ops, non-tensor operands, alias version checks, ...)."""
+
+import numpy as np
+import pytest
+import strata
+import torch
+from helpers import assert_same, check_outcome
+
+# --- out-of-range indices on 0-D, 1-D and 2-D targets: class, wording, nothing written -------
+
+_INDEX_OPS = {
+    "index_add_": lambda x, i, s: x.index_add_(0, i, s),
+    "index_copy_": lambda x, i, s: x.index_copy_(0, i, s),
+    "index_fill_": lambda x, i, s: x.index_fill_(0, i, 1.0),
+    "index_put_": lambda x, i, s: x.index_put_((i,), s),
+    "index_put_accumulate": lambda x, i, s: x.index_put_((i,), s, accumulate=True),
+    "index_select": lambda x, i, s: x.index_select(0, i),
+    "scatter_": lambda x, i, s: x.scatter_(0, i, s),
+    "scatter_add_": lambda x, i, s: x.scatter_add_(0, i, s),
+    "scatter_reduce_": lambda x, i, s: x.scatter_reduce_(0, i, s, "amax"),
+    "gather": lambda x, i, s: x.gather(0, i),
+    "take": lambda x, i, s: x.take(i),
+    "put_": lambda x, i, s: x.put_(i, s),
+    "put_accumulate": lambda x, i, s: x.put_(i, s, accumulate=True),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (3, 4)], ids=["0d", "1d", "2d"])
+@pytest.mark.parametrize("bad", [5, -4])
+@pytest.mark.parametrize("name", sorted(_INDEX_OPS))
+def test_out_of_range_index_on_any_rank(name, bad, shape):
+    outcomes = []
+    for m in (strata, torch):
+        x = m.zeros(shape)
+        if name in ("take", "put_", "put_accumulate") or len(shape) < 2:
+            flat_bad = bad * 4 if len(shape) == 2 else bad   # out of range of all 12 elements
+            index = m.tensor([flat_bad]) if shape else m.tensor(bad)
+            source = m.ones(1) if shape else m.ones(())
+        else:
+            index, source = m.tensor([[bad, 0, 0, 0]]), m.ones(1, 4)
+            if name.startswith("index"):
+                index = m.tensor([bad])
+        with pytest.raises(Exception) as err:
+            _INDEX_OPS[name](x, index, source)
+        assert not x.any(), "an op that raised wrote into its target"
+        outcomes.append((type(err.value).__name__, str(err.value).replace("torch", "strata")))
+    assert outcomes[0] == outcomes[1]
+
+
+# --- the LU family: linalg.lu / lu_factor(_ex) / lu_solve, lu_unpack, torch.lu ---------------
+
+_LU_MATRICES = {
+    "square": np.random.default_rng(1).standard_normal((4, 4)),
+    "wide": np.random.default_rng(2).standard_normal((3, 5)),
+    "tall": np.random.default_rng(3).standard_normal((5, 3)),
+    "batch": np.random.default_rng(4).standard_normal((2, 3, 3)).astype(np.float32),
+    "singular": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),
+    "ties": np.array([[1.0, 2.0], [-1.0, 3.0]]),     # |pivot| ties: LAPACK takes the first row
+    "empty": np.zeros((0, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LU_MATRICES))
+def test_lu_factorizations_match_torch(name):
+    a = _LU_MATRICES[name]
+    check_outcome(lambda m, x: tuple(m.linalg.lu(x)), a, atol=1e-6, rtol=1e-5)
+    check_outcome(lambda m, x: tuple(m.linalg.lu_factor_ex(x)), a, atol=1e-6, rtol=1e-5)
+    check_outcome(lambda m, x: tuple(m.lu(x, get_infos=True)), a, atol=1e-6, rtol=1e-5)
+    check_outcome(lambda m, x: tuple(m.lu_unpack(*m.linalg.lu_factor_ex(x)[:2])), a,
+                  atol=1e-6, rtol=1e-5)
+    check_outcome(lambda m, x: m.linalg.lu_factor(x).pivots, a)   # raises when singular
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_values_and_gradients(left, adjoint):
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3), rng.standard_normal((3, 2))
+    b = b if left else b.T.copy()
+    grads = []
+    for m in (strata, torch):
+        A, B = m.tensor(a, requires_grad=True), m.tensor(b, requires_grad=True)
+        factors, pivots = m.linalg.lu_factor(A)
+        x = m.linalg.lu_solve(factors, pivots, B, left=left, adjoint=adjoint)
+        (x * m.arange(x.numel(), dtype=x.dtype).reshape(x.shape)).sum().backward()
+        grads.append((x.detach(), A.grad, B.grad))
+    assert_same(grads[0], grads[1], atol=1e-9, rtol=1e-9)
+
+
+def test_lu_gradients_and_torch_lu_solve():
+    a = np.random.default_rng(6).standard_normal((4, 3))
+    outs = []
+    for m in (strata, torch):
+        A = m.tensor(a, requires_grad=True)
+        P, L, U = m.linalg.lu(A)
+        ((L * 2).sum() + (U * U).sum()).backward()
+        b = m.tensor(np.arange(6.0).reshape(3, 2))
+        square = m.tensor(a[:3])
+        solved = b.lu_solve(*square.lu())
+        outs.append((P, L.detach(), U.detach(), A.grad, solved, m.lu_solve(b, *m.lu(square))))
+    assert_same(outs[0], outs[1], atol=1e-9, rtol=1e-9)
+
+
+def _lu_errors():
+    a = np.random.default_rng(7).standard_normal((3, 3))
+    return {
+        "lu 1-D": lambda m: m.linalg.lu(m.ones(3)),
+        "lu_factor 1-D": lambda m: m.linalg.lu_factor(m.ones(3)),
+        "lu int": lambda m: m.linalg.lu(m.ones(3, 3, dtype=m.int64)),
+        "lu half": lambda m: m.linalg.lu_factor(m.ones(3, 3, dtype=m.float16)),
+        "no pivoting": lambda m: m.linalg.lu(m.tensor(a), pivot=False),
+        "singular": lambda m: m.linalg.lu_factor(m.ones(3, 3)),
+        "singular batch": lambda m: m.linalg.lu_factor(m.stack([m.eye(3), m.ones(3, 3)])),
+        "check_errors": lambda m: m.linalg.lu_factor_ex(m.zeros(2, 2), check_errors=True),
+        "solve B 1-D": lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.tensor(a)), m.ones(3)),
+        "solve shapes": lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.tensor(a)),
+                                                    m.ones(2, 3, dtype=m.float64)),
+        "solve pivots dtype": lambda m: m.linalg.lu_solve(
+            m.linalg.lu_factor(m.tensor(a))[0], m.ones(3, dtype=m.int64),
+            m.ones(3, 1, dtype=m.float64)),
+        "solve dtypes": lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.tensor(a)),
+                                                    m.ones(3, 1)),
+        "solve pivots count": lambda m: m.linalg.lu_solve(
+            m.linalg.lu_factor(m.tensor(a))[0], m.ones(2, dtype=m.int32),
+            m.ones(3, 1, dtype=m.float64)),
+        "unpack pivots dtype": lambda m: m.lu_unpack(m.tensor(a), m.ones(3, dtype=m.int64)),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_lu_errors()))
+def test_lu_errors_match_torch(case):
+    fn = _lu_errors()[case]
+    raised = []
+    for m in (strata, torch):
+        with pytest.raises(Exception) as err:
+            fn(m)
+        raised.append((type(err.value).__name__, str(err.value).replace("torch.", "strata.")))
+    assert raised[0] == raised[1]
