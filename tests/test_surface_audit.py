@@ -137,3 +137,49 @@ def test_lu_errors_match_torch(case):
             fn(m)
         raised.append((type(err.value).__name__, str(err.value).replace("torch.", "strata.")))
     assert raised[0] == raised[1]
+
+
+def test_slogdet_and_logdet_of_singular_matrices_are_exact():
+    """Both from LU, as ATen: a zero pivot gives sign 0 and -inf, not a rounding residue."""
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    swapped = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    for a in (singular, swapped, singular.astype(np.float32)):
+        check_outcome(lambda m, x: tuple(m.linalg.slogdet(x)), a)
+        check_outcome(lambda m, x: m.logdet(x), a)
+
+
+def _message(fn):
+    for m in (strata, torch):
+        with pytest.raises(Exception) as err:
+            fn(m)
+        yield type(err.value).__name__, str(err.value).replace("torch.", "strata.")
+
+
+_LINALG_ERRORS = {
+    "multi_dot none": lambda m: m.linalg.multi_dot([]),
+    "multi_dot one": lambda m: m.linalg.multi_dot([m.ones(2, 2)]),
+    "multi_dot first 3-D": lambda m: m.linalg.multi_dot([m.ones(2, 2, 2), m.ones(2, 2)]),
+    "multi_dot last 3-D": lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2, 2, 2)]),
+    "multi_dot middle 1-D": lambda m: m.linalg.multi_dot([m.ones(2, 2), m.ones(2),
+                                                          m.ones(2, 2)]),
+    "multi_dot dtypes": lambda m: m.linalg.multi_dot([m.ones(2, 2),
+                                                      m.ones(2, 2, dtype=m.int64)]),
+    "multi_dot shapes": lambda m: m.linalg.multi_dot([m.ones(3, 2), m.ones(3, 2), m.ones(2)]),
+    "multi_dot vectors": lambda m: m.linalg.multi_dot([m.ones(3), m.ones(2)]),
+    "lstsq int": lambda m: m.linalg.lstsq(m.ones(3, 3, dtype=m.int64),
+                                          m.ones(3, 1, dtype=m.int64)),
+    "lstsq half": lambda m: m.linalg.lstsq(m.ones(3, 3).half(), m.ones(3, 1).half()),
+    "lstsq 1-D": lambda m: m.linalg.lstsq(m.ones(3), m.ones(3, 1)),
+    "matrix_rank int": lambda m: m.linalg.matrix_rank(m.ones(3, 3, dtype=m.int64)),
+    "solve_triangular B 1-D": lambda m: m.linalg.solve_triangular(m.eye(3), m.ones(3),
+                                                                  upper=True),
+    "solve_triangular int": lambda m: m.linalg.solve_triangular(
+        m.eye(3, dtype=m.int64), m.ones(3, 2, dtype=m.int64), upper=True),
+    "sparse size rank": lambda m: m.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2, 2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LINALG_ERRORS))
+def test_linalg_and_sparse_errors_match_torch(case):
+    strata_error, torch_error = _message(_LINALG_ERRORS[case])
+    assert strata_error == torch_error

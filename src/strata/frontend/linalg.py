@@ -164,7 +164,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 
 def slogdet(A, *, out=None):
-    return _out(linalg_slogdet(*LF.linalg_slogdet(A)), out)
+    return _out(linalg_slogdet(*LU.linalg_slogdet(A)), out)
 
 
 def legacy_svd(input, some=True, compute_uv=True, *, out=None):
@@ -173,6 +173,7 @@ def legacy_svd(input, some=True, compute_uv=True, *, out=None):
 
 
 def multi_dot(tensors, *, out=None):
+    LF.check_multi_dot(list(tensors))
     return _out(LF.linalg_multi_dot(list(tensors)), out)
 
 

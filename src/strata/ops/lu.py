@@ -10,12 +10,14 @@ Results follow LAPACK: ``LU`` holds L (unit diagonal, not stored) below U, ``piv
 there is none).
 """
 
+import math
+
 from ..core import dtype as D
 from . import meta_rules as R
 from . import pointwise as P
 from . import reductions as Red
 from . import shape as S
-from .factorizations import check_square
+from .factorizations import check_float, check_matrix, check_square
 from .factorizations import linalg_solve_triangular as solve_triangular
 from .factory import _to_copy, arange, eye, full
 from .linalg import matmul
@@ -28,6 +30,8 @@ linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
 lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
                   "bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)")
 linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)")
+linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
+logdet = defop("logdet(Tensor self) -> Tensor", method=True, function=True)
 linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
                         "bool adjoint=False) -> Tensor")
 
@@ -177,3 +181,25 @@ def _lu_solve(LU, pivots, B, left=True, adjoint=False):
     y = solve_triangular(L, matmul(S.transpose(Pm, -2, -1), B), upper=False, unitriangular=True)
     return solve_triangular(U, y, upper=True)
 
+
+@register_decomposition(linalg_slogdet)
+def _slogdet(A):
+    """From the LU factorization, as ATen: log|det A| = sum log|diag U| (no overflow), and
+    sign(det A) = sign(det P) (-1 per row swap) times the signs of diag U; a zero pivot makes
+    it (0, -inf) exactly."""
+    check_matrix("linalg.slogdet", A)
+    check_square("linalg.slogdet", A)
+    check_float("linalg.slogdet", A, "lu_cpu")
+    LU, pivots, _ = linalg_lu_factor_ex(A)
+    diag = S.diagonal(LU, 0, -2, -1)
+    swaps = Red.sum(P.ne(pivots, arange(1, A.shape[-1] + 1, device=A.device)), [-1], False)
+    sign = Red.prod_dim(P.sign(diag), -1)
+    sign = P.where(P.eq(P.remainder(swaps, 2), 1), P.neg(sign), sign)
+    return sign, Red.sum(P.log(P.abs(diag)), [-1], False)
+
+
+@register_decomposition(logdet)
+def _logdet(self):
+    """log det: nan for a negative determinant, -inf for a singular matrix."""
+    sign, logabsdet = linalg_slogdet(self)
+    return P.where(P.lt(sign, 0), math.nan, logabsdet)
