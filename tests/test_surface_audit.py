@@ -183,3 +183,40 @@ _LINALG_ERRORS = {
 def test_linalg_and_sparse_errors_match_torch(case):
     strata_error, torch_error = _message(_LINALG_ERRORS[case])
     assert strata_error == torch_error
+
+
+# --- adaptive 3-d pooling (the 3-d family of issue 11 §3: Conv3d, MaxPool3d, AvgPool3d, ...) --
+
+@pytest.mark.parametrize("kind", ["Avg", "Max"])
+@pytest.mark.parametrize("shape,size", [((2, 3, 5, 7, 6), (2, 3, 4)), ((3, 4, 4, 5), 1),
+                                        ((1, 2, 6, 5, 4), (None, 2, 3)),
+                                        ((0, 2, 3, 3, 3), 2)])
+def test_adaptive_pool3d_values_indices_and_gradients(kind, shape, size):
+    x = np.random.default_rng(8).standard_normal(shape)
+    outs = []
+    for m in (strata, torch):
+        t = m.tensor(x, requires_grad=True)
+        pool = getattr(m.nn, f"Adaptive{kind}Pool3d")(size, **(
+            {"return_indices": True} if kind == "Max" else {}))
+        result = pool(t)
+        values = result[0] if kind == "Max" else result
+        (values * m.arange(values.numel(), dtype=values.dtype).reshape(values.shape)).sum() \
+            .backward()
+        outs.append((result, t.grad, repr(pool)))
+    assert_same(outs[0][:2], outs[1][:2], atol=1e-12, rtol=1e-12)
+    assert outs[0][2] == outs[1][2]
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("case", ["3-D input", "sizes", "negative", "empty dim", "int"])
+def test_adaptive_pool3d_errors_match_torch(kind, case):
+    inputs = {"3-D input": ((2, 3, 4), 2), "sizes": ((2, 3, 4, 5), (2, 3)),
+              "negative": ((1, 2, 3, 4, 5), (2, -1, 2)), "empty dim": ((2, 3, 0, 5), 2),
+              "int": ((1, 2, 3, 4, 5), 2)}
+    shape, size = inputs[case]
+
+    def call(m):
+        x = m.ones(shape, dtype=m.int64 if case == "int" else m.float32)
+        return getattr(m.nn.functional, f"adaptive_{kind}_pool3d")(x, size)
+    strata_error, torch_error = _message(call)
+    assert strata_error == torch_error
