@@ -220,3 +220,58 @@ def test_adaptive_pool3d_errors_match_torch(kind, case):
         return getattr(m.nn.functional, f"adaptive_{kind}_pool3d")(x, size)
     strata_error, torch_error = _message(call)
     assert strata_error == torch_error
+
+
+# --- Conv3d / ConvTranspose3d options, with torch's parameters copied in ----------------------
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.Conv3d(3, 6, 3),
+    lambda m: m.nn.Conv3d(3, 6, 3, stride=2, padding=1),
+    lambda m: m.nn.Conv3d(3, 6, (3, 2, 1), padding="same", dilation=(1, 2, 1)),
+    lambda m: m.nn.Conv3d(3, 6, 3, groups=3, padding=(1, 0, 2), bias=False),
+    lambda m: m.nn.Conv3d(3, 2, 3, padding=1, padding_mode="circular"),
+    lambda m: m.nn.Conv3d(3, 2, 3, padding=(1, 2, 1), padding_mode="reflect"),
+    lambda m: m.nn.Conv3d(3, 2, 3, padding=1, padding_mode="replicate"),
+    lambda m: m.nn.ConvTranspose3d(3, 2, 3, stride=2, padding=1, output_padding=1),
+    lambda m: m.nn.ConvTranspose3d(3, 4, 2, dilation=2),
+], ids=["plain", "stride-pad", "same", "groups", "circular", "reflect", "replicate",
+        "transpose", "transpose-dilated"])
+def test_conv3d_options_values_and_gradients(make):
+    x = np.random.default_rng(9).standard_normal((2, 3, 5, 6, 7)).astype(np.float32)
+    t_layer = make(torch)
+    s_layer = make(strata)
+    s_layer.load_state_dict({k: strata.tensor(v.detach().numpy())
+                             for k, v in t_layer.state_dict().items()})
+    outs = []
+    for m, layer in ((strata, s_layer), (torch, t_layer)):
+        t = m.tensor(x, requires_grad=True)
+        y = layer(t)
+        (y * y).sum().backward()
+        outs.append((y, t.grad, layer.weight.grad, repr(layer)))
+    assert_same(outs[0][:3], outs[1][:3], atol=1e-3, rtol=1e-4)
+    assert outs[0][3] == outs[1][3]
+
+
+def test_ctc_loss_unbatched_with_0d_lengths():
+    log_probs = np.log(np.random.default_rng(10).dirichlet(np.ones(4), size=6)).astype(np.float32)
+    for reduction in ("mean", "sum", "none"):
+        check_outcome(lambda m, lp: m.nn.functional.ctc_loss(
+            lp, m.tensor([1, 2]), m.tensor(6), m.tensor(2), reduction=reduction), log_probs)
+
+
+_SAMPLING_ERRORS = {
+    "grid dtype": lambda m: m.nn.functional.grid_sample(
+        m.ones(1, 1, 2, 2), m.zeros(1, 1, 1, 2, dtype=m.float64), align_corners=False),
+    "grid dtype 3-D": lambda m: m.nn.functional.grid_sample(
+        m.ones(1, 1, 2, 2, 2, dtype=m.float64), m.zeros(1, 1, 1, 1, 3), align_corners=False),
+    "affine batch": lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3), (3, 3, 4, 5),
+                                                          align_corners=False),
+    "affine batch 3-D": lambda m: m.nn.functional.affine_grid(m.ones(2, 3, 4), (3, 3, 4, 5, 6),
+                                                              align_corners=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SAMPLING_ERRORS))
+def test_grid_sample_and_affine_grid_errors_match_torch(case):
+    strata_error, torch_error = _message(_SAMPLING_ERRORS[case])
+    assert strata_error == torch_error
