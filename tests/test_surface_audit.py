@@ -275,3 +275,41 @@ _SAMPLING_ERRORS = {
 def test_grid_sample_and_affine_grid_errors_match_torch(case):
     strata_error, torch_error = _message(_SAMPLING_ERRORS[case])
     assert strata_error == torch_error
+
+
+# --- Lazy modules: a checkpoint loads into them; the InstanceNorm family -----------------------
+
+def _lazy_after_load(m, lazy, eager, shape):
+    m.manual_seed(0)
+    source, module = eager(m), lazy(m)
+    module.load_state_dict(source.state_dict())
+    loaded = (type(module).__name__, [tuple(p.shape) for p in module.parameters()],
+              [tuple(b.shape) for b in module.buffers()])
+    x = m.tensor(np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape))
+    return loaded, type(module).__name__, module(x), source(x)
+
+
+@pytest.mark.parametrize("lazy,eager,shape", [
+    (lambda m: m.nn.LazyLinear(3), lambda m: m.nn.Linear(4, 3), (2, 4)),
+    (lambda m: m.nn.LazyConv2d(4, 3), lambda m: m.nn.Conv2d(2, 4, 3), (1, 2, 5, 5)),
+    (lambda m: m.nn.LazyBatchNorm1d(), lambda m: m.nn.BatchNorm1d(3), (4, 3)),
+], ids=["linear", "conv2d", "batchnorm"])
+def test_lazy_module_loads_a_checkpoint_like_torch(lazy, eager, shape):
+    s, t = _lazy_after_load(strata, lazy, eager, shape), _lazy_after_load(torch, lazy, eager, shape)
+    assert s[:2] == t[:2]
+    np.testing.assert_array_equal(s[2].detach().numpy(), s[3].detach().numpy())  # the source's
+    assert tuple(s[2].shape) == tuple(t[2].shape)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_lazy_instance_norm_becomes_instance_norm(dims):
+    shape = (2, 3) + (4,) * dims
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    outs = []
+    for m in (strata, torch):
+        module = getattr(m.nn, f"LazyInstanceNorm{dims}d")()
+        before = repr(module)
+        y = module(m.tensor(x))
+        outs.append((before, repr(module), type(module).__name__, y, module.running_mean))
+    assert outs[0][:3] == outs[1][:3]
+    assert_same(outs[0][3:], outs[1][3:])
