@@ -255,8 +255,8 @@ def test_conv3d_options_values_and_gradients(make):
 def test_ctc_loss_unbatched_with_0d_lengths():
     log_probs = np.log(np.random.default_rng(10).dirichlet(np.ones(4), size=6)).astype(np.float32)
     for reduction in ("mean", "sum", "none"):
-        check_outcome(lambda m, lp: m.nn.functional.ctc_loss(
-            lp, m.tensor([1, 2]), m.tensor(6), m.tensor(2), reduction=reduction), log_probs)
+        check_outcome(lambda m, lp, r=reduction: m.nn.functional.ctc_loss(
+            lp, m.tensor([1, 2]), m.tensor(6), m.tensor(2), reduction=r), log_probs)
 
 
 _SAMPLING_ERRORS = {
@@ -313,3 +313,12 @@ def test_lazy_instance_norm_becomes_instance_norm(dims):
         outs.append((before, repr(module), type(module).__name__, y, module.running_mean))
     assert outs[0][:3] == outs[1][:3]
     assert_same(outs[0][3:], outs[1][3:])
+
+
+def test_version_module_without_the_alias():
+    """``import strata as torch`` has ``torch.version`` too, with strata's own version (the
+    alias reports the PyTorch API level: tests/test_cli_run.py)."""
+    assert strata.version.__version__ == strata.__version__
+    for name in ("cuda", "hip", "debug"):
+        assert getattr(strata.version, name) == getattr(torch.version, name), name
+    assert isinstance(strata.version.git_version, str)
