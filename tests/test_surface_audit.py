@@ -322,3 +322,37 @@ def test_version_module_without_the_alias():
     for name in ("cuda", "hip", "debug"):
         assert getattr(strata.version, name) == getattr(torch.version, name), name
     assert isinstance(strata.version.git_version, str)
+
+
+# --- joining functions refuse what is not a sequence of tensors, as PyTorch's parser ----------
+
+_JOIN_ERRORS = {
+    "cat array": lambda m: m.cat([m.ones(2), np.ones(2)]),
+    "cat int": lambda m: m.cat((m.ones(2), 3)),
+    "cat tensor": lambda m: m.cat(m.ones(2)),
+    "cat empty": lambda m: m.cat([]),
+    "stack array": lambda m: m.stack([m.ones(2), np.ones(2)]),
+    "stack tensor": lambda m: m.stack(m.ones(2)),
+    "stack empty": lambda m: m.stack([]),
+    "hstack list": lambda m: m.hstack([m.ones(2), [1.0]]),
+    "hstack empty": lambda m: m.hstack([]),
+    "vstack none": lambda m: m.vstack([m.ones(2), None]),
+    "vstack empty": lambda m: m.vstack([]),
+    "row_stack int": lambda m: m.row_stack([m.ones(1), 1]),
+    "dstack empty": lambda m: m.dstack([]),
+    "dstack int": lambda m: m.dstack((m.ones(2), 1)),
+    "column_stack empty": lambda m: m.column_stack([]),
+    "concat int": lambda m: m.concat([m.ones(1), 2]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_JOIN_ERRORS))
+def test_joining_non_tensors_raises_torchs_error(case):
+    strata_error, torch_error = _message(_JOIN_ERRORS[case])
+    assert strata_error == torch_error
+
+
+def test_joining_functions_still_join():
+    for fn in ("cat", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack"):
+        check_outcome(lambda m, f=fn: getattr(m, f)((m.arange(3.0), m.ones(3))))
+    check_outcome(lambda m: m.stack([m.ones(2)], dim=1, out=m.empty(2, 1)))
