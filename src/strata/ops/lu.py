@@ -73,11 +73,11 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
     *batch, m, n = A.shape
     k = min(m, n)
     rows = arange(0, m, device=A.device)
-    LU, pivots = A, []
+    LU, chosen = A, []   # chosen: each step's pivot row
     for j in range(k):
         column = S.select(S.slice(LU, -2, j, m), -1, j)
         p = P.add(Red.argmax(P.abs(column), -1, True), j)
-        pivots.append(p)
+        chosen.append(p)
         order = _swap(S.expand(rows, tuple(batch) + (m,)), rows, j, p)
         LU = gather(LU, -2, S.expand(S.unsqueeze(order, -1), tuple(LU.shape)))
         top, below = S.slice(LU, -2, 0, j + 1), S.slice(LU, -2, j + 1, m)
@@ -95,7 +95,7 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
         pivots = full(tuple(batch) + (0,), 0, dtype=D.int32, device=A.device)
         info = full(tuple(batch), 0, dtype=D.int32, device=A.device)
     else:
-        pivots = _to_copy(P.add(S.cat(pivots, -1), 1), dtype=D.int32)
+        pivots = _to_copy(P.add(S.cat(chosen, -1), 1), dtype=D.int32)
         zero = P.eq(S.diagonal(LU, 0, -2, -1), 0)
         first = P.add(Red.argmax(_to_copy(zero, dtype=D.int32), -1, False), 1)
         info = _to_copy(P.where(Red.any(zero, [-1], False), first, 0), dtype=D.int32)
