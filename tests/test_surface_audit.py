@@ -356,3 +356,33 @@ def test_joining_functions_still_join():
     for fn in ("cat", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack"):
         check_outcome(lambda m, f=fn: getattr(m, f)((m.arange(3.0), m.ones(3))))
     check_outcome(lambda m: m.stack([m.ones(2)], dim=1, out=m.empty(2, 1)))
+
+
+# --- packed sequences: batch_first, an initial state, total_length, gradients ------------------
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_packed_batch_first_with_initial_state(kind, batch_first):
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((3, 5, 3) if batch_first else (5, 3, 3)).astype(np.float32)
+    torch_rnn = getattr(torch.nn, kind)(3, 4, num_layers=2, bidirectional=True,
+                                        batch_first=batch_first)
+    strata_rnn = getattr(strata.nn, kind)(3, 4, num_layers=2, bidirectional=True,
+                                          batch_first=batch_first)
+    strata_rnn.load_state_dict({k: strata.tensor(v.detach().numpy())
+                                for k, v in torch_rnn.state_dict().items()})
+    outs = []
+    for m, rnn in ((strata, strata_rnn), (torch, torch_rnn)):
+        inputs = m.tensor(x, requires_grad=True)
+        packed = m.nn.utils.rnn.pack_padded_sequence(inputs, m.tensor([5, 3, 4]),
+                                                     batch_first=batch_first,
+                                                     enforce_sorted=False)
+        h0 = m.full((4, 3, 4), 0.1)
+        out, hidden = rnn(packed, (h0, h0 * 2) if kind == "LSTM" else h0)
+        padded, lengths = m.nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first,
+                                                             total_length=6)
+        hidden = hidden if isinstance(hidden, tuple) else (hidden,)
+        (padded.sum() + sum(h.sum() for h in hidden)).backward()
+        outs.append((padded, lengths, *hidden, inputs.grad, out.batch_sizes,
+                     rnn.weight_hh_l1_reverse.grad))
+    assert_same(outs[0], outs[1], atol=1e-5, rtol=1e-4)
