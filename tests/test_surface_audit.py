@@ -386,3 +386,19 @@ def test_packed_batch_first_with_initial_state(kind, batch_first):
         outs.append((padded, lengths, *hidden, inputs.grad, out.batch_sizes,
                      rnn.weight_hh_l1_reverse.grad))
     assert_same(outs[0], outs[1], atol=1e-5, rtol=1e-4)
+
+
+def test_load_state_dict_pre_hook_gets_the_module_first():
+    """The public hook's signature is PyTorch's (module, state_dict, prefix, ...)."""
+    seen = []
+    for m in (strata, torch):
+        model = m.nn.Sequential(m.nn.Linear(2, 2))
+        layer = model[0]
+        handle = layer.register_load_state_dict_pre_hook(
+            lambda module, state_dict, prefix, *rest: seen.append(
+                (module is layer, prefix, sorted(state_dict), len(rest))))
+        model.load_state_dict(model.state_dict())
+        handle.remove()
+        model.load_state_dict(model.state_dict())
+    assert seen[0] == seen[1] == (True, "0.", ["0.bias", "0.weight"], 5)
+    assert len(seen) == 2
