@@ -5,7 +5,6 @@ import math
 import multiprocessing
 import os
 import random
-import time
 from collections import namedtuple
 
 import numpy as np
@@ -403,44 +402,6 @@ def test_worker_exception_reraised_with_worker_id():
 def test_single_process_exception_is_plain():
     with pytest.raises(ValueError, match="^bad sample 5$"):
         list(sdata.DataLoader(_Failing(), batch_size=1))
-
-
-class _Dying(sdata.Dataset):
-    def __len__(self):
-        return 6
-
-    def __getitem__(self, i):
-        if i == 3:
-            os._exit(3)
-        return i
-
-
-def test_dead_worker_raises_instead_of_hanging():
-    start = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid \d+\) exited "
-                                           r"unexpectedly with exit code 3\."):
-        list(sdata.DataLoader(_Dying(), batch_size=1, num_workers=2))
-    assert time.monotonic() - start < 30
-
-
-class _Slow(sdata.Dataset):
-    def __len__(self):
-        return 2
-
-    def __getitem__(self, i):
-        time.sleep(3 if i == 1 else 0)
-        return i
-
-
-def test_timeout():
-    start = time.monotonic()
-    loader = sdata.DataLoader(_Slow(), batch_size=1, num_workers=1, timeout=1)
-    it = iter(loader)
-    assert next(it).item() == 0
-    with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
-        next(it)
-    assert time.monotonic() - start < 8
-    assert all(not w.is_alive() for w in it._workers)
 
 
 def test_workers_shut_down_after_epoch_and_on_early_exit():

@@ -12,7 +12,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "strata"
 
 # Top to bottom, as DESIGN.md lists the layers. Names are first path components under strata/.
 LAYERS = [
-    {"config"},
+    {"config", "version"},
     {"core"},
     {"ops"},
     {"dispatch"},

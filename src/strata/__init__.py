@@ -142,4 +142,5 @@ def numel(input) -> int:
     return input.numel()
 
 
-__version__ = "0.1.0"
+from . import version  # noqa: F401  (strata's own build facts; the alias has PyTorch's)
+from .version import __version__

@@ -53,9 +53,9 @@ def _version_module(strata):
     """``torch.version``: what PyTorch's generated ``torch/version.py`` holds, for strata."""
     module = types.ModuleType("torch.version", "The PyTorch API level strata implements.")
     module.__version__ = TorchVersion(f"{PYTORCH_API_VERSION}+strata{strata.__version__}")
-    module.git_version = f"strata-{strata.__version__}"
-    module.debug = False
-    module.cuda = module.hip = module.xpu = None
+    own = strata.version
+    module.git_version, module.debug = own.git_version, own.debug
+    module.cuda, module.hip, module.xpu = own.cuda, own.hip, own.xpu
     module.strata = strata.__version__
     return module
 

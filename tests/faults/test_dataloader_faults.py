@@ -70,12 +70,16 @@ class _Dying(sdata.Dataset):
         return i
 
 
-def test_worker_exit_code_named():
-    it = iter(sdata.DataLoader(_Dying(), batch_size=1, num_workers=1))
-    pid = it._workers[0].pid
+@pytest.mark.parametrize("num_workers", [1, 2])
+def test_worker_exit_code_named(num_workers):
+    """A worker that dies raises at once, naming its pid and exit code, instead of hanging."""
+    start = time.monotonic()
+    it = iter(sdata.DataLoader(_Dying(), batch_size=1, num_workers=num_workers))
+    pid = it._workers[3 % num_workers].pid   # sample 3 goes to this worker
     with pytest.raises(RuntimeError, match=rf"DataLoader worker \(pid {pid}\) exited "
                                            r"unexpectedly with exit code 3\."):
         list(it)
+    assert time.monotonic() - start < 30
 
 
 _ORPHAN_SCRIPT = """

@@ -418,3 +418,40 @@ SAMPLES.update({
         Sample(lambda m, a, t: m.orgqr(a, t), _householder((4, 3), 3)),
     ],
 })
+
+
+def _lu_factor(shape, seed, dtype=np.float64):
+    """``torch.linalg.lu_factor`` of a random matrix, as NumPy (LU, int32 pivots)."""
+    import torch
+    factors, pivots = torch.linalg.lu_factor(torch.tensor(
+        np.random.default_rng(seed).standard_normal(shape).astype(dtype)))
+    return factors.numpy(), pivots.numpy()
+
+
+SAMPLES.update({
+    "aten::linalg_lu_factor_ex": [
+        Sample(lambda m, a: m.linalg.lu_factor_ex(a), (_square(4),)),
+        Sample(lambda m, a: m.linalg.lu_factor_ex(a), (_f(2, 3, 5),), name="wide-batch",
+               atol=1e-5, rtol=1e-5),
+        # values only: at a singular matrix PyTorch's LU gradient is nan
+        Sample(lambda m, a: m.lu(a.detach(), get_infos=True), (np.ones((3, 3)),),
+               name="singular"),
+    ],
+    "aten::linalg_lu": [
+        Sample(lambda m, a: m.linalg.lu(a), (_f(5, 3, dtype=np.float64),)),
+        Sample(lambda m, a: m.linalg.lu(a), (_f(2, 3, 3),), name="batch", atol=1e-5,
+               rtol=1e-5),
+    ],
+    "aten::lu_unpack": [
+        Sample(lambda m, a, p: m.lu_unpack(a, p), _lu_factor((4, 4), 11)),
+        Sample(lambda m, a, p: m.lu_unpack(a, p, unpack_data=False), _lu_factor((2, 3, 3), 12),
+               name="pivots-only"),
+    ],
+    "aten::linalg_lu_solve": [
+        Sample(lambda m, a, p, b: m.linalg.lu_solve(a, p, b),
+               _lu_factor((3, 3), 13) + (_f(3, 2, dtype=np.float64),)),
+        Sample(lambda m, a, p, b: m.linalg.lu_solve(a, p, b, left=False, adjoint=True),
+               _lu_factor((2, 3, 3), 14, np.float32) + (_f(4, 3),), name="right-adjoint",
+               atol=1e-4, rtol=1e-4),
+    ],
+})

@@ -420,6 +420,18 @@ POOLING = {
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 3, return_indices=True), (_f(2, 3, 7),)),
         Sample(lambda m, x: F(m).adaptive_max_pool1d(x, 4), (_f(2, 9, dtype=np.float64),)),
     ],
+    "aten::adaptive_avg_pool3d": [
+        Sample(lambda m, x: F(m).adaptive_avg_pool3d(x, (2, 3, 4)), (_f(2, 3, 5, 7, 9),)),
+        Sample(lambda m, x: F(m).adaptive_avg_pool3d(x, (None, 1, 5)),
+               (_f(3, 4, 5, 3, dtype=np.float64),), name="unbatched-none"),
+    ],
+    "aten::adaptive_max_pool3d": [
+        Sample(lambda m, x: F(m).adaptive_max_pool3d(x, (2, 3, 4), return_indices=True),
+               (_f(2, 3, 5, 7, 9),)),
+        Sample(lambda m, x: F(m).adaptive_max_pool3d(x, 1, return_indices=True),
+               (np.array([[[[1.0, 3.0], [3.0, 0.0]], [[3.0, 2.0], [1.0, 3.0]]]], np.float32),),
+               name="ties"),
+    ],
 }
 
 NORMALIZATION = {

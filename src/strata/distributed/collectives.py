@@ -77,10 +77,18 @@ def _group_root(pg, global_rank, group_rank, label, what="root"):
     return group_rank
 
 
-def _launch(pg, op_name, run, print_fields, async_op, buffers=(), outputs=()):
-    """Queue ``run(comm, MPI)`` on the group's worker; wait unless ``async_op``."""
+def _collective(pg, op_name, exchange, print_fields, async_op, buffers=(), outputs=(),
+                **agreed):
+    """Queue ``exchange(comm, MPI)`` on the group's worker once the ranks have checked that
+    they all issue ``op_name`` with the same ``agreed`` fingerprint fields (dtype, shape, root,
+    redop); wait unless ``async_op``. Every collective ends here."""
     MPI = _mpi()
-    work = pg.worker.submit(op_name, lambda: run(pg.worker_comm, MPI), outputs, **print_fields)
+    mine = fingerprint(_seq(pg), op_name, **agreed)
+
+    def run():
+        check_fingerprints(pg.worker_comm, MPI, mine)
+        exchange(pg.worker_comm, MPI)
+    work = pg.worker.submit(op_name, run, outputs, **print_fields)
     for buf in buffers:
         if buf.staged:
             work._after_wait(buf.write_back)
@@ -100,6 +108,11 @@ def _fields(t, **more):
             **more}
 
 
+def _like(t, **more):
+    """The fingerprint fields of a collective over tensors shaped like ``t``."""
+    return {"dtype": t.dtype, "shape": tuple(t.shape), **more}
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` across the group in place; every rank ends with the same result."""
     _check_tensor(tensor)
@@ -108,13 +121,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = resolve(group)
     check_reduce_op("all_reduce", op, tensor.dtype)
     buf = HostBuffer(tensor)
-    mine = fingerprint(_seq(pg), "all_reduce", tensor.dtype, tuple(tensor.shape), redop=op)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        reduce_in_place(comm, MPI, buf.array, op, tensor.dtype)
-    return _launch(pg, "all_reduce", run, _fields(tensor, op=op.name), async_op, [buf],
-                   [tensor])
+    return _collective(
+        pg, "all_reduce",
+        lambda comm, MPI: reduce_in_place(comm, MPI, buf.array, op, tensor.dtype),
+        _fields(tensor, op=op.name), async_op, [buf], [tensor], **_like(tensor, redop=op))
 
 
 def all_reduce_flat(pg, comm, array, dtype, op, **trace_fields):
@@ -147,13 +157,11 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     root = _group_root(pg, dst, group_dst, "reduce", "dst")
     check_reduce_op("reduce", op, tensor.dtype)
     buf = HostBuffer(tensor)
-    mine = fingerprint(_seq(pg), "reduce", tensor.dtype, tuple(tensor.shape), root, op)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        reduce_in_place(comm, MPI, buf.array, op, tensor.dtype, root)
-    return _launch(pg, "reduce", run, _fields(tensor, op=op.name, dst=root), async_op, [buf],
-                   [tensor])
+    return _collective(
+        pg, "reduce",
+        lambda comm, MPI: reduce_in_place(comm, MPI, buf.array, op, tensor.dtype, root),
+        _fields(tensor, op=op.name, dst=root), async_op, [buf], [tensor],
+        **_like(tensor, root=root, redop=op))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -164,12 +172,9 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     pg = resolve(group)
     root = _group_root(pg, src, group_src, "broadcast", "src")
     buf = HostBuffer(tensor)
-    mine = fingerprint(_seq(pg), "broadcast", tensor.dtype, tuple(tensor.shape), root)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        comm.Bcast(buf.wire, root=root)
-    return _launch(pg, "broadcast", run, _fields(tensor, src=root), async_op, [buf], [tensor])
+    return _collective(pg, "broadcast", lambda comm, MPI: comm.Bcast(buf.wire, root=root),
+                       _fields(tensor, src=root), async_op, [buf], [tensor],
+                       **_like(tensor, root=root))
 
 
 def _scatter_rows(flat, buffers):
@@ -191,36 +196,47 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_sizes("allgather", tensor_list, tensor)
     send = HostBuffer(tensor)
     outs = [HostBuffer(t) for t in tensor_list]
-    mine = fingerprint(_seq(pg), "all_gather", tensor.dtype, tuple(tensor.shape))
 
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
+    def exchange(comm, MPI):
         flat = np.empty((pg.size(), send.wire.size), dtype=send.wire.dtype)
         comm.Allgather(send.wire, flat)
         _scatter_rows(flat.view(send.array.dtype), outs)
-    return _launch(pg, "all_gather", run, _fields(tensor), async_op, outs, tensor_list)
+    return _collective(pg, "all_gather", exchange, _fields(tensor), async_op, outs, tensor_list,
+                       **_like(tensor))
+
+
+def _one_tensor_each(collective, group, output, input, names, gathers, dtype_error,
+                     size_error):
+    """The start of the collectives over one flat tensor per side: the checks (PyTorch's
+    words; the output holds world-size times the input's elements if it ``gathers``, else
+    the input holds that many of the output's), then the group, or None off it."""
+    _check_tensor(output, names[0])
+    _check_tensor(input, names[1])
+    if _skip_non_member(group, collective):
+        return None
+    pg = resolve(group)
+    if output.dtype is not input.dtype:
+        raise TypeError(dtype_error)
+    whole, part = (output, input) if gathers else (input, output)
+    if whole.numel() != part.numel() * pg.size():
+        raise ValueError(size_error)
+    return pg
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """Rank r's ``input_tensor`` goes to ``output_tensor``'s r-th slice along dim 0."""
-    _check_tensor(output_tensor, "output_tensor")
-    _check_tensor(input_tensor, "input_tensor")
-    if _skip_non_member(group, "all_gather_into_tensor"):
+    pg = _one_tensor_each(
+        "all_gather_into_tensor", group, output_tensor, input_tensor,
+        ("output_tensor", "input_tensor"), True,
+        "output tensor must have the same type as input tensor",
+        "output tensor size must be equal to world_size times input tensor size")
+    if pg is None:
         return None
-    pg = resolve(group)
-    if output_tensor.dtype is not input_tensor.dtype:
-        raise TypeError("output tensor must have the same type as input tensor")
-    if output_tensor.numel() != input_tensor.numel() * pg.size():
-        raise ValueError("output tensor size must be equal to world_size times input tensor size")
     send, out = HostBuffer(input_tensor), HostBuffer(output_tensor)
-    mine = fingerprint(_seq(pg), "all_gather_into_tensor", input_tensor.dtype,
-                       tuple(input_tensor.shape))
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        comm.Allgather(send.wire, out.wire)
-    return _launch(pg, "all_gather_into_tensor", run, _fields(input_tensor), async_op, [out],
-                   [output_tensor])
+    return _collective(pg, "all_gather_into_tensor",
+                       lambda comm, MPI: comm.Allgather(send.wire, out.wire),
+                       _fields(input_tensor), async_op, [out], [output_tensor],
+                       **_like(input_tensor))
 
 
 def _reduce_scatter_flat(comm, MPI, flat, out, op, dtype):
@@ -243,48 +259,45 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     check_reduce_op("reduce_scatter", op, output.dtype)
     ins = [HostBuffer(t) for t in input_list]
     out = HostBuffer(output)
-    mine = fingerprint(_seq(pg), "reduce_scatter", output.dtype, tuple(output.shape), redop=op)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        flat = np.stack([b.array for b in ins])
-        _reduce_scatter_flat(comm, MPI, flat, out, op, output.dtype)
-    return _launch(pg, "reduce_scatter", run, _fields(output, op=op.name), async_op, [out],
-                   [output])
+    return _collective(
+        pg, "reduce_scatter",
+        lambda comm, MPI: _reduce_scatter_flat(comm, MPI, np.stack([b.array for b in ins]), out,
+                                               op, output.dtype),
+        _fields(output, op=op.name), async_op, [out], [output], **_like(output, redop=op))
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Rank r gets the reduction of every rank's r-th slice (dim 0) of ``input``."""
-    _check_tensor(output, "output")
-    _check_tensor(input, "input")
-    if _skip_non_member(group, "reduce_scatter_tensor"):
+    pg = _one_tensor_each(
+        "reduce_scatter_tensor", group, output, input, ("output", "input"), False,
+        "input tensor must be the same type as the output tensor.",
+        "input tensor must be the same size as output size times world size")
+    if pg is None:
         return None
-    pg = resolve(group)
-    if output.dtype is not input.dtype:
-        raise TypeError("input tensor must be the same type as the output tensor.")
-    if input.numel() != output.numel() * pg.size():
-        raise ValueError("input tensor must be the same size as output size times world size")
     check_reduce_op("reduce_scatter_tensor", op, output.dtype)
     inp, out = HostBuffer(input), HostBuffer(output)
-    mine = fingerprint(_seq(pg), "reduce_scatter_tensor", output.dtype, tuple(output.shape),
-                       redop=op)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        flat = inp.array.reshape(pg.size(), -1).copy()
-        _reduce_scatter_flat(comm, MPI, flat, out, op, output.dtype)
-    return _launch(pg, "reduce_scatter_tensor", run, _fields(output, op=op.name), async_op,
-                   [out], [output])
+    return _collective(
+        pg, "reduce_scatter_tensor",
+        lambda comm, MPI: _reduce_scatter_flat(comm, MPI, inp.array.reshape(pg.size(), -1).copy(),
+                                               out, op, output.dtype),
+        _fields(output, op=op.name), async_op, [out], [output], **_like(output, redop=op))
 
 
-def _check_root_list(pg, tensor, tensors, is_root, collective, role, kind):
-    """gather's and scatter's checks of the root's list (PyTorch's words): ``role`` is the
-    root's ("destination", "source"), ``kind`` the list's ("output", "input")."""
+def _rooted_list(tensor, tensors, rank, group_rank, group, collective, what, role, kind):
+    """gather's and scatter's start: the checks (PyTorch's words; ``role`` is the root's,
+    "destination" or "source", ``kind`` the list's, "output" or "input"), then
+    ``(pg, root, is_root)``, or None on a rank outside the group."""
+    _check_tensor(tensor)
+    if _skip_non_member(group, collective):
+        return None
+    pg = resolve(group)
+    root = _group_root(pg, rank, group_rank, collective, what)
+    is_root = pg.rank() == root
     arg = f"{collective}_list"
     if not is_root:
         if tensors:
             raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{role} ranks.")
-        return
+        return pg, root, is_root
     if not tensors:
         raise ValueError(f"Argument ``{arg}`` must be specified on {role} rank.")
     _check_list(tensors, arg)
@@ -294,49 +307,42 @@ def _check_root_list(pg, tensor, tensors, is_root, collective, role, kind):
                            f"{len(tensors)}. {kind.capitalize()} list size should be "
                            f"{pg.size()}, same as size of the process group.")
     _check_sizes(collective, tensors, tensor)
+    return pg, root, is_root
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """``gather_list[r]`` on ``dst`` = rank r's ``tensor``."""
-    _check_tensor(tensor)
-    if _skip_non_member(group, "gather"):
+    rooted = _rooted_list(tensor, gather_list, dst, group_dst, group, "gather", "dst",
+                          "destination", "output")
+    if rooted is None:
         return None
-    pg = resolve(group)
-    root = _group_root(pg, dst, group_dst, "gather", "dst")
-    is_root = pg.rank() == root
-    _check_root_list(pg, tensor, gather_list, is_root, "gather", "destination", "output")
+    pg, root, is_root = rooted
     send = HostBuffer(tensor)
     outs = [HostBuffer(t) for t in gather_list] if is_root else []
-    mine = fingerprint(_seq(pg), "gather", tensor.dtype, tuple(tensor.shape), root)
 
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
+    def exchange(comm, MPI):
         flat = np.empty((pg.size(), send.wire.size), send.wire.dtype) if is_root else None
         comm.Gather(send.wire, flat, root=root)
         if is_root:
             _scatter_rows(flat.view(send.array.dtype), outs)
-    return _launch(pg, "gather", run, _fields(tensor, dst=root), async_op, outs,
-                   gather_list or [])
+    return _collective(pg, "gather", exchange, _fields(tensor, dst=root), async_op, outs,
+                       gather_list or [], **_like(tensor, root=root))
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """Rank r's ``tensor`` = ``scatter_list[r]`` of ``src``."""
-    _check_tensor(tensor)
-    if _skip_non_member(group, "scatter"):
+    rooted = _rooted_list(tensor, scatter_list, src, group_src, group, "scatter", "src",
+                          "source", "input")
+    if rooted is None:
         return None
-    pg = resolve(group)
-    root = _group_root(pg, src, group_src, "scatter", "src")
-    is_root = pg.rank() == root
-    _check_root_list(pg, tensor, scatter_list, is_root, "scatter", "source", "input")
+    pg, root, is_root = rooted
     out = HostBuffer(tensor)
     ins = [HostBuffer(t) for t in scatter_list] if is_root else []
-    mine = fingerprint(_seq(pg), "scatter", tensor.dtype, tuple(tensor.shape), root)
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        flat = np.stack([b.wire for b in ins]) if is_root else None
-        comm.Scatter(flat, out.wire, root=root)
-    return _launch(pg, "scatter", run, _fields(tensor, src=root), async_op, [out], [tensor])
+    return _collective(
+        pg, "scatter",
+        lambda comm, MPI: comm.Scatter(np.stack([b.wire for b in ins]) if is_root else None,
+                                       out.wire, root=root),
+        _fields(tensor, src=root), async_op, [out], [tensor], **_like(tensor, root=root))
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -355,13 +361,11 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     ins = [HostBuffer(t) for t in input_tensor_list]
     outs = [HostBuffer(t) for t in output_tensor_list]
     dtype = input_tensor_list[0].dtype
-    mine = fingerprint(_seq(pg), "all_to_all", dtype)
-    return _launch(pg, "all_to_all", lambda comm, MPI: _alltoallv(comm, MPI, mine, ins, outs),
-                   {"dtype": str(dtype)}, async_op, outs, output_tensor_list)
+    return _collective(pg, "all_to_all", lambda comm, MPI: _alltoallv(comm, ins, outs),
+                       {"dtype": str(dtype)}, async_op, outs, output_tensor_list, dtype=dtype)
 
 
-def _alltoallv(comm, MPI, mine, ins, outs):
-    check_fingerprints(comm, MPI, mine)
+def _alltoallv(comm, ins, outs):
     send = np.concatenate([b.wire for b in ins])
     recv = np.empty(sum(b.wire.size for b in outs), send.dtype)
     send_counts = [b.wire.size for b in ins]
@@ -382,12 +386,9 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     pg = resolve(group)
     _check_same_dtype(input, output)
     ins = [HostBuffer(t) for t in _split(input, input_split_sizes, pg.size())]
-    out_parts = _split(output, output_split_sizes, pg.size())
-    outs = [HostBuffer(t) for t in out_parts]
-    mine = fingerprint(_seq(pg), "all_to_all_single", input.dtype)
-    return _launch(pg, "all_to_all_single",
-                   lambda comm, MPI: _alltoallv(comm, MPI, mine, ins, outs),
-                   _fields(input), async_op, outs, [output])
+    outs = [HostBuffer(t) for t in _split(output, output_split_sizes, pg.size())]
+    return _collective(pg, "all_to_all_single", lambda comm, MPI: _alltoallv(comm, ins, outs),
+                       _fields(input), async_op, outs, [output], dtype=input.dtype)
 
 
 def _split(tensor, sizes, world):
@@ -406,13 +407,8 @@ def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank of the group reached the barrier."""
     if _skip_non_member(group, "barrier"):
         return None
-    pg = resolve(group)
-    mine = fingerprint(_seq(pg), "barrier")
-
-    def run(comm, MPI):
-        check_fingerprints(comm, MPI, mine)
-        comm.Barrier()
-    return _launch(pg, "barrier", run, {}, async_op)
+    return _collective(resolve(group), "barrier", lambda comm, MPI: comm.Barrier(), {},
+                       async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):

@@ -53,9 +53,16 @@ def _is_sequence(x):
     return isinstance(x, (list, tuple, range, str, np.ndarray))
 
 
-def _type_label(obj):
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
+def type_label(obj):
+    """The name PyTorch's messages print for ``type(obj)``, CPython's ``tp_name``: "int",
+    "numpy.ndarray" (an extension type names its module), a Python class's bare name."""
     t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+    if t.__module__ == "builtins" or t.__flags__ & _HEAP_TYPE:
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
 
 
 def _as_tuple(index):
@@ -176,7 +183,7 @@ def _apply_slicing(self, indices):
                 continue
             else:
                 raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long "
-                                 f"or byte Variables are valid indices (got {_type_label(obj)})")
+                                 f"or byte Variables are valid indices (got {type_label(obj)})")
         if obj.ndim == 0 and obj.dtype.category != D.FLOATING:
             if obj.dtype in _MASK_DTYPES:
                 result = SH.unsqueeze(result, dim)
@@ -216,7 +223,7 @@ def _check_value(self, value):
         return value
     if isinstance(value, (numbers.Integral, float)):
         return R.check_scalar_fits(value, self.dtype)
-    raise TypeError(f"can't assign a {_type_label(value)} to a {self.type()}")
+    raise TypeError(f"can't assign a {type_label(value)} to a {self.type()}")
 
 
 def _copy_to(dst, src):

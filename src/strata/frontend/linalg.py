@@ -14,6 +14,7 @@ from ..functions import write_out
 from ..ops import aten
 from ..ops import factorizations as LF
 from ..ops import linalg as L
+from ..ops import lu as LU
 
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
 linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
@@ -23,6 +24,10 @@ linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 svd_result = namedtuple("svd", ["U", "S", "V"])
 geqrf_result = namedtuple("geqrf", ["a", "tau"])
+linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"])
+linalg_lu_factor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu_factor_ex = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
 
 
 def _out(result, out):
@@ -160,7 +165,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 
 def slogdet(A, *, out=None):
-    return _out(linalg_slogdet(*LF.linalg_slogdet(A)), out)
+    return _out(linalg_slogdet(*LU.linalg_slogdet(A)), out)
 
 
 def legacy_svd(input, some=True, compute_uv=True, *, out=None):
@@ -169,6 +174,7 @@ def legacy_svd(input, some=True, compute_uv=True, *, out=None):
 
 
 def multi_dot(tensors, *, out=None):
+    LF.check_multi_dot(list(tensors))
     return _out(LF.linalg_multi_dot(list(tensors)), out)
 
 
@@ -204,6 +210,46 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a general square matrix (complex results)."""
     return _out(linalg_eig(*LF.linalg_eig(A)), out)
+
+
+def lu(A, *, pivot=True, out=None):
+    return _out(linalg_lu(*LU.linalg_lu(A, pivot=pivot)), out)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    return _out(linalg_lu_factor_ex(*LU.linalg_lu_factor_ex(A, pivot=pivot,
+                                                            check_errors=check_errors)), out)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """``lu_factor_ex`` that raises for a zero pivot (U would divide by zero in ``lu_solve``)."""
+    LU.check_lu_input("torch.lu_factor", A, pivot)
+    factors, pivots, info = LU.linalg_lu_factor_ex(A, pivot=pivot)
+    if not A.is_meta and info.numel() and bool(info.ne(0).any()):
+        raise RuntimeError(LU.zero_pivot_message("torch.linalg.lu_factor", info, A.ndim > 2))
+    return _out(linalg_lu_factor(factors, pivots), out)
+
+
+def lu_solve(LU_, pivots, B, *, left=True, adjoint=False, out=None):
+    return _out(LU.linalg_lu_solve(LU_, pivots, B, left=left, adjoint=adjoint), out)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    return _out(lu_unpack_result(*LU.lu_unpack(LU_data, LU_pivots, unpack_data,
+                                               unpack_pivots)), out)
+
+
+def legacy_lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu`` (deprecated for ``linalg.lu_factor``): ``(LU, pivots[, infos])``,
+    never raising for a singular matrix."""
+    factors, pivots, info = LU.linalg_lu_factor_ex(A, pivot=pivot)
+    return _out((factors, pivots, info) if get_infos else (factors, pivots), out)
+
+
+def legacy_lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """``torch.lu_solve(b, LU_data, LU_pivots)`` (deprecated for ``linalg.lu_solve``)."""
+    return _out(LU.linalg_lu_solve(LU_data, LU_pivots, b), out)
+
 
 
 def eigvals(A, *, out=None):
@@ -253,10 +299,11 @@ METHODS = {
     "det": det, "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "inverse": lambda self: LF.linalg_inv(self),
     "matrix_power": matrix_power,
-    "pinverse": pinverse,
+    "pinverse": pinverse, "lu": legacy_lu, "lu_solve": legacy_lu_solve,
 }
 FUNCTIONS = {
     "slogdet": slogdet, "svd": legacy_svd, "matrix_exp": matrix_exp, "geqrf": geqrf,
     "einsum": einsum, "tensordot": tensordot, "cdist": cdist, "det": det, "inverse": inverse,
-    "matrix_power": matrix_power, "pinverse": pinverse,
+    "matrix_power": matrix_power, "pinverse": pinverse, "lu": legacy_lu,
+    "lu_solve": legacy_lu_solve, "lu_unpack": lu_unpack,
 }

@@ -14,6 +14,7 @@ from ..functions import write_out
 from ..ops import factory as F
 from ..ops import shape as S
 from ..ops.meta_rules import is_tensor
+from .indexing import type_label
 
 
 def _out(result, out):
@@ -29,11 +30,43 @@ def _varargs(sizes):
 
 # --- joining --------------------------------------------------------------------------------------
 
+def _tensor_sequence(name, tensors):
+    """PyTorch's argument parser for a ``Tensor[]``: a tuple or list holding only tensors (a
+    NumPy array in it is refused, not converted), checked before anything is dispatched."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type_label(tensors)}")
+    for i, t in enumerate(tensors):
+        if not is_tensor(t):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type_label(t)}")
+    return list(tensors)
+
+
+def _non_empty(name, tensors):
+    tensors = _tensor_sequence(name, tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
 def cat(tensors, dim=0, *, out=None):
     """Concatenate tensors along an existing dim (1-d empty tensors are skipped, as in PyTorch)."""
-    if not isinstance(tensors, (tuple, list)) or len(tensors) == 0:
+    if isinstance(tensors, (tuple, list)) and len(tensors) == 0:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return _out(S.cat(list(tensors), dim), out)
+    return _out(S.cat(_tensor_sequence("cat", tensors), dim), out)
+
+
+def stack(tensors, dim=0, *, out=None):
+    return _out(S.stack(_non_empty("stack", tensors), dim), out)
+
+
+def hstack(tensors, *, out=None):
+    return _out(S.hstack(_non_empty("hstack", tensors)), out)
+
+
+def vstack(tensors, *, out=None):
+    return _out(S.vstack(_non_empty("vstack", tensors)), out)
 
 
 def concatenate(tensors, axis=0, *, out=None):
@@ -41,11 +74,12 @@ def concatenate(tensors, axis=0, *, out=None):
 
 
 def dstack(tensors, *, out=None):
-    return _out(S.cat([atleast_3d(x) for x in tensors], 2), out)
+    return _out(S.cat([atleast_3d(x) for x in _non_empty("dstack", tensors)], 2), out)
 
 
 def column_stack(tensors, *, out=None):
-    cols = [S.reshape(x, (x.numel(), 1)) if x.ndim <= 1 else x for x in tensors]
+    cols = [S.reshape(x, (x.numel(), 1)) if x.ndim <= 1 else x
+            for x in _non_empty("column_stack", tensors)]
     return _out(S.cat(cols, 1), out)
 
 
@@ -258,7 +292,8 @@ def cartesian_prod(*tensors):
 
 FUNCTIONS = {
     "block_diag": block_diag, "cartesian_prod": cartesian_prod, "cat": cat, "concat": cat,
-    "concatenate": concatenate, "dstack": dstack,
+    "concatenate": concatenate, "dstack": dstack, "stack": stack, "hstack": hstack,
+    "vstack": vstack, "row_stack": vstack,
     "column_stack": column_stack, "split": split, "tensor_split": tensor_split,
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "reshape": reshape, "ravel": ravel,
     "permute": permute, "swapaxes": swapaxes, "swapdims": swapaxes, "moveaxis": S.movedim,

@@ -59,6 +59,12 @@ def check_float(name, A, kernel=None, complex_ok=False):
         _not_implemented(kernel, A.dtype)
 
 
+def check_lapack_float(A):
+    """The check of ATen's LAPACK dispatch, which some functions reach before any of theirs."""
+    if A.dtype not in (D.float32, D.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
 def _inv_meta(A):
     check_square("linalg.inv", A)
     check_float("linalg.inv", A)
@@ -348,8 +354,6 @@ def _matrix_power(self, n):
 
 
 # --- more of torch.linalg, as decompositions --------------------------------------------------
-linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
-logdet = defop("logdet(Tensor self) -> Tensor", method=True, function=True)
 svd = defop("svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, "
             "Tensor V)")
 linalg_multi_dot = defop("linalg_multi_dot(Tensor[] tensors) -> Tensor")
@@ -361,26 +365,6 @@ linalg_solve_triangular = defop("linalg_solve_triangular(Tensor self, Tensor B, 
 linalg_lstsq = defop("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, "
                      "str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, "
                      "Tensor singular_values)")
-
-
-@register_decomposition(linalg_slogdet)
-def _slogdet(A):
-    """From a QR factorization, so |det| never overflows: log|det A| = sum log|diag R|, and
-    sign(det A) = det(Q) (which is +-1) times the signs of diag R."""
-    check_matrix("linalg.slogdet", A)
-    check_square("linalg.slogdet", A)
-    check_float("linalg.slogdet", A, "lu_cpu")
-    Q, R = linalg_qr(A)
-    diag = S.diagonal(R, 0, -2, -1)
-    sign = P.mul(P.sign(linalg_det(Q)), aten.prod.dim_int(P.sign(diag), -1))
-    return sign, reduce_sum(P.log(P.abs(diag)), [-1], False)
-
-
-@register_decomposition(logdet)
-def _logdet(self):
-    """log det: nan for a negative determinant, -inf for a singular matrix."""
-    sign, logabsdet = linalg_slogdet(self)
-    return P.where(P.lt(sign, 0), math.nan, logabsdet)
 
 
 @register_decomposition(svd)
@@ -395,22 +379,43 @@ def _svd(self, some=True, compute_uv=True):
     return U, s, S.transpose(Vh, -2, -1)
 
 
+def check_multi_dot(tensors):
+    """ATen's checks, in its order; the frontend runs them too, since an empty list reaches
+    no kernel."""
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    for which, t in (("first", tensors[0]), ("last", tensors[-1])):
+        if t.ndim not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got "
+                               f"{t.ndim}D")
+    for i in range(1, n - 1):
+        if tensors[i].ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
+    for i in range(1, n):
+        if tensors[i].dtype is not tensors[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {R.c_type_name(tensors[0].dtype)} and tensor {i} "
+                               f"{R.c_type_name(tensors[i].dtype)}")
+    for i in range(1, n):
+        if tensors[i - 1].shape[-1] != tensors[i].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
+                               f"{list(tensors[i - 1].shape)} and {list(tensors[i].shape)} "
+                               f"cannot be multiplied")
+
+
 @register_decomposition(linalg_multi_dot)
 def _multi_dot(tensors):
     """The chain product in the cheapest order (the textbook dynamic programme); a 1-D first
     (last) operand is a row (column) vector, dropped from the result."""
+    check_multi_dot(tensors)
     n = len(tensors)
-    if n < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
     first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
     mats = list(tensors)
     if first:
         mats[0] = S.unsqueeze(mats[0], 0)
     if last:
         mats[-1] = S.unsqueeze(mats[-1], -1)
-    for i, t in enumerate(mats):
-        if t.ndim != 2:
-            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
     dims = [mats[0].shape[0]] + [t.shape[1] for t in mats]
     cost = {(i, i): 0 for i in range(n)}
     split = {}
@@ -470,7 +475,7 @@ def _matrix_exp(self):
 def _matrix_rank(self, atol=None, rtol=None, hermitian=False):
     """Singular values (|eigenvalues| if hermitian) above max(atol, rtol * the largest one)."""
     check_matrix("torch.linalg.matrix_rank", self, "input")
-    check_float("torch.linalg.matrix_rank", self)
+    check_lapack_float(self)
     m, n = self.shape[-2:]
     atol, rtol = pinv_tolerances(self.dtype, m, n, atol, rtol)
     values = P.abs(linalg_eigh(self)[0]) if hermitian else linalg_svdvals(self)
@@ -486,13 +491,16 @@ def _solve_triangular(self, B, upper, left=True, unitriangular=False):
     """A solve on the triangle of A that the call names (the other triangle is never read, so
     its gradient is zero, and so is the diagonal's with ``unitriangular``)."""
     check_matrix("linalg.solve_triangular", self)
+    check_matrix("linalg.solve_triangular", B, "B")
     check_square("linalg.solve_triangular", self)
+    for t in (self, B):
+        if t.dtype.category != D.FLOATING:
+            _not_implemented("triangular_solve_cpu", t.dtype)
     n = self.shape[-1]
-    if B.ndim < 2 or (B.shape[-2] if left else B.shape[-1]) != n:
-        rows, cols = (B.shape[-2], B.shape[-1]) if B.ndim >= 2 else (B.shape[-1], 1)
+    if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{rows}x{cols})")
+                           f"{B.shape[-2]}x{B.shape[-1]})")
     triangle = S.triu(self, 1 if unitriangular else 0) if upper else \
         S.tril(self, -1 if unitriangular else 0)
     if unitriangular:
@@ -508,7 +516,8 @@ def _lstsq(self, b, rcond=None, driver=None):
     if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            f"gelsy, gelsd, gelss), but got {driver}")
-    check_matrix("torch.linalg.lstsq", self, "input")
+    if self.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if self.dtype is not b.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {R.type_name(self.dtype)} and other's "
@@ -517,6 +526,7 @@ def _lstsq(self, b, rcond=None, driver=None):
     rhs = S.unsqueeze(b, -1) if vector else b
     if rhs.shape[-2] != self.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    check_lapack_float(self)
     m, n = self.shape[-2:]
     rtol = rcond if rcond is not None and rcond > 0 else D.finfo(self.dtype).eps * max(m, n)
     solution = matmul(linalg_pinv(self, rtol=rtol), rhs)

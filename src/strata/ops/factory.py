@@ -457,18 +457,13 @@ bartlett_window = defop("bartlett_window.periodic(int window_length, bool period
 kaiser_window = defop("kaiser_window.beta(int window_length, bool periodic=True, float beta=12.0, "
                       f"{_WINDOW_KW}", function=True)
 
-_C_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
-           "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
 def _window(name, window_length, dtype, device, periodic):
     """``window_function_checks``, then the positions 0..N-1 of the symmetric window of length
     N (one longer when periodic), or a finished window for lengths 0 and 1."""
     dtype = dtype or D.get_default_dtype()
     if dtype.category != D.FLOATING:
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-                           f"{_C_TYPE[dtype.name]}, device={device or 'cpu'}, layout=Strided "
+                           f"{R.c_type_name(dtype)}, device={device or 'cpu'}, layout=Strided "
                            f"(default), requires_grad=false (default), pinned_memory=false, "
                            f"memory_format=(nullopt))")
     if window_length < 0:

@@ -69,6 +69,14 @@ def _type_name(dt):
 type_name = _type_name
 
 
+def c_type_name(dt):
+    """The C++ name ATen messages print for a dtype's ``caffe2::TypeMeta`` ("long int")."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}[dt.name]
+
+
 def check_inplace_cast(result_dtype, self_dtype):
     if not D.can_cast(result_dtype, self_dtype):
         raise RuntimeError(f"result type {_type_name(result_dtype)} can't be cast to the desired "

@@ -425,7 +425,7 @@ def _clamp_meta_(self, min=None, max=None):
         dt = R.promote(*operands)
         if not D.can_cast(dt, self.dtype):
             raise RuntimeError(f"result type {R.type_name(dt)} can't be cast to the desired "
-                               f"output type {_C_NAMES[self.dtype.name]}")
+                               f"output type {R.c_type_name(self.dtype)}")
     inplace_result(self, operands, PROMOTE, clamp_rule)
     return self
 
@@ -536,16 +536,11 @@ def _rsub(self, other, alpha=1):
     return sub(other, self, alpha=alpha)
 
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
 def _check_lerp(self, end, weight):
     for name, x in (("end", end), ("weight", weight)):
         if R.is_tensor(x) and x.dtype is not self.dtype:
-            raise RuntimeError(f"expected dtype {_C_NAMES[self.dtype.name]} for `{name}` but got "
-                               f"dtype {_C_NAMES[x.dtype.name]}")
+            raise RuntimeError(f"expected dtype {R.c_type_name(self.dtype)} for `{name}` but got "
+                               f"dtype {R.c_type_name(x.dtype)}")
     if self.dtype.category != D.FLOATING:
         kind = "tensor" if R.is_tensor(weight) else "scalar"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for "

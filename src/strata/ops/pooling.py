@@ -6,6 +6,8 @@ Output sizes follow ``pooling_output_shape`` (``aten/src/ATen/native/Pool.h``): 
 ``ceil_mode`` a last partial window counts only if it starts inside the (left-padded) input.
 """
 
+import math
+
 from ..core import dtype as D
 from . import factory, reductions, scatter
 from . import meta_rules as R
@@ -476,3 +478,74 @@ def _max_unpool2d(self, indices, output_size):
 def _max_unpool3d(self, indices, output_size, stride, padding):
     return _max_unpool(self, indices, list(output_size), 3)
 
+
+
+# --- adaptive 3-d pooling: separable, (H, W) by the 2-d op, then D by the 1-d one --------------
+adaptive_avg_pool3d = defop("adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor")
+adaptive_max_pool3d = defop("adaptive_max_pool3d(Tensor self, int[3] output_size) -> "
+                            "(Tensor, Tensor)")
+
+
+def _adaptive3d_checks(name, self, output_size):
+    """ATen's checks, in its order for each op (the max op checks its input first)."""
+    output_size = list(output_size)
+    if name == "adaptive_avg_pool3d":
+        if len(output_size) != 3:
+            raise RuntimeError(f"{name}: output_size must be 3")
+        if min(output_size) < 0:
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {{{output_size[0]}, {output_size[1]},"
+                               f"{output_size[2]}}}")
+    if self.ndim not in (4, 5):
+        got = "got:" if name == "adaptive_max_pool3d" else "got"
+        raise RuntimeError(f"{name}(): Expected 4D or 5D tensor, but {got} {fmt(self.shape)}")
+    for i in range(self.ndim - 4, self.ndim):
+        if i > 0 and self.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {fmt(self.shape)} with "
+                               f"dimension {i} being empty")
+    if len(output_size) != 3:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be 3")
+    if min(output_size) < 0:
+        shape = tuple(self.shape[:-3]) + tuple(output_size)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(output_size)}: {fmt(shape)}")
+    if self.dtype.category != D.FLOATING:
+        not_implemented(f"{name}_cpu", self.dtype)
+    return output_size
+
+
+def _depth_last(x, batch, out_hw):
+    """(B, d, H, W) -> (B, H*W, d): depth becomes the 1-d pooling axis."""
+    return S.reshape(S.permute(x, [0, 2, 3, 1]), [batch, out_hw[0] * out_hw[1], x.shape[1]])
+
+
+def _depth_back(x, lead, out):
+    """(B, H*W, D) -> (*lead, D, H, W)."""
+    x = S.permute(S.reshape(x, [x.shape[0], out[1], out[2], out[0]]), [0, 3, 1, 2])
+    return S.reshape(x, list(lead) + list(out))
+
+
+@register_decomposition(adaptive_avg_pool3d)
+def _adaptive_avg_pool3d(self, output_size):
+    """A box mean is the mean over depth of the means over (h, w)."""
+    out = _adaptive3d_checks("adaptive_avg_pool3d", self, output_size)
+    *lead, d, h, w = self.shape
+    batch = math.prod(lead)
+    planes = adaptive_avg_pool2d(S.reshape(self, [batch, d, h, w]), out[1:])
+    return _depth_back(adaptive_avg_pool1d(_depth_last(planes, batch, out[1:]), out[:1]),
+                       lead, out)
+
+
+@register_decomposition(adaptive_max_pool3d)
+def _adaptive_max_pool3d(self, output_size):
+    """The box max is the max over depth of the (h, w) maxima; the first maximum in (d, h, w)
+    order is in the first depth that holds it, at its first (h, w) there, as ATen's scan."""
+    out = _adaptive3d_checks("adaptive_max_pool3d", self, output_size)
+    *lead, d, h, w = self.shape
+    batch = math.prod(lead)
+    values, plane_index = adaptive_max_pool2d(S.reshape(self, [batch, d, h, w]), out[1:])
+    values, depth = adaptive_max_pool1d(_depth_last(values, batch, out[1:]), out[:1])
+    within = scatter.gather(_depth_last(plane_index, batch, out[1:]), -1, depth)
+    index = P.add(P.mul(depth, h * w), within)
+    return _depth_back(values, lead, out), _depth_back(index, lead, out)

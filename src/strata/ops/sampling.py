@@ -10,6 +10,7 @@ the gradient reaches the grid as well as the input.
 import itertools
 
 from . import factory, scatter
+from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
 from .nn import fmt
@@ -39,6 +40,10 @@ def _grid_line(steps, align_corners, like):
 def _affine_grid(theta, size, align_corners):
     """Each output pixel's (x, y[, z], 1) times theta^T: (N, H, W, 2) or (N, D, H, W, 3)."""
     n, spatial = size[0], list(size[2:])
+    if theta.shape[0] != n:   # ATen's bmm of the base grid by theta^T
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{n}, {len(spatial) + 1}] but got: [{theta.shape[0]}, "
+                           f"{theta.shape[2]}].")
     lines = [_grid_line(s, align_corners, theta) for s in spatial]
     dims = len(spatial)
     coords = []
@@ -114,6 +119,9 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {fmt(input.shape)} and grid with sizes "
                            f"{fmt(grid.shape)}")
+    if grid.dtype is not input.dtype:   # ATen's kernel reads the grid as the input's type
+        raise RuntimeError(f"expected scalar type {R.type_name(input.dtype)} but found "
+                           f"{R.type_name(grid.dtype)}")
     if interpolation_mode == 2:
         if dims != 2:
             raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")

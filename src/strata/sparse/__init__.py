@@ -33,8 +33,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         size = tuple(int(m) + 1 for m in idx.max(axis=1)) if idx.size else (0,) * idx.shape[0]
     size = tuple(size)
     if len(size) != indices.shape[0]:
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + "
-                           f"dense_dim (0), but got {len(size)}")
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) "
+                           f"= {len(size)}, sparse_dim = {indices.shape[0]}, dense_dim = 0")
     if idx.size:
         too_big = np.nonzero(idx.max(axis=1) >= np.array(size))[0]
         if idx.min() < 0 or too_big.size:

@@ -134,6 +134,10 @@ def _dim_key(self, dim, index, error, prefix="", wrap_negative=False):
 
 def index_add_(self, dim, index, source, alpha=1):
     S.index_add_.meta(self, dim, index, source, alpha)
+    if self.ndim <= 1:   # ATen's 0-D/1-D loop checks each index with TORCH_CHECK_INDEX
+        idx = data(index).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.numel()):
+            raise IndexError("index out of range in self")
     target, key = _dim_key(self, dim, index, RuntimeError)
     dt = self.dtype
     src = _at_least_1d(compute_data(source, dt))

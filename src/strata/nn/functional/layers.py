@@ -26,10 +26,13 @@ from ...ops import pooling as PL
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
@@ -199,6 +202,10 @@ def adaptive_avg_pool2d(input, output_size):
     return PL.adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
 
 
+def adaptive_avg_pool3d(input, output_size):
+    return PL.adaptive_avg_pool3d(input, _adaptive_size(input, output_size, 3))
+
+
 def _adaptive_max_pool_pair(name, op, output_size_of):
     """``F.<name>_with_indices`` (values and indices) and ``F.<name>`` (values unless
     ``return_indices``)."""
@@ -216,6 +223,9 @@ adaptive_max_pool1d_with_indices, adaptive_max_pool1d = _adaptive_max_pool_pair(
 adaptive_max_pool2d_with_indices, adaptive_max_pool2d = _adaptive_max_pool_pair(
     "adaptive_max_pool2d", PL.adaptive_max_pool2d,
     lambda input, size: _adaptive_size(input, size, 2))
+adaptive_max_pool3d_with_indices, adaptive_max_pool3d = _adaptive_max_pool_pair(
+    "adaptive_max_pool3d", PL.adaptive_max_pool3d,
+    lambda input, size: _adaptive_size(input, size, 3))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -134,9 +134,14 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
              zero_infinity=False):
     """Connectionist Temporal Classification: ``log_probs`` (T, N, C) log-softmaxed, targets
     (N, S) padded or 1-D concatenated, lengths as tensors or lists."""
-    as_list = lambda v: v.tolist() if hasattr(v, "tolist") else list(v)  # noqa: E731
-    return L.ctc_loss(log_probs, targets, as_list(input_lengths), as_list(target_lengths),
+    return L.ctc_loss(log_probs, targets, _lengths(input_lengths), _lengths(target_lengths),
                       blank, _reduction(None, None, reduction), zero_infinity)
+
+
+def _lengths(lengths):
+    """CTC lengths as a list: a tensor (0-d for an unbatched input), a sequence or an int."""
+    lengths = lengths.tolist() if hasattr(lengths, "tolist") else lengths
+    return [lengths] if isinstance(lengths, int) else list(lengths)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

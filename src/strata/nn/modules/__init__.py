@@ -43,7 +43,8 @@ from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa
 from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from .lazy import (  # noqa: F401
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
-    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyLinear, LazyModuleMixin,
+    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+    LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear, LazyModuleMixin,
 )
 from .loss import (  # noqa: F401
     BCELoss,
@@ -85,8 +86,10 @@ from .padding import (  # noqa: F401
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,

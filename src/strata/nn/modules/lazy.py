@@ -12,6 +12,7 @@ from ...core import dtype as D
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 
 _UNINITIALIZED = (UninitializedParameter, UninitializedBuffer)
@@ -23,6 +24,7 @@ class LazyModuleMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters)
+        self._load_hook = self._register_load_state_dict_pre_hook(self._lazy_load_hook)
 
     def has_uninitialized_params(self):
         return any(isinstance(t, _UNINITIALIZED)
@@ -32,12 +34,23 @@ class LazyModuleMixin:
         raise NotImplementedError(f"initialize_parameters is not implemented for "
                                   f"{type(self).__name__}")
 
+    def _lazy_load_hook(self, state_dict, prefix, *args):
+        """A checkpoint of the initialized module gives the uninitialized tensors their
+        shapes, so that loading it is the same as a first forward (as PyTorch's)."""
+        for name, t in itertools.chain(self._parameters.items(), self._buffers.items()):
+            loaded = state_dict.get(prefix + name)
+            if isinstance(t, _UNINITIALIZED) and loaded is not None and \
+                    not isinstance(loaded, _UNINITIALIZED):
+                with no_grad():
+                    t.materialize(tuple(loaded.shape))
+
     def _infer_parameters(self, module, args):
         module.initialize_parameters(*args)
         if module.has_uninitialized_params():
             raise RuntimeError(f"module {type(module).__name__} has not been fully initialized")
         module._initialize_hook.remove()
-        del module._initialize_hook
+        module._load_hook.remove()
+        del module._initialize_hook, module._load_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
 
@@ -64,6 +77,12 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+        if self.in_features == 0:   # loaded from a checkpoint: the weight knows its width
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} "
+                                     f"is not equal to in_features from self.weight: "
+                                     f"{self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
 
 
 class _LazyConvMixin(LazyModuleMixin):
@@ -148,3 +167,6 @@ def _lazy_norm(eager):
 
 LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
     _lazy_norm(b) for b in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
+# affine, with running statistics, by default (unlike the eager InstanceNorms), as PyTorch's
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(n) for n in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

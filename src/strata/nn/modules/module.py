@@ -7,6 +7,7 @@ backward hooks; ``to()``/``float()``/... go through ``_apply`` and keep the same
 so optimizers stay valid.
 """
 
+import functools
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
@@ -638,6 +639,14 @@ class Module:
         return handle
 
     def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module's tensors load, as PyTorch's."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's internal form: the hook gets the module first only ``with_module``."""
+        if with_module:
+            hook = functools.partial(hook, self)
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = hook
         return handle

@@ -122,9 +122,17 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     _fn = "adaptive_avg_pool2d"
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    _fn = "adaptive_avg_pool3d"
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     _fn = "adaptive_max_pool1d"
 
 
 class AdaptiveMaxPool2d(_AdaptivePool):
     _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    _fn = "adaptive_max_pool3d"

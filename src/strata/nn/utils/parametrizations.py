@@ -53,7 +53,7 @@ def weight_norm(module, name="weight", dim=0):
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
             state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
 
-    module.register_load_state_dict_pre_hook(load_old_names)
+    module._register_load_state_dict_pre_hook(load_old_names)
     return module
 
 
