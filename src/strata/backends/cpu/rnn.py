@@ -5,7 +5,7 @@
 import numpy as np
 
 from ...ops import rnn as RN
-from .array import COMPUTE, compute_data, wrap
+from .array import COMPUTE, compute_data, data, wrap
 
 
 def _sigmoid_(a):
@@ -132,7 +132,249 @@ def fused_gru_cell_backward(grad_hy, workspace, has_bias):
             wrap(_bias_grad(grad_hidden, has_bias, dt), dt))
 
 
+
+# --- whole layers (Note [Whole-layer RNN ops] in ops/rnn.py) -------------------------------------
+# Arrays are kept in time order; ``_in_order`` views them in processing order (reversed for the
+# reverse direction), so one loop serves both directions and the whole-sequence GEMMs see the
+# arrays as they are.
+
+def _in_order(arr, reverse):
+    return arr[::-1] if reverse else arr
+
+
+def _running(lengths, steps, reverse):
+    """Per processing step, the (batch, 1) mask of rows still inside their sequence, or None."""
+    if lengths is None:
+        return None
+    mask = np.arange(steps)[:, None] < data(lengths)[None, :]
+    return _in_order(mask, reverse)[:, :, None]
+
+
+def _project_inputs(x, weight_ih, bias):
+    """``x W_ih^T (+ bias)`` for every time step in one GEMM: (T, B, gates)."""
+    steps, batch, features = x.shape
+    gates = np.matmul(x.reshape(steps * batch, features), weight_ih.T)
+    if bias is not None:
+        gates += bias
+    return gates.reshape(steps, batch, -1)
+
+
+def _previous_states(output, h0, reverse):
+    """Each step's incoming state in time order: h0 then the outputs, shifted by one step."""
+    prev = np.empty_like(output)
+    prev_seq, out_seq = _in_order(prev, reverse), _in_order(output, reverse)
+    prev_seq[0] = h0
+    prev_seq[1:] = out_seq[:-1]
+    return prev
+
+
+def _weight_grads(grad_gates, inputs, weight, input_grad):
+    """The whole-sequence GEMMs of a backward: ``dW = dG^T X`` and ``dX = dG W``."""
+    flat = grad_gates.reshape(-1, grad_gates.shape[-1])
+    x = inputs.reshape(-1, inputs.shape[-1])
+    grad_weight = np.matmul(flat.T, x)
+    grad_input = np.matmul(flat, weight).reshape(inputs.shape) if input_grad else \
+        np.empty((0,), flat.dtype)
+    return grad_input, grad_weight
+
+
+def lstm_layer(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, weight_hr=None,
+               lengths=None, reverse=False):
+    dt = RN.lstm_layer.meta(input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr,
+                            lengths, reverse)[0].dtype
+    x = compute_data(input, dt)
+    w_hh_t = compute_data(weight_hh, dt).T
+    w_hr_t = None if weight_hr is None else compute_data(weight_hr, dt).T
+    bias = None if bias_ih is None else compute_data(bias_ih, dt) + compute_data(bias_hh, dt)
+    gates_in = _project_inputs(x, compute_data(weight_ih, dt), bias)
+    steps, batch = x.shape[:2]
+    hidden = w_hh_t.shape[1] // 4
+    h, c = compute_data(hx, dt), compute_data(cx, dt)
+    output = np.empty((steps, batch, h.shape[1]), x.dtype)
+    gates = np.empty((steps, batch, 4 * hidden), x.dtype)
+    cells = np.empty((steps, batch, hidden), x.dtype)
+    running = _running(lengths, steps, reverse)
+    seq = [_in_order(a, reverse) for a in (gates_in, output, gates, cells)]
+    for s, (g_in, out, g, cell) in enumerate(zip(*seq)):
+        np.matmul(h, w_hh_t, out=g)
+        g += g_in
+        _sigmoid_(g[:, :2 * hidden])                  # i, f
+        np.tanh(g[:, 2 * hidden:3 * hidden], out=g[:, 2 * hidden:3 * hidden])
+        _sigmoid_(g[:, 3 * hidden:])                  # o
+        np.multiply(g[:, hidden:2 * hidden], c, out=cell)
+        cell += g[:, :hidden] * g[:, 2 * hidden:3 * hidden]
+        h_new = np.tanh(cell)
+        h_new *= g[:, 3 * hidden:]
+        if w_hr_t is not None:
+            h_new = np.matmul(h_new, w_hr_t)
+        if running is not None:
+            h_new = np.where(running[s], h_new, h)
+            np.copyto(cell, c, where=~running[s])
+        out[...] = h_new
+        h, c = out, cell
+    return (wrap(output, dt), wrap(np.array(h), dt), wrap(np.array(c), dt), wrap(gates, dt),
+            wrap(cells, dt))
+
+
+def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih, weight_hh,
+                        weight_hr, output, gates, cells, lengths, has_bias, reverse, input_grad):
+    dt = input.dtype
+    x, out = compute_data(input, dt), compute_data(output, dt)
+    w_hh = compute_data(weight_hh, dt)
+    w_hr = None if weight_hr is None else compute_data(weight_hr, dt)
+    g_all, c_all = compute_data(gates, dt), compute_data(cells, dt)
+    steps, batch = x.shape[:2]
+    hidden = c_all.shape[2]
+    dh = np.zeros(out.shape[1:], x.dtype) if grad_hy is None else \
+        np.array(compute_data(grad_hy, dt))
+    dc = np.zeros((batch, hidden), x.dtype) if grad_cy is None else \
+        np.array(compute_data(grad_cy, dt))
+    grad_gates = np.empty_like(g_all)
+    grad_states = None if w_hr is None else np.empty_like(out)   # dL/dh_t, for dW_hr
+    running = _running(lengths, steps, reverse)
+    seq = [_in_order(a, reverse) for a in (g_all, c_all, grad_gates)]
+    grad_out_seq = None if grad_output is None else \
+        _in_order(compute_data(grad_output, dt), reverse)
+    c0 = compute_data(cx, dt)
+    for s in range(steps - 1, -1, -1):
+        g, cell, dg = seq[0][s], seq[1][s], seq[2][s]
+        i, f, gg, o = (g[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        di, df, dgg, do = (dg[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        c_prev = seq[1][s - 1] if s else c0
+        dh_step = dh if grad_out_seq is None else dh + grad_out_seq[s]
+        if grad_states is not None:
+            _in_order(grad_states, reverse)[s] = dh_step
+            d_hidden = np.matmul(dh_step, w_hr)
+        else:
+            d_hidden = dh_step
+        tanh_c = np.tanh(cell)
+        np.multiply(d_hidden, tanh_c, out=do)       # d o = dh tanh(c) o (1 - o)
+        do *= o
+        do *= 1 - o
+        tanh_c *= tanh_c                            # d c += dh o (1 - tanh(c)^2)
+        np.subtract(1, tanh_c, out=tanh_c)
+        tanh_c *= o
+        tanh_c *= d_hidden
+        dc_step = dc + tanh_c
+        np.multiply(dc_step, gg, out=di)            # d i = dc g i (1 - i)
+        di *= i
+        di *= 1 - i
+        np.multiply(dc_step, c_prev, out=df)        # d f = dc c_prev f (1 - f)
+        df *= f
+        df *= 1 - f
+        np.multiply(dc_step, i, out=dgg)            # d g = dc i (1 - g^2)
+        dgg *= 1 - gg * gg
+        dc_step *= f
+        if running is None:
+            dh, dc = np.matmul(dg, w_hh), dc_step
+        else:   # a masked step passed h and c through unchanged
+            dg *= running[s]
+            if grad_states is not None:
+                _in_order(grad_states, reverse)[s] *= running[s]
+            dh = np.where(running[s], np.matmul(dg, w_hh), dh_step)
+            dc = np.where(running[s], dc_step, dc)
+    h_prev = _previous_states(out, compute_data(hx, dt), reverse)
+    grad_input, grad_w_ih = _weight_grads(grad_gates, x, compute_data(weight_ih, dt), input_grad)
+    grad_w_hh = _weight_grads(grad_gates, h_prev, None, False)[1]
+    flat = grad_gates.reshape(-1, 4 * hidden)
+    grad_bias = flat.sum(0) if has_bias else np.empty((0,), x.dtype)
+    if w_hr is None:
+        grad_w_hr = np.empty((0,), x.dtype)
+    else:   # h_t = (o tanh(c_t)) W_hr^T
+        projected = np.tanh(c_all) * g_all[:, :, 3 * hidden:]
+        grad_w_hr = _weight_grads(grad_states, projected, None, False)[1]
+    return tuple(wrap(a, dt) for a in (grad_input, dh, dc, grad_w_ih, grad_w_hh, grad_bias,
+                                       grad_w_hr))
+
+
+def gru_layer(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None,
+              reverse=False):
+    dt = RN.gru_layer.meta(input, hx, weight_ih, weight_hh, bias_ih, bias_hh, lengths,
+                           reverse)[0].dtype
+    x = compute_data(input, dt)
+    w_hh_t = compute_data(weight_hh, dt).T
+    b_hh = None if bias_hh is None else compute_data(bias_hh, dt)
+    gates_in = _project_inputs(x, compute_data(weight_ih, dt),
+                               None if bias_ih is None else compute_data(bias_ih, dt))
+    steps, batch = x.shape[:2]
+    hidden = w_hh_t.shape[1] // 3
+    h = compute_data(hx, dt)
+    output = np.empty((steps, batch, hidden), x.dtype)
+    workspace = np.empty((steps, batch, 4 * hidden), x.dtype)
+    hidden_gates = np.empty((batch, 3 * hidden), x.dtype)
+    running = _running(lengths, steps, reverse)
+    seq = [_in_order(a, reverse) for a in (gates_in, output, workspace)]
+    for s, (g_in, out, ws) in enumerate(zip(*seq)):
+        np.matmul(h, w_hh_t, out=hidden_gates)
+        if b_hh is not None:
+            hidden_gates += b_hh
+        rz, n, hn = ws[:, :2 * hidden], ws[:, 2 * hidden:3 * hidden], ws[:, 3 * hidden:]
+        np.add(g_in[:, :2 * hidden], hidden_gates[:, :2 * hidden], out=rz)
+        _sigmoid_(rz)
+        hn[...] = hidden_gates[:, 2 * hidden:]
+        np.multiply(rz[:, :hidden], hn, out=n)       # n = tanh(x_n + r hn)
+        n += g_in[:, 2 * hidden:]
+        np.tanh(n, out=n)
+        np.subtract(h, n, out=out)                   # h' = n + z (h - n)
+        out *= rz[:, hidden:]
+        out += n
+        if running is not None:
+            np.copyto(out, h, where=~running[s])
+        h = out
+    return wrap(output, dt), wrap(np.array(h), dt), wrap(workspace, dt)
+
+
+def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, output, workspace,
+                       lengths, has_bias, reverse, input_grad):
+    dt = input.dtype
+    x, out = compute_data(input, dt), compute_data(output, dt)
+    w_hh = compute_data(weight_hh, dt)
+    ws_all = compute_data(workspace, dt)
+    steps, batch, hidden = out.shape
+    h_prev = _previous_states(out, compute_data(hx, dt), reverse)
+    dh = np.zeros((batch, hidden), x.dtype) if grad_hy is None else \
+        np.array(compute_data(grad_hy, dt))
+    grad_in = np.empty((steps, batch, 3 * hidden), x.dtype)      # d (x W_ih^T + b_ih)
+    grad_hidden = np.empty_like(grad_in)                        # d (h W_hh^T + b_hh)
+    running = _running(lengths, steps, reverse)
+    seq = [_in_order(a, reverse) for a in (ws_all, h_prev, grad_in, grad_hidden)]
+    grad_out_seq = None if grad_output is None else \
+        _in_order(compute_data(grad_output, dt), reverse)
+    for s in range(steps - 1, -1, -1):
+        ws, hp, gi, gh = seq[0][s], seq[1][s], seq[2][s], seq[3][s]
+        r, z, n, hn = (ws[:, k * hidden:(k + 1) * hidden] for k in range(4))
+        dr, dz, dn = (gi[:, k * hidden:(k + 1) * hidden] for k in range(3))
+        dh_step = dh if grad_out_seq is None else dh + grad_out_seq[s]
+        np.subtract(hp, n, out=dz)                  # d z = dh (h - n) z (1 - z)
+        dz *= dh_step
+        dz *= z
+        dz *= 1 - z
+        np.subtract(1, z, out=dn)                   # d (x_n + r hn) = dh (1 - z) (1 - n^2)
+        dn *= dh_step
+        dn *= 1 - n * n
+        np.multiply(dn, hn, out=dr)                 # d r = that hn r (1 - r)
+        dr *= r
+        dr *= 1 - r
+        if running is not None:
+            gi *= running[s]
+        gh[:, :2 * hidden] = gi[:, :2 * hidden]
+        np.multiply(dn, r, out=gh[:, 2 * hidden:])  # d hn = that r
+        dh_new = dh_step * z
+        dh_new += np.matmul(gh, w_hh)
+        dh = dh_new if running is None else np.where(running[s], dh_new, dh_step)
+    grad_input, grad_w_ih = _weight_grads(grad_in, x, compute_data(weight_ih, dt), input_grad)
+    grad_w_hh = _weight_grads(grad_hidden, h_prev, None, False)[1]
+    if has_bias:
+        grad_b_ih = grad_in.reshape(-1, 3 * hidden).sum(0)
+        grad_b_hh = grad_hidden.reshape(-1, 3 * hidden).sum(0)
+    else:
+        grad_b_ih = grad_b_hh = np.empty((0,), x.dtype)
+    return tuple(wrap(a, dt) for a in (grad_input, dh, grad_w_ih, grad_w_hh, grad_b_ih,
+                                       grad_b_hh))
+
 KERNELS = {RN.fused_lstm_cell: fused_lstm_cell,
            RN.fused_lstm_cell_backward: fused_lstm_cell_backward,
            RN.fused_gru_cell: fused_gru_cell,
-           RN.fused_gru_cell_backward: fused_gru_cell_backward}
+           RN.fused_gru_cell_backward: fused_gru_cell_backward,
+           RN.lstm_layer: lstm_layer, RN.lstm_layer_backward: lstm_layer_backward,
+           RN.gru_layer: gru_layer, RN.gru_layer_backward: gru_layer_backward}
