@@ -275,3 +275,9 @@ def _torch_lstm_cell(args):
     i, f, g, o = (args[0] + args[1]).chunk(4, 1)
     cy = f.sigmoid() * args[2] + i.sigmoid() * g.tanh()
     return o.sigmoid() * cy.tanh(), cy
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_empty_sequence_is_refused(mode):
+    check_error(lambda m, x: getattr(m.nn, mode)(3, 4)(x), np.ones((0, 2, 3), np.float32),
+                match="Expected sequence length to be larger than 0 in RNN")

@@ -117,6 +117,7 @@ def _check_layer(input, hx, weight_ih, weight_hh, bias_ih, bias_hh, factor, leng
     dt = input.dtype
     _check(input.ndim == 3, f"expected a (seq, batch, feature) input, got {input.ndim}-D")
     steps, batch, features = input._shape
+    _check(steps > 0, "Expected sequence length to be larger than 0 in RNN")
     gate_size, state_size = weight_hh._shape
     _check(gate_size % factor == 0, f"{gate_size} % {factor} != 0")
     _check(tuple(weight_ih._shape) == (gate_size, features),

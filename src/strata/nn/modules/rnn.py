@@ -163,6 +163,8 @@ class RNNBase(Module):
         x = input if batched else input.unsqueeze(1 if not batch_first else 0)
         if batch_first:
             x = x.transpose(0, 1)
+        if x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         batch = x.shape[1]
         num_dirs = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
