@@ -109,9 +109,10 @@ fused_gru_cell_backward = defop(
 #
 # ``lengths`` (int64, one per batch row) masks the steps of a packed batch past each row's length:
 # there h and c keep their value (Note [Packed sequences] in nn/modules/rnn.py). ``reverse`` runs
-# the sequence from its end. Workspaces, in time order: LSTM ``gates`` (T, B, 4 * hidden), the
-# activated [i, f, g, o], and ``cells`` (T, B, hidden), each step's c; GRU (T, B, 4 * hidden),
-# [r, z, n, hn] with hn the hidden projection's n-part plus its bias.
+# the sequence from its end. Workspaces, in time order and feature-major (Note [Feature-major RNN
+# steps] in backends/cpu/rnn.py): LSTM ``gates`` (T, 4 * hidden, B), the activated [i, f, g, o],
+# and ``cells`` (T, hidden, B), each step's c; GRU (T, 4 * hidden, B), [r, z, hn, n] with hn the
+# hidden projection's n-part plus its bias.
 
 def _check_layer(input, hx, weight_ih, weight_hh, bias_ih, bias_hh, factor, lengths):
     dt = input.dtype
@@ -149,8 +150,8 @@ def _lstm_layer_meta(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=
            "weight_hr must be (proj_size, hidden_size)")
     _check(hx._shape[1] == out_size, f"hx {list(hx._shape)} != {[batch, out_size]}")
     return (TensorSpec((steps, batch, out_size), dt), TensorSpec((batch, out_size), dt),
-            TensorSpec((batch, hidden), dt), TensorSpec((steps, batch, 4 * hidden), dt),
-            TensorSpec((steps, batch, hidden), dt))
+            TensorSpec((batch, hidden), dt), TensorSpec((steps, 4 * hidden, batch), dt),
+            TensorSpec((steps, hidden, batch), dt))
 
 
 def _lstm_layer_backward_meta(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
@@ -171,7 +172,7 @@ def _gru_layer_meta(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None,
                                             3, lengths)
     _check(hx._shape[1] == hidden, f"hx {list(hx._shape)} != {[batch, hidden]}")
     return (TensorSpec((steps, batch, hidden), dt), TensorSpec((batch, hidden), dt),
-            TensorSpec((steps, batch, 4 * hidden), dt))
+            TensorSpec((steps, 4 * hidden, batch), dt))
 
 
 def _gru_layer_backward_meta(grad_output, grad_hy, input, hx, weight_ih, weight_hh, output,
