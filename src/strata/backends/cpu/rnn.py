@@ -176,18 +176,21 @@ def _previous_states(output, h0, reverse):
     return prev
 
 
-def _product_over_steps(grad, inputs):
-    """``sum_t grad_t inputs_t^T`` of feature-major (T, F, B) and batch-major (T, B, G)
-    arrays: one (F, T * B) by (T * B, G) GEMM, a weight's gradient."""
-    flat = _swap(grad).reshape(-1, grad.shape[1])
-    return np.matmul(flat.T, inputs.reshape(-1, inputs.shape[-1])), flat
+def _batch_major(grad):
+    """A feature-major (T, F, B) gradient as the (T * B, F) matrix of the whole-sequence GEMMs."""
+    return _swap(grad).reshape(-1, grad.shape[1])
 
 
-def _input_grads(grad_gates, x, weight_ih, input_grad):
-    grad_w_ih, flat = _product_over_steps(grad_gates, x)
-    grad_input = np.matmul(flat, weight_ih).reshape(x.shape) if input_grad else \
-        np.empty((0,), flat.dtype)
-    return grad_input, grad_w_ih
+def _over_steps(flat_grad, inputs):
+    """``sum_t grad_t^T inputs_t`` (a weight's gradient) as one GEMM; ``inputs`` (T, B, G)."""
+    return np.matmul(flat_grad.T, inputs.reshape(-1, inputs.shape[-1]))
+
+
+def _input_grad(flat_grad, x, weight_ih, input_grad):
+    """``dX = dG W_ih``, or an empty array when the input needs no gradient."""
+    if not input_grad:
+        return np.empty((0,), flat_grad.dtype)
+    return np.matmul(flat_grad, weight_ih).reshape(x.shape)
 
 
 def _state_t(tensor, shape, dt, dtype):
@@ -291,14 +294,15 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
             dh = np.where(running[s], np.matmul(w_hh_t, dg), dh_step)
             dc = np.where(running[s], dc_step, dc)
     h_prev = _previous_states(out, compute_data(hx, dt), reverse)
-    grad_input, grad_w_ih = _input_grads(grad_gates, x, compute_data(weight_ih, dt), input_grad)
-    grad_w_hh = _product_over_steps(grad_gates, h_prev)[0]
-    grad_bias = grad_gates.sum((0, 2)) if has_bias else np.empty((0,), x.dtype)
+    flat = _batch_major(grad_gates)
+    grad_input = _input_grad(flat, x, compute_data(weight_ih, dt), input_grad)
+    grad_w_ih, grad_w_hh = _over_steps(flat, x), _over_steps(flat, h_prev)
+    grad_bias = flat.sum(0) if has_bias else np.empty((0,), x.dtype)
     if w_hr_t is None:
         grad_w_hr = np.empty((0,), x.dtype)
     else:   # h_t = (o tanh(c_t)) W_hr^T
         projected = np.tanh(c_all) * g_all[:, 3 * hidden:]
-        grad_w_hr = _product_over_steps(grad_states, _swap(projected))[0]
+        grad_w_hr = _over_steps(_batch_major(grad_states), _swap(projected))
     return tuple(wrap(a, dt) for a in (grad_input, dh.T, dc.T, grad_w_ih, grad_w_hh, grad_bias,
                                        grad_w_hr))
 
@@ -376,10 +380,11 @@ def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, ou
         dh_new = dh_step * z
         dh_new += np.matmul(w_hh_t, gh)
         dh = dh_new if running is None else np.where(running[s], dh_new, dh_step)
-    grad_input, grad_w_ih = _input_grads(grad_in, x, compute_data(weight_ih, dt), input_grad)
-    grad_w_hh = _product_over_steps(grad_hidden, h_prev)[0]
+    flat_in, flat_hidden = _batch_major(grad_in), _batch_major(grad_hidden)
+    grad_input = _input_grad(flat_in, x, compute_data(weight_ih, dt), input_grad)
+    grad_w_ih, grad_w_hh = _over_steps(flat_in, x), _over_steps(flat_hidden, h_prev)
     if has_bias:
-        grad_b_ih, grad_b_hh = grad_in.sum((0, 2)), grad_hidden.sum((0, 2))
+        grad_b_ih, grad_b_hh = flat_in.sum(0), flat_hidden.sum(0)
     else:
         grad_b_ih = grad_b_hh = np.empty((0,), x.dtype)
     return tuple(wrap(a, dt) for a in (grad_input, dh.T, grad_w_ih, grad_w_hh, grad_b_ih,
