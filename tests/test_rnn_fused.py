@@ -279,5 +279,49 @@ def _torch_lstm_cell(args):
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_empty_sequence_is_refused(mode):
+    """PyTorch's check, before any layer runs."""
     check_error(lambda m, x: getattr(m.nn, mode)(3, 4)(x), np.ones((0, 2, 3), np.float32),
                 match="Expected sequence length to be larger than 0 in RNN")
+
+
+@settings(max_examples=8, deadline=None)
+@given(mode=st.sampled_from(["LSTM", "GRU"]), layers=st.integers(1, 2),
+       bidirectional=st.booleans(), batch_first=st.booleans(), bias=st.booleans(),
+       proj=st.booleans(), steps=st.integers(1, 5), batch=st.integers(1, 3),
+       seed=st.integers(0, 2**16))
+def test_module_float64_matches_torch(mode, layers, bidirectional, batch_first, bias, proj,
+                                      steps, batch, seed):
+    """Any configuration, with initial states: output, final states and every gradient."""
+    proj_size = 2 if proj and mode == "LSTM" else 0
+    extra = {"proj_size": proj_size} if proj_size else {}
+    s, t = _both(lambda nn: getattr(nn, mode)(3, 4, num_layers=layers, bias=bias,
+                                              batch_first=batch_first,
+                                              bidirectional=bidirectional,
+                                              dtype=torch_or(nn).float64, **extra))
+    rng = np.random.default_rng(seed)
+    dirs = layers * (2 if bidirectional else 1)
+    shapes = [(batch, steps, 3) if batch_first else (steps, batch, 3),
+              (dirs, batch, proj_size or 4)]
+    shapes += [(dirs, batch, 4)] if mode == "LSTM" else []
+    arrays = [rng.standard_normal(shape) for shape in shapes]
+    results = []
+    for m, module in ((strata, s), (torch, t)):
+        leaves = [m.tensor(a, requires_grad=True) for a in arrays]
+        state = tuple(leaves[1:]) if mode == "LSTM" else leaves[1]
+        out, hidden = module(leaves[0], state)
+        finals = hidden if mode == "LSTM" else (hidden,)
+        loss = (out * out).sum() + sum((f * f * f).sum() for f in finals)
+        loss.backward()
+        results.append((out, finals, [x.grad for x in leaves],
+                        [p.grad for p in module.parameters()]))
+    for a, b in zip(results[0], results[1]):
+        assert_same(a, b, atol=1e-10, rtol=1e-9)
+
+
+def torch_or(nn):
+    """The library whose ``nn`` this is (``_both`` builds a module from each)."""
+    return strata if nn is strata.nn else torch
+
+
+def test_gru_refuses_any_proj_size():
+    check_error(lambda m: m.nn.GRU(3, 4, proj_size=0), match="only supported for LSTM")

@@ -240,6 +240,8 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:   # even 0, as PyTorch's GRU
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
 
