@@ -1,4 +1,6 @@
-"""Fused recurrent cells: one LSTM or GRU time step as one op, with a backward op of its own.
+"""Fused recurrent ops: one LSTM or GRU time step (``LSTMCell``/``GRUCell``), or one whole layer
+and direction (``nn.LSTM``/``nn.GRU``, Note [Whole-layer RNN ops] below), as one op with a
+backward op of its own.
 
 An unrolled ``nn.LSTM`` step written with pointwise ops is about a dozen recorded ops forward and
 as many backward; these primitives do the gate math of one step in one call each way, as
@@ -6,7 +8,7 @@ PyTorch's ``_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell`` (``aten/src/ATen/
 RNN.cu``) do. The matmuls stay outside (``input_gates = x W_ih^T``, ``hidden_gates = h W_hh^T``):
 BLAS does them best.
 
-The *workspace* output keeps what the backward needs, laid out as PyTorch's:
+A cell's *workspace* output keeps what the backward needs, laid out as PyTorch's:
 
 * LSTM: ``(batch, 4 * hidden)``, the activated gates ``[sigmoid(i), sigmoid(f), tanh(g),
   sigmoid(o)]``; ``c' = f c + i g``, ``h' = o tanh(c')``.
