@@ -233,7 +233,7 @@ def lstm_layer(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, 
             np.copyto(out, h, where=~running[s])
             np.copyto(cell, c, where=~running[s])
         h, c = out, cell
-    return (wrap(_swap(output), dt), wrap(np.array(h.T), dt), wrap(np.array(c.T), dt),
+    return (wrap(_swap(output), dt), wrap(_swap(h), dt), wrap(_swap(c), dt),
             wrap(gates, dt), wrap(cells, dt))
 
 
@@ -340,7 +340,7 @@ def gru_layer(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengt
         if running is not None:
             np.copyto(out, h, where=~running[s])
         h = out
-    return wrap(_swap(output), dt), wrap(np.array(h.T), dt), wrap(workspace, dt)
+    return wrap(_swap(output), dt), wrap(_swap(h), dt), wrap(workspace, dt)
 
 
 def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, output, workspace,
