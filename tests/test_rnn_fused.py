@@ -325,3 +325,16 @@ def torch_or(nn):
 
 def test_gru_refuses_any_proj_size():
     check_error(lambda m: m.nn.GRU(3, 4, proj_size=0), match="only supported for LSTM")
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_packed_sequence_on_another_device(mode):
+    """The lengths of a PackedSequence stay on the CPU; the layer op gets them on its device."""
+    rnn = strata.nn.utils.rnn
+    model = getattr(strata.nn, mode)(3, 4, bidirectional=True)
+    x, lengths = strata.randn(5, 3, 3), strata.tensor([5, 2, 3])
+    expected, _ = model(rnn.pack_padded_sequence(x, lengths, enforce_sorted=False))
+    model.to("sim")
+    out, _ = model(rnn.pack_padded_sequence(x.to("sim"), lengths, enforce_sorted=False))
+    assert out.data.device.type == "sim"
+    assert_same(out.data.to("cpu"), expected.data)

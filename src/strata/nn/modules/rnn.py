@@ -120,7 +120,7 @@ class RNNBase(Module):
         running = None
         if lengths is not None:   # Note [Packed sequences]
             steps = creation.arange(len(inputs), device=x.device).unsqueeze(1)
-            running = (steps < lengths.to(x.device)).unsqueeze(-1)   # (T, B, 1)
+            running = (steps < lengths).unsqueeze(-1)   # (T, B, 1)
         w_ih_t, w_hh_t = w_ih.t(), w_hh.t()
         outputs = [None] * len(inputs)
         for t in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
@@ -140,7 +140,8 @@ class RNNBase(Module):
         from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
         if isinstance(input, PackedSequence):
             padded, lengths = pad_packed_sequence(input)
-            output, hidden = self._forward_padded(padded, hx, lengths, batch_first=False)
+            output, hidden = self._forward_padded(padded, hx, lengths.to(padded.device),
+                                                  batch_first=False)
             packed = pack_padded_sequence(output, lengths, enforce_sorted=False)
             return PackedSequence(packed.data, input.batch_sizes, input.sorted_indices,
                                   input.unsorted_indices), hidden
