@@ -246,45 +246,42 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
     g_all, c_all = compute_data(gates, dt), compute_data(cells, dt)
     steps, batch = x.shape[:2]
     hidden = c_all.shape[1]
+    i, f, gg, o = (g_all[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    # Note [Step-independent factors]: what multiplies the incoming gradients at each step
+    # depends on the forward's values only, so it is computed for all steps in a few
+    # whole-sequence passes, leaving the loop a handful of small ufunc calls.
+    tanh_c = np.tanh(c_all)
+    projected = tanh_c * o                      # o tanh(c): h before W_hr
+    to_o = projected * (1 - o)                  # d o = dh tanh(c) o (1 - o)
+    to_c = o * (1 - tanh_c * tanh_c)            # d c += dh o (1 - tanh(c)^2)
+    to_ifg = np.empty((steps, 3, hidden, batch), x.dtype)
+    np.multiply(gg * i, 1 - i, out=to_ifg[:, 0])                     # d i = dc g i (1 - i)
+    c_prev = _previous_states(c_all, _swap(compute_data(cx, dt)), reverse)
+    np.multiply(c_prev * f, 1 - f, out=to_ifg[:, 1])                 # d f = dc c_prev f (1 - f)
+    np.multiply(i, 1 - gg * gg, out=to_ifg[:, 2])                    # d g = dc i (1 - g^2)
     dh = _state_t(grad_hy, out.shape[1:], dt, x.dtype)
     dc = _state_t(grad_cy, (batch, hidden), dt, x.dtype)
     grad_gates = np.empty_like(g_all)
     grad_states = None if w_hr_t is None else np.empty((steps,) + dh.shape, x.dtype)
     running = _running(lengths, steps, reverse)
-    seq = [_in_order(a, reverse) for a in (g_all, c_all, grad_gates)]
+    to_o, to_c, to_ifg, f, grad_seq = (_in_order(a, reverse)
+                                       for a in (to_o, to_c, to_ifg, f, grad_gates))
     states_seq = None if grad_states is None else _in_order(grad_states, reverse)
     grad_out_seq = None if grad_output is None else \
         _in_order(_swap(compute_data(grad_output, dt)), reverse)
-    c0 = _swap(compute_data(cx, dt))
     for s in range(steps - 1, -1, -1):
-        g, cell, dg = seq[0][s], seq[1][s], seq[2][s]
-        i, f, gg, o = (g[k * hidden:(k + 1) * hidden] for k in range(4))
-        di, df, dgg, do = (dg[k * hidden:(k + 1) * hidden] for k in range(4))
-        c_prev = seq[1][s - 1] if s else c0
+        dg = grad_seq[s]
         dh_step = dh if grad_out_seq is None else dh + grad_out_seq[s]
         if states_seq is not None:
             states_seq[s] = dh_step
             d_hidden = np.matmul(w_hr_t, dh_step)
         else:
             d_hidden = dh_step
-        tanh_c = np.tanh(cell)
-        np.multiply(d_hidden, tanh_c, out=do)       # d o = dh tanh(c) o (1 - o)
-        do *= o
-        do *= 1 - o
-        tanh_c *= tanh_c                            # d c += dh o (1 - tanh(c)^2)
-        np.subtract(1, tanh_c, out=tanh_c)
-        tanh_c *= o
-        tanh_c *= d_hidden
-        dc_step = dc + tanh_c
-        np.multiply(dc_step, gg, out=di)            # d i = dc g i (1 - i)
-        di *= i
-        di *= 1 - i
-        np.multiply(dc_step, c_prev, out=df)        # d f = dc c_prev f (1 - f)
-        df *= f
-        df *= 1 - f
-        np.multiply(dc_step, i, out=dgg)            # d g = dc i (1 - g^2)
-        dgg *= 1 - gg * gg
-        dc_step *= f
+        np.multiply(d_hidden, to_o[s], out=dg[3 * hidden:])
+        dc_step = d_hidden * to_c[s]
+        dc_step += dc
+        np.multiply(dc_step, to_ifg[s], out=dg[:3 * hidden].reshape(3, hidden, batch))
+        dc_step *= f[s]                             # d c_prev = dc f
         if running is None:
             dh, dc = np.matmul(w_hh_t, dg), dc_step
         else:   # a masked step passed h and c through unchanged
@@ -301,7 +298,6 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
     if w_hr_t is None:
         grad_w_hr = np.empty((0,), x.dtype)
     else:   # h_t = (o tanh(c_t)) W_hr^T
-        projected = np.tanh(c_all) * g_all[:, 3 * hidden:]
         grad_w_hr = _over_steps(_batch_major(grad_states), _swap(projected))
     return tuple(wrap(a, dt) for a in (grad_input, dh.T, dc.T, grad_w_ih, grad_w_hh, grad_bias,
                                        grad_w_hr))
@@ -351,33 +347,31 @@ def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, ou
     ws_all = compute_data(workspace, dt)
     steps, batch, hidden = out.shape
     h_prev = _previous_states(out, compute_data(hx, dt), reverse)
+    r, z, hn, n = (ws_all[:, k * hidden:(k + 1) * hidden] for k in range(4))
+    # Note [Step-independent factors] (above): d (gates) = dh * these, for all steps at once.
+    to_in = np.empty((steps, 3, hidden, batch), x.dtype)             # [d r, d z, d n] / dh
+    np.multiply(1 - z, 1 - n * n, out=to_in[:, 2])                   # d (x_n + r hn)
+    np.multiply((_swap(h_prev) - n) * z, 1 - z, out=to_in[:, 1])     # d z = (h - n) z (1 - z)
+    np.multiply(to_in[:, 2] * hn, r * (1 - r), out=to_in[:, 0])      # d r = that hn r (1 - r)
+    to_hidden = to_in.copy()
+    to_hidden[:, 2] *= r                                             # d hn = that r
     dh = _state_t(grad_hy, (batch, hidden), dt, x.dtype)
     grad_in = np.empty((steps, 3 * hidden, batch), x.dtype)      # d (x W_ih^T + b_ih)
     grad_hidden = np.empty_like(grad_in)                        # d (h W_hh^T + b_hh)
     running = _running(lengths, steps, reverse)
-    seq = [_in_order(a, reverse) for a in (ws_all, _swap(h_prev), grad_in, grad_hidden)]
+    z, to_in, to_hidden, in_seq, hidden_seq = (
+        _in_order(a, reverse) for a in (z, to_in, to_hidden, grad_in, grad_hidden))
     grad_out_seq = None if grad_output is None else \
         _in_order(_swap(compute_data(grad_output, dt)), reverse)
     for s in range(steps - 1, -1, -1):
-        ws, hp, gi, gh = seq[0][s], seq[1][s], seq[2][s], seq[3][s]
-        r, z, hn, n = (ws[k * hidden:(k + 1) * hidden] for k in range(4))
-        dr, dz, dn = (gi[k * hidden:(k + 1) * hidden] for k in range(3))
+        gi, gh = in_seq[s], hidden_seq[s]
         dh_step = dh if grad_out_seq is None else dh + grad_out_seq[s]
-        np.subtract(hp, n, out=dz)                  # d z = dh (h - n) z (1 - z)
-        dz *= dh_step
-        dz *= z
-        dz *= 1 - z
-        np.subtract(1, z, out=dn)                   # d (x_n + r hn) = dh (1 - z) (1 - n^2)
-        dn *= dh_step
-        dn *= 1 - n * n
-        np.multiply(dn, hn, out=dr)                 # d r = that hn r (1 - r)
-        dr *= r
-        dr *= 1 - r
+        np.multiply(dh_step, to_in[s], out=gi.reshape(3, hidden, batch))
+        np.multiply(dh_step, to_hidden[s], out=gh.reshape(3, hidden, batch))
         if running is not None:
             gi *= running[s]
-        gh[:2 * hidden] = gi[:2 * hidden]
-        np.multiply(dn, r, out=gh[2 * hidden:])     # d hn = that r
-        dh_new = dh_step * z
+            gh *= running[s]
+        dh_new = dh_step * z[s]
         dh_new += np.matmul(w_hh_t, gh)
         dh = dh_new if running is None else np.where(running[s], dh_new, dh_step)
     flat_in, flat_hidden = _batch_major(grad_in), _batch_major(grad_hidden)
