@@ -73,6 +73,10 @@ WORKLOADS = {
         (_recurrent("GRU", 128), 2.0),
     "nn.LSTM 2 layers, hidden 256, seq 35, batch 20: forward+backward":
         (_recurrent("LSTM", 256), 2.0),
+    "nn.LSTM 2 layers, hidden 64, seq 35, batch 20: forward+backward":
+        (_recurrent("LSTM", 64), 2.0),
+    "nn.GRU 2 layers, hidden 64, seq 35, batch 20: forward+backward":
+        (_recurrent("GRU", 64), 2.0),
 }
 
 

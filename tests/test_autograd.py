@@ -595,6 +595,10 @@ NO_FORMULA = {
                                                  "through a fused cell raises)",
     "aten::_thnn_fused_gru_cell_backward": "no formula in PyTorch either (double backward "
                                            "through a fused cell raises)",
+    "aten::_lstm_layer_backward": "double backward through a whole layer raises, as through "
+                                  "cuDNN's RNN",
+    "aten::_gru_layer_backward": "double backward through a whole layer raises, as through "
+                                 "cuDNN's RNN",
 }
 
 

@@ -1,4 +1,6 @@
-"""Fused recurrent cells: one LSTM or GRU time step as one op, with a backward op of its own.
+"""Fused recurrent ops: one LSTM or GRU time step (``LSTMCell``/``GRUCell``), or one whole layer
+and direction (``nn.LSTM``/``nn.GRU``, Note [Whole-layer RNN ops] below), as one op with a
+backward op of its own.
 
 An unrolled ``nn.LSTM`` step written with pointwise ops is about a dozen recorded ops forward and
 as many backward; these primitives do the gate math of one step in one call each way, as
@@ -6,7 +8,7 @@ PyTorch's ``_thnn_fused_lstm_cell`` / ``_thnn_fused_gru_cell`` (``aten/src/ATen/
 RNN.cu``) do. The matmuls stay outside (``input_gates = x W_ih^T``, ``hidden_gates = h W_hh^T``):
 BLAS does them best.
 
-The *workspace* output keeps what the backward needs, laid out as PyTorch's:
+A cell's *workspace* output keeps what the backward needs, laid out as PyTorch's:
 
 * LSTM: ``(batch, 4 * hidden)``, the activated gates ``[sigmoid(i), sigmoid(f), tanh(g),
   sigmoid(o)]``; ``c' = f c + i g``, ``h' = o tanh(c')``.
@@ -98,3 +100,109 @@ fused_gru_cell = defop("_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_g
 fused_gru_cell_backward = defop(
     "_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> "
     "(Tensor, Tensor, Tensor, Tensor, Tensor)", _gru_cell_backward_meta, function=True)
+
+
+# --- whole layers ------------------------------------------------------------------------------
+# Note [Whole-layer RNN ops]: one layer and direction of nn.LSTM / nn.GRU over the whole sequence
+# is one op, with one autograd node, as PyTorch's CPU ``mkldnn_rnn_layer`` and cuDNN's RNN are.
+# The input projection of every time step is one GEMM; only ``h W_hh^T`` and the gate math loop
+# over time, forward and (backward through time) in the backward op, which ends with one GEMM
+# each for the weight and input gradients. The op cannot be differentiated twice (as cuDNN's).
+#
+# ``lengths`` (int64, one per batch row) masks the steps of a packed batch past each row's length:
+# there h and c keep their value (Note [Packed sequences] in nn/modules/rnn.py). ``reverse`` runs
+# the sequence from its end. Workspaces, in time order and feature-major (Note [Feature-major RNN
+# steps] in backends/cpu/rnn.py): LSTM ``gates`` (T, 4 * hidden, B), the activated [i, f, g, o],
+# and ``cells`` (T, hidden, B), each step's c; GRU (T, 4 * hidden, B), [r, z, hn, n] with hn the
+# hidden projection's n-part plus its bias.
+
+def _check_layer(input, hx, weight_ih, weight_hh, bias_ih, bias_hh, factor, lengths):
+    dt = input.dtype
+    _check(input.ndim == 3, f"expected a (seq, batch, feature) input, got {input.ndim}-D")
+    steps, batch, features = input._shape
+    _check(steps > 0, "Expected sequence length to be larger than 0 in RNN")
+    gate_size, state_size = weight_hh._shape
+    _check(gate_size % factor == 0, f"{gate_size} % {factor} != 0")
+    _check(tuple(weight_ih._shape) == (gate_size, features),
+           f"weight_ih {list(weight_ih._shape)} != {[gate_size, features]}")
+    _check(tuple(hx._shape) == (batch, state_size),
+           f"hx {list(hx._shape)} != {[batch, state_size]}")
+    for b in (bias_ih, bias_hh):
+        _check(b is None or tuple(b._shape) == (gate_size,),
+               f"bias {list(b._shape) if b is not None else None} != {[gate_size]}")
+    _check((bias_ih is None) == (bias_hh is None),
+           "input_bias and hidden_bias must be given together")
+    _check(lengths is None or tuple(lengths._shape) == (batch,), "lengths must be (batch,)")
+    for t in (hx, weight_ih, weight_hh, bias_ih, bias_hh):
+        if t is not None and t.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {R.type_name(dt)} but found "
+                               f"{R.type_name(t.dtype)}")
+    if dt.category != D.FLOATING:
+        raise NotImplementedError(f"\"rnn_layer\" not implemented for '{R.type_name(dt)}'")
+    return dt, steps, batch, gate_size // factor
+
+
+def _lstm_layer_meta(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None,
+                     weight_hr=None, lengths=None, reverse=False):
+    dt, steps, batch, hidden = _check_layer(input, hx, weight_ih, weight_hh, bias_ih, bias_hh,
+                                            4, lengths)
+    out_size = hidden if weight_hr is None else weight_hr._shape[0]
+    _check(tuple(cx._shape) == (batch, hidden), f"cx {list(cx._shape)} != {[batch, hidden]}")
+    _check(weight_hr is None or tuple(weight_hr._shape) == (hx._shape[1], hidden),
+           "weight_hr must be (proj_size, hidden_size)")
+    _check(hx._shape[1] == out_size, f"hx {list(hx._shape)} != {[batch, out_size]}")
+    return (TensorSpec((steps, batch, out_size), dt), TensorSpec((batch, out_size), dt),
+            TensorSpec((batch, hidden), dt), TensorSpec((steps, 4 * hidden, batch), dt),
+            TensorSpec((steps, hidden, batch), dt))
+
+
+def _lstm_layer_backward_meta(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
+                              weight_hh, weight_hr, output, gates, cells, lengths, has_bias,
+                              reverse, input_grad):
+    dt = input.dtype
+    bias = TensorSpec((weight_hh._shape[0],) if has_bias else (0,), dt)
+    hr = TensorSpec((0,) if weight_hr is None else tuple(weight_hr._shape), dt)
+    return (TensorSpec(tuple(input._shape) if input_grad else (0,), dt),
+            TensorSpec(tuple(hx._shape), dt), TensorSpec(tuple(cx._shape), dt),
+            TensorSpec(tuple(weight_ih._shape), dt), TensorSpec(tuple(weight_hh._shape), dt),
+            bias, hr)
+
+
+def _gru_layer_meta(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengths=None,
+                    reverse=False):
+    dt, steps, batch, hidden = _check_layer(input, hx, weight_ih, weight_hh, bias_ih, bias_hh,
+                                            3, lengths)
+    _check(hx._shape[1] == hidden, f"hx {list(hx._shape)} != {[batch, hidden]}")
+    return (TensorSpec((steps, batch, hidden), dt), TensorSpec((batch, hidden), dt),
+            TensorSpec((steps, 4 * hidden, batch), dt))
+
+
+def _gru_layer_backward_meta(grad_output, grad_hy, input, hx, weight_ih, weight_hh, output,
+                             workspace, lengths, has_bias, reverse, input_grad):
+    dt = input.dtype
+    bias = TensorSpec((weight_hh._shape[0],) if has_bias else (0,), dt)
+    return (TensorSpec(tuple(input._shape) if input_grad else (0,), dt),
+            TensorSpec(tuple(hx._shape), dt), TensorSpec(tuple(weight_ih._shape), dt),
+            TensorSpec(tuple(weight_hh._shape), dt), bias, bias)
+
+
+lstm_layer = defop(
+    "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, "
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, Tensor? weight_hr=None, Tensor? lengths=None, "
+    "bool reverse=False) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", _lstm_layer_meta,
+    function=True)
+lstm_layer_backward = defop(
+    "_lstm_layer_backward(Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, Tensor input, "
+    "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor? weight_hr, "
+    "Tensor output, Tensor gates, Tensor cells, Tensor? lengths, bool has_bias, bool reverse, "
+    "bool input_grad) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+    _lstm_layer_backward_meta, function=True)
+gru_layer = defop(
+    "_gru_layer(Tensor input, Tensor hx, Tensor weight_ih, Tensor weight_hh, "
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, Tensor? lengths=None, bool reverse=False) -> "
+    "(Tensor, Tensor, Tensor)", _gru_layer_meta, function=True)
+gru_layer_backward = defop(
+    "_gru_layer_backward(Tensor? grad_output, Tensor? grad_hy, Tensor input, Tensor hx, "
+    "Tensor weight_ih, Tensor weight_hh, Tensor output, Tensor workspace, Tensor? lengths, "
+    "bool has_bias, bool reverse, bool input_grad) -> "
+    "(Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", _gru_layer_backward_meta, function=True)

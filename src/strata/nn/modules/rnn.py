@@ -1,7 +1,8 @@
 """Recurrent layers: RNN, LSTM, GRU and their cells (``torch/nn/modules/rnn.py``).
 
-Written with strata ops, so autograd differentiates through the time loop. The input projection
-of a whole sequence is one matmul per layer and direction; only the recurrence loops in Python.
+An LSTM or GRU layer (one direction) is one op with one autograd node (Note [Whole-layer RNN
+ops] in ops/rnn.py); plain RNNs are written with strata ops, which autograd differentiates
+through the time loop.
 Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and the
 U(-1/sqrt(hidden), 1/sqrt(hidden)) initialisation are PyTorch's.
 """
@@ -10,7 +11,7 @@ import math
 
 from ... import creation
 from ...ops.linalg import mm
-from ...ops.rnn import fused_gru_cell, fused_lstm_cell
+from ...ops.rnn import fused_gru_cell, fused_lstm_cell, gru_layer, lstm_layer
 from ...ops.shape import cat, stack
 from .. import functional as F
 from .. import init
@@ -99,41 +100,37 @@ class RNNBase(Module):
         return (get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"),
                 get("weight_hr"))
 
-    def _layer(self, inputs, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, reverse, running=None):
-        """One layer and direction over a list of per-step inputs (batch, features); returns the
-        per-step outputs and the last (h, c). ``running[t]`` masks the steps past each packed
-        sequence's length (Note [Packed sequences]).
+    def _layer(self, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, reverse, lengths):
+        """One layer and direction over the sequence ``x`` (T, B, features); returns the
+        output (T, B, hidden) and the last (h, c). LSTM and GRU layers are one op each (Note
+        [Whole-layer RNN ops] in ops/rnn.py); plain RNNs loop here over time steps."""
+        if self.mode == "LSTM":
+            out, h, c, _, _ = lstm_layer(x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr, lengths, reverse)
+            return out, h, c
+        if self.mode == "GRU":
+            out, h, _ = gru_layer(x, h, w_ih, w_hh, b_ih, b_hh, lengths, reverse)
+            return out, h, None
+        return self._plain_layer(x, h, w_ih, w_hh, b_ih, b_hh, reverse, lengths)
 
-        Note [Per-step RNN inputs]: the layers pass lists of per-step tensors, and each step
-        projects its own input (two matmuls and one fused cell op per step). Slicing step t out
-        of a whole-sequence tensor would make each step's backward write its gradient into a
-        zero tensor of the whole sequence's size: quadratic in the sequence length."""
+    def _plain_layer(self, x, h, w_ih, w_hh, b_ih, b_hh, reverse, lengths):
+        """Note [Per-step RNN inputs]: each step projects its own input slice of ``unbind``.
+        Slicing step t out of the whole sequence tensor would make each step's backward write its
+        gradient into a zero tensor of the whole sequence's size: quadratic in its length."""
+        inputs = x.unbind(0)
+        running = None
+        if lengths is not None:   # Note [Packed sequences]
+            steps = creation.arange(len(inputs), device=x.device).unsqueeze(1)
+            running = (steps < lengths).unsqueeze(-1)   # (T, B, 1)
         w_ih_t, w_hh_t = w_ih.t(), w_hh.t()
         outputs = [None] * len(inputs)
         for t in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
-            h_t, c_t = self._cell(mm(inputs[t], w_ih_t), mm(h, w_hh_t), h, c, b_ih, b_hh, w_hr)
-            if running is None:
-                h, c = h_t, c_t
-            else:   # Note [Packed sequences]
-                h = h_t.where(running[t], h)
-                c = None if c is None else c_t.where(running[t], c)
+            pre = mm(inputs[t], w_ih_t) + mm(h, w_hh_t)
+            if b_ih is not None:
+                pre = pre + b_ih + b_hh
+            h_t = pre.tanh() if self.mode == "RNN_TANH" else pre.relu()
+            h = h_t if running is None else h_t.where(running[t], h)
             outputs[t] = h
-        return outputs, h, c
-
-    def _cell(self, input_gates, hidden_gates, h, c, b_ih, b_hh, w_hr):
-        """One time step from its two projections (biases not yet added). Returns (h, c). LSTM
-        and GRU steps are one fused op each (``ops/rnn.py``), not a dozen pointwise ones."""
-        if self.mode == "LSTM":
-            h, c, _ = fused_lstm_cell(input_gates, hidden_gates, c, b_ih, b_hh)
-            if w_hr is not None:
-                h = F.linear(h, w_hr)
-            return h, c
-        if self.mode == "GRU":
-            return fused_gru_cell(input_gates, hidden_gates, h, b_ih, b_hh)[0], None
-        pre = input_gates + hidden_gates
-        if b_ih is not None:
-            pre = pre + b_ih + b_hh
-        return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), None
+        return stack(outputs, 0), h, None
 
     # Note [Packed sequences]: a PackedSequence runs as its padded batch (original order) with
     # each sequence's steps past its length masked: there h (and c) keep their value, so the
@@ -143,15 +140,14 @@ class RNNBase(Module):
         from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
         if isinstance(input, PackedSequence):
             padded, lengths = pad_packed_sequence(input)
-            steps = creation.arange(padded.shape[0], device=padded.device).unsqueeze(1)
-            running = (steps < lengths.to(padded.device)).unsqueeze(-1)   # (T, B, 1)
-            output, hidden = self._forward_padded(padded, hx, running, batch_first=False)
+            output, hidden = self._forward_padded(padded, hx, lengths.to(padded.device),
+                                                  batch_first=False)
             packed = pack_padded_sequence(output, lengths, enforce_sorted=False)
             return PackedSequence(packed.data, input.batch_sizes, input.sorted_indices,
                                   input.unsorted_indices), hidden
         return self._forward_padded(input, hx, None, self.batch_first)
 
-    def _forward_padded(self, input, hx, running, batch_first):
+    def _forward_padded(self, input, hx, lengths, batch_first):
         expected = 3
         batched = input.dim() == expected
         if input.dim() not in (2, 3):
@@ -168,27 +164,28 @@ class RNNBase(Module):
         x = input if batched else input.unsqueeze(1 if not batch_first else 0)
         if batch_first:
             x = x.transpose(0, 1)
+        if x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         batch = x.shape[1]
         num_dirs = 2 if self.bidirectional else 1
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         h0, c0 = self._initial_state(hx, batch, num_dirs, real_hidden, x, batched)
         h_n, c_n = [], []
-        steps = list(x.unbind(0))   # Note [Per-step RNN inputs]
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_dirs):
                 idx = layer * num_dirs + direction
                 h, c = h0[idx], (c0[idx] if c0 is not None else None)
-                hs, h, c = self._layer(steps, h, c, *self._weights(layer, direction),
-                                       reverse=direction == 1, running=running)
-                outs.append(hs)
+                out, h, c = self._layer(x, h, c, *self._weights(layer, direction),
+                                        reverse=direction == 1, lengths=lengths)
+                outs.append(out)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
-            steps = outs[0] if num_dirs == 1 else [cat(pair, -1) for pair in zip(*outs)]
+            x = outs[0] if num_dirs == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                steps = [F.dropout(s, self.dropout, True) for s in steps]
-        output = stack(steps, 0)
+                x = F.dropout(x, self.dropout, True)
+        output = x
         if batch_first:
             output = output.transpose(0, 1)
         h_n = stack(h_n, 0)
@@ -244,6 +241,8 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:   # even 0, as PyTorch's GRU
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
 
