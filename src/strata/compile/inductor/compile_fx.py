@@ -15,18 +15,21 @@ import os
 import warnings
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
+from ...backends.cpu.linalg import _blas_ready
 from ...core import dtype as D
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
-from .ir import InputBuffer
+from .ir import InputBuffer, contiguous_stride
+from .lowering import aten
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
        "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
@@ -110,8 +113,13 @@ class Wrapper:
         return f"_tensor(a_{name}, {self.G.buffers[name].dtype!r})"
 
     def view(self, b):
-        """Python text of the strided view ``b`` of a buffer (as_strided: no copy)."""
+        """Python text of the strided view ``b`` of a buffer (as_strided: no copy; none at all
+        where ``b`` is the whole buffer as laid out)."""
         base = self.tensor(b.name)
+        whole = self.G.buffers[b.name]
+        if (b.size, b.stride, b.offset) == (whole.size, whole.stride, whole.offset) and \
+                b.name not in self.G.inputs and b.name not in self.G.constants:
+            return base
         offset = (f"{base}.storage_offset() + {b.offset}"
                   if b.name in self.G.inputs or b.name in self.G.constants else b.offset)
         return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
@@ -158,6 +166,54 @@ class Wrapper:
             index = "" if name == step.name else f"[{name.rsplit('_', 1)[1]}]"
             lines.append(f"    a_{name} = _laid_out(data(r_{step.name}{index}), "
                          f"{G.buffers[name].stride!r})")
+
+
+class CWrapper(Wrapper):
+    """The wrapper of the C kernels: a float mm/bmm Extern is ``np.matmul`` straight into a
+    fresh array (BLAS, as the eager kernel), with no tensor, no dispatch and no meta function
+    around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
+
+    def _fallback_call(self, step, lines):
+        operands = self._matmul_operands(step)
+        if operands is None:
+            super()._fallback_call(step, lines)
+            return
+        out = self.G.buffers[step.name]
+        lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
+        lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+
+    def _matmul_operands(self, step):
+        """The array texts of a float mm/bmm's operands, or None for the eager kernel."""
+        if step.target not in (aten.mm.default, aten.bmm.default) or step.kwargs:
+            return None
+        out = self.G.buffers.get(step.name)
+        if out is None or out.dtype not in ("float32", "float64") or \
+                out.stride != contiguous_stride(out.size):
+            return None
+        texts = []
+        for a in step.args:
+            b = self.G.buffers.get(a) if isinstance(a, str) else a
+            if not isinstance(b, InputBuffer) or b.dtype != out.dtype:
+                return None
+            whole = self.G.buffers[b.name]
+            if b is whole:
+                texts.append(f"a_{b.name}")
+            elif b.offset == 0 or whole.stride == contiguous_stride(whole.size):
+                texts.append(f"_strided(a_{b.name}, {b.size!r}, {b.stride!r}, {b.offset})")
+            else:
+                return None
+        return texts
+
+
+def _strided(arr, size, stride, offset):
+    """The view of ``arr``'s memory with these element strides from element ``offset``."""
+    if offset:
+        arr = arr.reshape(-1)[offset:]
+    return as_strided(arr, size, [s * arr.itemsize for s in stride])
+
+
+def _matmul(a, b, out):
+    np.matmul(_blas_ready(a), _blas_ready(b), out=out)
 
 
 def _flatten(x):
@@ -220,7 +276,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
     else:
         G = GraphLowering(gm, example_inputs).run()
         source = G.c_source(variants=max_autotune)
-        writer = Wrapper(G)
+        writer = CWrapper(G)
         wrapper, consts = writer.source(), writer.constants
         signatures = _signatures(G, max_autotune)
         targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
@@ -244,7 +300,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_run_kernel": tuner,
+             "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")

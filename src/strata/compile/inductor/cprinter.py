@@ -217,6 +217,11 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
+    if any(getattr(n, "column", False) for n in kernel.nodes):
+        (node,) = kernel.nodes      # a column reduction has its kernel to itself
+        _print_column_reduction(node, outer_ranges, buffers, lines)
+        lines.append("}")
+        return "\n".join(lines)
     if all(isinstance(n, Pointwise) and len(n.ranges) == k for n in kernel.nodes):
         lines.append("    #pragma omp simd")    # no inner loop: the outer one is the vector loop
     lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
@@ -228,6 +233,24 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _print_column_reduction(node, outer_ranges, buffers, lines):
+    """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
+    SIMD loop running over this chunk's kept elements x."""
+    lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
+    lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
+    lines.extend(rindex_lines)
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 12)
+    lines.extend(index_lines)
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        value = node.inner_fn(tuple(index), tuple(rindex))
+    lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
+    lines.append("        }")
+    lines.append("    }")
 
 
 def _print_node(node, index, k, buffers, lines, aliases, local):

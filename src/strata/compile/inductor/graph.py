@@ -73,7 +73,10 @@ class KernelStep:
         self.nodes, self.reduction_names = [], set()
 
     def accepts(self, node):
-        """Note [Row fusion]."""
+        """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py)."""
+        if getattr(node, "column", False) or any(getattr(n, "column", False)
+                                                 for n in self.nodes):
+            return False
         if isinstance(node, Reduction):
             fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
         else:
@@ -156,10 +159,11 @@ class GraphLowering:
         self.buffers[name] = buffer
         return TensorValue.of_buffer(buffer)
 
-    def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size):
+    def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
+                  column=False):
         name = self._name()
         self._schedule(Reduction(name, dtype, tuple(ranges), tuple(reduction_ranges),
-                                 reduction_type, inner_fn))
+                                 reduction_type, inner_fn, column))
         # contiguous over the kept dims; the reduced (keepdim) dims broadcast
         kept = iter(contiguous_stride(ranges))
         keepdim = len(out_size) != len(ranges)
@@ -229,10 +233,7 @@ class GraphLowering:
     def _fallback(self, node, args, kwargs):
         """Run the node's eager kernel on realized arguments (Extern for the BLAS ops)."""
         def real(v):
-            if not isinstance(v, TensorValue):
-                return v
-            buffer = self.realize(v).buffer
-            return buffer if self.is_view(buffer) else buffer.name
+            return self._real(v) if isinstance(v, TensorValue) else v
         step = FallbackStep(self._name(), node.target, _map_values(args, real),
                             {k: _map_values(v, real) for k, v in kwargs.items()},
                             "Extern" if node.target in EXTERN else "Fallback")
@@ -245,6 +246,22 @@ class GraphLowering:
         if not hasattr(val, "stride"):
             return GraphArgument(f"r_{step.name}")
         return self._fallback_output(step.name, val)
+
+    def extern(self, target, args, dtype, size):
+        """An Extern step ``target(*args)`` (the eager BLAS kernel) whose result is a fresh
+        contiguous buffer: how a lowering row puts a matmul under its pointwise epilogue."""
+        step = FallbackStep(self._name(), target, tuple(
+            self._real(a) if isinstance(a, TensorValue) else a for a in args), {}, "Extern")
+        self.steps.append(step)
+        self.pre_fusion.append(step)
+        buffer = InputBuffer(step.name, dtype, tuple(size), contiguous_stride(size))
+        self.buffers[step.name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    def _real(self, value):
+        """A fallback's argument for ``value``: a buffer name, or an InputBuffer view."""
+        buffer = self.realize(value).buffer
+        return buffer if self.is_view(buffer) else buffer.name
 
     def _fallback_output(self, name, val):
         buffer = InputBuffer(name, dtype_name(val.dtype), tuple(val.shape), tuple(val.stride()))
@@ -282,7 +299,8 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+        local = frozenset(n.name for n in step.nodes if n.name not in needed
+                          and not getattr(n, "column", False) and (
             isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)

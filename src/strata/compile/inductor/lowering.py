@@ -15,8 +15,9 @@ from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
 aten = torch_ops.aten
 LOWERINGS: dict = {}
-EXTERN = {aten.mm.default, aten.addmm.default, aten.bmm.default}
+EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
+COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 
 
 class NoLowering(Exception):
@@ -195,6 +196,29 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
 
 
+@register(aten.addmm.default)
+def _addmm(G, node, bias, mat1, mat2, beta=1, alpha=1):
+    """``alpha * (mat1 @ mat2) + beta * bias``: the product is an Extern mm, the scaling and the
+    bias a pointwise epilogue that fuses with what follows (a Linear's activation). As eager
+    and BLAS: beta == 0 ignores ``bias`` entirely, NaN included."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or isinstance(beta, bool) or isinstance(alpha, bool):
+        raise NoLowering("addmm dtype")
+    product = G.extern(aten.mm.default, (mat1, mat2), dtype, size)
+    bias_load = as_loader(bias, size, dtype)
+
+    def load(i):
+        value = product.load(i)
+        if alpha != 1:
+            value = ops.mul(value, ops.constant(alpha, dtype))
+        if beta == 0:
+            return value
+        scaled_bias = bias_load(i) if beta == 1 else ops.mul(bias_load(i),
+                                                             ops.constant(beta, dtype))
+        return ops.add(value, scaled_bias)
+    return TensorValue(dtype, size, load)
+
+
 # --- views: index arithmetic on the source, no copy -------------------------------------------
 
 def _flat(index, size):
@@ -230,17 +254,48 @@ def _view(G, node, a, shape):
         return a
     if a.buffer is not None and _is_contiguous(a.buffer):
         return _restrided(a, size, contiguous_stride(size))
-    src = a.size
+    groups = _reshape_groups(tuple(a.size), tuple(size))
 
     def load(index):
-        flat = _flat(index, size)
         src_index = []
-        for d, s in enumerate(src):
-            inner = math.prod(src[d + 1:])
-            expr = f"(({flat}) / {inner})" if inner != 1 else f"({flat})"
-            src_index.append(0 if s == 1 else (f"{expr} % {s}" if d else expr))
+        for src_dims, dst_dims in groups:
+            group_src = [a.size[d] for d in src_dims]
+            if len(src_dims) == 1 and len(dst_dims) == 1:     # the dim itself: no arithmetic
+                src_index.append(0 if group_src[0] == 1 else index[dst_dims[0]])
+                continue
+            flat = _flat([index[d] for d in dst_dims], [size[d] for d in dst_dims])
+            for k, s in enumerate(group_src):
+                inner = math.prod(group_src[k + 1:])
+                expr = f"(({flat}) / {inner})" if inner != 1 else f"({flat})"
+                src_index.append(0 if s == 1 else (f"{expr} % {s}" if k else expr))
         return a.load(tuple(src_index))
     return TensorValue(a.dtype, size, load)
+
+
+def _reshape_groups(src, dst):
+    """The reshape ``src -> dst`` as pairs (src dims, dst dims) of consecutive dims with equal
+    products, each as small as possible: a dim both sides share maps to itself, so only the dims
+    a reshape really splits or merges pay for division and modulo."""
+    if 0 in src:
+        return [(tuple(range(len(src))), tuple(range(len(dst))))]
+    groups, i, j = [], 0, 0
+    while i < len(src) or j < len(dst):
+        src_dims, dst_dims = [], []
+        if i < len(src):
+            src_dims.append(i)
+            i += 1
+        if j < len(dst):
+            dst_dims.append(j)
+            j += 1
+        while math.prod(src[d] for d in src_dims) != math.prod(dst[d] for d in dst_dims):
+            if math.prod(src[d] for d in src_dims) < math.prod(dst[d] for d in dst_dims):
+                src_dims.append(i)
+                i += 1
+            else:
+                dst_dims.append(j)
+                j += 1
+        groups.append((tuple(src_dims), tuple(dst_dims)))
+    return groups
 
 
 @register(aten._reshape_copy.default)
@@ -340,7 +395,10 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
             value = ops.to_dtype(value, dtype)
         return prologue(value, full) if prologue else value
     out_size = tuple(1 if d in dims else s for d, s in enumerate(a.size)) if keepdim else ranges
-    return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size)
+    column = (reduction_type == "sum" and bool(kept) and dims == list(range(len(dims)))
+              and math.prod(ranges) >= COLUMN_MIN_WIDTH)
+    return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
+                       column)
 
 
 @register(aten.sum.dim_IntList)
