@@ -255,8 +255,11 @@ def _view(G, node, a, shape):
     if a.buffer is not None and _is_contiguous(a.buffer):
         return _restrided(a, size, contiguous_stride(size))
     groups = _reshape_groups(tuple(a.size), tuple(size))
+    atoms = _common_refinement(tuple(a.size), tuple(size))
 
     def load(index):
+        if atoms is not None:
+            return a.load(_refined_index(atoms, a.size, size, index))
         src_index = []
         for src_dims, dst_dims in groups:
             group_src = [a.size[d] for d in src_dims]
@@ -270,6 +273,47 @@ def _view(G, node, a, shape):
                 src_index.append(0 if s == 1 else (f"{expr} % {s}" if k else expr))
         return a.load(tuple(src_index))
     return TensorValue(a.dtype, size, load)
+
+
+def _common_refinement(src, dst):
+    """The reshape ``src -> dst`` as atoms (size, src dim, dst dim), innermost first: each dim
+    of either side is a product of consecutive atoms. None when the sizes have no such common
+    factoring (then ``_reshape_groups``). With atoms, a reshape of [16, 128] as [16, 4, 32]
+    reads ``i1*32 + i2``: no division or modulo of the innermost index, which stays SIMD."""
+    atoms, i, j = [], len(src) - 1, len(dst) - 1
+    left_src = src[i] if i >= 0 else 1
+    left_dst = dst[j] if j >= 0 else 1
+    while i >= 0 and j >= 0:
+        if left_src == 1 or left_dst == 1:
+            if left_src == 1:
+                i -= 1
+                left_src = src[i] if i >= 0 else 1
+            if left_dst == 1:
+                j -= 1
+                left_dst = dst[j] if j >= 0 else 1
+            continue
+        atom = min(left_src, left_dst)
+        if max(left_src, left_dst) % atom:
+            return None
+        atoms.append((atom, i, j))
+        left_src, left_dst = left_src // atom, left_dst // atom
+    return atoms if 0 not in src else None
+
+
+def _refined_index(atoms, src, dst, index):
+    """The source index of ``index`` (into ``dst``) through the atoms of the reshape; each
+    entry one C term (parenthesized), as InputBuffer.index multiplies it by a stride."""
+    inner_dst = [1] * len(dst)     # product of the atoms already placed in each dim
+    inner_src = [1] * len(src)
+    terms = [[] for _ in src]
+    for atom, i, j in atoms:
+        value = index[j] if inner_dst[j] == 1 else f"(({index[j]}) / {inner_dst[j]})"
+        if inner_dst[j] * atom != dst[j]:
+            value = f"({value}) % {atom}"
+        terms[i].append(f"({value})*{inner_src[i]}" if inner_src[i] != 1 else f"{value}")
+        inner_dst[j] *= atom
+        inner_src[i] *= atom
+    return tuple((f"({' + '.join(t)})" if len(t) > 1 else t[0]) if t else 0 for t in terms)
 
 
 def _reshape_groups(src, dst):

@@ -1,0 +1,153 @@
+"""The inductor lowerings that remove work around the BLAS calls, against PyTorch eager: addmm as
+an Extern mm with a fused bias epilogue, mm/bmm straight into NumPy's matmul, sums over leading
+dims by rows (Note [Column reductions]), reshapes that index only the dims they split or merge.
+Values and gradients, with NaN/Inf/-0.0 where the lowering could lose them."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from helpers import assert_same
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import strata
+from strata.compile.aot import make_fx
+from strata.compile.inductor.compile_fx import compile_fx
+from strata.compile.inductor.lowering import _common_refinement, _refined_index
+
+
+def _rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _run_both(fn, *arrays, atol=1e-5, rtol=1e-5):
+    compiled = strata.compile(lambda *xs: fn(strata, *xs), backend="inductor")
+    got = compiled(*(strata.tensor(a) for a in arrays))
+    want = fn(torch, *(torch.tensor(a) for a in arrays))
+    assert_same(got, want, atol=atol, rtol=rtol)
+
+
+def _compiled(fn, *tensors):
+    return compile_fx(make_fx(fn)(*tensors), list(tensors))
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1), (0, -1.5)])
+def test_addmm_with_its_bias_and_activation_fused(beta, alpha):
+    bias = _rand(5)
+    bias[1] = np.nan       # beta == 0 ignores the bias, NaN included
+    bias[2] = -0.0
+    x, w = _rand(3, 4, seed=1), _rand(5, 4, seed=2)
+    x[0, 0] = np.inf
+    _run_both(lambda m, b, x, w: m.relu(m.addmm(b, x, w.t(), beta=beta, alpha=alpha)) * 2,
+              bias, x, w)
+
+
+def test_addmm_epilogue_shares_the_activation_kernel():
+    run = _compiled(lambda b, x, w: strata.relu(strata.addmm(b, x, w.t())),
+                    strata.randn(8), strata.randn(4, 6), strata.randn(8, 6))
+    post = run.ir_post_fusion
+    assert post.count("Extern(") == 1 and post.count("kernel") == 1
+    assert "_matmul(" in run.output_code and "targets[" not in run.output_code
+
+
+def test_linear_relu_training_gradients_match_torch():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 12)).astype(np.float32), rng.integers(0, 4, 16)
+    weights = [_rand(10, 12, seed=3), _rand(10, seed=4), _rand(4, 10, seed=5), _rand(4, seed=6)]
+
+    def loss_and_grads(m, compiled):
+        params = [m.tensor(w, requires_grad=True) for w in weights]
+
+        def step(x, y):
+            h = m.nn.functional.linear(x, params[0], params[1]).relu()
+            loss = m.nn.functional.cross_entropy(m.nn.functional.linear(h, params[2], params[3]),
+                                                 y)
+            loss.backward()
+            return loss
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        loss = fn(m.tensor(x), m.tensor(y))
+        return loss, [p.grad for p in params]
+    got_loss, got_grads = loss_and_grads(strata, True)
+    want_loss, want_grads = loss_and_grads(torch, False)
+    assert_same(got_loss, want_loss, atol=1e-5, rtol=1e-5)
+    for got, want in zip(got_grads, want_grads):
+        assert_same(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_bmm_and_strided_mm_operands():
+    _run_both(lambda m, a, b: (m.bmm(a, b.transpose(1, 2)) + 1, m.mm(a[0].t(), a[1]),
+                               m.mm(a[0][:, 1:3], b[0][1:3])),
+              _rand(2, 4, 3), _rand(2, 5, 3, seed=1))
+
+
+def test_integer_mm_runs_its_eager_kernel():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    _run_both(lambda m, a: m.mm(a, a.t()) * 3, a)
+
+
+@pytest.mark.parametrize("dims", [(0,), (0, 1), 0])
+def test_sum_over_leading_dims_is_a_column_reduction(dims):
+    x = _rand(6, 5, 16)
+    x[1, 2, 3], x[0, 0, 4], x[3, 1, 5] = np.nan, np.inf, -np.inf
+    x[:, :, 6] = -0.0
+    run = _compiled(lambda t: (t * 2).sum(dims), strata.tensor(x))
+    assert "for (int64_t y = 0; y <" in run.output_code.split("void", 1)[1].split("#pragma")[0]
+    assert_same(run(strata.tensor(x))[0], (torch.tensor(x) * 2).sum(dims), atol=1e-5)
+
+
+def test_column_reductions_of_ints_and_bools_and_gradients():
+    ints = np.array([[2**62, 1, -3] * 4, [2**62, -1, 5] * 4], np.int64)   # wraps as eager
+    _run_both(lambda m, a: (a.sum(0), (a > 0).sum(0)), ints)
+    _run_both(lambda m, a: a.sum(0, keepdim=True) * a, _rand(7, 9))
+    x = _rand(10, 12)
+    compiled = strata.compile(lambda t: (t.tanh() * t).sum(0).sum(), backend="inductor")
+    xs, xt = strata.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    compiled(xs).backward()
+    (xt.tanh() * xt).sum(0).sum().backward()
+    assert_same(xs.grad, xt.grad, atol=1e-5)
+
+
+def _factorings(n):
+    """Shapes of up to 4 dims whose product is ``n``."""
+    shapes = [()] if n == 1 else []
+    for rank in range(1, 5):
+        def split(left, rank):
+            if rank == 1:
+                yield (left,)
+                return
+            for first in range(1, left + 1):
+                if left % first == 0:
+                    for rest in split(left // first, rank - 1):
+                        yield (first, *rest)
+        shapes.extend(split(n, rank))
+    return shapes
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([1, 4, 6, 12, 16, 24]), st.data())
+def test_refined_reshape_index_agrees_with_numpy(numel, data):
+    src = data.draw(st.sampled_from(_factorings(numel)))
+    dst = data.draw(st.sampled_from(_factorings(numel)))
+    atoms = _common_refinement(src, dst)
+    if atoms is None:
+        return
+    base = np.arange(numel).reshape(src)
+    for index in np.ndindex(*dst):
+        exprs = _refined_index(atoms, src, dst, tuple(str(i) for i in index))
+        src_index = tuple(eval(str(e).replace("/", "//")) for e in exprs)  # noqa: S307
+        assert base[src_index] == base.reshape(dst)[index]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([(4, 6), (2, 3, 4), (8, 3), (2, 12)]), st.data())
+def test_reshapes_of_fused_values_read_through_strides(shape, data):
+    """A reshape of an unrealized value, itself read transposed: the index expressions of the
+    reshape are multiplied by strides (each must stay one C term)."""
+    numel = math.prod(shape)
+    dst = data.draw(st.sampled_from([s for s in _factorings(numel) if len(s) >= 2]))
+    x = _rand(*shape)
+    x.flat[3] = np.nan
+    _run_both(lambda m, a: ((a * 2).reshape(dst).transpose(0, -1) + 1).reshape(shape[::-1])
+              .sum(0), x)
