@@ -24,6 +24,7 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.linalg import _blas_ready
 from ...core import dtype as D
+from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
@@ -212,6 +213,7 @@ def _strided(arr, size, stride, offset):
     return as_strided(arr, size, [s * arr.itemsize for s in stride])
 
 
+@silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
 def _matmul(a, b, out):
     np.matmul(_blas_ready(a), _blas_ready(b), out=out)
 

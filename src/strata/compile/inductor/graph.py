@@ -32,6 +32,7 @@ from .ir import (
     format_node,
     use_handler,
 )
+from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
 FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)

@@ -421,6 +421,9 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
         dims = [dims]
     dims = sorted({d % max(ndim, 1) for d in (dims if dims else range(ndim))})
     kept = [d for d in range(ndim) if d not in dims]
+    trailing = [d for d in dims if all(t in dims for t in range(d, ndim))]
+    if trailing and len(trailing) < len(dims) and kept:
+        return _two_stage_reduce(G, a, dims, trailing, keepdim, reduction_type, dtype, prologue)
     ranges = tuple(a.size[d] for d in kept)
     reduction_ranges = tuple(a.size[d] for d in dims)
 
@@ -443,6 +446,20 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
               and math.prod(ranges) >= COLUMN_MIN_WIDTH)
     return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
                        column)
+
+
+def _two_stage_reduce(G, a, dims, trailing, keepdim, reduction_type, dtype, prologue):
+    """A reduction over trailing dims and some earlier ones with kept dims between (a conv's
+    bias gradient: NCHW summed over N, H, W): first over the trailing dims (contiguous rows),
+    then over the rest (a column reduction), instead of one strided walk per kept element."""
+    rows = reduce(G, a, trailing, False, reduction_type, dtype, prologue)
+    rest = reduce(G, rows, [d for d in dims if d not in trailing], False, reduction_type)
+    if not keepdim:
+        return rest
+    kept_strides = iter(rest.buffer.stride)
+    size = tuple(1 if d in dims else s for d, s in enumerate(a.size))
+    stride = tuple(0 if d in dims else next(kept_strides) for d in range(len(a.size)))
+    return _restrided(rest, size, stride)
 
 
 @register(aten.sum.dim_IntList)
