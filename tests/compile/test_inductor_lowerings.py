@@ -207,3 +207,31 @@ def test_small_window_reductions_are_unrolled_and_keep_nan_semantics():
     xt = torch.tensor(x)
     assert_same(run(strata.tensor(x)), [xt.amax(-1), xt.amin((1, 2)), xt.sum(-1)],
                 atol=1e-6, rtol=1e-6)
+
+
+def test_view_writes_in_a_backward_lower_their_index_tensors():
+    """The gradient of a slice of a packed weight (attention's q/k/v): AOT writes it as a
+    scatter whose index is an as_strided view of an arange; both are kernels now."""
+    w = _rand(9, 4)
+
+    def run(m, compiled):
+        ws = m.tensor(w, requires_grad=True)
+
+        def step(ws):
+            q, k, v = ws.chunk(3)
+            loss = (q * 2 + k.exp() - v.t().sum(0)[:, None]).sum()
+            loss.backward()
+            return loss
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        return fn(ws), ws.grad
+    for got, want in zip(run(strata, True), run(torch, False)):
+        assert_same(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_arange_and_as_strided_of_a_kernel_output():
+    run = _compiled(lambda x: (x * 2).as_strided((3, 2), (1, 3), 1) + strata.arange(2, 8, 3),
+                    strata.randn(12))
+    assert "Fallback" not in run.ir_post_fusion
+    x = strata.randn(12)
+    want = (torch.tensor(x.numpy()) * 2).as_strided((3, 2), (1, 3), 1) + torch.arange(2, 8, 3)
+    assert_same(run(x)[0], want, atol=1e-6)

@@ -122,6 +122,7 @@ class GraphLowering:
     def __init__(self, gm, example_inputs):
         self.gm, self.example_inputs = gm, example_inputs
         self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
+        self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
         self.pre_fusion = []
         self.count = 0
@@ -158,6 +159,7 @@ class GraphLowering:
         self._schedule(Pointwise(name, value.dtype, tuple(value.size), value.load))
         buffer = InputBuffer(name, value.dtype, tuple(value.size), contiguous_stride(value.size))
         self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
     def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
@@ -172,6 +174,7 @@ class GraphLowering:
         stride = tuple(0 if r else next(kept) for r in reduced)
         buffer = InputBuffer(name, dtype, tuple(out_size), stride)
         self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
     # --- walking the graph ---------------------------------------------------------------------

@@ -406,6 +406,35 @@ def _expand(G, node, a, size, implicit=False):
     return TensorValue(a.dtype, out_spec(node)[1], as_loader(a, out_spec(node)[1], a.dtype))
 
 
+@register(aten.as_strided.default)
+def _as_strided(G, node, a, size, stride, storage_offset=None):
+    """A view of a kernel's own output array (its storage is exactly that array); other
+    storages (inputs, eager results) keep the eager kernel."""
+    if not all(isinstance(v, int) for v in (*size, *stride)) or \
+            (storage_offset is not None and not isinstance(storage_offset, int)):
+        raise NoLowering("as_strided sizes")
+    a = G.realize(a)
+    if a.buffer.name not in G.kernel_outputs:
+        raise NoLowering("as_strided of another storage")
+    offset = a.buffer.offset if storage_offset is None else storage_offset
+    return TensorValue.of_buffer(InputBuffer(a.buffer.name, a.dtype, tuple(size), tuple(stride),
+                                             offset))
+
+
+@register(aten.arange.start_step)
+def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
+            pin_memory=None):
+    """Integer ranges (the index tensors of a functionalized view write): ``start + i*step``
+    is exact in int64."""
+    out_dtype, size = out_spec(node)
+    if out_dtype != "int64" or not all(isinstance(v, int) and not isinstance(v, bool)
+                                       for v in (start, step)) or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("arange of floats")
+    return TensorValue(out_dtype, size, lambda i: ops.index_expr(
+        f"{start} + ({i[0]})*{step}", "int64"))
+
+
 @register(aten.unsqueeze.default, aten.squeeze.dims)
 def _reshape_like(G, node, a, *dims):
     return _view(G, node, a, out_spec(node)[1])
