@@ -235,3 +235,33 @@ def test_arange_and_as_strided_of_a_kernel_output():
     x = strata.randn(12)
     want = (torch.tensor(x.numpy()) * 2).as_strided((3, 2), (1, 3), 1) + torch.arange(2, 8, 3)
     assert_same(run(x)[0], want, atol=1e-6)
+
+
+def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
+    """Generated kernels split their rows over strata's pool (``parallel_for``), so
+    ``set_num_threads`` governs them as it does eager kernels and BLAS; results do not depend
+    on the count (each row is computed by one thread, in the same order)."""
+    import threading
+
+    from strata.compile.inductor import autotune
+    x = strata.tensor(_rand(512, 256))
+    fn = strata.compile(lambda t: (t.exp() * 2).softmax(-1) + t.sum(0), backend="inductor")
+    before = strata.get_num_threads()
+    names, original = set(), autotune.parallel_for
+
+    def recording(begin, end, grain, body):
+        def chunk(lo, hi):
+            names.add(threading.current_thread().name.split("_")[0])
+            body(lo, hi)
+        original(begin, end, grain, chunk)
+    try:
+        strata.set_num_threads(1)
+        one = fn(x).numpy()
+        strata.set_num_threads(2)
+        autotune.parallel_for = recording
+        two = fn(x).numpy()
+    finally:
+        autotune.parallel_for = original
+        strata.set_num_threads(before)
+    assert np.array_equal(one, two)
+    assert names == {"MainThread", "strata-cpu"}
