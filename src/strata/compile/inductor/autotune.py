@@ -53,7 +53,10 @@ def candidates(lib, name: str, outer: int, inner: int) -> list[tuple]:
 def run_kernel(fn, rows, grain, arrays):
     """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least."""
     pointers = [a.ctypes.data for a in arrays]
-    if rows:
+    if rows <= grain or array.NUM_THREADS == 1:    # one chunk: no pool, no closure
+        if rows:
+            fn(*pointers, 0, rows)
+    else:
         parallel_for(0, rows, grain, lambda lo, hi: fn(*pointers, lo, hi))
 
 
