@@ -11,6 +11,7 @@ ir_post_fusion.txt and output_code.py (the wrapper followed by the C source).
 
 import ctypes
 import hashlib
+import math
 import os
 import warnings
 
@@ -183,6 +184,16 @@ class CWrapper(Wrapper):
         lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
         lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
 
+    def view(self, b):
+        """A contiguous view of a whole contiguous buffer is a NumPy reshape: no dispatch."""
+        whole = self.G.buffers[b.name]
+        if (b.size, b.stride, b.offset) == (whole.size, whole.stride, whole.offset):
+            return super().view(b)
+        if b.offset == 0 and b.name not in self.G.inputs and b.name not in self.G.constants \
+                and _dense(whole) and _dense(b) and math.prod(b.size) == math.prod(whole.size):
+            return f"_tensor(a_{b.name}.reshape({b.size!r}), {b.dtype!r})"
+        return super().view(b)
+
     def _matmul_operands(self, step):
         """The array texts of a float mm/bmm's operands, or None for the eager kernel."""
         if step.target not in (aten.mm.default, aten.bmm.default) or step.kwargs:
@@ -204,6 +215,11 @@ class CWrapper(Wrapper):
             else:
                 return None
         return texts
+
+
+def _dense(b):
+    """Whether ``b`` is row-major over its elements (strides of size-1 dims do not count)."""
+    return all(s == c for n, s, c in zip(b.size, b.stride, contiguous_stride(b.size)) if n != 1)
 
 
 def _strided(arr, size, stride, offset):
