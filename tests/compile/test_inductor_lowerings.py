@@ -265,3 +265,49 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
         strata.set_num_threads(before)
     assert np.array_equal(one, two)
     assert names == {"MainThread", "strata-cpu"}
+
+
+POOLS = [((2, 3, 8, 8), {"kernel_size": 2}),
+         ((2, 3, 9, 7), {"kernel_size": 3, "stride": 2, "padding": 1}),
+         ((1, 2, 10, 9), {"kernel_size": (3, 2), "stride": (2, 1), "padding": (1, 0),
+                          "dilation": (2, 1), "ceil_mode": True}),
+         ((2, 2, 7, 7), {"kernel_size": 2, "ceil_mode": True}),
+         ((2, 2, 5, 6), {"kernel_size": 2})]
+
+
+@pytest.mark.parametrize("shape, kwargs", POOLS)
+def test_max_pool2d_values_indices_and_gradients_match_torch(shape, kwargs):
+    """Ties keep the first element, the last NaN wins, padding never wins, -inf windows; the
+    gradient (a NaN and an inf among them) reaches only the element each index names."""
+    x = _rand(*shape)
+    x.flat[5], x.flat[17], x.flat[30] = np.nan, np.nan, -np.inf
+    x.flat[40:44] = 1.0
+    x[0, 0, :3, :3] = -np.inf
+    x[0, 1, 1, :] = -0.0
+    out_shape = torch.nn.functional.max_pool2d(torch.tensor(x), **kwargs).shape
+    g = _rand(*out_shape, seed=3)
+    g.flat[3], g.flat[4] = np.inf, np.nan
+
+    def run(m, compiled):
+        xs = m.tensor(x, requires_grad=True)
+
+        def step(xs, gs):
+            values, indices = m.nn.functional.max_pool2d(xs, return_indices=True, **kwargs)
+            (values * gs).sum().backward()
+            return values, indices
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        values, indices = fn(xs, m.tensor(g))
+        return values, indices, xs.grad
+    for got, want in zip(run(strata, True), run(torch, False)):
+        assert_same(got, want, atol=1e-6, rtol=1e-6)
+
+
+def test_max_pool2d_is_one_kernel_and_its_backward_a_gather():
+    x = strata.randn(2, 3, 8, 8, requires_grad=True)
+    run = _compiled(lambda x: strata.nn.functional.max_pool2d(x, 2, return_indices=True), x)
+    assert "Fallback" not in run.ir_post_fusion and run.ir_post_fusion.count("kernel") == 1
+    grad, indices = strata.randn(2, 3, 4, 4), strata.nn.functional.max_pool2d(
+        x.detach(), 2, return_indices=True)[1]
+    back = _compiled(lambda g, x, i: strata.ops.aten.max_pool2d_with_indices_backward(
+        g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, i), grad, x.detach(), indices)
+    assert "Fallback" not in back.ir_post_fusion

@@ -9,8 +9,10 @@ transposed by the epilogue (bias, and whatever pointwise op follows: a ReLU), so
 change costs no pass of its own.
 """
 
+import itertools
 import math
 
+from ...ops import pooling as PL
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 from .lowering import FLOATS, NoLowering, aten, as_loader, out_spec, register
 
@@ -95,3 +97,90 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
         return ops.add(value, bias_load((index[1],))) if bias_load is not None else value
     return TensorValue(dtype, tuple(size), load)
 
+
+
+# --- max pooling: the window as straight-line pointwise code --------------------------------
+
+def _clamped(place, size):
+    return f"({place} < 0 ? 0 : ({place} >= {size} ? {size - 1} : {place}))"
+
+
+def _first_inside(start, dilation):
+    """The first window row at or after ``start`` that is not padding (ATen's ``ih0``)."""
+    return f"({start} < 0 ? {start} + ((-{start} + {dilation - 1}) / {dilation})*{dilation} " \
+           f": {start})"
+
+
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool2d(G, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """PyTorch's loop (``MaxPoolKernel.cpp``, backends/cpu/pooling.py) unrolled over the window
+    for each output element: an element replaces the maximum when greater or NaN, so ties keep
+    the first and the last NaN wins; padding (read as -inf) never wins. Pointwise over the
+    outputs, so the inner loop runs along output columns as a SIMD loop."""
+    dtype, size = x.dtype, tuple(node.meta["val"][0].shape)
+    if dtype not in FLOATS or len(x.size) != 4:
+        raise NoLowering("max_pool2d: integer or unbatched input")
+    kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
+                                                       padding, dilation)
+    x = G.realize(x)
+    height, width = x.size[2:]
+    masked = any(padding) or any((o - 1) * s + (k - 1) * d >= n for o, s, k, d, n in zip(
+        size[2:], stride, kernel, dilation, (height, width)))
+
+    def scan(index):
+        starts = [_sum_text([(s, o)] + ([(1, f"-{p}")] if p else []))
+                  for o, s, p in zip(index[2:], stride, padding)]
+        first = [_first_inside(t, d) if p else t for t, d, p in zip(starts, dilation, padding)]
+        best = ops.constant(-math.inf, dtype)
+        where_best = ops.index_expr(f"{first[0]}*{width} + {first[1]}", "int64")
+        for offset in itertools.product(*map(range, kernel)):
+            h, w = (_sum_text([(1, t), (d, k)]) for t, d, k in zip(starts, dilation, offset))
+            value = x.load((index[0], index[1], _clamped(h, height), _clamped(w, width)))
+            if masked:
+                inside = ops.constant(True, "bool")
+                for place, n in ((h, height), (w, width)):
+                    at = ops.index_expr(place, "int64")
+                    inside = ops.where(inside, ops.where(
+                        ops.ge(at, ops.constant(0, "int64")), ops.lt(at, ops.constant(
+                            n, "int64")), ops.constant(False, "bool")), inside)
+                value = ops.where(inside, value, ops.constant(-math.inf, dtype))
+            take = ops.where(ops.gt(value, best), ops.constant(True, "bool"),
+                             ops.ne(value, value))
+            best = ops.where(take, value, best)
+            where_best = ops.where(take, ops.index_expr(f"{h}*{width} + {w}", "int64"),
+                                   where_best)
+        return best, where_best
+    values = G.realize(TensorValue(dtype, size, lambda i: scan(i)[0]))
+    indices = G.realize(TensorValue("int64", size, lambda i: scan(i)[1]))
+    return values, indices
+
+
+@register(aten.max_pool2d_with_indices_backward.default)
+def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode,
+                         indices):
+    """Non-overlapping windows (stride = kernel, no padding or dilation: the usual 2x2 pool):
+    each input element has one window, so its gradient is a gather, the window's gradient
+    where the window's index names the element, else 0 (a select: a NaN or inf gradient
+    reaches only its own element). Overlapping windows keep the eager kernel."""
+    dtype, size = out_spec(node)
+    kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
+                                                       padding, dilation)
+    if dtype not in FLOATS or len(size) != 4 or tuple(stride) != tuple(kernel) or \
+            any(padding) or any(d != 1 for d in dilation):
+        raise NoLowering("max_pool2d backward: overlapping windows")
+    width = size[3]
+    rows, columns = grad.size[2:]
+    grad, indices = G.realize(grad), G.realize(indices)
+
+    def load(index):
+        window = [f"(({i}) / {k})" for i, k in zip(index[2:], kernel)]
+        covered = ops.constant(True, "bool")
+        for place, n in zip(window, (rows, columns)):
+            covered = ops.where(covered, ops.lt(ops.index_expr(place, "int64"),
+                                                ops.constant(n, "int64")), covered)
+        at = (index[0], index[1], *(_clamped(p, n) for p, n in zip(window, (rows, columns))))
+        named = ops.eq(indices.load(at), ops.index_expr(
+            f"({index[2]})*{width} + ({index[3]})", "int64"))
+        hit = ops.where(covered, named, ops.constant(False, "bool"))
+        return ops.where(hit, grad.load(at), ops.constant(0, dtype))
+    return TensorValue(dtype, tuple(size), load)
