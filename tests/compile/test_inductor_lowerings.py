@@ -17,6 +17,9 @@ from strata.compile.aot import make_fx
 from strata.compile.inductor.compile_fx import compile_fx
 from strata.compile.inductor.lowering import _common_refinement, _refined_index
 
+# NumPy's floating-point warnings never reach the user (Note [Silent IEEE arithmetic])
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 
 def _rand(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
@@ -311,3 +314,50 @@ def test_max_pool2d_is_one_kernel_and_its_backward_a_gather():
     back = _compiled(lambda g, x, i: strata.ops.aten.max_pool2d_with_indices_backward(
         g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, i), grad, x.detach(), indices)
     assert "Fallback" not in back.ir_post_fusion
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_values_and_gradients_match_torch(reduction, weighted):
+    """Ignored rows, a NaN and a -inf logit, class weights; fused with log_softmax."""
+    x = _rand(6, 5)
+    x[1, 2], x[3, 0], x[4, 4] = np.nan, -np.inf, -0.0
+    targets = np.array([0, 2, 4, -100, 1, 4])
+    weight = np.random.default_rng(1).random(5).astype(np.float32)
+
+    def run(m, compiled):
+        xs = m.tensor(x, requires_grad=True)
+
+        def step(xs, ts, ws):
+            loss = m.nn.functional.nll_loss(m.log_softmax(xs * 2, -1), ts,
+                                            weight=ws if weighted else None,
+                                            reduction=reduction)
+            (loss.sum() if reduction == "none" else loss).backward()
+            return loss
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        return fn(xs, m.tensor(targets), m.tensor(weight)), xs.grad
+    for got, want in zip(run(strata, True), run(torch, False)):
+        assert_same(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_nll_loss_lowering_has_no_fallback_and_all_ignored_is_nan():
+    run = _compiled(lambda x, t: strata.nn.functional.cross_entropy(x, t),
+                    strata.randn(4, 3), strata.tensor([0, 2, 1, 1]))
+    assert "Fallback" not in run.ir_post_fusion and "Check(" in run.ir_post_fusion
+    ignored = strata.compile(lambda x, t: strata.nn.functional.nll_loss(x, t),
+                             backend="inductor")(strata.randn(3, 4), strata.tensor([-100] * 3))
+    assert np.isnan(float(ignored))     # 0 / 0, as PyTorch
+
+
+def test_nll_loss_out_of_range_target_raises_eagers_error_before_any_update():
+    x = strata.tensor(_rand(6, 5), requires_grad=True)
+    step = strata.compile(lambda x, t: strata.nn.functional.cross_entropy(x, t).backward(),
+                          backend="inductor")
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        step(x, strata.tensor([0, 7, 1, 1, 1, 1]))
+    with pytest.raises(IndexError, match="Target -3 is out of bounds."):
+        step(x, strata.tensor([0, 1, -3, 1, 1, 1]))
+    assert x.grad is None
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        torch.nn.functional.cross_entropy(torch.tensor(x.detach().numpy()),
+                                          torch.tensor([0, 7, 1, 1, 1, 1]))

@@ -24,6 +24,7 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.linalg import _blas_ready
+from ...backends.cpu.loss import _targets as eager_target_check
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
@@ -176,6 +177,11 @@ class CWrapper(Wrapper):
     around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
 
     def _fallback_call(self, step, lines):
+        if step.kind == "Check":    # nll_loss's targets (lowering_nn.py)
+            target, classes, ignore_index = step.args
+            array = self._array(target) or f"data({self.view(target)})"
+            lines.append(f"    _check_targets({array}, {classes}, {ignore_index})  # Check")
+            return
         operands = self._matmul_operands(step)
         if operands is None:
             super()._fallback_call(step, lines)
@@ -207,14 +213,18 @@ class CWrapper(Wrapper):
             b = self.G.buffers.get(a) if isinstance(a, str) else a
             if not isinstance(b, InputBuffer) or b.dtype != out.dtype:
                 return None
-            whole = self.G.buffers[b.name]
-            if b is whole:
-                texts.append(f"a_{b.name}")
-            elif b.offset == 0 or whole.stride == contiguous_stride(whole.size):
-                texts.append(f"_strided(a_{b.name}, {b.size!r}, {b.stride!r}, {b.offset})")
-            else:
-                return None
-        return texts
+            texts.append(self._array(b))
+        return None if None in texts else texts
+
+    def _array(self, b):
+        """The array text of buffer ``b`` (a name or an InputBuffer view), or None."""
+        b = self.G.buffers[b] if isinstance(b, str) else b
+        whole = self.G.buffers[b.name]
+        if b is whole:
+            return f"a_{b.name}"
+        if b.offset == 0 or whole.stride == contiguous_stride(whole.size):
+            return f"_strided(a_{b.name}, {b.size!r}, {b.stride!r}, {b.offset})"
+        return None
 
 
 def _dense(b):
@@ -227,6 +237,11 @@ def _strided(arr, size, stride, offset):
     if offset:
         arr = arr.reshape(-1)[offset:]
     return as_strided(arr, size, [s * arr.itemsize for s in stride])
+
+
+def _check_targets(target, classes, ignore_index):
+    """Eager's IndexError for the first target outside [0, classes) that is not ignored."""
+    eager_target_check(target, ignore_index, classes)
 
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
@@ -292,7 +307,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
         signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
                       for name, n in pointers.items()}
     else:
-        G = GraphLowering(gm, example_inputs).run()
+        G = GraphLowering(gm, example_inputs, "cpu").run()
         source = G.c_source(variants=max_autotune)
         writer = CWrapper(G)
         wrapper, consts = writer.source(), writer.constants
@@ -319,6 +334,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
              "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
+             "_check_targets": _check_targets,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
@@ -349,7 +365,7 @@ class CompiledGraph:
 
     def _lowered(self):
         if self._graph is None:     # from the cache: lower again, only to show the IR
-            self._graph = GraphLowering(*self._graph_and_inputs).run()
+            self._graph = GraphLowering(*self._graph_and_inputs, "cpu").run()
         return self._graph
 
     def __call__(self, *args):

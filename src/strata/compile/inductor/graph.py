@@ -119,8 +119,11 @@ class FallbackStep:
 
 
 class GraphLowering:
-    def __init__(self, gm, example_inputs):
-        self.gm, self.example_inputs = gm, example_inputs
+    """``device_type``: "cpu" when the C wrapper will run the graph (rows that need its checks
+    lower only then); None when unknown (the OpenCL wrapper shares this lowering)."""
+
+    def __init__(self, gm, example_inputs, device_type=None):
+        self.gm, self.example_inputs, self.device_type = gm, example_inputs, device_type
         self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
@@ -261,6 +264,14 @@ class GraphLowering:
         buffer = InputBuffer(step.name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[step.name] = buffer
         return TensorValue.of_buffer(buffer)
+
+    def check(self, target, *args):
+        """A step that validates its arguments before the kernels that follow (a C kernel cannot
+        raise); ``target`` names it in the cache and the debug output."""
+        step = FallbackStep(self._name(), target, tuple(
+            self._real(a) if isinstance(a, TensorValue) else a for a in args), {}, "Check")
+        self.steps.append(step)
+        self.pre_fusion.append(step)
 
     def _real(self, value):
         """A fallback's argument for ``value``: a buffer name, or an InputBuffer view."""

@@ -184,3 +184,86 @@ def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilatio
         hit = ops.where(covered, named, ops.constant(False, "bool"))
         return ops.where(hit, grad.load(at), ops.constant(0, dtype))
     return TensorValue(dtype, tuple(size), load)
+
+
+# --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
+
+def _target_check(G, target, classes, ignore_index):
+    """A wrapper step that raises eager's IndexError for a target outside [0, classes) (a
+    generated kernel cannot raise); only the CPU wrapper prints it (``G.device_type``)."""
+    if G.device_type != "cpu":
+        raise NoLowering("nll_loss: its target check runs in the CPU wrapper only")
+    G.check(aten.nll_loss_forward.default, G.realize(target), classes, ignore_index)
+
+
+def _picked(target, x_row, classes, ignore_index, weight, dtype):
+    """loaders of (used: target != ignore_index, -x[t] * weight[t]) at a row index."""
+    def load(row):
+        t = target.load(row)
+        if target.dtype != "int64":
+            t = ops.to_dtype(t, "int64")
+        used = ops.ne(t, ops.constant(ignore_index, "int64"))
+        column = f"({t} < 0 ? 0 : ({t} >= {classes} ? {classes - 1} : {t}))"
+        loss = ops.neg(x_row(row, column))
+        if weight is not None:
+            loss = ops.mul(loss, weight.load((column,)))
+        scale = weight.load((column,)) if weight is not None else ops.constant(1, dtype)
+        return used, loss, scale, column
+    return load
+
+
+@register(aten.nll_loss_forward.default)
+def _nll_loss_forward(G, node, x, target, weight, reduction, ignore_index):
+    """Eager's formula (backends/cpu/loss.py): -x[i, t_i] * w[t_i] over the rows whose target
+    is not ``ignore_index``; mean divides by their total weight (0 / 0 = nan, as PyTorch)."""
+    dtype = x.dtype
+    if dtype not in FLOATS or len(x.size) != 2 or reduction not in (0, 1, 2):
+        raise NoLowering("nll_loss: 1-D input or integer dtype")
+    rows, classes = x.size
+    _target_check(G, target, classes, ignore_index)
+    x = G.realize(x)
+    picked = _picked(target, lambda row, column: x.load((row[0], column)), classes,
+                     ignore_index, weight, dtype)
+
+    def loss(row):
+        used, value, _, _ = picked(row)
+        return ops.where(used, value, ops.constant(0, dtype))
+    if reduction == 0:
+        return TensorValue(dtype, (rows,), loss), TensorValue(dtype, (), lambda i: ops.constant(
+            0, dtype))
+
+    def counted(index, rindex):
+        used, _, scale, _ = picked(rindex)
+        return ops.where(used, scale, ops.constant(0, dtype))
+    total_weight = G.reduction(dtype, (), (rows,), "sum", counted, ())
+    total = G.reduction(dtype, (), (rows,), "sum", lambda index, rindex: loss(rindex), ())
+    if reduction == 2:
+        return total, total_weight
+    return TensorValue(dtype, (), lambda i: ops.truediv(total.load(i), total_weight.load(i))), \
+        total_weight
+
+
+@register(aten.nll_loss_backward.default)
+def _nll_loss_backward(G, node, grad, x, target, weight, reduction, ignore_index, total_weight):
+    """The gradient is -g (g / total weight for mean) times w[t] at each row's target column,
+    0 elsewhere and on ignored rows: a pointwise over (N, C), fused into log_softmax's
+    backward."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or len(size) != 2 or reduction not in (0, 1, 2):
+        raise NoLowering("nll_loss backward: 1-D input or integer dtype")
+    rows, classes = size
+    _target_check(G, target, classes, ignore_index)
+    picked = _picked(target, lambda row, column: ops.constant(0, dtype), classes, ignore_index,
+                     weight, dtype)
+
+    def load(index):
+        used, _, scale, column = picked((index[0],))
+        g = grad.load((index[0],)) if reduction == 0 else grad.load(())
+        if reduction == 1:
+            g = ops.truediv(g, total_weight.load(()))
+        value = ops.neg(g) if weight is None else ops.mul(ops.neg(g), scale)
+        hit = ops.where(used, ops.eq(ops.index_expr(index[1], "int64"),
+                                     ops.index_expr(column, "int64")),
+                        ops.constant(False, "bool"))
+        return ops.where(hit, value, ops.constant(0, dtype))
+    return TensorValue(dtype, tuple(size), load)
