@@ -20,6 +20,7 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 
 import operator
 
+from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
@@ -32,7 +33,6 @@ from .ir import (
     format_node,
     use_handler,
 )
-from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
 FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)

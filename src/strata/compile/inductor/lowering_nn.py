@@ -14,7 +14,7 @@ import math
 
 from ...ops import pooling as PL
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
-from .lowering import FLOATS, NoLowering, aten, as_loader, out_spec, register
+from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
 
 
 def _per_dim(value, nd):
@@ -196,19 +196,16 @@ def _target_check(G, target, classes, ignore_index):
     G.check(aten.nll_loss_forward.default, G.realize(target), classes, ignore_index)
 
 
-def _picked(target, x_row, classes, ignore_index, weight, dtype):
-    """loaders of (used: target != ignore_index, -x[t] * weight[t]) at a row index."""
+def _target_column(target, classes, ignore_index):
+    """``row -> (used, column)``: whether the row's target is not ``ignore_index``, and the
+    target as a column index text clamped into [0, classes) (the Check step has raised for any
+    other used target; an ignored one may be anything)."""
     def load(row):
         t = target.load(row)
         if target.dtype != "int64":
             t = ops.to_dtype(t, "int64")
         used = ops.ne(t, ops.constant(ignore_index, "int64"))
-        column = f"({t} < 0 ? 0 : ({t} >= {classes} ? {classes - 1} : {t}))"
-        loss = ops.neg(x_row(row, column))
-        if weight is not None:
-            loss = ops.mul(loss, weight.load((column,)))
-        scale = weight.load((column,)) if weight is not None else ops.constant(1, dtype)
-        return used, loss, scale, column
+        return used, f"({t} < 0 ? 0 : ({t} >= {classes} ? {classes - 1} : {t}))"
     return load
 
 
@@ -222,18 +219,21 @@ def _nll_loss_forward(G, node, x, target, weight, reduction, ignore_index):
     rows, classes = x.size
     _target_check(G, target, classes, ignore_index)
     x = G.realize(x)
-    picked = _picked(target, lambda row, column: x.load((row[0], column)), classes,
-                     ignore_index, weight, dtype)
+    target_column = _target_column(target, classes, ignore_index)
 
     def loss(row):
-        used, value, _, _ = picked(row)
+        used, column = target_column(row)
+        value = ops.neg(x.load((row[0], column)))
+        if weight is not None:
+            value = ops.mul(value, weight.load((column,)))
         return ops.where(used, value, ops.constant(0, dtype))
     if reduction == 0:
         return TensorValue(dtype, (rows,), loss), TensorValue(dtype, (), lambda i: ops.constant(
             0, dtype))
 
     def counted(index, rindex):
-        used, _, scale, _ = picked(rindex)
+        used, column = target_column(rindex)
+        scale = weight.load((column,)) if weight is not None else ops.constant(1, dtype)
         return ops.where(used, scale, ops.constant(0, dtype))
     total_weight = G.reduction(dtype, (), (rows,), "sum", counted, ())
     total = G.reduction(dtype, (), (rows,), "sum", lambda index, rindex: loss(rindex), ())
@@ -251,17 +251,16 @@ def _nll_loss_backward(G, node, grad, x, target, weight, reduction, ignore_index
     dtype, size = out_spec(node)
     if dtype not in FLOATS or len(size) != 2 or reduction not in (0, 1, 2):
         raise NoLowering("nll_loss backward: 1-D input or integer dtype")
-    rows, classes = size
+    classes = size[1]
     _target_check(G, target, classes, ignore_index)
-    picked = _picked(target, lambda row, column: ops.constant(0, dtype), classes, ignore_index,
-                     weight, dtype)
+    target_column = _target_column(target, classes, ignore_index)
 
     def load(index):
-        used, _, scale, column = picked((index[0],))
+        used, column = target_column((index[0],))
         g = grad.load((index[0],)) if reduction == 0 else grad.load(())
         if reduction == 1:
             g = ops.truediv(g, total_weight.load(()))
-        value = ops.neg(g) if weight is None else ops.mul(ops.neg(g), scale)
+        value = ops.neg(g) if weight is None else ops.mul(ops.neg(g), weight.load((column,)))
         hit = ops.where(used, ops.eq(ops.index_expr(index[1], "int64"),
                                      ops.index_expr(column, "int64")),
                         ops.constant(False, "bool"))
