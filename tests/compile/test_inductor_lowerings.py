@@ -182,6 +182,31 @@ def test_convolution_values_and_gradients_match_torch(x_shape, w_shape, kwargs):
         assert_same(got, want, atol=1e-4, rtol=1e-4)
 
 
+TRANSPOSED = [((2, 3, 5, 5), (3, 4, 3, 3), {}),
+              ((2, 3, 5, 4), (3, 2, 3, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+              ((1, 2, 6, 6), (2, 3, 3, 3), {"padding": 1, "dilation": 2}),
+              ((2, 2, 7), (2, 3, 3), {"stride": 3, "padding": 2})]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", TRANSPOSED)
+def test_transposed_convolution_values_and_gradients_match_torch(x_shape, w_shape, kwargs):
+    x, w, b = _rand(*x_shape), _rand(*w_shape, seed=1), _rand(w_shape[1], seed=2)
+    x.flat[3], x.flat[8] = np.nan, -np.inf
+    conv = "conv_transpose2d" if len(x_shape) == 4 else "conv_transpose1d"
+
+    def run(m, compiled):
+        xs, ws, bs = (m.tensor(a, requires_grad=True) for a in (x, w, b))
+
+        def step(xs, ws, bs):
+            out = getattr(m.nn.functional, conv)(xs, ws, bs, **kwargs)
+            out.tanh().sum().backward()
+            return out
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        return fn(xs, ws, bs), xs.grad, ws.grad, bs.grad
+    for got, want in zip(run(strata, True), run(torch, False)):
+        assert_same(got, want, atol=1e-4, rtol=1e-4)
+
+
 def test_convolution_is_a_gather_kernel_and_one_gemm():
     run = _compiled(lambda x, w, b: strata.nn.functional.conv2d(x, w, b).relu(),
                     strata.randn(2, 3, 8, 8), strata.randn(4, 3, 3, 3), strata.randn(4))

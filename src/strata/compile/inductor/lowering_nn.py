@@ -72,11 +72,13 @@ def _im2col(G, x, kernel, stride, padding, dilation, out):
 def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     dtype, size = out_spec(node)
-    if transposed or groups != 1 or dtype not in FLOATS or x.dtype != weight.dtype:
-        raise NoLowering("convolution: transposed, grouped or integer")
+    if groups != 1 or dtype not in FLOATS or x.dtype != weight.dtype:
+        raise NoLowering("convolution: grouped or integer")
     nd = len(weight.size) - 2
     kernel = tuple(weight.size[2:])
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
+    if transposed:
+        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
     out = tuple(size[2:])
     cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out)
     filters = weight.size[0]
@@ -97,6 +99,57 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
         return ops.add(value, bias_load((index[1],))) if bias_load is not None else value
     return TensorValue(dtype, tuple(size), load)
 
+
+
+def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size):
+    """Eager's adjoint (backends/cpu/nn.py ``_conv_transpose``): the GEMM
+    ``weight^T (F*K, C) @ x (C, N*L)`` makes the columns, and col2im, a scatter-add there, is
+    here a gather per output element, unrolled over the kernel offsets in eager's order (so
+    the same sums): offset k adds column ``(h + padding - k*dilation) / stride`` where that
+    divides and lies inside the input. The inner loop runs along output columns."""
+    dtype = x.dtype
+    n, channels = x.size[:2]
+    spatial = tuple(x.size[2:])
+    filters, kernel = weight.size[1], tuple(weight.size[2:])
+    pixels = math.prod(spatial)
+    x = G.realize(x)
+    by_channel = G.realize(TensorValue(dtype, (channels, n, *spatial), lambda i: x.load(
+        (i[1], i[0], *i[2:])))).buffer
+    inputs = TensorValue.of_buffer(InputBuffer(by_channel.name, dtype, (channels, n * pixels),
+                                               contiguous_stride((channels, n * pixels))))
+    weight = G.realize(weight)
+    if weight.buffer.stride != contiguous_stride(weight.size):
+        weight = G.realize(TensorValue(dtype, weight.size, weight.load))
+    rows = filters * math.prod(kernel)
+    transposed = TensorValue.of_buffer(InputBuffer(weight.buffer.name, dtype, (rows, channels),
+                                                   (1, rows), weight.buffer.offset))
+    cols = G.extern(aten.mm.default, (transposed, inputs), dtype, (rows, n * pixels))
+    kernel_strides, pixel_strides = contiguous_stride(kernel), contiguous_stride(spatial)
+    bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
+
+    def load(index):
+        total = ops.constant(0, dtype)
+        for offset in itertools.product(*map(range, kernel)):
+            inside, places = ops.constant(True, "bool"), []
+            for o, k, s, d, p, m in zip(index[2:], offset, stride, dilation, padding, spatial):
+                shifted = _sum_text([(1, o), (1, str(p - k * d))] if p - k * d else [(1, o)])
+                place = f"({shifted} / {s})" if s != 1 else shifted
+                at = ops.index_expr(shifted, "int64")
+                fits = ops.where(ops.ge(at, ops.constant(0, "int64")), ops.lt(
+                    at, ops.constant(m * s, "int64")), ops.constant(False, "bool"))
+                if s != 1:
+                    fits = ops.where(fits, ops.eq(ops.index_expr(f"{shifted} % {s}", "int64"),
+                                                  ops.constant(0, "int64")),
+                                     ops.constant(False, "bool"))
+                inside = ops.where(inside, fits, ops.constant(False, "bool"))
+                places.append(_clamped(place, m))
+            row = _sum_text([(math.prod(kernel), index[1])]
+                            + [(st, k) for st, k in zip(kernel_strides, offset)])
+            column = _sum_text([(pixels, index[0])] + list(zip(pixel_strides, places)))
+            value = cols.load((row, column))
+            total = ops.add(total, ops.where(inside, value, ops.constant(0, dtype)))
+        return ops.add(total, bias_load((index[1],))) if bias_load is not None else total
+    return TensorValue(dtype, tuple(size), load)
 
 
 # --- max pooling: the window as straight-line pointwise code --------------------------------
