@@ -12,7 +12,8 @@ runs the tuned kernels without timing again.
 
 import time
 
-from ...backends.cpu.array import GRAIN_SIZE, NUM_THREADS, parallel_for
+from ...backends.cpu import array
+from ...backends.cpu.array import GRAIN_SIZE, parallel_for
 from .graph import FLAT
 
 REPEATS = 3
@@ -32,7 +33,7 @@ def candidate_grains(outer: int, inner: int) -> list[int]:
     """Rows per chunk to try: the default, then one chunk per 1, 2, 4... threads."""
     grains = [default_grain(outer, inner)]
     chunks = 1
-    while chunks <= NUM_THREADS:
+    while chunks <= array.NUM_THREADS:     # read now: set_num_threads may have changed it
         grain = max(1, outer // chunks)
         if grain not in grains:
             grains.append(grain)
@@ -52,7 +53,10 @@ def candidates(lib, name: str, outer: int, inner: int) -> list[tuple]:
 def run_kernel(fn, rows, grain, arrays):
     """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least."""
     pointers = [a.ctypes.data for a in arrays]
-    if rows:
+    if rows <= grain or array.NUM_THREADS == 1:    # one chunk: no pool, no closure
+        if rows:
+            fn(*pointers, 0, rows)
+    else:
         parallel_for(0, rows, grain, lambda lo, hi: fn(*pointers, lo, hi))
 
 

@@ -11,22 +11,28 @@ ir_post_fusion.txt and output_code.py (the wrapper followed by the C source).
 
 import ctypes
 import hashlib
+import math
 import os
 import warnings
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
+from ...backends.cpu.linalg import _blas_ready
+from ...backends.cpu.loss import _targets as eager_target_check
 from ...core import dtype as D
+from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
-from .ir import InputBuffer
+from .ir import InputBuffer, contiguous_stride
+from .lowering import aten
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
        "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
@@ -110,8 +116,13 @@ class Wrapper:
         return f"_tensor(a_{name}, {self.G.buffers[name].dtype!r})"
 
     def view(self, b):
-        """Python text of the strided view ``b`` of a buffer (as_strided: no copy)."""
+        """Python text of the strided view ``b`` of a buffer (as_strided: no copy; none at all
+        where ``b`` is the whole buffer as laid out)."""
         base = self.tensor(b.name)
+        whole = self.G.buffers[b.name]
+        if (b.size, b.stride, b.offset) == (whole.size, whole.stride, whole.offset) and \
+                b.name not in self.G.inputs and b.name not in self.G.constants:
+            return base
         offset = (f"{base}.storage_offset() + {b.offset}"
                   if b.name in self.G.inputs or b.name in self.G.constants else b.offset)
         return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
@@ -158,6 +169,84 @@ class Wrapper:
             index = "" if name == step.name else f"[{name.rsplit('_', 1)[1]}]"
             lines.append(f"    a_{name} = _laid_out(data(r_{step.name}{index}), "
                          f"{G.buffers[name].stride!r})")
+
+
+class CWrapper(Wrapper):
+    """The wrapper of the C kernels: a float mm/bmm Extern is ``np.matmul`` straight into a
+    fresh array (BLAS, as the eager kernel), with no tensor, no dispatch and no meta function
+    around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
+
+    def _fallback_call(self, step, lines):
+        if step.kind == "Check":    # nll_loss's targets (lowering_nn.py)
+            target, classes, ignore_index = step.args
+            array = self._array(target) or f"data({self.view(target)})"
+            lines.append(f"    _check_targets({array}, {classes}, {ignore_index})  # Check")
+            return
+        operands = self._matmul_operands(step)
+        if operands is None:
+            super()._fallback_call(step, lines)
+            return
+        out = self.G.buffers[step.name]
+        lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
+        lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+
+    def view(self, b):
+        """A contiguous view of a whole contiguous buffer is a NumPy reshape: no dispatch."""
+        whole = self.G.buffers[b.name]
+        if (b.size, b.stride, b.offset) == (whole.size, whole.stride, whole.offset):
+            return super().view(b)
+        if b.offset == 0 and b.name not in self.G.inputs and b.name not in self.G.constants \
+                and _dense(whole) and _dense(b) and math.prod(b.size) == math.prod(whole.size):
+            return f"_tensor(a_{b.name}.reshape({b.size!r}), {b.dtype!r})"
+        return super().view(b)
+
+    def _matmul_operands(self, step):
+        """The array texts of a float mm/bmm's operands, or None for the eager kernel."""
+        if step.target not in (aten.mm.default, aten.bmm.default) or step.kwargs:
+            return None
+        out = self.G.buffers.get(step.name)
+        if out is None or out.dtype not in ("float32", "float64") or \
+                out.stride != contiguous_stride(out.size):
+            return None
+        texts = []
+        for a in step.args:
+            b = self.G.buffers.get(a) if isinstance(a, str) else a
+            if not isinstance(b, InputBuffer) or b.dtype != out.dtype:
+                return None
+            texts.append(self._array(b))
+        return None if None in texts else texts
+
+    def _array(self, b):
+        """The array text of buffer ``b`` (a name or an InputBuffer view), or None."""
+        b = self.G.buffers[b] if isinstance(b, str) else b
+        whole = self.G.buffers[b.name]
+        if b is whole:
+            return f"a_{b.name}"
+        if b.offset == 0 or whole.stride == contiguous_stride(whole.size):
+            return f"_strided(a_{b.name}, {b.size!r}, {b.stride!r}, {b.offset})"
+        return None
+
+
+def _dense(b):
+    """Whether ``b`` is row-major over its elements (strides of size-1 dims do not count)."""
+    return all(s == c for n, s, c in zip(b.size, b.stride, contiguous_stride(b.size)) if n != 1)
+
+
+def _strided(arr, size, stride, offset):
+    """The view of ``arr``'s memory with these element strides from element ``offset``."""
+    if offset:
+        arr = arr.reshape(-1)[offset:]
+    return as_strided(arr, size, [s * arr.itemsize for s in stride])
+
+
+def _check_targets(target, classes, ignore_index):
+    """Eager's IndexError for the first target outside [0, classes) that is not ignored."""
+    eager_target_check(target, ignore_index, classes)
+
+
+@silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
+def _matmul(a, b, out):
+    np.matmul(_blas_ready(a), _blas_ready(b), out=out)
 
 
 def _flatten(x):
@@ -218,9 +307,9 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
         signatures = {name: (ctypes.c_void_p,) * n + (ctypes.c_int64,) * 2
                       for name, n in pointers.items()}
     else:
-        G = GraphLowering(gm, example_inputs).run()
+        G = GraphLowering(gm, example_inputs, "cpu").run()
         source = G.c_source(variants=max_autotune)
-        writer = Wrapper(G)
+        writer = CWrapper(G)
         wrapper, consts = writer.source(), writer.constants
         signatures = _signatures(G, max_autotune)
         targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
@@ -244,7 +333,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_run_kernel": tuner,
+             "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
+             "_check_targets": _check_targets,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
@@ -275,7 +365,7 @@ class CompiledGraph:
 
     def _lowered(self):
         if self._graph is None:     # from the cache: lower again, only to show the IR
-            self._graph = GraphLowering(*self._graph_and_inputs).run()
+            self._graph = GraphLowering(*self._graph_and_inputs, "cpu").run()
         return self._graph
 
     def __call__(self, *args):

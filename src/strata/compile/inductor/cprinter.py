@@ -22,11 +22,13 @@ so the preamble declares them itself (``#pragma omp declare simd``); gcc then ca
 tests/compile/test_inductor_vector_math.py measures it against float64 (docs/inductor.md).
 """
 
+import itertools
 import math
 from math import prod as _int_prod
 
 from .ir import C_TYPES, REDUCTION_INIT, Pointwise, Reduction, use_handler
 
+UNROLL = 16   # a reduction over at most this many elements is printed without a loop
 VECTOR_MATH = ("exp", "log", "tanh", "erf", "log1p", "expm1", "sin", "cos")
 
 PREAMBLE = "\n".join([
@@ -217,7 +219,13 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
-    if all(isinstance(n, Pointwise) and len(n.ranges) == k for n in kernel.nodes):
+    if any(getattr(n, "column", False) for n in kernel.nodes):
+        (node,) = kernel.nodes      # a column reduction has its kernel to itself
+        _print_column_reduction(node, outer_ranges, buffers, lines)
+        lines.append("}")
+        return "\n".join(lines)
+    if all(len(n.ranges) == k and (isinstance(n, Pointwise) or _unrolled(n))
+           for n in kernel.nodes):
         lines.append("    #pragma omp simd")    # no inner loop: the outer one is the vector loop
     lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 8)
@@ -228,6 +236,31 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines)
+
+
+def _print_column_reduction(node, outer_ranges, buffers, lines):
+    """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
+    SIMD loop running over this chunk's kept elements x."""
+    lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
+    lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
+    lines.extend(rindex_lines)
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 12)
+    lines.extend(index_lines)
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        value = node.inner_fn(tuple(index), tuple(rindex))
+    lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
+    lines.append("        }")
+    lines.append("    }")
+
+
+def _unrolled(node):
+    """Whether a reduction is printed as straight-line code (a small window, a pooling's)."""
+    return isinstance(node, Reduction) and not node.column and all(
+        isinstance(r, int) for r in node.reduction_ranges) and \
+        _int_prod(node.reduction_ranges) <= UNROLL
 
 
 def _print_node(node, index, k, buffers, lines, aliases, local):
@@ -247,18 +280,24 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
                 "min": f"#pragma omp simd reduction(min:{acc})"}[node.reduction_type]
         if floating_extreme:
             simd += f" reduction(|:nan_{acc})"
-        rindex = _inner_loop(lines, indent, node.reduction_ranges, simd)
-        body = indent + "    "
-        with use_handler(CHandler(buffers, lines, body, aliases)) as h:
-            h.count = len(lines)     # unique names across the nodes of one kernel
-            value = node.inner_fn(tuple(index), tuple(rindex))
-        update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
-                  "max": f"{value} > {acc} ? {value} : {acc}",
-                  "min": f"{value} < {acc} ? {value} : {acc}"}
-        lines.append(f"{body}{acc} = {update[node.reduction_type]};")
-        if floating_extreme:
-            lines.append(f"{body}nan_{acc} |= {value} != {value};")
-        lines.append(f"{indent}}}")
+        unrolled = _unrolled(node)
+        if unrolled:    # a small window (a pooling's): straight-line code, no loop set-up
+            body, offsets = indent, list(itertools.product(*map(range, node.reduction_ranges)))
+        else:
+            body, offsets = indent + "    ", [_inner_loop(lines, indent, node.reduction_ranges,
+                                                           simd)]
+        for rindex in offsets:
+            with use_handler(CHandler(buffers, lines, body, aliases)) as h:
+                h.count = len(lines)     # unique names across the nodes of one kernel
+                value = node.inner_fn(tuple(index), tuple(rindex))
+            update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
+                      "max": f"{value} > {acc} ? {value} : {acc}",
+                      "min": f"{value} < {acc} ? {value} : {acc}"}
+            lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+            if floating_extreme:
+                lines.append(f"{body}nan_{acc} |= {value} != {value};")
+        if not unrolled:
+            lines.append(f"{indent}}}")
         if floating_extreme:
             lines.append(f"{indent}if (nan_{acc}) {acc} = NAN;")
         if local:

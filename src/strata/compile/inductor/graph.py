@@ -20,6 +20,7 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 
 import operator
 
+from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
@@ -73,7 +74,10 @@ class KernelStep:
         self.nodes, self.reduction_names = [], set()
 
     def accepts(self, node):
-        """Note [Row fusion]."""
+        """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py)."""
+        if getattr(node, "column", False) or any(getattr(n, "column", False)
+                                                 for n in self.nodes):
+            return False
         if isinstance(node, Reduction):
             fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
         else:
@@ -115,9 +119,13 @@ class FallbackStep:
 
 
 class GraphLowering:
-    def __init__(self, gm, example_inputs):
-        self.gm, self.example_inputs = gm, example_inputs
+    """``device_type``: "cpu" when the C wrapper will run the graph (rows that need its checks
+    lower only then); None when unknown (the OpenCL wrapper shares this lowering)."""
+
+    def __init__(self, gm, example_inputs, device_type=None):
+        self.gm, self.example_inputs, self.device_type = gm, example_inputs, device_type
         self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
+        self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
         self.pre_fusion = []
         self.count = 0
@@ -154,12 +162,14 @@ class GraphLowering:
         self._schedule(Pointwise(name, value.dtype, tuple(value.size), value.load))
         buffer = InputBuffer(name, value.dtype, tuple(value.size), contiguous_stride(value.size))
         self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size):
+    def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
+                  column=False):
         name = self._name()
         self._schedule(Reduction(name, dtype, tuple(ranges), tuple(reduction_ranges),
-                                 reduction_type, inner_fn))
+                                 reduction_type, inner_fn, column))
         # contiguous over the kept dims; the reduced (keepdim) dims broadcast
         kept = iter(contiguous_stride(ranges))
         keepdim = len(out_size) != len(ranges)
@@ -167,6 +177,7 @@ class GraphLowering:
         stride = tuple(0 if r else next(kept) for r in reduced)
         buffer = InputBuffer(name, dtype, tuple(out_size), stride)
         self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
     # --- walking the graph ---------------------------------------------------------------------
@@ -229,10 +240,7 @@ class GraphLowering:
     def _fallback(self, node, args, kwargs):
         """Run the node's eager kernel on realized arguments (Extern for the BLAS ops)."""
         def real(v):
-            if not isinstance(v, TensorValue):
-                return v
-            buffer = self.realize(v).buffer
-            return buffer if self.is_view(buffer) else buffer.name
+            return self._real(v) if isinstance(v, TensorValue) else v
         step = FallbackStep(self._name(), node.target, _map_values(args, real),
                             {k: _map_values(v, real) for k, v in kwargs.items()},
                             "Extern" if node.target in EXTERN else "Fallback")
@@ -245,6 +253,30 @@ class GraphLowering:
         if not hasattr(val, "stride"):
             return GraphArgument(f"r_{step.name}")
         return self._fallback_output(step.name, val)
+
+    def extern(self, target, args, dtype, size):
+        """An Extern step ``target(*args)`` (the eager BLAS kernel) whose result is a fresh
+        contiguous buffer: how a lowering row puts a matmul under its pointwise epilogue."""
+        step = FallbackStep(self._name(), target, tuple(
+            self._real(a) if isinstance(a, TensorValue) else a for a in args), {}, "Extern")
+        self.steps.append(step)
+        self.pre_fusion.append(step)
+        buffer = InputBuffer(step.name, dtype, tuple(size), contiguous_stride(size))
+        self.buffers[step.name] = buffer
+        return TensorValue.of_buffer(buffer)
+
+    def check(self, target, *args):
+        """A step that validates its arguments before the kernels that follow (a C kernel cannot
+        raise); ``target`` names it in the cache and the debug output."""
+        step = FallbackStep(self._name(), target, tuple(
+            self._real(a) if isinstance(a, TensorValue) else a for a in args), {}, "Check")
+        self.steps.append(step)
+        self.pre_fusion.append(step)
+
+    def _real(self, value):
+        """A fallback's argument for ``value``: a buffer name, or an InputBuffer view."""
+        buffer = self.realize(value).buffer
+        return buffer if self.is_view(buffer) else buffer.name
 
     def _fallback_output(self, name, val):
         buffer = InputBuffer(name, dtype_name(val.dtype), tuple(val.shape), tuple(val.stride()))
@@ -282,7 +314,8 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+        local = frozenset(n.name for n in step.nodes if n.name not in needed
+                          and not getattr(n, "column", False) and (
             isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)

@@ -103,6 +103,10 @@ class Reduction:
     reduction_ranges: tuple
     reduction_type: str      # "sum", "prod", "max" or "min" (max and min propagate NaN)
     inner_fn: Callable       # (index, rindex) -> value
+    # Note [Column reductions]: a sum over leading dims (a bias gradient: rows of a batch added
+    # up) reads its input a row at a time, adding each row to every kept element in a SIMD loop,
+    # rather than each kept element striding down its column. It gets a kernel of its own.
+    column: bool = False
 
 
 @dataclass

@@ -15,8 +15,9 @@ from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
 aten = torch_ops.aten
 LOWERINGS: dict = {}
-EXTERN = {aten.mm.default, aten.addmm.default, aten.bmm.default}
+EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
+COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 
 
 class NoLowering(Exception):
@@ -195,6 +196,29 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
 
 
+@register(aten.addmm.default)
+def _addmm(G, node, bias, mat1, mat2, beta=1, alpha=1):
+    """``alpha * (mat1 @ mat2) + beta * bias``: the product is an Extern mm, the scaling and the
+    bias a pointwise epilogue that fuses with what follows (a Linear's activation). As eager
+    and BLAS: beta == 0 ignores ``bias`` entirely, NaN included."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or isinstance(beta, bool) or isinstance(alpha, bool):
+        raise NoLowering("addmm dtype")
+    product = G.extern(aten.mm.default, (mat1, mat2), dtype, size)
+    bias_load = as_loader(bias, size, dtype)
+
+    def load(i):
+        value = product.load(i)
+        if alpha != 1:
+            value = ops.mul(value, ops.constant(alpha, dtype))
+        if beta == 0:
+            return value
+        scaled_bias = bias_load(i) if beta == 1 else ops.mul(bias_load(i),
+                                                             ops.constant(beta, dtype))
+        return ops.add(value, scaled_bias)
+    return TensorValue(dtype, size, load)
+
+
 # --- views: index arithmetic on the source, no copy -------------------------------------------
 
 def _flat(index, size):
@@ -230,17 +254,92 @@ def _view(G, node, a, shape):
         return a
     if a.buffer is not None and _is_contiguous(a.buffer):
         return _restrided(a, size, contiguous_stride(size))
-    src = a.size
+    groups = _reshape_groups(tuple(a.size), tuple(size))
+    atoms = _common_refinement(tuple(a.size), tuple(size))
 
     def load(index):
-        flat = _flat(index, size)
+        if atoms is not None:
+            return a.load(_refined_index(atoms, a.size, size, index))
         src_index = []
-        for d, s in enumerate(src):
-            inner = math.prod(src[d + 1:])
-            expr = f"(({flat}) / {inner})" if inner != 1 else f"({flat})"
-            src_index.append(0 if s == 1 else (f"{expr} % {s}" if d else expr))
+        for src_dims, dst_dims in groups:
+            group_src = [a.size[d] for d in src_dims]
+            if len(src_dims) == 1 and len(dst_dims) == 1:     # the dim itself: no arithmetic
+                src_index.append(0 if group_src[0] == 1 else index[dst_dims[0]])
+                continue
+            flat = _flat([index[d] for d in dst_dims], [size[d] for d in dst_dims])
+            for k, s in enumerate(group_src):
+                inner = math.prod(group_src[k + 1:])
+                expr = f"(({flat}) / {inner})" if inner != 1 else f"({flat})"
+                src_index.append(0 if s == 1 else (f"{expr} % {s}" if k else expr))
         return a.load(tuple(src_index))
     return TensorValue(a.dtype, size, load)
+
+
+def _common_refinement(src, dst):
+    """The reshape ``src -> dst`` as atoms (size, src dim, dst dim), innermost first: each dim
+    of either side is a product of consecutive atoms. None when the sizes have no such common
+    factoring (then ``_reshape_groups``). With atoms, a reshape of [16, 128] as [16, 4, 32]
+    reads ``i1*32 + i2``: no division or modulo of the innermost index, which stays SIMD."""
+    atoms, i, j = [], len(src) - 1, len(dst) - 1
+    left_src = src[i] if i >= 0 else 1
+    left_dst = dst[j] if j >= 0 else 1
+    while i >= 0 and j >= 0:
+        if left_src == 1 or left_dst == 1:
+            if left_src == 1:
+                i -= 1
+                left_src = src[i] if i >= 0 else 1
+            if left_dst == 1:
+                j -= 1
+                left_dst = dst[j] if j >= 0 else 1
+            continue
+        atom = min(left_src, left_dst)
+        if max(left_src, left_dst) % atom:
+            return None
+        atoms.append((atom, i, j))
+        left_src, left_dst = left_src // atom, left_dst // atom
+    return atoms if 0 not in src else None
+
+
+def _refined_index(atoms, src, dst, index):
+    """The source index of ``index`` (into ``dst``) through the atoms of the reshape; each
+    entry one C term (parenthesized), as InputBuffer.index multiplies it by a stride."""
+    inner_dst = [1] * len(dst)     # product of the atoms already placed in each dim
+    inner_src = [1] * len(src)
+    terms = [[] for _ in src]
+    for atom, i, j in atoms:
+        value = index[j] if inner_dst[j] == 1 else f"(({index[j]}) / {inner_dst[j]})"
+        if inner_dst[j] * atom != dst[j]:
+            value = f"({value}) % {atom}"
+        terms[i].append(f"({value})*{inner_src[i]}" if inner_src[i] != 1 else f"{value}")
+        inner_dst[j] *= atom
+        inner_src[i] *= atom
+    return tuple((f"({' + '.join(t)})" if len(t) > 1 else t[0]) if t else 0 for t in terms)
+
+
+def _reshape_groups(src, dst):
+    """The reshape ``src -> dst`` as pairs (src dims, dst dims) of consecutive dims with equal
+    products, each as small as possible: a dim both sides share maps to itself, so only the dims
+    a reshape really splits or merges pay for division and modulo."""
+    if 0 in src:
+        return [(tuple(range(len(src))), tuple(range(len(dst))))]
+    groups, i, j = [], 0, 0
+    while i < len(src) or j < len(dst):
+        src_dims, dst_dims = [], []
+        if i < len(src):
+            src_dims.append(i)
+            i += 1
+        if j < len(dst):
+            dst_dims.append(j)
+            j += 1
+        while math.prod(src[d] for d in src_dims) != math.prod(dst[d] for d in dst_dims):
+            if math.prod(src[d] for d in src_dims) < math.prod(dst[d] for d in dst_dims):
+                src_dims.append(i)
+                i += 1
+            else:
+                dst_dims.append(j)
+                j += 1
+        groups.append((tuple(src_dims), tuple(dst_dims)))
+    return groups
 
 
 @register(aten._reshape_copy.default)
@@ -307,6 +406,35 @@ def _expand(G, node, a, size, implicit=False):
     return TensorValue(a.dtype, out_spec(node)[1], as_loader(a, out_spec(node)[1], a.dtype))
 
 
+@register(aten.as_strided.default)
+def _as_strided(G, node, a, size, stride, storage_offset=None):
+    """A view of a kernel's own output array (its storage is exactly that array); other
+    storages (inputs, eager results) keep the eager kernel."""
+    if not all(isinstance(v, int) for v in (*size, *stride)) or \
+            (storage_offset is not None and not isinstance(storage_offset, int)):
+        raise NoLowering("as_strided sizes")
+    a = G.realize(a)
+    if a.buffer.name not in G.kernel_outputs:
+        raise NoLowering("as_strided of another storage")
+    offset = a.buffer.offset if storage_offset is None else storage_offset
+    return TensorValue.of_buffer(InputBuffer(a.buffer.name, a.dtype, tuple(size), tuple(stride),
+                                             offset))
+
+
+@register(aten.arange.start_step)
+def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
+            pin_memory=None):
+    """Integer ranges (the index tensors of a functionalized view write): ``start + i*step``
+    is exact in int64."""
+    out_dtype, size = out_spec(node)
+    if out_dtype != "int64" or not all(isinstance(v, int) and not isinstance(v, bool)
+                                       for v in (start, step)) or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("arange of floats")
+    return TensorValue(out_dtype, size, lambda i: ops.index_expr(
+        f"{start} + ({i[0]})*{step}", "int64"))
+
+
 @register(aten.unsqueeze.default, aten.squeeze.dims)
 def _reshape_like(G, node, a, *dims):
     return _view(G, node, a, out_spec(node)[1])
@@ -322,6 +450,9 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
         dims = [dims]
     dims = sorted({d % max(ndim, 1) for d in (dims if dims else range(ndim))})
     kept = [d for d in range(ndim) if d not in dims]
+    trailing = [d for d in dims if all(t in dims for t in range(d, ndim))]
+    if trailing and len(trailing) < len(dims) and kept:
+        return _two_stage_reduce(G, a, dims, trailing, keepdim, reduction_type, dtype, prologue)
     ranges = tuple(a.size[d] for d in kept)
     reduction_ranges = tuple(a.size[d] for d in dims)
 
@@ -340,7 +471,24 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
             value = ops.to_dtype(value, dtype)
         return prologue(value, full) if prologue else value
     out_size = tuple(1 if d in dims else s for d, s in enumerate(a.size)) if keepdim else ranges
-    return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size)
+    column = (reduction_type == "sum" and bool(kept) and dims == list(range(len(dims)))
+              and math.prod(ranges) >= COLUMN_MIN_WIDTH)
+    return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
+                       column)
+
+
+def _two_stage_reduce(G, a, dims, trailing, keepdim, reduction_type, dtype, prologue):
+    """A reduction over trailing dims and some earlier ones with kept dims between (a conv's
+    bias gradient: NCHW summed over N, H, W): first over the trailing dims (contiguous rows),
+    then over the rest (a column reduction), instead of one strided walk per kept element."""
+    rows = reduce(G, a, trailing, False, reduction_type, dtype, prologue)
+    rest = reduce(G, rows, [d for d in dims if d not in trailing], False, reduction_type)
+    if not keepdim:
+        return rest
+    kept_strides = iter(rest.buffer.stride)
+    size = tuple(1 if d in dims else s for d, s in enumerate(a.size))
+    stride = tuple(0 if d in dims else next(kept_strides) for d in range(len(a.size)))
+    return _restrided(rest, size, stride)
 
 
 @register(aten.sum.dim_IntList)

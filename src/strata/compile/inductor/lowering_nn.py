@@ -1,0 +1,321 @@
+"""Lowering rows of ``ops/nn.py``'s family: convolution as a generated im2col kernel, one BLAS
+GEMM (Extern) and a fused epilogue.
+
+Eager (backends/cpu/nn.py) makes the im2col matrix with NumPy copies, multiplies, then copies
+the result from (F, N, L) to (N, F, L) and adds the bias in another pass. Here the im2col matrix
+(C*K, N*L) is one generated gather kernel (padding read as zeros through a bounds mask), the
+GEMM ``weight (F, C*K) @ cols`` is the same single BLAS call as eager's, and its result is read
+transposed by the epilogue (bias, and whatever pointwise op follows: a ReLU), so the layout
+change costs no pass of its own.
+"""
+
+import itertools
+import math
+
+from ...ops import pooling as PL
+from .ir import InputBuffer, TensorValue, contiguous_stride, ops
+from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
+
+
+def _per_dim(value, nd):
+    value = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    return value * nd if len(value) == 1 else value
+
+
+def _sum_text(terms):
+    """One C term (parenthesized) of the sum of ``(coefficient, index text)`` pairs."""
+    parts = [f"({i})*{c}" if c != 1 else f"({i})" for c, i in terms if c != 0]
+    return f"({' + '.join(parts)})" if parts else "0"
+
+
+def _im2col(G, x, kernel, stride, padding, dilation, out):
+    """The realized (C*K, N*L) matrix: row (c, k...), column (n, o...) holds the input pixel
+    ``o*stride + k*dilation - padding`` of channel c of sample n, 0 outside the image."""
+    n, c = x.size[:2]
+    spatial = x.size[2:]
+    nd = len(kernel)
+    dtype = x.dtype
+
+    # the kernel's inner loop runs over the last range: output columns (ow) normally; kernel
+    # columns (kw) when they are longer (a weight gradient's "kernel" is the output gradient),
+    # so the matrix is then stored transposed (BLAS reads either)
+    transposed = kernel[-1] > out[-1]
+
+    def load(index):
+        if transposed:
+            index = (index[1 + nd], *index[2 + nd:], index[0], *index[1:1 + nd])
+        ci, ks, ni, os_ = index[0], index[1:1 + nd], index[1 + nd], index[2 + nd:]
+        places = [_sum_text([(s, o), (d, k)] + ([(1, f"-{p}")] if p else []))
+                  for o, k, s, d, p in zip(os_, ks, stride, dilation, padding)]
+        if not any(padding):
+            return x.load((ni, ci, *places))
+        clamped = [f"({h} < 0 ? 0 : ({h} >= {size} ? {size - 1} : {h}))"
+                   for h, size in zip(places, spatial)]
+        value = x.load((ni, ci, *clamped))
+        inside = None
+        for h, size in zip(places, spatial):
+            place = ops.index_expr(h, "int64")
+            fits = ops.where(ops.ge(place, ops.constant(0, "int64")),
+                             ops.lt(place, ops.constant(size, "int64")),
+                             ops.constant(False, "bool"))
+            inside = fits if inside is None else ops.where(inside, fits,
+                                                           ops.constant(False, "bool"))
+        return ops.where(inside, value, ops.constant(0, dtype))
+    ranges = (n, *out, c, *kernel) if transposed else (c, *kernel, n, *out)
+    cols = G.realize(TensorValue(dtype, ranges, load)).buffer
+    rows, columns = c * math.prod(kernel), n * math.prod(out)
+    layout = (1, rows) if transposed else contiguous_stride((rows, columns))
+    return TensorValue.of_buffer(InputBuffer(cols.name, dtype, (rows, columns), layout))
+
+
+@register(aten.convolution.default)
+def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
+                 output_padding, groups):
+    dtype, size = out_spec(node)
+    if groups != 1 or dtype not in FLOATS or x.dtype != weight.dtype:
+        raise NoLowering("convolution: grouped or integer")
+    nd = len(weight.size) - 2
+    kernel = tuple(weight.size[2:])
+    stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
+    if transposed:
+        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
+    out = tuple(size[2:])
+    cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out)
+    filters = weight.size[0]
+    weight = G.realize(weight)
+    if weight.buffer.stride != contiguous_stride(weight.size):
+        weight = G.realize(TensorValue(weight.dtype, weight.size, weight.load))
+    matrix = TensorValue.of_buffer(InputBuffer(
+        weight.buffer.name, dtype, (filters, cols.size[0]),
+        contiguous_stride((filters, cols.size[0])), weight.buffer.offset))
+    product = G.extern(aten.mm.default, (matrix, cols), dtype, (filters, cols.size[1]))
+    pixels = math.prod(out)
+    pixel_strides = contiguous_stride(out)
+    bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
+
+    def load(index):
+        column = _sum_text([(pixels, index[0])] + list(zip(pixel_strides, index[2:])))
+        value = product.load((index[1], column))
+        return ops.add(value, bias_load((index[1],))) if bias_load is not None else value
+    return TensorValue(dtype, tuple(size), load)
+
+
+
+def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size):
+    """Eager's adjoint (backends/cpu/nn.py ``_conv_transpose``): the GEMM
+    ``weight^T (F*K, C) @ x (C, N*L)`` makes the columns, and col2im, a scatter-add there, is
+    here a gather per output element, unrolled over the kernel offsets in eager's order (so
+    the same sums): offset k adds column ``(h + padding - k*dilation) / stride`` where that
+    divides and lies inside the input. The inner loop runs along output columns."""
+    dtype = x.dtype
+    n, channels = x.size[:2]
+    spatial = tuple(x.size[2:])
+    filters, kernel = weight.size[1], tuple(weight.size[2:])
+    pixels = math.prod(spatial)
+    x = G.realize(x)
+    by_channel = G.realize(TensorValue(dtype, (channels, n, *spatial), lambda i: x.load(
+        (i[1], i[0], *i[2:])))).buffer
+    inputs = TensorValue.of_buffer(InputBuffer(by_channel.name, dtype, (channels, n * pixels),
+                                               contiguous_stride((channels, n * pixels))))
+    weight = G.realize(weight)
+    if weight.buffer.stride != contiguous_stride(weight.size):
+        weight = G.realize(TensorValue(dtype, weight.size, weight.load))
+    rows = filters * math.prod(kernel)
+    transposed = TensorValue.of_buffer(InputBuffer(weight.buffer.name, dtype, (rows, channels),
+                                                   (1, rows), weight.buffer.offset))
+    cols = G.extern(aten.mm.default, (transposed, inputs), dtype, (rows, n * pixels))
+    kernel_strides, pixel_strides = contiguous_stride(kernel), contiguous_stride(spatial)
+    bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
+
+    def load(index):
+        total = ops.constant(0, dtype)
+        for offset in itertools.product(*map(range, kernel)):
+            inside, places = ops.constant(True, "bool"), []
+            for o, k, s, d, p, m in zip(index[2:], offset, stride, dilation, padding, spatial):
+                shifted = _sum_text([(1, o), (1, str(p - k * d))] if p - k * d else [(1, o)])
+                place = f"({shifted} / {s})" if s != 1 else shifted
+                at = ops.index_expr(shifted, "int64")
+                fits = ops.where(ops.ge(at, ops.constant(0, "int64")), ops.lt(
+                    at, ops.constant(m * s, "int64")), ops.constant(False, "bool"))
+                if s != 1:
+                    fits = ops.where(fits, ops.eq(ops.index_expr(f"{shifted} % {s}", "int64"),
+                                                  ops.constant(0, "int64")),
+                                     ops.constant(False, "bool"))
+                inside = ops.where(inside, fits, ops.constant(False, "bool"))
+                places.append(_clamped(place, m))
+            row = _sum_text([(math.prod(kernel), index[1])]
+                            + [(st, k) for st, k in zip(kernel_strides, offset)])
+            column = _sum_text([(pixels, index[0])] + list(zip(pixel_strides, places)))
+            value = cols.load((row, column))
+            total = ops.add(total, ops.where(inside, value, ops.constant(0, dtype)))
+        return ops.add(total, bias_load((index[1],))) if bias_load is not None else total
+    return TensorValue(dtype, tuple(size), load)
+
+
+# --- max pooling: the window as straight-line pointwise code --------------------------------
+
+def _clamped(place, size):
+    return f"({place} < 0 ? 0 : ({place} >= {size} ? {size - 1} : {place}))"
+
+
+def _first_inside(start, dilation):
+    """The first window row at or after ``start`` that is not padding (ATen's ``ih0``)."""
+    return f"({start} < 0 ? {start} + ((-{start} + {dilation - 1}) / {dilation})*{dilation} " \
+           f": {start})"
+
+
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool2d(G, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """PyTorch's loop (``MaxPoolKernel.cpp``, backends/cpu/pooling.py) unrolled over the window
+    for each output element: an element replaces the maximum when greater or NaN, so ties keep
+    the first and the last NaN wins; padding (read as -inf) never wins. Pointwise over the
+    outputs, so the inner loop runs along output columns as a SIMD loop."""
+    dtype, size = x.dtype, tuple(node.meta["val"][0].shape)
+    if dtype not in FLOATS or len(x.size) != 4:
+        raise NoLowering("max_pool2d: integer or unbatched input")
+    kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
+                                                       padding, dilation)
+    x = G.realize(x)
+    height, width = x.size[2:]
+    masked = any(padding) or any((o - 1) * s + (k - 1) * d >= n for o, s, k, d, n in zip(
+        size[2:], stride, kernel, dilation, (height, width)))
+
+    def scan(index):
+        starts = [_sum_text([(s, o)] + ([(1, f"-{p}")] if p else []))
+                  for o, s, p in zip(index[2:], stride, padding)]
+        first = [_first_inside(t, d) if p else t for t, d, p in zip(starts, dilation, padding)]
+        best = ops.constant(-math.inf, dtype)
+        where_best = ops.index_expr(f"{first[0]}*{width} + {first[1]}", "int64")
+        for offset in itertools.product(*map(range, kernel)):
+            h, w = (_sum_text([(1, t), (d, k)]) for t, d, k in zip(starts, dilation, offset))
+            value = x.load((index[0], index[1], _clamped(h, height), _clamped(w, width)))
+            if masked:
+                inside = ops.constant(True, "bool")
+                for place, n in ((h, height), (w, width)):
+                    at = ops.index_expr(place, "int64")
+                    inside = ops.where(inside, ops.where(
+                        ops.ge(at, ops.constant(0, "int64")), ops.lt(at, ops.constant(
+                            n, "int64")), ops.constant(False, "bool")), inside)
+                value = ops.where(inside, value, ops.constant(-math.inf, dtype))
+            take = ops.where(ops.gt(value, best), ops.constant(True, "bool"),
+                             ops.ne(value, value))
+            best = ops.where(take, value, best)
+            where_best = ops.where(take, ops.index_expr(f"{h}*{width} + {w}", "int64"),
+                                   where_best)
+        return best, where_best
+    values = G.realize(TensorValue(dtype, size, lambda i: scan(i)[0]))
+    indices = G.realize(TensorValue("int64", size, lambda i: scan(i)[1]))
+    return values, indices
+
+
+@register(aten.max_pool2d_with_indices_backward.default)
+def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode,
+                         indices):
+    """Non-overlapping windows (stride = kernel, no padding or dilation: the usual 2x2 pool):
+    each input element has one window, so its gradient is a gather, the window's gradient
+    where the window's index names the element, else 0 (a select: a NaN or inf gradient
+    reaches only its own element). Overlapping windows keep the eager kernel."""
+    dtype, size = out_spec(node)
+    kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
+                                                       padding, dilation)
+    if dtype not in FLOATS or len(size) != 4 or tuple(stride) != tuple(kernel) or \
+            any(padding) or any(d != 1 for d in dilation):
+        raise NoLowering("max_pool2d backward: overlapping windows")
+    width = size[3]
+    rows, columns = grad.size[2:]
+    grad, indices = G.realize(grad), G.realize(indices)
+
+    def load(index):
+        window = [f"(({i}) / {k})" for i, k in zip(index[2:], kernel)]
+        covered = ops.constant(True, "bool")
+        for place, n in zip(window, (rows, columns)):
+            covered = ops.where(covered, ops.lt(ops.index_expr(place, "int64"),
+                                                ops.constant(n, "int64")), covered)
+        at = (index[0], index[1], *(_clamped(p, n) for p, n in zip(window, (rows, columns))))
+        named = ops.eq(indices.load(at), ops.index_expr(
+            f"({index[2]})*{width} + ({index[3]})", "int64"))
+        hit = ops.where(covered, named, ops.constant(False, "bool"))
+        return ops.where(hit, grad.load(at), ops.constant(0, dtype))
+    return TensorValue(dtype, tuple(size), load)
+
+
+# --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
+
+def _target_check(G, target, classes, ignore_index):
+    """A wrapper step that raises eager's IndexError for a target outside [0, classes) (a
+    generated kernel cannot raise); only the CPU wrapper prints it (``G.device_type``)."""
+    if G.device_type != "cpu":
+        raise NoLowering("nll_loss: its target check runs in the CPU wrapper only")
+    G.check(aten.nll_loss_forward.default, G.realize(target), classes, ignore_index)
+
+
+def _target_column(target, classes, ignore_index):
+    """``row -> (used, column)``: whether the row's target is not ``ignore_index``, and the
+    target as a column index text clamped into [0, classes) (the Check step has raised for any
+    other used target; an ignored one may be anything)."""
+    def load(row):
+        t = target.load(row)
+        if target.dtype != "int64":
+            t = ops.to_dtype(t, "int64")
+        used = ops.ne(t, ops.constant(ignore_index, "int64"))
+        return used, f"({t} < 0 ? 0 : ({t} >= {classes} ? {classes - 1} : {t}))"
+    return load
+
+
+@register(aten.nll_loss_forward.default)
+def _nll_loss_forward(G, node, x, target, weight, reduction, ignore_index):
+    """Eager's formula (backends/cpu/loss.py): -x[i, t_i] * w[t_i] over the rows whose target
+    is not ``ignore_index``; mean divides by their total weight (0 / 0 = nan, as PyTorch)."""
+    dtype = x.dtype
+    if dtype not in FLOATS or len(x.size) != 2 or reduction not in (0, 1, 2):
+        raise NoLowering("nll_loss: 1-D input or integer dtype")
+    rows, classes = x.size
+    _target_check(G, target, classes, ignore_index)
+    x = G.realize(x)
+    target_column = _target_column(target, classes, ignore_index)
+
+    def loss(row):
+        used, column = target_column(row)
+        value = ops.neg(x.load((row[0], column)))
+        if weight is not None:
+            value = ops.mul(value, weight.load((column,)))
+        return ops.where(used, value, ops.constant(0, dtype))
+    if reduction == 0:
+        return TensorValue(dtype, (rows,), loss), TensorValue(dtype, (), lambda i: ops.constant(
+            0, dtype))
+
+    def counted(index, rindex):
+        used, column = target_column(rindex)
+        scale = weight.load((column,)) if weight is not None else ops.constant(1, dtype)
+        return ops.where(used, scale, ops.constant(0, dtype))
+    total_weight = G.reduction(dtype, (), (rows,), "sum", counted, ())
+    total = G.reduction(dtype, (), (rows,), "sum", lambda index, rindex: loss(rindex), ())
+    if reduction == 2:
+        return total, total_weight
+    return TensorValue(dtype, (), lambda i: ops.truediv(total.load(i), total_weight.load(i))), \
+        total_weight
+
+
+@register(aten.nll_loss_backward.default)
+def _nll_loss_backward(G, node, grad, x, target, weight, reduction, ignore_index, total_weight):
+    """The gradient is -g (g / total weight for mean) times w[t] at each row's target column,
+    0 elsewhere and on ignored rows: a pointwise over (N, C), fused into log_softmax's
+    backward."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or len(size) != 2 or reduction not in (0, 1, 2):
+        raise NoLowering("nll_loss backward: 1-D input or integer dtype")
+    classes = size[1]
+    _target_check(G, target, classes, ignore_index)
+    target_column = _target_column(target, classes, ignore_index)
+
+    def load(index):
+        used, column = target_column((index[0],))
+        g = grad.load((index[0],)) if reduction == 0 else grad.load(())
+        if reduction == 1:
+            g = ops.truediv(g, total_weight.load(()))
+        value = ops.neg(g) if weight is None else ops.mul(ops.neg(g), weight.load((column,)))
+        hit = ops.where(used, ops.eq(ops.index_expr(index[1], "int64"),
+                                     ops.index_expr(column, "int64")),
+                        ops.constant(False, "bool"))
+        return ops.where(hit, value, ops.constant(0, dtype))
+    return TensorValue(dtype, tuple(size), load)
