@@ -62,8 +62,12 @@ class Categorical(ProbsOrLogits, Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value, log_pmf = broadcast_tensors(value.long().unsqueeze(-1), self.logits)
-        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+        index = value.long().unsqueeze(-1)
+        logits = self.logits
+        if index._shape[:-1] == logits._shape[:-1]:   # one value per batch element: nothing
+            return logits.gather(-1, index).squeeze(-1)   # to broadcast (fewer ops, same result)
+        index, log_pmf = broadcast_tensors(index, logits)
+        return log_pmf.gather(-1, index[..., :1]).squeeze(-1)
 
     def entropy(self):
         logits = self.logits.clamp(min=D.finfo(self.logits.dtype).min)

@@ -233,13 +233,12 @@ def sum_to(grad, shape):
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
-                                if s == 1 and gshape[lead + i] != 1]
-    if dims:
-        grad = RD.sum(grad, dims, True)
-    if lead:
-        grad = S.view(grad, shape)
-    return grad
+    inner = [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
+    if lead and not inner:   # only leading dims (a bias): summing them away gives ``shape``
+        return RD.sum(grad, list(range(lead)), False)
+    if inner:
+        grad = RD.sum(grad, list(range(lead)) + inner, True)
+    return S.view(grad, shape) if lead else grad
 
 
 def zeros(shape, like):
