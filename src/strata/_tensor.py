@@ -13,10 +13,12 @@ from enum import IntEnum
 import numpy as np
 
 from .core import dtype as D
+from .core import trace
 from .core.device import as_device, cpu, no_cuda
 from .core.shape import Size, contiguous_strides
 from .core.storage import Storage
 from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, VersionCounter
+from .dispatch import tls
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
 from .ops import aten
@@ -33,9 +35,11 @@ _NP_TO_DTYPE = {d.np: d for d in D.ALL_DTYPES}
 # --- making tensors (used by backends) ----------------------------------------------------------
 
 def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
-    """Wrap a dense array a kernel just produced; the tensor takes ownership of its memory."""
+    """Wrap a dense array a kernel just produced; the tensor takes ownership of its memory.
+    Its Storage is made on first need (Note [Lazy storage]), or now while a trace reports
+    allocations."""
     t = _new(Tensor)
-    t._storage = Storage(arr.nbytes, device, None, arr)
+    t._storage_or_none = Storage(arr.nbytes, device, None, arr) if trace.active else None
     t._offset = 0
     t._shape = arr.shape
     # NumPy gives empty arrays zero strides; PyTorch (and meta) report row-major ones.
@@ -43,7 +47,8 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
     t.dtype = dtype or _NP_TO_DTYPE[arr.dtype]
     t.device = device
     t._keyset = keyset
-    t._vc = INFERENCE_VERSION if _tls.inference_mode else None  # Note [Inference tensors]
+    t._vc = INFERENCE_VERSION if tls.inference_mode_used and _tls.inference_mode \
+        else None  # Note [Inference tensors]
     t._array = arr
     t._ag = None
     t._base = None
@@ -53,14 +58,15 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
 def make_tensor(storage, offset, shape, strides, dtype, device, keyset, vc=None):
     """A tensor over an existing storage (views, device tensors, meta tensors)."""
     t = _new(Tensor)
-    t._storage = storage
+    t._storage_or_none = storage
     t._offset = offset
     t._shape = tuple(shape)
     t._strides = tuple(strides)
     t.dtype = dtype
     t.device = device
     t._keyset = keyset
-    t._vc = INFERENCE_VERSION if vc is None and _tls.inference_mode else vc
+    t._vc = INFERENCE_VERSION if vc is None and tls.inference_mode_used \
+        and _tls.inference_mode else vc
     t._array = None
     t._ag = None
     t._base = None
@@ -69,7 +75,10 @@ def make_tensor(storage, offset, shape, strides, dtype, device, keyset, vc=None)
 
 def make_view(base, spec):
     """The tensor a view op returns: same storage and version counter, new layout."""
-    v = make_tensor(base._storage, spec.offset, spec.shape, spec.strides,
+    storage = base._storage_or_none   # the slot: a view's base usually has its storage
+    if storage is None:
+        storage = base._storage
+    v = make_tensor(storage, spec.offset, spec.shape, spec.strides,
                     spec.dtype or base.dtype, base.device, base._keyset,
                     base._version_counter())
     v._base = base._base if base._base is not None else base

@@ -264,6 +264,7 @@ def _call_function(node, grads):
             new = hook(tuple(outputs), tuple(grads))
             if new is not None:
                 outputs = list(new)
-    if anomaly_mode._state.enabled and anomaly_mode._state.check_nan:
+    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled \
+            and anomaly_mode._state.check_nan:
         anomaly_mode.check_nan(node, outputs)
     return outputs
