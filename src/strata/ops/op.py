@@ -30,9 +30,10 @@ class TensorSpec:
         return len(self.shape)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ViewSpec:
-    """The layout of a view over its input's storage."""
+    """The layout of a view over its input's storage. Not frozen: a frozen dataclass sets each
+    field through ``object.__setattr__``, and every view op makes one of these."""
 
     shape: tuple
     strides: tuple

@@ -190,10 +190,9 @@ def _select_meta(self, dim, index):
                          f"{_fmt(shape)} at dimension {d}")
     if index < 0:
         index += size
-    shape, stride = list(shape), list(self._get_strides())
-    offset = self._offset + index * stride[d]
-    del shape[d], stride[d]
-    return ViewSpec(tuple(shape), tuple(stride), offset)
+    strides = self._get_strides()
+    return ViewSpec(shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:],
+                    self._offset + index * strides[d])
 
 
 def _diagonal_meta(self, offset=0, dim1=0, dim2=1):
