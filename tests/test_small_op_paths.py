@@ -196,3 +196,21 @@ def test_anomaly_mode_still_records_forward_traces():
     assert y.grad_fn._trace
     z = x * 2
     assert z.grad_fn._trace is None
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("sample_shape", [(), (1,), (4,), (2, 2)])
+def test_categorical_sample_shapes_match_torch(batch, sample_shape):
+    """One draw per batch element skips the transpose; shapes and dtype stay PyTorch's, and the
+    draws are those of the general path (multinomial, transpose, reshape) with the same seed."""
+    logits = np.random.default_rng(3).standard_normal(batch + (4,)).astype(np.float32)
+    s = strata.distributions.Categorical(logits=strata.tensor(logits))
+    t = torch.distributions.Categorical(logits=torch.tensor(logits))
+    strata.manual_seed(5)
+    drawn, expected = s.sample(sample_shape), t.sample(sample_shape)
+    assert tuple(drawn.shape) == tuple(expected.shape)
+    assert drawn.dtype is strata.int64 and drawn.stride() == expected.stride()
+    strata.manual_seed(5)
+    n = int(np.prod(sample_shape))
+    general = s.probs.reshape(-1, 4).multinomial(n, True).t().reshape(drawn.shape)
+    assert drawn.tolist() == general.tolist()

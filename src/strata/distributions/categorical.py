@@ -55,8 +55,12 @@ class Categorical(ProbsOrLogits, Distribution):
         sample_shape = Size(sample_shape)
         probs_2d = self.probs.detach().reshape(-1, self._num_events)
         n = sample_shape.numel()
-        samples = probs_2d.multinomial(n, True).t() if n else \
-            creation.empty((0, probs_2d.shape[0]), dtype=D.int64)
+        if n == 1:   # (batch, 1) holds its draws in the order (1, batch) does: no transpose
+            samples = probs_2d.multinomial(1, True)
+        elif n:
+            samples = probs_2d.multinomial(n, True).t()
+        else:
+            samples = creation.empty((0, probs_2d.shape[0]), dtype=D.int64)
         return samples.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
