@@ -7,7 +7,7 @@ Rows for ``x + y`` on 1-element float32 tensors: the whole call; the op called d
 frontend's ``Tensor.__add__`` is the difference); the CPU kernel called directly (the
 dispatcher: key set, cached kernel selection, the autograd decision); NumPy's ``np.add`` plus
 wrapping its result as a tensor (the kernel's own policy: dtypes, checks, layout); wrapping
-alone (allocation of the Tensor and its Storage). With ``requires_grad``, the autograd record is
+alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]). With ``requires_grad``, the autograd record is
 split into its parts, each called as ``record`` calls it.
 """
 
@@ -43,7 +43,7 @@ def breakdown(strata):
         ("P.add(x, y, 1): dispatcher and below", _best_us(lambda: P.add(x, y, 1))),
         ("CPU kernel called directly", _best_us(lambda: cpu_kernel(x, y, 1))),
         ("np.add + wrap as a tensor", _best_us(lambda: from_array(np.add(a, b), dt))),
-        ("wrap as a tensor (Tensor + Storage)", _best_us(lambda: from_array(a, dt))),
+        ("wrap as a tensor (its Storage is lazy)", _best_us(lambda: from_array(a, dt))),
         ("np.add alone", _best_us(lambda: np.add(a, b))),
     ]
     deriv = derivatives.lookup(P.add)

@@ -154,7 +154,7 @@ class TensorImpl:
         """A NumPy view of this tensor's elements (CPU only), built once per TensorImpl."""
         arr = self._array
         if arr is None:
-            data = self._storage.data
+            data = self._storage_or_none.data   # a tensor without an array has its storage
             if data is None:
                 raise RuntimeError(
                     f"Cannot access data of a tensor on device '{self.device}'"
