@@ -757,12 +757,6 @@ class Tensor(TensorImpl):
             return True
         return P.ne(self, other)
 
-    def __getitem__(self, index):
-        return _getitem(self, index)
-
-    def __setitem__(self, index, value):
-        _setitem(self, index, value)
-
     # --- methods whose Python signature differs from the schema --------------------------------
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], D.dtype):
@@ -999,13 +993,6 @@ def _make_method(op):
     return method
 
 
-def _getitem(self, index):  # replaced by frontend/indexing.py's translation at import
-    raise RuntimeError("strata.frontend.indexing is not loaded")
-
-
-_setitem = _getitem
-
-
 _autograd = None   # strata.autograd.tensor_methods, installed by install_autograd
 
 
@@ -1030,9 +1017,10 @@ def install_pin_memory(fn, device_type="sim", default=True):
 
 def install_indexing(getitem, setitem):
     """``x[i]`` and ``x[i] = v`` live in ``frontend/indexing.py`` (the translation of Python
-    index expressions into select/slice/index ops); it installs itself here."""
-    global _getitem, _setitem
-    _getitem, _setitem = getitem, setitem
+    index expressions into select/slice/index ops); it installs them as ``Tensor.__getitem__``
+    and ``Tensor.__setitem__`` themselves, so indexing costs no forwarding frame."""
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
 
 
 def bind_methods():
