@@ -78,9 +78,11 @@ def make_view(base, spec):
     storage = base._storage_or_none   # the slot: a view's base usually has its storage
     if storage is None:
         storage = base._storage
+    vc = base._vc   # ``base._version_counter()``, inlined: every view op runs this
+    if vc is None:
+        vc = base._vc = VersionCounter()
     v = make_tensor(storage, spec.offset, spec.shape, spec.strides,
-                    spec.dtype or base.dtype, base.device, base._keyset,
-                    base._version_counter())
+                    spec.dtype or base.dtype, base.device, base._keyset, vc)
     v._base = base._base if base._base is not None else base
     return v
 
