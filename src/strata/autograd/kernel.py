@@ -36,9 +36,11 @@ def autograd_kernel(op, ks, args):
     if _state.grad_enabled:
         for i in op.tensor_positions:
             t = args[i]
-            if isinstance(t, TensorImpl) and (t._ag is not None or t._base is not None) \
-                    and requires_grad(t):
-                return record(op, ks, args)
+            if isinstance(t, TensorImpl):
+                ag = t._ag   # requires_grad(t), its common case inlined
+                if ag is not None and ag.requires_grad or \
+                        t._base is not None and requires_grad(t):
+                    return record(op, ks, args)
         for i in op.tensorlist_positions:
             for t in args[i]:
                 if t is not None and requires_grad(t):
