@@ -7,8 +7,9 @@ Rows for ``x + y`` on 1-element float32 tensors: the whole call; the op called d
 frontend's ``Tensor.__add__`` is the difference); the CPU kernel called directly (the
 dispatcher: key set, cached kernel selection, the autograd decision); NumPy's ``np.add`` plus
 wrapping its result as a tensor (the kernel's own policy: dtypes, checks, layout); wrapping
-alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]). With ``requires_grad``, the autograd record is
-split into its parts, each called as ``record`` calls it.
+alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]). With
+``requires_grad``, the autograd record is split into its parts, each called as ``record`` calls
+it. Times are thread CPU time, so waiting for a core on a shared machine is not counted.
 """
 
 import time
