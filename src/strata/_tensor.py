@@ -13,10 +13,12 @@ from enum import IntEnum
 import numpy as np
 
 from .core import dtype as D
+from .core import trace
 from .core.device import as_device, cpu, no_cuda
 from .core.shape import Size, contiguous_strides
 from .core.storage import Storage
 from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, VersionCounter
+from .dispatch import tls
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
 from .ops import aten
@@ -34,9 +36,11 @@ _NP_TO_DTYPE = {d.np: d for d in D.ALL_DTYPES}
 # --- making tensors (used by backends) ----------------------------------------------------------
 
 def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
-    """Wrap a dense array a kernel just produced; the tensor takes ownership of its memory."""
+    """Wrap a dense array a kernel just produced; the tensor takes ownership of its memory.
+    Its Storage is made on first need (Note [Lazy storage]), or now while a trace reports
+    allocations."""
     t = _new(Tensor)
-    t._storage = Storage(arr.nbytes, device, None, arr)
+    t._storage_or_none = Storage(arr.nbytes, device, None, arr) if trace.active else None
     t._offset = 0
     t._shape = arr.shape
     # NumPy gives empty arrays zero strides; PyTorch (and meta) report row-major ones.
@@ -44,7 +48,8 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
     t.dtype = dtype or _NP_TO_DTYPE[arr.dtype]
     t.device = device
     t._keyset = keyset
-    t._vc = INFERENCE_VERSION if _tls.inference_mode else None  # Note [Inference tensors]
+    t._vc = INFERENCE_VERSION if tls.inference_mode_used and _tls.inference_mode \
+        else None  # Note [Inference tensors]
     t._array = arr
     t._ag = None
     t._base = None
@@ -54,14 +59,15 @@ def from_array(arr: np.ndarray, dtype=None, device=cpu, keyset=CPU_KEYSET):
 def make_tensor(storage, offset, shape, strides, dtype, device, keyset, vc=None):
     """A tensor over an existing storage (views, device tensors, meta tensors)."""
     t = _new(Tensor)
-    t._storage = storage
+    t._storage_or_none = storage
     t._offset = offset
     t._shape = tuple(shape)
     t._strides = tuple(strides)
     t.dtype = dtype
     t.device = device
     t._keyset = keyset
-    t._vc = INFERENCE_VERSION if vc is None and _tls.inference_mode else vc
+    t._vc = INFERENCE_VERSION if vc is None and tls.inference_mode_used \
+        and _tls.inference_mode else vc
     t._array = None
     t._ag = None
     t._base = None
@@ -70,9 +76,14 @@ def make_tensor(storage, offset, shape, strides, dtype, device, keyset, vc=None)
 
 def make_view(base, spec):
     """The tensor a view op returns: same storage and version counter, new layout."""
-    v = make_tensor(base._storage, spec.offset, spec.shape, spec.strides,
-                    spec.dtype or base.dtype, base.device, base._keyset,
-                    base._version_counter())
+    storage = base._storage_or_none   # the slot: a view's base usually has its storage
+    if storage is None:
+        storage = base._storage
+    vc = base._vc   # ``base._version_counter()``, inlined: every view op runs this
+    if vc is None:
+        vc = base._vc = VersionCounter()
+    v = make_tensor(storage, spec.offset, spec.shape, spec.strides,
+                    spec.dtype or base.dtype, base.device, base._keyset, vc)
     v._base = base._base if base._base is not None else base
     return v
 
@@ -171,6 +182,32 @@ class DLDeviceType(IntEnum):
     """DLPack's device codes (``__dlpack_device__`` returns ``(DLDeviceType.kDLCPU, 0)``)."""
 
     kDLCPU = 1
+
+
+# Note [NumPy operands]: PyTorch's binary operators answer NotImplemented for a NumPy array
+# operand, so Python asks the array's reflected operator: NumPy computes the op (with NumPy's
+# promotion) and ``Tensor.__array_wrap__`` turns the result into a tensor. ``ndarray + tensor``
+# then raises TypeError, as in PyTorch: the array defers (``__array_priority__``) and so do we.
+# ``==`` and ``!=`` instead compare elementwise as tensors (PyTorch does for ``==``), and
+# ``array / tensor`` is ``tensor.reciprocal() * array``, as PyTorch's ``__rtruediv__`` is.
+def _binary_operator(name, op, *extra, reflected=False):
+    """``Tensor.__<name>__``: ``op(self, other, *extra)`` (``op(other, self, *extra)`` when
+    ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator."""
+    if reflected:
+        def operator(self, other):
+            if isinstance(other, np.ndarray):
+                return NotImplemented
+            return op(other, self, *extra)
+    else:
+        def operator(self, other):
+            if isinstance(other, np.ndarray):
+                return NotImplemented
+            return op(self, other, *extra)
+    operator.__name__ = f"__{name}__"
+    operator.__qualname__ = f"Tensor.__{name}__"
+    # the tracer names the frontend entry point by its code's qualname (dispatcher._call_traced)
+    operator.__code__ = operator.__code__.replace(co_qualname=operator.__qualname__)
+    return operator
 
 
 class Tensor(TensorImpl):
@@ -678,74 +715,50 @@ class Tensor(TensorImpl):
         return False
 
     # --- Python operators -----------------------------------------------------------------------
-    def __add__(self, other):
-        return P.add(self, other, 1)
-
-    def __radd__(self, other):
-        return P.add(self, other, 1)
-
-    def __iadd__(self, other):
-        return P.add_(self, other, 1)
-
-    def __sub__(self, other):
-        return P.sub(self, other, 1)
-
-    def __rsub__(self, other):
-        return P.sub(other, self, 1)
-
-    def __isub__(self, other):
-        return P.sub_(self, other, 1)
-
-    def __mul__(self, other):
-        return P.mul(self, other)
-
-    def __rmul__(self, other):
-        return P.mul(self, other)
-
-    def __imul__(self, other):
-        return P.mul_(self, other)
-
-    def __truediv__(self, other):
-        return P.div(self, other)
+    # Binary operators are made by ``_binary_operator`` (above the class): one frame that
+    # answers NotImplemented for a NumPy array (Note [NumPy operands]) and calls the op.
+    __add__ = _binary_operator("add", P.add, 1)
+    __radd__ = _binary_operator("radd", P.add, 1)
+    __iadd__ = _binary_operator("iadd", P.add_, 1)
+    __sub__ = _binary_operator("sub", P.sub, 1)
+    __rsub__ = _binary_operator("rsub", P.sub, 1, reflected=True)
+    __isub__ = _binary_operator("isub", P.sub_, 1)
+    __mul__ = _binary_operator("mul", P.mul)
+    __rmul__ = _binary_operator("rmul", P.mul)
+    __imul__ = _binary_operator("imul", P.mul_)
+    __truediv__ = _binary_operator("truediv", P.div)
+    __itruediv__ = _binary_operator("itruediv", P.div_)
+    __floordiv__ = _binary_operator("floordiv", P.div_mode, "floor")
+    __rfloordiv__ = _binary_operator("rfloordiv", P.div_mode, "floor", reflected=True)
+    __ifloordiv__ = _binary_operator("ifloordiv", P.div_mode_, "floor")
+    __mod__ = _binary_operator("mod", P.remainder)
+    __rmod__ = _binary_operator("rmod", P.remainder, reflected=True)
+    __imod__ = _binary_operator("imod", P.remainder_)
+    __pow__ = _binary_operator("pow", P.pow)
+    __rpow__ = _binary_operator("rpow", P.pow, reflected=True)
+    __ipow__ = _binary_operator("ipow", P.pow_)
+    __matmul__ = _binary_operator("matmul", aten.matmul.default)
+    __rmatmul__ = _binary_operator("rmatmul", aten.matmul.default, reflected=True)
+    __and__ = _binary_operator("and", P.bitwise_and)
+    __rand__ = _binary_operator("rand", P.bitwise_and)
+    __iand__ = _binary_operator("iand", P.bitwise_and_)
+    __or__ = _binary_operator("or", P.bitwise_or)
+    __ror__ = _binary_operator("ror", P.bitwise_or)
+    __ior__ = _binary_operator("ior", P.bitwise_or_)
+    __xor__ = _binary_operator("xor", P.bitwise_xor)
+    __rxor__ = _binary_operator("rxor", P.bitwise_xor)
+    __ixor__ = _binary_operator("ixor", P.bitwise_xor_)
+    __lshift__ = _binary_operator("lshift", P.bitwise_left_shift)
+    __rshift__ = _binary_operator("rshift", P.bitwise_right_shift)
+    __lt__ = _binary_operator("lt", P.lt)
+    __le__ = _binary_operator("le", P.le)
+    __gt__ = _binary_operator("gt", P.gt)
+    __ge__ = _binary_operator("ge", P.ge)
 
     def __rtruediv__(self, other):
+        if isinstance(other, np.ndarray):   # PyTorch's __rtruediv__: reciprocal() * other
+            return P.reciprocal(self) * other
         return P.div(other, self)
-
-    def __itruediv__(self, other):
-        return P.div_(self, other)
-
-    def __floordiv__(self, other):
-        return P.div_mode(self, other, "floor")
-
-    def __rfloordiv__(self, other):
-        return P.div_mode(other, self, "floor")
-
-    def __ifloordiv__(self, other):
-        return P.div_mode_(self, other, "floor")
-
-    def __mod__(self, other):
-        return P.remainder(self, other)
-
-    def __rmod__(self, other):
-        return P.remainder(other, self)
-
-    def __imod__(self, other):
-        return P.remainder_(self, other)
-
-    def __pow__(self, other):
-        return P.pow(self, other)
-
-    def __rpow__(self, other):
-        return P.pow(other, self)
-
-    def __ipow__(self, other):
-        return P.pow_(self, other)
-
-    def __matmul__(self, other):
-        return aten.matmul.default(self, other)
-
-    def __rmatmul__(self, other):
-        return aten.matmul.default(other, self)
 
     def __neg__(self):
         return P.neg(self)
@@ -764,36 +777,6 @@ class Tensor(TensorImpl):
             return P.logical_not(self)
         return P.bitwise_not(self)
 
-    def __and__(self, other):
-        return P.bitwise_and(self, other)
-
-    __rand__ = __and__
-
-    def __iand__(self, other):
-        return P.bitwise_and_(self, other)
-
-    def __or__(self, other):
-        return P.bitwise_or(self, other)
-
-    __ror__ = __or__
-
-    def __ior__(self, other):
-        return P.bitwise_or_(self, other)
-
-    def __xor__(self, other):
-        return P.bitwise_xor(self, other)
-
-    __rxor__ = __xor__
-
-    def __ixor__(self, other):
-        return P.bitwise_xor_(self, other)
-
-    def __lshift__(self, other):
-        return P.bitwise_left_shift(self, other)
-
-    def __rshift__(self, other):
-        return P.bitwise_right_shift(self, other)
-
     def __eq__(self, other):
         if other is None:
             return False
@@ -803,24 +786,6 @@ class Tensor(TensorImpl):
         if other is None:
             return True
         return P.ne(self, other)
-
-    def __lt__(self, other):
-        return P.lt(self, other)
-
-    def __le__(self, other):
-        return P.le(self, other)
-
-    def __gt__(self, other):
-        return P.gt(self, other)
-
-    def __ge__(self, other):
-        return P.ge(self, other)
-
-    def __getitem__(self, index):
-        return _getitem(self, index)
-
-    def __setitem__(self, index, value):
-        _setitem(self, index, value)
 
     # --- methods whose Python signature differs from the schema --------------------------------
     def view(self, *shape):
@@ -963,21 +928,7 @@ class Tensor(TensorImpl):
     __array_priority__ = 1000  # NumPy defers `ndarray + tensor` to Tensor.__radd__
 
 
-# Note [NumPy operands]: PyTorch's binary operators answer NotImplemented for a NumPy array
-# operand, so Python asks the array's reflected operator: NumPy computes the op (with NumPy's
-# promotion) and ``Tensor.__array_wrap__`` turns the result into a tensor. ``ndarray + tensor``
-# then raises TypeError, as in PyTorch: the array defers (``__array_priority__``) and so do we.
-# ``==`` and ``!=`` instead compare elementwise as tensors (PyTorch does for ``==``), and
-# ``array / tensor`` is ``tensor.reciprocal() * array``, as PyTorch's ``__rtruediv__`` is.
-def _numpy_operand_deferred(operator):
-    @functools.wraps(operator)
-    def deferring(self, other):
-        if isinstance(other, np.ndarray):
-            return NotImplemented
-        return operator(self, other)
-    return deferring
-
-
+# ``==`` and ``!=`` with a NumPy array compare elementwise as tensors (Note [NumPy operands]).
 def _numpy_operand_compared(operator):
     @functools.wraps(operator)
     def comparing(self, other):
@@ -988,26 +939,6 @@ def _numpy_operand_compared(operator):
     return comparing
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-              "xor", "lshift", "rshift"):
-    for _prefix in ("", "r", "i"):
-        _dunder = f"__{_prefix}{_name}__"
-        if _dunder in Tensor.__dict__ and _dunder != "__rtruediv__":
-            setattr(Tensor, _dunder, _numpy_operand_deferred(Tensor.__dict__[_dunder]))
-
-
-def _numpy_operand_divided(operator):
-    @functools.wraps(operator)
-    def dividing(self, other):
-        if isinstance(other, np.ndarray):
-            return P.reciprocal(self) * other
-        return operator(self, other)
-    return dividing
-
-
-Tensor.__rtruediv__ = _numpy_operand_divided(Tensor.__dict__["__rtruediv__"])
-for _dunder in ("__lt__", "__le__", "__gt__", "__ge__"):
-    setattr(Tensor, _dunder, _numpy_operand_deferred(Tensor.__dict__[_dunder]))
 for _dunder in ("__eq__", "__ne__"):
     setattr(Tensor, _dunder, _numpy_operand_compared(Tensor.__dict__[_dunder]))
 
@@ -1092,13 +1023,6 @@ def _make_method(op):
     return method
 
 
-def _getitem(self, index):  # replaced by frontend/indexing.py's translation at import
-    raise RuntimeError("strata.frontend.indexing is not loaded")
-
-
-_setitem = _getitem
-
-
 _autograd = None   # strata.autograd.tensor_methods, installed by install_autograd
 
 
@@ -1123,9 +1047,10 @@ def install_pin_memory(fn, device_type="sim", default=True):
 
 def install_indexing(getitem, setitem):
     """``x[i]`` and ``x[i] = v`` live in ``frontend/indexing.py`` (the translation of Python
-    index expressions into select/slice/index ops); it installs itself here."""
-    global _getitem, _setitem
-    _getitem, _setitem = getitem, setitem
+    index expressions into select/slice/index ops); it installs them as ``Tensor.__getitem__``
+    and ``Tensor.__setitem__`` themselves, so indexing costs no forwarding frame."""
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
 
 
 def bind_methods():

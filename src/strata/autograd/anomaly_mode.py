@@ -22,6 +22,15 @@ class _AnomalyState(threading.local):
 
 
 _state = _AnomalyState()
+# Has any thread ever turned anomaly mode on? Until then every recorded op skips the
+# thread-local read (one attribute of a ``threading.local`` costs about an op's tenth).
+ever_enabled = False
+
+
+def _set_enabled(mode: bool):
+    global ever_enabled
+    _state.enabled = mode
+    ever_enabled = ever_enabled or mode
 
 
 def is_anomaly_enabled() -> bool:
@@ -47,11 +56,11 @@ class detect_anomaly:
         _warn_enabled()
 
     def __enter__(self):
-        _state.enabled = True
+        _set_enabled(True)
         _state.check_nan = self.check_nan
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _set_enabled(self.prev)
         _state.check_nan = self.prev_check_nan
 
     def __call__(self, func):
@@ -71,14 +80,14 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev = _state.enabled
         self.prev_check_nan = _state.check_nan
-        _state.enabled = bool(mode)
+        _set_enabled(bool(mode))
         _state.check_nan = bool(check_nan)
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        _state.enabled = self.prev
+        _set_enabled(self.prev)
         _state.check_nan = self.prev_check_nan
 
 

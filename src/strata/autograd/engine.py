@@ -201,8 +201,9 @@ def _can_accumulate_in_place(old, grad) -> bool:
             or sys.getrefcount(old) > 4:
         return False
     base = old._base
-    if base is None:
-        return sys.getrefcount(old._storage) <= 2
+    if base is None:   # a storage never made is held by no one (Note [Lazy storage])
+        storage = old._storage_or_none
+        return storage is None or sys.getrefcount(storage) <= 2
     return base._base is None and sys.getrefcount(base) <= 2 and \
         sys.getrefcount(old._storage) <= 3
 
@@ -264,6 +265,7 @@ def _call_function(node, grads):
             new = hook(tuple(outputs), tuple(grads))
             if new is not None:
                 outputs = list(new)
-    if anomaly_mode._state.enabled and anomaly_mode._state.check_nan:
+    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled \
+            and anomaly_mode._state.check_nan:
         anomaly_mode.check_nan(node, outputs)
     return outputs

@@ -16,6 +16,7 @@ work as context managers and as decorators, as in ``torch/autograd/grad_mode.py`
 import functools
 import inspect
 
+from ..dispatch import tls
 from ..dispatch.keys import functionality_bit
 from ..dispatch.tls import _state
 
@@ -136,6 +137,7 @@ class inference_mode(_DecoratorContextManager):
         s = _state
         self.prev = (s.grad_enabled, s.inference_mode, s.exclude)
         s.inference_mode = self.mode
+        tls.inference_mode_used = tls.inference_mode_used or self.mode
         s.grad_enabled = not self.mode
         s.exclude = s.exclude | AUTOGRAD_BIT if self.mode else s.exclude & ~AUTOGRAD_BIT
 

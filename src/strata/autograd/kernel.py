@@ -37,9 +37,11 @@ def autograd_kernel(op, ks, args):
     if _state.grad_enabled:
         for i in op.tensor_positions:
             t = args[i]
-            if isinstance(t, TensorImpl) and (t._ag is not None or t._base is not None) \
-                    and requires_grad(t):
-                return record(op, ks, args)
+            if isinstance(t, TensorImpl):
+                ag = t._ag   # requires_grad(t), its common case inlined
+                if ag is not None and ag.requires_grad or \
+                        t._base is not None and requires_grad(t):
+                    return record(op, ks, args)
         for i in op.tensorlist_positions:
             for t in args[i]:
                 if t is not None and requires_grad(t):
@@ -278,7 +280,7 @@ def record(op, ks, args):
     if deriv is None:
         return _record_not_implemented(op, ks, args)
     edges, metas, needs = _input_edges(deriv, args)
-    node = deriv.node_class(args)(deriv, edges, metas, needs)
+    node = (deriv.fixed_node_class or deriv.node_class(args))(deriv, edges, metas, needs)
     node._args = deriv.save_inputs(node, args, needs, inplace)
     if trace.active:
         _report_node(node, op)
@@ -291,7 +293,7 @@ def record(op, ks, args):
         node._output_meta = ((out._shape, out.dtype, out.device),)
     if deriv.saves_result:
         node._results = deriv.save_results(node, outputs, needs)
-    if anomaly_mode._state.enabled:
+    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled:
         node._trace = traceback.format_stack()[:-3]
     if inplace:
         _rebase_history(args[0], node)

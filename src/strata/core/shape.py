@@ -46,8 +46,11 @@ def contiguous_strides(shape) -> tuple:
 
 def wrap_dim(dim, ndim: int, *, scalar_ok: bool = True) -> int:
     """Turn a possibly negative dim into an index; IndexError with PyTorch's message if invalid."""
-    if type(dim) is int and 0 <= dim < ndim:   # the common case, on every view's meta
-        return dim
+    if type(dim) is int:   # the common cases, on every view's meta
+        if 0 <= dim < ndim:
+            return dim
+        if -ndim <= dim < 0:
+            return dim + ndim
     dim = operator.index(dim)
     n = ndim if ndim > 0 or not scalar_ok else 1
     if ndim == 0 and not scalar_ok:

@@ -9,6 +9,7 @@ The Python ``Tensor`` class (``strata/tensor.py``) subclasses this and adds the 
 import numpy as np
 
 from .shape import Size, contiguous_strides
+from .storage import Storage
 
 
 class VersionCounter:
@@ -39,9 +40,27 @@ INFERENCE_VERSION = InferenceVersionCounter()
 
 class TensorImpl:
     __slots__ = (
-        "_storage", "_offset", "_shape", "_strides", "dtype", "device", "_keyset",
+        "_storage_or_none", "_offset", "_shape", "_strides", "dtype", "device", "_keyset",
         "_vc", "_array", "_ag", "_base",
     )
+
+    # Note [Lazy storage]: a kernel's result owns a fresh array and is usually consumed by the
+    # next op and dropped without anyone asking for its Storage (a view, ``untyped_storage()``,
+    # ``data_ptr()``, an overlap check do). ``from_array`` leaves the slot empty and the first
+    # read makes the Storage over that array: one object less per result, for the allocator and
+    # for the garbage collector. An empty slot with no array is a tensor without storage (sparse).
+    @property
+    def _storage(self):
+        storage = self._storage_or_none
+        if storage is None:
+            arr = self._array
+            if arr is not None:
+                storage = self._storage_or_none = Storage(arr.nbytes, self.device, None, arr)
+        return storage
+
+    @_storage.setter
+    def _storage(self, storage):
+        self._storage_or_none = storage
 
     # --- layout ---------------------------------------------------------------------------------
     @property
@@ -135,7 +154,7 @@ class TensorImpl:
         """A NumPy view of this tensor's elements (CPU only), built once per TensorImpl."""
         arr = self._array
         if arr is None:
-            data = self._storage.data
+            data = self._storage_or_none.data   # a tensor without an array has its storage
             if data is None:
                 raise RuntimeError(
                     f"Cannot access data of a tensor on device '{self.device}'"
@@ -154,7 +173,7 @@ class TensorImpl:
 def init_impl(t: TensorImpl, storage, offset, shape, strides, dtype, device, keyset, vc,
               array=None):
     """Fill a freshly allocated TensorImpl (kept outside ``__init__`` so Tensor can use __new__)."""
-    t._storage = storage
+    t._storage_or_none = storage
     t._offset = offset
     t._shape = shape
     t._strides = strides if strides is not None or array is not None else \

@@ -55,15 +55,23 @@ class Categorical(ProbsOrLogits, Distribution):
         sample_shape = Size(sample_shape)
         probs_2d = self.probs.detach().reshape(-1, self._num_events)
         n = sample_shape.numel()
-        samples = probs_2d.multinomial(n, True).t() if n else \
-            creation.empty((0, probs_2d.shape[0]), dtype=D.int64)
+        if n == 1:   # (batch, 1) holds its draws in the order (1, batch) does: no transpose
+            samples = probs_2d.multinomial(1, True)
+        elif n:
+            samples = probs_2d.multinomial(n, True).t()
+        else:
+            samples = creation.empty((0, probs_2d.shape[0]), dtype=D.int64)
         return samples.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value, log_pmf = broadcast_tensors(value.long().unsqueeze(-1), self.logits)
-        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+        index = value.long().unsqueeze(-1)
+        logits = self.logits
+        if index._shape[:-1] == logits._shape[:-1]:   # one value per batch element: nothing
+            return logits.gather(-1, index).squeeze(-1)   # to broadcast (fewer ops, same result)
+        index, log_pmf = broadcast_tensors(index, logits)
+        return log_pmf.gather(-1, index[..., :1]).squeeze(-1)
 
     def entropy(self):
         logits = self.logits.clamp(min=D.finfo(self.logits.dtype).min)

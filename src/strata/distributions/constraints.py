@@ -23,6 +23,11 @@ class Constraint:
     is_discrete = False
     event_dim = 0
 
+    def _all_valid(self, value) -> bool:
+        """Does ``value`` satisfy the constraint everywhere? (What validation asks; a subclass
+        may answer with fewer ops than ``check`` then ``all``.)"""
+        return bool(self.check(value).all())
+
     def check(self, value):
         raise NotImplementedError  # by design: abstract here, as in PyTorch
 
@@ -80,6 +85,13 @@ class _IndependentConstraint(Constraint):
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
         return result.reshape(tuple(result.shape[:result.dim() - n]) + (-1,)).all(-1)
 
+    def _all_valid(self, value) -> bool:
+        """All events valid is all of the base check true: no per-event reshape and reduce."""
+        result = self.base_constraint.check(value)
+        if result.dim() < self.reinterpreted_batch_ndims:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        return bool(result.all())
+
     def __repr__(self):
         return f"{type(self).__name__[1:]}({self.base_constraint!r}, " \
                f"{self.reinterpreted_batch_ndims})"
@@ -118,7 +130,10 @@ class _IntegerInterval(_Bounded):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+        in_range = (self.lower_bound <= value) & (value <= self.upper_bound)
+        if value.dtype.category == D.INTEGRAL:   # whole numbers: ``value % 1 == 0`` holds
+            return in_range
+        return (value % 1 == 0) & in_range
 
 
 class _IntegerGreaterThan(_Bounded):

@@ -36,7 +36,7 @@ class Distribution:
                         isinstance(getattr(type(self), param), lazy_property):
                     continue   # the other parametrisation was given
                 value = getattr(self, param)
-                if not bool(constraint.check(value).all()):
+                if not constraint._all_valid(value):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
@@ -123,7 +123,7 @@ class Distribution:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
                                  f"{actual} vs {expected}.")
         support = self.support
-        if not bool(support.check(value).all()):
+        if not support._all_valid(value):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "

@@ -36,7 +36,7 @@ def blas_scalar(value, dtype):
 # --- products (primitives) ------------------------------------------------------------------------
 
 def _mm_meta(self, mat2):
-    a, b = self.shape, mat2.shape   # read once: this runs on every linear layer call
+    a, b = self._shape, mat2._shape   # plain tuples: this runs on every linear layer call
     if len(a) != 2:
         raise RuntimeError("self must be a matrix")
     if len(b) != 2:

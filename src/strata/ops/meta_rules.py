@@ -324,8 +324,12 @@ def check_inplace_overlap(self, *operands):
     """What TensorIterator checks before it writes ``self``: no element written twice, and no
     input that partially overlaps it (a full alias such as ``x.add_(x)`` is fine)."""
     check_no_internal_overlap(self)
+    # a tensor whose storage was never made shares it with no one (Note [Lazy storage])
+    storage = self._storage_or_none
+    if storage is None:
+        return
     for x in operands:
-        if getattr(x, "_storage", None) is self._storage and x is not self:
+        if getattr(x, "_storage_or_none", None) is storage and x is not self:
             _check_no_partial_overlap(self, x)
 
 

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from .schema import Binder, parse_schema
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class TensorSpec:
-    """What a meta function says about an output: shape, dtype and (optionally) strides."""
+    """What a meta function says about an output: shape, dtype and (optionally) strides.
+
+    Not frozen (nobody changes one): a frozen dataclass sets each field through
+    ``object.__setattr__``, and meta functions make one per op call; hashable all the same."""
 
     shape: tuple
     dtype: object
@@ -30,9 +33,9 @@ class TensorSpec:
         return len(self.shape)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ViewSpec:
-    """The layout of a view over its input's storage."""
+    """The layout of a view over its input's storage (not frozen, as ``TensorSpec``)."""
 
     shape: tuple
     strides: tuple

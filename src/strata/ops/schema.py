@@ -190,7 +190,7 @@ class Binder:
     the dispatcher takes the fast path when the caller already passed exactly that.
     """
 
-    __slots__ = ("schema", "names", "n", "defaults", "n_positional", "index")
+    __slots__ = ("schema", "names", "n", "defaults", "n_positional", "index", "n_required")
 
     def __init__(self, schema: Schema):
         self.schema = schema
@@ -199,9 +199,15 @@ class Binder:
         self.defaults = tuple(a.default for a in schema.arguments)
         self.n_positional = sum(not a.kwarg_only for a in schema.arguments)
         self.index = {n: i for i, n in enumerate(self.names)}
+        # the fewest positional arguments after which every argument has a default
+        self.n_required = next((i for i in range(self.n, 0, -1)
+                                if self.defaults[i - 1] is _MISSING), 0)
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
-        if len(args) > self.n_positional:
+        n = len(args)
+        if not kwargs and self.n_required <= n <= self.n_positional:
+            return args + self.defaults[n:]   # positional, defaults after: the common call
+        if n > self.n_positional:
             raise TypeError(f"{self.schema.op_name}() takes {self.n_positional} positional "
                             f"arguments but {len(args)} were given")
         out = list(args) + [_MISSING] * (self.n - len(args))

@@ -94,7 +94,7 @@ def _permute_meta(self, dims):
 def _transpose_meta(self, dim0, dim1):
     n = len(self._shape)   # slots, not the Size-building properties: every linear call runs this
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
-    shape, stride = list(self._shape), list(self._get_strides())
+    shape, stride = list(self._shape), list(self._strides or self._get_strides())
     if n:
         shape[d0], shape[d1] = shape[d1], shape[d0]
         stride[d0], stride[d1] = stride[d1], stride[d0]
@@ -190,10 +190,9 @@ def _select_meta(self, dim, index):
                          f"{_fmt(shape)} at dimension {d}")
     if index < 0:
         index += size
-    shape, stride = list(shape), list(self._get_strides())
-    offset = self._offset + index * stride[d]
-    del shape[d], stride[d]
-    return ViewSpec(tuple(shape), tuple(stride), offset)
+    strides = self._strides or self._get_strides()   # the slot once a kernel's are read
+    return ViewSpec(shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:],
+                    self._offset + index * strides[d])
 
 
 def _diagonal_meta(self, offset=0, dim1=0, dim2=1):

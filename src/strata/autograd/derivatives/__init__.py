@@ -84,14 +84,18 @@ class Derivative:
         self.saves = bool(save)
         self.saves_result = bool(self.result_saves)
         self._classes = {}
+        self.fixed_node_class = None   # the node class once made, when ``name`` is a string
 
     def node_class(self, args):
         """The node class for this call (``MulBackward0``); a few ops name it by arguments."""
-        name = self.name if type(self.name) is str else self.name(*args)
+        fixed = type(self.name) is str
+        name = self.name if fixed else self.name(*args)
         cls = self._classes.get(name)
         if cls is None:
             from ..kernel import OpNode
             cls = self._classes[name] = type(name, (OpNode,), {"__slots__": ()})
+            if fixed:
+                self.fixed_node_class = cls
         return cls
 
     def save_inputs(self, node, args, needs, inplace):
@@ -234,13 +238,12 @@ def sum_to(grad, shape):
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape)
-                                if s == 1 and gshape[lead + i] != 1]
-    if dims:
-        grad = RD.sum(grad, dims, True)
-    if lead:
-        grad = S.view(grad, shape)
-    return grad
+    inner = [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
+    if lead and not inner:   # only leading dims (a bias): summing them away gives ``shape``
+        return RD.sum(grad, list(range(lead)), False)
+    if inner:
+        grad = RD.sum(grad, list(range(lead)) + inner, True)
+    return S.view(grad, shape) if lead else grad
 
 
 def zeros(shape, like):

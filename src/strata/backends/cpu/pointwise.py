@@ -239,8 +239,10 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
     # Note [Binary fast lane]: the dtypes (with an int ``alpha``: (dtype, alpha)) already seen to
     # need nothing but ``fn``: two tensors of that dtype give it, computing natively in it, with
     # the checks passed. Other argument types (a float or bool alpha, a rounding mode) never
-    # take the lane, so a check that depends on them always runs.
-    same_dtype_lane = set()
+    # take the lane, so a check that depends on them always runs. Each key maps to the call
+    # that computes it: ``fn`` with its extra arguments, or for ``add``/``sub`` with alpha 1
+    # the ufunc itself (``_scaled``'s ``plain``), one Python frame less.
+    same_dtype_lane = {}
 
     def lane_key(dt, extra):
         if not extra:
@@ -249,14 +251,25 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
             return dt, extra[0]
         return None
 
+    def lane_call(extra):
+        plain = getattr(fn, "plain", None)
+        return (plain, ()) if plain is not None and extra == (1,) else (fn, extra)
+
     def kernel(self, other, *extra):
         a = getattr(self, "_array", None)   # None for Python numbers and lazily viewed tensors
         if a is not None:
             b = getattr(other, "_array", None)
+            lane = None
             if b is not None and self.dtype is other.dtype and a.size < LARGE \
-                    and b.size < LARGE and lane_key(self.dtype, extra) in same_dtype_lane:
+                    and b.size < LARGE:
+                if not extra:   # lane_key, inlined: every small same-dtype call asks
+                    lane = same_dtype_lane.get(self.dtype)
+                elif len(extra) == 1 and type(extra[0]) is int:
+                    lane = same_dtype_lane.get((self.dtype, extra[0]))
+            if lane is not None:
+                callee, args = lane
                 try:
-                    r = fn(a, b, *extra)
+                    r = callee(a, b, *args)
                 except ValueError:  # NumPy's broadcast error: raise PyTorch's
                     R.broadcast_shapes(self._shape, other._shape)
                     raise
@@ -273,7 +286,7 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 dt is getattr(self, "dtype", None) is getattr(other, "dtype", None):
             key = lane_key(dt, extra)
             if key is not None:
-                same_dtype_lane.add(key)
+                same_dtype_lane[key] = lane_call(extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
             big = a if type(a) is np.ndarray and a.size >= LARGE else \
@@ -321,6 +334,7 @@ def _scaled(ufunc):
                 (type(a) is not np.ndarray or a.shape == scaled.shape):
             out = scaled
         return ufunc(a, scaled, out=out)
+    run.plain = ufunc   # what ``run`` is with alpha 1 (Note [Binary fast lane])
     return run
 
 
