@@ -265,3 +265,19 @@ def test_selections_match_torch(case):
     if numeric:
         check(lambda m, t: (t.argmax(dim, keepdim), t.argmin(), t.median(dim, keepdim),
                             t.median()), x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8",
+                                   "int64", "bool"])
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_sum_of_one_element_matches_torch(dtype, shape):
+    """The one-element fast path of ``x.sum()``: the value plus 0 (-0.0 sums to +0.0), NaN and
+    inf kept, integers and bool summed into int64."""
+    for value in (-0.0, 1.5, float("nan"), float("-inf"), 7.0):
+        if dtype in ("bool", "int8", "uint8", "int64") and not np.isfinite(value):
+            continue
+        a = np.array(value, dtype="float64").reshape(shape)
+        check(lambda m, x: x.to(getattr(m, dtype)).sum(), a)
+        got = strata.tensor(a).to(getattr(strata, dtype)).sum()
+        assert np.signbit(got.float().item()) == np.signbit(
+            torch.tensor(a).to(getattr(torch, dtype)).sum().float().item())
