@@ -168,6 +168,8 @@ GENERATED = {
     "sigmoid": lambda m, x: m.sigmoid(x),
     "tanh_": lambda m, x: x.clone().tanh_(),
     "sigmoid_": lambda m, x: x.clone().sigmoid_(),
+    "silu": lambda m, x: m.nn.functional.silu(x),
+    "silu_": lambda m, x: m.nn.functional.silu(x.clone(), inplace=True),
 }
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.8, -88.8, 1e30, -1e30, 5.5, -5.5]
 
@@ -203,7 +205,7 @@ def test_generated_kernels_match_torch(generated_path, op, dtype, tol):
     assert np.array_equal(np.signbit(s.numpy()[3:5]), np.signbit(t.numpy()[3:5]))
 
 
-@pytest.mark.parametrize("op", ["gelu", "tanh", "sigmoid", "erf"])
+@pytest.mark.parametrize("op", ["gelu", "tanh", "sigmoid", "erf", "silu"])
 def test_generated_kernels_on_views_and_halves(generated_path, op):
     a = _generated_input(np.float32, 8000).reshape(80, 100)
     for view in (lambda x: x[:, ::2], lambda x: x.t(), lambda x: x[3:70]):
@@ -226,6 +228,7 @@ BACKWARD = {   # (grad, x) -> the backward op; tanh/sigmoid take their forward's
     "sigmoid_backward": lambda m, g, x: m.ops.aten.sigmoid_backward(g, m.sigmoid(x)),
     "gelu_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x),
     "gelu_tanh_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x, approximate="tanh"),
+    "silu_backward": lambda m, g, x: m.ops.aten.silu_backward(g, x),
 }
 
 
@@ -306,3 +309,21 @@ def test_layer_norm_gradients_and_halves(path):
     assert_same(strata.nn.functional.layer_norm(strata.tensor(x).half(), (16,)),
                 torch.nn.functional.layer_norm(torch.tensor(x).half(), (16,)),
                 atol=2e-3, rtol=2e-3)
+
+
+def test_silu_gradients_of_gradients_match_torch(generated_path):
+    """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
+    (SiluBackwardBackward0) gives second derivatives."""
+    a = _generated_input(np.float64, 3000)
+    a = a[np.isfinite(a)]
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.nn.functional.silu(x)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        assert type(y.grad_fn).__name__ == "SiluBackward0"
+        assert type(g.grad_fn).__name__ == "SiluBackwardBackward0" or m is torch
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        grads.append((g.detach(), gg))
+    assert_same(grads[0][0], grads[1][0], atol=1e-12, rtol=1e-12)
+    assert_same(grads[0][1], grads[1][1], atol=1e-10, rtol=1e-10)

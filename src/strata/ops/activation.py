@@ -293,8 +293,9 @@ def _pointwise_backward(schema, kernel_name, check=None):
     return op
 
 
-# Primitives, unlike the composites here: the derivatives of tanh, sigmoid and gelu, each one
-# generated C loop on the CPU (compile/inductor/eager.py) instead of a chain of NumPy passes.
+# Primitives, unlike the composites here: the derivatives of tanh, sigmoid, gelu and silu, each
+# one generated C loop on the CPU (compile/inductor/eager.py) instead of a chain of NumPy
+# passes.
 tanh_backward = _pointwise_backward("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
                                     "tanh_backward_cpu")
 sigmoid_backward = _pointwise_backward(
@@ -302,6 +303,8 @@ sigmoid_backward = _pointwise_backward(
 gelu_backward = _pointwise_backward(
     "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
     "GeluBackwardKernelImpl", P.check_gelu)
+silu_backward = _pointwise_backward("silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+                                    "silu_backward_cpu")
 
 
 _NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is "

@@ -120,7 +120,7 @@ def _hardshrink(ctx, grad):
 non_differentiable(A.one_hot)
 
 
-# --- the backward ops of tanh, sigmoid and gelu (derivatives.yaml; FunctionsManual.cpp's
+# --- the backward ops of tanh, sigmoid, gelu and silu (derivatives.yaml; FunctionsManual.cpp's
 # gelu_double_backward), so gradients of gradients flow through them
 
 @derivative(A.tanh_backward, "TanhBackwardBackward0", save=("output", "grad_output"))
@@ -142,6 +142,19 @@ def _gelu_backward(ctx, grad):
             else None,
             P.mul(P.mul(grad, ctx.grad_output), _gelu_second_derivative(ctx.self, ctx.approximate))
             if ctx.needs[1] else None)
+
+
+@derivative(A.silu_backward, "SiluBackwardBackward0", save=("self", "grad_output"))
+def _silu_backward(ctx, grad):
+    """silu'(x) = s * (1 + x * (1 - s)), s = sigmoid(x); silu''(x) = s * (1 - s) * (2 + x * (1 -
+    2 * s))."""
+    if not ctx.needs[1]:
+        return A.silu_backward(grad, ctx.self) if ctx.needs[0] else None, None
+    x = ctx.self
+    s = P.sigmoid(x)
+    curvature = P.mul(P.mul(s, P.add(P.neg(s), 1)), P.add(P.mul(x, P.add(P.mul(s, -2), 1)), 2))
+    return (A.silu_backward(grad, x) if ctx.needs[0] else None,
+            P.mul(P.mul(grad, ctx.grad_output), curvature))
 
 
 def _gelu_second_derivative(x, approximate):

@@ -280,9 +280,9 @@ def one_hot(self, num_classes=-1):
     return wrap(out, D.int64)
 
 
-# --- the backward ops of tanh, sigmoid and gelu: a generated C loop for large contiguous float
-# arrays of one dtype (compile/inductor/eager.py, the same formulas), else these NumPy formulas
-# in ATen's order of operations
+# --- the backward ops of tanh, sigmoid, gelu and silu: a generated C loop for large contiguous
+# float arrays of one dtype (compile/inductor/eager.py, the same formulas), else these NumPy
+# formulas in ATen's order of operations
 
 def _generated(formula, numpy_formula):
     def run(grad, x, *extra):
@@ -311,6 +311,11 @@ def _gelu_backward(grad, x, approximate="none"):
     return grad * (cdf + x * pdf)
 
 
+def _silu_backward(grad, x):
+    sigmoid = 1 / (1 + np.exp(-x))
+    return grad * sigmoid * (1 + x * (1 - sigmoid))
+
+
 def _backward_kernel(op, formula, numpy_formula):
     return binary(_generated(formula, numpy_formula), op, None)[0]
 
@@ -337,4 +342,5 @@ KERNELS = {
     A.gelu_backward: _backward_kernel(
         A.gelu_backward, lambda approximate="none": "gelu_tanh_backward"
         if approximate == "tanh" else "gelu_backward", _gelu_backward),
+    A.silu_backward: _backward_kernel(A.silu_backward, "silu_backward", _silu_backward),
 }

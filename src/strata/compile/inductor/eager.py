@@ -40,8 +40,14 @@ def gelu_tanh(x, dtype):
                    ops.add(ops.constant(1.0, dtype), ops.tanh(inner)))
 
 
+def silu(x, dtype):
+    # ATen's silu_kernel: x / (1 + exp(-x))
+    return ops.truediv(x, ops.add(ops.constant(1.0, dtype), ops.exp(ops.neg(x))))
+
+
 # name -> the formula of one element (the value, its dtype), written with ops.*
 FORMULAS = {
+    "silu": silu,
     "gelu": gelu,
     "gelu_tanh": gelu_tanh,
     "erf": lambda x, dtype: ops.erf(x),
@@ -89,6 +95,13 @@ def gelu_tanh_backward(g, x, dtype):
     return ops.mul(g, ops.add(ops.mul(c(0.5), right), right_derivative))
 
 
+def silu_backward(g, x, dtype):
+    # ATen's silu_backward_kernel: g * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x))
+    one = ops.constant(1.0, dtype)
+    s = ops.truediv(one, ops.add(one, ops.exp(ops.neg(x))))
+    return ops.mul(ops.mul(g, s), ops.add(one, ops.mul(x, ops.sub(one, s))))
+
+
 # name -> the formula of (grad, x) at one element: the backward ops' kernels (eager, compiled
 # graphs through lowering.py, and the opencl device)
 BINARY_FORMULAS = {
@@ -96,6 +109,7 @@ BINARY_FORMULAS = {
     "sigmoid_backward": sigmoid_backward,
     "gelu_backward": gelu_backward,
     "gelu_tanh_backward": gelu_tanh_backward,
+    "silu_backward": silu_backward,
 }
 
 
