@@ -85,6 +85,10 @@ def _backward_samples():
             Sample(_backward(name), (BIG_G.astype(np.float64), np.tanh(BIG).astype(np.float64)),
                    name="generated_f64"),
             Sample(_backward(name), (BIG_G[:1], np.tanh(BIG)), name="broadcast")]
+    out["aten::softplus_backward"] += [   # the generated C loop, with its scalars
+        Sample(_backward("softplus", 2.0, 5.0), (BIG_G, BIG * 5), name="generated"),
+        Sample(_backward("softplus", 1, 20), (BIG_G.astype(np.float64), BIG.astype(np.float64)),
+               name="generated_f64")]
     out["aten::gelu_backward"] = [
         Sample(_gelu_backward(approximate), inputs, name=f"{approximate}_{label}")
         for approximate in ("none", "tanh") for label, inputs in (
@@ -281,6 +285,7 @@ SAMPLES = {
     "aten::softplus": [
         Sample(lambda m, x: aten(m).softplus.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).softplus.default(x, 2.0, 5.0), (WIDE,), name="beta"),
+        Sample(lambda m, x: aten(m).softplus.default(x, 2.0, 5.0), (BIG * 5,), name="generated"),
         Sample(lambda m, x: aten(m).softplus.default(x, 0.5), (D64,), name="f64"),
         Sample(lambda m, x: aten(m).softplus.default(f16(m, x)), (F,), name="f16"),
     ],
