@@ -252,7 +252,7 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # than it saves).
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 15   # elements per thread at least
-_GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def run_unary(formula: str, a, *scalars):
@@ -261,7 +261,7 @@ def run_unary(formula: str, a, *scalars):
     (another dtype or layout, a small array, no C). ``scalars``: the formula's scalar arguments
     (softplus's beta and threshold), converted to ``a``'s dtype as ATen converts a Scalar."""
     if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
-            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
         return None
     return _run(formula, a, (a,), scalars)
 
@@ -274,7 +274,7 @@ def run_binary(formula: str, a, b, *scalars):
             and b.shape == a.shape and b.flags.c_contiguous):
         return None
     if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
-            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
         return None
     return _run(formula, a, (a, b), scalars)
 
