@@ -59,10 +59,16 @@ def _group_matmul(weights, cols):
     return np.matmul(weights, cols)
 
 
+# Column-matrix rows shorter than this (N * oh * ow: a weight gradient's huge kernel and tiny
+# output) cost the C loop more per row than NumPy's strided copy.
+GENERATED_IM2COL_MIN_ROW = 64
+
+
 def _im2col2d(x, kernel, stride, padding, dilation, out):
     """The column matrix ``(C, kh, kw, N, oh, ow)`` of a float ``x`` from the generated C loop
     (compile/inductor/eager_conv.py), or None where NumPy's windows must make it."""
-    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size:
+    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size \
+            or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
         return None
     fn = native.function("eager_conv", f"im2col2d_{x.dtype.name}")
     if fn is None:

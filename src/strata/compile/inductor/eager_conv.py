@@ -55,8 +55,12 @@ void im2col2d_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_
                 }}
                 const {ctype}* src = x + r * stride_h;
                 for (int64_t oj = 0; oj < j0; oj++) d[oj] = 0;
-                #pragma omp simd
-                for (int64_t oj = j0; oj < j1; oj++) d[oj] = src[(oj * sw + shift) * stride_w];
+                if (sw == 1 && stride_w == 1) {{   /* a contiguous run: no gather */
+                    memcpy(d + j0, src + j0 + shift, (j1 - j0) * sizeof({ctype}));
+                }} else {{
+                    #pragma omp simd
+                    for (int64_t oj = j0; oj < j1; oj++) d[oj] = src[(oj * sw + shift) * stride_w];
+                }}
                 for (int64_t oj = j1; oj < ow; oj++) d[oj] = 0;
             }}
         }}
@@ -94,7 +98,7 @@ void col2im2d_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out, int64
 
 def source() -> str:
     body = "".join(_KERNELS.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
-    return "#include <stdint.h>\n" + _COLUMN_RANGE + body
+    return "#include <stdint.h>\n#include <string.h>\n" + _COLUMN_RANGE + body
 
 
 def _signatures():
