@@ -350,3 +350,27 @@ def test_softplus_gradients_of_gradients_match_torch(generated_path):
         grads.append((g.detach(), gg))
     assert_same(grads[0][0], grads[1][0], atol=1e-12, rtol=1e-12)
     assert_same(grads[0][1], grads[1][1], atol=1e-10, rtol=1e-10)
+
+
+def test_silu_and_softplus_ulp_bounds():
+    """docs/inductor.md's ulp table: float32 kernels against float64 formulas (silu_backward
+    in ulps of the gradient: ATen's formula cancels near x = -1.28, torch's error is the same)."""
+    native.reset()
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-80, 80, 1 << 17), rng.uniform(-5, 5, 1 << 17)])
+    x = x.astype(np.float32)
+    g = rng.uniform(-2, 2, x.size).astype(np.float32)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    s = 1 / (1 + np.exp(-x64))
+    soft = np.where(x64 > 20, x64, np.log1p(np.exp(x64)))
+    cases = [("silu", native.run_unary("silu", x), x64 * s, x64 * s, 4),
+             ("softplus", native.run_unary("softplus", x, 1, 20), soft, soft, 4),
+             ("softplus_backward", native.run_binary("softplus_backward", g, x, 1, 20),
+              np.where(x64 > 20, g64, g64 * s), np.where(x64 > 20, g64, g64 * s), 5),
+             ("silu_backward", native.run_binary("silu_backward", g, x),
+              g64 * s * (1 + x64 * (1 - s)), g64, 17)]
+    for name, got, exact, scale, bound in cases:
+        if got is None:
+            pytest.skip("no C compiler")
+        ulps = np.abs(got - exact) / np.spacing(np.abs(scale).astype(np.float32))
+        assert ulps.max() <= bound, name
