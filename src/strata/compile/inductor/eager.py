@@ -18,7 +18,7 @@ import ctypes
 import math
 
 from ...backends.cpu import native
-from . import eager_conv, eager_pool  # noqa: F401  (register their C kernels the same way)
+from . import eager_conv, eager_optim, eager_pool  # noqa: F401  (register their C kernels)
 from .cprinter import pointer_count, print_module
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 

@@ -1,0 +1,51 @@
+"""The eager CPU kernel of Adam's (and AdamW's) update (issue 9 §5): one in-place pass.
+
+optim/adam.py's update is a dozen strata ops (lerp, mul, addcmul, sqrt, div, add, addcdiv), each
+a NumPy pass with a temporary over a parameter or a flat bucket of them. ``adam_step`` does the
+same arithmetic per element in one loop, in the same order and each operation rounded to the
+dtype as the ops round it, so its results are the op path's bit for bit (tested): no FMA
+contraction (``fp-contract=off`` for this function; -march=native would otherwise fuse
+``m + (g - m) * w`` into one rounding). ``params`` holds the scalars in the tensor's dtype, as
+the ops convert a Python number: 1 - beta1 (the lerp weight, below 0.5), beta2, 1 - beta2,
+sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t). The C is printed once per dtype and built and
+cached by the CPU backend's one build path (backends/cpu/native.py); each call covers
+``[lo, hi)``, so the caller's threads split it.
+"""
+
+import ctypes
+
+from ...backends.cpu import native
+from .ir import C_TYPES
+
+LIBRARY = "eager_optim"
+DTYPES = ("float32", "float64")
+SQRT = {"float32": "sqrtf", "float64": "sqrt"}
+
+_KERNEL = """
+__attribute__((optimize("fp-contract=off")))
+void adam_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
+                       {ctype}* restrict exp_avg, {ctype}* restrict exp_avg_sq,
+                       const {ctype}* restrict params, int64_t n, int64_t lo, int64_t hi) {{
+    const {ctype} weight = params[0], beta2 = params[1], one_minus_beta2 = params[2];
+    const {ctype} bias_correction2_sqrt = params[3], eps = params[4], step = params[5];
+    #pragma omp simd
+    for (int64_t i = lo; i < hi; i++) {{
+        const {ctype} g = grad[i];
+        const {ctype} m = exp_avg[i] + (g - exp_avg[i]) * weight;          /* lerp_ */
+        const {ctype} v = exp_avg_sq[i] * beta2 + (g * one_minus_beta2) * g;  /* mul_, addcmul_ */
+        const {ctype} denom = {sqrt}(v) / bias_correction2_sqrt + eps;
+        param[i] = param[i] + (m * step) / denom;                           /* addcdiv_ */
+        exp_avg[i] = m;
+        exp_avg_sq[i] = v;
+    }}
+}}
+"""
+
+
+def source() -> str:
+    body = "".join(_KERNEL.format(dtype=d, ctype=C_TYPES[d], sqrt=SQRT[d]) for d in DTYPES)
+    return "#include <math.h>\n#include <stdint.h>\n" + body
+
+
+native.register_generated(LIBRARY, source, {
+    f"adam_step_{d}": (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) * 3 for d in DTYPES})
