@@ -1,7 +1,7 @@
-"""Adam/AdamW's generated update (compile/inductor/eager_optim.py via optim/_native_update.py):
-the same bits as the op path it replaces, for the flat-bucket and the per-parameter paths, the
-version counters moved as the ops move them, the op path kept where the kernel must not run, and
-agreement with PyTorch."""
+"""Adam/AdamW's and SGD-with-momentum's generated updates (compile/inductor/eager_optim.py via
+optim/_native_update.py): the same bits as the op path they replace, on the flat-bucket and the
+per-parameter paths, the version counters moved as the ops move them, the op path kept where
+the kernel must not run, and agreement with PyTorch."""
 
 import numpy as np
 import pytest
@@ -27,7 +27,8 @@ def _model(m, dtype):
 
 def _train(m, opt_name, dtype, steps=4, **kwargs):
     model = _model(m, dtype)
-    opt = getattr(m.optim, opt_name)(model.parameters(), lr=1e-2, **kwargs)
+    kwargs.setdefault("lr", 1e-2)
+    opt = getattr(m.optim, opt_name)(model.parameters(), **kwargs)
     x = m.tensor(np.random.default_rng(1).standard_normal((8, 300))).to(getattr(m, dtype))
     for _ in range(steps):
         opt.zero_grad()
@@ -41,22 +42,29 @@ def _with_native(monkeypatch, on):
     native.reset()
 
 
+KERNEL_CALLS = {"Adam": "strata.optim.adam.adam_step", "AdamW": "strata.optim.adam.adam_step",
+                "SGD": "strata.optim.sgd.sgd_momentum_step"}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("opt_name,kwargs", [
     ("Adam", {}), ("Adam", {"weight_decay": 0.1, "maximize": True}),
     ("AdamW", {"weight_decay": 0.05}), ("Adam", {"foreach": False}),
+    ("SGD", {"momentum": 0.9, "lr": 1e-4}),
+    ("SGD", {"momentum": 0.9, "nesterov": True, "foreach": False, "lr": 1e-4}),
+    ("SGD", {"momentum": 0.5, "dampening": 0.1, "weight_decay": 0.01, "lr": 1e-4}),
 ])
 def test_same_bits_as_the_op_path(monkeypatch, dtype, opt_name, kwargs):
     calls = []
-    real = _native_update.adam_step
-    monkeypatch.setattr("strata.optim.adam.adam_step",
-                        lambda *a: calls.append(real(*a)) or calls[-1])
+    where = KERNEL_CALLS[opt_name]
+    real = getattr(_native_update, where.rsplit(".", 1)[1])
+    monkeypatch.setattr(where, lambda *a: calls.append(real(*a)) or calls[-1])
     _with_native(monkeypatch, True)
     fast, _ = _train(strata, opt_name, dtype, **kwargs)
     if native.function("eager_optim", "adam_step_float32") is None:
         pytest.skip("no C compiler")
     assert calls and all(calls)           # the kernel really ran, for every update
-    monkeypatch.setattr("strata.optim.adam.adam_step", lambda *a: False)   # the ops only
+    monkeypatch.setattr(where, lambda *a: False)   # the ops only
     slow, _ = _train(strata, opt_name, dtype, **kwargs)
     for a, b in zip(fast, slow):
         assert np.array_equal(a, b)

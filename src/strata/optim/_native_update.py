@@ -34,30 +34,54 @@ def _arrays(tensors):
     return arrays
 
 
+def _usable(tensors, *scalars):
+    """The tensors' arrays where the kernel may run on them (module docstring), else None."""
+    state = dispatch_state()
+    if state.mode_stack or state.inference_mode or is_grad_enabled() \
+            or not all(type(v) in (int, float) for v in scalars):
+        return None   # (with grad enabled, the ops record or refuse the in-place writes)
+    arrays = _arrays(tensors)
+    if arrays is None or INFERENCE_VERSION in [t._version_counter() for t in tensors]:
+        return None
+    return arrays
+
+
+def _launch(kernel, arrays, scalars, *flags):
+    fn = native.function("eager_optim", f"{kernel}_{arrays[0].dtype.name}")
+    if fn is None:
+        return False
+    values = np.array(scalars, arrays[0].dtype)    # as the ops convert a Python number
+    pointers = [a.ctypes.data for a in arrays] + [values.ctypes.data, *flags]
+    n = arrays[0].size
+    parallel_for(0, n, native.GENERATED_GRAIN, lambda lo, hi: fn(*pointers, n, lo, hi))
+    return True
+
+
+def _bump(tensors, counts):
+    for t, count in zip(tensors, counts):
+        t._version_counter().value += count
+
+
+def sgd_momentum_step(param, grad, buf, momentum, dampening, lr, nesterov):
+    """SGD's update with an existing momentum buffer, in place, as ``SGD._update``'s ops compute
+    it; False where the caller must run the ops instead."""
+    arrays = _usable((param, grad, buf), momentum, dampening, lr)
+    if arrays is None or not _launch("sgd_momentum_step", arrays,
+                                     (momentum, 1 - dampening, -lr), int(bool(nesterov))):
+        return False
+    _bump((param, buf), (1, 2))    # add_; mul_ and add_
+    return True
+
+
 def adam_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correction2_sqrt,
               eps, step_size):
     """Adam's update of ``param`` and its state in place, as ``Adam._update``'s ops compute it
     (lerp weight below 0.5, no amsgrad); False where the caller must run the ops instead."""
     if not abs(lerp_weight) < 0.5:
         return False
-    state = dispatch_state()
-    if state.mode_stack or state.inference_mode or is_grad_enabled() \
-            or not all(type(v) in (int, float) for v in (beta2, eps, step_size)):
-        return False   # (with grad enabled, the ops record or refuse the in-place writes)
-    arrays = _arrays((param, grad, exp_avg, exp_avg_sq))
-    if arrays is None:
+    arrays = _usable((param, grad, exp_avg, exp_avg_sq), beta2, eps, step_size)
+    scalars = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size)
+    if arrays is None or not _launch("adam_step", arrays, scalars):
         return False
-    written = [t._version_counter() for t in (param, exp_avg, exp_avg_sq)]
-    if INFERENCE_VERSION in written:
-        return False
-    fn = native.function("eager_optim", f"adam_step_{arrays[0].dtype.name}")
-    if fn is None:
-        return False
-    scalars = np.array([lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size],
-                       arrays[0].dtype)
-    pointers = [a.ctypes.data for a in arrays] + [scalars.ctypes.data]
-    n = arrays[0].size
-    parallel_for(0, n, native.GENERATED_GRAIN, lambda lo, hi: fn(*pointers, n, lo, hi))
-    for counter, bumps in zip(written, (1, 1, 2)):   # addcdiv_; lerp_; mul_ and addcmul_
-        counter.value += bumps
+    _bump((param, exp_avg, exp_avg_sq), (1, 1, 2))   # addcdiv_; lerp_; mul_ and addcmul_
     return True
