@@ -10,13 +10,8 @@ eps is added after the bias-corrected square root, as PyTorch does.
 from ..ops import pointwise as P
 from ._native_update import adam_step
 from .optimizer import (
-    _addcdiv_,
-    _addcmul_,
-    _check_adam_args,
-    _ElementwiseOptimizer,
-    _lerp_,
-    _scalar_value,
-    _to_scalar,
+    _addcdiv_, _addcmul_, _check_adam_args,
+    _ElementwiseOptimizer, _lerp_, _scalar_value, _to_scalar,
 )
 
 
