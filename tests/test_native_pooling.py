@@ -103,3 +103,16 @@ def test_overlapping_windows_sum_gradients_in_torch_order(path):
     a = np.zeros((1, 1, 6, 6), np.float64)
     a[0, 0, 2, 2] = 5.0
     _check(a, (3, 1))
+
+
+def test_expanded_and_strided_gradients(path):
+    a = _input((2, 3, 8, 8), "float64", 6)
+    for m_grad in (lambda m, y: m.ones(()).expand(y.shape), lambda m, y: m.ones(
+            tuple(y.shape[:-1]) + (2 * y.shape[-1],), dtype=m.float64)[..., ::2]):
+        grads = []
+        for m in (strata, torch):
+            x = m.tensor(a, requires_grad=True)
+            y = m.nn.functional.max_pool2d(x, 2)
+            y.backward(m_grad(m, y).to(y.dtype))
+            grads.append(x.grad)
+        assert_same(grads[0], grads[1], atol=0, rtol=0)

@@ -126,9 +126,12 @@ def _generated_max_pool(x, out, kernel, stride, padding, dilation):
 def _generated_max_pool_backward(g, index, shape):
     """The input gradient from the generated C loop: each output's gradient added at its index,
     in output order (ATen's); None where the NumPy path must run."""
-    if not (g.dtype in native.GENERATED_DTYPES and g.flags.c_contiguous
-            and index.flags.c_contiguous and index.dtype == np.int64 and index.shape == g.shape):
+    if not (g.dtype in native.GENERATED_DTYPES and index.dtype == np.int64
+            and index.shape == g.shape):
         return None
+    # one copy of a strided gradient (``sum().backward()`` expands a scalar) is cheaper than the
+    # NumPy path's pass per kernel offset
+    g, index = np.ascontiguousarray(g), np.ascontiguousarray(index)
     fn = native.function("eager_pool", f"max_pool2d_backward_{g.dtype.name}")
     if fn is None:
         return None
