@@ -5,8 +5,8 @@ optim/adam.py's update is a dozen strata ops (lerp, mul, addcmul, sqrt, div, add
 a NumPy pass with a temporary over a parameter or a flat bucket of them. ``adam_step`` does the
 same arithmetic per element in one loop, in the same order and each operation rounded to the
 dtype as the ops round it, so its results are the op path's bit for bit (tested): no FMA
-contraction (``fp-contract=off`` for this function; -march=native would otherwise fuse
-``m + (g - m) * w`` into one rounding). ``params`` holds the scalars in the tensor's dtype, as
+contraction (gcc's ``optimize("fp-contract=off")`` per function, clang's ``STDC FP_CONTRACT
+OFF``; -march=native would otherwise fuse ``m + (g - m) * w`` into one rounding). ``params`` holds the scalars in the tensor's dtype, as
 the ops convert a Python number: 1 - beta1 (the lerp weight, below 0.5), beta2, 1 - beta2,
 sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t). ``sgd_momentum_step`` is SGD's
 ``buf = buf * momentum + g * (1 - dampening)`` then ``param += -lr * (buf, or g + momentum * buf
@@ -66,7 +66,8 @@ void sgd_momentum_step_{dtype}({ctype}* restrict param, const {ctype}* restrict 
 def source() -> str:
     body = "".join(_KERNEL.format(dtype=d, ctype=C_TYPES[d], sqrt=SQRT[d]) +
                    _SGD.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
-    return "#include <math.h>\n#include <stdint.h>\n" + body
+    # gcc reads the optimize attribute of each function, clang this pragma
+    return "#include <math.h>\n#include <stdint.h>\n#pragma STDC FP_CONTRACT OFF\n" + body
 
 
 _SIGNATURES = {}
