@@ -9,10 +9,11 @@ contraction (gcc's ``optimize("fp-contract=off")`` per function, clang's ``STDC 
 OFF``; -march=native would otherwise fuse ``m + (g - m) * w`` into one rounding). ``params``
 holds the scalars in the tensor's dtype, as the ops convert a Python number: 1 - beta1 (the
 lerp weight, below 0.5), beta2, 1 - beta2, sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t).
-``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then ``param += -lr * (buf, or g + momentum * buf
-with nesterov)``, for steps after the first (which makes the buffer). The C is printed once
-per dtype and built and cached by the CPU backend's one build path (backends/cpu/native.py);
-each call covers ``[lo, hi)``, so the caller's threads split it.
+``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then
+``param += -lr * (buf, or g + momentum * buf with nesterov)``, for steps after the first (which
+makes the buffer). The C is printed once per dtype and built and cached by the CPU backend's
+one build path (backends/cpu/native.py); each call covers ``[lo, hi)``, so the caller's threads
+split it.
 """
 
 import ctypes
