@@ -120,8 +120,8 @@ def _hardshrink(ctx, grad):
 non_differentiable(A.one_hot)
 
 
-# --- the backward ops of tanh, sigmoid, gelu, silu and softplus (derivatives.yaml; FunctionsManual.cpp's
-# gelu_double_backward), so gradients of gradients flow through them
+# --- the backward ops of tanh, sigmoid, gelu, silu and softplus (derivatives.yaml;
+# FunctionsManual.cpp's gelu_double_backward), so gradients of gradients flow through them
 
 @derivative(A.tanh_backward, "TanhBackwardBackward0", save=("output", "grad_output"))
 def _tanh_backward(ctx, grad):

@@ -114,7 +114,7 @@ register(aten.reciprocal.default)(_unary(lambda x: ops.reciprocal(x)))
 
 @register(aten.silu.default)
 def _silu(G, node, a):
-    from .eager import silu   # the same formula as the eager kernel
+    from .eager import silu  # the same formula as the eager kernel
     return _unary(lambda x: silu(x, out_spec(node)[0]))(G, node, a)
 
 
