@@ -51,6 +51,30 @@ def _matmul_inputs(m):
     return m.tensor(a), m.tensor(b)
 
 
+def _flat(m):
+    return (m.tensor(_rng().standard_normal(1 << 19, dtype=np.float32)),)
+
+
+def _pool_inputs(m):
+    x = m.tensor(_rng().standard_normal((32, 32, 26, 26), dtype=np.float32), requires_grad=True)
+    return x, m.ones((32, 32, 13, 13))
+
+
+def _pool_step(m, x, grad):
+    m.nn.functional.max_pool2d(x, 2).backward(grad)
+
+
+def _conv_inputs(m):
+    rng = _rng()
+    x = m.tensor(rng.standard_normal((32, 32, 13, 13), dtype=np.float32), requires_grad=True)
+    conv = m.nn.Conv2d(32, 64, 3)
+    return conv, x, m.ones((32, 64, 11, 11))
+
+
+def _conv_step(m, conv, x, grad):
+    conv(x).backward(grad)
+
+
 # name: (make inputs, fn(m, *inputs), target, median_time keywords)
 WORKLOADS = {
     "x + y, 1 element (per-op overhead)":
@@ -67,6 +91,18 @@ WORKLOADS = {
     "softmax(4096x1024 float32, dim=-1)":
         (lambda m: (m.tensor(_rng().standard_normal((4096, 1024), dtype=np.float32)),),
          lambda m, x: x.softmax(-1), 1.3, {"min_time": 0.3}),
+    # the generated eager kernels of issue 9 §5 (compile/inductor/eager*.py)
+    "silu, 0.5M float32": (_flat, lambda m, x: m.nn.functional.silu(x), None, {"min_time": 0.3}),
+    "silu_backward, 0.5M float32":
+        (_flat, lambda m, x: m.ops.aten.silu_backward(x, x), None, {"min_time": 0.3}),
+    "softplus, 0.5M float32":
+        (_flat, lambda m, x: m.nn.functional.softplus(x), None, {"min_time": 0.3}),
+    "softplus_backward, 0.5M float32":
+        (_flat, lambda m, x: m.ops.aten.softplus_backward(x, x, 1, 20), None, {"min_time": 0.3}),
+    "max_pool2d 2x2 forward+backward, 32x32x26x26 float32":
+        (_pool_inputs, _pool_step, None, {"min_time": 0.3}),
+    "conv2d 32->64 3x3 forward+backward, 32x32x13x13 float32":
+        (_conv_inputs, _conv_step, None, {"min_time": 0.3}),
     "10 pointwise ops on 4M float32":
         (lambda m: (m.tensor(_rng().standard_normal(4 * 1024 * 1024, dtype=np.float32)),),
          _chain, 1.3, {"min_time": 0.3}),

@@ -168,6 +168,10 @@ GENERATED = {
     "sigmoid": lambda m, x: m.sigmoid(x),
     "tanh_": lambda m, x: x.clone().tanh_(),
     "sigmoid_": lambda m, x: x.clone().sigmoid_(),
+    "silu": lambda m, x: m.nn.functional.silu(x),
+    "silu_": lambda m, x: m.nn.functional.silu(x.clone(), inplace=True),
+    "softplus": lambda m, x: m.nn.functional.softplus(x),
+    "softplus_scaled": lambda m, x: m.nn.functional.softplus(x, beta=2.5, threshold=3),
 }
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.8, -88.8, 1e30, -1e30, 5.5, -5.5]
 
@@ -203,7 +207,7 @@ def test_generated_kernels_match_torch(generated_path, op, dtype, tol):
     assert np.array_equal(np.signbit(s.numpy()[3:5]), np.signbit(t.numpy()[3:5]))
 
 
-@pytest.mark.parametrize("op", ["gelu", "tanh", "sigmoid", "erf"])
+@pytest.mark.parametrize("op", ["gelu", "tanh", "sigmoid", "erf", "silu", "softplus_scaled"])
 def test_generated_kernels_on_views_and_halves(generated_path, op):
     a = _generated_input(np.float32, 8000).reshape(80, 100)
     for view in (lambda x: x[:, ::2], lambda x: x.t(), lambda x: x[3:70]):
@@ -226,6 +230,9 @@ BACKWARD = {   # (grad, x) -> the backward op; tanh/sigmoid take their forward's
     "sigmoid_backward": lambda m, g, x: m.ops.aten.sigmoid_backward(g, m.sigmoid(x)),
     "gelu_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x),
     "gelu_tanh_backward": lambda m, g, x: m.ops.aten.gelu_backward(g, x, approximate="tanh"),
+    "silu_backward": lambda m, g, x: m.ops.aten.silu_backward(g, x),
+    "softplus_backward": lambda m, g, x: m.ops.aten.softplus_backward(g, x, 1, 20),
+    "softplus_scaled_backward": lambda m, g, x: m.ops.aten.softplus_backward(g, x, 0.5, 2),
 }
 
 
@@ -236,7 +243,8 @@ def test_generated_backward_ops_match_torch(generated_path, op, dtype, tol):
     g[len(SPECIALS):2 * len(SPECIALS)] = SPECIALS     # special gradients too
     if op.startswith("gelu") and dtype == np.float32:
         x[np.isinf(x)] = 0    # ATen's vectorised float erf/tanh: NaN at +-inf (see above)
-    fast = native.run_binary(op, g, x) is not None
+    kernel, scalars = ("softplus_backward", (1, 20)) if op.startswith("softplus") else (op, ())
+    fast = native.run_binary(kernel, g, x, *scalars) is not None
     assert fast == (generated_path == "native")
     atol = tol
     if op.startswith("gelu") and dtype == np.float32:
@@ -306,3 +314,63 @@ def test_layer_norm_gradients_and_halves(path):
     assert_same(strata.nn.functional.layer_norm(strata.tensor(x).half(), (16,)),
                 torch.nn.functional.layer_norm(torch.tensor(x).half(), (16,)),
                 atol=2e-3, rtol=2e-3)
+
+
+def test_silu_gradients_of_gradients_match_torch(generated_path):
+    """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
+    (SiluBackwardBackward0) gives second derivatives."""
+    a = _generated_input(np.float64, 3000)
+    a = a[np.isfinite(a)]
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.nn.functional.silu(x)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        assert type(y.grad_fn).__name__ == "SiluBackward0"
+        assert type(g.grad_fn).__name__ == "SiluBackwardBackward0" or m is torch
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        grads.append((g.detach(), gg))
+    assert_same(grads[0][0], grads[1][0], atol=1e-12, rtol=1e-12)
+    assert_same(grads[0][1], grads[1][1], atol=1e-10, rtol=1e-10)
+
+
+def test_softplus_gradients_of_gradients_match_torch(generated_path):
+    """softplus_backward is a primitive; SoftplusBackwardBackward0 is PyTorch's
+    softplus_double_backward (zero from the threshold on)."""
+    a = _generated_input(np.float64, 3000)
+    a = a[np.isfinite(a)]
+    a[:4] = [1.2, 1.25, 1.3, -0.0]   # x * beta at, below and above the threshold
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.nn.functional.softplus(x, beta=2, threshold=2.5)
+        (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+        assert type(g.grad_fn).__name__ == "SoftplusBackwardBackward0"
+        (gg,) = m.autograd.grad((g * g).sum(), x)
+        grads.append((g.detach(), gg))
+    assert_same(grads[0][0], grads[1][0], atol=1e-12, rtol=1e-12)
+    assert_same(grads[0][1], grads[1][1], atol=1e-10, rtol=1e-10)
+
+
+def test_silu_and_softplus_ulp_bounds():
+    """docs/inductor.md's ulp table: float32 kernels against float64 formulas (silu_backward
+    in ulps of the gradient: ATen's formula cancels near x = -1.28, torch's error is the same)."""
+    native.reset()
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-80, 80, 1 << 17), rng.uniform(-5, 5, 1 << 17)])
+    x = x.astype(np.float32)
+    g = rng.uniform(-2, 2, x.size).astype(np.float32)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    s = 1 / (1 + np.exp(-x64))
+    soft = np.where(x64 > 20, x64, np.log1p(np.exp(x64)))
+    cases = [("silu", native.run_unary("silu", x), x64 * s, x64 * s, 4),
+             ("softplus", native.run_unary("softplus", x, 1, 20), soft, soft, 4),
+             ("softplus_backward", native.run_binary("softplus_backward", g, x, 1, 20),
+              np.where(x64 > 20, g64, g64 * s), np.where(x64 > 20, g64, g64 * s), 5),
+             ("silu_backward", native.run_binary("silu_backward", g, x),
+              g64 * s * (1 + x64 * (1 - s)), g64, 17)]
+    for name, got, exact, scale, bound in cases:
+        if got is None:
+            pytest.skip("no C compiler")
+        ulps = np.abs(got - exact) / np.spacing(np.abs(scale).astype(np.float32))
+        assert ulps.max() <= bound, name

@@ -61,7 +61,7 @@ def _backward_samples():
     ops = {"hardtanh": [(-1.0, 1.0), (0, 6)], "hardsigmoid": [()], "hardswish": [()],
            "mish": [()], "leaky_relu": [(0.01, False), (0.2, True)], "threshold": [(0.5,)],
            "softplus": [(1, 20), (2.0, 5.0)], "softshrink": [(0.5,), (0.0,)],
-           "hardshrink": [(0.5,), (1.5,)], "tanh": [()], "sigmoid": [()]}
+           "hardshrink": [(0.5,), (1.5,)], "tanh": [()], "sigmoid": [()], "silu": [()]}
     out = {}
     for name, cases in ops.items():
         f = _backward(name, *cases[0])
@@ -79,12 +79,16 @@ def _backward_samples():
                 Sample(f, (G, (F * 3).astype(np.float64)), name="mixed_dtypes"))
     out["aten::mish_backward"].append(
         Sample(_backward("mish"), (G.astype(np.float64), F), name="f64_grad_f32_self"))
-    for name in ("tanh", "sigmoid"):     # the generated C loop (contiguous, 1024+ elements)
+    for name in ("tanh", "sigmoid", "silu"):   # the generated C loop (contiguous, 1024+ elements)
         out[f"aten::{name}_backward"] += [
             Sample(_backward(name), (BIG_G, np.tanh(BIG)), name="generated"),
             Sample(_backward(name), (BIG_G.astype(np.float64), np.tanh(BIG).astype(np.float64)),
                    name="generated_f64"),
             Sample(_backward(name), (BIG_G[:1], np.tanh(BIG)), name="broadcast")]
+    out["aten::softplus_backward"] += [   # the generated C loop, with its scalars
+        Sample(_backward("softplus", 2.0, 5.0), (BIG_G, BIG * 5), name="generated"),
+        Sample(_backward("softplus", 1, 20), (BIG_G.astype(np.float64), BIG.astype(np.float64)),
+               name="generated_f64")]
     out["aten::gelu_backward"] = [
         Sample(_gelu_backward(approximate), inputs, name=f"{approximate}_{label}")
         for approximate in ("none", "tanh") for label, inputs in (
@@ -281,6 +285,7 @@ SAMPLES = {
     "aten::softplus": [
         Sample(lambda m, x: aten(m).softplus.default(x), (EDGES,), name="edges"),
         Sample(lambda m, x: aten(m).softplus.default(x, 2.0, 5.0), (WIDE,), name="beta"),
+        Sample(lambda m, x: aten(m).softplus.default(x, 2.0, 5.0), (BIG * 5,), name="generated"),
         Sample(lambda m, x: aten(m).softplus.default(x, 0.5), (D64,), name="f64"),
         Sample(lambda m, x: aten(m).softplus.default(f16(m, x)), (F,), name="f16"),
     ],

@@ -306,6 +306,15 @@ def test_gelu_uses_the_eager_formula_and_differentiates(approximate):
     check(lambda T, a: T.where(a > 0, 0.0, a), values((2, 3), "float32", 1))
 
 
+def test_silu_uses_the_eager_formula_and_differentiates():
+    def fn(T, a):
+        a = a.requires_grad_()
+        y = T.nn.functional.silu(a)
+        y.sum().backward()
+        return y.detach(), a.grad
+    check(fn, values((3, 5), "float32", 4), atol=1e-5)
+
+
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm_and_its_gradients(affine):
     x = values((2, 3, 4), "float32", 5)

@@ -270,8 +270,6 @@ leaky_relu_backward = defop("leaky_relu_backward(Tensor grad_output, Tensor self
                             "Scalar negative_slope, bool self_is_result) -> Tensor")
 threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, "
                            "Scalar threshold) -> Tensor")
-softplus_backward = defop("softplus_backward(Tensor grad_output, Tensor self, Scalar beta, "
-                          "Scalar threshold) -> Tensor")
 softshrink_backward = defop("softshrink_backward(Tensor grad_output, Tensor self, "
                             "Scalar lambd) -> Tensor")
 hardshrink_backward = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> "
@@ -293,8 +291,9 @@ def _pointwise_backward(schema, kernel_name, check=None):
     return op
 
 
-# Primitives, unlike the composites here: the derivatives of tanh, sigmoid and gelu, each one
-# generated C loop on the CPU (compile/inductor/eager.py) instead of a chain of NumPy passes.
+# Primitives, unlike the composites here: the derivatives of tanh, sigmoid, gelu, silu and
+# softplus, each one generated C loop on the CPU (compile/inductor/eager.py) instead of a chain
+# of NumPy passes.
 tanh_backward = _pointwise_backward("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
                                     "tanh_backward_cpu")
 sigmoid_backward = _pointwise_backward(
@@ -302,6 +301,11 @@ sigmoid_backward = _pointwise_backward(
 gelu_backward = _pointwise_backward(
     "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
     "GeluBackwardKernelImpl", P.check_gelu)
+silu_backward = _pointwise_backward("silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+                                    "silu_backward_cpu")
+softplus_backward = _pointwise_backward(
+    "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+    "softplus_backward_cpu")
 
 
 _NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is "
@@ -381,17 +385,6 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
 @_backward_math
 def _threshold_backward(grad_output, self, threshold):
     return P.where(P.le(self, threshold), 0, grad_output)
-
-
-@register_decomposition(softplus_backward)
-@_backward_math
-def _softplus_backward(grad_output, self, beta, threshold):
-    # x * beta > threshold ? g : g * z / (z + 1) with z = exp(x * beta). x enters z only below
-    # the threshold: the second derivative is zero from it on, as in PyTorch's
-    # softplus_double_backward, and an overflow of exp above it cannot reach it as 0 * inf
-    scaled = self if beta == 1 else P.mul(self, beta)
-    z = P.exp(P.where(P.ge(scaled, threshold), threshold, scaled))
-    return P.mul(grad_output, P.where(P.gt(scaled, threshold), 1, P.div(z, P.add(z, 1))))
 
 
 def _shrink_backward(grad_output, self, lambd):

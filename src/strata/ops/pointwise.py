@@ -243,6 +243,8 @@ round, round_ = _unary("round", _real_only(PROMOTE, *_not_implemented("round_vml
 relu, relu_ = _unary("relu", _relu_rule)
 bitwise_not, bitwise_not_ = _unary("bitwise_not", partial(R.integral_only, "bitwise_not"))
 logical_not, logical_not_ = _unary("logical_not", _bool_result, common=PROMOTE)
+# silu is x / (1 + exp(-x)) in one kernel (ATen's silu_kernel), not x * sigmoid(x)
+silu, silu_ = _unary("silu", _float_only("silu_cpu"), method=False, function=False)
 gelu, gelu_ = _unary("gelu", _float_only("GeluKernelImpl"), check=check_gelu,
                      extra=", *, str approximate='none'", method=False, function=False)
 
@@ -457,8 +459,6 @@ nan_to_num_ = defop("nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf
 # --- composites -----------------------------------------------------------------------------------
 square = defop("square(Tensor self) -> Tensor", method=True, function=True)
 square_ = defop("square_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
-silu = defop("silu(Tensor self) -> Tensor")
-silu_ = defop("silu_(Tensor(a!) self) -> Tensor(a!)")
 floor_divide = defop("floor_divide(Tensor self, Tensor other) -> Tensor", method=True,
                      function=True)
 floor_divide_ = defop("floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
@@ -497,23 +497,6 @@ def _square(self):
 @register_decomposition(square_)
 def _square_(self):
     return pow_(self, 2)
-
-
-def _check_silu(self):
-    if self.dtype.category != D.FLOATING:
-        raise NotImplementedError(f"\"silu_cpu\" not implemented for '{R.type_name(self.dtype)}'")
-
-
-@register_decomposition(silu)
-def _silu(self):
-    _check_silu(self)
-    return mul(self, sigmoid(self))
-
-
-@register_decomposition(silu_)
-def _silu_(self):
-    _check_silu(self)
-    return mul_(self, sigmoid(self))
 
 
 @register_decomposition(floor_divide)

@@ -8,6 +8,7 @@ eps is added after the bias-corrected square root, as PyTorch does.
 """
 
 from ..ops import pointwise as P
+from ._native_update import adam_step
 from .optimizer import (
     _addcdiv_, _addcmul_, _check_adam_args,
     _ElementwiseOptimizer, _lerp_, _scalar_value, _to_scalar,
@@ -43,6 +44,9 @@ class Adam(_ElementwiseOptimizer):
         step_size = lr / (1 - beta1 ** step)
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        if not group["amsgrad"] and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
+                                              bias_correction2_sqrt, group["eps"], step_size):
+            return   # the same arithmetic in one generated C loop (optim/_native_update.py)
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
         if group["amsgrad"]:

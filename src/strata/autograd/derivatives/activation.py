@@ -120,8 +120,8 @@ def _hardshrink(ctx, grad):
 non_differentiable(A.one_hot)
 
 
-# --- the backward ops of tanh, sigmoid and gelu (derivatives.yaml; FunctionsManual.cpp's
-# gelu_double_backward), so gradients of gradients flow through them
+# --- the backward ops of tanh, sigmoid, gelu, silu and softplus (derivatives.yaml;
+# FunctionsManual.cpp's gelu_double_backward), so gradients of gradients flow through them
 
 @derivative(A.tanh_backward, "TanhBackwardBackward0", save=("output", "grad_output"))
 def _tanh_backward(ctx, grad):
@@ -142,6 +142,33 @@ def _gelu_backward(ctx, grad):
             else None,
             P.mul(P.mul(grad, ctx.grad_output), _gelu_second_derivative(ctx.self, ctx.approximate))
             if ctx.needs[1] else None)
+
+
+@derivative(A.silu_backward, "SiluBackwardBackward0", save=("self", "grad_output"))
+def _silu_backward(ctx, grad):
+    """silu'(x) = s * (1 + x * (1 - s)), s = sigmoid(x); silu''(x) = s * (1 - s) * (2 + x * (1 -
+    2 * s))."""
+    if not ctx.needs[1]:
+        return A.silu_backward(grad, ctx.self) if ctx.needs[0] else None, None
+    x = ctx.self
+    s = P.sigmoid(x)
+    curvature = P.mul(P.mul(s, P.add(P.neg(s), 1)), P.add(P.mul(x, P.add(P.mul(s, -2), 1)), 2))
+    return (A.silu_backward(grad, x) if ctx.needs[0] else None,
+            P.mul(P.mul(grad, ctx.grad_output), curvature))
+
+
+@derivative(A.softplus_backward, "SoftplusBackwardBackward0", save=("self", "grad_output"))
+def _softplus_backward(ctx, grad):
+    """FunctionsManual.cpp's softplus_double_backward for self: sigmoid_backward(g * go,
+    sigmoid(x * beta)) * beta where x * beta < threshold, else 0."""
+    beta, threshold = ctx.beta, ctx.threshold
+    grad_self = None
+    if ctx.needs[1]:
+        scaled = P.mul(ctx.self, beta)
+        curvature = A.sigmoid_backward(P.mul(grad, ctx.grad_output), P.sigmoid(scaled))
+        grad_self = P.mul(P.mul(curvature, P.lt(scaled, threshold)), beta)
+    return (A.softplus_backward(grad, ctx.self, beta, threshold) if ctx.needs[0] else None,
+            grad_self)
 
 
 def _gelu_second_derivative(x, approximate):

@@ -77,6 +77,11 @@ def _gelu(ctx, grad):
     return A.gelu_backward(grad, ctx.self, approximate=ctx.approximate)
 
 
+@derivative(P.silu, "SiluBackward0", save=("self",))
+def _silu(ctx, grad):
+    return A.silu_backward(grad, ctx.self)
+
+
 # --- binary arithmetic --------------------------------------------------------------------------
 @derivative(P.add, "AddBackward0")
 def _add(ctx, grad):

@@ -201,6 +201,9 @@ def _threshold(x, threshold, value):
 
 def _softplus(x, beta, threshold):
     # x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+    generated = native.run_unary("softplus", x, beta, threshold)
+    if generated is not None:
+        return generated
     scaled = x if beta == 1 else x * beta
     soft = np.log1p(np.exp(scaled))
     if beta != 1:
@@ -280,13 +283,18 @@ def one_hot(self, num_classes=-1):
     return wrap(out, D.int64)
 
 
-# --- the backward ops of tanh, sigmoid and gelu: a generated C loop for large contiguous float
-# arrays of one dtype (compile/inductor/eager.py, the same formulas), else these NumPy formulas
-# in ATen's order of operations
+# --- the backward ops of tanh, sigmoid, gelu, silu and softplus: a generated C loop for large
+# contiguous float arrays of one dtype (compile/inductor/eager.py, the same formulas), else these
+# NumPy formulas in ATen's order of operations
 
-def _generated(formula, numpy_formula):
+def _generated(formula, numpy_formula, scalars):
+    """``scalars``: the op's extra arguments are the kernel's scalars (else ``formula`` of them
+    names the kernel)."""
     def run(grad, x, *extra):
-        out = native.run_binary(formula(*extra) if callable(formula) else formula, grad, x)
+        if scalars:
+            out = native.run_binary(formula, grad, x, *extra)
+        else:
+            out = native.run_binary(formula(*extra) if callable(formula) else formula, grad, x)
         return numpy_formula(grad, x, *extra) if out is None else out
     return run
 
@@ -311,8 +319,19 @@ def _gelu_backward(grad, x, approximate="none"):
     return grad * (cdf + x * pdf)
 
 
-def _backward_kernel(op, formula, numpy_formula):
-    return binary(_generated(formula, numpy_formula), op, None)[0]
+def _silu_backward(grad, x):
+    sigmoid = 1 / (1 + np.exp(-x))
+    return grad * sigmoid * (1 + x * (1 - sigmoid))
+
+
+def _softplus_backward(grad, x, beta, threshold):
+    scaled = x * beta
+    z = np.exp(scaled)
+    return np.where(scaled > threshold, grad, grad * z / (z + 1))
+
+
+def _backward_kernel(op, formula, numpy_formula, scalars=False):
+    return binary(_generated(formula, numpy_formula, scalars), op, None)[0]
 
 
 KERNELS = {
@@ -337,4 +356,7 @@ KERNELS = {
     A.gelu_backward: _backward_kernel(
         A.gelu_backward, lambda approximate="none": "gelu_tanh_backward"
         if approximate == "tanh" else "gelu_backward", _gelu_backward),
+    A.silu_backward: _backward_kernel(A.silu_backward, "silu_backward", _silu_backward),
+    A.softplus_backward: _backward_kernel(A.softplus_backward, "softplus_backward",
+                                          _softplus_backward, scalars=True),
 }

@@ -252,40 +252,43 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # than it saves).
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 15   # elements per thread at least
-_GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def run_unary(formula: str, a):
+def run_unary(formula: str, a, *scalars):
     """``formula`` (a generated eager kernel, see compile/inductor/eager.py) applied to the
     contiguous float array ``a``, as a fresh array; None where the caller's NumPy path must run
-    (another dtype or layout, a small array, no C)."""
+    (another dtype or layout, a small array, no C). ``scalars``: the formula's scalar arguments
+    (softplus's beta and threshold), converted to ``a``'s dtype as ATen converts a Scalar."""
     if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
-            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
         return None
-    fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
-    if fn is None:
-        return None
-    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
-    src, dst, n = a.ctypes.data, out.ctypes.data, a.size
-    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(src, dst, n, lo, hi))
-    return out
+    return _run(formula, a, (a,), scalars)
 
 
-def run_binary(formula: str, a, b):
+def run_binary(formula: str, a, b, *scalars):
     """``formula`` of two same-shape contiguous float arrays of one dtype (a generated eager
-    kernel taking ``(in0, in1, out, n, x_lo, x_hi)``), as a fresh array; None otherwise."""
+    kernel taking ``(in0, in1, [params,] out, n, x_lo, x_hi)``), as a fresh array; None
+    otherwise."""
     if not (type(b) is np.ndarray and b.dtype == getattr(a, "dtype", None)
             and b.shape == a.shape and b.flags.c_contiguous):
         return None
     if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
-            and a.dtype in _GENERATED_DTYPES and a.flags.c_contiguous):
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
         return None
+    return _run(formula, a, (a, b), scalars)
+
+
+def _run(formula, a, inputs, scalars):
     fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
     if fn is None:
         return None
     out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
-    x, y, dst, n = a.ctypes.data, b.ctypes.data, out.ctypes.data, a.size
-    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(x, y, dst, n, lo, hi))
+    params = np.array(scalars, a.dtype)      # kept alive for the call
+    pointers = [x.ctypes.data for x in inputs] + ([params.ctypes.data] if scalars else [])
+    pointers.append(out.ctypes.data)
+    n = a.size
+    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(*pointers, n, lo, hi))
     return out
 
 

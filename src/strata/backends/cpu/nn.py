@@ -4,6 +4,7 @@ Convolution never loops over pixels: ``windows`` is a strided view of every kern
 (``sliding_window_view``), reshaped once into the im2col matrix, and one batched matmul per group
 multiplies it by the weights. The transposed convolution is the adjoint: a matmul into columns,
 then ``col2im`` adds each kernel offset's slab into the output (a loop over kernel positions).
+For 2-d float convolutions both copies are generated C loops (compile/inductor/eager_conv.py).
 """
 
 import math
@@ -12,7 +13,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops import nn as NN
-from .array import compute_data, data, wrap
+from . import native
+from .array import compute_data, data, parallel_for, wrap
 
 
 def windows(x, kernel, stride, padding, dilation, out, pad_value=0):
@@ -57,13 +59,59 @@ def _group_matmul(weights, cols):
     return np.matmul(weights, cols)
 
 
+# Column-matrix rows shorter than this (N * oh * ow: a weight gradient's huge kernel and tiny
+# output) cost the C loop more per row than NumPy's strided copy.
+GENERATED_IM2COL_MIN_ROW = 64
+
+
+def _im2col2d(x, kernel, stride, padding, dilation, out):
+    """The column matrix ``(C, kh, kw, N, oh, ow)`` of a float ``x`` from the generated C loop
+    (compile/inductor/eager_conv.py), or None where NumPy's windows must make it."""
+    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size \
+            or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
+        return None
+    fn = native.function("eager_conv", f"im2col2d_{x.dtype.name}")
+    if fn is None:
+        return None
+    n, c = x.shape[:2]
+    cols = np.empty((c, *kernel, n, *out), x.dtype)
+    steps = tuple(s // x.itemsize for s in x.strides)
+    args = (cols.ctypes.data, n, c, *x.shape[2:], *steps, *out, *kernel, *stride, *padding,
+            *dilation)
+    src = x.ctypes.data
+    rows = c * kernel[0] * kernel[1]
+    parallel_for(0, rows, max(1, native.GENERATED_GRAIN // max(1, n * out[0] * out[1])),
+                 lambda lo, hi: fn(src, *args, lo, hi))
+    return cols
+
+
+def _col2im2d(cols, n, out, kernel, stride, padding, dilation):
+    """The generated adjoint of ``_im2col2d``: ``cols`` (C, kh, kw, N, bh, bw), contiguous,
+    summed into a fresh ``(N, C, *out)`` image; None where NumPy's ``col2im_nd`` must."""
+    if len(kernel) != 2 or cols.dtype not in native.GENERATED_DTYPES or not cols.size \
+            or not cols.flags.c_contiguous:
+        return None
+    fn = native.function("eager_conv", f"col2im2d_{cols.dtype.name}")
+    if fn is None:
+        return None
+    c, blocks = cols.shape[0], cols.shape[-2:]
+    image = np.empty((n, c, *out), cols.dtype)
+    args = (image.ctypes.data, n, c, *out, *blocks, *kernel, *stride, *padding, *dilation)
+    src = cols.ctypes.data
+    parallel_for(0, n * c, max(1, native.GENERATED_GRAIN // max(1, out[0] * out[1])),
+                 lambda lo, hi: fn(src, *args, lo, hi))
+    return image
+
+
 def _conv(x, w, stride, padding, dilation, groups, out):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
-    view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
+    cols = _im2col2d(x, kernel, stride, padding, dilation, out)
+    if cols is None:
+        view = windows(x, kernel, stride, padding, dilation, out)      # (N, C, *out, *kernel)
+        order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+        cols = np.ascontiguousarray(view.transpose(order))             # (C, *kernel, N, *out)
     cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
@@ -79,6 +127,9 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     inputs = np.ascontiguousarray(np.swapaxes(x, 0, 1)).reshape(groups, cin // groups, -1)
     cols = _group_matmul(weights, inputs)                              # (G, Fg*K, N*L)
     cols = cols.reshape((groups * fg,) + tuple(kernel) + (n,) + tuple(spatial))
+    image = _col2im2d(cols, n, out, kernel, stride, padding, dilation)
+    if image is not None:
+        return image
     order = (1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, 2 + 2 * nd))
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 

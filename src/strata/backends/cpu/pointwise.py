@@ -425,6 +425,12 @@ def _sigmoid(a, out=None):
     return np.divide(1.0, r, out=r)
 
 
+def _silu(a):
+    r = np.exp(np.negative(a))   # x / (1 + exp(-x)), ATen's silu_kernel
+    np.add(r, 1.0, out=r)
+    return np.divide(a, r, out=r)
+
+
 @_out_aware
 def _rsqrt(a, out=None):
     r = np.sqrt(a, out=np.empty_like(a) if out is None else out)
@@ -616,6 +622,7 @@ UNARY = [
     ("cosh", np.cosh), ("tanh", native.generated_or("tanh", np.tanh)), ("asinh", np.arcsinh),
     ("acosh", np.arccosh), ("atanh", np.arctanh),
     ("sigmoid", native.generated_or("sigmoid", _sigmoid)), ("reciprocal", _reciprocal),
+    ("silu", native.generated_or("silu", _silu)),
     ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
     ("relu", _relu), ("bitwise_not", np.invert),

@@ -6,14 +6,16 @@ kh*kw vectorised maximum/add ops over output-sized arrays (reducing the windows'
 would copy it, and NumPy reduces axes of 2-3 elements slowly). Adaptive windows differ in size,
 so adaptive pooling is done one spatial dim at a time (a rectangle's mean or max is the mean/max
 over rows of the mean/max over columns): prefix sums for the mean, and a loop over the output
-positions of one dim for the max.
+positions of one dim for the max. max_pool2d and its backward run generated C loops instead
+for contiguous float32/float64 inputs (compile/inductor/eager_pool.py).
 """
 
 import numpy as np
 
 from ...core import dtype as D
 from ...ops import pooling as PL
-from .array import COMPUTE, compute_data, data, wrap
+from . import native
+from .array import COMPUTE, compute_data, data, parallel_for, wrap
 from .pointwise import _bitwise_where
 
 
@@ -64,6 +66,9 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
                                                        padding, dilation)
     x = compute_data(self, spec.dtype)
     out = spec.shape[-2:]
+    generated = _generated_max_pool(x, out, kernel, stride, padding, dilation)
+    if generated is not None:
+        return wrap(generated[0], spec.dtype), wrap(generated[1], D.int64)
     lowest = _lowest(x.dtype)
     (ri, rows), (ci, cols) = (_first_inside(o, s, p, d) for o, s, p, d in
                               zip(out, stride, padding, dilation))
@@ -83,6 +88,62 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     return wrap(best, spec.dtype), wrap(indices, D.int64)
 
 
+# Output rows at least this long vectorise well in the generated row loop; shorter ones with
+# padding or overhanging windows take NumPy's offset-by-offset path, which is faster there.
+GENERATED_POOL_MIN_ROW = 16
+
+
+def _generated_max_pool(x, out, kernel, stride, padding, dilation):
+    """(values, indices) from the generated C loops (compile/inductor/eager_pool.py) for a
+    contiguous float input, else None."""
+    if not (x.dtype in native.GENERATED_DTYPES and x.flags.c_contiguous and x.size):
+        return None
+    (h, w), (oh, ow) = x.shape[-2:], out
+    inside = not any(padding) and all((o - 1) * s + (k - 1) * d < n for o, s, k, d, n in
+                                      zip(out, stride, kernel, dilation, (h, w)))
+    if not inside and ow < GENERATED_POOL_MIN_ROW:
+        return None
+    fn = native.function("eager_pool", f"max_pool2d{'_inside' if inside else ''}_{x.dtype.name}")
+    if fn is None:
+        return None
+    planes = x.size // (h * w)
+    values = np.empty(x.shape[:-2] + tuple(out), x.dtype)
+    indices = np.empty(values.shape, np.int64)
+    src, dst, where = x.ctypes.data, values.ctypes.data, indices.ctypes.data
+    if inside:
+        base = (np.arange(oh)[:, None] * (stride[0] * w) + np.arange(ow) * stride[1]).ravel()
+        args = (base.ctypes.data, dst, where, h * w, oh * ow, *kernel, dilation[0] * w,
+                dilation[1])
+        call = (lambda lo, hi: fn(src, *args, lo, hi))
+    else:
+        geometry = (h, w, *out, *kernel, *stride, *padding, *dilation)
+        call = (lambda lo, hi: fn(src, dst, where, *geometry, lo, hi))
+    parallel_for(0, planes, max(1, native.GENERATED_GRAIN // (oh * ow * kernel[0] * kernel[1])),
+                 call)
+    return values, indices
+
+
+def _generated_max_pool_backward(g, index, shape):
+    """The input gradient from the generated C loop: each output's gradient added at its index,
+    in output order (ATen's); None where the NumPy path must run."""
+    if not (g.dtype in native.GENERATED_DTYPES and index.dtype == np.int64
+            and index.shape == g.shape):
+        return None
+    # one copy of a strided gradient (``sum().backward()`` expands a scalar) is cheaper than the
+    # NumPy path's pass per kernel offset
+    g, index = np.ascontiguousarray(g), np.ascontiguousarray(index)
+    fn = native.function("eager_pool", f"max_pool2d_backward_{g.dtype.name}")
+    if fn is None:
+        return None
+    plane_in, plane_out = shape[-2] * shape[-1], g.shape[-2] * g.shape[-1]
+    planes = g.size // plane_out if plane_out else 0
+    grad = np.zeros(shape, g.dtype)
+    src, where, dst = g.ctypes.data, index.ctypes.data, grad.ctypes.data
+    grain = max(1, native.GENERATED_GRAIN // max(1, plane_out))
+    parallel_for(0, planes, grain, lambda lo, hi: fn(src, where, dst, plane_in, plane_out, lo, hi))
+    return grad
+
+
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
                                      ceil_mode, indices):
     """Each output's gradient goes to the element its index names: for each kernel offset, the
@@ -94,6 +155,9 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
                                                        padding, dilation)
     g = compute_data(grad_output, spec.dtype)
     index = data(indices)
+    generated = _generated_max_pool_backward(g, index, tuple(spec.shape))
+    if generated is not None:
+        return wrap(generated, spec.dtype)
     h, w = spec.shape[-2:]
     out = g.shape[-2:]
     spans, pads = _geometry((h, w), out, kernel, stride, padding, dilation)

@@ -18,6 +18,7 @@ import ctypes
 import math
 
 from ...backends.cpu import native
+from . import eager_conv, eager_optim, eager_pool  # noqa: F401  (register their C kernels)
 from .cprinter import pointer_count, print_module
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 
@@ -40,8 +41,42 @@ def gelu_tanh(x, dtype):
                    ops.add(ops.constant(1.0, dtype), ops.tanh(inner)))
 
 
+def silu(x, dtype):
+    # ATen's silu_kernel: x / (1 + exp(-x))
+    return ops.truediv(x, ops.add(ops.constant(1.0, dtype), ops.exp(ops.neg(x))))
+
+
+def _scalar(index):
+    """The ``index``-th scalar argument of a kernel (``params``: the caller's small array, in
+    the kernel's dtype, as ATen converts a Scalar to the tensor's type)."""
+    return ops.load("params", str(index))
+
+
+def softplus(x, dtype):
+    # ATen's softplus_kernel: x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+    beta, threshold = _scalar(0), _scalar(1)
+    scaled = ops.mul(x, beta)
+    return ops.where(ops.gt(scaled, threshold), x,
+                     ops.truediv(ops.log1p(ops.exp(scaled)), beta))
+
+
+def softplus_backward(g, x, dtype):
+    # ATen's softplus_backward_kernel: z = exp(x * beta); x * beta > threshold ? g : g * z / (z + 1)
+    beta, threshold = _scalar(0), _scalar(1)
+    scaled = ops.mul(x, beta)
+    z = ops.exp(scaled)
+    return ops.where(ops.gt(scaled, threshold), g,
+                     ops.truediv(ops.mul(g, z), ops.add(z, ops.constant(1.0, dtype))))
+
+
+# name -> how many scalars (``params``) the formula of FORMULAS / BINARY_FORMULAS reads
+SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2}
+
+
 # name -> the formula of one element (the value, its dtype), written with ops.*
 FORMULAS = {
+    "silu": silu,
+    "softplus": softplus,
     "gelu": gelu,
     "gelu_tanh": gelu_tanh,
     "erf": lambda x, dtype: ops.erf(x),
@@ -89,6 +124,13 @@ def gelu_tanh_backward(g, x, dtype):
     return ops.mul(g, ops.add(ops.mul(c(0.5), right), right_derivative))
 
 
+def silu_backward(g, x, dtype):
+    # ATen's silu_backward_kernel: g * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x))
+    one = ops.constant(1.0, dtype)
+    s = ops.truediv(one, ops.add(one, ops.exp(ops.neg(x))))
+    return ops.mul(ops.mul(g, s), ops.add(one, ops.mul(x, ops.sub(one, s))))
+
+
 # name -> the formula of (grad, x) at one element: the backward ops' kernels (eager, compiled
 # graphs through lowering.py, and the opencl device)
 BINARY_FORMULAS = {
@@ -96,6 +138,8 @@ BINARY_FORMULAS = {
     "sigmoid_backward": sigmoid_backward,
     "gelu_backward": gelu_backward,
     "gelu_tanh_backward": gelu_tanh_backward,
+    "silu_backward": silu_backward,
+    "softplus_backward": softplus_backward,
 }
 
 
@@ -103,12 +147,18 @@ def kernel_name(formula: str, dtype: str) -> str:
     return f"{formula}_{dtype}"
 
 
+def _params(formula: str, dtype: str) -> list:
+    """The ``params`` input of a formula with scalar arguments (SCALAR_COUNTS), else none."""
+    count = SCALAR_COUNTS.get(formula, 0)
+    return [InputBuffer("params", dtype, (count,), (1,))] if count else []
+
+
 def unary_kernel(formula: str, dtype: str) -> Kernel:
     """``out[i] = FORMULAS[formula](in0[i])`` for ``i < n``, as a loop-IR kernel."""
     source = InputBuffer("in0", dtype, ("n",), (1,))
     node = Pointwise("out", dtype, ("n",),
                      lambda index: FORMULAS[formula](source.load(index), dtype))
-    return Kernel(kernel_name(formula, dtype), [source], [node])
+    return Kernel(kernel_name(formula, dtype), [source, *_params(formula, dtype)], [node])
 
 
 def binary_kernel(formula: str, dtype: str) -> Kernel:
@@ -116,7 +166,7 @@ def binary_kernel(formula: str, dtype: str) -> Kernel:
     a, b = (InputBuffer(name, dtype, ("n",), (1,)) for name in ("in0", "in1"))
     node = Pointwise("out", dtype, ("n",), lambda index: BINARY_FORMULAS[formula](
         a.load(index), b.load(index), dtype))
-    return Kernel(kernel_name(formula, dtype), [a, b], [node])
+    return Kernel(kernel_name(formula, dtype), [a, b, *_params(formula, dtype)], [node])
 
 
 def _pointwise_kernels():
@@ -129,7 +179,7 @@ def source() -> str:
     return print_module([(k, ("n",)) for k in _pointwise_kernels()])
 
 
-# the pointers (inputs, out), then n, x_lo, x_hi
+# the pointers (inputs, params if any, out), then n, x_lo, x_hi
 native.register_generated(LIBRARY, source, {
     k.name: (ctypes.c_void_p,) * pointer_count(k) + (ctypes.c_int64,) * 3
     for k in _pointwise_kernels()})

@@ -113,6 +113,12 @@ register(aten.relu.default)(_unary(lambda x: ops.relu(x), floats_only=False))
 register(aten.reciprocal.default)(_unary(lambda x: ops.reciprocal(x)))
 
 
+@register(aten.silu.default)
+def _silu(G, node, a):
+    from .eager import silu  # the same formula as the eager kernel
+    return _unary(lambda x: silu(x, out_spec(node)[0]))(G, node, a)
+
+
 def _compare(fn):
     def lower(G, node, a, b):
         tensors = [x for x in (a, b) if isinstance(x, TensorValue)]
@@ -149,7 +155,7 @@ def _gelu(G, node, a, approximate="none"):
 
 
 def _backward_formula(formula):
-    """The backward ops of tanh, sigmoid and gelu: the generated eager kernels' formulas."""
+    """The backward ops of tanh, sigmoid, gelu and silu: the generated eager kernels' formulas."""
     def lower(G, node, grad, x, approximate="none"):
         from .eager import BINARY_FORMULAS
         dtype = out_spec(node)[0]
@@ -160,7 +166,7 @@ def _backward_formula(formula):
     return lower
 
 
-for _name in ("tanh_backward", "sigmoid_backward", "gelu_backward"):
+for _name in ("tanh_backward", "sigmoid_backward", "gelu_backward", "silu_backward"):
     register(getattr(aten, _name).default)(_backward_formula(_name))
 
 

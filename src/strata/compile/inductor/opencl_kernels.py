@@ -37,6 +37,7 @@ from .opencl_pointwise import (
     math_formula,
     pow_,
     reshape_copy,
+    silu,
     sub_formula,
     threshold_backward,
     unary,
@@ -64,12 +65,15 @@ def kernels() -> dict:
              A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
              A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),
              A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward"),
+             A.silu_backward: backward_formula(A.silu_backward, "silu_backward"),
              SH._reshape_copy: reshape_copy}
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):
             if op is not None:
                 table[op] = unary(op, fn)
+    for op in (P.silu, P.silu_):
+        table[op] = unary(op, silu)
     for name, formula in BINARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

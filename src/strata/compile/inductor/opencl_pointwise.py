@@ -216,6 +216,11 @@ def _gelu_formula(name):
 GELU = {name: _gelu_formula(name) for name in ("gelu", "gelu_tanh")}
 
 
+def silu(x):
+    """The eager CPU kernel's formula, printed for OpenCL."""
+    return eager.FORMULAS["silu"](x, x.dtype)
+
+
 def pow_(op):
     """``pow`` of floating results: ``x * x`` for a Python exponent 2 (as ATen special-cases
     it), ``sqrt`` for 0.5, else OpenCL's ``pow``. Integer powers raise (not written yet)."""
@@ -332,7 +337,7 @@ def threshold_backward(grad_output, self, threshold):
 
 
 def backward_formula(op, name):
-    """tanh_backward, sigmoid_backward, gelu_backward: eager.py's formulas of (grad, x)."""
+    """tanh/sigmoid/gelu/silu_backward: eager.py's formulas of (grad, x)."""
     def kernel(grad_output, x, *approximate):
         spec = op.meta(grad_output, x, *approximate)
         tanh = approximate == ("tanh",)

@@ -1,0 +1,100 @@
+"""Adam/AdamW's and SGD-with-momentum's generated updates (compile/inductor/eager_optim.py via
+optim/_native_update.py): the same bits as the op path they replace, on the flat-bucket and the
+per-parameter paths, the version counters moved as the ops move them, the op path kept where
+the kernel must not run, and agreement with PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+
+import strata
+from strata import config
+from strata.backends.cpu import native
+from strata.optim import _native_update
+
+
+def _model(m, dtype):
+    m.manual_seed(0)
+    rng = np.random.default_rng(0)
+    big = m.nn.Linear(300, 300)       # above FLATTEN_MAX_NUMEL: its own tensors
+    small = m.nn.Linear(300, 5)       # flattened into a bucket
+    shapes = ((300, 300), (300,), (5, 300), (5,))
+    for p, shape in zip(list(big.parameters()) + list(small.parameters()), shapes):
+        with m.no_grad():
+            p.copy_(m.tensor(rng.standard_normal(shape) * 0.05))
+    return m.nn.Sequential(big, m.nn.Tanh(), small).to(getattr(m, dtype))
+
+
+def _train(m, opt_name, dtype, steps=4, **kwargs):
+    model = _model(m, dtype)
+    kwargs.setdefault("lr", 1e-2)
+    opt = getattr(m.optim, opt_name)(model.parameters(), **kwargs)
+    x = m.tensor(np.random.default_rng(1).standard_normal((8, 300))).to(getattr(m, dtype))
+    for _ in range(steps):
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()], opt
+
+
+def _with_native(monkeypatch, on):
+    monkeypatch.setattr(config, "native_kernels", on)
+    native.reset()
+
+
+KERNEL_CALLS = {"Adam": "strata.optim.adam.adam_step", "AdamW": "strata.optim.adam.adam_step",
+                "SGD": "strata.optim.sgd.sgd_momentum_step"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("opt_name,kwargs", [
+    ("Adam", {}), ("Adam", {"weight_decay": 0.1, "maximize": True}),
+    ("AdamW", {"weight_decay": 0.05}), ("Adam", {"foreach": False}),
+    ("SGD", {"momentum": 0.9, "lr": 1e-4}),
+    ("SGD", {"momentum": 0.9, "nesterov": True, "foreach": False, "lr": 1e-4}),
+    ("SGD", {"momentum": 0.5, "dampening": 0.1, "weight_decay": 0.01, "lr": 1e-4}),
+])
+def test_same_bits_as_the_op_path(monkeypatch, dtype, opt_name, kwargs):
+    calls = []
+    where = KERNEL_CALLS[opt_name]
+    real = getattr(_native_update, where.rsplit(".", 1)[1])
+    monkeypatch.setattr(where, lambda *a: calls.append(real(*a)) or calls[-1])
+    _with_native(monkeypatch, True)
+    fast, _ = _train(strata, opt_name, dtype, **kwargs)
+    if native.function("eager_optim", "adam_step_float32") is None:
+        pytest.skip("no C compiler")
+    assert calls and all(calls)           # the kernel really ran, for every update
+    monkeypatch.setattr(where, lambda *a: False)   # the ops only
+    slow, _ = _train(strata, opt_name, dtype, **kwargs)
+    for a, b in zip(fast, slow):
+        assert np.array_equal(a, b)
+    want, _ = _train(torch, opt_name, dtype, **kwargs)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for a, b in zip(fast, want):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_versions_move_as_the_ops_move_them(monkeypatch):
+    real = _native_update.adam_step
+
+    def run(on):
+        monkeypatch.setattr("strata.optim.adam.adam_step", real if on else lambda *a: False)
+        _, opt = _train(strata, "Adam", "float32", steps=2, foreach=False)
+        return [(p._version, s["exp_avg"]._version, s["exp_avg_sq"]._version)
+                for p, s in opt.state.items()]
+    assert run(True) == run(False)
+
+
+def test_op_path_where_the_kernel_must_not_run(monkeypatch):
+    _with_native(monkeypatch, True)
+    x = strata.ones(2000)
+    state = [strata.zeros(2000), strata.zeros(2000)]
+    args = (0.1, 0.999, 0.5, 1e-8, 0.01)
+    assert not _native_update.adam_step(x, x, *state, 0.6, *args[1:])   # lerp from the far end
+    assert not _native_update.adam_step(x, x.double(), *state, *args)   # mixed dtypes
+    assert not _native_update.adam_step(x[::2], x[::2], state[0][::2], state[1][::2], *args)
+    with strata.enable_grad():
+        assert not _native_update.adam_step(x, x, *state, *args)        # ops must record
+    with strata.no_grad():
+        assert _native_update.adam_step(x, x, *state, *args) == (
+            native.function("eager_optim", "adam_step_float32") is not None)
