@@ -1,0 +1,120 @@
+"""CPU kernels of ``ops/lu.py``: LAPACK ``getrf``'s partial-pivoting LU on NumPy arrays.
+
+NumPy exposes no ``getrf``, so the factorization is written here, for the whole batch at once:
+a right-looking blocked loop. Each panel of ``_PANEL`` columns is factored column by column (pick
+the row with the largest |entry|, the first on ties as ``idamax``; swap it up; scale the column
+below; rank-1 update of the rest of the panel), then the trailing block gets one triangular solve
+for its U rows and one BLAS product for its Schur complement, where the O(n^3) work is.
+Results follow LAPACK: L (unit diagonal, not stored) below U, 1-based int32 ``pivots``, and
+``info`` the 1-based index of the first exactly-zero pivot (0 when there is none).
+"""
+
+import numpy as np
+
+from ...core import dtype as D
+from ...ops import lu as LU
+from .array import data, wrap
+
+_PANEL = 32   # columns factored one by one before a blocked update of the trailing block
+
+
+def _factor_panel(a, pivots, zero_at, start, stop):
+    """Unblocked LU of columns ``start:stop`` of ``a`` (batch, m, n), in place; whole rows are
+    swapped, the rank-1 updates stay inside the panel."""
+    m = a.shape[-2]
+    batch = np.arange(a.shape[0])
+    for j in range(start, stop):
+        p = j + np.argmax(np.abs(a[:, j:, j]), axis=-1)
+        pivots[:, j] = p + 1
+        if (p != j).any():
+            row_j = a[batch, j].copy()
+            a[batch, j] = a[batch, p]
+            a[batch, p] = row_j
+        pivot = a[:, j, j]
+        zero = pivot == 0
+        zero_at[:, j] = zero
+        if j + 1 < m:
+            # a zero pivot has a zero column below it (it is the largest): LAPACK leaves it
+            a[:, j + 1:, j] /= np.where(zero, 1, pivot)[:, None]
+            if j + 1 < stop:
+                a[:, j + 1:, j + 1:stop] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:stop]
+
+
+def _factor(a):
+    """LU of ``a`` (batch, m, n), a fresh array factored in place: (pivots, info)."""
+    count, m, n = a.shape
+    k = min(m, n)
+    pivots = np.zeros((count, k), np.int32)
+    zero_at = np.zeros((count, k), bool)
+    for start in range(0, k, _PANEL):
+        stop = min(start + _PANEL, k)
+        _factor_panel(a, pivots, zero_at, start, stop)
+        if stop < n:   # U12 = L11^-1 A12, then A22 -= L21 U12
+            unit_lower = np.tril(a[:, start:stop, start:stop], -1)
+            unit_lower[:, np.arange(stop - start), np.arange(stop - start)] = 1
+            a[:, start:stop, stop:] = np.linalg.solve(unit_lower, a[:, start:stop, stop:])
+            if stop < m:
+                a[:, stop:, stop:] -= np.matmul(a[:, stop:, start:stop], a[:, start:stop, stop:])
+    info = np.where(zero_at.any(-1), zero_at.argmax(-1) + 1, 0).astype(np.int32)
+    return pivots, info
+
+
+def _factor_batch(A):
+    """The factorization of tensor ``A`` (..., m, n): arrays LU, pivots, info shaped as ATen's."""
+    arr = data(A)
+    *batch, m, n = arr.shape
+    a = np.array(arr.reshape(-1, m, n), copy=True)
+    pivots, info = _factor(a)
+    batch = tuple(batch)
+    return a.reshape(arr.shape), pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
+
+
+def _unpack(lu, pivots, unpack_data, unpack_pivots, dtype):
+    """P, L, U of ``A = P L U`` from LAPACK's factors; a skipped part is an empty array."""
+    *batch, m, n = lu.shape
+    k = min(m, n)
+    empty = np.zeros((0,), dtype)
+    L = U = P = empty
+    if unpack_data:
+        L = np.tril(lu[..., :, :k], -1)
+        L[..., np.arange(k), np.arange(k)] = 1
+        U = np.triu(lu[..., :k, :])
+    if unpack_pivots:
+        # row r of A is row perm[r] of L U: apply the swaps in order to the identity order
+        swaps = pivots.reshape(-1, pivots.shape[-1]).astype(np.int64) - 1
+        perm = np.broadcast_to(np.arange(m), (swaps.shape[0], m)).copy()
+        rows = np.arange(swaps.shape[0])
+        for i in range(swaps.shape[-1]):
+            at_i = perm[:, i].copy()
+            perm[:, i] = perm[rows, swaps[:, i]]
+            perm[rows, swaps[:, i]] = at_i
+        P = (np.arange(m)[:, None] == perm[:, None, :]).astype(dtype)
+        P = np.broadcast_to(P.reshape(tuple(pivots.shape[:-1]) + (m, m)), tuple(batch) + (m, m))
+        P = np.ascontiguousarray(P)
+    return P, L, U
+
+
+def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
+    LU.linalg_lu_factor_ex.meta(A, pivot, check_errors)
+    lu, pivots, info = _factor_batch(A)
+    if check_errors and info.any():
+        raise RuntimeError(LU.zero_pivot_message("torch.linalg.lu_factor_ex", info, A.ndim > 2))
+    return wrap(lu, A.dtype), wrap(pivots, D.int32), wrap(info, D.int32)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    LU.lu_unpack.meta(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    dt = LU_data.dtype
+    parts = _unpack(data(LU_data), data(LU_pivots), unpack_data, unpack_pivots, dt.np)
+    return tuple(wrap(part, dt) for part in parts)
+
+
+def linalg_lu(A, pivot=True):
+    LU.linalg_lu.meta(A, pivot)
+    lu, pivots, _ = _factor_batch(A)
+    return tuple(wrap(part, A.dtype) for part in _unpack(lu, pivots, True, True, A.dtype.np))
+
+
+KERNELS = {
+    LU.linalg_lu_factor_ex: linalg_lu_factor_ex, LU.lu_unpack: lu_unpack, LU.linalg_lu: linalg_lu,
+}
