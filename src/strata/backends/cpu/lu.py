@@ -9,6 +9,8 @@ Results follow LAPACK: L (unit diagonal, not stored) below U, 1-based int32 ``pi
 ``info`` the 1-based index of the first exactly-zero pivot (0 when there is none).
 """
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
@@ -55,15 +57,16 @@ def _factor(a):
             a[:, start:stop, stop:] = np.linalg.solve(unit_lower, a[:, start:stop, stop:])
             if stop < m:
                 a[:, stop:, stop:] -= np.matmul(a[:, stop:, start:stop], a[:, start:stop, stop:])
-    info = np.where(zero_at.any(-1), zero_at.argmax(-1) + 1, 0).astype(np.int32)
-    return pivots, info
+    if k == 0:
+        return pivots, np.zeros(count, np.int32)
+    return pivots, np.where(zero_at.any(-1), zero_at.argmax(-1) + 1, 0).astype(np.int32)
 
 
 def _factor_batch(A):
     """The factorization of tensor ``A`` (..., m, n): arrays LU, pivots, info shaped as ATen's."""
     arr = data(A)
     *batch, m, n = arr.shape
-    a = np.array(arr.reshape(-1, m, n), copy=True)
+    a = np.array(arr.reshape((math.prod(batch), m, n)), copy=True)
     pivots, info = _factor(a)
     batch = tuple(batch)
     return a.reshape(arr.shape), pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
@@ -81,7 +84,8 @@ def _unpack(lu, pivots, unpack_data, unpack_pivots, dtype):
         U = np.triu(lu[..., :k, :])
     if unpack_pivots:
         # row r of A is row perm[r] of L U: apply the swaps in order to the identity order
-        swaps = pivots.reshape(-1, pivots.shape[-1]).astype(np.int64) - 1
+        count = math.prod(pivots.shape[:-1])
+        swaps = pivots.reshape((count, pivots.shape[-1])).astype(np.int64) - 1
         perm = np.broadcast_to(np.arange(m), (swaps.shape[0], m)).copy()
         rows = np.arange(swaps.shape[0])
         for i in range(swaps.shape[-1]):
