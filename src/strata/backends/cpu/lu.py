@@ -20,46 +20,49 @@ from .array import data, wrap
 _PANEL = 32   # columns factored one by one before a blocked update of the trailing block
 
 
-def _factor_panel(a, pivots, zero_at, start, stop):
+def _factor_panel(a, rows, start, stop):
     """Unblocked LU of columns ``start:stop`` of ``a`` (batch, m, n), in place; whole rows are
-    swapped, the rank-1 updates stay inside the panel."""
+    swapped (``rows[:, j]`` gets step j's 0-based pivot row), the rank-1 updates stay inside the
+    panel."""
     m = a.shape[-2]
     batch = np.arange(a.shape[0])
     for j in range(start, stop):
-        p = j + np.argmax(np.abs(a[:, j:, j]), axis=-1)
-        pivots[:, j] = p + 1
+        p = np.argmax(np.abs(a[:, j:, j]), axis=-1)
+        p += j
+        rows[:, j] = p
         if (p != j).any():
             row_j = a[batch, j].copy()
             a[batch, j] = a[batch, p]
             a[batch, p] = row_j
-        pivot = a[:, j, j]
-        zero = pivot == 0
-        zero_at[:, j] = zero
         if j + 1 < m:
             # a zero pivot has a zero column below it (it is the largest): LAPACK leaves it
-            a[:, j + 1:, j] /= np.where(zero, 1, pivot)[:, None]
+            pivot = a[:, j, j, None]
+            below = a[:, j + 1:, j]
+            np.divide(below, pivot, out=below, where=pivot != 0)
             if j + 1 < stop:
-                a[:, j + 1:, j + 1:stop] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:stop]
+                a[:, j + 1:, j + 1:stop] -= below[:, :, None] * a[:, j, None, j + 1:stop]
 
 
 def _factor(a):
     """LU of ``a`` (batch, m, n), a fresh array factored in place: (pivots, info)."""
     count, m, n = a.shape
     k = min(m, n)
-    pivots = np.zeros((count, k), np.int32)
-    zero_at = np.zeros((count, k), bool)
+    rows = np.zeros((count, k), np.int32)
     for start in range(0, k, _PANEL):
         stop = min(start + _PANEL, k)
-        _factor_panel(a, pivots, zero_at, start, stop)
+        _factor_panel(a, rows, start, stop)
         if stop < n:   # U12 = L11^-1 A12, then A22 -= L21 U12
             unit_lower = np.tril(a[:, start:stop, start:stop], -1)
             unit_lower[:, np.arange(stop - start), np.arange(stop - start)] = 1
             a[:, start:stop, stop:] = np.linalg.solve(unit_lower, a[:, start:stop, stop:])
             if stop < m:
                 a[:, stop:, stop:] -= np.matmul(a[:, stop:, start:stop], a[:, start:stop, stop:])
+    rows += 1
     if k == 0:
-        return pivots, np.zeros(count, np.int32)
-    return pivots, np.where(zero_at.any(-1), zero_at.argmax(-1) + 1, 0).astype(np.int32)
+        return rows, np.zeros(count, np.int32)
+    # each step's pivot stays on U's diagonal: info is the first exact zero there
+    zero = np.diagonal(a, axis1=-2, axis2=-1)[:, :k] == 0
+    return rows, np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
 
 
 def _factor_batch(A):
