@@ -5,13 +5,14 @@ The error wording and the small fixed cases are in test_surface_audit.py."""
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import assert_same, check, check_meta
 from hypothesis import given
 from hypothesis import strategies as st
 
-_TOL = {np.float32: dict(atol=2e-4, rtol=2e-4), np.float64: dict(atol=1e-9, rtol=1e-9)}
+import strata
+
+_TOL = {np.float32: {"atol": 2e-4, "rtol": 2e-4}, np.float64: {"atol": 1e-9, "rtol": 1e-9}}
 
 
 def _random(shape, seed, dtype=np.float64):
@@ -102,5 +103,18 @@ def test_meta_shapes(shape):
     check_meta(lambda m, x: tuple(m.linalg.lu(x)), a)
     factors, pivots = torch.linalg.lu_factor(torch.tensor(a))
     for data, pivot in ((True, True), (False, True), (True, False)):
-        check_meta(lambda m, x, p: tuple(m.lu_unpack(x, p, data, pivot)), factors.numpy(),
-                   pivots.numpy())
+        check_meta(lambda m, x, p, data=data, pivot=pivot: tuple(m.lu_unpack(x, p, data, pivot)),
+                   factors.numpy(), pivots.numpy())
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (40, 33), (33, 40)], ids=lambda s: "x".join(map(str, s)))
+def test_batched_and_single_matrix_paths_agree_bitwise(shape):
+    """A single matrix takes the kernel's scalar-pivot loop, a batch the batched one: the same
+    steps, so the same bits."""
+    a = _random((3,) + shape, 8)
+    a[1, :, 2] = 0   # a zero pivot in one member of the batch only
+    batched = strata.linalg.lu_factor_ex(strata.tensor(a))
+    for i in range(3):
+        single = strata.linalg.lu_factor_ex(strata.tensor(a[i]))
+        for s, b in zip(single, batched):
+            np.testing.assert_array_equal(s.numpy(), b[i].numpy())

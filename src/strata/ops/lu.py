@@ -16,12 +16,12 @@ from ..core import dtype as D
 from . import meta_rules as R
 from . import pointwise as P
 from . import reductions as Red
+from . import shape as S
 from .factorizations import check_float, check_matrix, check_square, linalg_det, linalg_qr
 from .factorizations import linalg_solve_triangular as solve_triangular
 from .factory import arange
 from .linalg import matmul
 from .op import TensorSpec, defop, register_decomposition
-from . import shape as S
 
 
 def check_lu_input(name, A, pivot):

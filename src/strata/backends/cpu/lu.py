@@ -43,6 +43,22 @@ def _factor_panel(a, rows, start, stop):
                 a[:, j + 1:, j + 1:stop] -= below[:, :, None] * a[:, j, None, j + 1:stop]
 
 
+def _factor_panel_of_one(a, rows, start, stop):
+    """``_factor_panel`` for a single matrix ``a`` (m, n): the same steps with scalar pivots and
+    no batch indexing, half the NumPy calls' overhead (the cost of small matrices)."""
+    m = a.shape[-2]
+    for j in range(start, stop):
+        p = j + int(np.abs(a[j:, j]).argmax())
+        rows[j] = p
+        if p != j:
+            a[[j, p]] = a[[p, j]]
+        pivot = a[j, j]
+        if j + 1 < m and pivot != 0:
+            a[j + 1:, j] /= pivot
+        if j + 1 < min(m, stop):
+            a[j + 1:, j + 1:stop] -= np.multiply.outer(a[j + 1:, j], a[j, j + 1:stop])
+
+
 def _factor(a):
     """LU of ``a`` (batch, m, n), a fresh array factored in place: (pivots, info)."""
     count, m, n = a.shape
@@ -50,7 +66,10 @@ def _factor(a):
     rows = np.zeros((count, k), np.int32)
     for start in range(0, k, _PANEL):
         stop = min(start + _PANEL, k)
-        _factor_panel(a, rows, start, stop)
+        if count == 1:
+            _factor_panel_of_one(a[0], rows[0], start, stop)
+        else:
+            _factor_panel(a, rows, start, stop)
         if stop < n:   # U12 = L11^-1 A12, then A22 -= L21 U12
             unit_lower = np.tril(a[:, start:stop, start:stop], -1)
             unit_lower[:, np.arange(stop - start), np.arange(stop - start)] = 1
