@@ -118,3 +118,44 @@ def test_batched_and_single_matrix_paths_agree_bitwise(shape):
         single = strata.linalg.lu_factor_ex(strata.tensor(a[i]))
         for s, b in zip(single, batched):
             np.testing.assert_array_equal(s.numpy(), b[i].numpy())
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+@pytest.mark.parametrize("shapes", [((4, 4), (4, 2)), ((2, 3, 3), (3, 5)), ((3, 3), (2, 3, 3))],
+                         ids=["plain", "batched-LU", "batched-B"])
+def test_lu_solve_values_and_gradients_of_the_factors(shapes, left, adjoint):
+    """``linalg_lu_solve``'s own rows: ``linalg_lu_solve_LU`` for the packed factors (a leaf
+    here, so every entry's gradient shows), the adjoint solve for B; batches broadcast."""
+    lu_shape, b_shape = shapes
+    a = _random(lu_shape, 9) + 3 * np.eye(lu_shape[-1])
+    b = _random(b_shape, 10)
+    b = b if left else np.swapaxes(b, -1, -2).copy()
+    factors, pivots = (x.numpy() for x in torch.linalg.lu_factor(torch.tensor(a)))
+    outs = []
+    for m in (strata, torch):
+        LU, B = m.tensor(factors, requires_grad=True), m.tensor(b, requires_grad=True)
+        X = m.linalg.lu_solve(LU, m.tensor(pivots), B, left=left, adjoint=adjoint)
+        _weighted_sum(m, X).backward()
+        outs.append((X.detach(), LU.grad, B.grad))
+    assert_same(outs[0], outs[1], atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_gradcheck_float64(left, adjoint):
+    a = _random((2, 3, 3), 11) + 3 * np.eye(3)
+    factors, pivots = strata.linalg.lu_factor(strata.tensor(a))
+    LU = factors.detach().requires_grad_(True)
+    B = strata.tensor(_random((3, 3), 12), requires_grad=True)
+
+    def solve(LU, B):
+        return strata.linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
+    assert strata.autograd.gradcheck(solve, (LU, B))
+    assert strata.autograd.gradgradcheck(solve, (LU, B))
+
+
+def test_lu_solve_meta_shape():
+    factors, pivots = (x.numpy() for x in torch.linalg.lu_factor(torch.tensor(_random((3, 3), 13))))
+    check_meta(lambda m, f, p, b: m.linalg.lu_solve(f, p, b), factors, pivots,
+               _random((2, 3, 4), 14))

@@ -7,20 +7,20 @@ call each (LAPACK ``getrf``'s partial pivoting, backends/cpu/lu.py) and PyTorch'
 formulas (``lu_factor_ex_backward``, ``linalg_lu_backward``, ``lu_unpack_backward``). Results
 follow LAPACK: ``LU`` holds L (unit diagonal, not stored) below U, ``pivots`` are 1-based int32
 row swaps, ``info`` is the 1-based index of the first exactly-zero pivot (0 when there is none).
-``lu_solve`` and the determinants are decompositions into them.
+``linalg_lu_solve`` is one too (``getrs``: row swaps and two triangular solves); the
+determinants decompose into them.
 """
 
 import math
 
 from ..core import dtype as D
+from ..core.shape import broadcast_shapes
 from . import meta_rules as R
 from . import pointwise as P
 from . import reductions as Red
 from . import shape as S
 from .factorizations import check_float, check_matrix, check_square, linalg_det, linalg_qr
-from .factorizations import linalg_solve_triangular as solve_triangular
 from .factory import arange
-from .linalg import matmul
 from .op import TensorSpec, defop, register_decomposition
 
 
@@ -87,10 +87,6 @@ linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor 
                   _lu_meta)
 linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
 logdet = defop("logdet(Tensor self) -> Tensor", method=True, function=True)
-linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
-                        "bool adjoint=False) -> Tensor")
-
-
 def _check_lu_solve(LU, pivots, B, left):
     name = "linalg.lu_solve"
     if LU.dtype.category != D.FLOATING:
@@ -118,20 +114,16 @@ def _check_lu_solve(LU, pivots, B, left):
                            f"but got pivots with shape {list(pivots.shape)} instead")
 
 
-@register_decomposition(linalg_lu_solve)
-def _lu_solve(LU, pivots, B, left=True, adjoint=False):
-    """Two triangular solves and a permutation; ``X A = B`` is ``A^T X^T = B^T``."""
+def _lu_solve_meta(LU, pivots, B, left=True, adjoint=False):
     _check_lu_solve(LU, pivots, B, left)
-    if not left:
-        return S.transpose(linalg_lu_solve(LU, pivots, S.transpose(B, -2, -1),
-                                           adjoint=not adjoint), -2, -1)
-    Pm, L, U = lu_unpack(LU, pivots)
-    if adjoint:   # A^T = U^T L^T P^T
-        y = solve_triangular(S.transpose(U, -2, -1), B, upper=False)
-        y = solve_triangular(S.transpose(L, -2, -1), y, upper=True, unitriangular=True)
-        return matmul(Pm, y)
-    y = solve_triangular(L, matmul(S.transpose(Pm, -2, -1), B), upper=False, unitriangular=True)
-    return solve_triangular(U, y, upper=True)
+    batch = broadcast_shapes(tuple(LU.shape[:-2]), tuple(B.shape[:-2]))
+    return TensorSpec(batch + tuple(B.shape[-2:]), B.dtype)
+
+
+# A primitive, as in ATen (LAPACK getrs: the row swaps, then two triangular solves), so that
+# autograd uses PyTorch's formulas for LU's and B's gradients.
+linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+                        "bool adjoint=False) -> Tensor", _lu_solve_meta)
 
 
 @register_decomposition(linalg_slogdet)

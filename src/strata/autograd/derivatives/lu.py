@@ -98,3 +98,31 @@ def _lu_unpack(ctx, grad_P, grad_L, grad_U):
             upper = S.cat([upper, zeros(tuple(grad_U._shape[:-2]) + (m - k, n), like)], -2)
         gLU = _plus(gLU, upper)
     return gLU, None
+
+
+def _lu_solve_LU(gX, factors, pivots, X, left, adjoint):
+    """``linalg_lu_solve_LU``: the gradient of the packed factors, the adjoint of the solve's
+    JVP in L and U (see FunctionsManual.cpp)."""
+    Pm, L, U = LU.lu_unpack(factors, pivots)
+    if left != adjoint:   # gR = U^-T op(-gX) op(X)^T, gLU = tril(L^-T gR U^T, -1) + triu(gR)
+        product = L_.matmul(gX, _t(X)) if left else L_.matmul(_t(gX), X)
+        gR = _solve(_t(U), P_.neg(product), upper=False)
+        gL = _solve(_t(L), L_.matmul(gR, _t(U)), upper=True, unitriangular=True)
+        return P_.add(S.tril(gL, -1), S.triu(gR))
+    # gR = -P^T op(X) op(gX)^T P L^-T, gLU = tril(gR, -1) + triu(L^T gR U^-T)
+    product = L_.matmul(X, _t(gX)) if left else L_.matmul(_t(X), gX)
+    gR = P_.neg(L_.matmul(L_.matmul(_t(Pm), product), Pm))
+    gR = _solve(_t(L), gR, upper=True, left=False, unitriangular=True)
+    gU = _solve(_t(U), L_.matmul(_t(L), gR), upper=False, left=False)
+    return P_.add(S.tril(gR, -1), S.triu(gU))
+
+
+@derivative(LU.linalg_lu_solve, "LinalgLuSolveBackward0", save=("LU", "pivots", "result"))
+def _lu_solve(ctx, grad):
+    """B's gradient is the adjoint solve; LU's ``linalg_lu_solve_LU``."""
+    gLU = gB = None
+    if ctx.needs[0]:
+        gLU = _lu_solve_LU(grad, ctx.LU, ctx.pivots, ctx.result, ctx.left, ctx.adjoint)
+    if ctx.needs[2]:
+        gB = LU.linalg_lu_solve(ctx.LU, ctx.pivots, grad, left=ctx.left, adjoint=not ctx.adjoint)
+    return gLU, None, gB

@@ -94,6 +94,20 @@ def _factor_batch(A):
     return a.reshape(arr.shape), pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
 
 
+def _row_order(pivots, m):
+    """LAPACK's row swaps (1-based, in order) as the order ``perm`` of ``A = P L U``: row r of
+    A is row ``perm[r]`` of ``L U``, so ``P[r, c] = (perm[c] == r)``."""
+    count = math.prod(pivots.shape[:-1])
+    swaps = pivots.reshape((count, pivots.shape[-1])).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), (count, m)).copy()
+    rows = np.arange(count)
+    for i in range(swaps.shape[-1]):
+        at_i = perm[:, i].copy()
+        perm[:, i] = perm[rows, swaps[:, i]]
+        perm[rows, swaps[:, i]] = at_i
+    return perm.reshape(tuple(pivots.shape[:-1]) + (m,))
+
+
 def _unpack(lu, pivots, unpack_data, unpack_pivots, dtype):
     """P, L, U of ``A = P L U`` from LAPACK's factors; a skipped part is an empty array."""
     *batch, m, n = lu.shape
@@ -105,18 +119,9 @@ def _unpack(lu, pivots, unpack_data, unpack_pivots, dtype):
         L[..., np.arange(k), np.arange(k)] = 1
         U = np.triu(lu[..., :k, :])
     if unpack_pivots:
-        # row r of A is row perm[r] of L U: apply the swaps in order to the identity order
-        count = math.prod(pivots.shape[:-1])
-        swaps = pivots.reshape((count, pivots.shape[-1])).astype(np.int64) - 1
-        perm = np.broadcast_to(np.arange(m), (swaps.shape[0], m)).copy()
-        rows = np.arange(swaps.shape[0])
-        for i in range(swaps.shape[-1]):
-            at_i = perm[:, i].copy()
-            perm[:, i] = perm[rows, swaps[:, i]]
-            perm[rows, swaps[:, i]] = at_i
-        P = (np.arange(m)[:, None] == perm[:, None, :]).astype(dtype)
-        P = np.broadcast_to(P.reshape(tuple(pivots.shape[:-1]) + (m, m)), tuple(batch) + (m, m))
-        P = np.ascontiguousarray(P)
+        perm = _row_order(pivots, m)
+        P = (np.arange(m)[:, None] == perm[..., None, :]).astype(dtype)
+        P = np.ascontiguousarray(np.broadcast_to(P, tuple(batch) + (m, m)))
     return P, L, U
 
 
@@ -141,6 +146,32 @@ def linalg_lu(A, pivot=True):
     return tuple(wrap(part, A.dtype) for part in _unpack(lu, pivots, True, True, A.dtype.np))
 
 
+def linalg_lu_solve(LU_, pivots, B, left=True, adjoint=False):
+    """``getrs``: A X = B is U X = L^-1 P^T B; A^T X = B is X = P L^-T U^-T B; X A = B is
+    A^T X^T = B^T. The triangular solves are LAPACK ``gesv`` on the triangles (NumPy has no
+    ``trsm``), which takes no row swaps on a triangle, so it is substitution."""
+    spec = LU.linalg_lu_solve.meta(LU_, pivots, B, left, adjoint)
+    batch, n = spec.shape[:-2], LU_.shape[-1]
+    lu = np.broadcast_to(data(LU_), batch + (n, n))
+    perm = np.broadcast_to(_row_order(data(pivots), n), batch + (n,))
+    b = data(B) if left else np.swapaxes(data(B), -1, -2)
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    lower = np.tril(lu, -1)
+    lower[..., np.arange(n), np.arange(n)] = 1
+    upper = np.triu(lu)
+    if left != adjoint:   # A X = B, or X A = B read as A^T X^T = B^T
+        y = np.take_along_axis(b, perm[..., None], -2)
+        x = np.linalg.solve(upper, np.linalg.solve(lower, y))
+    else:
+        y = np.linalg.solve(np.swapaxes(lower, -1, -2),
+                            np.linalg.solve(np.swapaxes(upper, -1, -2), b))
+        x = np.empty_like(y)
+        np.put_along_axis(x, np.broadcast_to(perm[..., None], y.shape), y, -2)
+    x = x if left else np.swapaxes(x, -1, -2)
+    return wrap(np.ascontiguousarray(x), spec.dtype)
+
+
 KERNELS = {
     LU.linalg_lu_factor_ex: linalg_lu_factor_ex, LU.lu_unpack: lu_unpack, LU.linalg_lu: linalg_lu,
+    LU.linalg_lu_solve: linalg_lu_solve,
 }
