@@ -159,3 +159,14 @@ def test_lu_solve_meta_shape():
     factors, pivots = (x.numpy() for x in torch.linalg.lu_factor(torch.tensor(_random((3, 3), 13))))
     check_meta(lambda m, f, p, b: m.linalg.lu_solve(f, p, b), factors, pivots,
                _random((2, 3, 4), 14))
+
+
+def test_permutation_of_one_matrix_and_of_a_batch_agree():
+    """``lu_unpack``'s P: one matrix's row order is built in Python, a batch's with NumPy."""
+    a = _random((4, 6, 6), 15)
+    factors, pivots = strata.linalg.lu_factor(strata.tensor(a))
+    batched = strata.lu_unpack(factors, pivots).P
+    for i in range(4):
+        single = strata.lu_unpack(factors[i], pivots[i]).P
+        np.testing.assert_array_equal(single.numpy(), batched[i].numpy())
+    check(lambda m, f, p: m.lu_unpack(f, p).P, factors.numpy(), pivots.numpy())

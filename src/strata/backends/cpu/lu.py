@@ -99,6 +99,11 @@ def _row_order(pivots, m):
     A is row ``perm[r]`` of ``L U``, so ``P[r, c] = (perm[c] == r)``."""
     count = math.prod(pivots.shape[:-1])
     swaps = pivots.reshape((count, pivots.shape[-1])).astype(np.int64) - 1
+    if count == 1:   # a Python loop: a fraction of a microsecond per swap, not NumPy calls
+        order = list(range(m))
+        for i, j in enumerate(swaps[0].tolist()):
+            order[i], order[j] = order[j], order[i]
+        return np.array(order).reshape(tuple(pivots.shape[:-1]) + (m,))
     perm = np.broadcast_to(np.arange(m), (count, m)).copy()
     rows = np.arange(count)
     for i in range(swaps.shape[-1]):
