@@ -170,3 +170,15 @@ def test_permutation_of_one_matrix_and_of_a_batch_agree():
         single = strata.lu_unpack(factors[i], pivots[i]).P
         np.testing.assert_array_equal(single.numpy(), batched[i].numpy())
     check(lambda m, f, p: m.lu_unpack(f, p).P, factors.numpy(), pivots.numpy())
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_nan_and_inf_pivots_follow_blas_idamax(batched):
+    """A NaN is never the largest entry unless it comes first in its column (reference BLAS's
+    ``idamax``); inf is the largest."""
+    cases = [[[np.nan, 2, 3], [4, 1, 0], [5, 1, 2]], [[1, 2, 3], [4, np.nan, 0], [5, 1, 2]],
+             [[1, 2, 3], [np.nan, 1, 0], [5, 1, 2]], [[1, 2, 3], [np.inf, 1, 0], [5, 1, 2]]]
+    for case in cases:
+        a = np.array(case, dtype=np.float64)
+        a = np.stack([a, np.eye(3)]) if batched else a
+        check(lambda m, x: tuple(m.linalg.lu_factor_ex(x)), a)

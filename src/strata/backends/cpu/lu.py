@@ -20,15 +20,25 @@ from .array import data, wrap
 _PANEL = 32   # columns factored one by one before a blocked update of the trailing block
 
 
-def _factor_panel(a, rows, start, stop):
+def _largest(column, finite):
+    """``idamax`` along the last axis: the first largest |entry|. Reference BLAS keeps an entry
+    only when ``|x_i| > max``, so a NaN is skipped unless it comes first; ``finite`` (no NaN or
+    inf in the input) skips that care."""
+    magnitude = np.abs(column)
+    if finite:
+        return magnitude.argmax(-1)
+    nan = np.isnan(magnitude)
+    return np.where(nan[..., 0], 0, np.where(nan, -1.0, magnitude).argmax(-1))
+
+
+def _factor_panel(a, rows, start, stop, finite):
     """Unblocked LU of columns ``start:stop`` of ``a`` (batch, m, n), in place; whole rows are
     swapped (``rows[:, j]`` gets step j's 0-based pivot row), the rank-1 updates stay inside the
     panel."""
     m = a.shape[-2]
     batch = np.arange(a.shape[0])
     for j in range(start, stop):
-        p = np.argmax(np.abs(a[:, j:, j]), axis=-1)
-        p += j
+        p = _largest(a[:, j:, j], finite) + j
         rows[:, j] = p
         if (p != j).any():
             row_j = a[batch, j].copy()
@@ -43,12 +53,12 @@ def _factor_panel(a, rows, start, stop):
                 a[:, j + 1:, j + 1:stop] -= below[:, :, None] * a[:, j, None, j + 1:stop]
 
 
-def _factor_panel_of_one(a, rows, start, stop):
+def _factor_panel_of_one(a, rows, start, stop, finite):
     """``_factor_panel`` for a single matrix ``a`` (m, n): the same steps with scalar pivots and
     no batch indexing, half the NumPy calls' overhead (the cost of small matrices)."""
     m = a.shape[-2]
     for j in range(start, stop):
-        p = j + int(np.abs(a[j:, j]).argmax())
+        p = j + int(_largest(a[j:, j], finite))
         rows[j] = p
         if p != j:
             a[[j, p]] = a[[p, j]]
@@ -64,12 +74,13 @@ def _factor(a):
     count, m, n = a.shape
     k = min(m, n)
     rows = np.zeros((count, k), np.int32)
+    finite = bool(np.isfinite(a).all())
     for start in range(0, k, _PANEL):
         stop = min(start + _PANEL, k)
         if count == 1:
-            _factor_panel_of_one(a[0], rows[0], start, stop)
+            _factor_panel_of_one(a[0], rows[0], start, stop, finite)
         else:
-            _factor_panel(a, rows, start, stop)
+            _factor_panel(a, rows, start, stop, finite)
         if stop < n:   # U12 = L11^-1 A12, then A22 -= L21 U12
             unit_lower = np.tril(a[:, start:stop, start:stop], -1)
             unit_lower[:, np.arange(stop - start), np.arange(stop - start)] = 1
