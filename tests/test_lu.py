@@ -182,3 +182,14 @@ def test_nan_and_inf_pivots_follow_blas_idamax(batched):
         a = np.array(case, dtype=np.float64)
         a = np.stack([a, np.eye(3)]) if batched else a
         check(lambda m, x: tuple(m.linalg.lu_factor_ex(x)), a)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_past_the_block_size(left, adjoint):
+    """Above 32 rows the triangular solves go by blocks."""
+    a = _random((2, 70, 70), 16) + 8 * np.eye(70)
+    b = _random((2, 70, 3) if left else (2, 3, 70), 17)
+    factors, pivots = (x.numpy() for x in torch.linalg.lu_factor(torch.tensor(a)))
+    check(lambda m, f, p, x: m.linalg.lu_solve(f, p, x, left=left, adjoint=adjoint),
+          factors, pivots, b, atol=1e-10, rtol=1e-9)

@@ -162,10 +162,29 @@ def linalg_lu(A, pivot=True):
     return tuple(wrap(part, A.dtype) for part in _unpack(lu, pivots, True, True, A.dtype.np))
 
 
+def _solve_triangular(t, b, upper):
+    """T X = B for a triangular T (the other triangle zero), by blocks of ``_PANEL`` rows:
+    LAPACK ``gesv`` on each diagonal block (NumPy has no ``trsm``; on a triangle ``gesv`` swaps
+    no rows, so it is substitution) and one BLAS product for what the solved blocks contribute."""
+    n = t.shape[-1]
+    if n <= _PANEL:
+        return np.linalg.solve(t, b)
+    x = np.empty(b.shape, b.dtype)
+    starts = range(0, n, _PANEL)
+    for start in reversed(starts) if upper else starts:
+        stop = min(start + _PANEL, n)
+        rhs = b[..., start:stop, :]
+        if upper and stop < n:
+            rhs = rhs - np.matmul(t[..., start:stop, stop:], x[..., stop:, :])
+        elif not upper and start > 0:
+            rhs = rhs - np.matmul(t[..., start:stop, :start], x[..., :start, :])
+        x[..., start:stop, :] = np.linalg.solve(t[..., start:stop, start:stop], rhs)
+    return x
+
+
 def linalg_lu_solve(LU_, pivots, B, left=True, adjoint=False):
     """``getrs``: A X = B is U X = L^-1 P^T B; A^T X = B is X = P L^-T U^-T B; X A = B is
-    A^T X^T = B^T. The triangular solves are LAPACK ``gesv`` on the triangles (NumPy has no
-    ``trsm``), which takes no row swaps on a triangle, so it is substitution."""
+    A^T X^T = B^T."""
     spec = LU.linalg_lu_solve.meta(LU_, pivots, B, left, adjoint)
     batch, n = spec.shape[:-2], LU_.shape[-1]
     lu = np.broadcast_to(data(LU_), batch + (n, n))
@@ -177,10 +196,10 @@ def linalg_lu_solve(LU_, pivots, B, left=True, adjoint=False):
     upper = np.triu(lu)
     if left != adjoint:   # A X = B, or X A = B read as A^T X^T = B^T
         y = np.take_along_axis(b, perm[..., None], -2)
-        x = np.linalg.solve(upper, np.linalg.solve(lower, y))
+        x = _solve_triangular(upper, _solve_triangular(lower, y, False), True)
     else:
-        y = np.linalg.solve(np.swapaxes(lower, -1, -2),
-                            np.linalg.solve(np.swapaxes(upper, -1, -2), b))
+        y = _solve_triangular(np.swapaxes(lower, -1, -2),
+                              _solve_triangular(np.swapaxes(upper, -1, -2), b, False), True)
         x = np.empty_like(y)
         np.put_along_axis(x, np.broadcast_to(perm[..., None], y.shape), y, -2)
     x = x if left else np.swapaxes(x, -1, -2)
