@@ -73,6 +73,7 @@ def test_linalg_lu_and_lu_unpack_gradients_match_torch(shape, which):
 def test_gradcheck_float64(shape):
     A = strata.tensor(_random(shape, 4), requires_grad=True)
     assert strata.autograd.gradcheck(lambda x: strata.linalg.lu_factor_ex(x)[0], (A,))
+    assert strata.autograd.gradgradcheck(lambda x: strata.linalg.lu_factor_ex(x)[0], (A,))
     assert strata.autograd.gradcheck(lambda x: strata.linalg.lu(x)[1:], (A,))
     assert strata.autograd.gradgradcheck(lambda x: strata.linalg.lu(x)[1:], (A,))
 
