@@ -97,12 +97,11 @@ def _factor(a):
 
 def _factor_batch(A):
     """The factorization of tensor ``A`` (..., m, n): arrays LU, pivots, info shaped as ATen's."""
-    arr = data(A)
-    *batch, m, n = arr.shape
-    a = np.array(arr.reshape((math.prod(batch), m, n)), copy=True)
-    pivots, info = _factor(a)
+    lu = np.array(data(A), order="C")   # a fresh C-ordered copy, factored in place
+    *batch, m, n = lu.shape
+    pivots, info = _factor(lu.reshape((math.prod(batch), m, n)))
     batch = tuple(batch)
-    return a.reshape(arr.shape), pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
+    return lu, pivots.reshape(batch + (min(m, n),)), info.reshape(batch)
 
 
 def _row_order(pivots, m):
