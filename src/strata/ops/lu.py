@@ -1,42 +1,27 @@
 """Linear algebra, part 3: the LU family (``linalg.lu_factor_ex``, ``linalg.lu``,
 ``lu_unpack``, ``linalg.lu_solve``) and the determinants that need it (``slogdet``,
-``logdet``), as decompositions.
+``logdet``).
 
-The factorization is LAPACK ``getrf``'s partial pivoting written with tensor ops, one column
-per step: pick the row with the largest |entry| (the first one on ties, as ``idamax``), swap it
-up, divide the column below by the pivot and update the trailing block. Autograd then
-differentiates the steps themselves, which is the derivative of LU for the pivots it chose.
-Results follow LAPACK: ``LU`` holds L (unit diagonal, not stored) below U, ``pivots`` are
-1-based int32 row swaps, ``info`` is the 1-based index of the first exactly-zero pivot (0 when
-there is none). The price is about 35 op calls per column: fine for the small matrices
-programs factor, slow for large ones (256 x 256: ~0.7 s, PyTorch ~0.1 s, shared machine); a
-LAPACK kernel would need ``getrf`` (SciPy) and LU's backward formula as a primitive's rows.
+As in ATen, ``linalg_lu_factor_ex``, ``linalg_lu`` and ``lu_unpack`` are primitives: one kernel
+call each (LAPACK ``getrf``'s partial pivoting, backends/cpu/lu.py) and PyTorch's backward
+formulas (``lu_factor_ex_backward``, ``linalg_lu_backward``, ``lu_unpack_backward``). Results
+follow LAPACK: ``LU`` holds L (unit diagonal, not stored) below U, ``pivots`` are 1-based int32
+row swaps, ``info`` is the 1-based index of the first exactly-zero pivot (0 when there is none).
+``linalg_lu_solve`` is one too (``getrs``: row swaps and two triangular solves); the
+determinants decompose into them.
 """
 
 import math
 
 from ..core import dtype as D
+from ..core.shape import broadcast_shapes
 from . import meta_rules as R
 from . import pointwise as P
 from . import reductions as Red
 from . import shape as S
 from .factorizations import check_float, check_matrix, check_square, linalg_det, linalg_qr
-from .factorizations import linalg_solve_triangular as solve_triangular
-from .factory import _to_copy, arange, eye, full
-from .linalg import matmul
-from .op import defop, register_decomposition
-from .scatter import gather
-
-linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
-                            "bool check_errors=False) -> (Tensor LU, Tensor pivots, "
-                            "Tensor info)")
-lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
-                  "bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)")
-linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)")
-linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
-logdet = defop("logdet(Tensor self) -> Tensor", method=True, function=True)
-linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
-                        "bool adjoint=False) -> Tensor")
+from .factory import arange
+from .op import TensorSpec, defop, register_decomposition
 
 
 def check_lu_input(name, A, pivot):
@@ -50,98 +35,58 @@ def check_lu_input(name, A, pivot):
 
 
 def zero_pivot_message(name, info, batched):
-    """PyTorch's ``_linalg_check_errors`` wording for the first factorization with info > 0."""
-    flat = info.reshape(-1)
-    bad = int(P.ne(flat, 0).int().argmax().item())
+    """PyTorch's ``_linalg_check_errors`` wording for the first factorization with info > 0
+    (``info``: a tensor or a NumPy array)."""
+    flat = info.reshape(-1).tolist()
+    bad = next(i for i, value in enumerate(flat) if value != 0)
     where = f"(Batch element {bad}): " if batched else ""
-    j = int(flat[bad].item())
+    j = flat[bad]
     return (f"{name}: {where}U[{j},{j}] is zero and using it on lu_solve would result in a "
             f"division by zero. If you still want to perform the factorization, consider "
             f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
-def _swap(values, rows, i, j):
-    """``values`` (..., m) with entries ``i`` (an int) and ``j`` (a tensor (..., 1)) swapped."""
-    at_i = S.unsqueeze(S.select(values, -1, i), -1)
-    at_j = gather(values, -1, j)
-    return P.where(P.eq(rows, i), at_j, P.where(P.eq(rows, j), at_i, values))
-
-
-@register_decomposition(linalg_lu_factor_ex)
-def _lu_factor_ex(A, pivot=True, check_errors=False):
+def _factor_ex_meta(A, pivot=True, check_errors=False):
     check_lu_input("torch.lu_factor", A, pivot)
     *batch, m, n = A.shape
-    k = min(m, n)
-    rows = arange(0, m, device=A.device)
-    LU, chosen = A, []   # chosen: each step's pivot row
-    for j in range(k):
-        column = S.select(S.slice(LU, -2, j, m), -1, j)
-        p = P.add(Red.argmax(P.abs(column), -1, True), j)
-        chosen.append(p)
-        order = _swap(S.expand(rows, tuple(batch) + (m,)), rows, j, p)
-        LU = gather(LU, -2, S.expand(S.unsqueeze(order, -1), tuple(LU.shape)))
-        top, below = S.slice(LU, -2, 0, j + 1), S.slice(LU, -2, j + 1, m)
-        pivot_row = S.select(LU, -2, j)
-        pivot_value = S.unsqueeze(S.select(pivot_row, -1, j), -1)
-        # a zero pivot has a zero column below it (it is the largest): leave that column alone
-        factors = P.div(S.select(below, -1, j), P.where(P.eq(pivot_value, 0), 1.0, pivot_value))
-        trailing = P.sub(S.slice(below, -1, j + 1, n),
-                         P.mul(S.unsqueeze(factors, -1),
-                               S.unsqueeze(S.slice(pivot_row, -1, j + 1, n), -2)))
-        below = S.cat([S.slice(below, -1, 0, j), S.unsqueeze(factors, -1), trailing], -1)
-        LU = S.cat([top, below], -2)
-    if k == 0:
-        LU = _to_copy(A)
-        pivots = full(tuple(batch) + (0,), 0, dtype=D.int32, device=A.device)
-        info = full(tuple(batch), 0, dtype=D.int32, device=A.device)
-    else:
-        pivots = _to_copy(P.add(S.cat(chosen, -1), 1), dtype=D.int32)
-        zero = P.eq(S.diagonal(LU, 0, -2, -1), 0)
-        first = P.add(Red.argmax(_to_copy(zero, dtype=D.int32), -1, False), 1)
-        info = _to_copy(P.where(Red.any(zero, [-1], False), first, 0), dtype=D.int32)
-    if check_errors and info.numel() and bool(P.ne(info, 0).any()):
-        raise RuntimeError(zero_pivot_message("torch.linalg.lu_factor_ex", info, A.ndim > 2))
-    return LU, pivots, info
+    batch = tuple(batch)
+    return (TensorSpec(tuple(A.shape), A.dtype), TensorSpec(batch + (min(m, n),), D.int32),
+            TensorSpec(batch, D.int32))
 
 
-def _permutation(pivots, m, dtype, device):
-    """The matrix P of ``A = P L U`` from LAPACK's row swaps: row r of A is row ``perm[r]``
-    of ``L U``, so ``P[r, c] = (perm[c] == r)``."""
-    rows = arange(0, m, device=device)
-    perm = S.expand(rows, tuple(pivots.shape[:-1]) + (m,))
-    for i in range(pivots.shape[-1]):
-        target = S.unsqueeze(P.sub(_to_copy(S.select(pivots, -1, i), dtype=D.int64), 1), -1)
-        perm = _swap(perm, rows, i, target)
-    return _to_copy(P.eq(S.unsqueeze(rows, -1), S.unsqueeze(perm, -2)), dtype=dtype)
+def _unpacked(shape, dt, unpack_data=True, unpack_pivots=True):
+    """Specs of P (m, m), L (m, k), U (k, n) over the batch; a part not asked for is empty."""
+    *batch, m, n = shape
+    batch, k = tuple(batch), min(m, n)
+    empty = TensorSpec((0,), dt)
+    permutation = TensorSpec(batch + (m, m), dt) if unpack_pivots else empty
+    if not unpack_data:
+        return permutation, empty, empty
+    return permutation, TensorSpec(batch + (m, k), dt), TensorSpec(batch + (k, n), dt)
 
 
-@register_decomposition(lu_unpack)
-def _lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+def _unpack_meta(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     if LU_pivots.dtype is not D.int32:
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
                            "torch.int32 dtype.\nNote: this function is intended to be used with "
                            "the output produced by torch.linalg.lu_factor")
-    *batch, m, n = LU_data.shape
-    k = min(m, n)
-    empty = full((0,), 0, dtype=LU_data.dtype, device=LU_data.device)
-    L = U = Pm = empty
-    if unpack_data:
-        unit = eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
-        L = P.add(S.tril(S.slice(LU_data, -1, 0, k), -1), unit)
-        U = S.triu(S.slice(LU_data, -2, 0, k))
-    if unpack_pivots:
-        Pm = _permutation(LU_pivots, m, LU_data.dtype, LU_data.device)
-        Pm = S.expand(Pm, tuple(batch) + (m, m)) if tuple(Pm.shape[:-2]) != tuple(batch) else Pm
-    return Pm, L, U
+    return _unpacked(LU_data.shape, LU_data.dtype, unpack_data, unpack_pivots)
 
 
-@register_decomposition(linalg_lu)
-def _lu(A, pivot=True):
+def _lu_meta(A, pivot=True):
     check_lu_input("linalg.lu", A, pivot)
-    LU, pivots, _ = linalg_lu_factor_ex(A)
-    return lu_unpack(LU, pivots)
+    return _unpacked(A.shape, A.dtype)
 
 
+linalg_lu_factor_ex = defop("linalg_lu_factor_ex(Tensor A, *, bool pivot=True, "
+                            "bool check_errors=False) -> (Tensor LU, Tensor pivots, "
+                            "Tensor info)", _factor_ex_meta)
+lu_unpack = defop("lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, "
+                  "bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)", _unpack_meta)
+linalg_lu = defop("linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
+                  _lu_meta)
+linalg_slogdet = defop("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)")
+logdet = defop("logdet(Tensor self) -> Tensor", method=True, function=True)
 def _check_lu_solve(LU, pivots, B, left):
     name = "linalg.lu_solve"
     if LU.dtype.category != D.FLOATING:
@@ -169,20 +114,16 @@ def _check_lu_solve(LU, pivots, B, left):
                            f"but got pivots with shape {list(pivots.shape)} instead")
 
 
-@register_decomposition(linalg_lu_solve)
-def _lu_solve(LU, pivots, B, left=True, adjoint=False):
-    """Two triangular solves and a permutation; ``X A = B`` is ``A^T X^T = B^T``."""
+def _lu_solve_meta(LU, pivots, B, left=True, adjoint=False):
     _check_lu_solve(LU, pivots, B, left)
-    if not left:
-        return S.transpose(linalg_lu_solve(LU, pivots, S.transpose(B, -2, -1),
-                                           adjoint=not adjoint), -2, -1)
-    Pm, L, U = lu_unpack(LU, pivots)
-    if adjoint:   # A^T = U^T L^T P^T
-        y = solve_triangular(S.transpose(U, -2, -1), B, upper=False)
-        y = solve_triangular(S.transpose(L, -2, -1), y, upper=True, unitriangular=True)
-        return matmul(Pm, y)
-    y = solve_triangular(L, matmul(S.transpose(Pm, -2, -1), B), upper=False, unitriangular=True)
-    return solve_triangular(U, y, upper=True)
+    batch = broadcast_shapes(tuple(LU.shape[:-2]), tuple(B.shape[:-2]))
+    return TensorSpec(batch + tuple(B.shape[-2:]), B.dtype)
+
+
+# A primitive, as in ATen (LAPACK getrs: the row swaps, then two triangular solves), so that
+# autograd uses PyTorch's formulas for LU's and B's gradients.
+linalg_lu_solve = defop("linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+                        "bool adjoint=False) -> Tensor", _lu_solve_meta)
 
 
 @register_decomposition(linalg_slogdet)

@@ -11,12 +11,13 @@ from . import scatter
 from . import dense, normalization, pooling
 from . import distributions, threads
 from . import rnn
+from . import lu
 from . import complex, fft
 from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
             linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn,
-            complex, fft)
+            complex, fft, lu)
 
 
 def kernel_table() -> dict:
