@@ -167,7 +167,7 @@ def _solve_triangular(t, b, upper):
     no rows, so it is substitution) and one BLAS product for what the solved blocks contribute."""
     n = t.shape[-1]
     if n <= _PANEL:
-        return np.linalg.solve(t, b)
+        return _solve_block(t, b, upper)
     x = np.empty(b.shape, b.dtype)
     starts = range(0, n, _PANEL)
     for start in reversed(starts) if upper else starts:
@@ -177,7 +177,25 @@ def _solve_triangular(t, b, upper):
             rhs = rhs - np.matmul(t[..., start:stop, stop:], x[..., stop:, :])
         elif not upper and start > 0:
             rhs = rhs - np.matmul(t[..., start:stop, :start], x[..., :start, :])
-        x[..., start:stop, :] = np.linalg.solve(t[..., start:stop, start:stop], rhs)
+        x[..., start:stop, :] = _solve_block(t[..., start:stop, start:stop], rhs, upper)
+    return x
+
+
+def _solve_block(t, b, upper):
+    """One diagonal block: ``gesv``, or, when a diagonal entry is zero (``gesv`` refuses a
+    singular matrix where ``trsm`` divides by it), plain substitution giving trsm's infs and
+    NaNs, as PyTorch's ``lu_solve`` does."""
+    try:
+        return np.linalg.solve(t, b)
+    except np.linalg.LinAlgError:
+        pass
+    x = np.zeros(np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(t, b))
+    n = t.shape[-1]
+    for i in reversed(range(n)) if upper else range(n):
+        known = slice(i + 1, n) if upper else slice(0, i)
+        rest = np.matmul(t[..., i:i + 1, known], x[..., known, :])
+        x[..., i:i + 1, :] = (b[..., i:i + 1, :] - rest) / t[..., i:i + 1, i:i + 1]
     return x
 
 
@@ -193,14 +211,15 @@ def linalg_lu_solve(LU_, pivots, B, left=True, adjoint=False):
     lower = np.tril(lu, -1)
     lower[..., np.arange(n), np.arange(n)] = 1
     upper = np.triu(lu)
-    if left != adjoint:   # A X = B, or X A = B read as A^T X^T = B^T
-        y = np.take_along_axis(b, perm[..., None], -2)
-        x = _solve_triangular(upper, _solve_triangular(lower, y, False), True)
-    else:
-        y = _solve_triangular(np.swapaxes(lower, -1, -2),
-                              _solve_triangular(np.swapaxes(upper, -1, -2), b, False), True)
-        x = np.empty_like(y)
-        np.put_along_axis(x, np.broadcast_to(perm[..., None], y.shape), y, -2)
+    with np.errstate(all="ignore"):   # a singular U gives trsm's infs and NaNs, silently
+        if left != adjoint:   # A X = B, or X A = B read as A^T X^T = B^T
+            y = np.take_along_axis(b, perm[..., None], -2)
+            x = _solve_triangular(upper, _solve_triangular(lower, y, False), True)
+        else:
+            y = _solve_triangular(np.swapaxes(lower, -1, -2),
+                                  _solve_triangular(np.swapaxes(upper, -1, -2), b, False), True)
+            x = np.empty_like(y)
+            np.put_along_axis(x, np.broadcast_to(perm[..., None], y.shape), y, -2)
     x = x if left else np.swapaxes(x, -1, -2)
     return wrap(np.ascontiguousarray(x), spec.dtype)
 
