@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from ... import config
+from ... import random as _random
 from ..._tensor import make_tensor
 from ...core import trace
 from ...core.device import as_device, device
@@ -43,6 +44,7 @@ from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
 _SEGMENT_SHIFT = 40
+_I63 = 2 ** 63
 
 
 def cl():
@@ -132,6 +134,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.launch_blocking = config.launch_blocking
         self.recording = None         # a LaunchRecording while a compiled graph is recorded
         self._host_allocator = None   # pinned host memory (pinned.py), made on first use
+        self._philox = None           # (CPU NumPy generator seen, seed, launches) for philox()
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -272,6 +275,20 @@ class OpenCLRuntime(DeviceRuntime):
                                            type(old) is type(new) and old == new):
                     knl.set_arg(i, new)
         self._last_args[knl] = args
+
+    def philox(self, generator=None):
+        """(key, offset) of one random launch (oclprinter's Note [Philox]). The default
+        generator: the seed of strata's default generator, offset counting launches; a
+        ``manual_seed`` (it replaces the CPU generator's NumPy generator) restarts the count, as
+        a seed restarts CUDA's Philox offset. A given generator: a key drawn from it."""
+        if generator is not None:
+            return int(_random.generator_for(generator).integers(0, _I63)), 0
+        source = _random.default_generator.bit_generator
+        if self._philox is None or self._philox[0] is not source:
+            seed = _random.default_generator.initial_seed()
+            self._philox = [source, seed - 2 ** 64 if seed >= 2 ** 63 else seed, 0]
+        self._philox[2] += 1
+        return self._philox[1], self._philox[2]
 
     def new_recording(self):
         """A recording of launches for graph replay (graphs.py)."""

@@ -46,6 +46,39 @@ PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
 #define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 """
 FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+# Note [Philox]: counter-based random numbers (Salmon et al., "Parallel random numbers: as easy
+# as 1, 2, 3", SC 2011; Random123's philox4x32-10, the generator of PyTorch's CUDA kernels).
+# Element i of a launch encrypts the counter (i, launch offset) under the 64-bit key (the
+# seed): no state is shared between work-items, and a seed gives the same numbers on every
+# device and work-group size. Hand-written: the IR has no 32-bit multiply-high.
+PHILOX = """uint4 philox(const long key, const long offset, const long i) {
+    uint4 c = (uint4)((uint)i, (uint)((ulong)i >> 32), (uint)offset,
+                      (uint)((ulong)offset >> 32));
+    uint2 k = (uint2)((uint)key, (uint)((ulong)key >> 32));
+    for (int r = 0; r < 10; r++) {
+        const uint hi0 = mul_hi(0xD2511F53U, c.x), lo0 = 0xD2511F53U * c.x;
+        const uint hi1 = mul_hi(0xCD9E8D57U, c.z), lo1 = 0xCD9E8D57U * c.z;
+        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        k += (uint2)(0x9E3779B9U, 0xBB67AE85U);
+    }
+    return c;
+}
+float philox_uniform_float32(const uint4 r) { return (r.x >> 8) * 0x1.0p-24f; }
+float philox_normal_float32(const uint4 r) {
+    const float u = 1.0f - philox_uniform_float32(r), v = (r.y >> 8) * 0x1.0p-24f;
+    return sqrt(-2.0f * log(u)) * cospi(2.0f * v);
+}
+ulong philox_bits(const uint4 r) { return ((ulong)r.y << 32) | r.x; }
+"""
+PHILOX_FP64 = """double philox_uniform_float64(const uint4 r) {
+    return (double)(((ulong)r.x << 21) ^ (r.y >> 11)) * 0x1.0p-53;
+}
+double philox_normal_float64(const uint4 r) {
+    const double u = 1.0 - philox_uniform_float64(r);
+    const double v = (double)(((ulong)r.z << 21) ^ (r.w >> 11)) * 0x1.0p-53;
+    return sqrt(-2.0 * log(u)) * cospi(2.0 * v);
+}
+"""
 
 
 def literal(value, dtype) -> str:
@@ -109,6 +142,21 @@ class OpenCLHandler(CHandler):
 
     def isnan(self, x):
         return self._emit(f"{x} != {x}", "bool")
+
+    def mod(self, a, b):
+        """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
+        return self._emit(f"{a} % {b}", a.dtype)
+
+    def philox(self, key, offset, counter, kind, dtype):
+        """A random number of element ``counter``: ``kind`` "uniform" in [0, 1) or "normal" as
+        ``dtype``, or "bits" (64 random bits as int64). Note [Philox]."""
+        words = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}const uint4 {words} = philox({key}, {offset}, "
+                          f"{counter});")
+        if kind == "bits":      # 63 bits: a non-negative long
+            return self._emit(f"(long)(philox_bits({words}) >> 1)", "int64")
+        return self._emit(f"philox_{kind}_{dtype}({words})", dtype)
 
     def __getattr__(self, name):
         if name in ("floor", "ceil", "trunc"):    # integers are already whole
@@ -182,8 +230,13 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
                     None if node.name in kernel.local else layouts[node.name], group)
     lines.append("}")
     dtypes = set(buffers.values())
-    text = PREAMBLE + "\n".join(lines) + "\n"
-    return (FP64 + text if "float64" in dtypes else text), names
+    body = "\n".join(lines) + "\n"
+    fp64 = "float64" in dtypes or "philox_uniform_float64" in body or \
+        "philox_normal_float64" in body
+    if "philox(" in body:
+        body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
+    text = PREAMBLE + body
+    return (FP64 + text if fp64 else text), names
 
 
 def _handler(buffers, lines, indent, aliases, scalars):

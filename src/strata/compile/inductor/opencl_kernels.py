@@ -20,6 +20,8 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from . import opencl_loss as loss
+from . import opencl_nn as nn
+from . import opencl_random as random
 from . import opencl_rows as rows
 from .opencl_pointwise import (
     BINARY,
@@ -65,6 +67,8 @@ def kernels() -> dict:
              A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),
              A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward"),
              SH._reshape_copy: reshape_copy}
+    table.update(random.kernels())
+    table.update(nn.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

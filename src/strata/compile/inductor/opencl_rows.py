@@ -38,7 +38,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
-    "rstd") pairs, laid out as the meta function said (``keepdim``
+    "rstd" | "var") pairs, laid out as the meta function said (``keepdim``
     keeps size-1 dims at the reduced positions). Rows of ``GROUP_ROW`` elements or more get a
     work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
@@ -133,10 +133,10 @@ def _squared_deviation(inner, index, rindex):
 
 
 def _reduced(which, dtype, rranges, mean, arg, eps, index):
-    if which == "rstd":      # 1 / sqrt(biased variance + eps), as native_layer_norm returns
+    if which in ("rstd", "var"):   # the biased variance; rstd: 1 / sqrt(it + eps)
         var = ops.truediv(ops.load("den", "0"),
                           ops.index_expr(" * ".join(rranges) or "1", dtype))
-        return ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
+        return var if which == "var" else ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
     name = {"den": "den", "index": "red", "mu": "mu"}.get(which, "red_value" if arg else "red")
     v = ops.load(name, "0")
     if mean:
