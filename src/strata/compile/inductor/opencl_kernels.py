@@ -22,6 +22,7 @@ from ...ops import special as SPC
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_random as random
+from . import opencl_reductions as reductions
 from . import opencl_sort as sorting
 from . import opencl_rows as rows
 from .opencl_pointwise import (
@@ -71,6 +72,7 @@ def kernels() -> dict:
     table.update(random.kernels())
     table.update(nn.kernels())
     table.update(sorting.kernels())
+    table.update(reductions.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

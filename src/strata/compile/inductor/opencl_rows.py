@@ -34,12 +34,14 @@ from .opencl_pointwise import (
 
 # --- reductions -----------------------------------------------------------------------------------
 
-def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None):
+def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None,
+           element=None, finish=None):
     """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
     "rstd" | "var") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions). Rows of ``GROUP_ROW`` elements or more get a
+    keeps size-1 dims at the reduced positions). ``element`` maps each element before the
+    reduction and ``finish`` the result (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
     work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
@@ -65,7 +67,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         total *= x._shape[d]
     group = _group_size(rt, kind, x.numel() // max(total, 1))
     key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps,
-           group)
+           group, element, finish)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
@@ -76,7 +78,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
 
         def inner(index, rindex):
             v = source.load(tuple(index) + tuple(rindex))
-            return v if x.dtype == compute else ops.to_dtype(v, compute.name)
+            v = v if x.dtype == compute else ops.to_dtype(v, compute.name)
+            return element(v) if element else v
         red_dtype = "int64" if kind.startswith("arg") else compute.name
         if kind == "logsumexp":      # the max, then the sum of exp(x - max): softmax's rows
             nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
@@ -96,7 +99,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
                 f"{name}_st{j}" for j in range(len(kept))), f"{name}_off")
             nodes.append(Pointwise(name, t.dtype.name, ranges,
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
-                                           kind.startswith("arg"), eps)))
+                                           kind.startswith("arg"), eps, finish)))
         kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
         return print_kernel(kernel, ranges, layouts, group=group)
     tensors = [x, *(t for t, _ in outputs)]
@@ -132,7 +135,7 @@ def _squared_deviation(inner, index, rindex):
     return ops.mul(d, d)
 
 
-def _reduced(which, dtype, rranges, mean, arg, eps, index):
+def _reduced(which, dtype, rranges, mean, arg, eps, finish, index):
     if which in ("rstd", "var"):   # the biased variance; rstd: 1 / sqrt(it + eps)
         var = ops.truediv(ops.load("den", "0"),
                           ops.index_expr(" * ".join(rranges) or "1", dtype))
@@ -141,6 +144,8 @@ def _reduced(which, dtype, rranges, mean, arg, eps, index):
     v = ops.load(name, "0")
     if mean:
         v = ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
+    if finish:
+        v = finish(v)
     return v if v.dtype == dtype else ops.to_dtype(v, dtype)
 
 

@@ -1,0 +1,154 @@
+"""The OpenCL device's other reductions and scans: ``linalg_vector_norm`` (so ``norm`` and
+``clip_grad_norm_``), ``prod``, ``var`` (so ``std``), ``all``/``any``, ``cumsum``/``cumprod``.
+
+The reductions are opencl_rows.reduce with an element map and a finishing map (loop-IR
+formulas); a scan is a window (opencl_nn.window) along the last dim of a transposed view,
+element i summing the elements j <= i of its row: n^2 / 2 work per row, exact and simple for
+the short rows models scan (a work-group scan in local memory is the next step).
+"""
+
+import math
+from functools import cache
+
+from ...core import dtype as D
+from ...ops import meta_rules as MR
+from ...ops import reductions as RED
+from .ir import ops
+from .opencl_nn import window
+from .opencl_pointwise import identity, new_output, pointwise
+from .opencl_rows import _dims, reduce
+
+
+def _absolute(v):
+    return ops.abs(v)
+
+
+def _square(v):
+    return ops.mul(v, v)
+
+
+def _nonzero(v):
+    return ops.to_dtype(ops.ne(v, ops.constant(0, v.dtype)), v.dtype)
+
+
+def _sqrt(v):
+    return ops.sqrt(v)
+
+
+@cache
+def _power(p):
+    """|x|^p and its root, one pair of formulas per exponent (the program cache keys on them)."""
+    def element(v):
+        return ops.pow(ops.abs(v), ops.constant(p, v.dtype))
+
+    def root(v):
+        return ops.pow(v, ops.constant(1.0 / p, v.dtype))
+    return element, root
+
+
+def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    spec = RED.vector_norm.meta(self, ord, dim, keepdim, dtype)
+    out = new_output(spec, self)
+    dims = MR.reduction_dims(self, dim)
+    if ord == 2:
+        kind, element, finish = "sum", _square, _sqrt
+    elif ord == 1:
+        kind, element, finish = "sum", _absolute, None
+    elif ord == math.inf:
+        kind, element, finish = "max", _absolute, None
+    elif ord == -math.inf:
+        kind, element, finish = "min", _absolute, None
+    elif ord == 0:
+        kind, element, finish = "sum", _nonzero, None
+    else:
+        kind, (element, finish) = "sum", _power(float(ord))
+    reduce("aten::linalg_vector_norm", kind, self, list(dims), keepdim, spec.dtype,
+           [(out, "value")], element=element, finish=finish)
+    return out
+
+
+def prod(self, dtype=None):
+    spec = RED.prod.meta(self, dtype)
+    out = new_output(spec, self)
+    reduce("aten::prod", "prod", self, list(range(self.ndim)), False, spec.dtype,
+           [(out, "value")])
+    return out
+
+
+def prod_dim(self, dim, keepdim=False, dtype=None):
+    spec = RED.prod_dim.meta(self, dim, keepdim, dtype)
+    out = new_output(spec, self)
+    reduce("aten::prod.dim_int", "prod", self, [dim] if self.ndim else [], keepdim, spec.dtype,
+           [(out, "value")])
+    return out
+
+
+def var(self, dim=None, correction=None, keepdim=False):
+    """The sum of squared deviations from the mean (one row kernel), over N - correction."""
+    spec = RED.var.meta(self, dim, correction, keepdim)
+    out = new_output(spec, self)
+    dims = _dims(self, dim)
+    reduce("aten::var.correction", "meanvar", self, dims, keepdim, spec.dtype, [(out, "den")])
+    n = self.numel() // max(out.numel(), 1) if self.numel() else 0
+    dof = max(n - (1 if correction is None else correction), 0)
+    return pointwise("aten::var.correction", _divide, [(out, spec.dtype), (dof, spec.dtype)],
+                     out)
+
+
+def _divide(a, b):
+    return ops.truediv(a, b)
+
+
+def _logical(op, kind):
+    """all: the product of (x != 0); any: their sum; as bool (uint8 for uint8 input)."""
+    def kernel(self, dim=None, keepdim=False):
+        spec = op.meta(self, dim, keepdim)
+        out = new_output(spec, self)
+        reduce(op.qualname, kind, self, list(RED.logical_dims(self, dim)), keepdim, D.int64,
+               [(out, "value")], element=_nonzero)
+        return out
+    return kernel
+
+
+# --- scans --------------------------------------------------------------------------------------
+
+def _cumsum_term(B, index, rindex):
+    return _prefix(B, index, rindex, 0)
+
+
+def _cumprod_term(B, index, rindex):
+    return _prefix(B, index, rindex, 1)
+
+
+def _prefix(B, index, rindex, identity):
+    """Element j of the row if j <= i, else the identity."""
+    *lead, i = index
+    (j,) = rindex
+    v = B["inp"].load((*lead, j))
+    return ops.where(ops.index_expr(f"{j} <= {i}", "bool"), v, ops.constant(identity, v.dtype))
+
+
+def _scanned(B, index):
+    return ops.load("red", "0")
+
+
+def _scan(op, kind, term):
+    def kernel(self, dim, dtype=None):
+        spec = op.meta(self, dim, dtype)
+        out = new_output(spec, self)
+        if not out.numel():
+            return out
+        src = self if self.dtype == spec.dtype else pointwise(      # accumulate in out's dtype
+            "aten::_to_copy", identity, [(self, spec.dtype)], new_output(spec, self))
+        x, o = (t.reshape(1) if self.ndim == 0 else t.transpose(dim, -1) for t in (src, out))
+        window(op.qualname, {"inp": x}, {}, [(o, _scanned)], (x._shape[-1],), kind, term,
+               spec.dtype.name)
+        return out
+    return kernel
+
+
+def kernels() -> dict:
+    return {RED.vector_norm: vector_norm, RED.prod: prod, RED.prod_dim: prod_dim, RED.var: var,
+            RED.all: _logical(RED.all, "prod"), RED.any: _logical(RED.any, "sum"),
+            RED.cumsum: _scan(RED.cumsum, "sum", _cumsum_term),
+            RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term)}
