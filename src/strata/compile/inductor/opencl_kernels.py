@@ -27,6 +27,7 @@ from . import opencl_sort as sorting
 from . import opencl_rows as rows
 from .opencl_pointwise import (
     BINARY,
+    clamp,
     COMPARISONS,
     UNARY,
     add_formula,
@@ -60,6 +61,7 @@ def kernels() -> dict:
              A._softmax_backward_data: rows.softmax_backward,
              A._log_softmax_backward_data: rows.log_softmax_backward,
              SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
+             SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,

@@ -337,6 +337,35 @@ def backward_formula(op, name):
     return kernel
 
 
+def clamp(op):
+    """clamp/clamp_: ``minimum(maximum(x, min), max)`` with either bound absent, a number or a
+    tensor (NaN in x or a bound propagates, as ATen's clamp does)."""
+    def kernel(self, min=None, max=None):
+        spec = op.meta(self, min, max)
+        out = self if spec is self else new_output(spec, self)
+        compute = P.clamp.dtype_rule(*P.clamp_operands(self, min, max))
+        bounds = tuple(b for b in (min, max) if b is not None)
+        formula = CLAMP[min is not None, max is not None]
+        return pointwise(op.qualname, formula, [(v, compute) for v in (self, *bounds)], out)
+    return kernel
+
+
+def _clamp_below(x, low):
+    return ops.maximum(x, low)
+
+
+def _clamp_above(x, high):
+    return ops.minimum(x, high)
+
+
+def _clamp_both(x, low, high):
+    return ops.minimum(ops.maximum(x, low), high)
+
+
+CLAMP = {(True, False): _clamp_below, (False, True): _clamp_above, (True, True): _clamp_both,
+         (False, False): identity}
+
+
 def threshold_formula(g, x, threshold):
     return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
 

@@ -402,6 +402,22 @@ def cat(tensors, dim=0):
     return out
 
 
+def stack(tensors, dim=0):
+    """Each input copied into its slice of a new dim of the output (the meta function's
+    layout)."""
+    spec = SH.stack.meta(tensors, dim)
+    shape = tuple(spec.shape)
+    out = runtime_of(next(t for t in tensors if is_device(t))).empty(
+        shape, tuple(spec.strides or contiguous_strides(shape)), spec.dtype)
+    dim = dim % out.ndim
+    for n, t in enumerate(tensors):
+        if not is_device(t):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {out.device} and {t.device}!")
+        pointwise("aten::stack", identity, [(t, out.dtype)], out.select(dim, n))
+    return out
+
+
 # --- matrix products ------------------------------------------------------------------------------
 
 def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
