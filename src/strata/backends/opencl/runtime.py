@@ -329,9 +329,9 @@ class OpenCLRuntime(DeviceRuntime):
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
         self._record_cross_use((dst,), stream)
-        event = pycl.enqueue_copy(stream.queue, buffer, array,
-                                  dst_offset=offset * dst.dtype.itemsize,
-                                  is_blocking=not non_blocking)
+        event = self._traced_copy("H2D", array.nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, buffer, array, dst_offset=offset * dst.dtype.itemsize,
+            is_blocking=not non_blocking))
         stream.enqueued(event, keep=keep if non_blocking else None)
         block = getattr(getattr(keep, "_storage", None), "block", None)
         if non_blocking and block is not None and pinned.is_pinned_by(self, keep):
@@ -348,9 +348,9 @@ class OpenCLRuntime(DeviceRuntime):
         buffer, offset = self.buffer_of(src)
         stream = self.current_stream()
         self._record_cross_use((src,), stream)
-        event = pycl.enqueue_copy(stream.queue, array, buffer,
-                                  src_offset=offset * src.dtype.itemsize,
-                                  is_blocking=not non_blocking)
+        event = self._traced_copy("D2H", array.nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, array, buffer, src_offset=offset * src.dtype.itemsize,
+            is_blocking=not non_blocking))
         stream.enqueued(event, keep=array)
 
     def copy_buffer(self, dst, src, nbytes):
@@ -362,12 +362,29 @@ class OpenCLRuntime(DeviceRuntime):
         src_buffer, src_offset = self.buffer_of(src)
         stream = self.current_stream()
         self._record_cross_use((dst, src), stream)
-        event = pycl.enqueue_copy(stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
-                                  dst_offset=dst_offset * dst.dtype.itemsize,
-                                  src_offset=src_offset * src.dtype.itemsize)
+        event = self._traced_copy("D2D", nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
+            dst_offset=dst_offset * dst.dtype.itemsize,
+            src_offset=src_offset * src.dtype.itemsize))
         stream.enqueued(event)
         if self.recording is not None:
             self.recording.copy(dst, src, nbytes)
+
+    def _traced_copy(self, kind, nbytes, stream, enqueue):
+        """Run ``enqueue()`` (an ``enqueue_copy``) and return its event; while tracing, as a
+        "runtime" copy span (kind H2D/D2H/D2D, bytes, queue, sequence number) whose profiled
+        execution is reported at the next sync point as a "device" event, like a launch's."""
+        if not trace.active:
+            return enqueue()
+        span = trace.begin("runtime", "copy", kind=kind, nbytes=nbytes, stream=stream.id)
+        try:
+            event = enqueue()
+        except BaseException:
+            trace.end(span)
+            raise
+        trace.end(span, seq=stream.seq + 1, queue=self.queue_name(stream))
+        self._timed.append((event, f"copy {kind}", stream.id, stream.seq + 1))
+        return event
 
     def copy(self, dst, src, non_blocking=False):
         """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""

@@ -196,8 +196,8 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     buffers.update({n.name: n.dtype for n in kernel.nodes})
     params, names, pointers = [], [], []
     for b in kernel.inputs:
-        if b.name in scalars:
-            params.append(f"const {CL_TYPES[b.dtype]} {b.name}")
+        if b.name in scalars:        # a bool travels as uchar (no bool kernel arguments)
+            params.append(f"const {BUFFER_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
             pointers.append(b.name)

@@ -23,17 +23,17 @@ from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_random as random
 from . import opencl_reductions as reductions
-from . import opencl_sort as sorting
 from . import opencl_rows as rows
+from . import opencl_sort as sorting
 from .opencl_pointwise import (
     BINARY,
-    clamp,
     COMPARISONS,
     UNARY,
     add_formula,
     alloc,
     backward_formula,
     binary,
+    clamp,
     clone,
     copy_,
     fill_,

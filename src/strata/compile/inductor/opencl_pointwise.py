@@ -20,10 +20,10 @@ from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import shape as SH
-from ...ops.meta_rules import promote
+from ...ops.meta_rules import promote, type_name
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
-from .oclprinter import print_kernel
+from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
 _CPU_COPY = cpu_kernels()[F.copy_]
@@ -46,6 +46,12 @@ def scalar_value(x, device):
                                f"least two devices, {device} and {x.device}!")
         return x.item()
     return x
+
+
+def scalar_argument(value, dtype):
+    """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
+    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
+    return np.array(value).astype(dtype.np)[()]
 
 
 def new_output(spec, tensor_like):
@@ -74,7 +80,14 @@ def kernel_name(op_name):
 
 
 def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
-    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value})."""
+    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value}).
+    Raises NotImplementedError for dtypes without OpenCL kernels (half precision) before
+    anything is built or enqueued."""
+    for t in tensors:
+        if t.dtype.name not in CL_TYPES:
+            raise NotImplementedError(f"\"{op_name}\" not implemented for "
+                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend (no "
+                                      f"half-precision kernels yet)")
     entry = _sources.get(key)
     if entry is None:
         entry = _sources[key] = build()
@@ -106,8 +119,7 @@ def pointwise(op_name, formula, operands, out):
                 values[f"{name}_st{d}"] = s
             kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
         else:
-            v = scalar_value(v, out.device)
-            values[name] = np.array(v, dtype=dt.np)[()]
+            values[name] = scalar_argument(scalar_value(v, out.device), dt)
             kinds.append(("s", dt.name))
     buffer, offset = rt.buffer_of(out)
     values["out0"], values["out0_off"] = buffer, offset

@@ -7,15 +7,21 @@ numbers on every run, whatever the work-group size. The numbers differ from the 
 (NumPy's PCG64), as PyTorch's CUDA numbers differ from its CPU ones.
 """
 
-import numpy as np
-
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import print_kernel
-from .opencl_pointwise import alloc, is_device, kernel_name, launch, runtime_of, scalar_value
+from .opencl_pointwise import (
+    alloc,
+    is_device,
+    kernel_name,
+    launch,
+    runtime_of,
+    scalar_argument,
+    scalar_value,
+)
 
 _SCALARS = ("key", "offset")
 
@@ -52,7 +58,7 @@ def draw(op_name, out, formula, generator=None, operands=(), compute=None):
                     strides[d - pad]
             kinds.append(("t", v.dtype.name, dt.name))
         else:
-            values[name] = np.array(scalar_value(v, out.device), dtype=dt.np)[()]
+            values[name] = scalar_argument(scalar_value(v, out.device), dt)
             kinds.append(("s", dt.name))
     buffer, start = rt.buffer_of(out)
     values["out0"], values["out0_off"] = buffer, start

@@ -11,11 +11,12 @@ import math
 from functools import cache
 
 from ...core import dtype as D
+from ...core.shape import contiguous_strides
 from ...ops import meta_rules as MR
 from ...ops import reductions as RED
 from .ir import ops
 from .opencl_nn import window
-from .opencl_pointwise import identity, new_output, pointwise
+from .opencl_pointwise import identity, new_output, pointwise, runtime_of
 from .opencl_rows import _dims, reduce
 
 
@@ -29,6 +30,10 @@ def _square(v):
 
 def _nonzero(v):
     return ops.to_dtype(ops.ne(v, ops.constant(0, v.dtype)), v.dtype)
+
+
+def _truth(v):
+    return ops.to_dtype(v, "bool")
 
 
 def _sqrt(v):
@@ -50,6 +55,8 @@ def vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     spec = RED.vector_norm.meta(self, ord, dim, keepdim, dtype)
     out = new_output(spec, self)
     dims = MR.reduction_dims(self, dim)
+    if self.dtype != spec.dtype:        # |x|^p in the result's dtype, as ATen computes it
+        self = _converted(self, spec.dtype)
     if ord == 2:
         kind, element, finish = "sum", _square, _sqrt
     elif ord == 1:
@@ -105,12 +112,18 @@ def _logical(op, kind):
         spec = op.meta(self, dim, keepdim)
         out = new_output(spec, self)
         reduce(op.qualname, kind, self, list(RED.logical_dims(self, dim)), keepdim, D.int64,
-               [(out, "value")], element=_nonzero)
+               [(out, "value")], element=_truth)
         return out
     return kernel
 
 
 # --- scans --------------------------------------------------------------------------------------
+
+def _converted(x, dtype):
+    """A contiguous copy of ``x`` as ``dtype``: reductions accumulate in the result's dtype."""
+    return pointwise("aten::_to_copy", identity, [(x, dtype)],
+                     runtime_of(x).empty(tuple(x._shape), contiguous_strides(x._shape), dtype))
+
 
 def _cumsum_term(B, index, rindex):
     return _prefix(B, index, rindex, 0)
@@ -138,8 +151,7 @@ def _scan(op, kind, term):
         out = new_output(spec, self)
         if not out.numel():
             return out
-        src = self if self.dtype == spec.dtype else pointwise(      # accumulate in out's dtype
-            "aten::_to_copy", identity, [(self, spec.dtype)], new_output(spec, self))
+        src = self if self.dtype == spec.dtype else _converted(self, spec.dtype)
         x, o = (t.reshape(1) if self.ndim == 0 else t.transpose(dim, -1) for t in (src, out))
         window(op.qualname, {"inp": x}, {}, [(o, _scanned)], (x._shape[-1],), kind, term,
                spec.dtype.name)

@@ -40,8 +40,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
     "rstd" | "var") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions). ``element`` maps each element before the
-    reduction and ``finish`` the result (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
+    keeps size-1 dims at the reduced positions). ``element`` maps each element (in x's dtype)
+    before the conversion to ``compute`` and the reduction, ``finish`` maps the result (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
     work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
@@ -78,8 +78,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
 
         def inner(index, rindex):
             v = source.load(tuple(index) + tuple(rindex))
-            v = v if x.dtype == compute else ops.to_dtype(v, compute.name)
-            return element(v) if element else v
+            v = element(v) if element else v
+            return v if v.dtype == compute.name else ops.to_dtype(v, compute.name)
         red_dtype = "int64" if kind.startswith("arg") else compute.name
         if kind == "logsumexp":      # the max, then the sum of exp(x - max): softmax's rows
             nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
@@ -245,13 +245,17 @@ def softmax_kernel(op, formula):
 
 def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
-    spec = A._softmax_backward_data.meta(grad_output, output, dim, input_dtype)
-    c = spec.dtype
+    dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
+    c = grad_output.dtype
     gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
-                   new_output(spec, output))
+                   _like(output, c))
     total = _keepdim_sum(gy, dim, c)
     return pointwise("aten::_softmax_backward_data", _softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
+
+
+def _like(x, dtype):
+    return runtime_of(x).empty(tuple(x._shape), contiguous_strides(x._shape), dtype)
 
 
 def _softmax_grad(g, y, total):
@@ -260,11 +264,11 @@ def _softmax_grad(g, y, total):
 
 def log_softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = g - exp(y) * sum(g, dim)."""
-    spec = A._log_softmax_backward_data.meta(grad_output, output, dim, input_dtype)
-    c = spec.dtype
+    dim = A._check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
+    c = grad_output.dtype
     total = _keepdim_sum(grad_output, dim, c)
     return pointwise("aten::_log_softmax_backward_data", _log_softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
 
 
 def _log_softmax_grad(g, y, total):
