@@ -143,6 +143,14 @@ class OpenCLHandler(CHandler):
     def isnan(self, x):
         return self._emit(f"{x} != {x}", "bool")
 
+    def tanh(self, x):
+        """tanh, exactly +-1 where the float rounds to it: PoCL's tanh gives 1 - 2**-24 at
+        infinity (OpenCL requires +-1), which turns gelu's inf * (1 - tanh^2) into inf, not
+        NaN. |x| >= 9.1 (float) / 19.1 (double) is where correctly rounded tanh is +-1."""
+        limit = "9.1f" if x.dtype == "float32" else "19.1"
+        return self._emit(f"fabs({x}) >= {limit} ? copysign(({CL_TYPES[x.dtype]})1, {x}) : "
+                          f"tanh({x})", x.dtype)
+
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
         return self._emit(f"{a} % {b}", a.dtype)
