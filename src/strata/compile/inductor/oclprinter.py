@@ -34,8 +34,10 @@ CL_TYPES = {
 BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point to bool
 MATH = frozenset((
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "floor", "ceil",
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
     "trunc"))
+MATH2 = frozenset(("atan2", "copysign", "hypot", "fmod"))
+BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 INIT = {
     ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
     ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
@@ -143,6 +145,36 @@ class OpenCLHandler(CHandler):
     def isnan(self, x):
         return self._emit(f"{x} != {x}", "bool")
 
+    def isinf(self, x):
+        return self._emit(f"isinf({x}) != 0" if _floating(x) else "false", "bool")
+
+    def isfinite(self, x):
+        return self._emit(f"isfinite({x}) != 0" if _floating(x) else "true", "bool")
+
+    def signbit(self, x):
+        return self._emit(f"signbit({x}) != 0" if _floating(x) else f"{x} < 0", "bool")
+
+    def sign(self, x):
+        t = CL_TYPES[x.dtype]
+        if x.dtype == "bool":
+            return x
+        return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
+
+    def frac(self, x):
+        return self._emit(f"{x} - trunc({x})", x.dtype)
+
+    def bitwise_not(self, x):
+        return self._emit(f"!{x}" if x.dtype == "bool" else f"~{x}", x.dtype)
+
+    def logical_xor(self, a, b):
+        return self._emit(f"({a} != 0) != ({b} != 0)", "bool")
+
+    def fmax(self, a, b):
+        return self._emit(f"{'fmax' if _floating(a) else 'max'}({a}, {b})", a.dtype)
+
+    def fmin(self, a, b):
+        return self._emit(f"{'fmin' if _floating(a) else 'min'}({a}, {b})", a.dtype)
+
     def tanh(self, x):
         """tanh, exactly +-1 where the float rounds to it: PoCL's tanh gives 1 - 2**-24 at
         infinity (OpenCL requires +-1), which turns gelu's inf * (1 - tanh^2) into inf, not
@@ -171,7 +203,15 @@ class OpenCLHandler(CHandler):
             return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
         if name in MATH:
             return lambda x: self._math(name, x)
+        if name in MATH2:        # floating only (the ops' dtype rules promote integers)
+            return lambda a, b: self._emit(f"{name}({a}, {b})", a.dtype)
+        if name in BITWISE:
+            return lambda a, b: self._emit(f"{a} {BITWISE[name]} {b}", a.dtype)
         return super().__getattr__(name)
+
+
+def _floating(x):
+    return x.dtype.startswith("float")
 
 
 def _size_names(kernel, layouts):

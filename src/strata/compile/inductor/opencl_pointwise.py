@@ -301,7 +301,8 @@ def unary(op, fn):
     def kernel(self, *extra):
         spec = op.meta(self, *extra)
         out = self if spec is self else new_output(spec, self)
-        compute = self.dtype if spec is self else spec.dtype
+        # predicates (isnan, isinf, ...) look at the input, not at it converted to bool
+        compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
         return pointwise(op.qualname, fn, [(self, compute)], out)
     return kernel
 
@@ -315,6 +316,20 @@ def binary(op, fn, compare=False, alpha=False):
         if alpha:
             operands.append((extra[0] if extra else 1, compute))
         return pointwise(op.qualname, fn, operands, out)
+    return kernel
+
+
+def floating_only(op, fn):
+    """A binary op run for floating results only: integer ``fmod`` traps on zero in OpenCL C,
+    where the CPU raises ZeroDivisionError (not written yet)."""
+    run = binary(op, fn)
+
+    def kernel(self, other):
+        spec = op.meta(self, other)
+        if not spec.dtype.is_floating_point:
+            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
+                                      f"for the 'OpenCL' backend yet")
+        return run(self, other)
     return kernel
 
 
@@ -409,8 +424,12 @@ UNARY = {
     "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
     "sigmoid": "sigmoid", "reciprocal": "reciprocal", "abs": "abs", "neg": "neg", "relu": "relu",
     "floor": "floor", "ceil": "ceil", "trunc": "trunc", "logical_not": "logical_not",
-    "isnan": "isnan",
+    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "signbit": "signbit",
+    "sign": "sign", "frac": "frac", "bitwise_not": "bitwise_not",
 }
 BINARY = {"mul": "mul", "div": "truediv", "maximum": "maximum", "minimum": "minimum",
-          "logical_and": "logical_and", "logical_or": "logical_or"}
+          "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+          "atan2": "atan2", "copysign": "copysign", "hypot": "hypot", "fmax": "fmax",
+          "fmin": "fmin", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+          "bitwise_xor": "bitwise_xor"}
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
