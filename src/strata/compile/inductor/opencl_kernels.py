@@ -44,7 +44,6 @@ from .opencl_pointwise import (
     pow_,
     reshape_copy,
     sub_formula,
-    threshold_backward,
     unary,
     where,
 )
@@ -61,7 +60,6 @@ def kernels() -> dict:
              P.fmod_: floating_only(P.fmod_, math_formula("fmod")),
              F.fill_: fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
-             A.threshold_backward: threshold_backward,
              A._softmax: rows.softmax_kernel(A._softmax, rows.softmax_formula),
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
              A._softmax_backward_data: rows.softmax_backward,

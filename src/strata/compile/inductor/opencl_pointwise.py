@@ -16,7 +16,6 @@ from ...backends.cpu.array import data
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
-from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import shape as SH
@@ -344,14 +343,6 @@ def where_formula(c, a, b):
     return ops.where(c, a, b)
 
 
-def threshold_backward(grad_output, self, threshold):
-    spec = A.threshold_backward.meta(grad_output, self, threshold)
-    out = new_output(spec, grad_output)
-    return pointwise("aten::threshold_backward", threshold_formula,
-                     [(grad_output, spec.dtype), (self, spec.dtype), (threshold, spec.dtype)],
-                     out)
-
-
 def backward_formula(op, name):
     """tanh_backward, sigmoid_backward, gelu_backward: eager.py's formulas of (grad, x)."""
     def kernel(grad_output, x, *approximate):
@@ -391,10 +382,6 @@ def _clamp_both(x, low, high):
 
 CLAMP = {(True, False): _clamp_below, (False, True): _clamp_above, (True, True): _clamp_both,
          (False, False): identity}
-
-
-def threshold_formula(g, x, threshold):
-    return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
 
 
 def fill_(self, value):
