@@ -31,19 +31,17 @@ from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
     CachingAllocator,
-    DeviceMemory,
     DeviceRuntime,
     DeviceStorage,
-    OutOfDeviceMemory,
     register_runtime,
 )
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
+from .memory import BufferSegments
 from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
-_SEGMENT_SHIFT = 40
 _I63 = 2 ** 63
 
 
@@ -73,41 +71,15 @@ def devices() -> list:
     return found
 
 
-class OpenCLMemory(DeviceMemory):
+class OpenCLMemory(BufferSegments):
     """Segments for the caching allocator: one ``cl.Buffer`` each (Note [Buffers and offsets])."""
 
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.capacity = runtime.cl_device.global_mem_size
-        self._reserved = 0
-        self._next_segment = 1
-
-    def raw_alloc(self, nbytes):
+    def make(self, nbytes):
         pycl = cl()
-        if self._reserved + nbytes > self.capacity:
-            raise OutOfDeviceMemory()
-        try:
-            buffer = pycl.Buffer(self.runtime.context, pycl.mem_flags.READ_WRITE, nbytes)
-        except pycl.Error as exc:
-            raise OutOfDeviceMemory() from exc
-        addr = self._next_segment << _SEGMENT_SHIFT
-        self._next_segment += 1
-        self._reserved += nbytes
-        return (buffer, nbytes), addr
+        return pycl.Buffer(self.runtime.context, pycl.mem_flags.READ_WRITE, nbytes), nbytes
 
-    def raw_free(self, handle):
-        buffer, nbytes = handle
-        buffer.release()
-        self._reserved -= nbytes
-
-    def free_bytes(self):
-        return self.capacity - self._reserved
-
-    def completed(self, stream, seq):
-        return self.runtime.streams[stream].completed(seq)
-
-    def synchronize(self):
-        self.runtime.synchronize("allocator: release cached memory")
+    def release(self, handle):
+        handle[0].release()
 
 
 class OpenCLRuntime(DeviceRuntime):
