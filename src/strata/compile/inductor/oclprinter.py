@@ -22,9 +22,7 @@ output row with a tree in local memory (Note [Work-group reductions]). Besides t
 expose the value as ``<name>_value``.
 """
 
-import math
-
-from .cprinter import CHandler, CValue, _index_vars, prod
+from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
 
 CL_TYPES = {
@@ -84,51 +82,34 @@ double philox_normal_float64(const uint4 r) {
 
 
 def literal(value, dtype) -> str:
-    if dtype == "bool":
-        return "true" if value else "false"
-    if dtype.startswith("float"):
-        if math.isnan(value):
-            return "NAN"
-        if math.isinf(value):
-            return "INFINITY" if value > 0 else "-INFINITY"
-        text = repr(float(value))
-        return text + "f" if dtype == "float32" else text
+    """The C printer's literal, with OpenCL's integer type names."""
+    if dtype == "bool" or dtype.startswith("float"):
+        return _literal(value, dtype)
     return f"((long){int(value)}L)" if dtype == "int64" else f"(({CL_TYPES[dtype]}){int(value)})"
 
 
 class OpenCLHandler(CHandler):
     """``ops.*`` for OpenCL C; names in ``scalars`` are kernel arguments passed by value."""
 
+    types = CL_TYPES
+    literal = staticmethod(literal)
+
     def __init__(self, buffers, lines, indent, aliases, scalars):
         super().__init__(buffers, lines, indent, aliases)
         self.scalars = scalars
-
-    def _emit(self, expr, dtype) -> CValue:
-        name = f"t{self.count}"
-        self.count += 1
-        self.lines.append(f"{self.indent}const {CL_TYPES[dtype]} {name} = {expr};")
-        return CValue(name, dtype)
 
     def _math(self, fn, x):
         return self._emit(f"{fn}({x})", x.dtype)    # OpenCL's math functions are overloaded
 
     def load(self, name, index):
-        if name in self.aliases:
-            return CValue(self.aliases[name], self.buffers[name])
-        if name in self.scalars:
+        if name in self.scalars and name not in self.aliases:
             return CValue(name, self.buffers[name])
-        return self._emit(f"{name}[{index}]", self.buffers[name])
-
-    def constant(self, value, dtype):
-        return self._emit(literal(value, dtype), dtype)
-
-    def index_expr(self, expr, dtype):
-        return self._emit(f"({CL_TYPES[dtype]})({expr})", dtype)
+        return super().load(name, index)
 
     def to_dtype(self, x, dtype):
         if dtype == "bool":
             return self._emit(f"{x} != 0", dtype)
-        return self._emit(f"({CL_TYPES[dtype]})({x})", dtype)
+        return super().to_dtype(x, dtype)
 
     def logical_not(self, x):
         return self._emit(f"!{x}", "bool")

@@ -67,7 +67,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         total *= x._shape[d]
     group = _group_size(rt, kind, x.numel() // max(total, 1))
     key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps,
-           group, element, finish)
+           element, finish, group)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
