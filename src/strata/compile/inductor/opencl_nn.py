@@ -26,7 +26,8 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     """One work-item per output element: ``red = kind-reduce(inner(B, index, rindex))`` over
     ``rsizes``, then ``out_n[index] = finish_n(B, index)`` for each ``(tensor, finish_n)`` of
     ``outs`` (a finish reads ``ops.load("red", "0")``, and ``"red_value"`` for argmax).
-    ``reads``: {name: tensor} (not ``x``, ``y``, ``lid``: the printer's variables); ``ints``: {name: int} passed by value; ``B``: their
+    ``reads``: {name: tensor} (not ``x``, ``y``, ``lid``: the printer's variables);
+    ``ints``: {name: int} passed by value; ``B``: their
     ``InputBuffer``s by name. Every output has the first one's shape."""
     out = outs[0][0]
     rt = runtime_of(out)

@@ -40,8 +40,9 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
     "rstd" | "var") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions). ``element`` maps each element (in x's dtype)
-    before the conversion to ``compute`` and the reduction, ``finish`` maps the result (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
+    keeps size-1 dims at the reduced positions). ``element`` maps each element (in x's
+    dtype) before the conversion to ``compute`` and the reduction, ``finish`` maps the result
+    (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
     work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
