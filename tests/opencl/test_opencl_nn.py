@@ -234,3 +234,19 @@ def _without_key_bias(p):
         p = p.copy()
         p[16:32] = 0
     return p
+
+
+def test_multinomial_samples_the_distribution_and_checks_it():
+    strata.manual_seed(3)
+    p = strata.tensor([[0.1, 0.0, 0.6, 0.3], [0.5, 0.5, 0.0, 0.0]]).to("opencl")
+    drawn = strata.multinomial(p, 4000, replacement=True)
+    assert drawn.dtype is strata.int64 and drawn.device.type == "opencl"
+    for row, probs in zip(drawn.cpu().numpy(), p.cpu().numpy()):
+        np.testing.assert_allclose(np.bincount(row, minlength=4) / 4000, probs, atol=0.03)
+    picked = strata.multinomial(p, 3).cpu().numpy()            # without replacement
+    assert all(len(set(r)) == 3 for r in picked) and set(picked[1][:2]) == {0, 1}
+    assert picked[1][2] == 2                  # zero probabilities last, in index order
+    with pytest.raises(RuntimeError, match="probability tensor contains either"):
+        strata.multinomial(strata.tensor([0.5, -1.0]).to("opencl"), 1)
+    with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):
+        strata.multinomial(strata.zeros(2, 3, device="opencl"), 1)

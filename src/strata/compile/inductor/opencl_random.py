@@ -11,8 +11,11 @@ from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
+from ...ops import pointwise as P
+from ...ops import reductions as RED
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import print_kernel
+from .opencl_nn import window
 from .opencl_pointwise import (
     alloc,
     is_device,
@@ -22,6 +25,7 @@ from .opencl_pointwise import (
     scalar_argument,
     scalar_value,
 )
+from .opencl_sort import topk
 
 _SCALARS = ("key", "offset")
 
@@ -175,8 +179,55 @@ def randint(low, high, size, generator=None, dtype=None, layout=None, device=Non
                 [(low, D.int64), (high - low, D.int64)], "int64")
 
 
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """ATen's sampling: without replacement (or one sample) the top ``num_samples`` of
+    p / q with q ~ Exp(1) (the Gumbel trick; zero probabilities come last, in index order);
+    with replacement, each sample the first category whose cumulative probability passes
+    u * total. The distribution is checked on the host first (a sync point, as the CPU
+    checks)."""
+    spec = F.multinomial.meta(self, num_samples, replacement)
+    probs = self if self.ndim == 2 else self.unsqueeze(0)
+    bad = RED.any(P.logical_or(P.logical_not(P.isfinite(probs)), P.lt(probs, 0)))
+    if bad.item():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if RED.any(P.le(RED.sum(probs, [1]), 0)).item():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rt = runtime_of(self)
+    rows, n = probs._shape
+    if replacement and num_samples > 1:
+        draws = rt.empty((rows, num_samples), (num_samples, 1), probs.dtype)
+        draw("aten::multinomial", draws, standard_uniform, generator)
+        cdf = RED.cumsum(probs, 1)
+        out = rt.empty((rows, num_samples), (num_samples, 1), D.int64)
+        window("aten::multinomial", {"cdf": cdf, "u": draws}, {"last": n - 1},
+               [(out, _first_past)], (n,), "sum", _below_draw, "int64")
+    else:
+        keys = rt.empty((rows, n), (n, 1), probs.dtype)
+        draw("aten::multinomial", keys, gumbel_key, generator, [(probs, probs.dtype)])
+        out = topk(keys, num_samples, 1)[1]
+    return out.reshape(tuple(spec.shape))
+
+
+def gumbel_key(random, compute, p):
+    """p / q, q = -log(1 - u) ~ Exp(1)."""
+    one = ops.constant(1, compute)
+    return ops.truediv(p, ops.neg(ops.log(ops.sub(one, random("uniform")))))
+
+
+def _below_draw(B, index, rindex):
+    """1 where the cumulative probability up to j is at most u * total."""
+    r, s = index
+    (j,) = rindex
+    target = ops.mul(B["u"].load((r, s)), B["cdf"].load((r, "last")))
+    return ops.to_dtype(ops.le(B["cdf"].load((r, j)), target), "int64")
+
+
+def _first_past(B, index):
+    return ops.minimum(ops.load("red", "0"), ops.index_expr("last", "int64"))
+
+
 def kernels() -> dict:
     return {F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
             F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
-            F.randint: randint}
+            F.randint: randint, F.multinomial: multinomial}
