@@ -250,3 +250,18 @@ def test_multinomial_samples_the_distribution_and_checks_it():
         strata.multinomial(strata.tensor([0.5, -1.0]).to("opencl"), 1)
     with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):
         strata.multinomial(strata.zeros(2, 3, device="opencl"), 1)
+
+
+def test_flip_repeat_gather_and_pad_match_torch():
+    (x,) = arrays((3, 4, 5))
+    index = np.random.default_rng(4).integers(0, 4, (3, 2, 5))
+    for fn in (lambda m, x: m.flip(x, (0, 2)), lambda m, x: x.flip(-1)[1:],
+               lambda m, x: x.repeat(2, 1, 1, 3), lambda m, x: x[:, 1].repeat(2, 2),
+               lambda m, x: m.nn.functional.pad(x, (1, 2, 0, 1), value=2.5),
+               lambda m, x: m.nn.functional.pad(x, (-1, 2, 1, -2))):
+        check(fn, x)
+    check(lambda m, x, i: m.gather(x, 1, i), x, index, grad=False)   # (scatter_add: not yet)
+    check(lambda m, x, i: m.gather(x, 2, i[..., :3]), x, index, grad=False)
+    check(lambda m, x: m.nn.functional.conv1d(x, x[:2, :, :3], padding="same"), x)
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 1 with size 4"):
+        strata.gather(strata.tensor(x).to("opencl"), 1, strata.tensor(index + 3).to("opencl"))

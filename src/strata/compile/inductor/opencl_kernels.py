@@ -24,6 +24,7 @@ from . import opencl_nn as nn
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_rows as rows
+from . import opencl_shape as shape
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
     BINARY,
@@ -79,6 +80,7 @@ def kernels() -> dict:
     table.update(nn.kernels())
     table.update(sorting.kernels())
     table.update(reductions.kernels())
+    table.update(shape.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -1,0 +1,102 @@
+"""The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather``, ``constant_pad_nd``
+(so ``F.pad`` and ``padding="same"`` convolutions).
+
+``flip``, ``repeat`` and ``gather`` are gathers, each a one-element window (opencl_nn.window)
+reading its source at a computed position; ``constant_pad_nd`` fills the output, then copies
+the kept part of the input into its slice (a strided pointwise copy).
+"""
+
+from ...ops import nn as NN
+from ...ops import scatter as SC
+from ...ops import shape as SH
+from .ir import ops
+from .opencl_nn import window
+from .opencl_pointwise import fill_, identity, new_output, pointwise
+from .opencl_rows import host_indices
+
+
+def _loaded(B, index):
+    return ops.load("red", "0")
+
+
+def _flipped(B, index, rindex):
+    return B["inp"].load(tuple(f"(flip{d} ? s{d} - 1 - {i} : {i})"
+                               for d, i in enumerate(index)))
+
+
+def flip(self, dims):
+    spec = SH.flip.meta(self, dims)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    if not self.ndim:
+        return pointwise("aten::flip", identity, [(self, self.dtype)], out)
+    flipped = {d % self.ndim for d in dims}
+    ints = {f"flip{d}": int(d in flipped) for d in range(self.ndim)}
+    window("aten::flip", {"inp": self}, ints, [(out, _loaded)], (1,), "sum", _flipped,
+           out.dtype.name)
+    return out
+
+
+def _repeated(B, index, rindex):
+    return B["inp"].load(tuple(f"({i} % xs{d})" for d, i in enumerate(index)))
+
+
+def repeat(self, repeats):
+    spec = SH.repeat.meta(self, repeats)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    source = self.reshape((1,) * (out.ndim - self.ndim) + tuple(self._shape))
+    ints = {f"xs{d}": n for d, n in enumerate(source._shape)}
+    window("aten::repeat", {"inp": source}, ints, [(out, _loaded)], (1,), "sum", _repeated,
+           out.dtype.name)
+    return out
+
+
+def _gathered(B, index, rindex):
+    *lead, _ = index
+    return B["inp"].load((*lead, str(B["idx"].load(index))))
+
+
+def gather(self, dim, index, sparse_grad=False):
+    """``out[i] = self[i with dim replaced by index[i]]``, along the last dim of transposed
+    views; the indices are checked on the host first (a sync point, as for index_select)."""
+    spec = SC.gather.meta(self, dim, index, sparse_grad)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    d = dim % max(self.ndim, 1)
+    size = self._shape[d] if self.ndim else 1
+    idx = host_indices(index)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = idx[(idx < 0) | (idx >= size)].flat[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    views = [t.reshape(1) if t.ndim == 0 else t.transpose(d, -1) for t in (self, index, out)]
+    window("aten::gather", {"inp": views[0], "idx": views[1]}, {}, [(views[2], _loaded)], (1,),
+           "sum", _gathered, out.dtype.name)
+    return out
+
+
+def constant_pad_nd(self, pad, value=0):
+    """The output filled with ``value``, then the kept input copied into its slice (negative
+    pads crop the input)."""
+    spec = NN.constant_pad_nd.meta(self, pad, value)
+    out = fill_(new_output(spec, self), value)
+    source, target = self, out
+    for k in range(len(pad) // 2):
+        d = self.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        length = self._shape[d] - max(-before, 0) - max(-after, 0)
+        if length <= 0:
+            return out
+        source = source.narrow(d, max(-before, 0), length)
+        target = target.narrow(d, max(before, 0), length)
+    if source.numel():
+        pointwise("aten::constant_pad_nd", identity, [(source, out.dtype)], target)
+    return out
+
+
+def kernels() -> dict:
+    return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather,
+            NN.constant_pad_nd: constant_pad_nd}
