@@ -265,3 +265,31 @@ def test_flip_repeat_gather_and_pad_match_torch():
     check(lambda m, x: m.nn.functional.conv1d(x, x[:2, :, :3], padding="same"), x)
     with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 1 with size 4"):
         strata.gather(strata.tensor(x).to("opencl"), 1, strata.tensor(index + 3).to("opencl"))
+
+
+ACTIVATIONS = [
+    lambda m, x: m.nn.functional.elu(x, 0.7), lambda m, x: m.nn.functional.celu(x, 1.3),
+    lambda m, x: m.nn.functional.hardtanh(x, -0.5, 2.0), lambda m, x: m.nn.functional.selu(x),
+    lambda m, x: m.nn.functional.hardsigmoid(x), lambda m, x: m.nn.functional.hardswish(x),
+    lambda m, x: m.nn.functional.mish(x), lambda m, x: m.nn.functional.leaky_relu(x, 0.1),
+    lambda m, x: m.nn.functional.threshold(x, 0.1, 20.0),
+    lambda m, x: m.nn.functional.softplus(x, 2.0, 5.0),
+    lambda m, x: m.nn.functional.softshrink(x, 0.5),
+    lambda m, x: m.nn.functional.hardshrink(x, 0.5),
+    lambda m, x: m.nn.functional.elu(x.clone(), inplace=True),
+    lambda m, x: m.nn.functional.leaky_relu_(x.clone(), 0.2)]
+
+
+@pytest.mark.parametrize("fn", ACTIVATIONS)
+def test_activations_with_parameters_match_torch_at_the_edges(fn):
+    x = np.array([-3.0, -1.0, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5, 4.0, 30.0, np.nan, -np.inf],
+                 np.float32)
+    s, t = fn(strata, strata.tensor(x).to("opencl")), fn(torch, torch.tensor(x))
+    np.testing.assert_allclose(s.cpu().numpy(), t.numpy(), rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
+    check(fn, x[:10])                                   # and the gradient (finite inputs)
+
+
+def test_hardtanh_of_integers_truncates_its_bounds():
+    i = np.array([-5, -1, 0, 2, 7])
+    check(lambda m, x: m.nn.functional.hardtanh(x, -1.5, 2.5), i, grad=False)

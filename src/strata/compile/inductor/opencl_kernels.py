@@ -27,9 +27,11 @@ from . import opencl_rows as rows
 from . import opencl_shape as shape
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
+    ACTIVATIONS,
     BINARY,
     COMPARISONS,
     UNARY,
+    activation,
     add_formula,
     alloc,
     backward_formula,
@@ -81,6 +83,10 @@ def kernels() -> dict:
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
+    for name, formula in ACTIVATIONS.items():
+        for op in (getattr(A, name), getattr(A, name + "_", None)):
+            if op is not None:
+                table[op] = activation(op, formula)
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

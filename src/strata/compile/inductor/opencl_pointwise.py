@@ -420,3 +420,79 @@ BINARY = {"mul": "mul", "div": "truediv", "maximum": "maximum", "minimum": "mini
           "fmin": "fmin", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
           "bitwise_xor": "bitwise_xor"}
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+# --- activations with parameters (ATen's CPU formulas, backends/cpu/activation.py) ---------------
+
+def activation(op, formula):
+    """``op(self, *scalars)``: the scalars are kernel arguments in self's dtype (integer bounds
+    truncate, as ATen converts them), so one program serves every value."""
+    def kernel(self, *scalars):
+        spec = op.meta(self, *scalars)
+        out = self if spec is self else new_output(spec, self)
+        dtype = out.dtype
+        return pointwise(op.qualname, formula, [(self, dtype), *((s, dtype) for s in scalars)],
+                         out)
+    return kernel
+
+
+def _zero(x):
+    return ops.constant(0, x.dtype)
+
+
+def _elu(x, alpha, scale, input_scale):
+    negative = ops.mul(ops.mul(ops.expm1(ops.mul(x, input_scale)), alpha), scale)
+    return ops.where(ops.gt(x, _zero(x)), ops.mul(x, scale), negative)
+
+
+def _celu(x, alpha):
+    negative = ops.mul(ops.expm1(ops.truediv(x, alpha)), alpha)
+    return ops.where(ops.gt(x, _zero(x)), x, negative)
+
+
+def _hardtanh(x, low, high):
+    return ops.minimum(ops.maximum(x, low), high)
+
+
+def _hardsigmoid(x):
+    six = ops.constant(6, x.dtype)
+    shifted = ops.add(x, ops.constant(3, x.dtype))
+    return ops.truediv(ops.minimum(ops.maximum(shifted, _zero(x)), six), six)
+
+
+def _hardswish(x):
+    return ops.mul(x, _hardsigmoid(x))
+
+
+def _mish(x):
+    return ops.mul(x, ops.tanh(ops.log1p(ops.exp(x))))
+
+
+def _leaky_relu(x, slope):
+    return ops.where(ops.gt(x, _zero(x)), x, ops.mul(x, slope))
+
+
+def _threshold(x, threshold, value):
+    return ops.where(ops.le(x, threshold), value, x)
+
+
+def _softplus(x, beta, threshold):
+    scaled = ops.mul(x, beta)
+    soft = ops.truediv(ops.log1p(ops.exp(scaled)), beta)
+    return ops.where(ops.gt(scaled, threshold), x, soft)
+
+
+def _softshrink(x, lambd):
+    inner = ops.where(ops.lt(x, ops.neg(lambd)), ops.add(x, lambd), ops.mul(x, _zero(x)))
+    return ops.where(ops.gt(x, lambd), ops.sub(x, lambd), inner)
+
+
+def _hardshrink(x, lambd):
+    inside = ops.logical_and(ops.ge(x, ops.neg(lambd)), ops.le(x, lambd))
+    return ops.where(inside, _zero(x), x)
+
+
+ACTIVATIONS = {"elu": _elu, "celu": _celu, "hardtanh": _hardtanh, "hardsigmoid": _hardsigmoid,
+               "hardswish": _hardswish, "mish": _mish, "leaky_relu": _leaky_relu,
+               "threshold": _threshold, "softplus": _softplus, "softshrink": _softshrink,
+               "hardshrink": _hardshrink}
