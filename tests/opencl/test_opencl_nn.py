@@ -293,3 +293,18 @@ def test_activations_with_parameters_match_torch_at_the_edges(fn):
 def test_hardtanh_of_integers_truncates_its_bounds():
     i = np.array([-5, -1, 0, 2, 7])
     check(lambda m, x: m.nn.functional.hardtanh(x, -1.5, 2.5), i, grad=False)
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_division_with_a_rounding_mode_matches_torch(mode):
+    a = np.array([7.0, -7.0, 7.5, -7.5, 0.3, 1.0, 0.0, -0.0, np.inf, 5.0, 1e-30, 0.9999999],
+                 np.float32)
+    b = np.array([2.0, 2.0, -2.0, -2.0, 0.1, 0.0, 3.0, 3.0, 2.0, np.inf, 3.0, 0.1], np.float32)
+    got = strata.div(strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl"),
+                     rounding_mode=mode).cpu().numpy()
+    want = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode).numpy()
+    np.testing.assert_array_equal(got, want)
+    signed = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
+    with pytest.raises(NotImplementedError, match="'OpenCL' backend"):
+        strata.div(strata.tensor([7]).to("opencl"), 2, rounding_mode="floor")

@@ -164,6 +164,19 @@ class OpenCLHandler(CHandler):
         return self._emit(f"fabs({x}) >= {limit} ? copysign(({CL_TYPES[x.dtype]})1, {x}) : "
                           f"tanh({x})", x.dtype)
 
+    def floor_divide(self, a, b):
+        """Python's floor division of floats, as ATen's ``div_floor_floating``: from fmod, so
+        that a / b rounding up to a whole number does not floor one too far."""
+        t = CL_TYPES[a.dtype]
+        rem = self._emit(f"fmod({a}, {b})", a.dtype)
+        div = self._emit(f"({a} - {rem}) / {b}", a.dtype)
+        div = self._emit(f"({rem} != 0 && ({b} < 0) != ({rem} < 0)) ? {div} - 1 : {div}",
+                         a.dtype)
+        low = self._emit(f"floor({div})", a.dtype)
+        rounded = self._emit(f"{div} - {low} > ({t})0.5 ? {low} + 1 : {low}", a.dtype)
+        whole = self._emit(f"{div} != 0 ? {rounded} : copysign(({t})0, {a} / {b})", a.dtype)
+        return self._emit(f"{b} == 0 ? {a} / {b} : {whole}", a.dtype)
+
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
         return self._emit(f"{a} % {b}", a.dtype)
