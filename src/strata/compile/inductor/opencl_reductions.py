@@ -107,12 +107,12 @@ def _divide(a, b):
 
 
 def _logical(op, kind):
-    """all: the product of (x != 0); any: their sum; as bool (uint8 for uint8 input)."""
+    """all: the product of (x != 0); any: their sum, != 0; as bool (uint8 for uint8 input)."""
     def kernel(self, dim=None, keepdim=False):
         spec = op.meta(self, dim, keepdim)
         out = new_output(spec, self)
         reduce(op.qualname, kind, self, list(RED.logical_dims(self, dim)), keepdim, D.int64,
-               [(out, "value")], element=_truth)
+               [(out, "value")], element=_truth, finish=_truth)
         return out
     return kernel
 

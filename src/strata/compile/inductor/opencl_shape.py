@@ -1,5 +1,5 @@
-"""The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather``, ``constant_pad_nd``
-(so ``F.pad`` and ``padding="same"`` convolutions).
+"""The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
+(its backward), ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat`` and ``gather`` are gathers, each a one-element window (opencl_nn.window)
 reading its source at a computed position; ``constant_pad_nd`` fills the output, then copies
@@ -68,13 +68,55 @@ def gather(self, dim, index, sparse_grad=False):
         return out
     d = dim % max(self.ndim, 1)
     size = self._shape[d] if self.ndim else 1
+    _checked_indices(index, d, size)
+    views = [t.reshape(1) if t.ndim == 0 else t.transpose(d, -1) for t in (self, index, out)]
+    window("aten::gather", {"inp": views[0], "idx": views[1]}, {}, [(views[2], _loaded)], (1,),
+           "sum", _gathered, out.dtype.name)
+    return out
+
+
+def _checked_indices(index, d, size):
     idx = host_indices(index)
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         bad = idx[(idx < 0) | (idx >= size)].flat[0]
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    views = [t.reshape(1) if t.ndim == 0 else t.transpose(d, -1) for t in (self, index, out)]
-    window("aten::gather", {"inp": views[0], "idx": views[1]}, {}, [(views[2], _loaded)], (1,),
-           "sum", _gathered, out.dtype.name)
+
+
+def _scattered_term(B, index, rindex):
+    """Note [Windows read backwards] (opencl_nn.py): position p of the row takes each src
+    element j whose index is p; rows past the index's size take nothing."""
+    *lead, p = index
+    (j,) = rindex
+    conditions = [f"{i} < isz{k}" for k, i in enumerate(lead)]
+    at = (*(f"clamp((long){i}, 0L, isz{k} - 1)" for k, i in enumerate(lead)), j)
+    conditions.append(f"{B['idx'].load(at)} == {p}")
+    hit = ops.index_expr(" && ".join(conditions), "bool")
+    value = B["src"].load(at)
+    return ops.where(hit, value, ops.constant(0, value.dtype))
+
+
+def _plus_self(B, index):
+    return ops.add(B["inp"].load(index), ops.load("red", "0"))
+
+
+def scatter_add(self, dim, index, src):
+    """``out = self``, plus each src element added at its index along ``dim``: every output
+    element sums the src elements that name it (deterministic, no atomics; the indices are
+    checked on the host first)."""
+    spec = SC.scatter_add.meta(self, dim, index, src)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    if not index.numel():
+        return pointwise("aten::scatter_add", identity, [(self, out.dtype)], out)
+    d = dim % max(self.ndim, 1)
+    _checked_indices(index, d, self._shape[d] if self.ndim else 1)
+    views = [t.reshape(1) if t.ndim == 0 else t.transpose(d, -1)
+             for t in (self, index, src, out)]
+    ints = {f"isz{k}": n for k, n in enumerate(views[1]._shape[:-1])}
+    window("aten::scatter_add", {"inp": views[0], "idx": views[1], "src": views[2]}, ints,
+           [(views[3], _plus_self)], (views[1]._shape[-1],), "sum", _scattered_term,
+           out.dtype.name)
     return out
 
 
@@ -98,5 +140,5 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def kernels() -> dict:
-    return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather,
+    return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd}
