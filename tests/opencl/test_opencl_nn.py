@@ -309,3 +309,12 @@ def test_division_with_a_rounding_mode_matches_torch(mode):
     np.testing.assert_array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
     with pytest.raises(NotImplementedError, match="'OpenCL' backend"):
         strata.div(strata.tensor([7]).to("opencl"), 2, rounding_mode="floor")
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_integer_powers_match_torch_with_negative_exponents_and_overflow(dtype):
+    a = np.array([[3, -2, 0], [1, -1, 5]]).astype(dtype)
+    b = np.array([[2, 3, 0], [-3, -3, 30]])
+    b = (np.abs(b) if dtype == np.uint8 else b).astype(dtype)
+    check(lambda m, x, y: m.pow(x, y), a, b, grad=False)
+    check(lambda m, x: x ** 3, a, grad=False)

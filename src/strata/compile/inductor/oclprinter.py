@@ -70,6 +70,20 @@ float philox_normal_float32(const uint4 r) {
 }
 ulong philox_bits(const uint4 r) { return ((ulong)r.y << 32) | r.x; }
 """
+# Integer powers as ATen's powi: by squaring, wrapping like the CPU's (unsigned arithmetic, then
+# the result's type); a negative exponent leaves 1 for 1, +-1 for -1, else 0.
+IPOW = """long ipow(const long base, const long exponent) {
+    if (exponent < 0)
+        return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+    ulong result = 1, b = (ulong)base;
+    for (ulong e = (ulong)exponent; e; e >>= 1) {
+        if (e & 1)
+            result *= b;
+        b *= b;
+    }
+    return (long)result;
+}
+"""
 PHILOX_FP64 = """double philox_uniform_float64(const uint4 r) {
     return (double)(((ulong)r.x << 21) ^ (r.y >> 11)) * 0x1.0p-53;
 }
@@ -121,6 +135,8 @@ class OpenCLHandler(CHandler):
         return self._emit(f"{a} || {b}", "bool")
 
     def pow(self, a, b):
+        if not _floating(a):                    # IPOW
+            return self._emit(f"({CL_TYPES[a.dtype]})ipow((long){a}, (long){b})", a.dtype)
         return self._emit(f"pow({a}, {b})", a.dtype)
 
     def isnan(self, x):
@@ -277,6 +293,8 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
         "philox_normal_float64" in body
     if "philox(" in body:
         body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
+    if "ipow(" in body:
+        body = IPOW + body
     text = PREAMBLE + body
     return (FP64 + text if fp64 else text), names
 

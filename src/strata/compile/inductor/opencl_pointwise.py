@@ -222,14 +222,11 @@ GELU = {name: _gelu_formula(name) for name in ("gelu", "gelu_tanh")}
 
 
 def pow_(op):
-    """``pow`` of floating results: ``x * x`` for a Python exponent 2 (as ATen special-cases
-    it), ``sqrt`` for 0.5, else OpenCL's ``pow``. Integer powers raise (not written yet)."""
+    """``pow``: ``x * x`` for a Python exponent 2 (as ATen special-cases it), ``sqrt`` for 0.5,
+    else OpenCL's ``pow``; integer results by squaring (oclprinter's IPOW)."""
     def kernel(self, exponent):
         spec = op.meta(self, exponent)
         out = self if spec is self else new_output(spec, self if is_device(self) else exponent)
-        if not out.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
         special = POW_SPECIAL.get(exponent) if type(exponent) in (int, float) else None
         if special is not None:
             return pointwise(op.qualname, special, [(self, out.dtype)], out)
