@@ -318,3 +318,22 @@ def test_integer_powers_match_torch_with_negative_exponents_and_overflow(dtype):
     b = (np.abs(b) if dtype == np.uint8 else b).astype(dtype)
     check(lambda m, x, y: m.pow(x, y), a, b, grad=False)
     check(lambda m, x: x ** 3, a, grad=False)
+
+
+@pytest.mark.parametrize("diagonal", [-1, 0, 2])
+def test_tril_triu_match_torch(diagonal):
+    (x,) = arrays((2, 4, 5))
+    check(lambda m, x: m.tril(x, diagonal), x)
+    check(lambda m, x: m.triu(x, diagonal), x)
+
+
+def test_eye_and_a_causal_mask_made_on_the_device():
+    for args in ((3,), (2, 4)):
+        for name in ("float32", "int64", "bool"):
+            got = strata.eye(*args, device="opencl", dtype=getattr(strata, name))
+            want = torch.eye(*args, dtype=getattr(torch, name))
+            assert str(got.dtype) == f"strata.{name}" and got.device.type == "opencl"
+            np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    mask = nn.Transformer.generate_square_subsequent_mask(4, device="opencl")
+    want = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    np.testing.assert_array_equal(mask.cpu().numpy(), want.numpy())

@@ -1,11 +1,16 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
+(its backward), ``tril``/``triu``, ``eye``, ``constant_pad_nd`` (so ``F.pad`` and
+``padding="same"`` convolutions).
 
-``flip``, ``repeat`` and ``gather`` are gathers, each a one-element window (opencl_nn.window)
-reading its source at a computed position; ``constant_pad_nd`` fills the output, then copies
-the kept part of the input into its slice (a strided pointwise copy).
+``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
+window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
+window backwards; ``constant_pad_nd`` fills the output, then copies the kept part of the input
+into its slice (a strided pointwise copy).
 """
 
+from ...backends.opencl import runtime as R
+from ...core.shape import contiguous_strides
+from ...ops import factory as F
 from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
@@ -120,6 +125,39 @@ def scatter_add(self, dim, index, src):
     return out
 
 
+def _triangle_term(B, index, rindex):
+    """x where column - row is at most ``diagonal`` (tril) or at least it (triu), else 0."""
+    *_, i, j = index
+    keep = ops.index_expr(f"upper ? {j} - {i} >= diagonal : {j} - {i} <= diagonal", "bool")
+    x = B["inp"].load(index)
+    return ops.where(keep, x, ops.constant(0, x.dtype))
+
+
+def triangle(op, upper):
+    def kernel(self, diagonal=0):
+        spec = op.meta(self, diagonal)
+        out = new_output(spec, self)
+        if out.numel():
+            window(op.qualname, {"inp": self}, {"diagonal": diagonal, "upper": int(upper)},
+                   [(out, _loaded)], (1,), "sum", _triangle_term, out.dtype.name)
+        return out
+    return kernel
+
+
+def _diagonal_one(B, index, rindex):
+    i, j = index
+    return ops.index_expr(f"{i} == {j}", "int64")
+
+
+def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
+    spec = F.eye.meta(n, m, dtype, layout, device, pin_memory)
+    shape = tuple(spec.shape)
+    out = R.get(R.device_index(device)).empty(shape, contiguous_strides(shape), spec.dtype)
+    if out.numel():
+        window("aten::eye.m", {}, {}, [(out, _loaded)], (1,), "sum", _diagonal_one, "int64")
+    return out
+
+
 def constant_pad_nd(self, pad, value=0):
     """The output filled with ``value``, then the kept input copied into its slice (negative
     pads crop the input)."""
@@ -141,4 +179,5 @@ def constant_pad_nd(self, pad, value=0):
 
 def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
-            NN.constant_pad_nd: constant_pad_nd}
+            NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
+            SH.triu: triangle(SH.triu, True), F.eye: eye}
