@@ -337,3 +337,16 @@ def test_eye_and_a_causal_mask_made_on_the_device():
     mask = nn.Transformer.generate_square_subsequent_mask(4, device="opencl")
     want = torch.nn.Transformer.generate_square_subsequent_mask(4)
     np.testing.assert_array_equal(mask.cpu().numpy(), want.numpy())
+
+
+def test_indexing_with_one_index_tensor_matches_torch():
+    (x,) = arrays((4, 5, 3))
+    i, j = np.array([[0, -1], [3, 2]]), np.array([4, 0, -5, 2], np.int32)
+    for fn in (lambda m, x, i, j: x[i], lambda m, x, i, j: x[:, j],
+               lambda m, x, i, j: x[1:, i], lambda m, x, i, j: x[..., i - 1][:, 0]):
+        check(fn, x, i, j, grad=False)
+    on_device = strata.tensor(x).to("opencl")
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        on_device[strata.tensor([4]).to("opencl")]
+    with pytest.raises(NotImplementedError, match="boolean mask .* 'OpenCL' backend"):
+        on_device[strata.tensor([True, False, True, True]).to("opencl")]

@@ -1,5 +1,5 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``tril``/``triu``, ``eye``, ``constant_pad_nd`` (so ``F.pad`` and
+(its backward), ``index`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd`` (so ``F.pad`` and
 ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
@@ -8,15 +8,18 @@ window backwards; ``constant_pad_nd`` fills the output, then copies the kept par
 into its slice (a strided pointwise copy).
 """
 
+from ..._tensor import from_array
 from ...backends.opencl import runtime as R
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
+from ...ops import indexing as I
 from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
 from .opencl_nn import window
 from .opencl_pointwise import fill_, identity, new_output, pointwise
+from .opencl_rows import gather as gather_rows
 from .opencl_rows import host_indices
 
 
@@ -158,6 +161,27 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     return out
 
 
+def index(self, indices):
+    """``self[..., idx, ...]`` with one integer index tensor (negative indices wrap): the
+    gather of index_select with the index's shape in place of the indexed dim. Boolean masks
+    (a data-dependent shape) and several index tensors raise."""
+    I.check_indices(self, indices)
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) > 1 or I.is_mask(given[0][1]):
+        raise NotImplementedError("aten::index.Tensor with a boolean mask or several index "
+                                  "tensors is not implemented for the 'OpenCL' backend yet")
+    spec = I.index.meta(self, indices)
+    (d, idx), = given
+    size = self._shape[d]
+    host = host_indices(idx)
+    if host.size and (host.min() < -size or host.max() >= size):
+        bad = host[(host < -size) | (host >= size)].flat[0]
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if host.size and host.min() < 0:
+        idx = from_array(host % size).to(self.device)
+    return gather_rows("aten::index.Tensor", self, idx, new_output(spec, self), d)
+
+
 def constant_pad_nd(self, pad, value=0):
     """The output filled with ``value``, then the kept input copied into its slice (negative
     pads crop the input)."""
@@ -180,4 +204,4 @@ def constant_pad_nd(self, pad, value=0):
 def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye}
+            SH.triu: triangle(SH.triu, True), F.eye: eye, I.index: index}
