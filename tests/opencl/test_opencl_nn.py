@@ -350,3 +350,35 @@ def test_indexing_with_one_index_tensor_matches_torch():
         on_device[strata.tensor([4]).to("opencl")]
     with pytest.raises(NotImplementedError, match="boolean mask .* 'OpenCL' backend"):
         on_device[strata.tensor([True, False, True, True]).to("opencl")]
+
+
+EDGES = np.array([[-2.5, 1.5, np.nan, np.inf], [-np.inf, 0.5, 2.675, -0.5]], np.float32)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.round(x), lambda m, x: m.round(x, decimals=2),
+    lambda m, x: m.round(x * 1000, decimals=-2), lambda m, x: m.nan_to_num(x),
+    lambda m, x: m.nan_to_num(x, 1.0, 2.0, -3.0), lambda m, x: x % 0.7,
+    lambda m, x: m.remainder(x, m.flip(x, [1]) - 0.5)])
+def test_round_nan_to_num_remainder_match_torch(fn):
+    s, t = fn(strata, strata.tensor(EDGES).to("opencl")), fn(torch, torch.tensor(EDGES))
+    np.testing.assert_allclose(s.cpu().numpy(), t.numpy(), rtol=1e-6, equal_nan=True)
+
+
+def test_masked_fill_safe_softmax_and_masked_attention_match_torch():
+    mask = np.array([[True, False, True, False], [False, False, True, True]])
+    for fn in (lambda m, x, k: x.masked_fill(k, -1e9),
+               lambda m, x, k: x.masked_fill(k, m.tensor(7.0)),
+               lambda m, x, k: x.clone().masked_fill_(k, 3.0)):
+        s = fn(strata, strata.tensor(EDGES).to("opencl"), strata.tensor(mask).to("opencl"))
+        t = fn(torch, torch.tensor(EDGES), torch.tensor(mask))
+        np.testing.assert_array_equal(s.cpu().numpy(), t.numpy())
+    rows = np.array([[1.0, 2.0, 0.5], [-np.inf, -np.inf, -np.inf]], np.float32)
+    got = strata.ops.aten._safe_softmax(strata.tensor(rows).to("opencl"), -1)
+    np.testing.assert_allclose(got.cpu().numpy(),
+                               torch.ops.aten._safe_softmax(torch.tensor(rows), -1).numpy(),
+                               rtol=1e-6)
+    (q,) = arrays((2, 2, 4, 8))
+    attend = np.array([[True, True, False, False]] * 4)
+    check(lambda m, q, k: m.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=k),
+          q, attend, tol=1e-5)

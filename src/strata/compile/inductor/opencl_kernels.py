@@ -19,6 +19,7 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
+from . import opencl_elementwise as elementwise
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_random as random
@@ -27,11 +28,9 @@ from . import opencl_rows as rows
 from . import opencl_shape as shape
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
-    ACTIVATIONS,
     BINARY,
     COMPARISONS,
     UNARY,
-    activation,
     add_formula,
     alloc,
     backward_formula,
@@ -67,7 +66,7 @@ def kernels() -> dict:
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
              A._softmax: rows.softmax_kernel(A._softmax, rows.softmax_formula),
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
-             A._softmax_backward_data: rows.softmax_backward,
+             A._softmax_backward_data: rows.softmax_backward, A._safe_softmax: rows.safe_softmax,
              A._log_softmax_backward_data: rows.log_softmax_backward,
              SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
              SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
@@ -85,10 +84,7 @@ def kernels() -> dict:
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
-    for name, formula in ACTIVATIONS.items():
-        for op in (getattr(A, name), getattr(A, name + "_", None)):
-            if op is not None:
-                table[op] = activation(op, formula)
+    table.update(elementwise.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -244,6 +244,21 @@ def softmax_kernel(op, formula):
     return kernel
 
 
+def safe_softmax(self, dim, dtype=None):
+    """softmax, with 0 for a row that is all -inf (a fully masked attention row) instead of
+    NaN."""
+    spec = A._safe_softmax.meta(self, dim, dtype)
+    c = spec.dtype
+    m, d = _row_stats("aten::_safe_softmax", self, dim % max(self.ndim, 1), c)
+    return pointwise("aten::_safe_softmax", _safe_softmax_formula, [(self, c), (m, c), (d, c)],
+                     new_output(spec, self))
+
+
+def _safe_softmax_formula(x, m, d):
+    masked = ops.eq(m, ops.constant(float("-inf"), m.dtype))
+    return ops.where(masked, ops.constant(0, x.dtype), softmax_formula(x, m, d))
+
+
 def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
     dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)

@@ -1,6 +1,6 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd`` (so ``F.pad`` and
-``padding="same"`` convolutions).
+(its backward), ``index`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd``
+(so ``F.pad`` and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
