@@ -382,3 +382,14 @@ def test_masked_fill_safe_softmax_and_masked_attention_match_torch():
     attend = np.array([[True, True, False, False]] * 4)
     check(lambda m, q, k: m.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=k),
           q, attend, tol=1e-5)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (3, 4), (7, 10), (5, 3)])
+def test_adaptive_pooling_values_indices_and_gradients_match_torch(size):
+    (x,) = arrays((2, 3, 7, 10))
+    check(lambda m, x: m.nn.functional.adaptive_avg_pool2d(x, size), x)
+    check(lambda m, x: m.nn.functional.adaptive_max_pool2d(x, size), x)
+    got = strata.nn.functional.adaptive_max_pool2d(strata.tensor(x).to("opencl"), size,
+                                                   return_indices=True)[1]
+    want = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, return_indices=True)[1]
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

@@ -1,4 +1,5 @@
-"""The OpenCL device's windowed ops: convolution, pooling, im2col/col2im, batch norm.
+"""The OpenCL device's windowed ops: convolution, pooling (adaptive too), im2col/col2im, batch
+norm.
 
 Each is one loop-IR reduction per output element (``window``): a convolution is a direct
 (implicit-GEMM) sum over input channels x kernel offsets, a max pool an argmax over the window, a
@@ -343,6 +344,82 @@ def _window_mean(B, index):
     return ops.truediv(total, divisor)
 
 
+def _adaptive_bounds(o, d):
+    """ATen's adaptive window along dim d: [floor(o * in / out), ceil((o + 1) * in / out))."""
+    return f"(({o}) * xs{d} / os{d})", f"((({o}) + 1) * xs{d} + os{d} - 1) / os{d}"
+
+
+def _adaptive_value(B, index, rindex, low):
+    """The window's element at offset rindex, or ``low`` past the window's end (windows of one
+    pooling differ in size by one: the loop covers the largest)."""
+    *lead, oh, ow = index
+    conditions, at = [], []
+    for d, (o, k) in enumerate(((oh, rindex[0]), (ow, rindex[1]))):
+        start, end = _adaptive_bounds(o, d)
+        pos = f"({start} + {k})"
+        conditions.append(f"{pos} < {end}")
+        at.append(_clamp(pos, f"xs{d}"))
+    x = B["inp"].load((*lead, *at))
+    return ops.where(_valid(conditions), x, ops.constant(low, x.dtype))
+
+
+def _adaptive_sum_term(B, index, rindex):
+    return _adaptive_value(B, index, rindex, 0)
+
+
+def _adaptive_max_term(B, index, rindex):
+    return _adaptive_value(B, index, rindex, float("-inf"))
+
+
+def _adaptive_mean(B, index):
+    *_, oh, ow = index
+    sizes = []
+    for d, o in enumerate((oh, ow)):
+        start, end = _adaptive_bounds(o, d)
+        sizes.append(f"({end} - {start})")
+    total = ops.load("red", "0")
+    return ops.truediv(total, ops.index_expr(" * ".join(sizes), total.dtype))
+
+
+def _adaptive_argmax(B, index):
+    """The plane index of the window's argmax ``red`` (a flat offset in the largest window)."""
+    *_, oh, ow = index
+    y = ops.load("red", "0")
+    starts = [_adaptive_bounds(o, d)[0] for d, o in enumerate((oh, ow))]
+    return ops.index_expr(f"({starts[0]} + {y} / ks1) * xs1 + {starts[1]} + {y} % ks1",
+                          "int64")
+
+
+def _adaptive(self, output_size):
+    """The window geometry of an adaptive pooling: ints and the largest window."""
+    sizes = self._shape[-2:]
+    largest = tuple(-(-n // o) + 1 if o else 1 for n, o in zip(sizes, output_size))
+    ints = {**_geometry("xs", sizes), **_geometry("os", output_size), "ks1": largest[1]}
+    return ints, largest
+
+
+def adaptive_avg_pool2d(self, output_size):
+    spec = PL.adaptive_avg_pool2d.meta(self, output_size)
+    out = new_output(spec, self)
+    if out.numel():
+        ints, largest = _adaptive(self, tuple(output_size))
+        window("aten::adaptive_avg_pool2d", {"inp": self}, ints, [(out, _adaptive_mean)],
+               largest, "sum", _adaptive_sum_term, out.dtype.name)
+    return out
+
+
+def adaptive_max_pool2d(self, output_size):
+    """(values, indices): the first largest element of each adaptive window (a NaN wins)."""
+    specs = PL.adaptive_max_pool2d.meta(self, output_size)
+    values, indices = new_output(specs[0], self), new_output(specs[1], self)
+    if values.numel():
+        ints, largest = _adaptive(self, tuple(output_size))
+        window("aten::adaptive_max_pool2d", {"inp": self}, ints,
+               [(values, _window_max), (indices, _adaptive_argmax)], largest, "argmax",
+               _adaptive_max_term, self.dtype.name)
+    return values, indices
+
+
 # --- batch norm ---------------------------------------------------------------------------------
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -395,5 +472,7 @@ def kernels() -> dict:
     return {NN.convolution: convolution, NN.im2col: im2col, NN.col2im: col2im,
             PL.max_pool2d_with_indices: max_pool2d_with_indices,
             PL.max_pool2d_with_indices_backward: max_pool2d_with_indices_backward,
-            PL.avg_pool2d: avg_pool2d, NO.native_batch_norm: native_batch_norm}
+            PL.avg_pool2d: avg_pool2d, NO.native_batch_norm: native_batch_norm,
+            PL.adaptive_avg_pool2d: adaptive_avg_pool2d,
+            PL.adaptive_max_pool2d: adaptive_max_pool2d}
 
