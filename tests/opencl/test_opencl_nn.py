@@ -393,3 +393,19 @@ def test_adaptive_pooling_values_indices_and_gradients_match_torch(size):
                                                    return_indices=True)[1]
     want = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), size, return_indices=True)[1]
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_index_put_and_the_gradient_of_indexing_match_torch(accumulate):
+    (x,) = arrays((4, 5, 3))
+    i, (v,) = np.array([[0, -1], [3, 0]]), arrays((2, 2, 5, 3), seed=1)
+    got, want = strata.tensor(x).to("opencl"), torch.tensor(x)
+    got.index_put_((strata.tensor(i).to("opencl"),), strata.tensor(v).to("opencl"),
+                   accumulate=accumulate)
+    want.index_put_((torch.tensor(i),), torch.tensor(v), accumulate=accumulate)
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    got, want = strata.tensor(x).to("opencl"), torch.tensor(x)
+    got[:, strata.tensor([4, 1, 4]).to("opencl")] = 2.5       # repeated index: the last wins
+    want[:, torch.tensor([4, 1, 4])] = 2.5
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    check(lambda m, x, i: x[:, i], x, i)                      # backward: index_put_ += grad

@@ -1,5 +1,5 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd``
+(its backward), ``index`` and ``index_put_`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd``
 (so ``F.pad`` and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
@@ -161,16 +161,14 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     return out
 
 
-def index(self, indices):
-    """``self[..., idx, ...]`` with one integer index tensor (negative indices wrap): the
-    gather of index_select with the index's shape in place of the indexed dim. Boolean masks
-    (a data-dependent shape) and several index tensors raise."""
+def _one_index(self, indices, op_name):
+    """(dim, index with negatives wrapped) of ``indices`` holding one integer index tensor,
+    checked on the host; masks and several index tensors raise."""
     I.check_indices(self, indices)
     given = [(d, i) for d, i in enumerate(indices) if i is not None]
     if len(given) > 1 or I.is_mask(given[0][1]):
-        raise NotImplementedError("aten::index.Tensor with a boolean mask or several index "
-                                  "tensors is not implemented for the 'OpenCL' backend yet")
-    spec = I.index.meta(self, indices)
+        raise NotImplementedError(f"{op_name} with a boolean mask or several index tensors is "
+                                  f"not implemented for the 'OpenCL' backend yet")
     (d, idx), = given
     size = self._shape[d]
     host = host_indices(idx)
@@ -179,7 +177,65 @@ def index(self, indices):
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     if host.size and host.min() < 0:
         idx = from_array(host % size).to(self.device)
+    return d, idx
+
+
+def index(self, indices):
+    """``self[..., idx, ...]`` with one integer index tensor (negative indices wrap): the
+    gather of index_select with the index's shape in place of the indexed dim. Boolean masks
+    (a data-dependent shape) and several index tensors raise."""
+    d, idx = _one_index(self, indices, "aten::index.Tensor")
+    spec = I.index.meta(self, indices)
     return gather_rows("aten::index.Tensor", self, idx, new_output(spec, self), d)
+
+
+def _put_sum_term(B, index, rindex):
+    *lead, p = index
+    (k,) = rindex
+    value = B["src"].load((*lead, k))
+    hit = ops.index_expr(f"{B['idx'].load((k,))} == {p}", "bool")
+    return ops.where(hit, value, ops.constant(0, value.dtype))
+
+
+def _put_last_term(B, index, rindex):
+    *_, p = index
+    (k,) = rindex
+    return ops.index_expr(f"{B['idx'].load((k,))} == {p} ? {k} : -1", "int64")
+
+
+def _accumulated(B, index):
+    return ops.add(B["inp"].load(index), ops.load("red", "0"))
+
+
+def _last_written(B, index):
+    *lead, _ = index
+    k = ops.load("red", "0")
+    value = B["src"].load((*lead, f"max({k}, 0L)"))
+    return ops.where(ops.index_expr(f"{k} >= 0", "bool"), value, B["inp"].load(index))
+
+
+def index_put_(self, indices, values, accumulate=False):
+    """``self[..., idx, ...] = values`` (or ``+=`` with ``accumulate``: so the backward of
+    ``x[idx]``) with one integer index tensor: every element of self takes the values whose
+    index names it, the sum or the last one (deterministic, no atomics)."""
+    I.index_put_.meta(self, indices, values, accumulate)
+    d, idx = _one_index(self, indices, "aten::index_put_")
+    if not idx.numel() or not self.numel():
+        return self
+    flat = idx.reshape(-1)
+    shape = tuple(self._shape[:d]) + tuple(idx._shape) + tuple(self._shape[d + 1:])
+    spread = values.expand(shape).reshape(
+        tuple(self._shape[:d]) + (flat._shape[0],) + tuple(self._shape[d + 1:]))
+    if spread.dtype != self.dtype:
+        spread = pointwise("aten::index_put_", identity, [(spread, self.dtype)],
+                           new_output(spread, spread))
+    target, source = self.transpose(d, -1), spread.transpose(d, -1)
+    term, finish, kind = (_put_sum_term, _accumulated, "sum") if accumulate else \
+        (_put_last_term, _last_written, "max")
+    window("aten::index_put_", {"inp": target, "idx": flat, "src": source}, {},
+           [(target, finish)], (flat._shape[0],), kind, term,
+           self.dtype.name if accumulate else "int64")
+    return self
 
 
 def constant_pad_nd(self, pad, value=0):
@@ -204,4 +260,5 @@ def constant_pad_nd(self, pad, value=0):
 def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye, I.index: index}
+            SH.triu: triangle(SH.triu, True), F.eye: eye, I.index: index,
+            I.index_put_: index_put_}
