@@ -409,3 +409,11 @@ def test_index_put_and_the_gradient_of_indexing_match_torch(accumulate):
     want[:, torch.tensor([4, 1, 4])] = 2.5
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
     check(lambda m, x, i: x[:, i], x, i)                      # backward: index_put_ += grad
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]), ("ii", [(4, 4)]),
+    ("bij,bjk->bik", [(2, 3, 4), (1, 4, 6)]), ("...j,j", [(2, 3, 4), (4,)]),
+    ("i,j->ij", [(4,), (3,)]), ("ij->ji", [(3, 4)]), ("i,i->", [(4,), (4,)])])
+def test_einsum_and_its_gradient_match_torch(equation, shapes):
+    check(lambda m, *xs: m.einsum(equation, *xs), *arrays(*shapes), tol=1e-5)

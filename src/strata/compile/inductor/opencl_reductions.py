@@ -1,5 +1,6 @@
 """The OpenCL device's other reductions and scans: ``linalg_vector_norm`` (so ``norm`` and
-``clip_grad_norm_``), ``prod``, ``var`` (so ``std``), ``all``/``any``, ``cumsum``/``cumprod``.
+``clip_grad_norm_``), ``prod``, ``var`` (so ``std``), ``all``/``any``, ``cumsum``/``cumprod``,
+``einsum``.
 
 The reductions are opencl_rows.reduce with an element map and a finishing map (loop-IR
 formulas); a scan is a window (opencl_nn.window) along the last dim of a transposed view,
@@ -12,6 +13,7 @@ from functools import cache
 
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
+from ...ops import linalg as LA
 from ...ops import meta_rules as MR
 from ...ops import reductions as RED
 from .ir import ops
@@ -159,8 +161,59 @@ def _scan(op, kind, term):
     return kernel
 
 
+# --- einsum -----------------------------------------------------------------------------------
+
+@cache
+def _einsum_formulas(equation, broadcast):
+    """(term, finish) of a parsed einsum equation ("ab,bc->ac"): the product of the operands'
+    elements at the output's letters and the contracted ones. ``broadcast``: per operand, the
+    dims of size 1 that broadcast (read at 0). Cached per structure, as the program cache keys
+    on the functions."""
+    inputs, out = equation.split("->")
+    terms = inputs.split(",")
+    contracted = sorted({c for t in terms for c in t} - set(out))
+
+    def term(B, index, rindex):
+        where = dict(zip(out, index))
+        where.update(zip(contracted, rindex))
+        value = None
+        for n, (t, flat) in enumerate(zip(terms, broadcast)):
+            x = B[f"op{n}"].load(tuple("0" if one else where[c] for c, one in zip(t, flat)))
+            value = x if value is None else ops.mul(value, x)
+        return value
+    return term, contracted
+
+
+def _einsum_result(B, index):
+    return ops.load("red", "0")
+
+
+def einsum(equation, tensors, path=None):
+    """One loop-IR reduction: each output element sums, over the contracted letters, the
+    product of the operands' elements (a direct sum: no pairwise contraction order)."""
+    spec = LA.einsum.meta(equation, tensors, path)
+    parsed, _ = LA.einsum_check(equation, tensors)
+    out = new_output(spec, tensors[0])
+    if not out.numel():
+        return out
+    inputs = parsed.equation.split("->")[0]
+    sizes = {}
+    for t, x in zip(inputs.split(","), tensors):
+        for c, n in zip(t, x._shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    broadcast = tuple(tuple(x._shape[d] == 1 and sizes[c] > 1 for d, c in enumerate(t))
+                      for t, x in zip(inputs.split(","), tensors))
+    term, contracted = _einsum_formulas(parsed.equation, broadcast)
+    rsizes = tuple(sizes[c] for c in contracted) or (1,)
+    if any(size == 0 for size in rsizes):
+        return pointwise("aten::einsum", identity, [(0, out.dtype)], out)
+    window("aten::einsum", {f"op{n}": t for n, t in enumerate(tensors)}, {},
+           [(out, _einsum_result)], rsizes, "sum", term, out.dtype.name)
+    return out
+
+
 def kernels() -> dict:
     return {RED.vector_norm: vector_norm, RED.prod: prod, RED.prod_dim: prod_dim, RED.var: var,
             RED.all: _logical(RED.all, "prod"), RED.any: _logical(RED.any, "sum"),
             RED.cumsum: _scan(RED.cumsum, "sum", _cumsum_term),
-            RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term)}
+            RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term), LA.einsum: einsum}
