@@ -417,3 +417,11 @@ def test_index_put_and_the_gradient_of_indexing_match_torch(accumulate):
     ("i,j->ij", [(4,), (3,)]), ("ij->ji", [(3, 4)]), ("i,i->", [(4,), (4,)])])
 def test_einsum_and_its_gradient_match_torch(equation, shapes):
     check(lambda m, *xs: m.einsum(equation, *xs), *arrays(*shapes), tol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.int8, np.uint8])
+def test_shifts_by_the_width_or_more_match_torch(dtype):
+    a = np.array([1, -3, 7, 100, 200 if dtype == np.uint8 else -128, 5]).astype(dtype)
+    b = np.array([0, 2, 70, 9 if dtype == np.uint8 else -1, 7, 3]).astype(dtype)
+    for name in ("bitwise_left_shift", "bitwise_right_shift"):
+        check(lambda m, x, y: getattr(m, name)(x, y), a, b, grad=False)

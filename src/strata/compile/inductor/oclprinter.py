@@ -166,6 +166,16 @@ class OpenCLHandler(CHandler):
     def logical_xor(self, a, b):
         return self._emit(f"({a} != 0) != ({b} != 0)", "bool")
 
+    def bitwise_left_shift(self, a, b):
+        """0 when shifting by the width or more, or by a negative amount, as ATen."""
+        bits = _BITS[a.dtype]
+        return self._emit(f"({b} < 0 || {b} >= {bits}) ? 0 : {a} << {b}", a.dtype)
+
+    def bitwise_right_shift(self, a, b):
+        """Shifts past the width saturate: the sign fills signed types, zeros unsigned ones."""
+        top = _BITS[a.dtype] - (0 if a.dtype == "uint8" else 1)
+        return self._emit(f"{a} >> (({b} < 0 || {b} >= {top}) ? {top} : {b})", a.dtype)
+
     def fmax(self, a, b):
         return self._emit(f"{'fmax' if _floating(a) else 'max'}({a}, {b})", a.dtype)
 
@@ -218,6 +228,9 @@ class OpenCLHandler(CHandler):
         if name in BITWISE:
             return lambda a, b: self._emit(f"{a} {BITWISE[name]} {b}", a.dtype)
         return super().__getattr__(name)
+
+
+_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 def _floating(x):

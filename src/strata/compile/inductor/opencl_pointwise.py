@@ -444,5 +444,6 @@ BINARY = {"mul": "mul", "div": "truediv", "maximum": "maximum", "minimum": "mini
           "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
           "atan2": "atan2", "copysign": "copysign", "hypot": "hypot", "fmax": "fmax",
           "fmin": "fmin", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
-          "bitwise_xor": "bitwise_xor"}
+          "bitwise_xor": "bitwise_xor", "bitwise_left_shift": "bitwise_left_shift",
+          "bitwise_right_shift": "bitwise_right_shift"}
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
