@@ -425,3 +425,16 @@ def test_shifts_by_the_width_or_more_match_torch(dtype):
     b = np.array([0, 2, 70, 9 if dtype == np.uint8 else -1, 7, 3]).astype(dtype)
     for name in ("bitwise_left_shift", "bitwise_right_shift"):
         check(lambda m, x, y: getattr(m, name)(x, y), a, b, grad=False)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin_ties_and_nan_take_the_latest_index_as_torch(name):
+    x = np.array([[1.0, 3.0, 3.0, 2.0, np.nan, 5.0, np.nan, 0.0],
+                  [-np.inf, -np.inf, 0.0, -1.0, 0.0, 7.0, 7.0, 1.0]], np.float32)
+    ints = np.array([[1, 3, 3, 2, -5, 5], [0, 0, -1, 4, 4, 2]])
+    for a in (x, ints):
+        for dim in (1, 0):
+            got = getattr(strata, name)(strata.tensor(a).to("opencl"), dim)
+            want = getattr(torch, name)(torch.tensor(a), dim)
+            np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())

@@ -1,6 +1,6 @@
 """The OpenCL device's other reductions and scans: ``linalg_vector_norm`` (so ``norm`` and
 ``clip_grad_norm_``), ``prod``, ``var`` (so ``std``), ``all``/``any``, ``cumsum``/``cumprod``,
-``einsum``.
+``cummax``/``cummin``, ``einsum``.
 
 The reductions are opencl_rows.reduce with an element map and a finishing map (loop-IR
 formulas); a scan is a window (opencl_nn.window) along the last dim of a transposed view,
@@ -10,6 +10,8 @@ the short rows models scan (a work-group scan in local memory is the next step).
 
 import math
 from functools import cache
+
+import numpy as np
 
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
@@ -161,6 +163,54 @@ def _scan(op, kind, term):
     return kernel
 
 
+def _backwards_value(B, index, rindex, low):
+    """Element i - y of the row (its latest elements first), or ``low`` before its start."""
+    *lead, i = index
+    (y,) = rindex
+    x = B["inp"].load((*lead, f"max({i} - {y}, 0L)"))
+    return ops.where(ops.index_expr(f"{y} <= {i}", "bool"), x, ops.constant(low, x.dtype))
+
+
+def _lowest(dtype):
+    return float("-inf") if dtype.startswith("float") else int(np.iinfo(dtype).min)
+
+
+def _highest(dtype):
+    return float("inf") if dtype.startswith("float") else int(np.iinfo(dtype).max)
+
+
+def _cummax_term(B, index, rindex):
+    return _backwards_value(B, index, rindex, _lowest(B["inp"].dtype))
+
+
+def _cummin_term(B, index, rindex):
+    return _backwards_value(B, index, rindex, _highest(B["inp"].dtype))
+
+
+def _running_value(B, index):
+    return ops.load("red_value", "0")
+
+
+def _running_index(B, index):
+    return ops.index_expr(f"{index[-1]} - {ops.load('red', '0')}", "int64")
+
+
+def _cum_extreme(op, kind, term):
+    """cummax/cummin: an argmax/argmin over the row's elements up to i, latest first, so that
+    the latest of equal extremes (ATen compares with >=) and the latest NaN win."""
+    def kernel(self, dim):
+        specs = op.meta(self, dim)
+        values, indices = new_output(specs[0], self), new_output(specs[1], self)
+        if not values.numel():
+            return values, indices
+        x, v, i = (t.reshape(1) if self.ndim == 0 else t.transpose(dim, -1)
+                   for t in (self, values, indices))
+        window(op.qualname, {"inp": x}, {}, [(v, _running_value), (i, _running_index)],
+               (x._shape[-1],), kind, term, self.dtype.name)
+        return values, indices
+    return kernel
+
+
 # --- einsum -----------------------------------------------------------------------------------
 
 @cache
@@ -216,4 +266,6 @@ def kernels() -> dict:
     return {RED.vector_norm: vector_norm, RED.prod: prod, RED.prod_dim: prod_dim, RED.var: var,
             RED.all: _logical(RED.all, "prod"), RED.any: _logical(RED.any, "sum"),
             RED.cumsum: _scan(RED.cumsum, "sum", _cumsum_term),
-            RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term), LA.einsum: einsum}
+            RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term), LA.einsum: einsum,
+            RED.cummax: _cum_extreme(RED.cummax, "argmax", _cummax_term),
+            RED.cummin: _cum_extreme(RED.cummin, "argmin", _cummin_term)}
