@@ -18,7 +18,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
 from .opencl_nn import window
-from .opencl_pointwise import fill_, identity, new_output, pointwise
+from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
 from .opencl_rows import gather as gather_rows
 from .opencl_rows import host_indices
 
@@ -101,6 +101,59 @@ def _scattered_term(B, index, rindex):
     hit = ops.index_expr(" && ".join(conditions), "bool")
     value = B["src"].load(at)
     return ops.where(hit, value, ops.constant(0, value.dtype))
+
+
+def _scattered_last(B, index, rindex):
+    """The last src position j of the row whose index names p, else -1."""
+    *lead, p = index
+    (j,) = rindex
+    conditions = [f"{i} < isz{k}" for k, i in enumerate(lead)]
+    at = (*(f"clamp((long){i}, 0L, isz{k} - 1)" for k, i in enumerate(lead)), j)
+    conditions.append(f"{B['idx'].load(at)} == {p}")
+    return ops.index_expr(f"({' && '.join(conditions)}) ? {j} : -1", "int64")
+
+
+def _written_src(B, index):
+    *lead, _ = index
+    j = ops.load("red", "0")
+    at = (*(f"clamp((long){i}, 0L, isz{k} - 1)" for k, i in enumerate(lead)), f"max({j}, 0L)")
+    return ops.where(ops.index_expr(f"{j} >= 0", "bool"), B["src"].load(at),
+                     B["inp"].load(index))
+
+
+def _written_value(B, index):
+    value = B["fill"].load(())
+    return ops.where(ops.index_expr(f"{ops.load('red', '0')} >= 0", "bool"), value,
+                     B["inp"].load(index))
+
+
+def scatter(op):
+    """scatter.src / scatter.value: each element of self that an index names takes the last
+    src element (or the value) naming it, as the CPU's assignment does."""
+    def kernel(self, dim, index, src):
+        spec = op.meta(self, dim, index, src)
+        out = new_output(spec, self)
+        if not out.numel():
+            return out
+        if not index.numel():
+            return pointwise(op.qualname, identity, [(self, out.dtype)], out)
+        d = dim % max(self.ndim, 1)
+        _checked_indices(index, d, self._shape[d] if self.ndim else 1)
+        if not hasattr(src, "_storage"):       # scatter.value: a one-element device tensor
+            src = fill_(runtime_of(self).empty((), (), out.dtype), src)
+            reads, finish = {"fill": src}, _written_value
+        else:
+            reads, finish = {"src": _last_dim(src, d)}, _written_src
+        views = [_last_dim(t, d) for t in (self, index, out)]
+        ints = {f"isz{k}": n for k, n in enumerate(views[1]._shape[:-1])}
+        window(op.qualname, {"inp": views[0], "idx": views[1], **reads}, ints,
+               [(views[2], finish)], (views[1]._shape[-1],), "max", _scattered_last, "int64")
+        return out
+    return kernel
+
+
+def _last_dim(t, d):
+    return t.reshape(1) if t.ndim == 0 else t.transpose(d, -1)
 
 
 def _plus_self(B, index):
@@ -261,4 +314,5 @@ def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
             SH.triu: triangle(SH.triu, True), F.eye: eye, I.index: index,
-            I.index_put_: index_put_}
+            I.index_put_: index_put_, SC.scatter: scatter(SC.scatter),
+            SC.scatter_value: scatter(SC.scatter_value)}
