@@ -450,3 +450,13 @@ def test_scatter_with_repeated_indices_takes_the_last_as_the_cpu(fn):
     got = fn(strata, *(strata.tensor(v).to("opencl") for v in (x, index, src)))
     want = fn(strata, *(strata.tensor(v) for v in (x, index, src)))    # the CPU device
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_bernoulli_of_a_probability_tensor_and_its_check():
+    strata.manual_seed(5)
+    p = strata.tensor([0.0, 0.25, 1.0, 0.9]).to("opencl").expand(5000, 4).contiguous()
+    drawn = strata.bernoulli(p)
+    assert drawn.dtype is strata.float32 and drawn.device.type == "opencl"
+    np.testing.assert_allclose(drawn.cpu().numpy().mean(0), [0, 0.25, 1, 0.9], atol=0.02)
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+        strata.bernoulli(strata.tensor([0.5, 1.5]).to("opencl"))

@@ -170,6 +170,20 @@ def bernoulli_p(self, p=0.5, generator=None):
                 "float32")
 
 
+def bernoulli_tensor(self, generator=None):
+    """1 where a uniform draw is below ``self``'s probability; the probabilities are checked
+    on the host first (a sync point, as the CPU checks)."""
+    spec = F.bernoulli_tensor.meta(self)
+    inside = RED.all(P.logical_and(P.ge(self, 0), P.le(self, 1)))
+    if not inside.item():                     # NaN fails too
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    out = runtime_of(self).empty(tuple(spec.shape), tuple(spec.strides), spec.dtype)
+    return draw("aten::bernoulli", out, bernoulli_formula, generator, [(self, self.dtype)],
+                self.dtype.name)
+
+
 def randint(low, high, size, generator=None, dtype=None, layout=None, device=None,
             pin_memory=None):
     spec = F.randint.meta(low, high, size, generator, dtype)
@@ -230,4 +244,5 @@ def kernels() -> dict:
     return {F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
             F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
-            F.randint: randint, F.multinomial: multinomial}
+            F.randint: randint, F.multinomial: multinomial,
+            F.bernoulli_tensor: bernoulli_tensor}
