@@ -85,6 +85,19 @@ def _clamp(expr, size):
     return f"clamp((long)({expr}), 0L, {size} - 1)"
 
 
+def lowest(dtype):
+    """The smallest value of a dtype (by name): what never wins a maximum."""
+    if dtype == "bool":
+        return False
+    return float("-inf") if dtype.startswith("float") else int(np.iinfo(dtype).min)
+
+
+def highest(dtype):
+    if dtype == "bool":
+        return True
+    return float("inf") if dtype.startswith("float") else int(np.iinfo(dtype).max)
+
+
 def _geometry(prefix, values):
     return {f"{prefix}{d}": int(v) for d, v in enumerate(values)}
 
@@ -258,8 +271,7 @@ def _pool_value(B, index, rindex):
         conditions += [f"{pos} >= 0", f"{pos} < xs{d}"]
         at.append(_clamp(pos, f"xs{d}"))
     x = B["inp"].load((*lead, *at))
-    low = ops.constant(float("-inf") if x.dtype.startswith("float") else
-                       int(np.iinfo(x.dtype).min), x.dtype)
+    low = ops.constant(lowest(x.dtype), x.dtype)
     return ops.where(_valid(conditions), x, low)
 
 

@@ -11,15 +11,13 @@ the short rows models scan (a work-group scan in local memory is the next step).
 import math
 from functools import cache
 
-import numpy as np
-
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import linalg as LA
 from ...ops import meta_rules as MR
 from ...ops import reductions as RED
 from .ir import ops
-from .opencl_nn import window
+from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import identity, new_output, pointwise, runtime_of
 from .opencl_rows import _dims, reduce
 
@@ -171,20 +169,12 @@ def _backwards_value(B, index, rindex, low):
     return ops.where(ops.index_expr(f"{y} <= {i}", "bool"), x, ops.constant(low, x.dtype))
 
 
-def _lowest(dtype):
-    return float("-inf") if dtype.startswith("float") else int(np.iinfo(dtype).min)
-
-
-def _highest(dtype):
-    return float("inf") if dtype.startswith("float") else int(np.iinfo(dtype).max)
-
-
 def _cummax_term(B, index, rindex):
-    return _backwards_value(B, index, rindex, _lowest(B["inp"].dtype))
+    return _backwards_value(B, index, rindex, lowest(B["inp"].dtype))
 
 
 def _cummin_term(B, index, rindex):
-    return _backwards_value(B, index, rindex, _highest(B["inp"].dtype))
+    return _backwards_value(B, index, rindex, highest(B["inp"].dtype))
 
 
 def _running_value(B, index):
