@@ -33,7 +33,7 @@ BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point 
 MATH = frozenset((
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
-    "trunc", "rint"))
+    "trunc", "rint", "lgamma"))
 MATH2 = frozenset(("atan2", "copysign", "hypot", "fmod"))
 BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 INIT = {

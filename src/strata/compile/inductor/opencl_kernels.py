@@ -59,6 +59,8 @@ def kernels() -> dict:
              SPC.erf_: unary(SPC.erf_, math_formula("erf")),
              SPC.erfc: unary(SPC.erfc, math_formula("erfc")),
              SPC.erfc_: unary(SPC.erfc_, math_formula("erfc")),
+             SPC.lgamma: unary(SPC.lgamma, math_formula("lgamma")),
+             SPC.lgamma_: unary(SPC.lgamma_, math_formula("lgamma")),
              P.div_mode: div_mode(P.div_mode), P.div_mode_: div_mode(P.div_mode_),
              P.fmod: floating_only(P.fmod, math_formula("fmod")),
              P.fmod_: floating_only(P.fmod_, math_formula("fmod")),
