@@ -460,3 +460,13 @@ def test_bernoulli_of_a_probability_tensor_and_its_check():
     np.testing.assert_allclose(drawn.cpu().numpy().mean(0), [0, 0.25, 1, 0.9], atol=0.02)
     with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
         strata.bernoulli(strata.tensor([0.5, 1.5]).to("opencl"))
+
+
+def test_logcumsumexp_is_stable_at_infinities_as_torch():
+    x = np.array([[1.0, 3.0, -np.inf, 500.0, 2.0], [-np.inf, -np.inf, 0.0, np.inf, 1.0],
+                  [np.nan, 1, 2, 3, 4]], np.float32)
+    for dim in (0, 1):
+        got = strata.logcumsumexp(strata.tensor(x).to("opencl"), dim).cpu().numpy()
+        want = torch.logcumsumexp(torch.tensor(x), dim).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    check(lambda m, x: m.logcumsumexp(x, 1), *arrays((3, 6)))

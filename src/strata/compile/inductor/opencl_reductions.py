@@ -1,6 +1,6 @@
 """The OpenCL device's other reductions and scans: ``linalg_vector_norm`` (so ``norm`` and
 ``clip_grad_norm_``), ``prod``, ``var`` (so ``std``), ``all``/``any``, ``cumsum``/``cumprod``,
-``cummax``/``cummin``, ``einsum``.
+``cummax``/``cummin``, ``logcumsumexp``, ``einsum``.
 
 The reductions are opencl_rows.reduce with an element map and a finishing map (loop-IR
 formulas); a scan is a window (opencl_nn.window) along the last dim of a transposed view,
@@ -201,6 +201,36 @@ def _cum_extreme(op, kind, term):
     return kernel
 
 
+def _shifted_prefix_term(B, index, rindex):
+    """exp(x_j - m_i) for j <= i (m: the running maximum), else 0."""
+    *lead, i = index
+    (j,) = rindex
+    x, m = B["inp"].load((*lead, j)), B["max"].load(index)
+    shifted = ops.exp(ops.sub(x, m))
+    return ops.where(ops.index_expr(f"{j} <= {i}", "bool"), shifted, ops.constant(0, x.dtype))
+
+
+def _log_of_prefix(B, index):
+    """m + log(sum): or m itself where it is infinite (all -inf so far, or an inf seen)."""
+    m = B["max"].load(index)
+    return ops.where(ops.isinf(m), m, ops.add(m, ops.log(ops.load("red", "0"))))
+
+
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(x))) without overflow: each prefix shifted by its running maximum
+    (cummax) before the sum."""
+    spec = RED.logcumsumexp.meta(self, dim)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    src = self if self.dtype == spec.dtype else _converted(self, spec.dtype)
+    peak = RED.cummax(src, dim)[0]
+    x, m, o = (t.reshape(1) if self.ndim == 0 else t.transpose(dim, -1) for t in (src, peak, out))
+    window("aten::logcumsumexp", {"inp": x, "max": m}, {}, [(o, _log_of_prefix)],
+           (x._shape[-1],), "sum", _shifted_prefix_term, spec.dtype.name)
+    return out
+
+
 # --- einsum -----------------------------------------------------------------------------------
 
 @cache
@@ -258,4 +288,5 @@ def kernels() -> dict:
             RED.cumsum: _scan(RED.cumsum, "sum", _cumsum_term),
             RED.cumprod: _scan(RED.cumprod, "prod", _cumprod_term), LA.einsum: einsum,
             RED.cummax: _cum_extreme(RED.cummax, "argmax", _cummax_term),
-            RED.cummin: _cum_extreme(RED.cummin, "argmin", _cummin_term)}
+            RED.cummin: _cum_extreme(RED.cummin, "argmin", _cummin_term),
+            RED.logcumsumexp: logcumsumexp}
