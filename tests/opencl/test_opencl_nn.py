@@ -470,3 +470,13 @@ def test_logcumsumexp_is_stable_at_infinities_as_torch():
         want = torch.logcumsumexp(torch.tensor(x), dim).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
     check(lambda m, x: m.logcumsumexp(x, 1), *arrays((3, 6)))
+
+
+@pytest.mark.parametrize("args", [(0, 1, 7), (-3.5, 10, 4), (2, 2, 1), (0, 1, 0), (1, 100, 9),
+                                  (0.1, 0.7, 13)])
+def test_linspace_gives_the_cpu_values_in_every_dtype(args):
+    for dtype in (strata.float32, strata.float64, strata.int64, strata.int32):
+        got, want = strata.linspace(*args, dtype=dtype, device="opencl"), \
+            strata.linspace(*args, dtype=dtype)
+        assert got.dtype is want.dtype and got.device.type == "opencl"
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

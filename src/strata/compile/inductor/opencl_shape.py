@@ -1,6 +1,6 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` and ``index_put_`` with one index tensor, ``tril``/``triu``, ``eye``, ``constant_pad_nd``
-(so ``F.pad`` and ``padding="same"`` convolutions).
+(its backward), ``index`` and ``index_put_`` with one index tensor, ``tril``/``triu``, ``eye``,
+``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
@@ -10,6 +10,7 @@ into its slice (a strided pointwise copy).
 
 from ..._tensor import from_array
 from ...backends.opencl import runtime as R
+from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from ...ops import indexing as I
@@ -291,6 +292,31 @@ def index_put_(self, indices, values, accumulate=False):
     return self
 
 
+def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    """The CPU's symmetric formula: the first half counts up from start, the rest down from
+    end, in float32 (float64 for float64; integers: float64 from truncated ends, then
+    truncated)."""
+    spec = F.linspace.meta(start, end, steps, dtype)
+    dt = spec.dtype
+    work = D.float64 if dt is D.float64 or not dt.is_floating_point else D.float32
+    if not dt.is_floating_point:
+        start, end = int(start), int(end)
+    kind = work.np.type
+    first, last = kind(start), kind(end)
+    step = (last - first) / kind(max(steps - 1, 1))
+    index = F.arange(0, steps, 1, dtype=work, device=device)
+    out = R.get(R.device_index(device)).empty((steps,), (1,), dt)
+    return pointwise("aten::linspace", _symmetric_step,
+                     [(index, work), (first, work), (last, work), (step, work),
+                      (steps // 2, work), (steps - 1, work)], out)
+
+
+def _symmetric_step(i, first, last, step, half, top):
+    up = ops.add(first, ops.mul(step, i))
+    down = ops.sub(last, ops.mul(step, ops.sub(top, i)))
+    return ops.where(ops.lt(i, half), up, down)
+
+
 def constant_pad_nd(self, pad, value=0):
     """The output filled with ``value``, then the kept input copied into its slice (negative
     pads crop the input)."""
@@ -313,6 +339,6 @@ def constant_pad_nd(self, pad, value=0):
 def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye, I.index: index,
+            SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
             I.index_put_: index_put_, SC.scatter: scatter(SC.scatter),
             SC.scatter_value: scatter(SC.scatter_value)}
