@@ -414,7 +414,8 @@ def test_index_put_and_the_gradient_of_indexing_match_torch(accumulate):
 @pytest.mark.parametrize("equation,shapes", [
     ("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]), ("ii", [(4, 4)]),
     ("bij,bjk->bik", [(2, 3, 4), (1, 4, 6)]), ("...j,j", [(2, 3, 4), (4,)]),
-    ("i,j->ij", [(4,), (3,)]), ("ij->ji", [(3, 4)]), ("i,i->", [(4,), (4,)])])
+    ("i,j->ij", [(4,), (3,)]), ("ij->ji", [(3, 4)]), ("i,i->", [(4,), (4,)]),
+    ("ij->j", [(0, 4)]), ("i,i->i", [(1,), (3,)])])
 def test_einsum_and_its_gradient_match_torch(equation, shapes):
     check(lambda m, *xs: m.einsum(equation, *xs), *arrays(*shapes), tol=1e-5)
 

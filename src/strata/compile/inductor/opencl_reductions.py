@@ -270,8 +270,8 @@ def einsum(equation, tensors, path=None):
     sizes = {}
     for t, x in zip(inputs.split(","), tensors):
         for c, n in zip(t, x._shape):
-            sizes[c] = max(sizes.get(c, 1), n)
-    broadcast = tuple(tuple(x._shape[d] == 1 and sizes[c] > 1 for d, c in enumerate(t))
+            sizes[c] = n if sizes.get(c, 1) == 1 else sizes[c]      # size 1 broadcasts
+    broadcast = tuple(tuple(x._shape[d] == 1 and sizes[c] != 1 for d, c in enumerate(t))
                       for t, x in zip(inputs.split(","), tensors))
     term, contracted = _einsum_formulas(parsed.equation, broadcast)
     rsizes = tuple(sizes[c] for c in contracted) or (1,)
