@@ -473,7 +473,8 @@ def test_logcumsumexp_is_stable_at_infinities_as_torch():
     check(lambda m, x: m.logcumsumexp(x, 1), *arrays((3, 6)))
 
 
-@pytest.mark.parametrize("args", [(0, 1, 7), (-3.5, 10, 4), (2, 2, 1), (0, 1, 0), (1, 100, 9),
+@pytest.mark.parametrize("args", [(0, 1, 7), (-3.5, 10, 4), (2, 2, 1), (3, 5, 1), (0, 1, 0),
+                                  (1, 100, 9),
                                   (0.1, 0.7, 13)])
 def test_linspace_gives_the_cpu_values_in_every_dtype(args):
     for dtype in (strata.float32, strata.float64, strata.int64, strata.int32):

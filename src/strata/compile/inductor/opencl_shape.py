@@ -302,7 +302,7 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     if not dt.is_floating_point:
         start, end = int(start), int(end)
     kind = work.np.type
-    first, last = kind(start), kind(end)
+    first, last = kind(start), kind(end if steps > 1 else start)     # one step: start
     step = (last - first) / kind(max(steps - 1, 1))
     index = F.arange(0, steps, 1, dtype=work, device=device)
     out = R.get(R.device_index(device)).empty((steps,), (1,), dt)
