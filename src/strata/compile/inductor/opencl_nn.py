@@ -1,10 +1,11 @@
 """The OpenCL device's windowed ops: convolution, pooling (adaptive too), im2col/col2im, batch
 norm.
 
-Each is one loop-IR reduction per output element (``window``): a convolution is a direct
-(implicit-GEMM) sum over input channels x kernel offsets, a max pool an argmax over the window, a
-transposed convolution, col2im and max-pool backward the same sum read "backwards" (an output
-position takes the inputs whose window covers it: Note [Windows read backwards]). Window
+Each is one loop-IR reduction per output element (``window``): a 2-d convolution without
+groups is im2col and the tiled GEMM, any other a direct sum over input channels x kernel
+offsets, a max pool an argmax over the window, a transposed convolution, col2im and max-pool
+backward the same sum read "backwards" (an output position takes the inputs whose window
+covers it: Note [Windows read backwards]). Window
 geometry (strides, paddings, dilations, input sizes, channels per group) is passed by value, so
 one program serves every shape of a given rank and dtype. Positions outside the input are
 clamped for the load and masked out of the result.
@@ -20,7 +21,7 @@ from ...ops import pooling as PL
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
 from .opencl_pointwise import kernel_name, launch, new_output, pointwise, runtime_of
-from .opencl_rows import _NORMALIZE, reduce
+from .opencl_rows import _NORMALIZE, reduce, tiled_matmul
 
 
 def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
@@ -113,6 +114,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     out = new_output(spec, input)
     if not out.numel():
         return out
+    if not transposed and groups == 1 and input.ndim == 4 and out.dtype.is_floating_point:
+        return _im2col_gemm(input, weight, bias, stride, padding, dilation, out)
     ints = {**_geometry("st", stride), **_geometry("pd", padding), **_geometry("dl", dilation),
             **_geometry("xs", input._shape[2:])}
     reads = {"inp": input, "w": weight}
@@ -130,6 +133,24 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     window("aten::convolution", reads, ints, [(out, finish)], rsizes, "sum", inner,
            out.dtype.name)
     return out
+
+
+def _im2col_gemm(input, weight, bias, stride, padding, dilation, out):
+    """A 2-d convolution as im2col and the tiled GEMM (opencl_rows.tiled_matmul): the weight,
+    viewed (out channels, in channels x kernel), times each image's columns."""
+    n, channels = out._shape[:2]
+    cols = im2col(input, tuple(weight._shape[2:]), dilation, padding, stride)
+    rows = weight.reshape(channels, -1)
+    product = out.view(n, channels, -1)
+    tiled_matmul("aten::convolution", rows.expand(n, *rows._shape), cols, product, None, 1, 1)
+    if bias is not None:
+        pointwise("aten::convolution", _add, [(out, out.dtype), (bias.view(channels, 1, 1),
+                                                                out.dtype)], out)
+    return out
+
+
+def _add(a, b):
+    return ops.add(a, b)
 
 
 def _conv_term(B, index, rindex):
