@@ -10,12 +10,12 @@
 Nothing here starts a device except calls that need it. See docs/opencl.md.
 """
 
-import contextlib
 
 from .backends.opencl import runtime as _rt
 from .backends.opencl.streams import OpenCLEvent as Event  # noqa: F401
 from .backends.opencl.streams import OpenCLStream as Stream
 from .core.device import as_device
+from .runtime import use_stream
 
 
 def is_available() -> bool:
@@ -61,14 +61,7 @@ def default_stream(device=None) -> Stream:
     return _runtime(device).default_stream()
 
 
-@contextlib.contextmanager
-def stream(stream):
-    """``with strata.opencl.stream(s):`` work in the block is queued on ``s``."""
-    if stream is None:
-        yield
-        return
-    with stream:
-        yield
+stream = use_stream     # ``with strata.opencl.stream(s):``
 
 
 def memory_allocated(device=None) -> int:

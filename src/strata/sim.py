@@ -11,16 +11,18 @@ Nothing here starts the device except calls that need it (a stream, an event, a 
 memory summary); statistics of a device that has not started are zero.
 """
 
-import contextlib
 import os
 
 from .backends.sim import runtime as _rt
 from .backends.sim.driver import DeviceLost, DeviceTimeout  # noqa: F401
 from .backends.sim.runtime import AsyncKernelError  # noqa: F401
 from .backends.sim.streams import SimEvent as Event  # noqa: F401
-from .backends.sim.streams import SimStream as Stream  # noqa: F401
+from .backends.sim.streams import SimStream as Stream
 from .core.device import as_device
-from .runtime import OutOfMemoryError  # noqa: F401
+from .runtime import (
+    OutOfMemoryError,  # noqa: F401
+    use_stream,
+)
 
 
 def is_available() -> bool:
@@ -81,14 +83,7 @@ def set_stream(stream) -> None:
     _rt.get().set_stream(stream)
 
 
-@contextlib.contextmanager
-def stream(stream):
-    """``with strata.sim.stream(s):`` work in the block is queued on ``s`` (None: no change)."""
-    if stream is None:
-        yield
-        return
-    with stream:
-        yield
+stream = use_stream     # ``with strata.sim.stream(s):``
 
 
 def set_sync_mode(mode: str) -> None:

@@ -138,3 +138,27 @@ def test_replay_copies_into_a_transposed_static_input():
     (got,) = replayed([strata.tensor(second).to("opencl")])
     assert replayed.replays == 1
     np.testing.assert_allclose(got.cpu().numpy(), second * 2)
+
+
+def test_compiled_opencl_graphs_use_the_graph_cache(tmp_path, monkeypatch):
+    """A graph compiled before skips lowering: its wrapper and OpenCL sources come from the
+    disk cache (codecache.py), under a key apart from the same graph on the CPU."""
+    from strata import config
+    from strata.compile.aot import make_fx
+    from strata.compile.inductor.compile_fx import compile_fx
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    x = strata.randn(6, 9).to("opencl")
+    gm = make_fx(lambda x: (strata.softmax(x, -1) * x.sin()).sum(0))(x)
+    first = compile_fx(gm, [x])
+    again = compile_fx(gm, [x])
+    assert not first.from_cache and again.from_cache
+    assert again.output_code == first.output_code and "__kernel" in again.output_code
+    np.testing.assert_allclose(again(x)[0].cpu().numpy(), first(x)[0].cpu().numpy())
+    expected = (torch.softmax(torch.from_numpy(x.cpu().numpy()), -1) *
+                torch.from_numpy(x.cpu().numpy()).sin()).sum(0)
+    np.testing.assert_allclose(again(x)[0].cpu().numpy(), expected.numpy(), rtol=1e-5,
+                               atol=1e-6)
+    assert len(list((tmp_path / "fxgraph").glob("opencl-*.json"))) == 1
+    on_cpu = compile_fx(make_fx(lambda x: (strata.softmax(x, -1) * x.sin()).sum(0))(x.cpu()),
+                        [x.cpu()])
+    assert not on_cpu.from_cache and "__kernel" not in on_cpu.output_code

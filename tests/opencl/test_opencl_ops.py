@@ -376,6 +376,9 @@ def test_pow(exponent):
     check(lambda T, a: a.clone().pow_(exponent), x, rtol=2e-6)
 
 
-def test_integer_pow_names_the_op():
-    with pytest.raises(NotImplementedError, match="aten::pow.Tensor_Tensor of integer tensors"):
-        strata.ones(3, dtype=strata.int64, device="opencl") ** 2
+def test_integer_fmod_names_the_op_and_leaves_self_alone():
+    x = strata.arange(3, device="opencl")
+    with pytest.raises(NotImplementedError, match="aten::fmod_.Tensor of integer tensors is "
+                                                  "not implemented for the 'OpenCL' backend"):
+        x.fmod_(2)
+    assert x.cpu().tolist() == [0, 1, 2]

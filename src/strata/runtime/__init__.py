@@ -10,6 +10,8 @@ A backend registers its runtime here (``register_runtime``) so device-generic co
 .accelerator``, the profiler) can synchronize every device without importing the backends.
 """
 
+import contextlib
+
 from .allocator import CachingAllocator, OutOfMemoryError, format_size  # noqa: F401
 from .interface import (  # noqa: F401
     DeviceMemory, DeviceRuntime, Event, OutOfDeviceMemory, Stream,
@@ -33,3 +35,14 @@ def synchronize_all(reason: str = "synchronize") -> None:
     """Wait for every started device (the profiler calls this to collect device events)."""
     for rt in started_runtimes():
         rt.synchronize(reason)
+
+
+@contextlib.contextmanager
+def use_stream(stream):
+    """``with strata.opencl.stream(s):`` (and ``strata.sim.stream``): work in the block is
+    queued on ``s``; ``None`` changes nothing, as in ``torch.cuda.stream``."""
+    if stream is None:
+        yield
+        return
+    with stream:
+        yield

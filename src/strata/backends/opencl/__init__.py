@@ -4,6 +4,7 @@ GPUs). See docs/opencl.md.
     streams.py    Stream (a profiled in-order command queue) and Event (a marker)
     runtime.py    device selection, the caching allocator over cl.Buffer segments, launches,
                   host copies, synchronisation
+    memory.py     segments of cl.Buffer memory, for both caching allocators
     pinned.py     pinned host memory (``pin_memory("opencl")``, non-blocking copies' staging)
     graphs.py     recording launches and replaying them (``mode="reduce-overhead"``)
 

@@ -15,52 +15,36 @@ import numpy as np
 from ..._tensor import CPU_KEYSET, make_tensor
 from ...core import dtype as D
 from ...core.device import device
-from ...runtime import CachingAllocator, DeviceMemory, OutOfDeviceMemory, PinnedStorage
+from ...runtime import CachingAllocator, PinnedStorage
+from .memory import BufferSegments
 
 HOST_STREAM = -1      # no OpenCL stream has this id
 CPU = device("cpu")
 _UINT8 = D.uint8
 
 
-class PinnedHostMemory(DeviceMemory):
+class PinnedHostMemory(BufferSegments):
     """Segments for the pinned allocator: one mapped ``ALLOC_HOST_PTR`` buffer each."""
 
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.capacity = runtime.cl_device.global_mem_size
-        self._reserved = 0
-        self._next_segment = 1
+    purpose = "pinned allocator"
 
-    def raw_alloc(self, nbytes):
+    def make(self, nbytes):
         from .runtime import cl
         pycl = cl()
         flags = pycl.mem_flags.READ_WRITE | pycl.mem_flags.ALLOC_HOST_PTR
-        try:
-            buffer = pycl.Buffer(self.runtime.context, flags, nbytes)
-            queue = self.runtime.default_stream().queue
-            view, _ = pycl.enqueue_map_buffer(queue, buffer, pycl.map_flags.READ |
-                                              pycl.map_flags.WRITE, 0, (nbytes,), np.uint8)
-        except pycl.Error as exc:
-            raise OutOfDeviceMemory() from exc
-        addr = self._next_segment << 40
-        self._next_segment += 1
-        self._reserved += nbytes
-        return (buffer, view, nbytes), addr
+        buffer = pycl.Buffer(self.runtime.context, flags, nbytes)
+        queue = self.runtime.default_stream().queue
+        view, _ = pycl.enqueue_map_buffer(queue, buffer, pycl.map_flags.READ |
+                                          pycl.map_flags.WRITE, 0, (nbytes,), np.uint8)
+        return buffer, view, nbytes
 
-    def raw_free(self, handle):
-        buffer, view, nbytes = handle
+    def release(self, handle):
+        buffer, view, _ = handle
         view.base.release(self.runtime.default_stream().queue)     # unmap, then free
         buffer.release()
-        self._reserved -= nbytes
-
-    def free_bytes(self):
-        return self.capacity - self._reserved
 
     def completed(self, stream, seq):
-        return stream == HOST_STREAM or self.runtime.streams[stream].completed(seq)
-
-    def synchronize(self):
-        self.runtime.synchronize("pinned allocator: release cached memory")
+        return stream == HOST_STREAM or super().completed(stream, seq)
 
 
 def allocator(runtime):

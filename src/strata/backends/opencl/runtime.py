@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from ... import config
+from ... import random as _random
 from ..._tensor import make_tensor
 from ...core import trace
 from ...core.device import as_device, device
@@ -30,19 +31,18 @@ from ...dispatch.keys import backend_keyset
 from ...ops import factory as F
 from ...runtime import (
     CachingAllocator,
-    DeviceMemory,
     DeviceRuntime,
     DeviceStorage,
-    OutOfDeviceMemory,
     register_runtime,
 )
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
+from .memory import BufferSegments
 from .streams import OpenCLStream
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
-_SEGMENT_SHIFT = 40
+_I63 = 2 ** 63
 
 
 def cl():
@@ -71,41 +71,15 @@ def devices() -> list:
     return found
 
 
-class OpenCLMemory(DeviceMemory):
+class OpenCLMemory(BufferSegments):
     """Segments for the caching allocator: one ``cl.Buffer`` each (Note [Buffers and offsets])."""
 
-    def __init__(self, runtime):
-        self.runtime = runtime
-        self.capacity = runtime.cl_device.global_mem_size
-        self._reserved = 0
-        self._next_segment = 1
-
-    def raw_alloc(self, nbytes):
+    def make(self, nbytes):
         pycl = cl()
-        if self._reserved + nbytes > self.capacity:
-            raise OutOfDeviceMemory()
-        try:
-            buffer = pycl.Buffer(self.runtime.context, pycl.mem_flags.READ_WRITE, nbytes)
-        except pycl.Error as exc:
-            raise OutOfDeviceMemory() from exc
-        addr = self._next_segment << _SEGMENT_SHIFT
-        self._next_segment += 1
-        self._reserved += nbytes
-        return (buffer, nbytes), addr
+        return pycl.Buffer(self.runtime.context, pycl.mem_flags.READ_WRITE, nbytes), nbytes
 
-    def raw_free(self, handle):
-        buffer, nbytes = handle
-        buffer.release()
-        self._reserved -= nbytes
-
-    def free_bytes(self):
-        return self.capacity - self._reserved
-
-    def completed(self, stream, seq):
-        return self.runtime.streams[stream].completed(seq)
-
-    def synchronize(self):
-        self.runtime.synchronize("allocator: release cached memory")
+    def release(self, handle):
+        handle[0].release()
 
 
 class OpenCLRuntime(DeviceRuntime):
@@ -132,6 +106,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.launch_blocking = config.launch_blocking
         self.recording = None         # a LaunchRecording while a compiled graph is recorded
         self._host_allocator = None   # pinned host memory (pinned.py), made on first use
+        self._philox = None           # (CPU NumPy generator seen, seed, launches) for philox()
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -273,6 +248,20 @@ class OpenCLRuntime(DeviceRuntime):
                     knl.set_arg(i, new)
         self._last_args[knl] = args
 
+    def philox(self, generator=None):
+        """(key, offset) of one random launch (oclprinter's Note [Philox]). The default
+        generator: the seed of strata's default generator, offset counting launches; a
+        ``manual_seed`` (it replaces the CPU generator's NumPy generator) restarts the count, as
+        a seed restarts CUDA's Philox offset. A given generator: a key drawn from it."""
+        if generator is not None:
+            return int(_random.generator_for(generator).integers(0, _I63)), 0
+        source = _random.default_generator.bit_generator
+        if self._philox is None or self._philox[0] is not source:
+            seed = _random.default_generator.initial_seed()
+            self._philox = [source, seed - 2 ** 64 if seed >= 2 ** 63 else seed, 0]
+        self._philox[2] += 1
+        return self._philox[1], self._philox[2]
+
     def new_recording(self):
         """A recording of launches for graph replay (graphs.py)."""
         from .graphs import LaunchRecording
@@ -312,9 +301,9 @@ class OpenCLRuntime(DeviceRuntime):
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
         self._record_cross_use((dst,), stream)
-        event = pycl.enqueue_copy(stream.queue, buffer, array,
-                                  dst_offset=offset * dst.dtype.itemsize,
-                                  is_blocking=not non_blocking)
+        event = self._traced_copy("H2D", array.nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, buffer, array, dst_offset=offset * dst.dtype.itemsize,
+            is_blocking=not non_blocking))
         stream.enqueued(event, keep=keep if non_blocking else None)
         block = getattr(getattr(keep, "_storage", None), "block", None)
         if non_blocking and block is not None and pinned.is_pinned_by(self, keep):
@@ -331,9 +320,9 @@ class OpenCLRuntime(DeviceRuntime):
         buffer, offset = self.buffer_of(src)
         stream = self.current_stream()
         self._record_cross_use((src,), stream)
-        event = pycl.enqueue_copy(stream.queue, array, buffer,
-                                  src_offset=offset * src.dtype.itemsize,
-                                  is_blocking=not non_blocking)
+        event = self._traced_copy("D2H", array.nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, array, buffer, src_offset=offset * src.dtype.itemsize,
+            is_blocking=not non_blocking))
         stream.enqueued(event, keep=array)
 
     def copy_buffer(self, dst, src, nbytes):
@@ -345,12 +334,29 @@ class OpenCLRuntime(DeviceRuntime):
         src_buffer, src_offset = self.buffer_of(src)
         stream = self.current_stream()
         self._record_cross_use((dst, src), stream)
-        event = pycl.enqueue_copy(stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
-                                  dst_offset=dst_offset * dst.dtype.itemsize,
-                                  src_offset=src_offset * src.dtype.itemsize)
+        event = self._traced_copy("D2D", nbytes, stream, lambda: pycl.enqueue_copy(
+            stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
+            dst_offset=dst_offset * dst.dtype.itemsize,
+            src_offset=src_offset * src.dtype.itemsize))
         stream.enqueued(event)
         if self.recording is not None:
             self.recording.copy(dst, src, nbytes)
+
+    def _traced_copy(self, kind, nbytes, stream, enqueue):
+        """Run ``enqueue()`` (an ``enqueue_copy``) and return its event; while tracing, as a
+        "runtime" copy span (kind H2D/D2H/D2D, bytes, queue, sequence number) whose profiled
+        execution is reported at the next sync point as a "device" event, like a launch's."""
+        if not trace.active:
+            return enqueue()
+        span = trace.begin("runtime", "copy", kind=kind, nbytes=nbytes, stream=stream.id)
+        try:
+            event = enqueue()
+        except BaseException:
+            trace.end(span)
+            raise
+        trace.end(span, seq=stream.seq + 1, queue=self.queue_name(stream))
+        self._timed.append((event, f"copy {kind}", stream.id, stream.seq + 1))
+        return event
 
     def copy(self, dst, src, non_blocking=False):
         """``dst.copy_(src)`` through the dispatcher (the OpenCL ``copy_`` kernel)."""

@@ -91,7 +91,11 @@ def _literal(value, dtype) -> str:
 
 
 class CHandler:
-    """``ops.*`` for the C printer: each call appends one ``const T tN = ...;`` line."""
+    """``ops.*`` for the C printer: each call appends one ``const T tN = ...;`` line.
+    ``types`` and ``literal`` are the language's (oclprinter.py's handler is a subclass)."""
+
+    types = C_TYPES
+    literal = staticmethod(_literal)
 
     def __init__(self, buffers: dict, lines: list, indent: str, aliases=None):
         self.buffers, self.lines, self.indent = buffers, lines, indent
@@ -101,7 +105,7 @@ class CHandler:
     def _emit(self, expr, dtype) -> CValue:
         name = f"t{self.count}"
         self.count += 1
-        self.lines.append(f"{self.indent}const {C_TYPES[dtype]} {name} = {expr};")
+        self.lines.append(f"{self.indent}const {self.types[dtype]} {name} = {expr};")
         return CValue(name, dtype)
 
     def _math(self, fn, x):
@@ -113,14 +117,14 @@ class CHandler:
         return self._emit(f"{name}[{index}]", self.buffers[name])
 
     def constant(self, value, dtype):
-        return self._emit(_literal(value, dtype), dtype)
+        return self._emit(self.literal(value, dtype), dtype)
 
     def index_expr(self, expr, dtype):
         """The value of an index expression (a runtime size such as ``n``) as ``dtype``."""
-        return self._emit(f"({C_TYPES[dtype]})({expr})", dtype)
+        return self._emit(f"({self.types[dtype]})({expr})", dtype)
 
     def to_dtype(self, x, dtype):
-        return self._emit(f"({C_TYPES[dtype]})({x})", dtype)
+        return self._emit(f"({self.types[dtype]})({x})", dtype)
 
     def add(self, a, b):
         return self._emit(f"{a} + {b}", a.dtype)

@@ -22,9 +22,7 @@ output row with a tree in local memory (Note [Work-group reductions]). Besides t
 expose the value as ``<name>_value``.
 """
 
-import math
-
-from .cprinter import CHandler, CValue, _index_vars, prod
+from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
 
 CL_TYPES = {
@@ -34,8 +32,10 @@ CL_TYPES = {
 BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point to bool
 MATH = frozenset((
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
-    "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "floor", "ceil",
-    "trunc"))
+    "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
+    "trunc", "rint", "lgamma"))
+MATH2 = frozenset(("atan2", "copysign", "hypot", "fmod"))
+BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 INIT = {
     ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
     ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
@@ -46,54 +46,84 @@ PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
 #define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 """
 FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+# Note [Philox]: counter-based random numbers (Salmon et al., "Parallel random numbers: as easy
+# as 1, 2, 3", SC 2011; Random123's philox4x32-10, the generator of PyTorch's CUDA kernels).
+# Element i of a launch encrypts the counter (i, launch offset) under the 64-bit key (the
+# seed): no state is shared between work-items, and a seed gives the same numbers on every
+# device and work-group size. Hand-written: the IR has no 32-bit multiply-high.
+PHILOX = """uint4 philox(const long key, const long offset, const long i) {
+    uint4 c = (uint4)((uint)i, (uint)((ulong)i >> 32), (uint)offset,
+                      (uint)((ulong)offset >> 32));
+    uint2 k = (uint2)((uint)key, (uint)((ulong)key >> 32));
+    for (int r = 0; r < 10; r++) {
+        const uint hi0 = mul_hi(0xD2511F53U, c.x), lo0 = 0xD2511F53U * c.x;
+        const uint hi1 = mul_hi(0xCD9E8D57U, c.z), lo1 = 0xCD9E8D57U * c.z;
+        c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
+        k += (uint2)(0x9E3779B9U, 0xBB67AE85U);
+    }
+    return c;
+}
+float philox_uniform_float32(const uint4 r) { return (r.x >> 8) * 0x1.0p-24f; }
+float philox_normal_float32(const uint4 r) {
+    const float u = 1.0f - philox_uniform_float32(r), v = (r.y >> 8) * 0x1.0p-24f;
+    return sqrt(-2.0f * log(u)) * cospi(2.0f * v);
+}
+ulong philox_bits(const uint4 r) { return ((ulong)r.y << 32) | r.x; }
+"""
+# Integer powers as ATen's powi: by squaring, wrapping like the CPU's (unsigned arithmetic, then
+# the result's type); a negative exponent leaves 1 for 1, +-1 for -1, else 0.
+IPOW = """long ipow(const long base, const long exponent) {
+    if (exponent < 0)
+        return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+    ulong result = 1, b = (ulong)base;
+    for (ulong e = (ulong)exponent; e; e >>= 1) {
+        if (e & 1)
+            result *= b;
+        b *= b;
+    }
+    return (long)result;
+}
+"""
+PHILOX_FP64 = """double philox_uniform_float64(const uint4 r) {
+    return (double)(((ulong)r.x << 21) ^ (r.y >> 11)) * 0x1.0p-53;
+}
+double philox_normal_float64(const uint4 r) {
+    const double u = 1.0 - philox_uniform_float64(r);
+    const double v = (double)(((ulong)r.z << 21) ^ (r.w >> 11)) * 0x1.0p-53;
+    return sqrt(-2.0 * log(u)) * cospi(2.0 * v);
+}
+"""
 
 
 def literal(value, dtype) -> str:
-    if dtype == "bool":
-        return "true" if value else "false"
-    if dtype.startswith("float"):
-        if math.isnan(value):
-            return "NAN"
-        if math.isinf(value):
-            return "INFINITY" if value > 0 else "-INFINITY"
-        text = repr(float(value))
-        return text + "f" if dtype == "float32" else text
+    """The C printer's literal, with OpenCL's integer type names."""
+    if dtype == "bool" or dtype.startswith("float"):
+        return _literal(value, dtype)
     return f"((long){int(value)}L)" if dtype == "int64" else f"(({CL_TYPES[dtype]}){int(value)})"
 
 
 class OpenCLHandler(CHandler):
     """``ops.*`` for OpenCL C; names in ``scalars`` are kernel arguments passed by value."""
 
+    types = CL_TYPES
+    literal = staticmethod(literal)
+
     def __init__(self, buffers, lines, indent, aliases, scalars):
         super().__init__(buffers, lines, indent, aliases)
         self.scalars = scalars
-
-    def _emit(self, expr, dtype) -> CValue:
-        name = f"t{self.count}"
-        self.count += 1
-        self.lines.append(f"{self.indent}const {CL_TYPES[dtype]} {name} = {expr};")
-        return CValue(name, dtype)
 
     def _math(self, fn, x):
         return self._emit(f"{fn}({x})", x.dtype)    # OpenCL's math functions are overloaded
 
     def load(self, name, index):
-        if name in self.aliases:
-            return CValue(self.aliases[name], self.buffers[name])
-        if name in self.scalars:
+        if name in self.scalars and name not in self.aliases:
             return CValue(name, self.buffers[name])
-        return self._emit(f"{name}[{index}]", self.buffers[name])
-
-    def constant(self, value, dtype):
-        return self._emit(literal(value, dtype), dtype)
-
-    def index_expr(self, expr, dtype):
-        return self._emit(f"({CL_TYPES[dtype]})({expr})", dtype)
+        return super().load(name, index)
 
     def to_dtype(self, x, dtype):
         if dtype == "bool":
             return self._emit(f"{x} != 0", dtype)
-        return self._emit(f"({CL_TYPES[dtype]})({x})", dtype)
+        return super().to_dtype(x, dtype)
 
     def logical_not(self, x):
         return self._emit(f"!{x}", "bool")
@@ -105,17 +135,106 @@ class OpenCLHandler(CHandler):
         return self._emit(f"{a} || {b}", "bool")
 
     def pow(self, a, b):
+        if not _floating(a):                    # IPOW
+            return self._emit(f"({CL_TYPES[a.dtype]})ipow((long){a}, (long){b})", a.dtype)
         return self._emit(f"pow({a}, {b})", a.dtype)
 
     def isnan(self, x):
         return self._emit(f"{x} != {x}", "bool")
+
+    def isinf(self, x):
+        return self._emit(f"isinf({x}) != 0" if _floating(x) else "false", "bool")
+
+    def isfinite(self, x):
+        return self._emit(f"isfinite({x}) != 0" if _floating(x) else "true", "bool")
+
+    def signbit(self, x):
+        return self._emit(f"signbit({x}) != 0" if _floating(x) else f"{x} < 0", "bool")
+
+    def sign(self, x):
+        t = CL_TYPES[x.dtype]
+        if x.dtype == "bool":
+            return x
+        return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
+
+    def frac(self, x):
+        return self._emit(f"{x} - trunc({x})", x.dtype)
+
+    def bitwise_not(self, x):
+        return self._emit(f"!{x}" if x.dtype == "bool" else f"~{x}", x.dtype)
+
+    def logical_xor(self, a, b):
+        return self._emit(f"({a} != 0) != ({b} != 0)", "bool")
+
+    def bitwise_left_shift(self, a, b):
+        """0 when shifting by the width or more, or by a negative amount, as ATen."""
+        bits = _BITS[a.dtype]
+        return self._emit(f"({b} < 0 || {b} >= {bits}) ? 0 : {a} << {b}", a.dtype)
+
+    def bitwise_right_shift(self, a, b):
+        """Shifts past the width saturate: the sign fills signed types, zeros unsigned ones."""
+        top = _BITS[a.dtype] - (0 if a.dtype == "uint8" else 1)
+        return self._emit(f"{a} >> (({b} < 0 || {b} >= {top}) ? {top} : {b})", a.dtype)
+
+    def fmax(self, a, b):
+        return self._emit(f"{'fmax' if _floating(a) else 'max'}({a}, {b})", a.dtype)
+
+    def fmin(self, a, b):
+        return self._emit(f"{'fmin' if _floating(a) else 'min'}({a}, {b})", a.dtype)
+
+    def tanh(self, x):
+        """tanh, exactly +-1 where the float rounds to it: PoCL's tanh gives 1 - 2**-24 at
+        infinity (OpenCL requires +-1), which turns gelu's inf * (1 - tanh^2) into inf, not
+        NaN. |x| >= 9.1 (float) / 19.1 (double) is where correctly rounded tanh is +-1."""
+        limit = "9.1f" if x.dtype == "float32" else "19.1"
+        return self._emit(f"fabs({x}) >= {limit} ? copysign(({CL_TYPES[x.dtype]})1, {x}) : "
+                          f"tanh({x})", x.dtype)
+
+    def floor_divide(self, a, b):
+        """Python's floor division of floats, as ATen's ``div_floor_floating``: from fmod, so
+        that a / b rounding up to a whole number does not floor one too far."""
+        t = CL_TYPES[a.dtype]
+        rem = self._emit(f"fmod({a}, {b})", a.dtype)
+        div = self._emit(f"({a} - {rem}) / {b}", a.dtype)
+        div = self._emit(f"({rem} != 0 && ({b} < 0) != ({rem} < 0)) ? {div} - 1 : {div}",
+                         a.dtype)
+        low = self._emit(f"floor({div})", a.dtype)
+        rounded = self._emit(f"{div} - {low} > ({t})0.5 ? {low} + 1 : {low}", a.dtype)
+        whole = self._emit(f"{div} != 0 ? {rounded} : copysign(({t})0, {a} / {b})", a.dtype)
+        return self._emit(f"{b} == 0 ? {a} / {b} : {whole}", a.dtype)
+
+    def mod(self, a, b):
+        """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
+        return self._emit(f"{a} % {b}", a.dtype)
+
+    def philox(self, key, offset, counter, kind, dtype):
+        """A random number of element ``counter``: ``kind`` "uniform" in [0, 1) or "normal" as
+        ``dtype``, or "bits" (64 random bits as int64). Note [Philox]."""
+        words = f"t{self.count}"
+        self.count += 1
+        self.lines.append(f"{self.indent}const uint4 {words} = philox({key}, {offset}, "
+                          f"{counter});")
+        if kind == "bits":      # 63 bits: a non-negative long
+            return self._emit(f"(long)(philox_bits({words}) >> 1)", "int64")
+        return self._emit(f"philox_{kind}_{dtype}({words})", dtype)
 
     def __getattr__(self, name):
         if name in ("floor", "ceil", "trunc"):    # integers are already whole
             return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
         if name in MATH:
             return lambda x: self._math(name, x)
+        if name in MATH2:        # floating only (the ops' dtype rules promote integers)
+            return lambda a, b: self._emit(f"{name}({a}, {b})", a.dtype)
+        if name in BITWISE:
+            return lambda a, b: self._emit(f"{a} {BITWISE[name]} {b}", a.dtype)
         return super().__getattr__(name)
+
+
+_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
+
+
+def _floating(x):
+    return x.dtype.startswith("float")
 
 
 def _size_names(kernel, layouts):
@@ -148,8 +267,8 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     buffers.update({n.name: n.dtype for n in kernel.nodes})
     params, names, pointers = [], [], []
     for b in kernel.inputs:
-        if b.name in scalars:
-            params.append(f"const {CL_TYPES[b.dtype]} {b.name}")
+        if b.name in scalars:        # a bool travels as uchar (no bool kernel arguments)
+            params.append(f"const {BUFFER_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
             pointers.append(b.name)
@@ -182,8 +301,15 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
                     None if node.name in kernel.local else layouts[node.name], group)
     lines.append("}")
     dtypes = set(buffers.values())
-    text = PREAMBLE + "\n".join(lines) + "\n"
-    return (FP64 + text if "float64" in dtypes else text), names
+    body = "\n".join(lines) + "\n"
+    fp64 = "float64" in dtypes or "philox_uniform_float64" in body or \
+        "philox_normal_float64" in body
+    if "philox(" in body:
+        body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
+    if "ipow(" in body:
+        body = IPOW + body
+    text = PREAMBLE + body
+    return (FP64 + text if fp64 else text), names
 
 
 def _handler(buffers, lines, indent, aliases, scalars):

@@ -10,17 +10,23 @@ device's eager kernels, so an op without one raises the dispatcher's error namin
 
 Layouts are baked into the kernels (a graph is compiled for its example inputs' sizes and
 strides); only where each tensor starts in its segment is an argument (``<buffer>_base``).
+A fresh process compiling a graph compiled before loads its wrapper and OpenCL sources from
+the CPU graphs' disk cache (codecache.py) instead of lowering it again.
 
 ``mode="reduce-overhead"`` (or ``"max-autotune"``) replays the graph: see replay.py.
 """
 
+import hashlib
+import json
 from math import prod
 
 import numpy as np
 
+from ... import config
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
+from . import codecache
 from .compile_fx import Wrapper
 from .graph import FallbackStep, GraphLowering
 from .ir import InputBuffer
@@ -100,16 +106,35 @@ def _scope(rt, sources):
             "_tensor": lambda t, dtype: t, "_empty": empty, "_launch": launch}
 
 
+def graph_key(gm, example_inputs, constants) -> str:
+    """The CPU graph cache's key, made distinct for opencl: AOT autograd hands both devices
+    the same meta examples, so the same graph on the CPU would otherwise share the entry."""
+    key = codecache.graph_key(gm, example_inputs, constants)
+    return "opencl-" + hashlib.sha256(f"opencl\0{key}".encode()).hexdigest()[:24]
+
+
 def compile_opencl(gm, example_inputs, constants, replay=False):
-    """The compiled callable of an aten graph over opencl tensors (see the module docstring)."""
+    """The compiled callable of an aten graph over opencl tensors (see the module docstring).
+    Lowering and printing are skipped where the graph cache (codecache.py) has the graph: its
+    entry holds the wrapper and the OpenCL sources (whose program binaries the runtime caches
+    per device and driver)."""
     from .compile_fx import CompiledGraph
     rt = R.get(graph_device(gm, example_inputs).index or 0)
-    G = GraphLowering(gm, example_inputs).run()
-    writer = OpenCLWrapper(G)
-    wrapper = writer.source()
-    scope = {**_scope(rt, writer.sources), "constants": constants, "consts": writer.constants,
-             "targets": {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}}
-    exec(compile(wrapper, "<inductor opencl wrapper>", "exec"), scope)  # noqa: S102
-    output_code = wrapper + '\n"""\n' + "\n".join(writer.sources.values()) + '"""\n'
+    key = graph_key(gm, example_inputs, constants)
+    cached = None if config.compile_debug else codecache.load(key)
+    if cached is not None:
+        G = None
+        wrapper, sources, _, targets, consts, _, _ = cached
+        sources = json.loads(sources)
+    else:
+        G = GraphLowering(gm, example_inputs).run()
+        writer = OpenCLWrapper(G)
+        wrapper, sources, consts = writer.source(), writer.sources, writer.constants
+        targets = {s.name: s.target for s in G.steps if isinstance(s, FallbackStep)}
+        codecache.store(key, wrapper, json.dumps(sources), {}, targets, consts, {}, False)
+    scope = {**_scope(rt, sources), "constants": constants, "consts": consts,
+             "targets": targets}
+    exec(compile(wrapper, f"<inductor opencl wrapper {key}>", "exec"), scope)  # noqa: S102
+    output_code = wrapper + '\n"""\n' + "\n".join(sources.values()) + '"""\n'
     call = ReplayedGraph(scope["call"], rt.new_recording) if replay else scope["call"]
     return CompiledGraph(call, G, output_code, (gm, example_inputs))

@@ -19,8 +19,14 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
+from . import opencl_elementwise as elementwise
 from . import opencl_loss as loss
+from . import opencl_nn as nn
+from . import opencl_random as random
+from . import opencl_reductions as reductions
 from . import opencl_rows as rows
+from . import opencl_shape as shape
+from . import opencl_sort as sorting
 from .opencl_pointwise import (
     BINARY,
     COMPARISONS,
@@ -29,17 +35,19 @@ from .opencl_pointwise import (
     alloc,
     backward_formula,
     binary,
+    clamp,
     clone,
     copy_,
+    div_mode,
     fill_,
     filled,
+    floating_only,
     gelu,
     math_formula,
     pow_,
     reshape_copy,
     silu,
     sub_formula,
-    threshold_backward,
     unary,
     where,
 )
@@ -49,14 +57,22 @@ def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
              F.clone: clone, P.gelu: gelu, SPC.erf: unary(SPC.erf, math_formula("erf")),
+             SPC.erf_: unary(SPC.erf_, math_formula("erf")),
+             SPC.erfc: unary(SPC.erfc, math_formula("erfc")),
+             SPC.erfc_: unary(SPC.erfc_, math_formula("erfc")),
+             SPC.lgamma: unary(SPC.lgamma, math_formula("lgamma")),
+             SPC.lgamma_: unary(SPC.lgamma_, math_formula("lgamma")),
+             P.div_mode: div_mode(P.div_mode), P.div_mode_: div_mode(P.div_mode_),
+             P.fmod: floating_only(P.fmod, math_formula("fmod")),
+             P.fmod_: floating_only(P.fmod_, math_formula("fmod")),
              F.fill_: fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
-             A.threshold_backward: threshold_backward,
              A._softmax: rows.softmax_kernel(A._softmax, rows.softmax_formula),
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
-             A._softmax_backward_data: rows.softmax_backward,
+             A._softmax_backward_data: rows.softmax_backward, A._safe_softmax: rows.safe_softmax,
              A._log_softmax_backward_data: rows.log_softmax_backward,
              SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
+             SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
@@ -67,6 +83,12 @@ def kernels() -> dict:
              A.gelu_backward: backward_formula(A.gelu_backward, "gelu_backward"),
              A.silu_backward: backward_formula(A.silu_backward, "silu_backward"),
              SH._reshape_copy: reshape_copy}
+    table.update(random.kernels())
+    table.update(nn.kernels())
+    table.update(sorting.kernels())
+    table.update(reductions.kernels())
+    table.update(shape.kernels())
+    table.update(elementwise.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -16,14 +16,13 @@ from ...backends.cpu.array import data
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
-from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import shape as SH
-from ...ops.meta_rules import promote
+from ...ops.meta_rules import promote, type_name
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
-from .oclprinter import print_kernel
+from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
 _CPU_COPY = cpu_kernels()[F.copy_]
@@ -46,6 +45,12 @@ def scalar_value(x, device):
                                f"least two devices, {device} and {x.device}!")
         return x.item()
     return x
+
+
+def scalar_argument(value, dtype):
+    """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
+    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
+    return np.array(value).astype(dtype.np)[()]
 
 
 def new_output(spec, tensor_like):
@@ -74,7 +79,14 @@ def kernel_name(op_name):
 
 
 def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
-    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value})."""
+    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value}).
+    Raises NotImplementedError for dtypes without OpenCL kernels (half precision) before
+    anything is built or enqueued."""
+    for t in tensors:
+        if t.dtype.name not in CL_TYPES:
+            raise NotImplementedError(f"\"{op_name}\" not implemented for "
+                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend (no "
+                                      f"half-precision kernels yet)")
     entry = _sources.get(key)
     if entry is None:
         complex_ = next((t.dtype for t in tensors if t.dtype.is_complex), None)
@@ -112,8 +124,7 @@ def pointwise(op_name, formula, operands, out):
                 values[f"{name}_st{d}"] = s
             kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
         else:
-            v = scalar_value(v, out.device)
-            values[name] = np.array(v, dtype=dt.np)[()]
+            values[name] = scalar_argument(scalar_value(v, out.device), dt)
             kinds.append(("s", dt.name))
     buffer, offset = rt.buffer_of(out)
     values["out0"], values["out0_off"] = buffer, offset
@@ -222,14 +233,11 @@ def silu(x):
 
 
 def pow_(op):
-    """``pow`` of floating results: ``x * x`` for a Python exponent 2 (as ATen special-cases
-    it), ``sqrt`` for 0.5, else OpenCL's ``pow``. Integer powers raise (not written yet)."""
+    """``pow``: ``x * x`` for a Python exponent 2 (as ATen special-cases it), ``sqrt`` for 0.5,
+    else OpenCL's ``pow``; integer results by squaring (oclprinter's IPOW)."""
     def kernel(self, exponent):
         spec = op.meta(self, exponent)
         out = self if spec is self else new_output(spec, self if is_device(self) else exponent)
-        if not out.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
         special = POW_SPECIAL.get(exponent) if type(exponent) in (int, float) else None
         if special is not None:
             return pointwise(op.qualname, special, [(self, out.dtype)], out)
@@ -300,7 +308,8 @@ def unary(op, fn):
     def kernel(self, *extra):
         spec = op.meta(self, *extra)
         out = self if spec is self else new_output(spec, self)
-        compute = self.dtype if spec is self else spec.dtype
+        # predicates (isnan, isinf, ...) look at the input, not at it converted to bool
+        compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
         return pointwise(op.qualname, fn, [(self, compute)], out)
     return kernel
 
@@ -317,6 +326,49 @@ def binary(op, fn, compare=False, alpha=False):
     return kernel
 
 
+def floating_only(op, fn):
+    """A binary op run for floating results only: integer ``fmod`` traps on zero in OpenCL C,
+    where the CPU raises ZeroDivisionError (not written yet)."""
+    run = binary(op, fn)
+
+    def kernel(self, other):
+        spec = op.meta(self, other)
+        if not spec.dtype.is_floating_point:
+            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
+                                      f"for the 'OpenCL' backend yet")
+        return run(self, other)
+    return kernel
+
+
+def div_mode(op):
+    """``div`` with a rounding mode, floating results (integer division traps on zero in
+    OpenCL C, where the CPU raises ZeroDivisionError: not written yet)."""
+    def kernel(self, other, rounding_mode=None):
+        spec = op.meta(self, other, rounding_mode)
+        out = self if spec is self else new_output(spec, self if is_device(self) else other)
+        if not out.dtype.is_floating_point:
+            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
+                                      f"for the 'OpenCL' backend yet")
+        formula = DIV_MODES[rounding_mode]
+        return pointwise(op.qualname, formula, [(self, out.dtype), (other, out.dtype)], out)
+    return kernel
+
+
+def _true_divide(a, b):
+    return ops.truediv(a, b)
+
+
+def _trunc_divide(a, b):
+    return ops.trunc(ops.truediv(a, b))
+
+
+def _floor_divide(a, b):
+    return ops.floor_divide(a, b)
+
+
+DIV_MODES = {None: _true_divide, "trunc": _trunc_divide, "floor": _floor_divide}
+
+
 def where(condition, self, other):
     spec = P.where.meta(condition, self, other)
     out = new_output(spec, next(t for t in (condition, self, other) if is_device(t)))
@@ -326,14 +378,6 @@ def where(condition, self, other):
 
 def where_formula(c, a, b):
     return ops.where(c, a, b)
-
-
-def threshold_backward(grad_output, self, threshold):
-    spec = A.threshold_backward.meta(grad_output, self, threshold)
-    out = new_output(spec, grad_output)
-    return pointwise("aten::threshold_backward", threshold_formula,
-                     [(grad_output, spec.dtype), (self, spec.dtype), (threshold, spec.dtype)],
-                     out)
 
 
 def backward_formula(op, name):
@@ -348,8 +392,33 @@ def backward_formula(op, name):
     return kernel
 
 
-def threshold_formula(g, x, threshold):
-    return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
+def clamp(op):
+    """clamp/clamp_: ``minimum(maximum(x, min), max)`` with either bound absent, a number or a
+    tensor (NaN in x or a bound propagates, as ATen's clamp does)."""
+    def kernel(self, min=None, max=None):
+        spec = op.meta(self, min, max)
+        out = self if spec is self else new_output(spec, self)
+        compute = P.clamp.dtype_rule(*P.clamp_operands(self, min, max))
+        bounds = tuple(b for b in (min, max) if b is not None)
+        formula = CLAMP[min is not None, max is not None]
+        return pointwise(op.qualname, formula, [(v, compute) for v in (self, *bounds)], out)
+    return kernel
+
+
+def _clamp_below(x, low):
+    return ops.maximum(x, low)
+
+
+def _clamp_above(x, high):
+    return ops.minimum(x, high)
+
+
+def _clamp_both(x, low, high):
+    return ops.minimum(ops.maximum(x, low), high)
+
+
+CLAMP = {(True, False): _clamp_below, (False, True): _clamp_above, (True, True): _clamp_both,
+         (False, False): identity}
 
 
 def fill_(self, value):
@@ -379,8 +448,13 @@ UNARY = {
     "cosh": "cosh", "tanh": "tanh", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh",
     "sigmoid": "sigmoid", "reciprocal": "reciprocal", "abs": "abs", "neg": "neg", "relu": "relu",
     "floor": "floor", "ceil": "ceil", "trunc": "trunc", "logical_not": "logical_not",
-    "isnan": "isnan",
+    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "signbit": "signbit",
+    "sign": "sign", "frac": "frac", "bitwise_not": "bitwise_not",
 }
 BINARY = {"mul": "mul", "div": "truediv", "maximum": "maximum", "minimum": "minimum",
-          "logical_and": "logical_and", "logical_or": "logical_or"}
+          "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+          "atan2": "atan2", "copysign": "copysign", "hypot": "hypot", "fmax": "fmax",
+          "fmin": "fmin", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+          "bitwise_xor": "bitwise_xor", "bitwise_left_shift": "bitwise_left_shift",
+          "bitwise_right_shift": "bitwise_right_shift"}
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")

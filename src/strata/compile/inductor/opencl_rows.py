@@ -34,12 +34,15 @@ from .opencl_pointwise import (
 
 # --- reductions -----------------------------------------------------------------------------------
 
-def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None):
+def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None,
+           element=None, finish=None):
     """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
-    "rstd") pairs, laid out as the meta function said (``keepdim``
-    keeps size-1 dims at the reduced positions). Rows of ``GROUP_ROW`` elements or more get a
+    "rstd" | "var") pairs, laid out as the meta function said (``keepdim``
+    keeps size-1 dims at the reduced positions). ``element`` maps each element (in x's
+    dtype) before the conversion to ``compute`` and the reduction, ``finish`` maps the result
+    (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
     work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
     rt = runtime_of(x)
     nd = x.ndim
@@ -65,7 +68,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         total *= x._shape[d]
     group = _group_size(rt, kind, x.numel() // max(total, 1))
     key = (op_name, kind, len(kept), len(dims), x.dtype.name, compute.name, what, mean, eps,
-           group)
+           element, finish, group)
 
     def build():
         ranges = tuple(f"ks{j}" for j in range(len(kept)))
@@ -76,7 +79,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
 
         def inner(index, rindex):
             v = source.load(tuple(index) + tuple(rindex))
-            return v if x.dtype == compute else ops.to_dtype(v, compute.name)
+            v = element(v) if element else v
+            return v if v.dtype == compute.name else ops.to_dtype(v, compute.name)
         red_dtype = "int64" if kind.startswith("arg") else compute.name
         if kind == "logsumexp":      # the max, then the sum of exp(x - max): softmax's rows
             nodes = [Reduction("red", red_dtype, ranges, rranges, "max", inner),
@@ -96,7 +100,7 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
                 f"{name}_st{j}" for j in range(len(kept))), f"{name}_off")
             nodes.append(Pointwise(name, t.dtype.name, ranges,
                                    partial(_reduced, which, t.dtype.name, rranges, mean,
-                                           kind.startswith("arg"), eps)))
+                                           kind.startswith("arg"), eps, finish)))
         kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
         return print_kernel(kernel, ranges, layouts, group=group)
     tensors = [x, *(t for t, _ in outputs)]
@@ -132,15 +136,17 @@ def _squared_deviation(inner, index, rindex):
     return ops.mul(d, d)
 
 
-def _reduced(which, dtype, rranges, mean, arg, eps, index):
-    if which == "rstd":      # 1 / sqrt(biased variance + eps), as native_layer_norm returns
+def _reduced(which, dtype, rranges, mean, arg, eps, finish, index):
+    if which in ("rstd", "var"):   # the biased variance; rstd: 1 / sqrt(it + eps)
         var = ops.truediv(ops.load("den", "0"),
                           ops.index_expr(" * ".join(rranges) or "1", dtype))
-        return ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
+        return var if which == "var" else ops.rsqrt(ops.add(var, ops.constant(eps, dtype)))
     name = {"den": "den", "index": "red", "mu": "mu"}.get(which, "red_value" if arg else "red")
     v = ops.load(name, "0")
     if mean:
         v = ops.truediv(v, ops.index_expr(" * ".join(rranges) or "1", v.dtype))
+    if finish:
+        v = finish(v)
     return v if v.dtype == dtype else ops.to_dtype(v, dtype)
 
 
@@ -238,15 +244,34 @@ def softmax_kernel(op, formula):
     return kernel
 
 
+def safe_softmax(self, dim, dtype=None):
+    """softmax, with 0 for a row that is all -inf (a fully masked attention row) instead of
+    NaN."""
+    spec = A._safe_softmax.meta(self, dim, dtype)
+    c = spec.dtype
+    m, d = _row_stats("aten::_safe_softmax", self, dim % max(self.ndim, 1), c)
+    return pointwise("aten::_safe_softmax", _safe_softmax_formula, [(self, c), (m, c), (d, c)],
+                     new_output(spec, self))
+
+
+def _safe_softmax_formula(x, m, d):
+    masked = ops.eq(m, ops.constant(float("-inf"), m.dtype))
+    return ops.where(masked, ops.constant(0, x.dtype), softmax_formula(x, m, d))
+
+
 def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
-    spec = A._softmax_backward_data.meta(grad_output, output, dim, input_dtype)
-    c = spec.dtype
+    dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
+    c = grad_output.dtype
     gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
-                   new_output(spec, output))
+                   _like(output, c))
     total = _keepdim_sum(gy, dim, c)
     return pointwise("aten::_softmax_backward_data", _softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
+
+
+def _like(x, dtype):
+    return runtime_of(x).empty(tuple(x._shape), contiguous_strides(x._shape), dtype)
 
 
 def _softmax_grad(g, y, total):
@@ -255,11 +280,11 @@ def _softmax_grad(g, y, total):
 
 def log_softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = g - exp(y) * sum(g, dim)."""
-    spec = A._log_softmax_backward_data.meta(grad_output, output, dim, input_dtype)
-    c = spec.dtype
+    dim = A._check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
+    c = grad_output.dtype
     total = _keepdim_sum(grad_output, dim, c)
     return pointwise("aten::_log_softmax_backward_data", _log_softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], new_output(spec, output))
+                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
 
 
 def _log_softmax_grad(g, y, total):
@@ -394,6 +419,22 @@ def cat(tensors, dim=0):
         n = t._shape[dim]
         pointwise("aten::cat", identity, [(t, out.dtype)], out.narrow(dim, at, n))
         at += n
+    return out
+
+
+def stack(tensors, dim=0):
+    """Each input copied into its slice of a new dim of the output (the meta function's
+    layout)."""
+    spec = SH.stack.meta(tensors, dim)
+    shape = tuple(spec.shape)
+    out = runtime_of(next(t for t in tensors if is_device(t))).empty(
+        shape, tuple(spec.strides or contiguous_strides(shape)), spec.dtype)
+    dim = dim % out.ndim
+    for n, t in enumerate(tensors):
+        if not is_device(t):
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {out.device} and {t.device}!")
+        pointwise("aten::stack", identity, [(t, out.dtype)], out.select(dim, n))
     return out
 
 

@@ -1,0 +1,192 @@
+"""The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
+``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, floating
+``remainder``. Each is a loop-IR formula over opencl_pointwise.pointwise whose Python-number
+parameters are kernel arguments, so one program serves every value.
+"""
+
+from ...core import dtype as D
+from ...ops import activation as A
+from ...ops import indexing as I
+from ...ops import pointwise as P
+from .ir import ops
+from .opencl_pointwise import is_device, new_output, pointwise
+
+# --- activations (ATen's CPU formulas, backends/cpu/activation.py) ------------------------------
+
+def activation(op, formula):
+    """``op(self, *scalars)``: the scalars are kernel arguments in self's dtype (integer bounds
+    truncate, as ATen converts them), so one program serves every value."""
+    def kernel(self, *scalars):
+        spec = op.meta(self, *scalars)
+        out = self if spec is self else new_output(spec, self)
+        dtype = out.dtype
+        return pointwise(op.qualname, formula, [(self, dtype), *((s, dtype) for s in scalars)],
+                         out)
+    return kernel
+
+
+def _zero(x):
+    return ops.constant(0, x.dtype)
+
+
+def _elu(x, alpha, scale, input_scale):
+    negative = ops.mul(ops.mul(ops.expm1(ops.mul(x, input_scale)), alpha), scale)
+    return ops.where(ops.gt(x, _zero(x)), ops.mul(x, scale), negative)
+
+
+def _celu(x, alpha):
+    negative = ops.mul(ops.expm1(ops.truediv(x, alpha)), alpha)
+    return ops.where(ops.gt(x, _zero(x)), x, negative)
+
+
+def _hardtanh(x, low, high):
+    return ops.minimum(ops.maximum(x, low), high)
+
+
+def _hardsigmoid(x):
+    six = ops.constant(6, x.dtype)
+    shifted = ops.add(x, ops.constant(3, x.dtype))
+    return ops.truediv(ops.minimum(ops.maximum(shifted, _zero(x)), six), six)
+
+
+def _hardswish(x):
+    return ops.mul(x, _hardsigmoid(x))
+
+
+def _mish(x):
+    return ops.mul(x, ops.tanh(ops.log1p(ops.exp(x))))
+
+
+def _leaky_relu(x, slope):
+    return ops.where(ops.gt(x, _zero(x)), x, ops.mul(x, slope))
+
+
+def _threshold(x, threshold, value):
+    return ops.where(ops.le(x, threshold), value, x)
+
+
+def _softplus(x, beta, threshold):
+    scaled = ops.mul(x, beta)
+    soft = ops.truediv(ops.log1p(ops.exp(scaled)), beta)
+    return ops.where(ops.gt(scaled, threshold), x, soft)
+
+
+def _softshrink(x, lambd):
+    inner = ops.where(ops.lt(x, ops.neg(lambd)), ops.add(x, lambd), ops.mul(x, _zero(x)))
+    return ops.where(ops.gt(x, lambd), ops.sub(x, lambd), inner)
+
+
+def _hardshrink(x, lambd):
+    inside = ops.logical_and(ops.ge(x, ops.neg(lambd)), ops.le(x, lambd))
+    return ops.where(inside, _zero(x), x)
+
+
+ACTIVATIONS = {"elu": _elu, "celu": _celu, "hardtanh": _hardtanh, "hardsigmoid": _hardsigmoid,
+               "hardswish": _hardswish, "mish": _mish, "leaky_relu": _leaky_relu,
+               "threshold": _threshold, "softplus": _softplus, "softshrink": _softshrink,
+               "hardshrink": _hardshrink}
+
+
+# --- masked_fill, round, nan_to_num, remainder ----------------------------------------------------
+
+def masked_fill(op):
+    """``where(mask, value, self)``; ``value`` a number or a 0-dim tensor (a CPU one travels by
+    value)."""
+    def kernel(self, mask, value):
+        spec = op.meta(self, mask, value)
+        out = self if spec is self else new_output(spec, self)
+        return pointwise(op.qualname, _masked, [(mask, D.bool_), (value, out.dtype),
+                                                (self, out.dtype)], out)
+    return kernel
+
+
+def _masked(mask, value, x):
+    return ops.where(mask, value, x)
+
+
+def round_(op):
+    """Half to even (``rint``), at ``decimals`` places as NumPy and ATen: rint(x * 10^d) / 10^d,
+    or rint(x / 10^-d) * 10^-d for negative d; integers are already round."""
+    def kernel(self, decimals=0):
+        spec = op.meta(self, decimals)
+        out = self if spec is self else new_output(spec, self)
+        if not out.dtype.is_floating_point:
+            return pointwise(op.qualname, _same, [(self, out.dtype)], out)
+        if decimals == 0:
+            return pointwise(op.qualname, _rint, [(self, out.dtype)], out)
+        scale = 10.0 ** abs(decimals)
+        formula = _round_up if decimals > 0 else _round_down
+        return pointwise(op.qualname, formula, [(self, out.dtype), (scale, out.dtype)], out)
+    return kernel
+
+
+def _same(x):
+    return x
+
+
+def _rint(x):
+    return ops.rint(x)
+
+
+def _round_up(x, scale):
+    return ops.truediv(ops.rint(ops.mul(x, scale)), scale)
+
+
+def _round_down(x, scale):
+    return ops.mul(ops.rint(ops.truediv(x, scale)), scale)
+
+
+def nan_to_num(op):
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest by default)."""
+    def kernel(self, nan=None, posinf=None, neginf=None):
+        spec = op.meta(self, nan, posinf, neginf)
+        out = self if spec is self else new_output(spec, self)
+        if not out.dtype.is_floating_point:
+            return pointwise(op.qualname, _same, [(self, out.dtype)], out)
+        info = D.finfo(out.dtype)
+        values = (0.0 if nan is None else nan, info.max if posinf is None else posinf,
+                  info.min if neginf is None else neginf)
+        return pointwise(op.qualname, _replaced,
+                         [(self, out.dtype), *((v, out.dtype) for v in values)], out)
+    return kernel
+
+
+def _replaced(x, nan, posinf, neginf):
+    zero = ops.constant(0, x.dtype)
+    infinite = ops.where(ops.gt(x, zero), posinf, neginf)
+    return ops.where(ops.isnan(x), nan, ops.where(ops.isinf(x), infinite, x))
+
+
+def remainder(op):
+    """Python's modulo of floats, as ATen: fmod, moved by b when its sign differs from b's.
+    Integer remainders raise (OpenCL traps on zero where the CPU raises)."""
+    def kernel(self, other):
+        spec = op.meta(self, other)
+        out = self if spec is self else new_output(spec, self if is_device(self) else other)
+        if not out.dtype.is_floating_point:
+            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
+                                      f"for the 'OpenCL' backend yet")
+        return pointwise(op.qualname, _python_mod, [(self, out.dtype), (other, out.dtype)], out)
+    return kernel
+
+
+def _python_mod(a, b):
+    zero = ops.constant(0, a.dtype)
+    mod = ops.fmod(a, b)
+    moved = ops.logical_and(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)))
+    return ops.where(moved, ops.add(mod, b), mod)
+
+
+def kernels() -> dict:
+    table = {}
+    for name, formula in ACTIVATIONS.items():
+        for op in (getattr(A, name), getattr(A, name + "_", None)):
+            if op is not None:
+                table[op] = activation(op, formula)
+    for op in (I.masked_fill, I.masked_fill_, I.masked_fill_tensor, I.masked_fill_tensor_):
+        table[op] = masked_fill(op)
+    table.update({P.round: round_(P.round), P.round_: round_(P.round_),
+                  P.nan_to_num: nan_to_num(P.nan_to_num),
+                  P.nan_to_num_: nan_to_num(P.nan_to_num_),
+                  P.remainder: remainder(P.remainder), P.remainder_: remainder(P.remainder_)})
+    return table

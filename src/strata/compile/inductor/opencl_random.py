@@ -1,0 +1,248 @@
+"""The OpenCL device's random ops: loop-IR pointwise kernels over Philox (oclprinter's
+Note [Philox]).
+
+Element i of a launch is a function of (key, offset, i) only: the runtime hands out the key
+(the seed) and a per-launch offset (``OpenCLRuntime.philox``), so a seeded program draws the same
+numbers on every run, whatever the work-group size. The numbers differ from the CPU device's
+(NumPy's PCG64), as PyTorch's CUDA numbers differ from its CPU ones.
+"""
+
+from ...backends.opencl import runtime as R
+from ...core import dtype as D
+from ...core.shape import contiguous_strides
+from ...ops import factory as F
+from ...ops import pointwise as P
+from ...ops import reductions as RED
+from .ir import InputBuffer, Kernel, Pointwise, ops
+from .oclprinter import print_kernel
+from .opencl_nn import window
+from .opencl_pointwise import (
+    alloc,
+    is_device,
+    kernel_name,
+    launch,
+    runtime_of,
+    scalar_argument,
+    scalar_value,
+)
+from .opencl_sort import topk
+
+_SCALARS = ("key", "offset")
+
+
+def _linear(index, ranges):
+    """The row-major position of ``index`` (C expression): element i of the tensor draws
+    counter i whatever its strides."""
+    terms = []
+    for d, i in enumerate(index):
+        inner = " * ".join(ranges[d + 1:])
+        terms.append(f"{i} * {inner}" if inner else str(i))
+    return " + ".join(terms) or "0"
+
+
+def draw(op_name, out, formula, generator=None, operands=(), compute=None):
+    """``out[i] = formula(random, compute, *operands at i)``: a pointwise kernel with the
+    Philox key and offset as scalar arguments; ``random(kind)`` draws element i's number as
+    ``compute`` (a dtype name, default out's); ``operands`` are (tensor or number, dtype) pairs
+    broadcast to ``out``."""
+    compute = compute or out.dtype.name
+    rt = runtime_of(out)
+    key, offset = rt.philox(generator)
+    rank = out.ndim
+    values = {"key": key, "offset": offset}
+    kinds = []
+    for n, (v, dt) in enumerate(operands):
+        name = f"in{n}"
+        if is_device(v):
+            buffer, start = rt.buffer_of(v)
+            values[name], values[f"{name}_off"] = buffer, start
+            pad, strides = rank - v.ndim, v._get_strides()
+            for d in range(rank):
+                values[f"{name}_st{d}"] = 0 if d < pad or v._shape[d - pad] == 1 else \
+                    strides[d - pad]
+            kinds.append(("t", v.dtype.name, dt.name))
+        else:
+            values[name] = scalar_argument(scalar_value(v, out.device), dt)
+            kinds.append(("s", dt.name))
+    buffer, start = rt.buffer_of(out)
+    values["out0"], values["out0_off"] = buffer, start
+    for d, s in enumerate(out._get_strides()):
+        values[f"out0_st{d}"] = s
+    for d, s in enumerate(out._shape):
+        values[f"s{d}"] = s
+    key_ = (op_name, formula, rank, tuple(kinds), out.dtype.name, compute)
+
+    def build():
+        ranges = tuple(f"s{d}" for d in range(rank))
+        inputs = [InputBuffer(n, "int64", (), ()) for n in _SCALARS]
+        scalars = set(_SCALARS)
+        loads = []
+        for n, kind in enumerate(kinds):
+            name = f"in{n}"
+            if kind[0] == "t":
+                b = InputBuffer(name, kind[1], (None,) * rank,
+                                tuple(f"{name}_st{d}" for d in range(rank)), f"{name}_off")
+                loads.append((b, kind[2]))
+            else:
+                b = InputBuffer(name, kind[1], (), ())
+                scalars.add(name)
+                loads.append((b, kind[1]))
+            inputs.append(b)
+
+        def inner(index):
+            counter = ops.index_expr(_linear(index, ranges), "int64")
+
+            def random(kind):
+                return ops.philox(ops.load("key", "0"), ops.load("offset", "0"), counter, kind,
+                                  compute)
+            args = []
+            for b, cdt in loads:
+                v = ops.load(b.name, b.index(index) if b.stride else "0")
+                args.append(v if b.dtype == cdt else ops.to_dtype(v, cdt))
+            result = formula(random, compute, *args)
+            name = out.dtype.name
+            return result if result.dtype == name else ops.to_dtype(result, name)
+        layout = InputBuffer("out0", out.dtype.name, (None,) * rank,
+                             tuple(f"out0_st{d}" for d in range(rank)), "out0_off")
+        node = Pointwise("out0", out.dtype.name, ranges, inner)
+        return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
+                            {"out0": layout}, frozenset(scalars))
+    tensors = [v for v, _ in operands if is_device(v)] + [out]
+    launch(op_name, key_, build, values, tensors, out.numel(), rt)
+    return out
+
+
+# --- formulas (module-level functions: the program cache keys on them) ------------------------
+
+def uniform_formula(random, compute, low, high):
+    return ops.add(low, ops.mul(random("uniform"), ops.sub(high, low)))
+
+
+def normal_formula(random, compute, mean, std):
+    return ops.add(mean, ops.mul(random("normal"), std))
+
+
+def standard_uniform(random, compute):
+    return random("uniform")
+
+
+def standard_normal(random, compute):
+    return random("normal")
+
+
+def bernoulli_formula(random, compute, p):
+    return ops.lt(random("uniform"), p)
+
+
+def randint_formula(random, compute, low, span):
+    """low + (63 random bits mod span): a modulo bias below 2**-31 for spans under 2**32, as
+    in PyTorch's CUDA ``random_from_to``."""
+    return ops.add(low, ops.mod(random("bits"), span))
+
+
+def _factory(op, formula):
+    """rand/randn: an allocation, then a draw in the output's dtype."""
+    empty = alloc(op)
+
+    def kernel(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+        spec = op.meta(size, generator, dtype)
+        out = empty(size, generator, spec.dtype, layout, device, pin_memory)
+        return draw(op.qualname, out, formula, generator)
+    return kernel
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    F.normal_.meta(self, mean, std)
+    return draw("aten::normal_", self, normal_formula, generator,
+                [(mean, self.dtype), (std, self.dtype)])
+
+
+def uniform_(self, lo=0.0, hi=1.0, generator=None):
+    F.uniform_.meta(self, lo, hi)
+    return draw("aten::uniform_", self, uniform_formula, generator,
+                [(lo, self.dtype), (hi, self.dtype)])
+
+
+def bernoulli_p(self, p=0.5, generator=None):
+    spec = F.bernoulli.meta(self, p)
+    out = runtime_of(self).empty(tuple(spec.shape), tuple(spec.strides), spec.dtype)
+    return draw("aten::bernoulli.p", out, bernoulli_formula, generator, [(p, D.float32)],
+                "float32")
+
+
+def bernoulli_tensor(self, generator=None):
+    """1 where a uniform draw is below ``self``'s probability; the probabilities are checked
+    on the host first (a sync point, as the CPU checks)."""
+    spec = F.bernoulli_tensor.meta(self)
+    inside = RED.all(P.logical_and(P.ge(self, 0), P.le(self, 1)))
+    if not inside.item():                     # NaN fails too
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    out = runtime_of(self).empty(tuple(spec.shape), tuple(spec.strides), spec.dtype)
+    return draw("aten::bernoulli", out, bernoulli_formula, generator, [(self, self.dtype)],
+                self.dtype.name)
+
+
+def randint(low, high, size, generator=None, dtype=None, layout=None, device=None,
+            pin_memory=None):
+    spec = F.randint.meta(low, high, size, generator, dtype)
+    shape = tuple(spec.shape)
+    out = R.get(R.device_index(device)).empty(shape, contiguous_strides(shape), spec.dtype)
+    return draw("aten::randint.low", out, randint_formula, generator,
+                [(low, D.int64), (high - low, D.int64)], "int64")
+
+
+def multinomial(self, num_samples, replacement=False, generator=None):
+    """ATen's sampling: without replacement (or one sample) the top ``num_samples`` of
+    p / q with q ~ Exp(1) (the Gumbel trick; zero probabilities come last, in index order);
+    with replacement, each sample the first category whose cumulative probability passes
+    u * total. The distribution is checked on the host first (a sync point, as the CPU
+    checks)."""
+    spec = F.multinomial.meta(self, num_samples, replacement)
+    probs = self if self.ndim == 2 else self.unsqueeze(0)
+    bad = RED.any(P.logical_or(P.logical_not(P.isfinite(probs)), P.lt(probs, 0)))
+    if bad.item():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if RED.any(P.le(RED.sum(probs, [1]), 0)).item():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rt = runtime_of(self)
+    rows, n = probs._shape
+    if replacement and num_samples > 1:
+        draws = rt.empty((rows, num_samples), (num_samples, 1), probs.dtype)
+        draw("aten::multinomial", draws, standard_uniform, generator)
+        cdf = RED.cumsum(probs, 1)
+        out = rt.empty((rows, num_samples), (num_samples, 1), D.int64)
+        window("aten::multinomial", {"cdf": cdf, "u": draws}, {"last": n - 1},
+               [(out, _first_past)], (n,), "sum", _below_draw, "int64")
+    else:
+        keys = rt.empty((rows, n), (n, 1), probs.dtype)
+        draw("aten::multinomial", keys, gumbel_key, generator, [(probs, probs.dtype)])
+        out = topk(keys, num_samples, 1)[1]
+    return out.reshape(tuple(spec.shape))
+
+
+def gumbel_key(random, compute, p):
+    """p / q, q = -log(1 - u) ~ Exp(1)."""
+    one = ops.constant(1, compute)
+    return ops.truediv(p, ops.neg(ops.log(ops.sub(one, random("uniform")))))
+
+
+def _below_draw(B, index, rindex):
+    """1 where the cumulative probability up to j is at most u * total."""
+    r, s = index
+    (j,) = rindex
+    target = ops.mul(B["u"].load((r, s)), B["cdf"].load((r, "last")))
+    return ops.to_dtype(ops.le(B["cdf"].load((r, j)), target), "int64")
+
+
+def _first_past(B, index):
+    return ops.minimum(ops.load("red", "0"), ops.index_expr("last", "int64"))
+
+
+def kernels() -> dict:
+    return {F.rand: _factory(F.rand, standard_uniform),
+            F.randn: _factory(F.randn, standard_normal),
+            F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
+            F.randint: randint, F.multinomial: multinomial,
+            F.bernoulli_tensor: bernoulli_tensor}
