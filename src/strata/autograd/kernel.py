@@ -75,22 +75,29 @@ def autograd_kernel(op, ks, args):
                 saved[pos] = _NOT_SAVED
     else:
         edges, metas, needs = [], [], []
-        for pos, _ in deriv.slots:
+        for pos, _ in deriv.slots:   # gradient_edge of each, its common cases inlined
             a = args[pos]
-            if getattr(a, "_base", True) is None:   # a tensor, not a view
-                ag = a._ag
-                if ag is None:
-                    edge = _NO_EDGE
-                elif ag.grad_fn is not None:
-                    edge = (ag.grad_fn, ag.output_nr)
-                else:
-                    edge = gradient_edge(a)
-                meta = (a._shape, a.dtype, a.device)
-                saved[pos] = _NOT_SAVED
+            ag = getattr(a, "_ag", _NOT_TENSOR)
+            if ag is _NOT_TENSOR:   # an optional tensor left None
+                edge, meta = _NO_EDGE, None
             else:
-                edge, meta = _edge_of(a)
-                if meta is not None:
-                    saved[pos] = _NOT_SAVED
+                saved[pos] = _NOT_SAVED
+                meta = (a._shape, a.dtype, a.device)
+                fn = None if ag is None else ag.grad_fn
+                if a._base is not None:   # a view: its grad_fn may need remaking first
+                    vc = a._vc
+                    if fn is None or ag.attr_version != (0 if vc is None else vc.value):
+                        edge = gradient_edge(a)
+                    else:
+                        edge = (fn, ag.output_nr)
+                elif fn is not None:
+                    edge = (fn, ag.output_nr)
+                elif ag is None or not ag.requires_grad:
+                    edge = _NO_EDGE
+                else:   # a leaf: its AccumulateGrad while the graph holds it
+                    ref = ag.grad_accumulator
+                    acc = None if ref is None else ref()
+                    edge = (acc, 0) if acc is not None else gradient_edge(a)
             edges.append(edge)
             metas.append(meta)
             needs.append(edge[0] is not None)
@@ -137,7 +144,8 @@ def autograd_kernel(op, ks, args):
                 ag.grad_fn = node
                 ag.output_nr = k
             if is_view:
-                ag.attr_version = t._version
+                vc = t._vc   # t._version, inlined
+                ag.attr_version = 0 if vc is None else vc.value
     return out
 
 
@@ -374,6 +382,7 @@ def _input_edges(deriv, args):
 
 _NO_EDGE = (None, 0)
 _NOT_SAVED = derivatives.NOT_SAVED
+_NOT_TENSOR = object()
 
 
 def _edge_of(t):

@@ -165,7 +165,7 @@ class TensorImpl:
             else:
                 arr = np.ndarray(self._shape, self.dtype.np, buffer=data,
                                  offset=self._offset * itemsize,
-                                 strides=tuple(s * itemsize for s in self._get_strides()))
+                                 strides=tuple(map(itemsize.__mul__, self._get_strides())))
             self._array = arr
         return arr
 

@@ -115,8 +115,12 @@ class Derivative:
     def save_into(self, out, args, needs, inplace):
         """Put the saved inputs the formula asks for into ``out`` (the arguments' list)."""
         for pos, when, geometry in self.input_saves:
-            if when is not None and not _any_needed(needs, when):
-                continue
+            if when is not None:   # saved only if one of these slots needs its gradient
+                for k in when:
+                    if needs[k]:
+                        break
+                else:
+                    continue
             a = args[pos]
             if geometry:
                 if not isinstance(out[pos], SavedVariable):   # the tensor itself has it all
