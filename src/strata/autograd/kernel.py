@@ -340,7 +340,7 @@ def validate_outputs(node, grads):
                     f"[{', '.join(map(str, g._shape))}] but expected shape compatible with "
                     f"[{', '.join(map(str, shape))}]")
             g = derivatives.sum_to(g, shape)
-        if g.dtype is not dtype or g.device != device:
+        if g.dtype is not dtype or g.device is not device and g.device != device:
             if g.dtype.is_complex and not dtype.is_complex:   # a real input's gradient
                 g = CX.real(g)
             g = F._to_copy(g, dtype=dtype, device=device)
