@@ -23,8 +23,7 @@ from ..ops import complex as CX
 from ..ops import factory as F
 from ..ops import shape as S
 from . import anomaly_mode, derivatives, graph
-from .graph import (Node, SavedVariable, _sequence, gradient_edge, requires_grad,
-                    set_history)
+from .graph import Node, SavedVariable, _sequence, gradient_edge, requires_grad, set_history
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
 _DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
@@ -211,8 +210,8 @@ class OpNode(Node):
 
     def __init__(self, deriv, edges, metas, needs, saved_args=()):
         # Node's slots are set here, not by calling Node.__init__: this runs once per recorded
-        # op, and a frame less is a tenth of the record (tests/test_autograd_record.py checks
-        # that every Node slot is set).
+        # op, in one frame instead of two (tests/test_autograd_record.py checks that every Node
+        # slot is set).
         self.next_functions = edges
         self._seq = next(_sequence)
         self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retain_hooks = None
