@@ -23,7 +23,15 @@ from ..ops import complex as CX
 from ..ops import factory as F
 from ..ops import shape as S
 from . import anomaly_mode, derivatives, graph
-from .graph import Node, SavedVariable, _sequence, gradient_edge, requires_grad, set_history
+from .graph import (
+    Node,
+    SavedVariable,
+    _sequence,
+    grad_accumulator,
+    gradient_edge,
+    requires_grad,
+    set_history,
+)
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
 _DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
@@ -96,7 +104,7 @@ def autograd_kernel(op, ks, args):
                 else:   # a leaf: its AccumulateGrad while the graph holds it
                     ref = ag.grad_accumulator
                     acc = None if ref is None else ref()
-                    edge = (acc, 0) if acc is not None else gradient_edge(a)
+                    edge = (acc if acc is not None else grad_accumulator(a), 0)
             edges.append(edge)
             metas.append(meta)
             needs.append(edge[0] is not None)
