@@ -8,8 +8,10 @@ frontend's ``Tensor.__add__`` is the difference); the CPU kernel called directly
 dispatcher: key set, cached kernel selection, the autograd decision); NumPy's ``np.add`` plus
 wrapping its result as a tensor (the kernel's own policy: dtypes, checks, layout); wrapping
 alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]). With
-``requires_grad``, the autograd record is split into its parts, each called as ``record`` calls
-it. Times are thread CPU time, so waiting for a core on a shared machine is not counted.
+``requires_grad``, the autograd record is split into its parts; the record runs them inlined in
+one frame (Note [One-frame record]), the rows time their out-of-line equivalents, so each part
+reads a frame's cost high. Times are thread CPU time, so waiting for a core on a shared machine
+is not counted.
 """
 
 import time

@@ -266,11 +266,11 @@ def refresh_view_grad_fn(view):  # replaced by kernel.py, which knows how to mak
 def set_history(t, node, output_nr):
     ag = t._ag
     if ag is None:
-        ag = t._ag = AutogradMeta(True)
+        t._ag = AutogradMeta(True, node, output_nr)
     else:
         ag.requires_grad = True
-    ag.grad_fn = node
-    ag.output_nr = output_nr
+        ag.grad_fn = node
+        ag.output_nr = output_nr
 
 
 # --- saved tensors ------------------------------------------------------------------------------

@@ -23,7 +23,15 @@ from ..ops import complex as CX
 from ..ops import factory as F
 from ..ops import shape as S
 from . import anomaly_mode, derivatives, graph
-from .graph import Node, SavedVariable, gradient_edge, requires_grad, set_history
+from .graph import (
+    Node,
+    SavedVariable,
+    _sequence,
+    grad_accumulator,
+    gradient_edge,
+    requires_grad,
+    set_history,
+)
 
 AUTOGRAD_BIT = functionality_bit("Autograd")
 _DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
@@ -32,8 +40,8 @@ _REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redi
 
 
 def autograd_kernel(op, ks, args):
-    """The Autograd<Backend> fallback. The no-grad path (grad mode off, or no tensor argument
-    has autograd state or is a view) is kept to a few slot reads and the redispatch."""
+    """The Autograd<Backend> fallback: record a node when grad mode is on and some tensor
+    argument requires grad, else only redispatch (Note [One-frame record] for the former)."""
     if _state.grad_enabled:
         for i in op.tensor_positions:
             t = args[i]
@@ -41,15 +49,127 @@ def autograd_kernel(op, ks, args):
                 ag = t._ag   # requires_grad(t), its common case inlined
                 if ag is not None and ag.requires_grad or \
                         t._base is not None and requires_grad(t):
-                    return record(op, ks, args)
-        for i in op.tensorlist_positions:
-            for t in args[i]:
-                if t is not None and requires_grad(t):
-                    return record(op, ks, args)
+                    break
+        else:
+            if not (op.tensorlist_positions and _a_list_requires_grad(op, args)):
+                return _unrecorded(op, ks, args)
     elif op.is_view:
         return _no_grad_view(op, ks, args)
+    else:
+        return _unrecorded(op, ks, args)
+    # Note [One-frame record]: from here on the call is recorded, in the common case (no
+    # ``Tensor[]`` argument, non-view inputs) in this one frame: the edges, the node's view of
+    # the arguments, the redispatch below autograd and the outputs' history are inlined; only the
+    # node's ``__init__``, a leaf's AccumulateGrad (made on first need) and saved tensors add
+    # frames. Views and tensor lists take ``_input_edges``.
+    deriv = _DERIVATIVE_OF.get(op) or derivatives.lookup(op)
+    inplace = op.is_inplace
+    if inplace:
+        check_inplace(args[0])
+    if deriv is derivatives.NON_DIFFERENTIABLE or \
+            inplace and args[0].dtype.category < _FLOATING:   # the write cannot carry a grad
+        return redispatch_below_autograd(op, ks, args)
+    if deriv is None:
+        return _record_not_implemented(op, ks, args)
+    saved = list(args)   # the node's view of the arguments: tensors dropped unless saved
+    if deriv.has_lists:
+        edges, metas, needs = _input_edges(deriv, args)
+        for pos, is_list in deriv.slots:
+            a = saved[pos]
+            if is_list:
+                saved[pos] = [_NOT_SAVED if hasattr(t, "_ag") else t for t in a]
+            elif hasattr(a, "_ag"):
+                saved[pos] = _NOT_SAVED
+    else:
+        edges, metas, needs = [], [], []
+        for pos, _ in deriv.slots:   # gradient_edge of each, its common cases inlined
+            a = args[pos]
+            ag = getattr(a, "_ag", _NOT_TENSOR)
+            if ag is _NOT_TENSOR:   # an optional tensor left None
+                edge, meta = _NO_EDGE, None
+            else:
+                saved[pos] = _NOT_SAVED
+                meta = (a._shape, a.dtype, a.device)
+                fn = None if ag is None else ag.grad_fn
+                if a._base is not None:   # a view: its grad_fn may need remaking first
+                    vc = a._vc
+                    if fn is None or ag.attr_version != (0 if vc is None else vc.value):
+                        edge = gradient_edge(a)
+                    else:
+                        edge = (fn, ag.output_nr)
+                elif fn is not None:
+                    edge = (fn, ag.output_nr)
+                elif ag is None or not ag.requires_grad:
+                    edge = _NO_EDGE
+                else:   # a leaf: its AccumulateGrad while the graph holds it
+                    ref = ag.grad_accumulator
+                    acc = None if ref is None else ref()
+                    edge = (acc if acc is not None else grad_accumulator(a), 0)
+            edges.append(edge)
+            metas.append(meta)
+            needs.append(edge[0] is not None)
+        edges, metas, needs = tuple(edges), tuple(metas), tuple(needs)
+    if deriv.input_saves:
+        deriv.save_into(saved, args, needs, inplace)
+    node = (deriv.fixed_node_class or deriv.node_class(args))(deriv, edges, metas, needs,
+                                                              tuple(saved))
+    if trace.active:
+        _report_node(node, op)
+    s = _state   # the redispatch below autograd, inlined (``redispatch_below_autograd``)
+    prev = s.exclude
+    s.exclude = prev | AUTOGRAD_BIT
+    try:
+        entry = op._dispatch_cache.get(ks) if DP.redispatch is _REDISPATCH else None
+        if entry is not None and not entry[0].boxed:
+            out = entry[0].fn(*args)
+        else:
+            out = DP.redispatch(op, ks, args)
+    finally:
+        s.exclude = prev
+    if isinstance(out, (tuple, list)):
+        outputs = out
+        node._output_meta = tuple([(t._shape, t.dtype, t.device) for t in outputs])
+    else:
+        outputs = (out,)
+        node._output_meta = ((out._shape, out.dtype, out.device),)
+    if deriv.saves_result:
+        node._results = deriv.save_results(node, outputs, needs)
+    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled:
+        node._trace = traceback.format_stack()[:-3]
+    if inplace:
+        _rebase_history(args[0], node)
+        return out
+    is_view = op.is_view
+    differentiable = deriv.differentiable_outputs
+    for k, t in enumerate(outputs):
+        if t.dtype.category >= _FLOATING and (differentiable is None or differentiable[k]):
+            ag = t._ag   # set_history, inlined
+            if ag is None:
+                ag = t._ag = AutogradMeta(True, node, k)
+            else:
+                ag.requires_grad = True
+                ag.grad_fn = node
+                ag.output_nr = k
+            if is_view:
+                vc = t._vc   # t._version, inlined
+                ag.attr_version = 0 if vc is None else vc.value
+    return out
+
+
+
+
+def _a_list_requires_grad(op, args):
+    for i in op.tensorlist_positions:
+        for t in args[i]:
+            if t is not None and requires_grad(t):
+                return True
+    return False
+
+
+def _unrecorded(op, ks, args):
+    """No node to record: redispatch (the cached kernel's fast path inlined when not tracing)."""
     redispatch = DP.redispatch
-    if redispatch is _REDISPATCH:   # not tracing: inline its cached-kernel fast path
+    if redispatch is _REDISPATCH:
         entry = op._dispatch_cache.get(ks)
         if entry is not None and not entry[0].boxed:
             return entry[0].fn(*args)
@@ -96,11 +216,19 @@ class OpNode(Node):
 
     __slots__ = ("_deriv", "_args", "_results", "_needs", "_input_meta", "_released")
 
-    def __init__(self, deriv, edges, metas, needs):
-        Node.__init__(self, edges)
+    def __init__(self, deriv, edges, metas, needs, saved_args=()):
+        # Node's slots are set here, not by calling Node.__init__: this runs once per recorded
+        # op, in one frame instead of two (tests/test_autograd_record.py checks that every Node
+        # slot is set).
+        self.next_functions = edges
+        self._seq = next(_sequence)
+        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retain_hooks = None
+        self._output_meta = ()
+        self._trace = self._metadata = None
         self._deriv = deriv
         self._needs = needs
         self._input_meta = metas
+        self._args = saved_args
         self._released = False
         self._results = None
 
@@ -219,7 +347,7 @@ def validate_outputs(node, grads):
                     f"[{', '.join(map(str, g._shape))}] but expected shape compatible with "
                     f"[{', '.join(map(str, shape))}]")
             g = derivatives.sum_to(g, shape)
-        if g.dtype is not dtype or g.device != device:
+        if g.dtype is not dtype or g.device is not device and g.device != device:
             if g.dtype.is_complex and not dtype.is_complex:   # a real input's gradient
                 g = CX.real(g)
             g = F._to_copy(g, dtype=dtype, device=device)
@@ -260,52 +388,14 @@ def _input_edges(deriv, args):
 
 
 _NO_EDGE = (None, 0)
+_NOT_SAVED = derivatives.NOT_SAVED
+_NOT_TENSOR = object()
 
 
 def _edge_of(t):
     if t is None or not hasattr(t, "_ag"):
         return _NO_EDGE, None
     return gradient_edge(t), (t._shape, t.dtype, t.device)
-
-
-def record(op, ks, args):
-    """Run ``op`` and record its backward node (grad mode on, some input requires grad)."""
-    deriv = _DERIVATIVE_OF.get(op) or derivatives.lookup(op)
-    inplace = op.is_inplace
-    if inplace:
-        check_inplace(args[0])
-    if deriv is derivatives.NON_DIFFERENTIABLE or \
-            inplace and args[0].dtype.category < _FLOATING:   # the write cannot carry a grad
-        return redispatch_below_autograd(op, ks, args)
-    if deriv is None:
-        return _record_not_implemented(op, ks, args)
-    edges, metas, needs = _input_edges(deriv, args)
-    node = (deriv.fixed_node_class or deriv.node_class(args))(deriv, edges, metas, needs)
-    node._args = deriv.save_inputs(node, args, needs, inplace)
-    if trace.active:
-        _report_node(node, op)
-    out = redispatch_below_autograd(op, ks, args)
-    if isinstance(out, (tuple, list)):
-        outputs = out
-        node._output_meta = tuple([(t._shape, t.dtype, t.device) for t in outputs])
-    else:
-        outputs = (out,)
-        node._output_meta = ((out._shape, out.dtype, out.device),)
-    if deriv.saves_result:
-        node._results = deriv.save_results(node, outputs, needs)
-    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled:
-        node._trace = traceback.format_stack()[:-3]
-    if inplace:
-        _rebase_history(args[0], node)
-        return out
-    is_view = op.is_view
-    differentiable = deriv.differentiable_outputs
-    for k, t in enumerate(outputs):
-        if t.dtype.category >= _FLOATING and (differentiable is None or differentiable[k]):
-            set_history(t, node, k)
-            if is_view:
-                t._ag.attr_version = t._version
-    return out
 
 
 def _record_not_implemented(op, ks, args):

@@ -165,7 +165,7 @@ class TensorImpl:
             else:
                 arr = np.ndarray(self._shape, self.dtype.np, buffer=data,
                                  offset=self._offset * itemsize,
-                                 strides=tuple(s * itemsize for s in self._get_strides()))
+                                 strides=tuple(map(itemsize.__mul__, self._get_strides())))
             self._array = arr
         return arr
 
@@ -195,11 +195,11 @@ class AutogradMeta:
                  "post_accumulate_hooks", "grad_accumulator", "creation_meta", "attr_version",
                  "name")
 
-    def __init__(self, requires_grad=False):
+    def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
         self.requires_grad = requires_grad
         self.grad = None
-        self.grad_fn = None
-        self.output_nr = 0
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
         self.retains_grad = False
         self.hooks = None
         self.post_accumulate_hooks = None

@@ -63,7 +63,7 @@ def _linear(input, weight, bias=None):
     # a 2-D weight's ``t()`` is its transpose: called directly, one dispatch less (t is composite)
     weight_t = S.transpose(weight, 0, 1) if len(weight._shape) == 2 else S.t(weight)
     if input.ndim == 2 and bias is not None:
-        return addmm(bias, input, weight_t)
+        return addmm(bias, input, weight_t, 1, 1)   # every argument given: no binding
     out = matmul(input, weight_t)
     return out if bias is None else P.add(out, bias)
 

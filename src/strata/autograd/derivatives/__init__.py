@@ -99,7 +99,8 @@ class Derivative:
         return cls
 
     def save_inputs(self, node, args, needs, inplace):
-        """The node's view of the arguments: values kept, tensors saved or dropped."""
+        """The node's view of the arguments: values kept, tensors saved or dropped (``record``
+        inlines this, Note [One-frame record])."""
         out = list(args)
         for pos, is_list in self.slots:
             a = out[pos]
@@ -107,9 +108,19 @@ class Derivative:
                 out[pos] = [NOT_SAVED if hasattr(t, "_ag") else t for t in a]
             elif hasattr(a, "_ag"):
                 out[pos] = NOT_SAVED
+        if self.input_saves:
+            self.save_into(out, args, needs, inplace)
+        return tuple(out)
+
+    def save_into(self, out, args, needs, inplace):
+        """Put the saved inputs the formula asks for into ``out`` (the arguments' list)."""
         for pos, when, geometry in self.input_saves:
-            if when is not None and not _any_needed(needs, when):
-                continue
+            if when is not None:   # saved only if one of these slots needs its gradient
+                for k in when:
+                    if needs[k]:
+                        break
+                else:
+                    continue
             a = args[pos]
             if geometry:
                 if not isinstance(out[pos], SavedVariable):   # the tensor itself has it all
@@ -120,7 +131,6 @@ class Derivative:
                 if inplace and pos == 0:
                     a = F.clone(a)   # the formula wants self as it was before the write
                 out[pos] = SavedVariable(a)
-        return tuple(out)
 
     def save_results(self, node, outputs, needs):
         results = [None] * len(outputs)
