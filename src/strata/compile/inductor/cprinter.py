@@ -62,7 +62,8 @@ STRATA_ERFF = "\n".join([
     "static inline float strata_erff(float x) {",
     "    const float a = fabsf(x), u = a * a;",
     *_horner("p", ERF_P, "u"), *_horner("q", ERF_Q, "u"),
-    f"    return copysignf(a >= {ERF_ONE_FROM!r}f ? 1.0f : a * (p / q), x);   /* NaN: a * ... */",
+    # NaN fails the comparison, and a * (p / q) is NaN
+    f"    return copysignf(a >= {ERF_ONE_FROM!r}f ? 1.0f : a * (p / q), x);",
     "}",
 ])
 
