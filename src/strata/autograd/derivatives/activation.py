@@ -27,20 +27,10 @@ def _softmax(ctx, grad):
 
 @derivative(A._log_softmax, "LogSoftmaxBackward0", save=("result",))
 def _log_softmax(ctx, grad):
-    """g - exp(y) * sum(g) along the dim: ``_log_softmax_backward_data``, as in PyTorch (one
-    fused row kernel on the CPU), differentiable again through its own row below."""
-    return A._log_softmax_backward_data(grad, ctx.result, ctx.dim, ctx.result.dtype)
-
-
-@derivative(A._log_softmax_backward_data, "LogSoftmaxBackwardDataBackward0",
-            save=("grad_output", "output"))
-def _log_softmax_backward_data(ctx, grad):
-    """derivatives.yaml: d/dg = grad - sum(grad * exp(y)); d/dy = -sum(g) * exp(y) * grad."""
-    g, y = ctx.grad_output, ctx.output
+    """g - exp(y) * sum(g) along the dim."""
+    y = ctx.result
     d = wrap_dim(ctx.dim, y.ndim)
-    exp_y = P.exp(y)
-    return (P.sub(grad, RD.sum(P.mul(grad, exp_y), [d], True)) if ctx.needs[0] else None,
-            P.mul(P.mul(P.neg(RD.sum(g, [d], True)), exp_y), grad) if ctx.needs[1] else None)
+    return P.sub(grad, P.mul(P.exp(y), RD.sum(grad, [d], True)))
 
 
 # A fully masked row has result 0, so its gradient is 0 (not the nan of softmax of all -inf).

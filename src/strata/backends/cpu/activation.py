@@ -84,8 +84,7 @@ def _run(block_fn, x, out, dim):
         return
     n = rows_x.shape[1]
     grain = max(1, GRAIN_SIZE // max(n, 1))
-    fused = _native_rows("softmax" if block_fn is _softmax_block else "log_softmax", rows_x,
-                         rows_out)
+    fused = _native_rows(block_fn, rows_x, rows_out)
     if fused is not None:
         x_ptr, out_ptr = rows_x.ctypes.data, rows_out.ctypes.data
         rows, x_step = rows_x.shape[0], rows_x.strides[0] // rows_x.itemsize
@@ -102,14 +101,15 @@ def _run(block_fn, x, out, dim):
     parallel_for(0, rows_x.shape[0], grain, chunk)
 
 
-def _native_rows(kind, rows_x, rows_out):
-    """The generated row kernel ``kind`` for these rows (float32/float64, unit stride along the
-    row, a contiguous output), or None."""
+def _native_rows(block_fn, rows_x, rows_out):
+    """The generated row kernel for these rows (float32/float64, unit stride along the row, a
+    contiguous output), or None."""
     dt = rows_x.dtype
     if not (dt == rows_out.dtype and dt in (np.float32, np.float64) and rows_x.strides[1] ==
             dt.itemsize and rows_out.flags.c_contiguous and rows_x.flags.aligned
             and rows_x.strides[0] % dt.itemsize == 0):
         return None
+    kind = "softmax" if block_fn is _softmax_block else "log_softmax"
     return native.function("eager_rows", f"{kind}_{dt.name}")
 
 
@@ -126,31 +126,6 @@ def _softmax_kernel(block_fn, op):
         return _result(out, dt)
     kernel.__name__ = kernel.__qualname__ = op.name
     return kernel
-
-
-def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
-    """g - exp(y) * sum(g) along ``dim``: the generated row kernel (one pass for the sum, one
-    for the output) when the rows are unit-stride float32/float64 rows laid out alike, else
-    NumPy. Cross-entropy's backward ends here, after nll_loss_backward."""
-    d = A._check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
-    dt = grad_output.dtype
-    g, y = compute_data(grad_output, dt), compute_data(output, dt)
-    out = _output(g.shape, COMPUTE[dt], g)
-    if not out.size:
-        return _result(out, dt)
-    rows_g, rows_y = _rows_view(g, d), _rows_view(y, d)
-    fused = None
-    if rows_g is not None and rows_y is not None and rows_g.strides == rows_y.strides:
-        fused = _native_rows("log_softmax_backward", rows_g, _rows_view(out, d))
-    if fused is None:
-        np.subtract(g, np.exp(y) * np.sum(g, axis=d if g.ndim else None, keepdims=True), out=out)
-        return _result(out, dt)
-    rows, n = rows_g.shape
-    g_ptr, y_ptr, out_ptr = rows_g.ctypes.data, rows_y.ctypes.data, out.ctypes.data
-    x_step = rows_g.strides[0] // rows_g.itemsize
-    parallel_for(0, rows, max(1, GRAIN_SIZE // max(n, 1)),
-                 lambda lo, hi: fused(g_ptr, y_ptr, out_ptr, rows, n, x_step, lo, hi))
-    return _result(out, dt)
 
 
 def _safe_softmax(self, dim, dtype=None):
@@ -363,7 +338,6 @@ KERNELS = {
     A._softmax: _softmax_kernel(_softmax_block, A._softmax),
     A._log_softmax: _softmax_kernel(_log_softmax_block, A._log_softmax),
     A._safe_softmax: _safe_softmax,
-    A._log_softmax_backward_data: _log_softmax_backward_data,
     **_activation(A.elu, A.elu_, _elu),
     **_activation(A.celu, A.celu_, _celu),
     **_activation(A.hardtanh, A.hardtanh_, _hardtanh),

@@ -220,19 +220,6 @@ def softmax_kernel(dtype, log=False):
                   frozenset({"row_max", "total", "scale"}))
 
 
-def log_softmax_backward_kernel(dtype):
-    """``_log_softmax_backward_data`` over each row: g - exp(y) * sum(g), ATen's two passes
-    (``SoftMaxKernel.cpp``, ``_vec_log_softmax_backward``): the sum, then the output. In
-    cross-entropy's backward g is nll_loss_backward's -one_hot scaled per row, so the output is
-    the scaled softmax minus the one-hot, in one pass."""
-    grad, out = (InputBuffer(name, dtype, ("rows", "n"), ("x_step", 1)) for name in ("in0", "in1"))
-    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: grad.load(i + r))
-    result = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.sub(
-        grad.load(i), ops.mul(ops.exp(out.load(i)), ops.load("total", i[0]))))
-    return Kernel(f"log_softmax_backward_{dtype}", [grad, out], [total, result],
-                  frozenset({"total"}))
-
-
 def layer_norm_kernel(dtype, affine):
     """layer_norm over each row: the mean, the biased variance (two passes, as exact as ATen's
     moments), then (x - mean) * rstd (* weight + bias); mean and rstd are outputs too."""
@@ -267,7 +254,6 @@ def _row_kernels():
     for dtype in DTYPES:
         yield softmax_kernel(dtype)
         yield softmax_kernel(dtype, log=True)
-        yield log_softmax_backward_kernel(dtype)
         yield layer_norm_kernel(dtype, False)
         yield layer_norm_kernel(dtype, True)
 
