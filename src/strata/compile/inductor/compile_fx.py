@@ -246,11 +246,6 @@ def _check_targets(target, classes, ignore_index):
     eager_target_check(target, ignore_index, classes)
 
 
-def _check_indices(indices, rows):
-    """Eager embedding's IndexError for an index outside [0, rows)."""
-    eager_row_check(indices, rows)
-
-
 _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
            aten.embedding.default: "_check_indices"}
 
@@ -345,7 +340,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
              "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
-             "_check_targets": _check_targets, "_check_indices": _check_indices,
+             "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
