@@ -374,3 +374,53 @@ def test_reading_grad_of_inputs_in_an_update_step():
             step(list(module.parameters()), 0.1)
     assert all(strata.allclose(a, b) for a, b in zip(m.parameters(), m2.parameters()))
     assert explain(sgd_step)(list(m.parameters()), 0.1).graph_count == 1
+
+
+def test_functools_wraps_wrapper_binds_its_own_varargs_and_setdefault_is_replayed():
+    """A ``functools.wraps`` wrapper (an optimizer's hooked ``step``) is inlined with its own
+    ``*args, **kwargs``, not the wrapped function's signature; ``dict.setdefault`` traces."""
+    import functools
+
+    def scale(x, factor=2):
+        return x * factor
+
+    @functools.wraps(scale)
+    def wrapper(*args, **kwargs):
+        return scale(*args, **kwargs) + len(args)
+
+    seen = {"a": 1}
+
+    def f(x):
+        first = seen.setdefault("a", 5)
+        second = seen.setdefault("b", 7)
+        return wrapper(x, 3) + first + second
+
+    out, graphs = _graphs(f, strata.ones(2))
+    assert out.tolist() == [13.0, 13.0] and len(graphs) == 1
+    assert seen == {"a": 1, "b": 7}
+    assert strata.compile(wrapper, backend="eager")(strata.ones(2), 3).tolist() == [5.0, 5.0]
+
+
+def test_compiled_train_step_runs_the_optimizers_native_update():
+    """``opt.step()`` inside a compiled train step: its update runs as eager's, once per call."""
+    strata.manual_seed(0)
+    models = [strata.nn.Linear(4, 3) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    opts = [strata.optim.Adam(m.parameters(), lr=0.1) for m in models]
+    x = strata.randn(5, 4)
+
+    def make_step(model, opt):
+        def step(x):
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    compiled = strata.compile(make_step(models[0], opts[0]), backend="inductor")
+    eager = make_step(models[1], opts[1])
+    for _ in range(3):
+        assert abs(float(compiled(x)) - float(eager(x))) < 1e-6
+    for a, b in zip(models[0].parameters(), models[1].parameters()):
+        assert strata.allclose(a, b, atol=1e-6)
+    assert int(opts[0].state[models[0].weight]["step"]) == 3

@@ -6,11 +6,17 @@ from ...ops import dense as DN
 from .array import COMPUTE, data, wrap
 
 
+def check_rows(indices, rows):
+    """ATen's IndexError for an embedding index outside [0, rows) (also the compiled graphs'
+    check step, compile/inductor/compile_fx.py)."""
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        raise IndexError("index out of range in self")
+
+
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     idx = data(indices)
-    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
-        raise IndexError("index out of range in self")
+    check_rows(idx, weight.shape[0])
     return wrap(np.take(data(weight), idx, axis=0), spec.dtype)
 
 

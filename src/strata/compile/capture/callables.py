@@ -35,13 +35,15 @@ class UserFunctionVariable(VariableTracker):
         if not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount and \
                 not code.co_flags & 0x0C:   # the common case; also comprehensions' ``.0``
             return dict(zip(code.co_varnames, args))
+        # the code's own signature: not the ``__wrapped__`` one a functools.wraps wrapper shows
+        signature = inspect.signature(self.fn, follow_wrapped=False)
         try:
-            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            bound = signature.bind(*args, **kwargs)
         except TypeError as e:
             raise Unsupported(f"calling {self.fn.__qualname__}: {e}") from None
         bound.apply_defaults()
         out = {}
-        params = inspect.signature(self.fn).parameters
+        params = signature.parameters
         for name, value in bound.arguments.items():
             kind = params[name].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:

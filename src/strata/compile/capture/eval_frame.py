@@ -235,7 +235,7 @@ def _bind(fn, code, args, kwargs):
         if flags & 0x08:
             L[code.co_varnames[n + 1]] = kwargs or {}
     else:
-        bound = inspect.signature(fn).bind(*args, **(kwargs or {}))
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **(kwargs or {}))
         bound.apply_defaults()
         L = dict(bound.arguments)
     if code.co_freevars:

@@ -363,6 +363,11 @@ class DictMethodVariable(VariableTracker):
             for k, v in kwargs.items():
                 self.d.setitem(tx, k, v)
             return ConstantVariable(None)
+        if name == "setdefault":
+            key = args[0].as_python_constant()
+            if key not in items:
+                self.d.setitem(tx, key, args[1] if len(args) > 1 else ConstantVariable(None))
+            return self.d.items[key]
         raise Unsupported(f"dict.{name}")
 
 

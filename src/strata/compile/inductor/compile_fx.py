@@ -23,6 +23,7 @@ from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
+from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.linalg import _blas_ready
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...core import dtype as D
@@ -177,10 +178,11 @@ class CWrapper(Wrapper):
     around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
 
     def _fallback_call(self, step, lines):
-        if step.kind == "Check":    # nll_loss's targets (lowering_nn.py)
-            target, classes, ignore_index = step.args
-            array = self._array(target) or f"data({self.view(target)})"
-            lines.append(f"    _check_targets({array}, {classes}, {ignore_index})  # Check")
+        if step.kind == "Check":    # nll_loss's targets, embedding's indices (lowering_nn.py)
+            indices, *bounds = step.args
+            array = self._array(indices) or f"data({self.view(indices)})"
+            check = _CHECKS[step.target]
+            lines.append(f"    {check}({array}, {', '.join(map(repr, bounds))})  # Check")
             return
         operands = self._matmul_operands(step)
         if operands is None:
@@ -242,6 +244,10 @@ def _strided(arr, size, stride, offset):
 def _check_targets(target, classes, ignore_index):
     """Eager's IndexError for the first target outside [0, classes) that is not ignored."""
     eager_target_check(target, ignore_index, classes)
+
+
+_CHECKS = {aten.nll_loss_forward.default: "_check_targets",
+           aten.embedding.default: "_check_indices"}
 
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
@@ -334,7 +340,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
              "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
-             "_check_targets": _check_targets,
+             "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")

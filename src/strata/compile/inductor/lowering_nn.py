@@ -239,14 +239,46 @@ def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilatio
     return TensorValue(dtype, tuple(size), load)
 
 
+# --- index checks: a wrapper step, since a generated kernel cannot raise ---------------------
+
+def _index_check(G, op, *args):
+    """A Check step (CWrapper prints it by ``op``) raising eager's IndexError before the
+    kernels that load through these indices run; only the CPU wrapper has one."""
+    if G.device_type != "cpu":
+        raise NoLowering(f"{op}: its index check runs in the CPU wrapper only")
+    G.check(op, *args)
+
+
+def _clamped_row(value, rows):
+    """The C text of an int64 row index clamped into [0, rows) (the Check step has raised for
+    any index outside it, so the clamp only keeps the load in bounds)."""
+    return f"({value} < 0 ? 0 : ({value} >= {rows} ? {rows - 1} : {value}))"
+
+
+@register(aten.embedding.default)
+def _embedding(G, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+               sparse=False):
+    """``weight[indices]`` as an indexed load, fused with what reads it (the position-embedding
+    add of a GPT); ``padding_idx`` only changes the backward."""
+    dtype, size = out_spec(node)
+    if len(weight.size) != 2:
+        raise NoLowering("embedding: weight is not 2-D")
+    rows = weight.size[0]
+    _index_check(G, aten.embedding.default, G.realize(indices), rows)
+
+    def load(index):
+        row = indices.load(index[:-1])
+        if indices.dtype != "int64":
+            row = ops.to_dtype(row, "int64")
+        return weight.load((_clamped_row(row, rows), index[-1]))
+    return TensorValue(dtype, tuple(size), load)
+
+
 # --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
 
 def _target_check(G, target, classes, ignore_index):
-    """A wrapper step that raises eager's IndexError for a target outside [0, classes) (a
-    generated kernel cannot raise); only the CPU wrapper prints it (``G.device_type``)."""
-    if G.device_type != "cpu":
-        raise NoLowering("nll_loss: its target check runs in the CPU wrapper only")
-    G.check(aten.nll_loss_forward.default, G.realize(target), classes, ignore_index)
+    """eager's IndexError for a target outside [0, classes) that is not ``ignore_index``."""
+    _index_check(G, aten.nll_loss_forward.default, G.realize(target), classes, ignore_index)
 
 
 def _target_column(target, classes, ignore_index):
@@ -258,7 +290,7 @@ def _target_column(target, classes, ignore_index):
         if target.dtype != "int64":
             t = ops.to_dtype(t, "int64")
         used = ops.ne(t, ops.constant(ignore_index, "int64"))
-        return used, f"({t} < 0 ? 0 : ({t} >= {classes} ? {classes - 1} : {t}))"
+        return used, _clamped_row(t, classes)
     return load
 
 
