@@ -71,6 +71,26 @@ def _softplus(x, beta, threshold):
     return ops.where(ops.gt(scaled, threshold), x, soft)
 
 
+def _softplus_backward(g, x, beta, threshold):
+    # ATen's softplus_backward_kernel: z = exp(x * beta); x * beta > threshold ? g : g * z / (z + 1)
+    scaled = ops.mul(x, beta)
+    z = ops.exp(scaled)
+    return ops.where(ops.gt(scaled, threshold), g,
+                     ops.truediv(ops.mul(g, z), ops.add(z, ops.constant(1.0, x.dtype))))
+
+
+def softplus_backward(op):
+    """``softplus_backward(grad, self, beta, threshold)``: the scalars are kernel arguments."""
+    def kernel(grad_output, self, beta, threshold):
+        spec = op.meta(grad_output, self, beta, threshold)
+        out = new_output(spec, grad_output if is_device(grad_output) else self)
+        dtype = out.dtype
+        return pointwise(op.qualname, _softplus_backward,
+                         [(grad_output, dtype), (self, dtype), (beta, dtype), (threshold, dtype)],
+                         out)
+    return kernel
+
+
 def _softshrink(x, lambd):
     inner = ops.where(ops.lt(x, ops.neg(lambd)), ops.add(x, lambd), ops.mul(x, _zero(x)))
     return ops.where(ops.gt(x, lambd), ops.sub(x, lambd), inner)
@@ -183,6 +203,7 @@ def kernels() -> dict:
         for op in (getattr(A, name), getattr(A, name + "_", None)):
             if op is not None:
                 table[op] = activation(op, formula)
+    table[A.softplus_backward] = softplus_backward(A.softplus_backward)
     for op in (I.masked_fill, I.masked_fill_, I.masked_fill_tensor, I.masked_fill_tensor_):
         table[op] = masked_fill(op)
     table.update({P.round: round_(P.round), P.round_: round_(P.round_),
