@@ -383,3 +383,19 @@ def test_containers_match_torch(ops):
 def test_interpolate_spatial_length_errors_match_torch(kwargs):
     s, t = check_error(lambda m, x: F(m).interpolate(x, **kwargs), f64(1, 2, 3, 4))
     assert str(s) == str(t)
+
+
+def test_embedding_padding_row_skips_a_nan_gradient():
+    """The padding row's gradient stays 0 even where the incoming gradient is NaN (PyTorch skips
+    padding positions; it does not multiply them by 0)."""
+    weight = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    grads = []
+    for m in (strata, torch):
+        w = m.tensor(weight, requires_grad=True)
+        out = m.nn.functional.embedding(m.tensor([0, 2, 2, 4]), w, padding_idx=2)
+        g = m.ones_like(out)
+        g[1] = float("nan")
+        out.backward(g)
+        grads.append(w.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+    assert not np.isnan(grads[0]).any()

@@ -203,7 +203,8 @@ def _embedding(ctx, grad):
     if ctx.sparse:
         return _embedding_sparse_backward(ctx, idx, g, num), None
     if ctx.padding_idx is not None and ctx.padding_idx >= 0:
-        g = P.mul(g, S.unsqueeze(P.ne(idx, ctx.padding_idx), 1))
+        # where, not a product with the mask: a NaN gradient at a padding position is skipped
+        g = P.where(S.unsqueeze(P.eq(idx, ctx.padding_idx), 1), 0.0, g)
     if ctx.scale_grad_by_freq:
         counts = SC.index_add_(zeros((num,), g), 0, idx,
                                F.full(idx._shape, 1, dtype=g.dtype, device=g.device))
