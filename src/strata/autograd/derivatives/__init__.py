@@ -98,20 +98,6 @@ class Derivative:
                 self.fixed_node_class = cls
         return cls
 
-    def save_inputs(self, node, args, needs, inplace):
-        """The node's view of the arguments: values kept, tensors saved or dropped (``record``
-        inlines this, Note [One-frame record])."""
-        out = list(args)
-        for pos, is_list in self.slots:
-            a = out[pos]
-            if is_list:
-                out[pos] = [NOT_SAVED if hasattr(t, "_ag") else t for t in a]
-            elif hasattr(a, "_ag"):
-                out[pos] = NOT_SAVED
-        if self.input_saves:
-            self.save_into(out, args, needs, inplace)
-        return tuple(out)
-
     def save_into(self, out, args, needs, inplace):
         """Put the saved inputs the formula asks for into ``out`` (the arguments' list)."""
         for pos, when, geometry in self.input_saves:
