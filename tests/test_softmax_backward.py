@@ -6,6 +6,7 @@ graph keeping nll_loss_backward fused into the row sum."""
 import numpy as np
 import pytest
 import torch
+from helpers import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,6 @@ from strata import config
 from strata.backends.cpu import native
 from strata.compile.aot import make_fx
 from strata.compile.inductor.compile_fx import compile_fx
-
-from helpers import assert_same
 
 KINDS = {"softmax": "_softmax_backward_data", "log_softmax": "_log_softmax_backward_data"}
 
@@ -73,7 +72,7 @@ def test_views_special_values_and_halves(path, kind):
     g[2, 5] = np.nan
     _compare(kind, g, special, -1)
     for name, tol in (("float16", 2e-3), ("bfloat16", 2e-2)):   # computed in float32
-        _compare(kind, g, x, -1, view=lambda t: t.to(getattr(
+        _compare(kind, g, x, -1, view=lambda t, name=name: t.to(getattr(
             strata if isinstance(t, strata.Tensor) else torch, name)), tol=tol)
     _compare(kind, np.zeros((0, 5), np.float32), np.zeros((0, 5), np.float32), 1)
 

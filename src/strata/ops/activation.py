@@ -26,7 +26,7 @@ from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .op import TensorSpec, aten, defop, register_decomposition
+from .op import TensorSpec, defop, register_decomposition
 
 _HALF = (D.float16, D.bfloat16)
 
