@@ -1,4 +1,5 @@
-"""CPU kernels for ``ops/activation.py``: softmax, log_softmax, the activations and one_hot.
+"""CPU kernels for ``ops/activation.py``: softmax, log_softmax and their backward ops, the
+activations and one_hot.
 
 Softmax is the hot path of classifiers and attention, so its kernel works like ATen's vectorised
 one (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``): float32/float64 rows go to a fused C loop
