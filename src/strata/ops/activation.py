@@ -1,8 +1,9 @@
 """Softmax, the nn activations and their backward ops, and one_hot.
 
-* ``_softmax``/``_log_softmax``/``_safe_softmax`` are primitives (one fused, numerically stable
-  kernel each, and the hot path of every classifier and attention layer); ``softmax.int``/
-  ``log_softmax.int`` add the optional ``dtype`` cast in front of them, as in PyTorch.
+* ``_softmax``/``_log_softmax``/``_safe_softmax`` and their backward ops are primitives (one
+  fused, numerically stable kernel each, and the hot path of every classifier and attention
+  layer); ``softmax.int``/``log_softmax.int`` add the optional ``dtype`` cast in front of them,
+  as in PyTorch.
 * The common activations are primitives too, with one NumPy kernel each (``backends/cpu/
   activation.py``, written as ATen's CPU kernels compute them, ``aten/src/ATen/native/cpu/
   Activation.cpp``). Their gradients are PyTorch's dedicated backward ops (``elu_backward``,
@@ -25,7 +26,7 @@ from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
-from .op import TensorSpec, aten, defop, register_decomposition
+from .op import TensorSpec, defop, register_decomposition
 
 _HALF = (D.float16, D.bfloat16)
 
@@ -104,10 +105,6 @@ softmax = defop("softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Te
                 method=True, function=True)
 log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
                     method=True, function=True)
-_softmax_backward_data = defop("_softmax_backward_data(Tensor grad_output, Tensor output, "
-                               "int dim, ScalarType input_dtype) -> Tensor")
-_log_softmax_backward_data = defop("_log_softmax_backward_data(Tensor grad_output, "
-                                   "Tensor output, int dim, ScalarType input_dtype) -> Tensor")
 
 
 @register_decomposition(softmax)
@@ -146,30 +143,23 @@ def _check_softmax_backward(name, grad_output, output, dim, input_dtype):
     return d
 
 
-@register_decomposition(_softmax_backward_data)
-def _softmax_backward(grad_output, output, dim, input_dtype):
-    d = _check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
-    return _softmax_backward_math(grad_output, output, d)
+def _softmax_backward_meta(name):
+    def meta(grad_output, output, dim, input_dtype):
+        _check_softmax_backward(name, grad_output, output, dim, input_dtype)
+        shape = tuple(grad_output.shape)
+        return TensorSpec(shape, grad_output.dtype, contiguous_strides(shape))
+    return meta
 
 
-@opmath
-def _softmax_backward_math(grad_output, output, d):
-    # d softmax: y * (g - sum(g * y))
-    dot = aten.sum.dim_IntList(P.mul(grad_output, output), [d], True)
-    return P.mul(output, P.sub(grad_output, dot))
-
-
-@register_decomposition(_log_softmax_backward_data)
-def _log_softmax_backward(grad_output, output, dim, input_dtype):
-    d = _check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
-    return _log_softmax_backward_math(grad_output, output, d)
-
-
-@opmath
-def _log_softmax_backward_math(grad_output, output, d):
-    # d log_softmax: g - exp(y) * sum(g)
-    total = aten.sum.dim_IntList(grad_output, [d], True)
-    return P.sub(grad_output, P.mul(P.exp(output), total))
+# Primitives, as in ATen: each is one fused row kernel on the CPU (two passes over the row: a
+# sum, then the output) instead of four composed whole-tensor ops; cross-entropy's backward ends
+# in the log_softmax one. The result is contiguous with grad_output's shape and dtype.
+_softmax_backward_data = defop("_softmax_backward_data(Tensor grad_output, Tensor output, "
+                               "int dim, ScalarType input_dtype) -> Tensor",
+                               _softmax_backward_meta("softmax"))
+_log_softmax_backward_data = defop("_log_softmax_backward_data(Tensor grad_output, "
+                                   "Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+                                   _softmax_backward_meta("log_softmax"))
 
 
 # --- primitive activations ------------------------------------------------------------------------

@@ -19,18 +19,42 @@ from . import derivative, non_differentiable
 
 @derivative(A._softmax, "SoftmaxBackward0", save=("result",))
 def _softmax(ctx, grad):
-    """(g - sum(g * y)) * y along the dim; written with ops so it differentiates again."""
-    y = ctx.result
-    d = wrap_dim(ctx.dim, y.ndim)
-    return P.mul(P.sub(grad, RD.sum(P.mul(grad, y), [d], True)), y)
+    """(g - sum(g * y)) * y along the dim: ``_softmax_backward_data``, as in PyTorch (one fused
+    row kernel on the CPU), differentiable again through its own row below."""
+    return A._softmax_backward_data(grad, ctx.result, ctx.dim, ctx.result.dtype)
 
 
 @derivative(A._log_softmax, "LogSoftmaxBackward0", save=("result",))
 def _log_softmax(ctx, grad):
-    """g - exp(y) * sum(g) along the dim."""
-    y = ctx.result
+    """g - exp(y) * sum(g) along the dim: ``_log_softmax_backward_data``, as in PyTorch."""
+    return A._log_softmax_backward_data(grad, ctx.result, ctx.dim, ctx.result.dtype)
+
+
+@derivative(A._softmax_backward_data, "SoftmaxBackwardDataBackward0",
+            save=("grad_output", "output"))
+def _softmax_backward_data(ctx, grad):
+    """derivatives.yaml: d/dg = _softmax_backward_data(grad, y); d/dy is FunctionsManual.cpp's
+    softmax_double_backward: g * grad - sum(y * g) * grad - g * sum(y * grad)."""
+    g, y = ctx.grad_output, ctx.output
     d = wrap_dim(ctx.dim, y.ndim)
-    return P.sub(grad, P.mul(P.exp(y), RD.sum(grad, [d], True)))
+    grad_output = (A._softmax_backward_data(grad, y, ctx.dim, ctx.input_dtype)
+                   if ctx.needs[0] else None)
+    grad_y = None
+    if ctx.needs[1]:
+        grad_y = P.sub(P.sub(P.mul(g, grad), P.mul(RD.sum(P.mul(y, g), [d], True), grad)),
+                       P.mul(g, RD.sum(P.mul(y, grad), [d], True)))
+    return grad_output, grad_y
+
+
+@derivative(A._log_softmax_backward_data, "LogSoftmaxBackwardDataBackward0",
+            save=("grad_output", "output"))
+def _log_softmax_backward_data(ctx, grad):
+    """derivatives.yaml: d/dg = grad - sum(grad * exp(y)); d/dy = -sum(g) * exp(y) * grad."""
+    g, y = ctx.grad_output, ctx.output
+    d = wrap_dim(ctx.dim, y.ndim)
+    exp_y = P.exp(y)
+    return (P.sub(grad, RD.sum(P.mul(grad, exp_y), [d], True)) if ctx.needs[0] else None,
+            P.mul(P.mul(P.neg(RD.sum(g, [d], True)), exp_y), grad) if ctx.needs[1] else None)
 
 
 # A fully masked row has result 0, so its gradient is 0 (not the nan of softmax of all -inf).

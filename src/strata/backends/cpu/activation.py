@@ -1,4 +1,5 @@
-"""CPU kernels for ``ops/activation.py``: softmax, log_softmax, the activations and one_hot.
+"""CPU kernels for ``ops/activation.py``: softmax, log_softmax and their backward ops, the
+activations and one_hot.
 
 Softmax is the hot path of classifiers and attention, so its kernel works like ATen's vectorised
 one (``aten/src/ATen/native/cpu/SoftMaxKernel.cpp``): float32/float64 rows go to a fused C loop
@@ -84,7 +85,8 @@ def _run(block_fn, x, out, dim):
         return
     n = rows_x.shape[1]
     grain = max(1, GRAIN_SIZE // max(n, 1))
-    fused = _native_rows(block_fn, rows_x, rows_out)
+    fused = _native_rows("softmax" if block_fn is _softmax_block else "log_softmax", rows_x,
+                         rows_out)
     if fused is not None:
         x_ptr, out_ptr = rows_x.ctypes.data, rows_out.ctypes.data
         rows, x_step = rows_x.shape[0], rows_x.strides[0] // rows_x.itemsize
@@ -101,15 +103,14 @@ def _run(block_fn, x, out, dim):
     parallel_for(0, rows_x.shape[0], grain, chunk)
 
 
-def _native_rows(block_fn, rows_x, rows_out):
-    """The generated row kernel for these rows (float32/float64, unit stride along the row, a
-    contiguous output), or None."""
+def _native_rows(kind, rows_x, rows_out):
+    """The generated row kernel ``kind`` for these rows (float32/float64, unit stride along the
+    row, a contiguous output), or None."""
     dt = rows_x.dtype
     if not (dt == rows_out.dtype and dt in (np.float32, np.float64) and rows_x.strides[1] ==
             dt.itemsize and rows_out.flags.c_contiguous and rows_x.flags.aligned
             and rows_x.strides[0] % dt.itemsize == 0):
         return None
-    kind = "softmax" if block_fn is _softmax_block else "log_softmax"
     return native.function("eager_rows", f"{kind}_{dt.name}")
 
 
@@ -126,6 +127,45 @@ def _softmax_kernel(block_fn, op):
         return _result(out, dt)
     kernel.__name__ = kernel.__qualname__ = op.name
     return kernel
+
+
+def _softmax_backward_kernel(name, numpy_rows):
+    """``_{name}_backward_data``: the generated row kernel (one pass for the row's sum, one for
+    the output) when the rows are unit-stride float32/float64 rows laid out alike, else
+    ``numpy_rows(g, y, d, out)``. Cross-entropy's backward ends in the log_softmax one, after
+    nll_loss_backward."""
+    def kernel(grad_output, output, dim, input_dtype):
+        d = A._check_softmax_backward(name, grad_output, output, dim, input_dtype)
+        dt = grad_output.dtype
+        g, y = compute_data(grad_output, dt), compute_data(output, dt)
+        out = _output(g.shape, COMPUTE[dt], g)
+        if not out.size:
+            return _result(out, dt)
+        rows_g, rows_y = _rows_view(g, d), _rows_view(y, d)
+        fused = None
+        if rows_g is not None and rows_y is not None and rows_g.strides == rows_y.strides:
+            fused = _native_rows(f"{name}_backward", rows_g, _rows_view(out, d))
+        if fused is None:
+            numpy_rows(g, y, d if g.ndim else None, out)
+            return _result(out, dt)
+        rows, n = rows_g.shape
+        g_ptr, y_ptr, out_ptr = rows_g.ctypes.data, rows_y.ctypes.data, out.ctypes.data
+        x_step = rows_g.strides[0] // rows_g.itemsize
+        parallel_for(0, rows, max(1, GRAIN_SIZE // max(n, 1)),
+                     lambda lo, hi: fused(g_ptr, y_ptr, out_ptr, rows, n, x_step, lo, hi))
+        return _result(out, dt)
+    return kernel
+
+
+def _softmax_backward_rows(g, y, d, out):
+    """y * (g - sum(g * y)), ATen's order."""
+    np.subtract(g, np.sum(g * y, axis=d, keepdims=True), out=out)
+    np.multiply(out, y, out=out)
+
+
+def _log_softmax_backward_rows(g, y, d, out):
+    """g - exp(y) * sum(g)."""
+    np.subtract(g, np.exp(y) * np.sum(g, axis=d, keepdims=True), out=out)
 
 
 def _safe_softmax(self, dim, dtype=None):
@@ -338,6 +378,9 @@ KERNELS = {
     A._softmax: _softmax_kernel(_softmax_block, A._softmax),
     A._log_softmax: _softmax_kernel(_log_softmax_block, A._log_softmax),
     A._safe_softmax: _safe_softmax,
+    A._softmax_backward_data: _softmax_backward_kernel("softmax", _softmax_backward_rows),
+    A._log_softmax_backward_data: _softmax_backward_kernel("log_softmax",
+                                                           _log_softmax_backward_rows),
     **_activation(A.elu, A.elu_, _elu),
     **_activation(A.celu, A.celu_, _celu),
     **_activation(A.hardtanh, A.hardtanh_, _hardtanh),

@@ -220,6 +220,25 @@ def softmax_kernel(dtype, log=False):
                   frozenset({"row_max", "total", "scale"}))
 
 
+def softmax_backward_kernel(dtype, log=False):
+    """``_softmax_backward_data`` / ``_log_softmax_backward_data`` over each row, ATen's two
+    passes (``SoftMaxKernel.cpp``, ``_vec_softmax_backward``/``_vec_log_softmax_backward``):
+    the row's sum (of g * y, or of g for log_softmax), then y * (g - sum), or g - exp(y) * sum.
+    In cross-entropy's backward g is nll_loss_backward's -one_hot scaled per row."""
+    grad, out = (InputBuffer(name, dtype, ("rows", "n"), ("x_step", 1)) for name in ("in0", "in1"))
+    if log:
+        total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: grad.load(i + r))
+        result = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.sub(
+            grad.load(i), ops.mul(ops.exp(out.load(i)), ops.load("total", i[0]))))
+    else:
+        total = Reduction("total", dtype, ("rows",), ("n",), "sum",
+                          lambda i, r: ops.mul(grad.load(i + r), out.load(i + r)))
+        result = Pointwise("out", dtype, ("rows", "n"), lambda i: ops.mul(
+            out.load(i), ops.sub(grad.load(i), ops.load("total", i[0]))))
+    name = "log_softmax_backward" if log else "softmax_backward"
+    return Kernel(f"{name}_{dtype}", [grad, out], [total, result], frozenset({"total"}))
+
+
 def layer_norm_kernel(dtype, affine):
     """layer_norm over each row: the mean, the biased variance (two passes, as exact as ATen's
     moments), then (x - mean) * rstd (* weight + bias); mean and rstd are outputs too."""
@@ -254,6 +273,8 @@ def _row_kernels():
     for dtype in DTYPES:
         yield softmax_kernel(dtype)
         yield softmax_kernel(dtype, log=True)
+        yield softmax_backward_kernel(dtype)
+        yield softmax_backward_kernel(dtype, log=True)
         yield layer_norm_kernel(dtype, False)
         yield layer_norm_kernel(dtype, True)
 

@@ -539,6 +539,23 @@ def _softmax(G, node, a, dim, half_to_float):
     return TensorValue(dtype, size, lambda i: ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)))
 
 
+@register(aten._softmax_backward_data.default, aten._log_softmax_backward_data.default)
+def _softmax_backward(G, node, grad, y, dim, input_dtype):
+    """The eager row kernels' formulas: y * (g - sum(g * y)), g - exp(y) * sum(g); the sum is
+    a reduction whose prologue inlines g (nll_loss_backward's one-hot in cross-entropy)."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or not size or y.dtype != dtype:
+        raise NoLowering("softmax backward: dtype or 0-dim")
+    g, out = as_loader(grad, size, dtype), as_loader(y, size, dtype)
+    if node.target is aten._log_softmax_backward_data.default:
+        total = as_loader(reduce(G, grad, [dim], True, "sum"), size, dtype)
+        return TensorValue(dtype, size, lambda i: ops.sub(g(i), ops.mul(ops.exp(out(i)),
+                                                                        total(i))))
+    product = TensorValue(dtype, size, lambda i: ops.mul(g(i), out(i)))
+    dot = as_loader(reduce(G, product, [dim], True, "sum"), size, dtype)
+    return TensorValue(dtype, size, lambda i: ops.mul(out(i), ops.sub(g(i), dot(i))))
+
+
 @register(aten.native_layer_norm.default)
 def _layer_norm(G, node, a, normalized_shape, weight, bias, eps):
     dtype = dtype_name(node.meta["val"][0].dtype)
