@@ -71,6 +71,11 @@ def _transpose(ctx, grad):
     return S.transpose(grad, ctx.dim0, ctx.dim1)
 
 
+@derivative(S.t, "TBackward0")
+def _t(ctx, grad):
+    return S.t(grad)
+
+
 @derivative(S.expand, "ExpandBackward0")
 def _expand(ctx, grad):
     return sum_to(grad, ctx.sizes("self"))
