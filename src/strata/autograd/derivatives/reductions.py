@@ -22,7 +22,8 @@ def _dims(dim, ndim):
 
 
 def _sum_name(self, dim=None, keepdim=False, dtype=None):
-    return "SumBackward0" if _all_dims(dim) else "SumBackward1"
+    """``sum(x)`` is ATen's dim-less overload (row 0); any dim list, even [], is row 1."""
+    return "SumBackward0" if dim is None else "SumBackward1"
 
 
 def restore_dims(grad, shape, dim, keepdim):
@@ -118,7 +119,7 @@ def _prod_dim(ctx, grad):
 
 
 @derivative(RD.mean, lambda self, dim=None, keepdim=False, dtype=None:
-            "MeanBackward0" if _all_dims(dim) else "MeanBackward1")
+            "MeanBackward0" if dim is None else "MeanBackward1")
 def _mean(ctx, grad):
     shape = ctx.sizes("self")
     return P.div(unreduce(grad, shape, ctx.dim, ctx.keepdim), max(count(shape, ctx.dim), 1))
