@@ -35,8 +35,6 @@ MULTI_OUTPUT_VIEW = ("PyTorch records one multi-output view node; strata returns
                      "views (one node each) because it has no multi-output view kernel")
 FUSED_RNN = ("strata records one fused node for the whole RNN layer/cell; PyTorch's CPU path "
              "is a composite of pointwise ops")
-SHARED_MOMENTS = ("PyTorch records one node for both outputs (VarMeanBackward0/StdMeanBackward0) "
-                  "and std's own row; strata composes var/sqrt/mean")
 
 ALLOWED = {
     "aten::_gru_layer": FUSED_RNN,
@@ -184,8 +182,6 @@ ALLOWED = {
     "aten::softshrink_backward": DECOMPOSED,
     "aten::split.Tensor": MULTI_OUTPUT_VIEW,
     "aten::split_with_sizes": MULTI_OUTPUT_VIEW,
-    "aten::std.correction": SHARED_MOMENTS,
-    "aten::std_mean.correction": SHARED_MOMENTS,
     "aten::stft.center": DECOMPOSED_OTHERWISE,
     "aten::sub.Tensor": "a Python-number minuend (2 - x) is ATen's rsub.Scalar "
                         "(RsubBackward1); strata's Tensor.__rsub__ calls sub",
@@ -202,7 +198,6 @@ ALLOWED = {
     "aten::unique_consecutive": NO_FORMULA_YET,
     "aten::unique_dim": NO_FORMULA_YET,
     "aten::vander": DECOMPOSED_OTHERWISE,
-    "aten::var_mean.correction": SHARED_MOMENTS,
     "aten::vdot": DECOMPOSED,
     "aten::xlogy.Tensor": DECOMPOSED,
     "aten::zero_": "strata's zero_ is fill_(0) (FillBackward2); ATen has zero_'s own row",

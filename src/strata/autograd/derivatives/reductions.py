@@ -171,6 +171,28 @@ def _var(ctx, grad):
     return P.mul(P.mul(g, centered), 2.0 / (n - correction) if n != correction else math.inf)
 
 
+# std, var_mean and std_mean are composites with rows of their own (registered as
+# CompositeExplicitAutograd in backends/composite.py), so each records one node as in ATen.
+def _std_grad(ctx, grad, std):
+    """``std_backward``: var's gradient of grad / (2 std), zero where std is 0."""
+    return _var(ctx, P.where(P.eq(std, 0), 0.0, P.div(grad, P.mul(std, 2))))
+
+
+@derivative(RD.std, "StdBackward0", save=("self", "result"))
+def _std(ctx, grad):
+    return _std_grad(ctx, grad, ctx.result)
+
+
+@derivative(RD.var_mean, "VarMeanBackward0", save=("self",))
+def _var_mean(ctx, grad_var, grad_mean):
+    return P.add(_var(ctx, grad_var), _mean(ctx, grad_mean))
+
+
+@derivative(RD.std_mean, "StdMeanBackward0", save=("self", "result0"))
+def _std_mean(ctx, grad_std, grad_mean):
+    return P.add(_std_grad(ctx, grad_std, ctx.result0), _mean(ctx, grad_mean))
+
+
 @derivative(RD.vector_norm, "LinalgVectorNormBackward0", save=("self", "result"))
 def _vector_norm(ctx, grad):
     """``norm_backward``: ord 2 -> x / norm; ord p -> x |x|^(p-2) / norm^(p-1); inf -> shared
