@@ -31,8 +31,6 @@ STRATA_HAS_FORMULA = ("PyTorch records a NotImplemented node (backward raises); 
                       "differentiates the op")
 NO_FORMULA_YET = ("strata has no derivative yet: it records a NotImplemented node whose backward "
                   "raises naming the op")
-MULTI_OUTPUT_VIEW = ("PyTorch records one multi-output view node; strata returns slice/select "
-                     "views (one node each) because it has no multi-output view kernel")
 FUSED_RNN = ("strata records one fused node for the whole RNN layer/cell; PyTorch's CPU path "
              "is a composite of pointwise ops")
 
@@ -72,7 +70,6 @@ ALLOWED = {
     "aten::cdist": DECOMPOSED,
     "aten::channel_shuffle": DECOMPOSED,
     "aten::cholesky": DECOMPOSED,
-    "aten::chunk": MULTI_OUTPUT_VIEW,
     "aten::clamp_max.Tensor": DECOMPOSED,
     "aten::clamp_max_.Tensor": DECOMPOSED,
     "aten::clamp_min.Tensor": DECOMPOSED,
@@ -180,8 +177,6 @@ ALLOWED = {
     "aten::sinc_": INPLACE_BY_COPY,
     "aten::smooth_l1_loss": DECOMPOSED,
     "aten::softshrink_backward": DECOMPOSED,
-    "aten::split.Tensor": MULTI_OUTPUT_VIEW,
-    "aten::split_with_sizes": MULTI_OUTPUT_VIEW,
     "aten::stft.center": DECOMPOSED_OTHERWISE,
     "aten::sub.Tensor": "a Python-number minuend (2 - x) is ATen's rsub.Scalar "
                         "(RsubBackward1); strata's Tensor.__rsub__ calls sub",
@@ -194,7 +189,6 @@ ALLOWED = {
     "aten::trapz.dx": DECOMPOSED_OTHERWISE,
     "aten::trapz.x": DECOMPOSED_OTHERWISE,
     "aten::triplet_margin_loss": DECOMPOSED_OTHERWISE,
-    "aten::unbind.int": MULTI_OUTPUT_VIEW,
     "aten::unique_consecutive": NO_FORMULA_YET,
     "aten::unique_dim": NO_FORMULA_YET,
     "aten::vander": DECOMPOSED_OTHERWISE,

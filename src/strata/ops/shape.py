@@ -595,8 +595,8 @@ def _chunk(self, chunks, dim=0):
     d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if size == 0:  # `chunks` empty pieces (split would give only one)
-        return _split_with_sizes(self, (0,) * chunks, d)
-    return _split(self, (size + chunks - 1) // chunks, d)
+        return split_with_sizes(self, (0,) * chunks, d)
+    return split(self, (size + chunks - 1) // chunks, d)
 
 
 @register_decomposition(unbind)

@@ -106,6 +106,24 @@ def _select(ctx, grad):
     return _scatter_into_zeros(ctx, grad, lambda z: S.select(z, ctx.dim, ctx.index))
 
 
+# split/split_with_sizes/unbind are composites with rows of their own (CompositeExplicitAutograd in
+# backends/composite.py): one node for all pieces, as ATen records. The engine gives zeros for the
+# pieces no gradient reached, so the pieces' gradients join back whole.
+@derivative(S.split, "SplitBackward0")
+def _split(ctx, *grads):
+    return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
+
+
+@derivative(S.split_with_sizes, "SplitWithSizesBackward0")
+def _split_with_sizes(ctx, *grads):
+    return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
+
+
+@derivative(S.unbind, "UnbindBackward0")
+def _unbind(ctx, *grads):
+    return S.stack(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
+
+
 @derivative(S.diagonal, "DiagonalBackward0")
 def _diagonal(ctx, grad):
     return _scatter_into_zeros(ctx, grad,
