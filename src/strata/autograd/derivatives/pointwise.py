@@ -256,6 +256,24 @@ def _clamp(ctx, grad):
     return gx, glo, ghi
 
 
+# clamp_min/clamp_max (and their in-place forms) are composites over clamp with rows of their own
+# (CompositeExplicitAutograd in backends/composite.py): one ClampMin/ClampMax node, as ATen's.
+@derivative(P.clamp_min, lambda self, min: f"ClampMinBackward{1 if is_tensor(min) else 0}",
+            save=("self", "min"))
+def _clamp_min(ctx, grad):
+    x, lo = ctx.self, ctx.min   # a NaN self passes to neither
+    return (P.where(P.ge(x, lo), grad, 0.0) if ctx.needs[0] else None,
+            P.where(P.lt(x, lo), grad, 0.0) if ctx.needs[1] else None)
+
+
+@derivative(P.clamp_max, lambda self, max: f"ClampMaxBackward{1 if is_tensor(max) else 0}",
+            save=("self", "max"))
+def _clamp_max(ctx, grad):
+    x, hi = ctx.self, ctx.max
+    return (P.where(P.le(x, hi), grad, 0.0) if ctx.needs[0] else None,
+            P.where(P.gt(x, hi), grad, 0.0) if ctx.needs[1] else None)
+
+
 @derivative(P.nan_to_num, "NanToNumBackward0", save=("self",))
 def _nan_to_num(ctx, grad):
     return P.mul(grad, P.isfinite(ctx.self))
