@@ -189,7 +189,6 @@ ALLOWED = {
     "aten::vander": DECOMPOSED_OTHERWISE,
     "aten::vdot": DECOMPOSED,
     "aten::xlogy.Tensor": DECOMPOSED,
-    "aten::zero_": "strata's zero_ is fill_(0) (FillBackward2); ATen has zero_'s own row",
 }
 
 # The outputs' own nodes match; a node one edge down differs (the op's inner composite).

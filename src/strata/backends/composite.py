@@ -23,7 +23,7 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 # Composites with a derivative row of their own: their decomposition runs below autograd, so
 # autograd records one node (``VarMeanBackward0``), as ATen's CompositeExplicitAutograd ops do.
 WITH_OWN_DERIVATIVE = (RD.std, RD.var_mean, RD.std_mean, S.split, S.split_with_sizes, S.unbind,
-                       P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_)
+                       P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_, F.zero_)
 
 
 def register():
