@@ -179,7 +179,6 @@ ALLOWED = {
     "aten::threshold_backward": DECOMPOSED,
     "aten::to_dense": NO_FORMULA_YET,
     "aten::to_sparse.sparse_dim": NO_FORMULA_YET,
-    "aten::trace": DECOMPOSED,
     "aten::trapezoid.dx": DECOMPOSED_OTHERWISE,
     "aten::trapezoid.x": DECOMPOSED_OTHERWISE,
     "aten::trapz.dx": DECOMPOSED_OTHERWISE,
