@@ -7,6 +7,10 @@ see both memories) runs, as in PyTorch.
 
 from ..dispatch import register_kernel
 from ..ops import factory as F
+from ..ops import linalg as L
+from ..ops import pointwise as P
+from ..ops import reductions as RD
+from ..ops import shape as S
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -17,5 +21,14 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     return F.copy_(out, self, non_blocking)
 
 
+# Composites with a derivative row of their own: their decomposition runs below autograd, so
+# autograd records one node (``VarMeanBackward0``), as ATen's CompositeExplicitAutograd ops do.
+WITH_OWN_DERIVATIVE = (RD.std, RD.var_mean, RD.std_mean, S.split, S.split_with_sizes, S.unbind,
+                       P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_, F.zero_,
+                       L.trace)
+
+
 def register():
     register_kernel(F._to_copy, "CompositeExplicitAutograd", _to_copy)
+    for op in WITH_OWN_DERIVATIVE:
+        register_kernel(op, "CompositeExplicitAutograd", op.decomposition)

@@ -60,8 +60,7 @@ pairwise_distance = defop("pairwise_distance(Tensor x1, Tensor x2, float p=2., "
 @register_decomposition(linear)
 def _linear(input, weight, bias=None):
     """``input @ weight.T + bias``: one addmm for 2-D inputs (BLAS adds the bias)."""
-    # a 2-D weight's ``t()`` is its transpose: called directly, one dispatch less (t is composite)
-    weight_t = S.transpose(weight, 0, 1) if len(weight._shape) == 2 else S.t(weight)
+    weight_t = S.t(weight)   # ATen's linear calls t(): the weight's edge is a TBackward0
     if input.ndim == 2 and bias is not None:
         return addmm(bias, input, weight_t, 1, 1)   # every argument given: no binding
     out = matmul(input, weight_t)

@@ -412,7 +412,7 @@ def _cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
 @register_decomposition(margin_ranking_loss)
 def _margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     # max(0, -y * (x1 - x2) + margin)
-    loss = P.clamp(P.add(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
+    loss = P.clamp_min(P.add(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
     return apply_reduction(loss, reduction)
 
 
@@ -443,7 +443,7 @@ def _triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, 
     dist_neg = distance(anchor, negative, p, eps)
     if swap:
         dist_neg = P.minimum(dist_neg, distance(positive, negative, p, eps))
-    loss = P.clamp(P.sub(P.add(dist_pos, margin), dist_neg), 0)
+    loss = P.clamp_min(P.sub(P.add(dist_pos, margin), dist_neg), 0)
     return apply_reduction(loss, reduction)
 
 

@@ -432,7 +432,7 @@ def _batched_conv(name, dims, input, weight, bias, stride, padding, dilation, gr
         stride, padding, dilation, output_padding))
     out = convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding,
                       groups)
-    return out if batched else S.squeeze(out, (0,))
+    return out if batched else S.squeeze(out, 0)
 
 
 def _same_padding(name, dims, input, weight, bias, stride, padding, dilation, groups):

@@ -229,7 +229,7 @@ def _pool1d_as_2d(self, kernel, stride, padding, dilation, ceil_mode):
     values, indices = max_pool2d_with_indices(S.unsqueeze(self, -2), [1, kernel[0]],
                                               [1, stride[0]], [0, padding[0]],
                                               [1, dilation[0]], ceil_mode)
-    return S.squeeze(values, (-2,)), S.squeeze(indices, (-2,))
+    return S.squeeze(values, -2), S.squeeze(indices, -2)
 
 
 @register_decomposition(max_pool1d_with_indices)
@@ -293,7 +293,7 @@ def _avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
     stride = stride or kernel
     out = avg_pool2d(S.unsqueeze(self, -2), [1, kernel[0]], [1, stride[0]], [0, padding[0]],
                      ceil_mode, count_include_pad)
-    return S.squeeze(out, (-2,))
+    return S.squeeze(out, -2)
 
 
 @register_decomposition(adaptive_avg_pool1d)
@@ -301,7 +301,7 @@ def _adaptive_avg_pool1d(self, output_size):
     _check_dim_range("adaptive_avg_pool1d", self)
     output_size = _as_list(output_size)
     _check1d("adaptive_avg_pool1d", "output_size", output_size)
-    return S.squeeze(adaptive_avg_pool2d(S.unsqueeze(self, -2), [1, output_size[0]]), (-2,))
+    return S.squeeze(adaptive_avg_pool2d(S.unsqueeze(self, -2), [1, output_size[0]]), -2)
 
 
 @register_decomposition(adaptive_max_pool1d)
@@ -315,7 +315,7 @@ def _adaptive_max_pool1d(self, output_size):
                                f"non-batch dimensions, but input has sizes {fmt(self.shape)} with "
                                f"dimension {i} being empty")
     values, indices = adaptive_max_pool2d(S.unsqueeze(self, -2), [1, output_size[0]])
-    return S.squeeze(values, (-2,)), S.squeeze(indices, (-2,))
+    return S.squeeze(values, -2), S.squeeze(indices, -2)
 
 
 

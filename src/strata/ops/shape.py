@@ -237,6 +237,14 @@ def _alias_meta(self):
     return ViewSpec(tuple(self.shape), tuple(self.stride()), self.storage_offset())
 
 
+def _t_meta(self):
+    """A view of its own (not transpose's decomposition), so autograd records ``TBackward0``."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return _transpose_meta(self, 0, 1) if self.ndim == 2 else _alias_meta(self)
+
+
 view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_meta)
 as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
                    "SymInt? storage_offset=None) -> Tensor(a)", _as_strided_meta, method=True,
@@ -244,6 +252,7 @@ as_strided = defop("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, "
 permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", _permute_meta)
 transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
                   _transpose_meta, method=True, function=True)
+t = defop("t(Tensor(a) self) -> Tensor(a)", _t_meta, method=True, function=True)
 expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
                _expand_meta)
 squeeze = defop("squeeze.dims(Tensor(a) self, int[]? dim=None) -> Tensor(a)", _squeeze_meta,
@@ -441,7 +450,6 @@ unflatten = defop("unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Ten
                   method=True, function=True)
 narrow = defop("narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)",
                method=True, function=True)
-t = defop("t(Tensor(a) self) -> Tensor(a)", method=True, function=True)
 movedim = defop("movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)",
                 method=True, function=True)
 split = defop("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
@@ -516,14 +524,6 @@ def _narrow(self, dim, start, length):
     return slice(self, d, start, start + length)
 
 
-@register_decomposition(t)
-def _t(self):
-    if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.ndim}D")
-    return transpose(self, 0, 1) if self.ndim == 2 else alias(self)
-
-
 @register_decomposition(movedim)
 def _movedim(self, source, destination):
     source = (source,) if isinstance(source, int) else tuple(source)
@@ -595,8 +595,8 @@ def _chunk(self, chunks, dim=0):
     d = wrap_dim(dim, self.ndim)
     size = self.shape[d]
     if size == 0:  # `chunks` empty pieces (split would give only one)
-        return _split_with_sizes(self, (0,) * chunks, d)
-    return _split(self, (size + chunks - 1) // chunks, d)
+        return split_with_sizes(self, (0,) * chunks, d)
+    return split(self, (size + chunks - 1) // chunks, d)
 
 
 @register_decomposition(unbind)

@@ -191,7 +191,7 @@ def _istft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         raise RuntimeError("istft: window overlap add min: 1")
     y = P.div(y, envelope)
     if self.ndim == 2:
-        y = S.squeeze(y, [0])
+        y = S.squeeze(y, 0)
     if end > total:
         y = N.constant_pad_nd(y, [0, end - total], 0)
     return y

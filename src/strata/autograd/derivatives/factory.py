@@ -28,6 +28,8 @@ def _overwritten(ctx, grad):
 
 
 derivative(F.fill_, "FillBackward2")(_overwritten)
+# zero_ is fill_(0) with a row (and node) of its own, as ATen's (CompositeExplicitAutograd)
+derivative(F.zero_, "ZeroBackward0")(_overwritten)
 derivative(F.normal_, "NormalBackward0")(_overwritten)
 derivative(F.uniform_, "UniformBackward0")(_overwritten)
 derivative(F.bernoulli_tensor, "BernoulliBackward0")(_overwritten)

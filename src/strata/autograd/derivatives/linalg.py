@@ -30,6 +30,16 @@ def _mat2_grad(grad, mat1, mat2):
 
 # mat2's geometry (not the tensor: no version check, nothing kept alive) picks the layout of
 # its gradient; the tensor itself is saved only for mat1's gradient
+# trace is a composite with a row of its own (CompositeExplicitAutograd in backends/composite.py)
+@derivative(L.trace, "TraceBackward0")
+def _trace(ctx, grad):
+    """``trace_backward``: the gradient on the diagonal, zeros elsewhere."""
+    out = F.full(tuple(ctx.sizes("self")), 0, dtype=grad.dtype, device=grad.device)
+    diagonal = S.diagonal(out, 0, 0, 1)
+    F.copy_(diagonal, S.expand(grad, tuple(diagonal.shape)))
+    return out
+
+
 @derivative(L.mm, "MmBackward0", save=("self if mat2", "mat2 if self", "mat2:geometry if mat2"))
 def _mm(ctx, grad):
     return (L.mm(grad, _h(ctx.mat2)) if ctx.needs[0] else None,

@@ -18,9 +18,12 @@ def _tanh_backward(grad, result):
     return P.mul(grad, conj(P.sub(1, P.mul(result, result))))
 
 
-def _unary(op, name, save, fn):
-    """A one-input op whose gradient is ``grad * fn(ctx)``-shaped: ``fn(ctx, grad)``."""
+def _unary(op, name, save, fn, inplace=None):
+    """A one-input op whose gradient is ``grad * fn(ctx)``-shaped: ``fn(ctx, grad)``.
+    ``inplace`` = (op_, name): an in-place form with a row (and node name) of its own."""
     derivative(op, name, save=save)(lambda ctx, grad: fn(ctx, grad))
+    if inplace is not None:
+        derivative(inplace[0], inplace[1], save=save)(lambda ctx, grad: fn(ctx, grad))
 
 
 # --- unary, float result -----------------------------------------------------------------------
@@ -47,12 +50,16 @@ _unary(P.atan, "AtanBackward0", ("self",),
 _unary(P.sinh, "SinhBackward0", ("self",), lambda c, g: P.mul(g, P.cosh(c.self)))
 _unary(P.cosh, "CoshBackward0", ("self",), lambda c, g: P.mul(g, P.sinh(c.self)))
 _unary(P.tanh, "TanhBackward0", ("result",), lambda c, g: _tanh_backward(g, c.result))
+# derivatives.yaml gives asinh_/acosh_/atanh_ rows of their own (they refuse complex input)
 _unary(P.asinh, "AsinhBackward0", ("self",),
-       lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))))
+       lambda c, g: P.mul(g, P.rsqrt(P.add(P.mul(c.self, c.self), 1))),
+       inplace=(P.asinh_, "AsinhBackward1"))
 _unary(P.acosh, "AcoshBackward0", ("self",),
-       lambda c, g: P.mul(g, P.rsqrt(P.sub(P.mul(c.self, c.self), 1))))
+       lambda c, g: P.mul(g, P.rsqrt(P.sub(P.mul(c.self, c.self), 1))),
+       inplace=(P.acosh_, "AcoshBackward1"))
 _unary(P.atanh, "AtanhBackward0", ("self",),
-       lambda c, g: P.div(g, P.sub(1, P.mul(c.self, c.self))))
+       lambda c, g: P.div(g, P.sub(1, P.mul(c.self, c.self))),
+       inplace=(P.atanh_, "AtanhBackward1"))
 _unary(P.sigmoid, "SigmoidBackward0", ("result",),
        lambda c, g: A.sigmoid_backward(g, c.result))
 _unary(P.reciprocal, "ReciprocalBackward0", ("result",),
@@ -203,7 +210,9 @@ def _hypot(ctx, grad):
             P.mul(grad, P.div(ctx.other, r)) if ctx.needs[1] else None)
 
 
-@derivative(P.copysign, _scalar_other_name("CopysignBackward"), save=("self", "result"))
+# derivatives.yaml lists copysign.Tensor before copysign.Scalar (remainder/fmod the other way)
+@derivative(P.copysign, lambda self, other: f"CopysignBackward{0 if is_tensor(other) else 1}",
+            save=("self", "result"))
 def _copysign(ctx, grad):
     x = ctx.self
     gx = None
@@ -245,6 +254,24 @@ def _clamp(ctx, grad):
         gx = P.where(P.le(x, hi), grad, 0.0) if ctx.needs[0] else None
         ghi = P.where(P.gt(x, hi), grad, 0.0) if ctx.needs[2] else None
     return gx, glo, ghi
+
+
+# clamp_min/clamp_max (and their in-place forms) are composites over clamp with rows of their own
+# (CompositeExplicitAutograd in backends/composite.py): one ClampMin/ClampMax node, as ATen's.
+@derivative(P.clamp_min, lambda self, min: f"ClampMinBackward{1 if is_tensor(min) else 0}",
+            save=("self", "min"))
+def _clamp_min(ctx, grad):
+    x, lo = ctx.self, ctx.min   # a NaN self passes to neither
+    return (P.where(P.ge(x, lo), grad, 0.0) if ctx.needs[0] else None,
+            P.where(P.lt(x, lo), grad, 0.0) if ctx.needs[1] else None)
+
+
+@derivative(P.clamp_max, lambda self, max: f"ClampMaxBackward{1 if is_tensor(max) else 0}",
+            save=("self", "max"))
+def _clamp_max(ctx, grad):
+    x, hi = ctx.self, ctx.max
+    return (P.where(P.le(x, hi), grad, 0.0) if ctx.needs[0] else None,
+            P.where(P.gt(x, hi), grad, 0.0) if ctx.needs[1] else None)
 
 
 @derivative(P.nan_to_num, "NanToNumBackward0", save=("self",))

@@ -22,7 +22,8 @@ def _dims(dim, ndim):
 
 
 def _sum_name(self, dim=None, keepdim=False, dtype=None):
-    return "SumBackward0" if _all_dims(dim) else "SumBackward1"
+    """``sum(x)`` is ATen's dim-less overload (row 0); any dim list, even [], is row 1."""
+    return "SumBackward0" if dim is None else "SumBackward1"
 
 
 def restore_dims(grad, shape, dim, keepdim):
@@ -118,7 +119,7 @@ def _prod_dim(ctx, grad):
 
 
 @derivative(RD.mean, lambda self, dim=None, keepdim=False, dtype=None:
-            "MeanBackward0" if _all_dims(dim) else "MeanBackward1")
+            "MeanBackward0" if dim is None else "MeanBackward1")
 def _mean(ctx, grad):
     shape = ctx.sizes("self")
     return P.div(unreduce(grad, shape, ctx.dim, ctx.keepdim), max(count(shape, ctx.dim), 1))
@@ -168,6 +169,28 @@ def _var(ctx, grad):
     centered = P.sub(x, RD.mean(x, dims, True))
     g = restore_dims(grad, shape, ctx.dim, ctx.keepdim)
     return P.mul(P.mul(g, centered), 2.0 / (n - correction) if n != correction else math.inf)
+
+
+# std, var_mean and std_mean are composites with rows of their own (registered as
+# CompositeExplicitAutograd in backends/composite.py), so each records one node as in ATen.
+def _std_grad(ctx, grad, std):
+    """``std_backward``: var's gradient of grad / (2 std), zero where std is 0."""
+    return _var(ctx, P.where(P.eq(std, 0), 0.0, P.div(grad, P.mul(std, 2))))
+
+
+@derivative(RD.std, "StdBackward0", save=("self", "result"))
+def _std(ctx, grad):
+    return _std_grad(ctx, grad, ctx.result)
+
+
+@derivative(RD.var_mean, "VarMeanBackward0", save=("self",))
+def _var_mean(ctx, grad_var, grad_mean):
+    return P.add(_var(ctx, grad_var), _mean(ctx, grad_mean))
+
+
+@derivative(RD.std_mean, "StdMeanBackward0", save=("self", "result0"))
+def _std_mean(ctx, grad_std, grad_mean):
+    return P.add(_std_grad(ctx, grad_std, ctx.result0), _mean(ctx, grad_mean))
 
 
 @derivative(RD.vector_norm, "LinalgVectorNormBackward0", save=("self", "result"))

@@ -71,6 +71,11 @@ def _transpose(ctx, grad):
     return S.transpose(grad, ctx.dim0, ctx.dim1)
 
 
+@derivative(S.t, "TBackward0")
+def _t(ctx, grad):
+    return S.t(grad)
+
+
 @derivative(S.expand, "ExpandBackward0")
 def _expand(ctx, grad):
     return sum_to(grad, ctx.sizes("self"))
@@ -99,6 +104,24 @@ def _slice(ctx, grad):
 @derivative(S.select, "SelectBackward0")
 def _select(ctx, grad):
     return _scatter_into_zeros(ctx, grad, lambda z: S.select(z, ctx.dim, ctx.index))
+
+
+# split/split_with_sizes/unbind are composites with rows of their own (CompositeExplicitAutograd in
+# backends/composite.py): one node for all pieces, as ATen records. The engine gives zeros for the
+# pieces no gradient reached, so the pieces' gradients join back whole.
+@derivative(S.split, "SplitBackward0")
+def _split(ctx, *grads):
+    return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
+
+
+@derivative(S.split_with_sizes, "SplitWithSizesBackward0")
+def _split_with_sizes(ctx, *grads):
+    return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
+
+
+@derivative(S.unbind, "UnbindBackward0")
+def _unbind(ctx, *grads):
+    return S.stack(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
 
 
 @derivative(S.diagonal, "DiagonalBackward0")

@@ -13,7 +13,7 @@ def _selected(op, name, keepdim_arg=True):
         return select_backward_by_index(grad, ctx.sizes("self"), ctx.dim, ctx.result1, keepdim)
 
 
-_selected(SO.sort, "SortBackward1", keepdim_arg=False)
+_selected(SO.sort, "SortBackward0", keepdim_arg=False)
 _selected(SO.topk, "TopkBackward0", keepdim_arg=False)
 _selected(SO.kthvalue, "KthvalueBackward0")
 _selected(SO.median_dim, "MedianBackward1")

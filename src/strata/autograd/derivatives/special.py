@@ -50,11 +50,18 @@ def _polygamma(ctx, grad):
 
 
 # polygamma_ takes (self, n), not polygamma's (n, self): a row of its own, same formula
-derivative(SP.polygamma_, "PolygammaBackward0", save=("self",))(_polygamma)
+derivative(SP.polygamma_, "PolygammaBackward1", save=("self",))(_polygamma)
 
 
 # --- binary -------------------------------------------------------------------------------------
-@derivative(SP.special_zeta, "SpecialZetaBackward0", save=("self", "other"))
+def _zeta_name(self, other):
+    """PyTorch's rows: (Tensor, Tensor), then self_scalar, then other_scalar."""
+    if is_tensor(self) and is_tensor(other):
+        return "SpecialZetaBackward0"
+    return f"SpecialZetaBackward{1 if is_tensor(other) else 2}"
+
+
+@derivative(SP.special_zeta, _zeta_name, save=("self", "other"))
 def _special_zeta(ctx, grad):
     if ctx.needs[0]:
         raise NotImplementedError("the derivative for 'zeta' with respect to 'self' is not "

@@ -147,7 +147,9 @@ class ProxyTensorMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        decomposition = self.decompositions.get(func)
+        # a composite reaches the tracer only as CompositeExplicitAutograd (one autograd node,
+        # e.g. split): its decomposition still leaves primitives in the graph
+        decomposition = self.decompositions.get(func) or func.decomposition
         if decomposition is not None:
             with self:
                 return decomposition(*args, **kwargs)
