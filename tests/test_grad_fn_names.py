@@ -38,12 +38,10 @@ FUSED_RNN = ("strata records one fused node for the whole RNN layer/cell; PyTorc
 ALLOWED = {
     "aten::_gru_layer": FUSED_RNN,
     "aten::_gru_layer_backward": NO_FORMULA_YET,
-    "aten::_log_softmax_backward_data": DECOMPOSED,
     "aten::_lstm_layer": FUSED_RNN,
     "aten::_lstm_layer_backward": NO_FORMULA_YET,
     "aten::_pad_circular": "strata builds the padded tensor with cat; ATen writes slices "
                            "into a new tensor (CopySlices)",
-    "aten::_softmax_backward_data": DECOMPOSED,
     "aten::_thnn_fused_gru_cell": FUSED_RNN,
     "aten::_thnn_fused_gru_cell_backward": NO_FORMULA_YET,
     "aten::_thnn_fused_lstm_cell": FUSED_RNN,
