@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import strata
 import torch
-from helpers import assert_same
+from helpers import assert_same, check, check_error
 
 IDX = np.array([[0, 1, 1, 0], [2, 0, 2, 2]])
 VAL = np.array([3.0, 4.0, 5.0, 1.0], np.float32)
@@ -62,3 +62,11 @@ def test_errors():
         build(strata).to_dense(strata.float64)
     with pytest.raises(RuntimeError, match="do not have strides"):
         build(strata).stride()
+
+
+def test_t_of_sparse_tensors_matches_torch():
+    """``t()`` is an op of its own (TBackward0): sparse 1-D and 2-D tensors have a kernel, a 3-D
+    one gets PyTorch's error."""
+    check(lambda m: m.tensor([[0.0, 1, 0], [2, 0, 3]]).to_sparse().t().to_dense())
+    check(lambda m: m.tensor([1.0, 0, 2]).to_sparse().t().to_dense())
+    check_error(lambda m: m.zeros(2, 2, 2).to_sparse().t())

@@ -129,6 +129,13 @@ def transpose(self, dim0, dim1):
     return _sparse_from(idx[order], vals.copy(), shape, self.dtype)
 
 
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {self.ndim} sparse and 0 dense dimensions")
+    return transpose(self, 0, 1) if self.ndim == 2 else clone(self)
+
+
 def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
             memory_format=None):
     if device is not None and str(device) != "cpu":
@@ -161,6 +168,6 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 KERNELS = {SP.to_sparse: to_sparse}
 SPARSE_KERNELS = {
     SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.mul: mul, P.neg: neg,
-    L.mm: mm, S.transpose: transpose, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
+    L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
     RD.sum: sum,
 }
