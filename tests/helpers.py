@@ -7,8 +7,9 @@
 """
 
 import numpy as np
-import strata
 import torch
+
+import strata
 
 DTYPE_PAIRS = {
     "float32": (strata.float32, torch.float32), "float64": (strata.float64, torch.float64),
@@ -187,3 +188,33 @@ def check_outcome(fn, *inputs, **kwargs):
     else:
         assert _plain(s_out) == _plain(t_out), f"strata: {s_out!r}; torch: {t_out!r}"
     return s_out
+
+
+def native_paths(library: str, function: str):
+    """A ``path`` fixture running a test once on the generated C kernels and once with them
+    switched off (the NumPy kernels); the native half asserts that ``library``'s ``function``
+    really loaded (CI machines have a C compiler)."""
+    import pytest
+
+    from strata import config
+    from strata.backends.cpu import native
+
+    @pytest.fixture(params=["native", "numpy"])
+    def path(request, monkeypatch):
+        monkeypatch.setattr(config, "native_kernels", request.param == "native")
+        native.reset()
+        assert (native.function(library, function) is not None) == (request.param == "native")
+        yield request.param
+        native.reset()
+    return path
+
+
+def flatten_outputs(out):
+    """An op's outputs as one flat list (nested tuples and lists opened)."""
+    if isinstance(out, (tuple, list)):
+        return [x for o in out for x in flatten_outputs(o)]
+    return [out]
+
+
+def is_float_array(x):
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f"

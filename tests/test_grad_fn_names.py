@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from helpers import flatten_outputs, is_float_array
 from op_samples import all_samples
 
 import strata
@@ -208,23 +209,13 @@ ALLOWED_ONE_LEVEL_DOWN = {
 }
 
 
-def _flatten(out):
-    if isinstance(out, (tuple, list)):
-        return [x for o in out for x in _flatten(o)]
-    return [out]
-
-
-def _is_float_array(x):
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
-
-
 def _node_names(m, sample):
     """[(name of out.grad_fn, names one edge down)] for each output of ``sample`` needing grad."""
-    args = [m.tensor(x.astype(np.float64), requires_grad=True).clone() if _is_float_array(x)
+    args = [m.tensor(x.astype(np.float64), requires_grad=True).clone() if is_float_array(x)
             else m.tensor(x) if isinstance(x, np.ndarray) else x for x in sample.inputs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        outs = [o for o in _flatten(sample.fn(m, *args))
+        outs = [o for o in flatten_outputs(sample.fn(m, *args))
                 if isinstance(o, m.Tensor) and o.requires_grad]
     names = []
     for out in outs:
@@ -242,7 +233,7 @@ def _torch_node_names(sample):
         return None
 
 
-OP_DB = {q: [s for s in ss if any(_is_float_array(x) for x in s.inputs) and not s.random]
+OP_DB = {q: [s for s in ss if any(is_float_array(x) for x in s.inputs) and not s.random]
          for q, ss in all_samples().items()}
 
 

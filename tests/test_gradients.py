@@ -10,9 +10,11 @@ decompositions are checked too). Small samples of ops with a formula also go thr
 
 import numpy as np
 import pytest
-import strata
 import torch
+from helpers import flatten_outputs, is_float_array
 from op_samples import Sample, all_samples
+
+import strata
 from strata.autograd import derivatives as DV
 from strata.ops.op import REGISTRY
 
@@ -209,21 +211,11 @@ def _dtype_name(d):
     return str(d).split(".")[-1]
 
 
-def _flatten(out):
-    if isinstance(out, (tuple, list)):
-        return [x for o in out for x in _flatten(o)]
-    return [out]
-
-
-def _is_float_array(x):
-    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
-
-
 def _run(m, sample, cotangent_seed):
     """Run a sample with float64 leaves; returns (leaves, outputs needing grad, grads)."""
     leaves, args = [], []
     for x in sample.inputs:
-        if _is_float_array(x):
+        if is_float_array(x):
             leaf = m.tensor(x.astype(np.float64), requires_grad=True)
             leaves.append(leaf)
             args.append(leaf.clone())
@@ -231,7 +223,7 @@ def _run(m, sample, cotangent_seed):
             args.append(m.tensor(x))
         else:
             args.append(x)
-    outs = [o for o in _flatten(sample.fn(m, *args))
+    outs = [o for o in flatten_outputs(sample.fn(m, *args))
             if isinstance(o, m.Tensor) and o.requires_grad]
     rng = np.random.default_rng(cotangent_seed)
     cots = [m.tensor(rng.standard_normal(tuple(o.shape))).to(o.dtype) for o in outs]
@@ -274,7 +266,7 @@ def _cases(samples):
 
 
 OP_DB = all_samples()
-FLOAT_OP_DB = {q: [s for s in ss if any(_is_float_array(x) for x in s.inputs)
+FLOAT_OP_DB = {q: [s for s in ss if any(is_float_array(x) for x in s.inputs)
                    and not s.random] for q, ss in OP_DB.items()}
 
 
@@ -295,7 +287,7 @@ def _gradcheck_cases():
         if op is None or not isinstance(DV.lookup(op), DV.Derivative):
             continue
         for i, s in enumerate(ss):
-            arrays = [x for x in s.inputs if _is_float_array(x)]
+            arrays = [x for x in s.inputs if is_float_array(x)]
             if arrays and sum(x.size for x in arrays) <= 24 and \
                     all(np.isfinite(x).all() for x in arrays) and not s.extra.get("no_fd"):
                 cases.append(pytest.param(q, s, id=f"{q.split('::')[1]}-{s.name or i}"))
@@ -315,13 +307,13 @@ def test_formula_matches_finite_differences(qualname, sample, request):
 
     def setup(m):
         leaves = [m.tensor(x.astype(np.float64), requires_grad=True)
-                  for x in sample.inputs if _is_float_array(x)]
+                  for x in sample.inputs if is_float_array(x)]
 
         def fn(*ls):
             it = iter(ls)
-            args = [next(it).clone() if _is_float_array(x) else
+            args = [next(it).clone() if is_float_array(x) else
                     m.tensor(x) if isinstance(x, np.ndarray) else x for x in sample.inputs]
-            return tuple(o for o in _flatten(sample.fn(m, *args))
+            return tuple(o for o in flatten_outputs(sample.fn(m, *args))
                          if isinstance(o, m.Tensor) and o.requires_grad)
         return fn, tuple(leaves)
 

@@ -6,23 +6,15 @@ convolution; and the C column matrix is the NumPy one, bit for bit."""
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same
+from helpers import assert_same, native_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strata
-from strata import config
 from strata.backends.cpu import native, nn
 
 
-@pytest.fixture(params=["native", "numpy"])
-def path(request, monkeypatch):
-    monkeypatch.setattr(config, "native_kernels", request.param == "native")
-    native.reset()
-    assert (native.function("eager_conv", "im2col2d_float32") is not None) == (
-        request.param == "native")
-    yield request.param
-    native.reset()
+path = native_paths("eager_conv", "im2col2d_float32")
 
 
 def _check(a, wt, args, view=lambda m, t: t, transposed=False):

@@ -11,19 +11,10 @@ import strata
 from strata import config
 from strata.backends.cpu import native
 
-from helpers import assert_same
+from helpers import assert_same, native_paths
 
 
-@pytest.fixture(params=["native", "numpy"])
-def path(request, monkeypatch):
-    """Run the test once on the C kernels and once with them switched off."""
-    monkeypatch.setattr(config, "native_kernels", request.param == "native")
-    native.reset()
-    # CI machines have a C compiler: the native half must really run C
-    assert (native.function("eager_rows", "softmax_float32") is not None) == (
-        request.param == "native")
-    yield request.param
-    native.reset()
+path = native_paths("eager_rows", "softmax_float32")
 
 
 SPECIAL_ROWS = np.array([

@@ -5,23 +5,15 @@ gradients, with NaN, +-inf and ties in the windows, padding, dilation and ceil m
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same
+from helpers import assert_same, native_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strata
-from strata import config
-from strata.backends.cpu import native, pooling
+from strata.backends.cpu import pooling
 
 
-@pytest.fixture(params=["native", "numpy"])
-def path(request, monkeypatch):
-    monkeypatch.setattr(config, "native_kernels", request.param == "native")
-    native.reset()
-    assert (native.function("eager_pool", "max_pool2d_float32") is not None) == (
-        request.param == "native")
-    yield request.param
-    native.reset()
+path = native_paths("eager_pool", "max_pool2d_float32")
 
 
 def _input(shape, dtype, seed):

@@ -6,7 +6,7 @@ graph keeping nll_loss_backward fused into the row sum."""
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same
+from helpers import assert_same, native_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,15 +19,7 @@ from strata.compile.inductor.compile_fx import compile_fx
 KINDS = {"softmax": "_softmax_backward_data", "log_softmax": "_log_softmax_backward_data"}
 
 
-@pytest.fixture(params=["native", "numpy"])
-def path(request, monkeypatch):
-    """Run the test once on the generated C row kernels and once with them switched off."""
-    monkeypatch.setattr(config, "native_kernels", request.param == "native")
-    native.reset()
-    assert (native.function("eager_rows", "log_softmax_backward_float32") is not None) == (
-        request.param == "native")
-    yield request.param
-    native.reset()
+path = native_paths("eager_rows", "log_softmax_backward_float32")
 
 
 def _backward(m, kind, g, x, dim, view=lambda t: t):
