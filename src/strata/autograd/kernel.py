@@ -4,8 +4,10 @@ For each call it decides whether to record (grad mode on and some tensor argumen
 If not, it redispatches at once — that is the path of every op that needs no gradient, so it is
 a few attribute reads. If so, it looks up the op's derivative (``derivatives.py``), saves what the
 formula needs, runs the op below autograd, and makes the outputs' ``grad_fn`` a node of the op
-(``MulBackward0``) whose edges lead to the inputs' nodes. Composite ops never get here: they are
-decomposed above this key (CompositeImplicitAutograd), so only primitives need a formula.
+(``MulBackward0``) whose edges lead to the inputs' nodes. CompositeImplicitAutograd ops never get
+here: they are decomposed above this key, so only primitives need a formula — and the
+CompositeExplicitAutograd ones that PyTorch records as one node (``split``, ``var_mean``), whose
+decomposition runs below this key (``backends/composite.py``).
 
 In-place ops rebase history: the written tensor's ``grad_fn`` becomes the new node. Writing into a
 view whose base has history puts a ``CopySlices`` node on the base (Note [View + in-place]).
