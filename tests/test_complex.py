@@ -301,3 +301,10 @@ def test_assigning_real_and_imag():
         z.imag = 0.5
         assert z.tolist() == [1 + 0.5j, 2 + 0.5j, 3 + 0.5j]
     check_error(lambda m: setattr(m.ones(2), "imag", 1.0))
+
+
+def test_sgn_of_real_and_bool_tensors_matches_torch():
+    """``sgn`` of a real tensor is ``sign``; of a bool tensor, the values themselves (as torch)."""
+    check(lambda m: m.tensor([True, False]).sgn())
+    check(lambda m: m.tensor([-2, 0, 3]).sgn())
+    check(lambda m: m.tensor([-0.5, 0.0, float("nan")]).sgn())

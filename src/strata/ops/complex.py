@@ -83,10 +83,7 @@ def angle_dtype(self):
 
 
 def sgn_dtype(self):
-    dt = R.promote(self)
-    if dt is D.bool_:
-        raise NotImplementedError("\"sign_cpu\" not implemented for 'Bool'")
-    return dt
+    return R.promote(self)
 
 
 conj_physical = defop("conj_physical(Tensor self) -> Tensor", _conj_physical_meta, method=True,
