@@ -112,11 +112,12 @@ def run(quick, torch_compile):
     sync_s = strata.opencl.synchronize
     sync_t = torch.cuda.synchronize if cuda else (lambda: None)
     hidden, width, n, numel = (64, 32, 256, 1 << 16) if quick else (512, 128, 4096, 1 << 22)
+    context, batch = (16, 4) if quick else (64, 16)     # the GPT: ctx 64, batch 16
     rows = [("1-element add", lambda m, d: add_one(m, d)),
             (f"MLP 784-{hidden}-{hidden}-10 Adam step, batch 64",
              lambda m, d: mlp_adam(m, d, hidden)),
-            (f"tiny GPT step (2 layers, width {width}, context 32, batch 8)",
-             lambda m, d: tiny_gpt(m, d, width)),
+            (f"tiny GPT step (2 layers, width {width}, context {context}, batch {batch})",
+             lambda m, d: tiny_gpt(m, d, width, context=context, batch=batch)),
             (f"fp32 GEMM {n}^3 (TF32 off)", lambda m, d: gemm(m, d, n))]
     results = []
     for name, make in rows:

@@ -8,8 +8,10 @@
 #   2. writes /etc/OpenCL/vendors/nvidia.icd (the path of libnvidia-opencl.so) if missing, so
 #      that pyopencl's ICD loader finds the NVIDIA platform (OCL_ICD_VENDORS where /etc is
 #      read-only),
-#   3. runs tests/opencl on the GPU (STRATA_OPENCL_DEVICE=nvidia),
-#   4. runs benchmarks/opencl.py: a markdown table, strata on opencl vs torch on CUDA.
+#   3. runs benchmarks/opencl.py: a markdown table, strata on opencl vs torch on CUDA,
+#   4. runs benchmarks/opencl_probe.py: launch cost, launches per step, GEMM blockings,
+#   5. runs tests/opencl on the GPU (STRATA_OPENCL_DEVICE=nvidia),
+# each stage under its own time limit (GPU_CHECK_{BENCH,PROBE,TESTS}_S seconds).
 # Without an NVIDIA driver it runs on whatever OpenCL platform there is (PoCL), which is how
 # it was checked; GPU_CHECK_QUICK=1 uses small benchmark sizes.
 #   bash scripts/gpu_check.sh 2>&1 | tee gpu_check.log
@@ -54,10 +56,16 @@ if not strata.opencl.is_available():
 print("== opencl:0 is", strata.opencl.get_device_name())
 PYEOF
 
-echo "== tests/opencl"
+# Each stage has its own time limit, so one that hangs or fails leaves the others their turn.
 status=0
-"$PY" -m pytest tests/opencl -q -p no:cacheprovider || status=$?
-
-echo "== benchmarks/opencl.py"
-"$PY" -m benchmarks.opencl ${GPU_CHECK_QUICK:+--quick}
+stage() {   # stage NAME SECONDS COMMAND...
+  local name=$1 limit=$2; shift 2
+  echo "== $name (at most ${limit}s)"
+  local t0=$SECONDS
+  timeout "$limit" "$@" || { echo "== $name: exit $?"; status=1; }
+  echo "== $name took $((SECONDS - t0))s"
+}
+stage benchmarks/opencl.py "${GPU_CHECK_BENCH_S:-180}" "$PY" -m benchmarks.opencl ${GPU_CHECK_QUICK:+--quick}
+stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe ${GPU_CHECK_QUICK:+--quick}
+stage tests/opencl "${GPU_CHECK_TESTS_S:-240}" "$PY" -m pytest tests/opencl -q -p no:cacheprovider -rf
 exit $status

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DEST=${1:-.whl}
 PY=${PYTHON:-python3}
 mkdir -p "$DEST"
-for name in pyopencl pytools platformdirs siphash24; do
+for name in pyopencl pytools platformdirs siphash24 bytecode; do
   version=$("$PY" -m pip show "$name" 2>/dev/null | awk '/^Version:/ {print $2}')
   spec=$name${version:+==$version}
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \

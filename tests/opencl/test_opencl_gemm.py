@@ -58,5 +58,19 @@ def test_vector_loads_for_contiguous_rows():
     kinds = {key[4] for key in opencl_pointwise._sources if key[0] == "aten::gemm" and key[3]}
     assert kinds == {True, False}
     vector = [src for key, (src, _) in opencl_pointwise._sources.items()
-              if key[0] == "aten::gemm" and key[-1]]
+              if key[0] == "aten::gemm" and key[4]]
     assert all("vload4" in src for src in vector)
+
+
+@pytest.mark.parametrize("blocking", [(64, 4), (64, 8), (128, 8)])
+def test_every_gemm_blocking_matches_numpy(blocking, monkeypatch):
+    """The register-blocked GEMM's tile shapes (output tile, outputs per work-item) a device
+    may be given: incomplete tiles, contiguous (vload4) and transposed operands."""
+    from strata.compile.inductor import opencl_rows
+    monkeypatch.setattr(opencl_rows, "GEMM_BLOCKING", blocking)
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((130, 36), (36, 140)))
+    sa, sb = strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")
+    np.testing.assert_allclose((sa @ sb).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    bt = strata.tensor(np.ascontiguousarray(b.T)).to("opencl").t()
+    np.testing.assert_allclose((sa @ bt).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)

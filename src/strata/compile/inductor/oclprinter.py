@@ -457,24 +457,27 @@ void {name}({", ".join(params)}) {{
 # output, each work-item WPT x WPT of it (rows li + v * RTS, columns lj + w * RTS: neighbouring
 # work-items still store neighbouring columns), so each value read from local memory feeds WPT
 # multiply-adds instead of one. Chosen for outputs of at least BLOCK x BLOCK (opencl_rows.py).
-BLOCK, WPT, TK = 64, 4, 16
+BLOCK, WPT = 64, 4
 RTS = BLOCK // WPT
 
 
-def print_gemm_blocked(name, dtype, bias, vector=False) -> tuple:
-    """(source, parameter names) of the register-blocked GEMM; the ND range is (columns / WPT,
-    rows / WPT, batch), rounded up to RTS x RTS work-groups. With ``vector`` the tiles are
-    loaded with ``vload4`` (rows of A and B contiguous, k and n multiples of 4: a vector is
-    wholly inside the matrix or wholly outside)."""
+def print_gemm_blocked(name, dtype, bias, vector=False, block=BLOCK, wpt=WPT) -> tuple:
+    """(source, parameter names) of the register-blocked GEMM; the ND range is (columns / wpt,
+    rows / wpt, batch), rounded up to rts x rts work-groups (rts = block / wpt, also the K step
+    of a tile). With ``vector`` the tiles are loaded with ``vload4`` (rows of A and B
+    contiguous, k and n multiples of 4: a vector is wholly inside the matrix or wholly
+    outside)."""
+    rts = block // wpt
+    assert rts * wpt == block and block * rts % (4 * rts * rts) == 0, (block, wpt)
     source, names = print_gemm(name, dtype, bias)
     params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
     t = CL_TYPES[dtype]
     result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc[v][w]" if bias else \
         "alpha * acc[v][w]"
-    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {BLOCK}
-#define WPT {WPT}
-#define RTS {RTS}
-#define TK {TK}
+    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {block}
+#define WPT {wpt}
+#define RTS {rts}
+#define TK {rts}
 __kernel __attribute__((reqd_work_group_size(RTS, RTS, 1)))
 void {name}({params}) {{
     const int lj = get_local_id(0), li = get_local_id(1);
@@ -526,10 +529,9 @@ def _scalar_loads():
 
 
 def _vector_loads(t):
-    """One 4-vector of the A tile and one of the B tile per work-item (BLOCK * TK / 4 of each
-    = RTS * RTS work-items)."""
-    return f"""        {{
-            const int id = li * RTS + lj;
+    """4-vectors of the A tile and of the B tile, BLOCK * TK / 4 of each shared out over the
+    RTS * RTS work-items (one each when WPT is 4, two when it is 8)."""
+    return f"""        for (int id = li * RTS + lj; id < BLOCK * TK / 4; id += RTS * RTS) {{
             const int ar = id / (TK / 4), ac = (id % (TK / 4)) * 4;
             const long ai = i0 + ar, ak = k0 + ac;
             const {t}4 av = (ai < ms && ak < ks) ? vload4(0, a + ai * a_stm + ak) : ({t}4)(0);

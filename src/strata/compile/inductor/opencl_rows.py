@@ -18,7 +18,7 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import BLOCK, RTS, TILE, print_gemm, print_gemm_blocked, print_kernel
+from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
 from .opencl_pointwise import (
     all_contiguous,
     broadcast_strides,
@@ -525,16 +525,22 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
         values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
     values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
-    blocked = m >= BLOCK and n >= BLOCK     # big enough to fill the register-blocked tiles
+    block, wpt = GEMM_BLOCKING
+    blocked = m >= block and n >= block     # big enough to fill the register-blocked tiles
     vector = blocked and values["a_stk"] == 1 and values["b_stn"] == 1 and k % 4 == 0 and \
         n % 4 == 0                          # whole 4-vectors along rows of A and B
-    key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector)
-    printer = partial(print_gemm_blocked, vector=vector) if blocked else print_gemm
-    tile, per_item = (RTS, BLOCK) if blocked else (TILE, TILE)
+    key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector, block, wpt)
+    printer = partial(print_gemm_blocked, vector=vector, block=block, wpt=wpt) if blocked \
+        else print_gemm
+    tile, per_item = (block // wpt, block) if blocked else (TILE, TILE)
     size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
     launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
            [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
     return out
+
+
+# (output tile edge, outputs per work-item edge) of the register-blocked GEMM
+GEMM_BLOCKING = (BLOCK, WPT)
 
 
 def mm(self, mat2):

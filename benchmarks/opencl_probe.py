@@ -1,0 +1,130 @@
+"""Where the opencl device's time goes, for a GPU session's one short run (scripts/gpu_check.sh):
+
+    python -m benchmarks.opencl_probe [--quick]
+
+1. GEMM blockings: GFLOP/s of strata's register-blocked GEMM at 4096^3 for each (output tile,
+   outputs per work-item) candidate, to pick the device's default.
+2. Launch cost: a bare pyopencl enqueue of a one-element kernel (arguments set once) against
+   strata's ``x + y`` on one element, each host-only (no wait) and with a wait per call.
+3. Training steps: kernel launches per step, host time to enqueue a step (the device may still
+   be busy) and the device-inclusive step time, for the benchmark's MLP and tiny GPT.
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from .harness import median_time
+from .opencl import mlp_adam, tiny_gpt
+
+BLOCKINGS = ((64, 4), (64, 8), (128, 8), (128, 4))
+
+
+def gemm_blockings(strata, n):
+    from strata.compile.inductor import opencl_rows
+    default = opencl_rows.GEMM_BLOCKING
+    rng = np.random.default_rng(0)
+    a, b = (strata.tensor(rng.standard_normal((n, n), dtype=np.float32)).to("opencl")
+            for _ in range(2))
+    want = (a[:64] @ b[:, :64]).cpu().numpy()
+    print(f"\n## GEMM {n}^3 by blocking (default {default})")
+    print("| blocking | GFLOP/s | max error vs default |")
+    print("|---|---|---|")
+    for blocking in BLOCKINGS:
+        opencl_rows.GEMM_BLOCKING = blocking
+        try:
+            out = a @ b
+            err = float(np.abs(out[:64, :64].cpu().numpy() - want).max())
+            s = median_time(lambda: a @ b, sync=strata.opencl.synchronize, repeats=5)
+            print(f"| {blocking} | {2 * n ** 3 / s / 1e9:.0f} | {err:.2e} |")
+        except Exception as exc:            # a blocking the device refuses: say so, go on
+            print(f"| {blocking} | failed: {type(exc).__name__}: {str(exc)[:120]} | |")
+    opencl_rows.GEMM_BLOCKING = default
+
+
+def launch_cost(strata):
+    import pyopencl as cl
+
+    from strata.backends.opencl import runtime
+    rt = runtime.get(0)
+    queue = rt.current_stream().queue
+    buf = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 4)
+    knl = cl.Program(rt.context, "__kernel void k(__global float* x) { x[0] += 1.0f; }"
+                     ).build().k
+    knl.set_args(buf)
+    n = 2000
+
+    def timed(fn, wait):
+        fn()
+        queue.finish()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+            if wait:
+                queue.finish()
+        host = time.perf_counter() - t0
+        queue.finish()
+        return host / n
+
+    raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)   # noqa: E731
+    x, y = strata.ones(1, device="opencl"), strata.ones(1, device="opencl")
+    add = lambda: x + y                                                  # noqa: E731
+    print("\n## Launch cost per call (us)")
+    print("| call | host only | with a wait each |")
+    print("|---|---|---|")
+    for name, fn in (("pyopencl enqueue, args set once", raw), ("strata x + y", add)):
+        print(f"| {name} | {timed(fn, False) * 1e6:.1f} | {timed(fn, True) * 1e6:.1f} |")
+
+
+def steps(strata, quick):
+    from strata.backends.opencl import runtime
+    count = [0]
+    launch = runtime.OpenCLRuntime.launch
+
+    def counted(self, *args, **kwargs):
+        count[0] += 1
+        return launch(self, *args, **kwargs)
+
+    sync = strata.opencl.synchronize
+    rows = (("MLP 784-512-512-10 Adam, batch 64", lambda: mlp_adam(strata, "opencl",
+                                                                 64 if quick else 512)),
+            ("tiny GPT (2 layers, d128, ctx 64, batch 16)",
+             lambda: tiny_gpt(strata, "opencl", 32 if quick else 128,
+                              context=16 if quick else 64, batch=4 if quick else 16)))
+    print("\n## Training steps on opencl")
+    print("| step | launches | host ms (no wait) | device-inclusive ms |")
+    print("|---|---|---|---|")
+    for name, make in rows:
+        step = make()
+        step()
+        sync()
+        runtime.OpenCLRuntime.launch = counted
+        count[0] = 0
+        step()
+        runtime.OpenCLRuntime.launch = launch
+        launches = count[0]
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(5):
+            step()
+        host = (time.perf_counter() - t0) / 5
+        sync()
+        full = median_time(step, sync=sync, repeats=5)
+        print(f"| {name} | {launches} | {host * 1e3:.2f} | {full * 1e3:.2f} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes (PoCL)")
+    args = parser.parse_args()
+    import strata
+    print("opencl device:", strata.opencl.get_device_name())
+    launch_cost(strata)
+    steps(strata, args.quick)
+    gemm_blockings(strata, 256 if args.quick else 4096)
+
+
+if __name__ == "__main__":
+    main()
