@@ -23,7 +23,7 @@ BLOCKINGS = ((64, 4), (64, 8), (128, 8), (128, 4))
 
 def gemm_blockings(strata, n):
     from strata.compile.inductor import opencl_rows
-    default = opencl_rows.GEMM_BLOCKING
+    default = opencl_rows.GEMM_BLOCKINGS
     rng = np.random.default_rng(0)
     a, b = (strata.tensor(rng.standard_normal((n, n), dtype=np.float32)).to("opencl")
             for _ in range(2))
@@ -32,7 +32,7 @@ def gemm_blockings(strata, n):
     print("| blocking | GFLOP/s | max error vs default |")
     print("|---|---|---|")
     for blocking in BLOCKINGS:
-        opencl_rows.GEMM_BLOCKING = blocking
+        opencl_rows.GEMM_BLOCKINGS = (blocking,)
         try:
             out = a @ b
             err = float(np.abs(out[:64, :64].cpu().numpy() - want).max())
@@ -40,7 +40,7 @@ def gemm_blockings(strata, n):
             print(f"| {blocking} | {2 * n ** 3 / s / 1e9:.0f} | {err:.2e} |")
         except Exception as exc:            # a blocking the device refuses: say so, go on
             print(f"| {blocking} | failed: {type(exc).__name__}: {str(exc)[:120]} | |")
-    opencl_rows.GEMM_BLOCKING = default
+    opencl_rows.GEMM_BLOCKINGS = default
 
 
 def launch_cost(strata):

@@ -67,7 +67,7 @@ def test_every_gemm_blocking_matches_numpy(blocking, monkeypatch):
     """The register-blocked GEMM's tile shapes (output tile, outputs per work-item) a device
     may be given: incomplete tiles, contiguous (vload4) and transposed operands."""
     from strata.compile.inductor import opencl_rows
-    monkeypatch.setattr(opencl_rows, "GEMM_BLOCKING", blocking)
+    monkeypatch.setattr(opencl_rows, "GEMM_BLOCKINGS", (blocking,))
     rng = np.random.default_rng(2)
     a, b = (rng.standard_normal(s).astype(np.float32) for s in ((130, 36), (36, 140)))
     sa, sb = strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")

@@ -29,7 +29,9 @@ def test_device_selection_by_name():
     """STRATA_OPENCL_DEVICE keeps the devices whose platform/device name contains it."""
     code = ("import strata; print(strata.opencl.device_count()); "
             "strata.ones(1, device='opencl')")
-    env = dict(os.environ, PYTHONPATH=SRC, STRATA_OPENCL_DEVICE="no such device")
+    # keep the caller's path: pyopencl may be installed there (a GPU machine's wheels)
+    path = os.pathsep.join(filter(None, [SRC, os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, STRATA_OPENCL_DEVICE="no such device")
     out = subprocess.run([sys.executable, "-c", code], check=False, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.stdout.split()[0] == "0"
