@@ -2,8 +2,8 @@
 
 While a ``LaunchRecording`` is the runtime's ``recording``, every kernel launch and device copy
 is also kept: a kernel gets a ``cl.Kernel`` object of its own with its arguments set once, so a
-replay is one batch of ``enqueue_nd_range_kernel`` calls with nothing set and no Python op
-dispatch in between (OpenCL 1.2 has no graph object: ``cl_khr_command_buffer`` is an extension
+replay is one batch of ``clEnqueueNDRangeKernel`` calls (driver.py, no events) with nothing set
+and no Python op dispatch in between (OpenCL 1.2 has no graph object: ``cl_khr_command_buffer`` is an extension
 few drivers ship). Every tensor a recorded command touches is kept alive by the recording, so
 its memory is never handed to anyone else: the recording owns a private pool, as a CUDA graph
 does. A copy to or from the host (a sync point, or host data that would be stale) cannot be
@@ -11,6 +11,7 @@ replayed: the recording names it in ``problem`` and the graph runs normally inst
 """
 
 from ...core import trace
+from .driver import KernelArgs
 from .runtime import cl
 
 
@@ -19,7 +20,7 @@ class LaunchRecording:
 
     def __init__(self, runtime):
         self.runtime = runtime
-        self.commands = []      # ("kernel", cl.Kernel, global, local) | ("copy", args...)
+        self.commands = []      # ("kernel", KernelArgs, global, local) | ("copy", args...)
         self.tensors = []       # kept alive: their blocks belong to the recording
         self.problem = None     # why this recording cannot be replayed, if it cannot
         self.stream = None
@@ -34,8 +35,8 @@ class LaunchRecording:
         self.runtime.recording = None
 
     def launch(self, source, name, global_size, local_size, args, tensors):
-        own = cl().Kernel(self.runtime.program(source), name)
-        own.set_args(*args)
+        own = KernelArgs(self.runtime.driver, cl().Kernel(self.runtime.program(source), name))
+        own.set(args)
         self.commands.append(("kernel", own, global_size, local_size))
         self.tensors.extend(tensors)
 
@@ -63,17 +64,16 @@ class LaunchRecording:
         stream = self.runtime.current_stream()
         if stream is not self.stream:
             self.runtime._record_cross_use(self.tensors, stream)
-        queue, event = stream.queue, None
+        driver = self.runtime.driver
         for command in self.commands:
             if command[0] == "kernel":
                 _, knl, global_size, local_size = command
-                event = pycl.enqueue_nd_range_kernel(queue, knl, global_size, local_size)
+                driver.enqueue(stream.handle, knl, global_size, local_size)
+                stream.seq += 1               # an eventless command (streams.py)
             else:
                 _, dst, src, nbytes, dst_offset, src_offset = command
-                event = pycl.enqueue_copy(queue, dst, src, byte_count=nbytes,
-                                          dst_offset=dst_offset, src_offset=src_offset)
-        if event is not None:
-            stream.enqueued(event)     # an in-order queue: the last command ends the batch
+                stream.enqueued(pycl.enqueue_copy(stream.queue, dst, src, byte_count=nbytes,
+                                                  dst_offset=dst_offset, src_offset=src_offset))
         if trace.active:
             trace.instant("runtime", "graph replay", device=str(self.runtime.device),
                           stream=stream.id, seq=stream.seq, commands=len(self.commands))

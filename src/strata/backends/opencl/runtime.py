@@ -15,6 +15,7 @@ errors the driver reports (a failed build, a bad launch, out of resources) are r
 ``RuntimeError``s naming the op.
 """
 
+import ctypes
 import hashlib
 import threading
 import time
@@ -38,6 +39,7 @@ from ...runtime import (
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
+from .driver import Driver, DriverError, KernelArgs
 from .memory import BufferSegments
 from .streams import OpenCLStream
 
@@ -98,9 +100,9 @@ class OpenCLRuntime(DeviceRuntime):
         self._default = OpenCLStream(_owner=self)
         self.allocator = CachingAllocator(OpenCLMemory(self), "opencl", index)
         self._programs = {}           # source -> built cl.Program
-        self._kernels = {}            # (source, name) -> cl.Kernel (kept: see reference 4)
+        self._kernels = {}            # (source, name) -> KernelArgs (kept: see reference 4)
         self.programs_from_disk = 0
-        self._last_args = {}          # cl.Kernel -> the arguments it was last launched with
+        self.driver = Driver(pycl)    # the launch path (driver.py)
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
@@ -113,6 +115,7 @@ class OpenCLRuntime(DeviceRuntime):
         pycl = cl()
         stream.queue = pycl.CommandQueue(
             self.context, self.cl_device, pycl.command_queue_properties.PROFILING_ENABLE)
+        stream.handle = ctypes.c_void_p(stream.queue.int_ptr)
         self.streams.append(stream)
         return len(self.streams) - 1
 
@@ -160,9 +163,9 @@ class OpenCLRuntime(DeviceRuntime):
         """The built kernel ``name`` of ``source`` (built once per source and device: the
         runtime belongs to one device, and the driver version cannot change in a process)."""
         knl = self._kernels.get((source, name))
-        if knl is not None:
-            return knl
-        knl = self._kernels[source, name] = getattr(self.program(source, name), name)
+        if knl is None:
+            knl = self._kernels[source, name] = KernelArgs(
+                self.driver, getattr(self.program(source, name), name))
         return knl
 
     def program(self, source, name="<program>"):
@@ -200,29 +203,31 @@ class OpenCLRuntime(DeviceRuntime):
 
     def launch(self, op_name, source, name, global_size, args, tensors=(), local_size=None):
         """Enqueue kernel ``name`` of ``source`` over ``global_size`` work-items (an int, or a
-        tuple with ``local_size``) on the current stream; ``tensors`` are the device tensors it
-        reads or writes. Returns at once."""
+        tuple with ``local_size``) on the current stream; ``args`` are ``cl.Buffer``s, Python
+        ints (``long``) and NumPy scalars, ``tensors`` the device tensors it reads or writes.
+        Returns at once, with no event unless the tracer is on (Note [Launches without
+        events] in driver.py)."""
         if type(global_size) is int:
             global_size = (global_size,)
         if 0 in global_size:
             return
-        pycl = cl()
-        knl = self.kernel(source, name)
+        knl = self._kernels.get((source, name)) or self.kernel(source, name)
         stream = self.current_stream()
         self._record_cross_use(tensors, stream)
         span = trace.begin("runtime", "launch", op=op_name, kernel=name,
                            stream=stream.id) if trace.active else None
         try:
-            self._set_changed_args(knl, args)
-            event = pycl.enqueue_nd_range_kernel(stream.queue, knl, global_size, local_size)
-        except pycl.Error as exc:
-            raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
-                               f"{exc}") from None
-        except BaseException:
+            knl.set(args)
+            event = self.driver.enqueue(stream.handle, knl, global_size, local_size,
+                                        span is not None)
+        except BaseException as exc:
             if span is not None:
                 trace.end(span)
+            if isinstance(exc, DriverError):
+                raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
+                                   f"{exc}") from None
             raise
-        stream.enqueued(event)
+        stream.seq += 1               # an eventless command (streams.py)
         if self.recording is not None:
             self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:
@@ -231,22 +236,6 @@ class OpenCLRuntime(DeviceRuntime):
             self._timed.append((event, op_name, stream.id, stream.seq))
         if self.launch_blocking:
             stream.synchronize()
-
-    def _set_changed_args(self, knl, args):
-        """Set only the arguments that differ from the kernel's previous launch: a kernel object
-        keeps its arguments, and ``set_args`` of every one costs tens of microseconds in
-        pyopencl's invoker (reference/opencl.md section 4)."""
-        last = self._last_args.get(knl)
-        if last is None or len(last) != len(args):
-            knl.set_args(*args)
-        else:
-            for i, (old, new) in enumerate(zip(last, args)):
-                # buffers by identity (a released one may share its handle with a new one),
-                # sizes and scalars (numpy values) by value
-                if old is not new and not (isinstance(new, np.generic) and
-                                           type(old) is type(new) and old == new):
-                    knl.set_arg(i, new)
-        self._last_args[knl] = args
 
     def philox(self, generator=None):
         """(key, offset) of one random launch (oclprinter's Note [Philox]). The default
@@ -370,7 +359,7 @@ class OpenCLRuntime(DeviceRuntime):
     # --- synchronisation ------------------------------------------------------------------------
     def synchronize(self, reason="synchronize"):
         # an idle device is not traced: explain() of a CPU line synchronises every started one
-        busy = trace.active and any(stream._pending for stream in self.streams)
+        busy = trace.active and any(s.seq > s._done for s in self.streams)
         span = trace.begin("sync", reason, device=str(self.device)) if busy else None
         for stream in self.streams:
             stream.synchronize()

@@ -1,10 +1,14 @@
 """Streams and events of the OpenCL device (``strata.opencl.Stream``, ``strata.opencl.Event``).
 
 A stream is one in-order ``cl.CommandQueue`` with profiling enabled; every enqueue gets the next
-sequence number of its stream, and the stream keeps the ``cl.Event``s of work not yet known to
-be complete (the caching allocator asks ``completed(seq)`` before reusing a block another stream
-used). An event is a ``clEnqueueMarker`` on a queue; its profiling end time is the moment the
-queue reached it, so ``elapsed_time`` is the difference of two markers' end times.
+sequence number of its stream. Kernels are enqueued without an event (driver.py's Note
+[Launches without events]): the stream keeps only the ``cl.Event``s it has (copies, markers,
+barriers) of work not yet known to be complete, and where it must learn whether a sequence
+number has passed (the caching allocator asks ``completed(seq)`` before reusing a block another
+stream used) it enqueues a marker after the commands so far: in an in-order queue, that marker
+completes after all of them. An event is a ``clEnqueueMarker`` on a queue; its profiling end
+time is the moment the queue reached it, so ``elapsed_time`` is the difference of two markers'
+end times.
 Semantics as CUDA's (reference/device.md sections 2-3).
 """
 
@@ -36,8 +40,8 @@ class OpenCLStream(Stream):
         self.id = self.runtime.new_queue(self)
 
     def enqueued(self, event, keep=None):
-        """Account for one enqueued command; ``keep`` stays alive until it completes (the host
-        array of a non-blocking copy)."""
+        """Account for one enqueued command that has an event; ``keep`` stays alive until it
+        completes (the host array of a non-blocking copy)."""
         self.seq += 1
         self._pending.append((self.seq, event, keep))
         if len(self._pending) > 256:
@@ -51,6 +55,11 @@ class OpenCLStream(Stream):
     def completed(self, seq) -> bool:
         if seq <= self._done:
             return True
+        pending = self._pending
+        if self.seq > self._done and (not pending or pending[-1][0] < self.seq):
+            from .runtime import cl
+            # the commands since the last event have none: a marker covers them
+            pending.append((self.seq, cl().enqueue_marker(self.queue), None))
         self.queue.flush()
         self._retire()
         return seq <= self._done

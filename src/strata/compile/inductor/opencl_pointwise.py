@@ -97,10 +97,7 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
                 f"copied to and from the opencl device; compute with them on the CPU.")
         entry = _sources[key] = build()
     source, names = entry
-    args = []
-    for name in names:
-        v = values[name]
-        args.append(np.int64(v) if type(v) is int else v)
+    args = [values[name] for name in names]
     rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
 
 
