@@ -8,6 +8,8 @@ the kernels with an inner loop (reductions, softmax, indexing, matrix products) 
 opencl_kernels.py the table.
 """
 
+import functools
+
 import numpy as np
 
 from ..._tensor import from_array
@@ -16,6 +18,7 @@ from ...backends.cpu.array import data
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
+from ...core.tensor_impl import TensorImpl
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import shape as SH
@@ -25,6 +28,8 @@ from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
+_orders = {}          # structural key -> where each parameter is in the listed values
+_names = {}           # pointwise's structural key -> the names of the values it lists
 _CPU_COPY = cpu_kernels()[F.copy_]
 
 
@@ -34,12 +39,12 @@ def runtime_of(tensor=None):
 
 
 def is_device(x):
-    return hasattr(x, "_storage") and x.device.type == "opencl"
+    return isinstance(x, TensorImpl) and x.device.type == "opencl"
 
 
 def scalar_value(x, device):
     """A Python number, or a 0-dim CPU tensor (PyTorch lets those mix with any device)."""
-    if hasattr(x, "_storage"):
+    if isinstance(x, TensorImpl):
         if x.device.type != "cpu" or x.ndim:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {device} and {x.device}!")
@@ -50,7 +55,16 @@ def scalar_value(x, device):
 def scalar_argument(value, dtype):
     """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
     around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
-    return np.array(value).astype(dtype.np)[()]
+    if type(value) is float and dtype.is_floating_point:
+        return dtype.np.type(value)      # rounds as the conversion below does, keeps -0.0
+    return _converted(value, dtype.np)
+
+
+@functools.lru_cache(maxsize=1024)
+def _converted(value, np_dtype):
+    """The NumPy conversion, cached: the same few numbers recur every step (no float of a
+    floating dtype comes here, so -0.0 never meets the cache's 0.0)."""
+    return np.array(value).astype(np_dtype)[()]
 
 
 def new_output(spec, tensor_like):
@@ -62,15 +76,16 @@ def broadcast_strides(t, rank, flat):
     """The runtime stride values of ``t`` broadcast to ``rank`` dims (one dim if ``flat``)."""
     if flat:
         return (1,)
-    pad, strides = rank - t.ndim, t._get_strides()
-    return tuple(0 if d < pad or t._shape[d - pad] == 1 else strides[d - pad]
+    pad, strides, shape = rank - len(t._shape), t._get_strides(), t._shape
+    return tuple(0 if d < pad or shape[d - pad] == 1 else strides[d - pad]
                  for d in range(rank))
 
 
 def all_contiguous(tensors, out):
     """True when every tensor has the output's shape and contiguous strides: run flat."""
-    want = contiguous_strides(out._shape)
-    return all(tuple(t._shape) == tuple(out._shape) and tuple(t._get_strides()) == tuple(want)
+    shape = tuple(out._shape)
+    want = contiguous_strides(shape)
+    return all(tuple(t._shape) == shape and tuple(t._get_strides()) == want
                for t in (*tensors, out))
 
 
@@ -78,10 +93,12 @@ def kernel_name(op_name):
     return "k_" + op_name.removeprefix("aten::").replace(".", "_")   # never a builtin
 
 
-def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
-    """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value}).
-    Raises NotImplementedError for dtypes without OpenCL kernels (half precision) before
-    anything is built or enqueued."""
+def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None, names=None):
+    """Print ``build()`` once per ``key``, then launch with ``values``: {param: value}, or a
+    list in the order of ``names`` (the same for every launch of a key: the order of the
+    kernel's parameters is then worked out once, Note [Argument plans]). Raises
+    NotImplementedError for dtypes without OpenCL kernels (half precision) before anything is
+    built or enqueued."""
     for t in tensors:
         if t.dtype.name not in CL_TYPES:
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
@@ -96,10 +113,21 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
                 f"kernels have no complex dtypes (got {complex_}). Complex tensors can be "
                 f"copied to and from the opencl device; compute with them on the CPU.")
         entry = _sources[key] = build()
-    source, names = entry
-    args = [values[name] for name in names]
+    source, params = entry
+    if names is None:
+        args = [values[name] for name in params]
+    else:
+        order = _orders.get(key)
+        if order is None:
+            order = _orders[key] = [names.index(name) for name in params]
+        args = [values[i] for i in order]
     rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
 
+
+# Note [Argument plans]: a pointwise launch lists its argument values in a fixed order (each
+# operand's buffer, offset and strides, the output's, the sizes) rather than in a dict by name;
+# ``_value_names`` gives that order's names once per key and ``launch`` keeps, per key, where
+# each kernel parameter sits in it. Per launch, only the values are gathered.
 
 def pointwise(op_name, formula, operands, out):
     """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
@@ -108,28 +136,24 @@ def pointwise(op_name, formula, operands, out):
     rt = runtime_of(out)
     tensors = [v for v, _ in operands if is_device(v)]
     flat = all_contiguous(tensors, out)
-    rank = 1 if flat else out.ndim
-    shape = (out.numel(),) if flat else tuple(out._shape)
-    kinds, values = [], {}
-    for i, (v, dt) in enumerate(operands):
-        name = f"in{i}"
+    rank = 1 if flat else len(out._shape)
+    kinds, values = [], []
+    for v, dt in operands:
         if is_device(v):
-            buffer, offset = rt.buffer_of(v)
-            values[name], values[f"{name}_off"] = buffer, offset
-            st = broadcast_strides(v, rank, flat)
-            for d, s in enumerate(st):
-                values[f"{name}_st{d}"] = s
+            values += rt.buffer_of(v)
+            values += broadcast_strides(v, rank, flat)
             kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
         else:
-            values[name] = scalar_argument(scalar_value(v, out.device), dt)
+            values.append(scalar_argument(scalar_value(v, out.device), dt))
             kinds.append(("s", dt.name))
-    buffer, offset = rt.buffer_of(out)
-    values["out0"], values["out0_off"] = buffer, offset
-    for d, s in enumerate((1,) if flat else out._get_strides()):
-        values[f"out0_st{d}"] = s
-    for d, s in enumerate(shape):
-        values[f"s{d}"] = s
-    key = (op_name, formula, rank, tuple(kinds), out.dtype.name)
+    values += rt.buffer_of(out)
+    values += (1,) if flat else out._get_strides()
+    values += (out.numel(),) if flat else out._shape
+    kinds = tuple(kinds)
+    key = (op_name, formula, rank, kinds, out.dtype.name)
+    names = _names.get(key)
+    if names is None:
+        names = _names[key] = _value_names(kinds, rank)
 
     def build():
         inputs, scalars, loads = [], set(), []
@@ -160,8 +184,20 @@ def pointwise(op_name, formula, operands, out):
                              tuple(f"out0_st{d}" for d in range(rank)), "out0_off")
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": layout}, frozenset(scalars))
-    launch(op_name, key, build, values, [*tensors, out], out.numel(), rt)
+    tensors.append(out)
+    launch(op_name, key, build, values, tensors, out.numel(), rt, names=names)
     return out
+
+
+def _value_names(kinds, rank):
+    """The parameter names of ``pointwise``'s values, in the order it lists them."""
+    names = []
+    for i, kind in enumerate(kinds):
+        names.append(f"in{i}")
+        if kind[0] == "t":
+            names += [f"in{i}_off", *(f"in{i}_st{d}" for d in range(rank))]
+    names += ["out0", "out0_off", *(f"out0_st{d}" for d in range(rank))]
+    return names + [f"s{d}" for d in range(rank)]
 
 
 # --- memory and copies ----------------------------------------------------------------------------
@@ -378,15 +414,25 @@ def where_formula(c, a, b):
 
 
 def backward_formula(op, name):
-    """tanh/sigmoid/gelu/silu_backward: eager.py's formulas of (grad, x)."""
+    """tanh/sigmoid/gelu/silu_backward: eager.py's formulas of (grad, x). The formulas are
+    made once: a formula is part of its kernel's key."""
+    formulas = {tanh: _backward_formula("gelu_tanh_backward" if tanh else name)
+                for tanh in (False, True)}
+
     def kernel(grad_output, x, *approximate):
         spec = op.meta(grad_output, x, *approximate)
-        tanh = approximate == ("tanh",)
-        formula = eager.BINARY_FORMULAS["gelu_tanh_backward" if tanh else name]
-        return pointwise(op.qualname, lambda g, v: formula(g, v, g.dtype),
+        return pointwise(op.qualname, formulas[approximate == ("tanh",)],
                          [(grad_output, spec.dtype), (x, spec.dtype)],
                          new_output(spec, grad_output if is_device(grad_output) else x))
     return kernel
+
+
+def _backward_formula(name):
+    formula = eager.BINARY_FORMULAS[name]
+
+    def of(g, v):
+        return formula(g, v, g.dtype)
+    return of
 
 
 def clamp(op):
