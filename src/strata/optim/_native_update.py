@@ -7,6 +7,10 @@ one float dtype, contiguous and the same size (a parameter or a flat bucket), wi
 must see them). The version
 counters move as the ops would move them, so autograd still notices a saved parameter that the
 step overwrote. Anywhere else the caller runs its ops.
+
+A device with fused updates of its own registers them (``register_device_update``: the opencl
+device's are compile/inductor/opencl_optim.py); they run under the same conditions, on the
+device's tensors.
 """
 
 import numpy as np
@@ -34,16 +38,42 @@ def _arrays(tensors):
     return arrays
 
 
+_DEVICE_UPDATES = {}    # (device type, update name) -> fn(tensors, scalars, *flags) -> bool
+
+
+def register_device_update(device_type, name, fn):
+    """Run ``fn`` instead of the ops of update ``name`` ("adam_step", "sgd_momentum_step") on
+    ``device_type``'s tensors; it returns False where it cannot (the ops run)."""
+    _DEVICE_UPDATES[device_type, name] = fn
+
+
+def has_device_update(device_type, name) -> bool:
+    return (device_type, name) in _DEVICE_UPDATES
+
+
+def _unobserved(tensors, *scalars):
+    """True where no one can see the ops a fused update skips (module docstring)."""
+    state = dispatch_state()
+    # (with grad enabled, the ops record or refuse the in-place writes)
+    return not (state.mode_stack or state.inference_mode or is_grad_enabled()
+                or not all(type(v) in (int, float) for v in scalars)
+                or INFERENCE_VERSION in [t._version_counter() for t in tensors])
+
+
 def _usable(tensors, *scalars):
     """The tensors' arrays where the kernel may run on them (module docstring), else None."""
-    state = dispatch_state()
-    if state.mode_stack or state.inference_mode or is_grad_enabled() \
-            or not all(type(v) in (int, float) for v in scalars):
-        return None   # (with grad enabled, the ops record or refuse the in-place writes)
-    arrays = _arrays(tensors)
-    if arrays is None or INFERENCE_VERSION in [t._version_counter() for t in tensors]:
+    if not _unobserved(tensors, *scalars):
         return None
-    return arrays
+    return _arrays(tensors)
+
+
+def _run(kernel, tensors, scalars, checked, *flags):
+    """Run update ``kernel``: a device's own, or the generated C on CPU arrays."""
+    device_update = _DEVICE_UPDATES.get((tensors[0].device.type, kernel))
+    if device_update is not None:
+        return _unobserved(tensors, *checked) and device_update(tensors, scalars, *flags)
+    arrays = _usable(tensors, *checked)
+    return arrays is not None and _launch(kernel, arrays, scalars, *flags)
 
 
 def _launch(kernel, arrays, scalars, *flags):
@@ -65,9 +95,8 @@ def _bump(tensors, counts):
 def sgd_momentum_step(param, grad, buf, momentum, dampening, lr, nesterov):
     """SGD's update with an existing momentum buffer, in place, as ``SGD._update``'s ops compute
     it; False where the caller must run the ops instead."""
-    arrays = _usable((param, grad, buf), momentum, dampening, lr)
-    if arrays is None or not _launch("sgd_momentum_step", arrays,
-                                     (momentum, 1 - dampening, -lr), int(bool(nesterov))):
+    if not _run("sgd_momentum_step", (param, grad, buf), (momentum, 1 - dampening, -lr),
+                (momentum, dampening, lr), int(bool(nesterov))):
         return False
     _bump((param, buf), (1, 2))    # add_; mul_ and add_
     return True
@@ -79,9 +108,9 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correct
     (lerp weight below 0.5, no amsgrad); False where the caller must run the ops instead."""
     if not abs(lerp_weight) < 0.5:
         return False
-    arrays = _usable((param, grad, exp_avg, exp_avg_sq), beta2, eps, step_size)
     scalars = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size)
-    if arrays is None or not _launch("adam_step", arrays, scalars):
+    if not _run("adam_step", (param, grad, exp_avg, exp_avg_sq), scalars,
+                (beta2, eps, step_size)):
         return False
     _bump((param, exp_avg, exp_avg_sq), (1, 1, 2))   # addcdiv_; lerp_; mul_ and addcmul_
     return True

@@ -38,6 +38,9 @@ class Adam(_ElementwiseOptimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = param.new_zeros(param.shape)
 
+    def _fused_update(self, group):
+        return None if group["amsgrad"] else "adam_step"
+
     def _update(self, param, grad, state, group):
         lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
         step = _scalar_value(state["step"])

@@ -23,6 +23,7 @@ from ..nn.modules.hooks import RemovableHandle
 from ..ops import factory as F
 from ..ops import pointwise as P
 from ._multi_tensor import flatten, get_bucket, plan
+from ._native_update import has_device_update
 
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
@@ -474,12 +475,22 @@ class _ElementwiseOptimizer(Optimizer):
         """False where PyTorch keeps no state at all (SGD without momentum)."""
         return True
 
+    def _fused_update(self, group):
+        """The name of the fused update (optim/_native_update.py) ``_update`` runs, if any."""
+        return None
+
     def _use_flat(self, group):
         """``foreach=None`` (the default) takes the multi-tensor path too. PyTorch's default picks
         its foreach path where it is the faster one (CUDA); in strata it is the faster one on
         every device, a dozen dispatches per bucket instead of per parameter, and its numbers
-        are the for-loop's exactly. ``foreach=False`` keeps the for-loop."""
-        return group["foreach"] is not False and not group["differentiable"]
+        are the for-loop's exactly. ``foreach=False`` keeps the for-loop. So does a device
+        with a fused update of its own (opencl): one launch per parameter, where flattening a
+        bucket and copying it back take three."""
+        if group["foreach"] is False or group["differentiable"]:
+            return False
+        params = group["params"]
+        return not (params and has_device_update(params[0].device.type,
+                                                 self._fused_update(group)))
 
     @_use_grad_for_differentiable
     def step(self, closure=None):

@@ -38,6 +38,9 @@ class SGD(_ElementwiseOptimizer):
         plain = group["momentum"] == 0 and group["weight_decay"] == 0 and not group["maximize"]
         return super()._use_flat(group) and not plain
 
+    def _fused_update(self, group):
+        return "sgd_momentum_step" if group["momentum"] != 0 else None
+
     def _init_state(self, state, param, group):
         """The momentum buffer is created from the first gradient, in ``_update``."""
 

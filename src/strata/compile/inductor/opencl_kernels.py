@@ -19,9 +19,11 @@ from ...ops import reductions as RED
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
+from ...optim import _native_update
 from . import opencl_elementwise as elementwise
 from . import opencl_loss as loss
 from . import opencl_nn as nn
+from . import opencl_optim as optim
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_rows as rows
@@ -120,3 +122,5 @@ def kernels() -> dict:
 
 
 backend.register(kernels())
+for _update in ("adam_step", "sgd_momentum_step"):
+    _native_update.register_device_update("opencl", _update, optim.fused_update(_update))

@@ -1,0 +1,142 @@
+"""The opencl launch path (backends/opencl/driver.py): direct libOpenCL calls, only changed
+arguments set, no event per kernel, markers where completion must be known. Skipped where
+pyopencl finds no OpenCL device."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import strata
+
+pytestmark = pytest.mark.skipif(not strata.opencl.is_available(),
+                                reason="needs pyopencl with an OpenCL driver (pip install "
+                                       "'strata[opencl]' brings PoCL)")
+
+
+def _runtime():
+    from strata.backends.opencl import runtime
+    return runtime.get(0)
+
+
+@pytest.fixture
+def set_arg_calls(monkeypatch):
+    """The (kernel handle, index) of every clSetKernelArg call."""
+    calls = []
+    driver = _runtime().driver
+    real = driver.set_arg
+
+    def counted(handle, index, size, value):
+        calls.append((handle.value, index))
+        return real(handle, index, size, value)
+    monkeypatch.setattr(driver, "set_arg", counted)
+    return calls
+
+
+def test_a_repeated_launch_sets_no_argument(set_arg_calls):
+    x, y = strata.ones(4, device="opencl"), strata.ones(4, device="opencl")
+    out = strata.empty(4, device="opencl")
+    strata.add(x, y, out=out)
+    set_arg_calls.clear()
+    strata.add(x, y, out=out)               # same buffers, offsets, sizes and alpha
+    assert set_arg_calls == []
+    strata.add(x, y, alpha=2, out=out)      # only the scalar changed
+    assert len(set_arg_calls) == 1
+    assert out.cpu().tolist() == [3, 3, 3, 3]
+
+
+def test_a_new_buffer_is_set_even_where_its_handle_repeats(set_arg_calls):
+    """Buffers compare by identity: a new cl.Buffer may reuse a released one's handle."""
+    import pyopencl as cl
+    rt = _runtime()
+    source = "__kernel void k_set_one(__global float* x, const long off) { x[off] = 1.0f; }"
+    for _ in range(3):
+        buffer = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 4)
+        set_arg_calls.clear()
+        rt.launch("test", source, "k_set_one", 1, [buffer, 0])
+        assert (rt.kernel(source, "k_set_one").handle.value, 0) in set_arg_calls
+        host = np.zeros(1, np.float32)
+        cl.enqueue_copy(rt.current_stream().queue, host, buffer)
+        assert host[0] == 1.0
+        buffer.release()
+
+
+def test_kernels_are_enqueued_without_events():
+    stream = strata.opencl.current_stream()
+    strata.opencl.synchronize()
+    seq = stream.seq
+    x = strata.ones(8, device="opencl")
+    for _ in range(5):
+        x = x + 1
+    assert stream.seq > seq + 5 - 1 and not stream._pending
+    assert x.cpu().tolist() == [6] * 8
+
+
+def test_completion_of_eventless_work_is_learned_from_one_marker():
+    stream = strata.opencl.current_stream()
+    x = strata.ones(1 << 16, device="opencl")
+    for _ in range(3):
+        x = x * 2
+    seq = stream.seq
+    stream.completed(seq)                     # a marker after the launches
+    stream.completed(seq)                     # and no second one while nothing new is enqueued
+    assert len([item for item in stream._pending if item[0] == seq]) <= 1
+    stream.queue.finish()
+    assert stream.completed(seq) and stream.query()
+    assert x[:2].cpu().tolist() == [8, 8]
+
+
+def test_a_block_used_on_another_stream_waits_for_it():
+    """The allocator's cross-stream record: without per-kernel events, a marker must say when
+    the side stream is done with a block before the default stream gets it again."""
+    side = strata.opencl.Stream()
+    x = strata.ones(1 << 16, device="opencl")
+    side.wait_stream(strata.opencl.current_stream())
+    with strata.opencl.stream(side):
+        y = x * 3                                # records the use of x's block by ``side``
+    addr = x._storage.addr
+    del x
+    z = strata.zeros(1 << 16, device="opencl")          # same size: may reuse only when done
+    if z._storage.addr == addr:
+        assert side.query()
+    strata.opencl.current_stream().wait_stream(side)
+    assert y.sum().item() == 3 * (1 << 16) and z.sum().item() == 0
+
+
+def test_launch_errors_name_the_op_kernel_and_status():
+    rt = _runtime()
+    x = strata.ones(4, device="opencl")
+    buffer, offset = rt.buffer_of(x)
+    source = "__kernel void k_wg(__global float* x, const long off) { x[off] = 2.0f; }"
+    with pytest.raises(RuntimeError, match=r"OpenCL: launching test \(kernel 'k_wg'\) failed: "
+                                           r"clEnqueueNDRangeKernel failed: INVALID_WORK_GROUP"):
+        rt.launch("test", source, "k_wg", (3,), [buffer, offset], [x], local_size=(2,))
+    assert x.cpu().tolist() == [1, 1, 1, 1]               # nothing ran
+
+
+def test_traced_launches_still_get_device_events():
+    x = strata.ones(100, device="opencl")
+    with strata.profiler.profile() as prof:
+        (x + 1).sum()
+        strata.opencl.synchronize()
+    device = [e for e in prof.trace_events() if e.layer == "device"]
+    assert {"aten::add.Tensor", "aten::sum.dim_IntList"} <= {e.name for e in device}
+    assert all(e.fields["event"] == "CL_COMMAND_NDRANGE_KERNEL" for e in device)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shapes=st.sampled_from([((3, 4), (4,)), ((2, 1, 3), (5, 1)), ((6,), ()), ((1,), (2, 3))]),
+       scalar=st.sampled_from([2, -1.5, 0.0, -0.0, 7]), op=st.sampled_from(["add", "mul", "sub"]))
+def test_argument_plans_give_torchs_values(shapes, scalar, op):
+    """Launches of one key with other shapes and numbers: every listed value reaches the kernel
+    in its parameter's place (Note [Argument plans])."""
+    rng = np.random.default_rng(len(shapes[0]) + len(shapes[1]))
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32)
+    fn = {"add": lambda x, y: x + y * scalar, "mul": lambda x, y: x * y - scalar,
+          "sub": lambda x, y: (x - y) / (scalar or 1)}[op]
+    got = fn(strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")).cpu().numpy()
+    want = fn(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert np.signbit(got).tolist() == np.signbit(want).tolist()
