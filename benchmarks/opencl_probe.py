@@ -4,10 +4,13 @@
 
 1. GEMM blockings: GFLOP/s of strata's register-blocked GEMM at 4096^3 for each (output tile,
    outputs per work-item) candidate, to pick the device's default.
-2. Launch cost: a bare pyopencl enqueue of a one-element kernel (arguments set once) against
-   strata's ``x + y`` on one element, each host-only (no wait) and with a wait per call.
+2. Launch cost: a bare pyopencl enqueue of a one-element kernel (arguments set once; it makes
+   an event per call), strata's own enqueue of it (backends/opencl/driver.py: no event) and
+   strata's ``x + y`` on one element, each host-only (no wait: wall and this thread's CPU time)
+   and with a wait per call.
 3. Training steps: kernel launches per step, host time to enqueue a step (the device may still
-   be busy) and the device-inclusive step time, for the benchmark's MLP and tiny GPT.
+   be busy; wall and CPU time) and the device-inclusive step time, for the benchmark's MLP and
+   tiny GPT.
 """
 
 import argparse
@@ -47,34 +50,43 @@ def launch_cost(strata):
     import pyopencl as cl
 
     from strata.backends.opencl import runtime
+    from strata.backends.opencl.driver import KernelArgs
     rt = runtime.get(0)
-    queue = rt.current_stream().queue
+    stream = rt.current_stream()
+    queue = stream.queue
     buf = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, 4)
     knl = cl.Program(rt.context, "__kernel void k(__global float* x) { x[0] += 1.0f; }"
                      ).build().k
     knl.set_args(buf)
+    direct = KernelArgs(rt.driver, knl)
     n = 2000
 
     def timed(fn, wait):
+        """(wall seconds, this thread's CPU seconds) per call."""
         fn()
         queue.finish()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(n):
             fn()
             if wait:
                 queue.finish()
-        host = time.perf_counter() - t0
+        host, cpu = time.perf_counter() - t0, time.thread_time() - c0
         queue.finish()
-        return host / n
+        return host / n, cpu / n
 
-    raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)   # noqa: E731
+    raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)    # noqa: E731
+    bare = lambda: rt.driver.enqueue(stream.handle, direct, (1,))       # noqa: E731
     x, y = strata.ones(1, device="opencl"), strata.ones(1, device="opencl")
     add = lambda: x + y                                                  # noqa: E731
     print("\n## Launch cost per call (us)")
-    print("| call | host only | with a wait each |")
-    print("|---|---|---|")
-    for name, fn in (("pyopencl enqueue, args set once", raw), ("strata x + y", add)):
-        print(f"| {name} | {timed(fn, False) * 1e6:.1f} | {timed(fn, True) * 1e6:.1f} |")
+    print("| call | host only | host CPU time | with a wait each |")
+    print("|---|---|---|---|")
+    for name, fn in (("pyopencl enqueue (an event per call), args set once", raw),
+                     ("strata's driver enqueue (no event), args set once", bare),
+                     ("strata x + y", add)):
+        host, cpu = timed(fn, False)
+        print(f"| {name} | {host * 1e6:.1f} | {cpu * 1e6:.1f} | "
+              f"{timed(fn, True)[0] * 1e6:.1f} |")
 
 
 def steps(strata, quick):
@@ -93,8 +105,8 @@ def steps(strata, quick):
              lambda: tiny_gpt(strata, "opencl", 32 if quick else 128,
                               context=16 if quick else 64, batch=4 if quick else 16)))
     print("\n## Training steps on opencl")
-    print("| step | launches | host ms (no wait) | device-inclusive ms |")
-    print("|---|---|---|---|")
+    print("| step | launches | host ms (no wait) | host CPU ms | device-inclusive ms |")
+    print("|---|---|---|---|---|")
     for name, make in rows:
         step = make()
         step()
@@ -105,13 +117,14 @@ def steps(strata, quick):
         runtime.OpenCLRuntime.launch = launch
         launches = count[0]
         sync()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         for _ in range(5):
             step()
-        host = (time.perf_counter() - t0) / 5
+        host, cpu = (time.perf_counter() - t0) / 5, (time.thread_time() - c0) / 5
         sync()
         full = median_time(step, sync=sync, repeats=5)
-        print(f"| {name} | {launches} | {host * 1e3:.2f} | {full * 1e3:.2f} |")
+        print(f"| {name} | {launches} | {host * 1e3:.2f} | {cpu * 1e3:.2f} | "
+              f"{full * 1e3:.2f} |")
 
 
 def main():

@@ -4,6 +4,8 @@ GPUs). See docs/opencl.md.
     streams.py    Stream (a profiled in-order command queue) and Event (a marker)
     runtime.py    device selection, the caching allocator over cl.Buffer segments, launches,
                   host copies, synchronisation
+    driver.py     the launch hot path, straight into libOpenCL: changed arguments only, no
+                  event per kernel
     memory.py     segments of cl.Buffer memory, for both caching allocators
     pinned.py     pinned host memory (``pin_memory("opencl")``, non-blocking copies' staging)
     graphs.py     recording launches and replaying them (``mode="reduce-overhead"``)

@@ -15,7 +15,6 @@ ones passed here, from the same ICD loader pyopencl uses.
 
 import ctypes
 import ctypes.util
-import glob
 import os
 import struct
 
@@ -27,22 +26,30 @@ _SIZES = [struct.Struct(f"{n}N") for n in range(4)]     # size_t[work_dim], dims
 _NULL_BUFFER = bytes(_POINTER.size)
 
 
-def _library_path(pycl):
-    """The libOpenCL pyopencl loaded: a wheel bundles its own ICD loader next to itself."""
-    bundled = sorted(glob.glob(os.path.join(os.path.dirname(pycl.__file__), ".libs",
-                                            "libOpenCL*")))
-    path = bundled[0] if bundled else ctypes.util.find_library("OpenCL")
+def _library_path():
+    """The libOpenCL (ICD loader) pyopencl loaded: the one in this process's memory map (a
+    pyopencl wheel bundles its own), else the system's."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith("libOpenCL"):
+                    return path
+    except OSError:
+        pass                                        # not Linux
+    path = ctypes.util.find_library("OpenCL")
     if path is None:
         raise RuntimeError("the opencl device could not find libOpenCL (the ICD loader)")
     return path
 
 
 class Driver:
-    """The two calls, looked up once (Python ints pass as C ints: the cl_uint arguments). ``clSetKernelArg`` never blocks, so it keeps the GIL
-    (``PyDLL``); an enqueue may block while the queue is full, so it releases it (``CDLL``)."""
+    """The two calls, looked up once; Python ints pass as C ints (the ``cl_uint`` arguments).
+    ``clSetKernelArg`` never blocks, so it keeps the GIL (``PyDLL``); an enqueue may block while
+    the queue is full, so it releases it (``CDLL``)."""
 
     def __init__(self, pycl):
-        path = _library_path(pycl)
+        path = _library_path()
         self.set_arg = ctypes.PyDLL(path).clSetKernelArg
         self.set_arg.restype = ctypes.c_int32
         self.enqueue_kernel = ctypes.CDLL(path).clEnqueueNDRangeKernel
@@ -120,4 +127,7 @@ def _encode(value, kind):
         return _NULL_BUFFER
     if isinstance(value, np.generic):
         return value.tobytes()
+    if not hasattr(value, "int_ptr"):
+        raise TypeError(f"an OpenCL kernel argument must be a cl.Buffer, None, an int or a "
+                        f"NumPy scalar, not {kind.__name__}")
     return _POINTER.pack(value.int_ptr)              # a cl.Buffer: its cl_mem handle

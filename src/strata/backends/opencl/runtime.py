@@ -10,7 +10,9 @@ origins it should refuse; reference/opencl.md section 3). Every kernel instead t
 buffer plus an element offset, and host copies take a byte offset. Block addresses are virtual:
 segment ``k`` starts at ``k << 40``, so ``addr - segment.addr`` is the byte offset in its buffer.
 
-The host waits only at sync points (a copy to the host, ``synchronize()``, an event wait);
+Kernels are launched through driver.py (libOpenCL called directly, no event per kernel); the
+rest goes through pyopencl. The host waits only at sync points (a copy to the host,
+``synchronize()``, an event wait);
 errors the driver reports (a failed build, a bad launch, out of resources) are raised as
 ``RuntimeError``s naming the op.
 """
@@ -213,7 +215,8 @@ class OpenCLRuntime(DeviceRuntime):
             return
         knl = self._kernels.get((source, name)) or self.kernel(source, name)
         stream = self.current_stream()
-        self._record_cross_use(tensors, stream)
+        if len(self.streams) > 1:         # with one stream, every block is that stream's
+            self._record_cross_use(tensors, stream)
         span = trace.begin("runtime", "launch", op=op_name, kernel=name,
                            stream=stream.id) if trace.active else None
         try:

@@ -94,6 +94,6 @@ def fused_update(update):
         values += [first.dtype.np.type(v) for v in scalars]
         values += flags
         launch(update, (update, first.dtype.name), _build(update, first.dtype), values,
-               list(tensors), first.numel(), rt, names=_NAMES[update])
+               list(tensors), first.numel(), rt, names=lambda: _NAMES[update])
         return True
     return run

@@ -28,8 +28,7 @@ from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
-_orders = {}          # structural key -> where each parameter is in the listed values
-_names = {}           # pointwise's structural key -> the names of the values it lists
+_plans = {}           # structural key -> (source, kernel name, parameter names or places)
 _CPU_COPY = cpu_kernels()[F.copy_]
 
 
@@ -95,8 +94,8 @@ def kernel_name(op_name):
 
 def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None, names=None):
     """Print ``build()`` once per ``key``, then launch with ``values``: {param: value}, or a
-    list in the order of ``names`` (the same for every launch of a key: the order of the
-    kernel's parameters is then worked out once, Note [Argument plans]). Raises
+    list in the order of ``names()`` (the same for every launch of a key: where each kernel
+    parameter sits in it is worked out once, Note [Argument plans]). Raises
     NotImplementedError for dtypes without OpenCL kernels (half precision) before anything is
     built or enqueued."""
     for t in tensors:
@@ -104,6 +103,20 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
                                       f"'{type_name(t.dtype)}' on the 'OpenCL' backend (no "
                                       f"half-precision kernels yet)")
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plan(op_name, key, build, tensors, names)
+    source, name, order = plan
+    if names is None:
+        args = [values[param] for param in order]
+    else:
+        args = [values[i] for i in order]
+    rt.launch(op_name, source, name, global_size, args, tensors, local_size)
+
+
+def _plan(op_name, key, build, tensors, names):
+    """(source, kernel name, the order of the arguments) of ``key``, made on its first
+    launch."""
     entry = _sources.get(key)
     if entry is None:
         complex_ = next((t.dtype for t in tensors if t.dtype.is_complex), None)
@@ -114,20 +127,18 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
                 f"copied to and from the opencl device; compute with them on the CPU.")
         entry = _sources[key] = build()
     source, params = entry
-    if names is None:
-        args = [values[name] for name in params]
-    else:
-        order = _orders.get(key)
-        if order is None:
-            order = _orders[key] = [names.index(name) for name in params]
-        args = [values[i] for i in order]
-    rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
+    if names is not None:
+        listed = names()
+        params = [listed.index(name) for name in params]
+    plan = _plans[key] = (source, kernel_name(op_name), params)
+    return plan
 
 
 # Note [Argument plans]: a pointwise launch lists its argument values in a fixed order (each
 # operand's buffer, offset and strides, the output's, the sizes) rather than in a dict by name;
-# ``_value_names`` gives that order's names once per key and ``launch`` keeps, per key, where
-# each kernel parameter sits in it. Per launch, only the values are gathered.
+# ``_value_names`` gives that order's names on a key's first launch and ``launch`` keeps, per
+# key, where each kernel parameter sits in it. Per launch, only the values are gathered, and
+# the key is hashed once.
 
 def pointwise(op_name, formula, operands, out):
     """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
@@ -151,9 +162,6 @@ def pointwise(op_name, formula, operands, out):
     values += (out.numel(),) if flat else out._shape
     kinds = tuple(kinds)
     key = (op_name, formula, rank, kinds, out.dtype.name)
-    names = _names.get(key)
-    if names is None:
-        names = _names[key] = _value_names(kinds, rank)
 
     def build():
         inputs, scalars, loads = [], set(), []
@@ -185,7 +193,8 @@ def pointwise(op_name, formula, operands, out):
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": layout}, frozenset(scalars))
     tensors.append(out)
-    launch(op_name, key, build, values, tensors, out.numel(), rt, names=names)
+    launch(op_name, key, build, values, tensors, out.numel(), rt,
+           names=lambda: _value_names(kinds, rank))
     return out
 
 
