@@ -74,10 +74,10 @@ def launch_cost(strata):
         queue.finish()
         return host / n, cpu / n
 
-    raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)    # noqa: E731
-    bare = lambda: rt.driver.enqueue(stream.handle, direct, (1,))       # noqa: E731
+    raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)
+    bare = lambda: rt.driver.enqueue(stream.handle, direct, (1,))
     x, y = strata.ones(1, device="opencl"), strata.ones(1, device="opencl")
-    add = lambda: x + y                                                  # noqa: E731
+    add = lambda: x + y
     print("\n## Launch cost per call (us)")
     print("| call | host only | host CPU time | with a wait each |")
     print("|---|---|---|---|")

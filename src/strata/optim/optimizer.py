@@ -476,8 +476,8 @@ class _ElementwiseOptimizer(Optimizer):
         return True
 
     def _fused_update(self, group):
-        """The name of the fused update (optim/_native_update.py) ``_update`` runs, if any."""
-        return None
+        """The name of the fused update (optim/_native_update.py) ``_update`` runs, if any:
+        none by default."""
 
     def _use_flat(self, group):
         """``foreach=None`` (the default) takes the multi-tensor path too. PyTorch's default picks

@@ -85,7 +85,7 @@ class KernelArgs:
     """A ``cl_kernel`` and the arguments it holds: a kernel object keeps its arguments between
     launches, so only the ones that changed are set again (``set``)."""
 
-    __slots__ = ("kernel", "handle", "held", "driver")
+    __slots__ = ("driver", "handle", "held", "kernel")
 
     def __init__(self, driver, kernel):
         self.driver = driver

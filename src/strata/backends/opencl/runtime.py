@@ -223,12 +223,14 @@ class OpenCLRuntime(DeviceRuntime):
             knl.set(args)
             event = self.driver.enqueue(stream.handle, knl, global_size, local_size,
                                         span is not None)
-        except BaseException as exc:
+        except DriverError as exc:
             if span is not None:
                 trace.end(span)
-            if isinstance(exc, DriverError):
-                raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
-                                   f"{exc}") from None
+            raise RuntimeError(f"OpenCL: launching {op_name} (kernel '{name}') failed: "
+                               f"{exc}") from None
+        except BaseException:
+            if span is not None:
+                trace.end(span)
             raise
         stream.seq += 1               # an eventless command (streams.py)
         if self.recording is not None:
