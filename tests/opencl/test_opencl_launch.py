@@ -140,3 +140,15 @@ def test_argument_plans_give_torchs_values(shapes, scalar, op):
     want = fn(torch.tensor(a), torch.tensor(b)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert np.signbit(got).tolist() == np.signbit(want).tolist()
+
+
+def test_scalar_conversions_keep_the_sign_of_zero_and_wrap_integers():
+    """Python numbers are converted once per (value, dtype): -0.0 must not meet 0.0's entry."""
+    x = strata.ones(3, device="opencl")
+    assert np.signbit((x * 0.0).cpu().numpy()).tolist() == [False] * 3
+    assert np.signbit((x * -0.0).cpu().numpy()).tolist() == [True] * 3
+    zero = strata.tensor(-0.0, dtype=strata.float64)         # a 0-dim CPU tensor operand
+    assert np.signbit((x * zero).cpu().numpy()).tolist() == [True] * 3
+    u = strata.tensor([0, 5], dtype=strata.uint8).to("opencl")
+    assert (u - 1).cpu().tolist() == (torch.tensor([0, 5], dtype=torch.uint8) - 1).tolist()
+    assert (u + 1.0).cpu().tolist() == [1.0, 6.0] and (u + 1).cpu().tolist() == [1, 6]

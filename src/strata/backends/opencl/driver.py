@@ -96,7 +96,7 @@ class KernelArgs:
     def set(self, args):
         """``args``: ``cl.Buffer``s (None: no buffer), Python ints (a ``long``) and NumPy
         scalars (their own type). Buffers compare by identity: a released buffer's handle may
-        be reused by a new one; numbers by value."""
+        be reused by a new one; numbers by value, except zeros (the sign of a float zero)."""
         held = self.held
         if len(held) != len(args):
             held = self.held = [_UNSET] * len(args)
@@ -106,7 +106,9 @@ class KernelArgs:
             if old is new:
                 continue
             kind = type(new)
-            if (kind is int or isinstance(new, np.generic)) and type(old) is kind and old == new:
+            # equal numbers are not set again, but a NumPy zero is: -0.0 == 0.0
+            if (kind is int or isinstance(new, np.generic)) and type(old) is kind and \
+                    old == new and (new or kind is int):
                 continue
             value = _encode(new, kind)
             status = set_arg(handle, i, _ARG_SIZES[len(value)], value)

@@ -54,15 +54,15 @@ def scalar_value(x, device):
 def scalar_argument(value, dtype):
     """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
     around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
-    if type(value) is float and dtype.is_floating_point:
+    if dtype.is_floating_point and isinstance(value, (float, np.floating)):
         return dtype.np.type(value)      # rounds as the conversion below does, keeps -0.0
     return _converted(value, dtype.np)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)
 def _converted(value, np_dtype):
-    """The NumPy conversion, cached: the same few numbers recur every step (no float of a
-    floating dtype comes here, so -0.0 never meets the cache's 0.0)."""
+    """The NumPy conversion, cached: the same few numbers recur every step (no float meets a
+    floating dtype here, so -0.0 never finds the cache's 0.0)."""
     return np.array(value).astype(np_dtype)[()]
 
 
