@@ -9,18 +9,20 @@ after that, and for frames capture cannot handle at all, the function runs eager
 
 import inspect
 import logging
+import platform
 import types
 import warnings
 import weakref
 
 from ... import config
 from ...core import trace
-from . import in_graph, settings
+from . import in_graph, settings, translator
 from .convert_frame import CaptureError, capture
 from .variables import Unsupported
 
 log = logging.getLogger("strata.compile")
 _all_contexts = weakref.WeakSet()
+_warned_no_opcode_table = set()   # Python versions already warned about
 
 
 class CodeCache:
@@ -42,6 +44,7 @@ class CompileContext:
         self.dynamic = dynamic
         self.caches: dict = {}
         self.listeners = []       # explain() and the debug writer subscribe here
+        warn_if_no_opcode_table()
         if config.compile_debug:
             from .debug import DebugWriter
             self.listeners.append(DebugWriter())
@@ -220,6 +223,18 @@ class _PerShape:
         if compiled is None:
             compiled = self.compiled[key] = self.ctx._call_backend(self.gm, list(inputs))
         return compiled(*inputs)
+
+
+def warn_if_no_opcode_table():
+    """Once per process: this Python has no opcode table, so nothing is captured."""
+    version = platform.python_version()
+    if translator.OPCODES or version in _warned_no_opcode_table:
+        return
+    _warned_no_opcode_table.add(version)
+    warnings.warn(f"strata.compile cannot capture on Python {version}: capture reads the "
+                  f"bytecode of CPython {' and '.join(translator.CAPTURED_VERSIONS)} only, so "
+                  "compiled functions run eagerly (no graphs, no speed-up)", UserWarning,
+                  stacklevel=4)
 
 
 def _bind(fn, code, args, kwargs):
