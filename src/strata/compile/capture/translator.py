@@ -197,8 +197,8 @@ class InstructionTranslator:
         if isinstance(obj, TensorVariable):
             self.output.call(self, "call_function", operator.setitem, [obj, key, value], {})
         elif isinstance(obj, ListVariable):
-            items = list(obj.items)
-            items[key.as_python_constant()] = value
+            items, k = list(obj.items), key.as_python_constant()
+            items[k] = self.unpack(value) if isinstance(k, slice) else value
             obj.mutate(self, items)
         elif isinstance(obj, DictVariable):
             obj.setitem(self, key.as_python_constant(), value)
