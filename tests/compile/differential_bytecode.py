@@ -134,3 +134,13 @@ def break_on_tensor_condition_then_loop(torch):
             y = y * (i + 1)
         return [v for v in (y, x)][0][1:]
     return f, [(4,)]
+
+
+@case()
+def break_then_maybe_unbound_local(torch):
+    def f(x, flag=True):
+        if flag:
+            v = x * 3   # read after the break by LOAD_FAST_CHECK on 3.12: maybe unbound
+        print("graph break", end="\r")
+        return v + 1
+    return f, [(3,)]
