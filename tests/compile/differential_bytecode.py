@@ -144,3 +144,30 @@ def break_then_maybe_unbound_local(torch):
         print("graph break", end="\r")
         return v + 1
     return f, [(3,)]
+
+
+@case()
+def break_inside_list_comprehension(torch):
+    def f(x, y):
+        a = x + 1
+        zs = [print("graph break", end="\r") or a * t for t in (x, y)]
+        return zs[0] + zs[1] * 2
+    return f, [(3,), (3,)]
+
+
+@case()
+def break_inside_comprehension_reading_free_variable(torch):
+    def f(x):
+        t = x - 1
+        total = sum([torch.sin(x).sum().item() * 0 + i for i in range(3)])
+        return x * total + t
+    return f, [(3,)]
+
+
+@case(counted=False)   # Dynamo runs this whole frame eagerly (0 graphs); strata makes 2
+def break_inside_dict_comprehension_shadowing(torch):
+    def f(x, y):
+        k = x * 3   # the comprehension's ``k`` is put back afterwards
+        d = {k: print("graph break", end="\r") or v * 2 for k, v in enumerate((x, y))}
+        return d[0] + d[1] + k
+    return f, [(3,), (3,)]

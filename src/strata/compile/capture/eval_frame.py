@@ -263,10 +263,15 @@ def _bind(fn, code, args, kwargs):
 
 
 def _compilable(fn) -> bool:
-    """User code only: not strata's own functions, not disabled ones, not generators."""
+    """User code only: not strata's own functions, not disabled ones, not generators, not a
+    3.11 comprehension called at a graph break (it runs in plain Python, as 3.12's inlined
+    ones do: comprehension.py)."""
     module = fn.__module__ if isinstance(fn.__module__, str) else ""
     return not module.startswith("strata.") and not in_graph.is_disabled(fn) and \
-        not fn.__code__.co_flags & 0x3A0
+        not fn.__code__.co_flags & 0x3A0 and fn.__code__.co_name not in _COMPREHENSIONS
+
+
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>")
 
 
 def _has_hooks(module) -> bool:
@@ -275,7 +280,8 @@ def _has_hooks(module) -> bool:
 
 
 def reset_all():
-    from . import resume
+    from . import comprehension, resume
     for ctx in list(_all_contexts):
         ctx.reset()
     resume.clear()
+    comprehension.clear()
