@@ -67,7 +67,7 @@ def loops_end_for_and_else(torch):
         acc = x
         for i in range(3):
             acc = acc + i
-        else:
+        else:   # noqa: PLW0120  (the for-else path after END_FOR)
             acc = acc * 2
         for t in (x, x * 2):
             acc = acc - t
@@ -132,7 +132,7 @@ def break_on_tensor_condition_then_loop(torch):
             y = y + 1
         for i in range(2):
             y = y * (i + 1)
-        return [v for v in (y, x)][0][1:]
+        return [v for v in (y, x)][0][1:]   # noqa: RUF015  (a comprehension after a break)
     return f, [(4,)]
 
 
