@@ -61,3 +61,21 @@ def test_no_table_warns_once_and_runs_eagerly(monkeypatch):
     want = f(torch.from_numpy(a), torch.from_numpy(b))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
     assert graphs == []   # nothing was captured: the frame ran eagerly
+
+
+def test_break_inside_nested_comprehensions_resumes_after_each():
+    """A break inside a comprehension (3.12: inlined into the frame; 3.11: its own function)
+    runs that comprehension in plain Python and compiles what follows it."""
+    def g(lib, x, y):
+        p = x * 2
+        d = {k: print("break", end="\r") or v * k for k, v in enumerate((x, y))}
+        q = [[print("break", end="\r") or u + w for w in (x,)] for u in (y,)]
+        return lib.sin(d[0] + d[1] + p + q[0][0])
+
+    a, b = np.arange(3, dtype=np.float32), np.ones(3, dtype=np.float32)
+    report = explain(g)(strata, strata.from_numpy(a), strata.from_numpy(b))
+    # x * 2 before the first; the adds and sin after the second (nothing between them)
+    assert (report.graph_count, report.op_count) == (2, 5), report.break_reasons
+    got = strata.compile(g, backend="eager")(strata, strata.from_numpy(a), strata.from_numpy(b))
+    want = g(torch, torch.from_numpy(a), torch.from_numpy(b))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
