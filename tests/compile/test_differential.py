@@ -8,6 +8,7 @@ on strata (compiled and eager) and on PyTorch (for ``torch._dynamo.explain``'s c
 import numpy as np
 import pytest
 
+import differential_bytecode  # noqa: F401  (registers the version-sensitive bytecode cases)
 import differential_modules  # noqa: F401  (registers the module cases)
 import strata
 from differential_cases import CASES, COUNTED

@@ -16,12 +16,14 @@ from ...dispatch.tls import state as dispatch_state
 from ...nn.modules.module import Module
 from ..fx import GraphModule
 from ..guards import GuardBuilder
-from . import in_graph, resume
+from . import comprehension, in_graph, resume
 from .output_graph import OutputGraph
 from .source import local_source
 from .translator import BREAKABLE, InstructionTranslator
 from .variables import (CellVariable, NullVariable, SymIntVariable, TensorVariable,
                         Unsupported)
+
+NULL = NullVariable()
 
 
 class CaptureError(Unsupported):
@@ -109,12 +111,25 @@ def _capture(fn, L, ctx, tx, output, started):
         cell = CellVariable(output.wrap(tx, L[name], local_source(name)))
         cell.external = True
         tx.cells[name] = cell
+    comprehensions = comprehension.regions(code)   # 3.12+: inlined into this frame
+    comprehension_states = {}
     while True:
         inst = tx.instructions[tx.ip]
         state = tx.checkpoint()
+        if any(inst.offset == r.start for r in comprehensions):
+            comprehension_states[inst.offset] = state
         try:
             done = tx.step()
         except Unsupported as e:
+            region = comprehension.enclosing(comprehensions, inst.offset)
+            if region is not None and region.start in comprehension_states \
+                    and not ctx.fullgraph:
+                # graph up to the comprehension; it runs in plain Python, then a resume fn
+                tx.restore(comprehension_states[region.start])
+                reason = _reason(Unsupported(f"{e} (in a comprehension, which runs in plain "
+                                             "Python)"), tx)
+                start = tx.instructions[tx.ip]
+                return _finish(fn, tx, ctx, started, start, reason, region)
             tx.restore(state)
             reason = _reason(e if inst.opname in BREAKABLE else
                              Unsupported(f"{e} (at {inst.opname}; the rest of the frame runs "
@@ -132,7 +147,7 @@ def _reason(e, tx):
     return f"{e}\n  from user code:\n{tx.stack_trace()}"
 
 
-def _finish(fn, tx, ctx, started, break_at=None, reason=None):
+def _finish(fn, tx, ctx, started, break_at=None, reason=None, region=None):
     output = tx.output
     codegen = FrameCodegen(output)
     codegen.namespace["___ctx"] = ctx
@@ -140,7 +155,7 @@ def _finish(fn, tx, ctx, started, break_at=None, reason=None):
     if break_at is None:
         tail = [f"    return {codegen.value(tx.result)}"]
     else:
-        tail = _break_code(fn, tx, break_at, codegen)
+        tail = _break_code(fn, tx, break_at, codegen, region)
     side_effects = [f"    {line}" for line in output.side_effects.replay_lines(codegen)]
     traced = time.perf_counter()
     gm = None
@@ -210,12 +225,15 @@ def _user_line_note(e, gm):
     return f"While executing the compiled graph, from user code:\n{trace}"
 
 
-def _break_code(fn, tx, inst, codegen):
-    """The lines that run the breaking instruction in plain Python and call the resume fn."""
+def _break_code(fn, tx, inst, codegen, region=None):
+    """The lines that run the breaking instruction (or the comprehension ``region`` it is in)
+    in plain Python and call the resume fn."""
     code = fn.__code__
     if resume.inside_try(code, inst.offset):
         raise Unsupported("graph break inside a try block")
     codegen.rebinds_cells_later = resume.stores_cells_after(code, inst.offset)
+    if region is not None:
+        return _comprehension_break_code(fn, tx, region, codegen)
     if inst.opname not in BREAKABLE:
         # Any other instruction (an f-string of a tensor, a tensor attribute write, ...): the
         # graph so far runs compiled, the rest of the frame from this instruction on runs as
@@ -261,6 +279,33 @@ def _break_code(fn, tx, inst, codegen):
         indent = "        " if branch else "    "
         lines.append(f"{indent}return ___ctx.run({resume_fn}, ({args_text},))")
     return lines
+
+
+def _comprehension_break_code(fn, tx, region, codegen):
+    code = fn.__code__
+    if resume.inside_loop(code, region.start):
+        raise Unsupported("graph break in a for/while loop; the frame runs eagerly")
+    names = comprehension.arguments(code, region)
+    if any(tx.locals.get(name) is None for name in names):
+        raise Unsupported("a comprehension reading an unbound local")
+    function = comprehension.comprehension_function(code, fn.__globals__, fn.__closure__,
+                                                    region, names)
+    comp_name = f"___comprehension{len(codegen.namespace)}"
+    codegen.namespace[comp_name] = function
+    iterator, below = tx.stack[-1], tx.stack[:-1]
+    call_args = ", ".join([codegen.value(iterator)] +
+                          [codegen.value(tx.locals[name]) for name in names])
+    # after its END_FOR the frame holds [below..., saved loop variables..., result]; a
+    # variable unbound before the comprehension was saved as NULL
+    saved = [tx.locals.get(name, NULL) for name in region.saved_layout]
+    slots = below + saved + [None]
+    exprs = [None if isinstance(v, NullVariable) else codegen.value(v) for v in below + saved]
+    exprs.append("___r")
+    live = _live(tx, code, [region.after], codegen)
+    resume_fn = _resume(fn, tx, region.after, slots, live, codegen)
+    args_text = ", ".join([e for e in exprs if e is not None] + [v for _, v in live])
+    return [f"    ___r = {comp_name}({call_args})",
+            f"    return ___ctx.run({resume_fn}, ({args_text},))"]
 
 
 def _live(tx, code, offsets, codegen):

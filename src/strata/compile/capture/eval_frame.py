@@ -9,18 +9,20 @@ after that, and for frames capture cannot handle at all, the function runs eager
 
 import inspect
 import logging
+import platform
 import types
 import warnings
 import weakref
 
 from ... import config
 from ...core import trace
-from . import in_graph, settings
+from . import in_graph, settings, translator
 from .convert_frame import CaptureError, capture
 from .variables import Unsupported
 
 log = logging.getLogger("strata.compile")
 _all_contexts = weakref.WeakSet()
+_warned_no_opcode_table = set()   # Python versions already warned about
 
 
 class CodeCache:
@@ -42,6 +44,7 @@ class CompileContext:
         self.dynamic = dynamic
         self.caches: dict = {}
         self.listeners = []       # explain() and the debug writer subscribe here
+        warn_if_no_opcode_table()
         if config.compile_debug:
             from .debug import DebugWriter
             self.listeners.append(DebugWriter())
@@ -222,6 +225,18 @@ class _PerShape:
         return compiled(*inputs)
 
 
+def warn_if_no_opcode_table():
+    """Once per process: this Python has no opcode table, so nothing is captured."""
+    version = platform.python_version()
+    if translator.OPCODES or version in _warned_no_opcode_table:
+        return
+    _warned_no_opcode_table.add(version)
+    warnings.warn(f"strata.compile cannot capture on Python {version}: capture reads the "
+                  f"bytecode of CPython {' and '.join(translator.CAPTURED_VERSIONS)} only, so "
+                  "compiled functions run eagerly (no graphs, no speed-up)", UserWarning,
+                  stacklevel=4)
+
+
 def _bind(fn, code, args, kwargs):
     """The frame's arguments (and closure contents) as a dict, like ``frame.f_locals``."""
     n = code.co_argcount
@@ -248,10 +263,15 @@ def _bind(fn, code, args, kwargs):
 
 
 def _compilable(fn) -> bool:
-    """User code only: not strata's own functions, not disabled ones, not generators."""
+    """User code only: not strata's own functions, not disabled ones, not generators, not a
+    3.11 comprehension called at a graph break (it runs in plain Python, as 3.12's inlined
+    ones do: comprehension.py)."""
     module = fn.__module__ if isinstance(fn.__module__, str) else ""
     return not module.startswith("strata.") and not in_graph.is_disabled(fn) and \
-        not fn.__code__.co_flags & 0x3A0
+        not fn.__code__.co_flags & 0x3A0 and fn.__code__.co_name not in _COMPREHENSIONS
+
+
+_COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>")
 
 
 def _has_hooks(module) -> bool:
@@ -260,7 +280,8 @@ def _has_hooks(module) -> bool:
 
 
 def reset_all():
-    from . import resume
+    from . import comprehension, resume
     for ctx in list(_all_contexts):
         ctx.reset()
     resume.clear()
+    comprehension.clear()

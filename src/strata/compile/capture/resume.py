@@ -4,7 +4,7 @@
 arguments, pushes the stack back (NULL slots included), and jumps to ``offset`` in a copy of the
 original bytecode. It is an ordinary function, so the compile wrapper compiles it on its first
 call like any frame (Dynamo's ``resume_execution.py``). The ``bytecode`` package rebuilds the
-code object, including 3.11's exception table and stack size.
+code object, including the exception table (3.11+) and stack size.
 """
 
 import dis
@@ -15,6 +15,10 @@ from .variables import Unsupported
 _PROLOGUE = {"MAKE_CELL", "COPY_FREE_VARS", "RESUME"}
 _VARARG_FLAGS = 0x04 | 0x08   # CO_VARARGS | CO_VARKEYWORDS
 _cache: dict = {}
+# 3.12: LOAD_FAST_CHECK reads a maybe-unbound local, LOAD_FAST_AND_CLEAR saves one that an
+# inlined comprehension's loop variable shadows
+_READS_LOCAL = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
+                "LOAD_CLOSURE", "DELETE_FAST"}
 
 
 def stack_argname(i: int) -> str:
@@ -32,7 +36,7 @@ def live_locals(code, offsets) -> set:
     loops = any(i.offset >= start and "BACKWARD" in i.opname for i in instructions)
     names = set()
     for inst in instructions:
-        if inst.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "DELETE_FAST") and \
+        if inst.opname in _READS_LOCAL and \
                 (loops or inst.offset >= start):
             names.add(inst.argval)
     return {n for n in names - set(code.co_freevars) if not n.startswith("___stack")}

@@ -2,8 +2,9 @@
 
 It steps through a frame's instructions with a stack of variables (``variables.py``) instead
 of values. Each instruction's handler lives in the opcode table of the running Python version
-(``py311.py``); this file holds what does not depend on the version: the step loop, calls and
-inlining, Python operators on symbolic values, and the checkpoints a graph break rolls back to.
+(``py311.py``, ``py312.py``, built on ``opcodes.py``); this file holds what does not depend on
+the version: the step loop, calls and inlining, Python operators on symbolic values, and the
+checkpoints a graph break rolls back to.
 """
 
 import dis
@@ -19,10 +20,15 @@ from .variables import (BaseListVariable, CellVariable, ConstantVariable, DictVa
                         SizeVariable, SymIntVariable, TensorVariable, Unsupported,
                         VariableTracker)
 
+# BREAKABLE is for convert_frame. A version without a table runs every frame eagerly, and
+# strata.compile warns (eval_frame.warn_if_no_opcode_table).
 if sys.version_info[:2] == (3, 11):
-    from .py311 import BREAKABLE, OPCODES  # noqa: F401  (BREAKABLE: for convert_frame)
-else:   # one more table per Python version; until then every frame runs eagerly
+    from .py311 import BREAKABLE, OPCODES
+elif sys.version_info[:2] == (3, 12):
+    from .py312 import BREAKABLE, OPCODES
+else:
     BREAKABLE, OPCODES = frozenset(), {}
+CAPTURED_VERSIONS = ("3.11", "3.12")
 
 NULL = NullVariable()
 _MAX_INLINE_DEPTH = 32
@@ -77,7 +83,8 @@ class InstructionTranslator:
         handler = OPCODES.get(inst.opname)
         if handler is None:
             raise Unsupported(f"bytecode {inst.opname} is not supported" if OPCODES else
-                              f"capture reads CPython 3.11 bytecode, not {sys.version.split()[0]}")
+                              f"capture reads the bytecode of CPython "
+                              f"{' and '.join(CAPTURED_VERSIONS)}, not {sys.version.split()[0]}")
         return handler(self, inst)
 
     def run_inline(self):
@@ -190,8 +197,8 @@ class InstructionTranslator:
         if isinstance(obj, TensorVariable):
             self.output.call(self, "call_function", operator.setitem, [obj, key, value], {})
         elif isinstance(obj, ListVariable):
-            items = list(obj.items)
-            items[key.as_python_constant()] = value
+            items, k = list(obj.items), key.as_python_constant()
+            items[k] = self.unpack(value) if isinstance(k, slice) else value
             obj.mutate(self, items)
         elif isinstance(obj, DictVariable):
             obj.setitem(self, key.as_python_constant(), value)
