@@ -12,8 +12,16 @@ alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]
 one frame (Note [One-frame record]), the rows time their out-of-line equivalents, so each part
 reads a frame's cost high. Times are thread CPU time, so waiting for a core on a shared machine
 is not counted.
+
+    python -m benchmarks.overhead --gc   # the garbage collector's share of an RL episode
+
+``--gc`` runs ``benchmarks.small_models``'s RL episode and reports, per episode, the thread CPU
+time, the time inside collections and how many ran per generation (Note [Frozen import objects]
+in ``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfrozen cost).
 """
 
+import gc
+import sys
 import time
 import timeit
 
@@ -71,8 +79,40 @@ def breakdown(strata):
     return rows
 
 
+def gc_breakdown(module, episodes=10):
+    """Per episode of the RL loop: (thread CPU ms, ms inside collections, collections per
+    generation), after two warm-up episodes."""
+    from .small_models import _rl_episode
+    episode = _rl_episode(module)
+    episode()
+    episode()
+    spent, counts, started = [0.0], [0, 0, 0], [0.0]
+
+    def on_collection(phase, info):
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent[0] += time.thread_time() - started[0]
+            counts[info["generation"]] += 1
+    gc.callbacks.append(on_collection)
+    try:
+        t0 = time.thread_time()
+        for _ in range(episodes):
+            episode()
+        total = time.thread_time() - t0
+    finally:
+        gc.callbacks.remove(on_collection)
+    return total / episodes * 1e3, spent[0] / episodes * 1e3, [c / episodes for c in counts]
+
+
 def main():
     import strata
+    if sys.argv[1:] == ["--gc"]:
+        total, in_gc, per_gen = gc_breakdown(strata)
+        print(f"RL episode: {total:.1f} ms thread CPU time, {in_gc:.2f} ms in the garbage "
+              f"collector ({in_gc / total:.1%}); collections per episode by generation: "
+              f"{', '.join(f'{n:.1f}' for n in per_gen)}")
+        return
     for name, us in breakdown(strata):
         print(f"| {name} | {us:.2f} us |")
 
