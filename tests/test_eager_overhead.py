@@ -105,3 +105,12 @@ def test_not_saved_name_raises_attribute_error():
     y = strata.ones(2, requires_grad=True) * 2
     with pytest.raises(AttributeError):
         y.grad_fn.no_such_argument
+
+
+def test_dispatch_trace_from_import_shows_the_redispatch_below_autograd():
+    """With STRATA_SHOW_DISPATCH_TRACE=1 the trace is on before the autograd layer is imported:
+    its inlined redispatch must still step aside for the reporting one."""
+    code = "import strata; x = strata.ones(2, requires_grad=True); y = x * 2; y.add_(1)"
+    lines = _run(code, STRATA_SHOW_DISPATCH_TRACE="1").stdout.splitlines()
+    assert any("[redispatch] op=[aten::mul.Tensor], key=[CPU]" in line for line in lines)
+    assert any("[redispatch] op=[aten::add_.Tensor], key=[CPU]" in line for line in lines)

@@ -38,7 +38,7 @@ from .graph import (
 AUTOGRAD_BIT = functionality_bit("Autograd")
 _DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
 _FLOATING = D.FLOATING
-_REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
+_REDISPATCH = DP._fast["redispatch"]   # the untraced one (a trace swaps DP.redispatch)
 
 
 def autograd_kernel(op, ks, args):
