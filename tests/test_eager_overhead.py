@@ -114,3 +114,13 @@ def test_dispatch_trace_from_import_shows_the_redispatch_below_autograd():
     lines = _run(code, STRATA_SHOW_DISPATCH_TRACE="1").stdout.splitlines()
     assert any("[redispatch] op=[aten::mul.Tensor], key=[CPU]" in line for line in lines)
     assert any("[redispatch] op=[aten::add_.Tensor], key=[CPU]" in line for line in lines)
+
+
+@pytest.mark.parametrize("name", ["bool", "uint8", "int8", "int32", "int64", "float16",
+                                  "bfloat16", "float32", "float64", "complex64", "complex128"])
+def test_result_type_of_one_dtype_matches_torch(name):
+    """``result_type``'s shortcut for tensors of one dtype (any mix of 0-dim and not)."""
+    for shapes in [((2,), (2,)), ((), ()), ((), (2,)), ((2,), ())]:
+        got = strata.result_type(*(strata.ones(s, dtype=getattr(strata, name)) for s in shapes))
+        want = torch.result_type(*(torch.ones(s, dtype=getattr(torch, name)) for s in shapes))
+        assert str(got).removeprefix("strata.") == str(want).removeprefix("torch.")
