@@ -18,7 +18,15 @@ is not counted.
 ``--gc`` runs ``benchmarks.small_models``'s RL episode and reports, per episode, the thread CPU
 time, the time inside collections and how many ran per generation (Note [Frozen import objects]
 in ``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfrozen cost).
+
+    python -m benchmarks.overhead --phases [torch]   # the RL episode, phase by phase
+
+``--phases`` times each phase of the same episode (policy forward, ``Categorical``, sampling,
+``log_prob``, backward, the Adam step) in thread CPU time, the median over 7 episodes, for
+strata or, given ``torch``, for PyTorch (one thread each, as ``benchmarks.small_models``).
 """
+
+import statistics
 
 import gc
 import sys
@@ -105,7 +113,39 @@ def gc_breakdown(module, episodes=10):
     return total / episodes * 1e3, spent[0] / episodes * 1e3, [c / episodes for c in counts]
 
 
+def phase_breakdown(module, episodes=7):
+    """{phase: median thread CPU ms per episode} for the RL episode, after two warm-up ones."""
+    from .small_models import _rl_episode
+    episode = _rl_episode(module)
+    episode()
+    episode()
+    samples = []
+    for _ in range(episodes):
+        spent, current = {}, [None, time.thread_time()]
+
+        def mark(phase, spent=spent, current=current):
+            now = time.thread_time()
+            if current[0] is not None:
+                spent[current[0]] = spent.get(current[0], 0.0) + now - current[1]
+            current[0], current[1] = phase, time.thread_time()
+        episode(mark)
+        samples.append(spent)
+    return {phase: statistics.median(s[phase] for s in samples) * 1e3 for phase in samples[0]}
+
+
 def main():
+    if sys.argv[1:2] == ["--phases"]:
+        import importlib
+
+        from threadpoolctl import threadpool_limits
+        module = importlib.import_module(sys.argv[2] if len(sys.argv) > 2 else "strata")
+        threadpool_limits(1)
+        module.set_num_threads(1)
+        phases = phase_breakdown(module)
+        for phase, ms in phases.items():
+            print(f"| {phase} | {ms:.2f} ms |")
+        print(f"| all phases (sum of medians) | {sum(phases.values()):.2f} ms |")
+        return
     import strata
     if sys.argv[1:] == ["--gc"]:
         total, in_gc, per_gen = gc_breakdown(strata)
