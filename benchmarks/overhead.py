@@ -26,9 +26,8 @@ in ``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfroze
 strata or, given ``torch``, for PyTorch (one thread each, as ``benchmarks.small_models``).
 """
 
-import statistics
-
 import gc
+import statistics
 import sys
 import time
 import timeit
