@@ -80,7 +80,7 @@ def breakdown(strata):
         ("  record: edges of the inputs", _best_us(lambda: _input_edges(deriv, args))),
         ("  record: Node construction", _best_us(node)),
         ("  record: saved variables", _best_us(
-            lambda: deriv.save_inputs(made, args, needs, False))),
+            lambda: deriv.save_into(list(args), args, needs, False))),
         ("  record: output history (grad_fn)", _best_us(lambda: set_history(out, made, 0))),
     ]
     return rows
