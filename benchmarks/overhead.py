@@ -12,8 +12,23 @@ alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]
 one frame (Note [One-frame record]), the rows time their out-of-line equivalents, so each part
 reads a frame's cost high. Times are thread CPU time, so waiting for a core on a shared machine
 is not counted.
+
+    python -m benchmarks.overhead --gc   # the garbage collector's share of an RL episode
+
+``--gc`` runs ``benchmarks.small_models``'s RL episode and reports, per episode, the thread CPU
+time, the time inside collections and how many ran per generation (Note [Frozen import objects]
+in ``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfrozen cost).
+
+    python -m benchmarks.overhead --phases [torch]   # the RL episode, phase by phase
+
+``--phases`` times each phase of the same episode (policy forward, ``Categorical``, sampling,
+``log_prob``, backward, the Adam step) in thread CPU time, the median over 7 episodes, for
+strata or, given ``torch``, for PyTorch (one thread each, as ``benchmarks.small_models``).
 """
 
+import gc
+import statistics
+import sys
 import time
 import timeit
 
@@ -65,14 +80,78 @@ def breakdown(strata):
         ("  record: edges of the inputs", _best_us(lambda: _input_edges(deriv, args))),
         ("  record: Node construction", _best_us(node)),
         ("  record: saved variables", _best_us(
-            lambda: deriv.save_inputs(made, args, needs, False))),
+            lambda: deriv.save_into(list(args), args, needs, False))),
         ("  record: output history (grad_fn)", _best_us(lambda: set_history(out, made, 0))),
     ]
     return rows
 
 
+def gc_breakdown(module, episodes=10):
+    """Per episode of the RL loop: (thread CPU ms, ms inside collections, collections per
+    generation), after two warm-up episodes."""
+    from .small_models import _rl_episode
+    episode = _rl_episode(module)
+    episode()
+    episode()
+    spent, counts, started = [0.0], [0, 0, 0], [0.0]
+
+    def on_collection(phase, info):
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent[0] += time.thread_time() - started[0]
+            counts[info["generation"]] += 1
+    gc.callbacks.append(on_collection)
+    try:
+        t0 = time.thread_time()
+        for _ in range(episodes):
+            episode()
+        total = time.thread_time() - t0
+    finally:
+        gc.callbacks.remove(on_collection)
+    return total / episodes * 1e3, spent[0] / episodes * 1e3, [c / episodes for c in counts]
+
+
+def phase_breakdown(module, episodes=7):
+    """{phase: median thread CPU ms per episode} for the RL episode, after two warm-up ones."""
+    from .small_models import _rl_episode
+    episode = _rl_episode(module)
+    episode()
+    episode()
+    samples = []
+    for _ in range(episodes):
+        spent, current = {}, [None, time.thread_time()]
+
+        def mark(phase, spent=spent, current=current):
+            now = time.thread_time()
+            if current[0] is not None:
+                spent[current[0]] = spent.get(current[0], 0.0) + now - current[1]
+            current[0], current[1] = phase, time.thread_time()
+        episode(mark)
+        samples.append(spent)
+    return {phase: statistics.median(s[phase] for s in samples) * 1e3 for phase in samples[0]}
+
+
 def main():
+    if sys.argv[1:2] == ["--phases"]:
+        import importlib
+
+        from threadpoolctl import threadpool_limits
+        module = importlib.import_module(sys.argv[2] if len(sys.argv) > 2 else "strata")
+        threadpool_limits(1)
+        module.set_num_threads(1)
+        phases = phase_breakdown(module)
+        for phase, ms in phases.items():
+            print(f"| {phase} | {ms:.2f} ms |")
+        print(f"| all phases (sum of medians) | {sum(phases.values()):.2f} ms |")
+        return
     import strata
+    if sys.argv[1:] == ["--gc"]:
+        total, in_gc, per_gen = gc_breakdown(strata)
+        print(f"RL episode: {total:.1f} ms thread CPU time, {in_gc:.2f} ms in the garbage "
+              f"collector ({in_gc / total:.1%}); collections per episode by generation: "
+              f"{', '.join(f'{n:.1f}' for n in per_gen)}")
+        return
     for name, us in breakdown(strata):
         print(f"| {name} | {us:.2f} us |")
 

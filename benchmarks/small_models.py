@@ -18,10 +18,15 @@ from .harness import Result, fresh_process_medians
 RL_STEPS = 200
 
 
+def _no_mark(phase):
+    pass
+
+
 def _rl_episode(m):
     """A 4-128-2 policy acting for RL_STEPS steps of a small deterministic environment (one
     observation tensor, forward, Categorical sample and log_prob, ``.item()`` per step), then
-    REINFORCE: backward of the summed loss and one Adam step."""
+    REINFORCE: backward of the summed loss and one Adam step. ``episode(mark)`` calls
+    ``mark(phase)`` as each phase starts (``benchmarks.overhead --phases`` times them)."""
     nn = m.nn
     m.manual_seed(0)
     policy = nn.Sequential(nn.Linear(4, 128), nn.Tanh(), nn.Linear(128, 2))
@@ -29,22 +34,33 @@ def _rl_episode(m):
     rng = np.random.default_rng(0)
     Categorical = m.distributions.Categorical
 
-    def episode():
+    def episode(mark=_no_mark):
         state = rng.standard_normal(4).astype(np.float32)
         log_probs, rewards = [], []
         for _ in range(RL_STEPS):
+            mark("observation")
             obs = m.tensor(state).unsqueeze(0)
-            dist = Categorical(logits=policy(obs))
+            mark("policy forward")
+            logits = policy(obs)
+            mark("Categorical(logits=...)")
+            dist = Categorical(logits=logits)
+            mark("sample")
             action = dist.sample()
+            mark("log_prob")
             log_probs.append(dist.log_prob(action))
+            mark("item and environment")
             push = 1.0 if action.item() == 1 else -1.0
             state = (0.9 * state + 0.1 * push).astype(np.float32)
             rewards.append(1.0 - abs(float(state[0])))
+        mark("loss")
         returns = m.tensor(np.cumsum(rewards[::-1])[::-1].copy(), dtype=m.float32)
         loss = -(m.cat(log_probs) * returns).sum()
         opt.zero_grad()
+        mark("backward")
         loss.backward()
+        mark("Adam step")
         opt.step()
+        mark(None)
     return episode
 
 

@@ -85,6 +85,10 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                     continue
             if trace.active:
                 outputs = _call_function_traced(node, inputs_)
+            elif node._tensor_hooks is None and node._retain_hooks is None \
+                    and not node._pre_hooks and not node._post_hooks \
+                    and not isinstance(node, AccumulateGrad) and not anomaly_mode.ever_enabled:
+                outputs = node.apply(inputs_)   # Note [Plain node call]
             else:
                 outputs = _call_function(node, inputs_)
             if not keep_graph:
@@ -93,7 +97,12 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 if nxt is None:
                     continue
                 if grad is not None:
-                    _add_to_buffer(buffers, nxt, input_nr, grad)
+                    buf = buffers.get(nxt)   # _add_to_buffer's first gradient, inlined
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs()
+                        buf[input_nr] = grad
+                    else:
+                        _add_to_buffer(buffers, nxt, input_nr, grad)
                 left = dependencies[nxt] - 1
                 dependencies[nxt] = left
                 if left == 0 and (needed is None or nxt in needed or nxt in captures):
@@ -245,6 +254,11 @@ def _call_function_traced(node, grads):
     finally:
         trace.end(span)
 
+
+# Note [Plain node call]: most nodes of a backward pass have no hooks (tensor, retain_grad,
+# pre or post), run with anomaly mode never turned on, and are not a leaf's AccumulateGrad
+# (whose tensor hooks live on the leaf): the engine calls their ``apply`` directly, skipping
+# ``_call_function``'s frames, which only look for those, reading the same slots.
 
 def _call_function(node, grads):
     grads = _tensor_pre_hooks(node, grads)

@@ -18,17 +18,43 @@ from ..ops.op import REGISTRY
 
 
 def inplace_kernel(op, ks, args):
-    written = [args[i]._version_counter() for i in op.written_positions]
+    positions = op.written_positions
+    if len(positions) == 1:   # one written tensor (every ``foo_``): no list to build
+        vc = args[positions[0]]._version_counter()
+        if vc is INFERENCE_VERSION and not _state.inference_mode:
+            _refuse_inference_write()
+        result = _redispatch(op, ks, args)
+        if vc is not INFERENCE_VERSION:
+            vc.value += 1
+        return result
+    written = [args[i]._version_counter() for i in positions]
     if INFERENCE_VERSION in written and not _state.inference_mode:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
-                           "details.")
-    result = D.redispatch(op, ks, args)
+        _refuse_inference_write()
+    result = _redispatch(op, ks, args)
     for vc in written:
         if vc is not INFERENCE_VERSION:
             vc.value += 1
     return result
+
+
+def _redispatch(op, ks, args):
+    """``D.redispatch``, with its cached-kernel fast path inlined when no trace is installed
+    (the trace swaps ``D.redispatch`` for its reporting twin)."""
+    if D.redispatch is _UNTRACED_REDISPATCH:
+        entry = op._dispatch_cache.get(ks)
+        if entry is not None and not entry[0].boxed:
+            return entry[0].fn(*args)
+    return D.redispatch(op, ks, args)
+
+
+def _refuse_inference_write():
+    raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                       "allowed.You can make a clone to get a normal tensor before doing "
+                       "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                       "details.")
+
+
+_UNTRACED_REDISPATCH = D._fast["redispatch"]   # not D.redispatch: a trace may be on already
 
 
 def register():

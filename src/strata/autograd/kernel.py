@@ -38,7 +38,7 @@ from .graph import (
 AUTOGRAD_BIT = functionality_bit("Autograd")
 _DERIVATIVE_OF = derivatives._lookup_cache   # op -> Derivative, filled by ``lookup``
 _FLOATING = D.FLOATING
-_REDISPATCH = DP.redispatch   # the untraced redispatch (the trace swaps DP.redispatch)
+_REDISPATCH = DP._fast["redispatch"]   # the untraced one (a trace swaps DP.redispatch)
 
 
 def autograd_kernel(op, ks, args):
@@ -238,9 +238,12 @@ class OpNode(Node):
         deriv = self._deriv
         if self._released and deriv.saves:
             raise RuntimeError(graph._FREED)
-        if all(g is None for g in grads):
+        if len(grads) == 1:
+            if grads[0] is None:
+                return [None] * len(self.next_functions)
+        elif all(g is None for g in grads):
             return [None] * len(self.next_functions)
-        if len(grads) > 1:
+        else:
             grads = _materialize(self, grads)
         result = deriv.formula(self, *grads)
         return validate_outputs(self, _flatten(deriv, result))
@@ -258,6 +261,13 @@ class OpNode(Node):
         """Saved values by argument name (``ctx.self``), and PyTorch's ``_saved_<name>`` /
         ``_raw_saved_<name>`` introspection."""
         deriv = object.__getattribute__(self, "_deriv")
+        pos = deriv.index.get(name)   # a saved tensor or plain argument: ``unpack`` inlined
+        if pos is not None:
+            value = self._args[pos]
+            if type(value) is SavedVariable:
+                return value.unpack()
+            if value is not _NOT_SAVED and type(value) is not list:
+                return value
         if name.startswith("_saved_"):
             return deriv.unpack(self, name[7:])
         if name.startswith("_raw_saved_"):

@@ -221,6 +221,13 @@ def result_type(*operands) -> dtype:
 
     Tensors are anything with ``.dtype`` and ``.ndim``; everything else is a Python scalar.
     """
+    common = getattr(operands[0], "dtype", None) if operands else None
+    if type(common) is dtype:   # tensors of one dtype (most calls): that dtype, whatever ndims
+        for x in operands:
+            if getattr(x, "dtype", None) is not common:
+                break
+        else:
+            return common
     dim = zero = wrapped = None
     for x in operands:
         d = getattr(x, "dtype", None)

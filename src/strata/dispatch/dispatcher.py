@@ -18,6 +18,7 @@ import sys
 
 from .. import config
 from ..core import trace
+from ..core.device import as_device, backend_of
 from ..ops.op import REGISTRY, OpOverload
 from . import keys as K
 from .tls import _state
@@ -195,7 +196,6 @@ _device_keyset_cache = {}
 
 
 def _device_keyset(device):
-    from ..core.device import as_device, backend_of
     d = as_device(device)
     ks = _device_keyset_cache.get(d.type)
     if ks is None:
