@@ -19,8 +19,10 @@ errors the driver reports (a failed build, a bad launch, out of resources) are r
 
 import ctypes
 import hashlib
+import logging
 import threading
 import time
+import warnings
 
 import numpy as np
 
@@ -41,6 +43,8 @@ from ...runtime import (
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
+
+_log = logging.getLogger("strata.opencl")
 from .driver import Driver, DriverError, KernelArgs
 from .memory import BufferSegments
 from .streams import OpenCLStream
@@ -196,7 +200,16 @@ class OpenCLRuntime(DeviceRuntime):
             except pycl.Error:
                 pass       # the driver refused its own binary: build from source again
         try:
-            program = pycl.Program(self.context, source).build()
+            with warnings.catch_warnings():
+                # NVIDIA's compiler leaves remarks in the build log of most kernels; pyopencl
+                # turns each into a CompilerWarning. They go to the "strata.opencl" logger.
+                warnings.simplefilter("ignore", pycl.CompilerWarning)
+                program = pycl.Program(self.context, source).build()
+            if _log.isEnabledFor(logging.DEBUG):
+                build_log = program.get_build_info(dev, pycl.program_build_info.LOG).strip()
+                if build_log:
+                    _log.debug("build log of kernel '%s' on %s:\n%s", name, dev.name,
+                               build_log)
         except pycl.Error as exc:
             raise RuntimeError(f"OpenCL: building kernel '{name}' failed on {dev.name}: "
                                f"{exc}\n{source}") from None
