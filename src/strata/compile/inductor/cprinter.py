@@ -28,7 +28,7 @@ import itertools
 import math
 from math import prod as _int_prod
 
-from .ir import C_TYPES, REDUCTION_INIT, Pointwise, Reduction, use_handler
+from .ir import C_TYPES, REDUCTION_INIT, IndexAdd, Pointwise, Reduction, use_handler
 
 UNROLL = 16   # a reduction over at most this many elements is printed without a loop
 VECTOR_MATH = ("exp", "log", "tanh", "erf", "log1p", "expm1", "sin", "cos")
@@ -264,7 +264,10 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
-        _print_column_reduction(node, outer_ranges, buffers, lines)
+        if isinstance(node, IndexAdd):
+            _print_index_add(node, outer_ranges, buffers, lines)
+        else:
+            _print_column_reduction(node, outer_ranges, buffers, lines)
         lines.append("}")
         return "\n".join(lines)
     if all(len(n.ranges) == k and (isinstance(n, Pointwise) or _unrolled(n))
@@ -295,6 +298,37 @@ def _print_column_reduction(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 12)):
         value = node.inner_fn(tuple(index), tuple(rindex))
     lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
+    lines.append("        }")
+    lines.append("    }")
+
+
+def _print_index_add(node, outer_ranges, buffers, lines):
+    """Note [Scatter-add] (ir.py): this chunk's columns x of every output row start at
+    ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` in a
+    SIMD loop over x (one row's columns are distinct elements)."""
+    (columns,) = outer_ranges
+    lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        value = node.init_fn(("y", "x"))
+    lines.append(f"            {node.name}[y * {columns} + x] = {value};")
+    lines.append("        }")
+    lines.append("    }")
+    lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
+    lines.extend(rindex_lines)
+    with use_handler(CHandler(buffers, lines, " " * 8)) as h:
+        row = node.row_fn(tuple(rindex))
+        count = h.count
+    lines.append(f"        {C_TYPES[node.dtype]}* out_row = "
+                 f"{node.name} + ({row}) * {columns};")
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    with use_handler(CHandler(buffers, lines, " " * 12)) as h:
+        h.count = count     # names distinct from the row's
+        value = node.inner_fn(("x",), tuple(rindex))
+    lines.append(f"            out_row[x] = out_row[x] + {value};")
     lines.append("        }")
     lines.append("    }")
 

@@ -24,6 +24,7 @@ from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
+    IndexAdd,
     InputBuffer,
     Kernel,
     Pointwise,
@@ -61,7 +62,11 @@ def _reads(node, outer_k):
         extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
         with use_handler(_LoadRecorder()) as rec:
             if isinstance(node, Reduction):
-                node.inner_fn(index, tuple(f"r{d}" for d in range(len(node.reduction_ranges))))
+                rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
+                node.inner_fn(index, rindex)
+                if isinstance(node, IndexAdd):
+                    node.row_fn(rindex)
+                    node.init_fn(("y",) + index)
             else:
                 node.inner_fn(index + extra)
         memo[outer_k] = rec.loads
@@ -176,6 +181,18 @@ class GraphLowering:
         reduced = [s == 1 for s in out_size] if keepdim else [False] * len(out_size)
         stride = tuple(0 if r else next(kept) for r in reduced)
         buffer = InputBuffer(name, dtype, tuple(out_size), stride)
+        self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
+        return TensorValue.of_buffer(buffer)
+
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn):
+        """Note [Scatter-add] (ir.py): a fresh (rows, columns) buffer holding ``init_fn``'s
+        values plus each source row added into the row ``row_fn`` names."""
+        name = self._name()
+        rows, columns = size
+        self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
+                                True, row_fn, init_fn, rows))
+        buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
