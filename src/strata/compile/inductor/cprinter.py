@@ -76,6 +76,15 @@ PREAMBLE = "\n".join([
     # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
     "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
     "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
+    # Note [No contraction]: gcc's default -ffp-contract=fast fuses a product and a later sum
+    # into one fma even across statements; a kernel whose sums must be eager's bit for bit
+    # (NumPy rounds each product) opts out. clang contracts only within one expression, and
+    # each printed statement holds one operation.
+    "#if defined(__GNUC__) && !defined(__clang__)",
+    '#define STRATA_NO_CONTRACT __attribute__((optimize("fp-contract=off")))',
+    "#else",
+    "#define STRATA_NO_CONTRACT",
+    "#endif",
     "",
 ])
 
@@ -261,7 +270,9 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
-    lines = [f"void {kernel.name}({', '.join(params)}) {{"]
+    exact = any(isinstance(n, IndexAdd) for n in kernel.nodes)   # Note [No contraction]
+    lines = [f"{'STRATA_NO_CONTRACT ' if exact else ''}void {kernel.name}"
+             f"({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
         if isinstance(node, IndexAdd):
