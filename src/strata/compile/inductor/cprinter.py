@@ -28,7 +28,15 @@ import itertools
 import math
 from math import prod as _int_prod
 
-from .ir import C_TYPES, REDUCTION_INIT, IndexAdd, Pointwise, Reduction, use_handler
+from .ir import (
+    C_TYPES,
+    REDUCTION_INIT,
+    BernoulliDraws,
+    IndexAdd,
+    Pointwise,
+    Reduction,
+    use_handler,
+)
 
 UNROLL = 16   # a reduction over at most this many elements is printed without a loop
 VECTOR_MATH = ("exp", "log", "tanh", "erf", "log1p", "expm1", "sin", "cos")
@@ -67,6 +75,34 @@ STRATA_ERFF = "\n".join([
     "}",
 ])
 
+# Note [Random draws] (ir.py): NumPy's PCG64 (XSL-RR 128/64) and its ``Generator.random``
+# doubles, and the jump ahead by ``delta`` steps (its ``advance``: pcg_advance_lcg_128).
+PCG64 = "\n".join([
+    "typedef unsigned __int128 strata_u128;",
+    "#define STRATA_PCG_MULT (((strata_u128)2549297995355413924ULL << 64) | "
+    "4865540595714422341ULL)",
+    "static inline strata_u128 strata_pcg_words(const int64_t* w) {",
+    "    return ((strata_u128)(uint64_t)w[0] << 64) | (uint64_t)w[1];",
+    "}",
+    "static inline strata_u128 strata_pcg_jump(strata_u128 state, strata_u128 inc, "
+    "uint64_t delta) {",
+    "    strata_u128 acc_mult = 1, acc_plus = 0, mult = STRATA_PCG_MULT, plus = inc;",
+    "    for (; delta; delta >>= 1) {",
+    "        if (delta & 1) { acc_mult *= mult; acc_plus = acc_plus * mult + plus; }",
+    "        plus = (mult + 1) * plus;",
+    "        mult *= mult;",
+    "    }",
+    "    return acc_mult * state + acc_plus;",
+    "}",
+    "static inline double strata_pcg_uniform(strata_u128* state, strata_u128 inc) {",
+    "    *state = *state * STRATA_PCG_MULT + inc;",
+    "    const uint64_t x = (uint64_t)(*state >> 64) ^ (uint64_t)*state;",
+    "    const unsigned rot = (unsigned)(*state >> 122);",
+    "    const uint64_t bits = (x >> rot) | (x << ((-rot) & 63));",
+    "    return (double)(bits >> 11) * (1.0 / 9007199254740992.0);",
+    "}",
+])
+
 PREAMBLE = "\n".join([
     "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "",
     *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
@@ -85,7 +121,7 @@ PREAMBLE = "\n".join([
     "#else",
     "#define STRATA_NO_CONTRACT",
     "#endif",
-    "",
+    "", PCG64, "",
 ])
 
 
@@ -277,6 +313,8 @@ def print_kernel(kernel, outer_ranges) -> str:
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
+        elif isinstance(node, BernoulliDraws):
+            _print_bernoulli_draws(node, lines)
         else:
             _print_column_reduction(node, outer_ranges, buffers, lines)
         lines.append("}")
@@ -342,6 +380,17 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     lines.append(f"            out_row[x] = out_row[x] + {value};")
     lines.append("        }")
     lines.append("    }")
+
+
+def _print_bernoulli_draws(node, lines):
+    """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
+    draws one double per element in order."""
+    lines.append(f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);")
+    lines.append(f"    strata_u128 state = strata_pcg_jump(strata_pcg_words({node.state}), inc, "
+                 f"(uint64_t){node.offset}LL + (uint64_t)x_lo);")
+    lines.append("    for (int64_t x = x_lo; x < x_hi; x++)")
+    lines.append(f"        {node.name}[x] = strata_pcg_uniform(&state, inc) < {node.p.hex()} "
+                 f"? 1 : 0;")
 
 
 def _unrolled(node):

@@ -24,6 +24,7 @@ from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
+    BernoulliDraws,
     IndexAdd,
     InputBuffer,
     Kernel,
@@ -192,6 +193,16 @@ class GraphLowering:
         rows, columns = size
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
                                 True, row_fn, init_fn, rows))
+        buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
+        self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
+        return TensorValue.of_buffer(buffer)
+
+    def bernoulli_draws(self, dtype, size, state, offset, p):
+        """Note [Random draws] (ir.py): a fresh buffer of ``uniform < p`` draws from the
+        stream of the state buffer ``state``, from its place ``offset`` on."""
+        name = self._name()
+        self._schedule(BernoulliDraws(name, dtype, (_numel_of(size),), state, offset, p))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
@@ -394,8 +405,12 @@ def module_attribute(gm, target):
 
 
 def _numel(value):
+    return _numel_of(value.size)
+
+
+def _numel_of(size):
     n = 1
-    for s in value.size:
+    for s in size:
         n *= s
     return n
 

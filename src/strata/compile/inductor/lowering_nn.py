@@ -13,6 +13,7 @@ import itertools
 import math
 
 from ...ops import pooling as PL
+from ..aot.functionalize import seeded_random
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
 
@@ -303,6 +304,23 @@ def _index_add(G, node, self, dim, index, source, alpha=1):
         value = source.load((rindex[0], column[0]))
         return value if alpha == 1 else ops.mul(value, ops.constant(float(alpha), dtype))
     return G.index_add(dtype, size, index.size[0], added, row, self.load)
+
+
+# --- dropout's mask: draws from the graph's random stream ------------------------------------
+
+@register(seeded_random)
+def _seeded_random(G, node, op, rng_state, offset, *args, **kwargs):
+    """``bernoulli(p)`` drawn at ``offset`` of the graph's PCG64 stream (how a functionalised
+    dropout draws its mask) as a generated kernel: Note [Random draws] in ir.py. Other random
+    ops keep eager's kernel."""
+    dtype, size = out_spec(node)
+    p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+    state = rng_state.buffer if isinstance(rng_state, TensorValue) else None
+    if op is not aten.bernoulli.p or G.device_type != "cpu" or kwargs.get("generator") \
+            or isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1 \
+            or state is None or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
+        raise NoLowering("seeded_random: only bernoulli(p) of a CPU graph draws in C")
+    return G.bernoulli_draws(dtype, size, state.name, offset, float(p))
 
 
 # --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
