@@ -77,31 +77,28 @@ STRATA_ERFF = "\n".join([
 
 # Note [Random draws] (ir.py): NumPy's PCG64 (XSL-RR 128/64) and its ``Generator.random``
 # doubles, and the jump ahead by ``delta`` steps (its ``advance``: pcg_advance_lcg_128).
-PCG64 = "\n".join([
-    "typedef unsigned __int128 strata_u128;",
-    "#define STRATA_PCG_MULT (((strata_u128)2549297995355413924ULL << 64) | "
-    "4865540595714422341ULL)",
-    "static inline strata_u128 strata_pcg_words(const int64_t* w) {",
-    "    return ((strata_u128)(uint64_t)w[0] << 64) | (uint64_t)w[1];",
-    "}",
-    "static inline strata_u128 strata_pcg_jump(strata_u128 state, strata_u128 inc, "
-    "uint64_t delta) {",
-    "    strata_u128 acc_mult = 1, acc_plus = 0, mult = STRATA_PCG_MULT, plus = inc;",
-    "    for (; delta; delta >>= 1) {",
-    "        if (delta & 1) { acc_mult *= mult; acc_plus = acc_plus * mult + plus; }",
-    "        plus = (mult + 1) * plus;",
-    "        mult *= mult;",
-    "    }",
-    "    return acc_mult * state + acc_plus;",
-    "}",
-    "static inline double strata_pcg_uniform(strata_u128* state, strata_u128 inc) {",
-    "    *state = *state * STRATA_PCG_MULT + inc;",
-    "    const uint64_t x = (uint64_t)(*state >> 64) ^ (uint64_t)*state;",
-    "    const unsigned rot = (unsigned)(*state >> 122);",
-    "    const uint64_t bits = (x >> rot) | (x << ((-rot) & 63));",
-    "    return (double)(bits >> 11) * (1.0 / 9007199254740992.0);",
-    "}",
-])
+PCG64 = """\
+typedef unsigned __int128 strata_u128;
+#define STRATA_PCG_MULT (((strata_u128)2549297995355413924ULL << 64) | 4865540595714422341ULL)
+static inline strata_u128 strata_pcg_words(const int64_t* w) {
+    return ((strata_u128)(uint64_t)w[0] << 64) | (uint64_t)w[1];
+}
+static inline strata_u128 strata_pcg_jump(strata_u128 state, strata_u128 inc, uint64_t delta) {
+    strata_u128 acc_mult = 1, acc_plus = 0, mult = STRATA_PCG_MULT, plus = inc;
+    for (; delta; delta >>= 1) {
+        if (delta & 1) { acc_mult *= mult; acc_plus = acc_plus * mult + plus; }
+        plus = (mult + 1) * plus;
+        mult *= mult;
+    }
+    return acc_mult * state + acc_plus;
+}
+static inline double strata_pcg_uniform(strata_u128* state, strata_u128 inc) {
+    *state = *state * STRATA_PCG_MULT + inc;
+    const uint64_t x = (uint64_t)(*state >> 64) ^ (uint64_t)*state;
+    const unsigned rot = (unsigned)(*state >> 122);
+    const uint64_t bits = (x >> rot) | (x << ((-rot) & 63));
+    return (double)(bits >> 11) * (1.0 / 9007199254740992.0);
+}"""
 
 PREAMBLE = "\n".join([
     "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "",
@@ -307,8 +304,8 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
     exact = any(isinstance(n, IndexAdd) for n in kernel.nodes)   # Note [No contraction]
-    lines = [f"{'STRATA_NO_CONTRACT ' if exact else ''}void {kernel.name}"
-             f"({', '.join(params)}) {{"]
+    attribute = "STRATA_NO_CONTRACT " if exact else ""
+    lines = [f"{attribute}void {kernel.name}({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
         if isinstance(node, IndexAdd):
