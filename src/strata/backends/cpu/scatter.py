@@ -125,16 +125,11 @@ def _dim_key(self, dim, index, error, prefix="", wrap_negative=False):
     d = wrap_dim(dim, target.ndim)
     idx = data(index).reshape(-1)
     size = target.shape[d]
-    check_in_bounds(idx, d, size, error, prefix, -size if wrap_negative else 0)
-    return target, (slice(None),) * d + (idx,)
-
-
-def check_in_bounds(idx, d, size, error, prefix="", low=0):
-    """ATen's error for the first index of the 1-D array ``idx`` outside [low, size) along dim
-    ``d`` (also the Check step of a compiled graph's index_add_, compile/inductor)."""
+    low = -size if wrap_negative else 0
     if idx.size and (idx.min() < low or idx.max() >= size):
         bad = idx[(idx < low) | (idx >= size)][0]
         raise error(f"{prefix}index {bad} is out of bounds for dimension {d} with size {size}")
+    return target, (slice(None),) * d + (idx,)
 
 
 def index_add_(self, dim, index, source, alpha=1):

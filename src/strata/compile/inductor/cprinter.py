@@ -350,8 +350,8 @@ def _print_column_reduction(node, outer_ranges, buffers, lines):
 
 def _print_index_add(node, outer_ranges, buffers, lines):
     """Note [Scatter-add] (ir.py): this chunk's columns x of every output row start at
-    ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` in a
-    SIMD loop over x (one row's columns are distinct elements)."""
+    ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` (or
+    ``=``) in a SIMD loop over x (one row's columns are distinct elements)."""
     (columns,) = outer_ranges
     lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
     lines.append("        #pragma omp simd")
@@ -374,7 +374,7 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 12)) as h:
         h.count = count     # names distinct from the row's
         value = node.inner_fn(("x",), tuple(rindex))
-    lines.append(f"            out_row[x] = out_row[x] + {value};")
+    lines.append(f"            out_row[x] = {'out_row[x] + ' if node.accumulate else ''}{value};")
     lines.append("        }")
     lines.append("    }")
 

@@ -186,13 +186,14 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn):
-        """Note [Scatter-add] (ir.py): a fresh (rows, columns) buffer holding ``init_fn``'s
-        values plus each source row added into the row ``row_fn`` names."""
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True):
+        """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
+        holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
+        row at the row ``row_fn`` names."""
         name = self._name()
-        rows, columns = size
+        rows, columns = size[0], (size[1] if len(size) == 2 else 1)
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
-                                True, row_fn, init_fn, rows))
+                                True, row_fn, init_fn, rows, accumulate))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)

@@ -122,6 +122,7 @@ class IndexAdd(Reduction):
     row_fn: Callable = None     # rindex -> the int64 output row of source row rindex
     init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
     rows: int = 0
+    accumulate: bool = True     # False: ``out[row, x] = value``, the last write wins (scatter)
 
 
 @dataclass
@@ -180,8 +181,8 @@ def format_node(node) -> str:
             return (f"{node.name} = IndexAdd({node.dtype}, rows={node.rows}, columns="
                     f"{list(node.ranges)}, source_rows={list(node.reduction_ranges)})\n"
                     f"    [y, {index[0]}] <- {node.init_fn(('y', index[0]))}\n"
-                    f"    for [{', '.join(rindex)}]: [{node.row_fn(rindex)}, {index[0]}] += "
-                    f"{node.inner_fn(index, rindex)}")
+                    f"    for [{', '.join(rindex)}]: [{node.row_fn(rindex)}, {index[0]}] "
+                    f"{'+=' if node.accumulate else '='} {node.inner_fn(index, rindex)}")
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             body = node.inner_fn(index, rindex)

@@ -306,6 +306,25 @@ def _index_add(G, node, self, dim, index, source, alpha=1):
     return G.index_add(dtype, size, index.size[0], added, row, self.load)
 
 
+@register(aten.scatter.src)
+def _scatter(G, node, self, dim, index, src):
+    """``out = self; out[index[i]] = src[i]`` for 1-D tensors (how AOT writes a slice of a
+    gradient, a view write, into zeros), the same kernel as index_add_'s with an assignment:
+    rows in order, so a repeated index keeps the last write, as eager's NumPy assignment."""
+    dtype, size = out_spec(node)
+    if len(size) != 1 or dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
+            or index.dtype != "int64" or self.dtype != dtype or src.dtype != dtype \
+            or src.size[0] < index.size[0]:
+        raise NoLowering("scatter: not 1-D")
+    index = G.realize(index)
+    _index_check(G, aten.scatter.src, index, 0, size[0])
+
+    def row(rindex):
+        return ops.index_expr(_clamped_row(index.load(rindex), size[0]), "int64")
+    return G.index_add(dtype, size, index.size[0], lambda column, rindex: src.load(rindex),
+                       row, lambda at: self.load(at[:1]), accumulate=False)
+
+
 # --- dropout's mask: draws from the graph's random stream ------------------------------------
 
 @register(seeded_random)
