@@ -59,4 +59,4 @@ def test_warm_process_loads_dropout_graphs_and_draws_the_same(tmp_path):
     assert 0.0 in grad               # dropout zeroed some hidden units' gradients
     entries = [json.loads(p.read_text()) for p in (tmp_path / "fxgraph").glob("*.json")]
     assert any(["named", "seeded_random"] in e["targets"].values() for e in entries)
-    assert any("strata_pcg_uniform(&state" in e["source"] for e in entries)
+    assert any("strata_pcg_bits53(s0)" in e["source"] for e in entries)

@@ -24,9 +24,9 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.dense import check_rows as eager_row_check
+from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import _blas_ready
 from ...backends.cpu.loss import _targets as eager_target_check
-from ...backends.cpu.indexing import check_bounds
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
