@@ -1,6 +1,6 @@
-"""index_add_ along dim 0 inside inductor graphs (an embedding's backward): a generated
-scatter-add (Note [Scatter-add] in compile/inductor/ir.py) whose sums are eager's, bit for bit,
-after a Check step that raises eager's (PyTorch's) error before any kernel runs."""
+"""index_add_ along dim 0 (an embedding's backward) and 1-D scatter inside inductor graphs: a
+generated scatter-add (Note [Scatter-add] in compile/inductor/ir.py) whose sums are eager's, bit
+for bit, after a Check step that raises eager's (PyTorch's) error before any kernel runs."""
 
 import numpy as np
 import pytest
@@ -92,3 +92,40 @@ def test_a_later_read_of_self_sees_the_added_rows():
     run = compile_fx(make_fx(f)(*args), list(args))
     assert "IndexAdd(" in run.ir_post_fusion
     np.testing.assert_array_equal(run(*args)[0].numpy(), f(*args).numpy())
+
+
+@settings(max_examples=12, deadline=None)
+@given(size=st.integers(1, 50), count=st.integers(0, 60),
+       dtype=st.sampled_from(["float32", "float64", "int64"]), seed=st.integers(0, 1000))
+def test_one_d_scatter_is_an_assignment_in_order_as_eagers(size, count, dtype, seed):
+    """``scatter.src`` of 1-D tensors (AOT's view writes): the same kernel assigning, a
+    repeated index keeping the last write; against eager strata and, with distinct indices,
+    torch."""
+    rng = np.random.default_rng(seed)
+    base = (rng.standard_normal(size) * 100).astype(dtype)
+    source = (rng.standard_normal(count + 3) * 100).astype(dtype)
+    index = rng.integers(0, size, count)
+
+    def write(m, b, i, s):
+        return m.scatter(b * 2, 0, i, s) + 1
+    compiled = strata.compile(lambda b, i, s: write(strata, b, i, s), backend="inductor")
+    args = [strata.tensor(a) for a in (base, index, source)]
+    got = compiled(*args).numpy()
+    np.testing.assert_array_equal(got, write(strata, *args).numpy())
+    distinct = np.unique(index)
+    rng.shuffle(distinct)
+    want = write(torch, *[torch.tensor(a) for a in (base, distinct, source)])
+    args[1] = strata.tensor(distinct)
+    np.testing.assert_array_equal(compiled(*args).numpy(), want.numpy())
+
+
+def test_one_d_scatter_out_of_range_raises_eagers_error():
+    compiled = strata.compile(lambda b, i, s: strata.scatter(b * 2, 0, i, s),
+                              backend="inductor")
+    base, source = strata.randn(6), strata.randn(3)
+    compiled(base, strata.tensor([0, 5]), source)
+    message = "index 6 is out of bounds for dimension 0 with size 6"
+    with pytest.raises(RuntimeError, match=message):
+        compiled(base, strata.tensor([0, 6]), source)
+    with pytest.raises(RuntimeError, match=message):
+        torch.scatter(torch.zeros(6), 0, torch.tensor([0, 6]), torch.ones(3))
