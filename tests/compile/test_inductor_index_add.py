@@ -129,3 +129,20 @@ def test_one_d_scatter_out_of_range_raises_eagers_error():
         compiled(base, strata.tensor([0, 6]), source)
     with pytest.raises(RuntimeError, match=message):
         torch.scatter(torch.zeros(6), 0, torch.tensor([0, 6]), torch.ones(3))
+
+
+def test_wide_rows_split_over_threads_give_the_same_sums():
+    """Columns split over the pool's threads (no two chunks share an element)."""
+    before = strata.get_num_threads()
+    strata.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(0)
+        base, source = rng.standard_normal((7, 40000)), rng.standard_normal((5, 40000))
+        args = [strata.tensor(base.astype(np.float32)), strata.tensor(rng.integers(0, 7, 5)),
+                strata.tensor(source.astype(np.float32))]
+        compiled = strata.compile(lambda b, i, s: _accumulate(strata, b, i, s, 1),
+                                  backend="inductor")
+        np.testing.assert_array_equal(compiled(*args).numpy(),
+                                      _accumulate(strata, *args, 1).numpy())
+    finally:
+        strata.set_num_threads(before)
