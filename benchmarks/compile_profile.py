@@ -52,6 +52,7 @@ def _instrument(timers):
     cfx._matmul = timers.wrap("GEMM (BLAS)", cfx._matmul)
     cfx._check_targets = timers.wrap("Check steps", cfx._check_targets)
     cfx.eager_row_check = timers.wrap("Check steps", cfx.eager_row_check)
+    cfx._check_index_bounds = timers.wrap("Check steps", cfx._check_index_bounds)
 
     def exec_timing_targets(code, scope):
         scope["targets"] = {name: timers.wrap(f"Fallback {target}", target)
