@@ -1,6 +1,7 @@
-"""Graphs with random ops (dropout's ``seeded_random`` steps) are stored in the graph cache: a
-fresh process with a warm cache lowers nothing and draws what a cold one draws, which is what
-eager draws from the same seed."""
+"""Graphs with random ops are stored in the graph cache: a fresh process with a warm cache
+lowers nothing and draws what a cold one draws, which is what eager draws from the same seed.
+Dropout's mask is a generated kernel (Note [Random draws]); other random ops (``rand_like``)
+are ``seeded_random`` steps, stored by name."""
 
 import json
 import os
@@ -25,7 +26,8 @@ model = strata.nn.Sequential(strata.nn.Linear(8, 32), strata.nn.Dropout(0.4),
                              strata.nn.Linear(32, 3))
 x = strata.randn(1, 8)
 def step(x):
-    loss = model(x).square().mean()
+    out = model(x)
+    loss = (out * (1 + strata.rand_like(out))).square().mean()
     loss.backward()
     return loss
 def run_step(fn):
@@ -57,3 +59,4 @@ def test_warm_process_loads_dropout_graphs_and_draws_the_same(tmp_path):
     assert 0.0 in grad               # dropout zeroed some hidden units' gradients
     entries = [json.loads(p.read_text()) for p in (tmp_path / "fxgraph").glob("*.json")]
     assert any(["named", "seeded_random"] in e["targets"].values() for e in entries)
+    assert any("strata_pcg_bits53(s0)" in e["source"] for e in entries)

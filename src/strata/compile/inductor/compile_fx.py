@@ -24,6 +24,7 @@ from ...autograd.grad_mode import no_grad
 from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.dense import check_rows as eager_row_check
+from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import _blas_ready
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...core import dtype as D
@@ -246,8 +247,15 @@ def _check_targets(target, classes, ignore_index):
     eager_target_check(target, ignore_index, classes)
 
 
+def _check_index_bounds(index, dim, size):
+    """Eager index_add_'s and scatter's RuntimeError for the first index outside [0, size)."""
+    check_bounds(index.reshape(-1), dim, size, RuntimeError, wrap_negative=False)
+
+
 _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
-           aten.embedding.default: "_check_indices"}
+           aten.embedding.default: "_check_indices",
+           aten.index_add_.default: "_check_index_bounds",
+           aten.scatter.src: "_check_index_bounds"}
 
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
@@ -341,6 +349,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
              "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
+             "_check_index_bounds": _check_index_bounds,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")

@@ -24,6 +24,8 @@ from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
+    BernoulliDraws,
+    IndexAdd,
     InputBuffer,
     Kernel,
     Pointwise,
@@ -61,7 +63,11 @@ def _reads(node, outer_k):
         extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
         with use_handler(_LoadRecorder()) as rec:
             if isinstance(node, Reduction):
-                node.inner_fn(index, tuple(f"r{d}" for d in range(len(node.reduction_ranges))))
+                rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
+                node.inner_fn(index, rindex)
+                if isinstance(node, IndexAdd):
+                    node.row_fn(rindex)
+                    node.init_fn(("y",) + index)
             else:
                 node.inner_fn(index + extra)
         memo[outer_k] = rec.loads
@@ -176,6 +182,29 @@ class GraphLowering:
         reduced = [s == 1 for s in out_size] if keepdim else [False] * len(out_size)
         stride = tuple(0 if r else next(kept) for r in reduced)
         buffer = InputBuffer(name, dtype, tuple(out_size), stride)
+        self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
+        return TensorValue.of_buffer(buffer)
+
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True):
+        """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
+        holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
+        row at the row ``row_fn`` names."""
+        name = self._name()
+        rows, columns = size[0], (size[1] if len(size) == 2 else 1)
+        self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
+                                True, row_fn, init_fn, rows, accumulate))
+        buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
+        self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
+        return TensorValue.of_buffer(buffer)
+
+    def bernoulli_draws(self, dtype, size, state, offset, p):
+        """Note [Random draws] (ir.py): a fresh buffer of ``uniform < p`` draws from the
+        stream of the state buffer ``state``, from its place ``offset`` on."""
+        name = self._name()
+        self._schedule(BernoulliDraws(name, dtype, (_numel_of(size),), state, offset, p))
+        buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
@@ -377,8 +406,12 @@ def module_attribute(gm, target):
 
 
 def _numel(value):
+    return _numel_of(value.size)
+
+
+def _numel_of(size):
     n = 1
-    for s in value.size:
+    for s in size:
         n *= s
     return n
 

@@ -10,6 +10,8 @@ calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever wri
   in ``ranges``; ``index`` is a tuple of C index expressions, one per dim.
 - ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
   ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
+- ``IndexAdd``: a Reduction whose rows land where an index says (Note [Scatter-add]).
+- ``BernoulliDraws``: a random mask drawn from the graph's PCG64 stream (Note [Random draws]).
 - ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
 
 Example, gelu as one kernel::
@@ -110,6 +112,41 @@ class Reduction:
 
 
 @dataclass
+class IndexAdd(Reduction):
+    """Note [Scatter-add]: ``out = init``, then ``out[row_fn(r), x] += inner_fn((x,), r)`` for
+    each source row r in order: ``index_add_`` along dim 0 (an embedding's backward). A
+    kernel that stores through an index does not fit Pointwise/Reduction (one value per output
+    element), so this is a column reduction (``ranges`` = the output's columns, split over
+    threads, so no two threads add into one element) whose destination row is loaded, in the
+    order of eager's ``np.add.at``: the same sums, bit for bit."""
+    row_fn: Callable = None     # rindex -> the int64 output row of source row rindex
+    init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
+    rows: int = 0
+    accumulate: bool = True     # False: ``out[row, x] = value``, the last write wins (scatter)
+
+
+@dataclass
+class BernoulliDraws:
+    """Note [Random draws]: ``out[x] = uniform(x) < p`` over the flat output, where uniform(x)
+    is the float64 NumPy's ``Generator.random`` draws at place ``offset + x`` of the PCG64
+    stream whose state the int64 buffer ``state`` holds (compile/aot/functionalize.py's
+    ``rng_state``): what eager's ``bernoulli(p)`` draws from that generator, bit for bit.
+    PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
+    and the chunks may run on several threads."""
+    name: str
+    dtype: str
+    ranges: tuple            # (numel,): the output, flat
+    state: str               # the buffer of the 4 state words
+    offset: int
+    p: float
+    column: bool = True      # a kernel of its own (Note [Row fusion])
+
+    def inner_fn(self, index):
+        """What the kernel reads (for the scheduler): the state words."""
+        return ops.load(self.state, "0")
+
+
+@dataclass
 class Kernel:
     """What the C printer turns into one C function: ``inputs`` it reads, and ``nodes`` sharing
     the outer ``ranges``, computed in order for each outer index (a reduction's result is written
@@ -135,6 +172,17 @@ def format_node(node) -> str:
     """The node as text, for ir_pre_fusion.txt / ir_post_fusion.txt and ``print``."""
     index = tuple(f"i{d}" for d in range(len(node.ranges)))
     with use_handler(_TextHandler()):
+        if isinstance(node, BernoulliDraws):
+            return (f"{node.name} = BernoulliDraws({node.dtype}, ranges={list(node.ranges)})\n"
+                    f"    [{index[0]}] <- uniform(pcg64({node.state}), {node.offset} + "
+                    f"{index[0]}) < {node.p!r}")
+        if isinstance(node, IndexAdd):
+            rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
+            return (f"{node.name} = IndexAdd({node.dtype}, rows={node.rows}, columns="
+                    f"{list(node.ranges)}, source_rows={list(node.reduction_ranges)})\n"
+                    f"    [y, {index[0]}] <- {node.init_fn(('y', index[0]))}\n"
+                    f"    for [{', '.join(rindex)}]: [{node.row_fn(rindex)}, {index[0]}] "
+                    f"{'+=' if node.accumulate else '='} {node.inner_fn(index, rindex)}")
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             body = node.inner_fn(index, rindex)

@@ -202,6 +202,18 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
 
 
+@register(aten.empty.memory_format)
+def _empty(G, node, size, dtype=None, layout=None, device=None, pin_memory=None,
+           memory_format=None):
+    """Memory whose values no one may rely on (the tensor a dropout's ``bernoulli_`` fills):
+    zeros, as a formula, so it costs nothing unless read."""
+    out_dtype, out_size = out_spec(node)
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or memory_format not in (
+            None, "contiguous_format") or (device is not None and str(device) != "cpu"):
+        raise NoLowering("empty")
+    return TensorValue(out_dtype, out_size, lambda i: ops.constant(0, out_dtype))
+
+
 @register(aten.addmm.default)
 def _addmm(G, node, bias, mat1, mat2, beta=1, alpha=1):
     """``alpha * (mat1 @ mat2) + beta * bias``: the product is an Extern mm, the scaling and the

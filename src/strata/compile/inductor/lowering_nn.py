@@ -13,6 +13,7 @@ import itertools
 import math
 
 from ...ops import pooling as PL
+from ..aot.functionalize import seeded_random
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
 
@@ -272,6 +273,73 @@ def _embedding(G, node, weight, indices, padding_idx=-1, scale_grad_by_freq=Fals
             row = ops.to_dtype(row, "int64")
         return weight.load((_clamped_row(row, rows), index[-1]))
     return TensorValue(dtype, tuple(size), load)
+
+
+@register(aten.index_add_.default)
+def _index_add(G, node, self, dim, index, source, alpha=1):
+    """Rows of ``source`` added into the rows of ``self`` that ``index`` names (an embedding's
+    backward: the output gradient's rows summed per token) as a generated scatter-add, Note
+    [Scatter-add] in ir.py. The result is a fresh buffer, so ``self`` must be a value of the
+    graph that nothing else reads; a Check step first raises eager's error for an index
+    outside the rows."""
+    dtype, size = out_spec(node)
+    if dtype not in FLOATS or len(size) != 2 or dim not in (0, -2) or len(index.size) != 1 \
+            or index.dtype not in ("int64", "int32") or self.dtype != dtype \
+            or source.dtype != dtype or tuple(source.size) != (index.size[0], size[1]):
+        raise NoLowering("index_add_: not whole rows of a 2-D float tensor")
+    written = node.args[0]
+    if written.op != "call_function" or len(written.users) != 1:
+        raise NoLowering("index_add_: its self is read elsewhere (the write must stay in place)")
+    rows = size[0]
+    index = G.realize(index)
+    _index_check(G, aten.index_add_.default, index, 0, rows)
+
+    def row(rindex):
+        value = index.load(rindex)
+        if index.dtype != "int64":
+            value = ops.to_dtype(value, "int64")
+        return ops.index_expr(_clamped_row(value, rows), "int64")
+
+    def added(column, rindex):
+        value = source.load((rindex[0], column[0]))
+        return value if alpha == 1 else ops.mul(value, ops.constant(float(alpha), dtype))
+    return G.index_add(dtype, size, index.size[0], added, row, self.load)
+
+
+@register(aten.scatter.src)
+def _scatter(G, node, self, dim, index, src):
+    """``out = self; out[index[i]] = src[i]`` for 1-D tensors (how AOT writes a slice of a
+    gradient, a view write, into zeros), the same kernel as index_add_'s with an assignment:
+    rows in order, so a repeated index keeps the last write, as eager's NumPy assignment."""
+    dtype, size = out_spec(node)
+    if len(size) != 1 or dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
+            or index.dtype != "int64" or self.dtype != dtype or src.dtype != dtype \
+            or src.size[0] < index.size[0]:
+        raise NoLowering("scatter: not 1-D")
+    index = G.realize(index)
+    _index_check(G, aten.scatter.src, index, 0, size[0])
+
+    def row(rindex):
+        return ops.index_expr(_clamped_row(index.load(rindex), size[0]), "int64")
+    return G.index_add(dtype, size, index.size[0], lambda column, rindex: src.load(rindex),
+                       row, lambda at: self.load(at[:1]), accumulate=False)
+
+
+# --- dropout's mask: draws from the graph's random stream ------------------------------------
+
+@register(seeded_random)
+def _seeded_random(G, node, op, rng_state, offset, *args, **kwargs):
+    """``bernoulli(p)`` drawn at ``offset`` of the graph's PCG64 stream (how a functionalised
+    dropout draws its mask) as a generated kernel: Note [Random draws] in ir.py. Other random
+    ops keep eager's kernel."""
+    dtype, size = out_spec(node)
+    p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+    state = rng_state.buffer if isinstance(rng_state, TensorValue) else None
+    if op is not aten.bernoulli.p or G.device_type != "cpu" or kwargs.get("generator") \
+            or isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1 \
+            or state is None or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
+        raise NoLowering("seeded_random: only bernoulli(p) of a CPU graph draws in C")
+    return G.bernoulli_draws(dtype, size, state.name, offset, float(p))
 
 
 # --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
