@@ -2,7 +2,7 @@
 
 It steps through a frame's instructions with a stack of variables (``variables.py``) instead
 of values. Each instruction's handler lives in the opcode table of the running Python version
-(``py311.py``, ``py312.py``, built on ``opcodes.py``); this file holds what does not depend on
+(``py311.py``, ``py312.py``, ``py313.py``, built on ``opcodes.py``); this file holds what does not depend on
 the version: the step loop, calls and inlining, Python operators on symbolic values, and the
 checkpoints a graph break rolls back to.
 """
@@ -26,9 +26,11 @@ if sys.version_info[:2] == (3, 11):
     from .py311 import BREAKABLE, OPCODES
 elif sys.version_info[:2] == (3, 12):
     from .py312 import BREAKABLE, OPCODES
+elif sys.version_info[:2] == (3, 13):
+    from .py313 import BREAKABLE, OPCODES
 else:
     BREAKABLE, OPCODES = frozenset(), {}
-CAPTURED_VERSIONS = ("3.11", "3.12")
+CAPTURED_VERSIONS = ("3.11", "3.12", "3.13")
 
 NULL = NullVariable()
 _MAX_INLINE_DEPTH = 32
@@ -78,13 +80,14 @@ class InstructionTranslator:
         inst = self.instructions[self.ip]
         self.current = inst
         self.ip += 1
-        if inst.starts_line:
-            self.lineno = inst.starts_line
+        line = getattr(inst, "line_number", inst.starts_line)   # 3.13: starts_line is a bool
+        if line:
+            self.lineno = line
         handler = OPCODES.get(inst.opname)
         if handler is None:
             raise Unsupported(f"bytecode {inst.opname} is not supported" if OPCODES else
                               f"capture reads the bytecode of CPython "
-                              f"{' and '.join(CAPTURED_VERSIONS)}, not {sys.version.split()[0]}")
+                              f"{', '.join(CAPTURED_VERSIONS)}, not {sys.version.split()[0]}")
         return handler(self, inst)
 
     def run_inline(self):
