@@ -218,9 +218,12 @@ def closures_defaults_and_kwdefaults(torch):
         def shift(t, k=1.0, *, bias=0.5):               # SET_FUNCTION_ATTRIBUTE: all three
             return t * scale * k + bias + y             # its closure: LOAD_FAST of cells
 
+        def unshift(t):                                 # a closure only (one attribute)
+            return t - scale
+
         before = shift(x, 3.0)
         print("graph break", end="\r")
-        return before + shift(y, bias=-1.0) + (lambda t: t - scale)(x)
+        return before + shift(y, bias=-1.0) + unshift(x)
     return f, [(3,), (3,)]
 
 

@@ -2,9 +2,9 @@
 
 It steps through a frame's instructions with a stack of variables (``variables.py``) instead
 of values. Each instruction's handler lives in the opcode table of the running Python version
-(``py311.py``, ``py312.py``, ``py313.py``, built on ``opcodes.py``); this file holds what does not depend on
-the version: the step loop, calls and inlining, Python operators on symbolic values, and the
-checkpoints a graph break rolls back to.
+(``py311.py``, ``py312.py``, ``py313.py``, built on ``opcodes.py``); this file holds what does
+not depend on the version: the step loop, calls and inlining, Python operators on symbolic
+values, and the checkpoints a graph break rolls back to.
 """
 
 import dis
