@@ -8,8 +8,10 @@ values, and the checkpoints a graph break rolls back to.
 """
 
 import dis
+import functools
 import operator
 import sys
+from types import MappingProxyType
 
 from ...amp import autocast_mode
 from ...core.shape import Size
@@ -47,8 +49,7 @@ class InstructionTranslator:
         self.output = output
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
-        self.instructions = list(dis.get_instructions(code))
-        self.index_of = {inst.offset: i for i, inst in enumerate(self.instructions)}
+        self.instructions, self.index_of = _decoded(code)
         self.stack = []
         self.ip = 0
         self.kw_names = ()
@@ -274,6 +275,14 @@ class InstructionTranslator:
         if isinstance(value, TensorVariable):
             return IteratorVariable(value.unpack(self))
         return IteratorVariable(self.unpack(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(code):
+    """``code``'s instructions and their index by offset, decoded once: a capture inlines the
+    same functions again and again (each ``nn.Linear``), and ``dis`` is slow (3.13 most)."""
+    instructions = tuple(dis.get_instructions(code))
+    return instructions, MappingProxyType({inst.offset: i for i, inst in enumerate(instructions)})
 
 
 def _identity(v):
