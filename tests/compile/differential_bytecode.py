@@ -1,8 +1,11 @@
 """Differential cases written to reach the bytecode that differs between CPython versions
 (3.12: inlined comprehensions with LOAD_FAST_AND_CLEAR, BINARY_SLICE / STORE_SLICE,
 CALL_INTRINSIC_1, LOAD_SUPER_ATTR, END_FOR, RETURN_CONST, POP_JUMP_IF_NONE, LOAD_ATTR's method
-bit), with graph breaks before them so that resume functions carry that bytecode too.
-tests/compile/test_differential.py runs them like every other case, on 3.11 and 3.12."""
+bit; 3.13: CALL's [callable, self_or_null] layout, CALL_KW, TO_BOOL, LOAD_FAST_LOAD_FAST /
+STORE_FAST_LOAD_FAST / STORE_FAST_STORE_FAST, SET_FUNCTION_ATTRIBUTE and closures built with
+LOAD_FAST, CONVERT_VALUE / FORMAT_SIMPLE / FORMAT_WITH_SPEC, CALL_FUNCTION_EX, END_FOR + POP_TOP),
+with graph breaks before them so that resume functions carry that bytecode too.
+tests/compile/test_differential.py runs them like every other case, on 3.11, 3.12 and 3.13."""
 
 from differential_cases import case
 
@@ -171,3 +174,88 @@ def break_inside_dict_comprehension_shadowing(torch):
         d = {k: print("graph break", end="\r") or v * 2 for k, v in enumerate((x, y))}
         return d[0] + d[1] + k
     return f, [(3,), (3,)]
+
+
+def _combine(a, b, *, alpha=1.0, beta=0.0):
+    return a * alpha + b + beta
+
+
+@case()
+def keyword_calls_and_break_at_one(torch):
+    def f(x, y):
+        s = _combine(x, y, alpha=2.0)                   # CALL_KW of a function
+        t = x.add(y, alpha=0.5).sum(dim=0, keepdim=True)   # CALL_KW of a method: [meth, self]
+        print("graph break", end="\r", flush=False)    # the break is at a CALL_KW
+        return _combine(s, t, beta=1.0), torch.clamp(s, min=-1.0, max=1.0)
+    return f, [(3,), (3,)]
+
+
+@case()
+def break_with_calls_pending_on_the_stack(torch):
+    def f(x, y):
+        # at the break the stack holds two unfinished calls' [callable, NULL] slots
+        return torch.add(x, _combine(y, print("graph break", end="\r") or x, beta=2.0)) * 3
+    return f, [(4,), (4,)]
+
+
+@case()
+def swaps_and_fused_locals(torch):
+    def f(x, y):
+        a, b = x, y
+        a, b = b, a * 2                                 # STORE_FAST_STORE_FAST
+        c = a + b                                       # LOAD_FAST_LOAD_FAST
+        print("graph break", end="\r")
+        d, e = c, a
+        return [v * w for v, w in ((d, e), (b, c))]     # STORE_FAST_LOAD_FAST in the loop
+    return f, [(3,), (3,)]
+
+
+@case()
+def closures_defaults_and_kwdefaults(torch):
+    def f(x, y):
+        scale = x.sum() * 0 + 2.0
+
+        def shift(t, k=1.0, *, bias=0.5):               # SET_FUNCTION_ATTRIBUTE: all three
+            return t * scale * k + bias + y             # its closure: LOAD_FAST of cells
+
+        def unshift(t):                                 # a closure only (one attribute)
+            return t - scale
+
+        before = shift(x, 3.0)
+        print("graph break", end="\r")
+        return before + shift(y, bias=-1.0) + unshift(x)
+    return f, [(3,), (3,)]
+
+
+@case()
+def fstrings_and_star_calls(torch):
+    def f(x, y):
+        n = x.shape[0]
+        label = f"{n!r:>4}|{n:03d}|{str(n)!s}|{n}"     # CONVERT_VALUE, FORMAT_WITH_SPEC, ...
+        parts = (x, y)
+        options = {"dim": 0}
+        joined = torch.cat(parts, **options)            # CALL_FUNCTION_EX with kwargs
+        split = x.add(*parts[1:])                       # CALL_FUNCTION_EX of a method
+        return joined * len(label), split
+    return f, [(3,), (3,)]
+
+
+@case()
+def truth_tests_and_negation(torch):
+    def f(x, flag=0, name=""):
+        y = x * 2
+        if flag or name:                                # TO_BOOL before each jump
+            y = y + 1
+        if not (y.sum() > 0):                           # COMPARE_OP's bool form, UNARY_NOT
+            y = -y
+        return y, not flag
+    return f, [(3,)]
+
+
+@case(counted=False)   # Dynamo graph-breaks at `not tensor`; strata runs the rest eagerly
+def negated_tensor_after_break(torch):
+    def f(x):
+        y = x.sin() * 2
+        far, zero = not (y.sum() > 100), not y.sum()    # a resume starting at UNARY_NOT
+        return y * (far + 2 * zero + 1)                 # (outputs compared: tensors only)
+    return f, [(3,)]

@@ -266,12 +266,12 @@ def test_break_at_other_instruction_runs_the_rest_eagerly():
 
     def f(x):
         y = x.sin() * 2
-        seen.append(f"{y.sum()}")      # FORMAT_VALUE of a tensor: not a call or a jump
+        seen.append(f"{y.sum()}")      # FORMAT_VALUE (3.13: FORMAT_SIMPLE) of a tensor
         return (y + 1).cos()
 
     x = strata.ones(3)
     e = explain(f)(x)
-    assert e.graph_count == 1 and "at FORMAT_VALUE" in e.break_reasons[0]
+    assert e.graph_count == 1 and "at FORMAT_" in e.break_reasons[0]
     assert strata.allclose(strata.compile(f, backend="eager")(x), f(x))
     assert seen[-1] == seen[-2]
 

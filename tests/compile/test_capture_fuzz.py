@@ -18,6 +18,11 @@ LINES = [
     "{x}.t().contiguous().t()", "{x}.reshape(-1).view({x}.shape)", "{x}[:, :].clone()",
     "{x}.unsqueeze(0).squeeze(0)", "{x}.transpose(0, 1).transpose(0, 1) * 2",
     "({x} * 1).add_({y})", "({x} + 0).mul_(0.5)", "strata.cat([{x}, {y}], 0)[:{x}.shape[0]]",
+    # keyword calls, nested functions with defaults and closures, f-strings, `not`: the
+    # bytecode that differs between versions (3.13: CALL_KW, SET_FUNCTION_ATTRIBUTE, closures
+    # built with LOAD_FAST, CONVERT_VALUE / FORMAT_WITH_SPEC, TO_BOOL, UNARY_NOT on a bool)
+    "strata.clamp({x}, min=-1.0, max=1.0)", "(lambda t, k=2.0, *, s=1.0: t * k - s)({x})",
+    "(lambda t: t * {y})({x})", "{x} * len(f'{{c!r:>6}}{{c}}')", "{x} * (not (c < 0) or c)",
 ]
 
 
@@ -25,11 +30,12 @@ LINES = [
 BREAKING_LINES = [
     "{x} * float({x}.sum().item() > 0)", "{x} + len({y}.tolist())",
     "{x} if {y}.sum() > 0 else -{x}", "{x} + _quiet_print({y})",
+    "_quiet_print({y}, end='') + {x}", "{x} * (not ({y}.sum() > 1e9))",
 ]
 
 
-def _quiet_print(t):
-    print(end="")
+def _quiet_print(t, end=""):
+    print(end=end)
     return t * 0
 
 

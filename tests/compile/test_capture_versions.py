@@ -1,4 +1,4 @@
-"""Which CPython versions capture: the running one has an opcode table (3.11, 3.12), and on a
+"""Which CPython versions capture: the running one has an opcode table (3.11, 3.12, 3.13), and on a
 version without one ``strata.compile`` warns once and runs compiled functions eagerly."""
 
 import platform

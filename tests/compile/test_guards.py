@@ -315,3 +315,36 @@ def test_split_over_dynamic_dim_stays_correct():
         got, want = fn(x), [t.sum() for t in x.split(2)]
         assert len(got) == len(want)
         assert all(strata.allclose(a, b) for a, b in zip(got, want))
+
+
+def _make_shift(k_default, bias_default):
+    """A new closure each call: same code, the given defaults."""
+    offset = 1.0
+
+    def shift(t, k=k_default, *, bias=bias_default):
+        return t * k + bias + offset
+    return shift
+
+
+def test_closure_made_per_call_guards_code_and_defaults_not_identity(logs):
+    """A closure live at a graph break reaches the resume function as a new object on every
+    call: it is guarded by its code and defaults (not its id), so nothing recompiles; changed
+    defaults (an int for a float included) recompile."""
+    def f(x, shift):
+        y = x * 2
+        print("graph break", end="\r")
+        return shift(y)
+
+    fn, backend = _compile(f)
+    x = strata.ones(3)
+    for _ in range(3):
+        assert strata.equal(fn(x, _make_shift(3.0, 0.5)), x * 6 + 1.5)
+    assert backend.calls == 2   # one graph before the break, one in the resume function
+    for k, bias in ((2.0, 0.5), (3.0, -1.0), (3, 0.5)):
+        calls = backend.calls
+        for _ in range(2):   # recompiles once (f and its resume function guard ``shift``)
+            assert strata.equal(fn(x, _make_shift(k, bias)), x * 2 * k + bias + 1)
+        assert calls < backend.calls <= calls + 2, (k, bias)
+    assert "__defaults__[0] == 3.0, actual 2.0" in logs.text
+    assert "__kwdefaults__['bias'] == 0.5, actual -1.0" in logs.text
+    assert "type(L['shift'].__defaults__[0]) is float" in logs.text   # 3 is not 3.0

@@ -10,12 +10,14 @@ frame, carries on after its END_FOR.
 A comprehension is found by its cleanup handler in the exception table: ``SWAP 2; POP_TOP;
 SWAP 2; STORE_FAST ...`` (restore the loop variables, re-raise). It starts at the
 LOAD_FAST_AND_CLEARs that save those variables, with the iterator on the stack, and its
-END_FOR leaves ``[saved variables..., result]`` where the iterator was.
+END_FOR (3.13: END_FOR and a POP_TOP) leaves ``[saved variables..., result]`` where the iterator
+was.
 """
 
 import dis
 from dataclasses import dataclass
 
+from .resume import locals_read, locals_written
 from .variables import Unsupported
 
 _HANDLER_START = ["SWAP", "POP_TOP", "SWAP", "STORE_FAST"]
@@ -28,8 +30,8 @@ _cache: dict = {}
 @dataclass(frozen=True)
 class Comprehension:
     start: int          # offset of the first LOAD_FAST_AND_CLEAR
-    end_for: int        # offset of its END_FOR
-    after: int          # offset of the instruction after END_FOR
+    end: int            # offset of its END_FOR (3.13: of the POP_TOP after it)
+    after: int          # offset of the instruction after ``end``
     saved_layout: tuple   # the saved variables' names, bottom to top, below the result
 
 
@@ -55,13 +57,16 @@ def regions(code) -> list:
         if region is not None:
             found.append(region)
     return [r for r in found
-            if not any(o.start < r.start and r.end_for < o.end_for for o in found)]
+            if not any(o.start < r.start and r.end < o.end for o in found)]
 
 
 def _region(instructions, index, low, high):
     first = index[low]                 # the BUILD_* of the result, after one SWAP
     end = index[high] - 1 if high in index else len(instructions) - 1
-    if instructions[first].opname not in _BUILDS or instructions[end].opname != "END_FOR":
+    # the loop ends in END_FOR (3.12: pops two values) or END_FOR; POP_TOP (3.13: one each)
+    loop_end = [i.opname for i in instructions[end - 1:end + 1]]
+    if instructions[first].opname not in _BUILDS or \
+            loop_end[-1] != "END_FOR" and loop_end != ["END_FOR", "POP_TOP"]:
         return None
     start = first - 1
     while start > 0 and instructions[start - 1].opname == "LOAD_FAST_AND_CLEAR":
@@ -83,21 +88,25 @@ def _region(instructions, index, low, high):
 
 
 def enclosing(found, offset):
-    return next((r for r in found if r.start <= offset <= r.end_for), None)
+    return next((r for r in found if r.start <= offset <= r.end), None)
 
 
 def arguments(code, region) -> tuple:
     """The frame's locals the comprehension reads (its own loop variables excluded)."""
-    inside = [i for i in dis.get_instructions(code) if region.start <= i.offset <= region.end_for]
+    inside = [i for i in dis.get_instructions(code) if region.start <= i.offset <= region.end]
     cleared = {i.argval for i in inside if i.opname == "LOAD_FAST_AND_CLEAR"}
+    names = []
     for inst in inside:
         if inst.opname in _CELL_OPS and not (inst.opname == "LOAD_DEREF" and
                                              inst.argval in code.co_freevars):
             raise Unsupported("graph break in a comprehension that uses a cell variable")
-        if inst.opname in ("STORE_FAST", "DELETE_FAST") and inst.argval not in cleared:
-            raise Unsupported(f"graph break in a comprehension that assigns {inst.argval!r}")
-    names = [i.argval for i in inside if i.opname.startswith("LOAD_FAST")
-             and i.argval not in cleared]
+        assigned = [name for name in locals_written(inst) if name not in cleared]
+        if assigned:
+            raise Unsupported(f"graph break in a comprehension that assigns {assigned[0]!r}")
+        if inst.opname.startswith(("LOAD_FAST", "STORE_FAST_LOAD_FAST")):
+            names += [name for name in locals_read(inst) if name not in cleared]
+    if any(name in code.co_cellvars for name in names):   # 3.13: LOAD_FAST of a closure cell
+        raise Unsupported("graph break in a comprehension that uses a cell variable")
     return tuple(dict.fromkeys(names))
 
 
@@ -123,7 +132,7 @@ def _comprehension_code(code, region, names):
         if not isinstance(item, Instr):
             pending.append(item)   # a label or line number: kept with the next instruction
             continue
-        if region.start <= offsets[n] <= region.end_for:
+        if region.start <= offsets[n] <= region.end:
             body.extend(pending)
             body.append(item)
         pending, n = [], n + 1

@@ -17,6 +17,7 @@ from ...nn.modules.module import Module
 from ..fx import GraphModule
 from ..guards import GuardBuilder
 from . import comprehension, in_graph, resume
+from .opcodes import call_parts
 from .output_graph import OutputGraph
 from .source import local_source
 from .translator import BREAKABLE, InstructionTranslator
@@ -240,6 +241,8 @@ def _break_code(fn, tx, inst, codegen, region=None):
         # plain Python (a resume function called directly, not compiled).
         live = _live(tx, code, [inst.offset], codegen)
         exprs = [None if isinstance(v, NullVariable) else codegen.value(v) for v in tx.stack]
+        if inst.opname == "UNARY_NOT":   # 3.13's reads only a bool (TO_BOOL was skipped)
+            exprs[-1] = f"bool({exprs[-1]})"
         resume_fn = _resume(fn, tx, inst.offset, tx.stack, live, codegen)
         args_text = ", ".join([e for e in exprs if e is not None] + [v for _, v in live])
         return [f"    return {resume_fn}({args_text})"]
@@ -247,15 +250,10 @@ def _break_code(fn, tx, inst, codegen, region=None):
         # as Dynamo: resuming inside a loop would recompile per iteration
         raise Unsupported("graph break in a for/while loop; the frame runs eagerly")
     stack = tx.stack
-    if inst.opname == "CALL":
-        n = inst.arg + 2
-        below, call_slots = stack[:-n], stack[-n:]
+    if inst.opname in ("CALL", "CALL_KW"):
+        n, callee, pos, kws = call_parts(tx, inst)
+        below = stack[:-n]
         after = [tx.instructions[tx.ip + 1].offset]
-        callee, args = (call_slots[1], call_slots[2:]) if isinstance(call_slots[0],
-                                                                     NullVariable) \
-            else (call_slots[0], call_slots[1:])
-        kw = tx.kw_names
-        pos, kws = args[:len(args) - len(kw)], dict(zip(kw, args[len(args) - len(kw):]))
         call = (f"___ctx.call({codegen.value(callee)}, "
                 f"({''.join(codegen.value(a) + ', ' for a in pos)}), "
                 f"{{{', '.join(f'{k!r}: {codegen.value(v)}' for k, v in kws.items())}}})")

@@ -232,7 +232,7 @@ def warn_if_no_opcode_table():
         return
     _warned_no_opcode_table.add(version)
     warnings.warn(f"strata.compile cannot capture on Python {version}: capture reads the "
-                  f"bytecode of CPython {' and '.join(translator.CAPTURED_VERSIONS)} only, so "
+                  f"bytecode of CPython {', '.join(translator.CAPTURED_VERSIONS)} only, so "
                   "compiled functions run eagerly (no graphs, no speed-up)", UserWarning,
                   stacklevel=4)
 

@@ -1,6 +1,7 @@
 """The opcode handlers every supported CPython version shares, and the pieces its table builds
-its own handlers from (``py311.py``, ``py312.py``: Dynamo's ``symbolic_convert.py`` keeps one
-class with ``sys.version_info`` branches; here each version's differences sit in its own file).
+its own handlers from (``py311.py``, ``py312.py``, ``py313.py``: Dynamo's ``symbolic_convert.py``
+keeps one class with ``sys.version_info`` branches; here each version's differences sit in its
+own file, except where a call's NULL slot goes, which several shared handlers need).
 
 A handler takes the translator and the instruction, works on the symbolic stack, and returns
 True only when the frame returns.
@@ -8,11 +9,15 @@ True only when the frame returns.
 
 import dis
 import operator
+import sys
 
 from .variables import (CellVariable, ConstantVariable, DictVariable, ListVariable,
                         NullVariable, TupleVariable, Unsupported)
 
 NULL = NullVariable()
+# CALL's stack: [NULL, callable] or [callable, self] up to 3.12; 3.13 made it
+# [callable, self_or_null], so LOAD_GLOBAL and a method LOAD_ATTR push the NULL after it.
+NULL_BELOW_CALLABLE = sys.version_info < (3, 13)
 
 
 class OpcodeTable(dict):
@@ -66,20 +71,28 @@ def _load_const(tx, inst):
     tx.push(ConstantVariable(inst.argval))
 
 
+def load_fast(tx, name):
+    if name not in tx.locals:
+        raise Unsupported(f"local variable {name!r} referenced before assignment")
+    tx.push(tx.locals[name])
+
+
+def store_fast(tx, name):
+    value = tx.pop()
+    if isinstance(value, NullVariable):   # 3.12+: an inlined comprehension restores "unbound"
+        tx.locals.pop(name, None)
+    else:
+        tx.locals[name] = value
+
+
 @handles("LOAD_FAST")
 def _load_fast(tx, inst):
-    if inst.argval not in tx.locals:
-        raise Unsupported(f"local variable {inst.argval!r} referenced before assignment")
-    tx.push(tx.locals[inst.argval])
+    load_fast(tx, inst.argval)
 
 
 @handles("STORE_FAST")
 def _store_fast(tx, inst):
-    value = tx.pop()
-    if isinstance(value, NullVariable):   # 3.12: an inlined comprehension restores "unbound"
-        tx.locals.pop(inst.argval, None)
-    else:
-        tx.locals[inst.argval] = value
+    store_fast(tx, inst.argval)
 
 
 @handles("DELETE_FAST")
@@ -87,11 +100,18 @@ def _delete_fast(tx, inst):
     tx.locals.pop(inst.argval, None)
 
 
+def push_callable(tx, value, with_null):
+    """Push ``value`` and, when ``with_null``, CALL's NULL slot on the version's side of it."""
+    if with_null and NULL_BELOW_CALLABLE:
+        tx.push(NULL)
+    tx.push(value)
+    if with_null and not NULL_BELOW_CALLABLE:
+        tx.push(NULL)
+
+
 @handles("LOAD_GLOBAL")
 def _load_global(tx, inst):
-    if inst.arg & 1:
-        tx.push(NULL)
-    tx.push(tx.output.load_global(tx, inst.argval))
+    push_callable(tx, tx.output.load_global(tx, inst.argval), with_null=bool(inst.arg & 1))
 
 
 @handles("STORE_GLOBAL")
@@ -128,13 +148,10 @@ def _store_deref(tx, inst):
 
 # --- attributes and items -------------------------------------------------------------------------
 def push_attr(tx, obj, name, method):
-    """``obj.name``; ``method``: as a call's callable, so [NULL, bound method] (3.11's
-    LOAD_METHOD, 3.12's LOAD_ATTR with the low bit: CPython pushes [function, self] or
-    [NULL, attribute], and a bound method is the latter's equivalent)."""
-    value = obj.getattr(tx, name)
-    if method:
-        tx.push(NULL)
-    tx.push(value)
+    """``obj.name``; ``method``: as a call's callable, so a bound method and a NULL (3.11's
+    LOAD_METHOD, 3.12+'s LOAD_ATTR with the low bit: CPython pushes [function, self] or the
+    attribute and a NULL, and a bound method is the latter's equivalent)."""
+    push_callable(tx, obj.getattr(tx, name), with_null=method)
 
 
 @handles("STORE_ATTR")
@@ -283,12 +300,20 @@ def _build_string(tx, inst):
     tx.push(ConstantVariable("".join(p.as_python_constant() for p in tx.popn(inst.arg))))
 
 
+CONVERSIONS = {0: lambda v: v, 1: str, 2: repr, 3: ascii}   # f-strings' none, !s, !r, !a
+
+
+def push_formatted(tx, value, spec="", conversion=0):
+    """An f-string's ``{value!conversion:spec}`` (3.13 split FORMAT_VALUE into CONVERT_VALUE,
+    FORMAT_SIMPLE and FORMAT_WITH_SPEC)."""
+    text = format(CONVERSIONS[conversion](value.as_python_constant()), spec)
+    tx.push(ConstantVariable(text))
+
+
 @handles("FORMAT_VALUE")
 def _format_value(tx, inst):
     spec = tx.pop().as_python_constant() if inst.arg & 0x04 else ""
-    value = tx.pop().as_python_constant()
-    convert = {0: lambda v: v, 1: str, 2: repr, 3: ascii}[inst.arg & 0x03]
-    tx.push(ConstantVariable(format(convert(value), spec)))
+    push_formatted(tx, tx.pop(), spec, inst.arg & 0x03)
 
 
 @handles("LIST_APPEND")
@@ -350,17 +375,33 @@ def _kw_names(tx, inst):
     tx.kw_names = tx.code.co_consts[inst.arg]
 
 
-@handles("CALL")
-def _call(tx, inst):
-    args = tx.popn(inst.arg)
-    first, second = tx.pop(), tx.pop()   # [callable-or-NULL, self-or-callable] from the top
-    if isinstance(second, NullVariable):
-        fn = first
+def call_parts(tx, inst):
+    """A CALL's (or 3.13's CALL_KW's) operands on the stack, left in place:
+    ``(slots, fn, args, kwargs)``, ``slots`` being how many it pops.
+
+    The two slots under the arguments hold the callable and a NULL or ``self`` in either order
+    (3.11/3.12: [NULL, callable] or [callable, self]; 3.13: [callable, self_or_null]): without
+    the NULL, the first is the callable and the second the first argument. The keyword names
+    come from 3.11/3.12's KW_NAMES or, for CALL_KW, a tuple on top of the arguments.
+    """
+    if inst.opname == "CALL_KW":
+        slots = inst.arg + 3
+        kw_names, operands = tx.stack[-1].as_python_constant(), tx.stack[-slots:-1]
     else:
-        fn, args = second, [first, *args]
-    kw_names, tx.kw_names = tx.kw_names, ()
-    kwargs = dict(zip(kw_names, args[len(args) - len(kw_names):]))
-    args = args[:len(args) - len(kw_names)]
+        slots = inst.arg + 2
+        kw_names, operands = tx.kw_names, tx.stack[-slots:]
+    callable_and_self = [v for v in operands[:2] if not isinstance(v, NullVariable)]
+    fn, *args = callable_and_self + operands[2:]
+    split = len(args) - len(kw_names)
+    return slots, fn, args[:split], dict(zip(kw_names, args[split:]))
+
+
+@handles("CALL")
+def call(tx, inst):
+    """CALL; also 3.13's CALL_KW."""
+    slots, fn, args, kwargs = call_parts(tx, inst)
+    tx.popn(slots)
+    tx.kw_names = ()
     tx.push(tx.call(fn, args, kwargs))
 
 
@@ -369,7 +410,9 @@ def _call_function_ex(tx, inst):
     kwargs = tx.pop() if inst.arg & 1 else DictVariable({})
     args = tx.pop()
     fn = tx.pop()
-    if isinstance(tx.stack[-1], NullVariable):
+    if isinstance(fn, NullVariable):   # 3.13: [callable, NULL, args, kwargs]
+        fn = tx.pop()
+    elif isinstance(tx.stack[-1], NullVariable):   # 3.11/3.12: [NULL, callable, ...]
         tx.pop()
     if not isinstance(kwargs, DictVariable):
         raise Unsupported("** of a non-dict")
@@ -378,6 +421,8 @@ def _call_function_ex(tx, inst):
 
 @handles("MAKE_FUNCTION")
 def _make_function(tx, inst):
+    """3.11/3.12: the flags say which of closure, annotations, kwdefaults, defaults are under
+    the code object (3.13 sets them with SET_FUNCTION_ATTRIBUTE)."""
     code = tx.pop().as_python_constant()
     closure = tx.pop() if inst.arg & 0x08 else None
     if inst.arg & 0x04:

@@ -164,7 +164,7 @@ class OutputGraph:
             return TorchFunctionVariable(value, source)   # calling it breaks (is_breaking_...)
         if isinstance(value, types.FunctionType):
             if source is not None:
-                guards.add_id(source, value)
+                _guard_function(guards, source, value)
             if in_graph.is_disabled(value):
                 raise Unsupported(f"call to {value.__qualname__} (strata._dynamo.disable)")
             return UserFunctionVariable(value, source)
@@ -459,3 +459,25 @@ def to_meta(t):
     if t.requires_grad:
         meta.requires_grad_(True)
     return meta
+
+
+def _guard_function(guards, source, fn):
+    """A closure is made anew on each run of the frame that defines it (a resume function gets
+    a new one each call): guard its code and constant defaults, as Dynamo's CLOSURE_MATCH does;
+    the cells are guarded where the traced code reads them. Any other function: its identity."""
+    defaults = (fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())
+    if fn.__closure__ is None or not all(isinstance(d, _CONSTANT_TYPES) for d in defaults):
+        guards.add_id(source, fn)
+        return
+    guards.add_id(source.attr("__code__"), fn.__code__)
+    for attr, values in ((source.attr("__defaults__"), fn.__defaults__),
+                         (source.attr("__kwdefaults__"), fn.__kwdefaults__)):
+        if values is None:
+            guards.add_constant(attr, None)
+            continue
+        if isinstance(values, dict):
+            guards.add_keys(attr, list(values))
+        else:
+            guards.add_len(attr, values)
+        for key, value in (values.items() if isinstance(values, dict) else enumerate(values)):
+            guards.add_constant(attr.item(key), value)

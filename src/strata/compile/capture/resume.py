@@ -25,6 +25,25 @@ def stack_argname(i: int) -> str:
     return f"___stack{i}"
 
 
+def locals_read(inst) -> tuple:
+    """The locals (and cells) ``inst`` reads; 3.13's fused LOAD_FAST_LOAD_FAST and
+    STORE_FAST_LOAD_FAST name two locals in a tuple."""
+    if inst.opname == "LOAD_FAST_LOAD_FAST":
+        return inst.argval
+    if inst.opname == "STORE_FAST_LOAD_FAST":
+        return inst.argval[1:]
+    return (inst.argval,) if inst.opname in _READS_LOCAL else ()
+
+
+def locals_written(inst) -> tuple:
+    """The locals ``inst`` assigns or deletes (3.13's fused forms included)."""
+    if inst.opname == "STORE_FAST_STORE_FAST":
+        return inst.argval
+    if inst.opname == "STORE_FAST_LOAD_FAST":
+        return inst.argval[:1]
+    return (inst.argval,) if inst.opname in ("STORE_FAST", "DELETE_FAST") else ()
+
+
 def live_locals(code, offsets) -> set:
     """Locals (and cell variables) the code may read at or after any of ``offsets``.
 
@@ -36,9 +55,8 @@ def live_locals(code, offsets) -> set:
     loops = any(i.offset >= start and "BACKWARD" in i.opname for i in instructions)
     names = set()
     for inst in instructions:
-        if inst.opname in _READS_LOCAL and \
-                (loops or inst.offset >= start):
-            names.add(inst.argval)
+        if loops or inst.offset >= start:
+            names.update(locals_read(inst))
     return {n for n in names - set(code.co_freevars) if not n.startswith("___stack")}
 
 

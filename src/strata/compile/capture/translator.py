@@ -2,14 +2,16 @@
 
 It steps through a frame's instructions with a stack of variables (``variables.py``) instead
 of values. Each instruction's handler lives in the opcode table of the running Python version
-(``py311.py``, ``py312.py``, built on ``opcodes.py``); this file holds what does not depend on
-the version: the step loop, calls and inlining, Python operators on symbolic values, and the
-checkpoints a graph break rolls back to.
+(``py311.py``, ``py312.py``, ``py313.py``, built on ``opcodes.py``); this file holds what does
+not depend on the version: the step loop, calls and inlining, Python operators on symbolic
+values, and the checkpoints a graph break rolls back to.
 """
 
 import dis
+import functools
 import operator
 import sys
+from types import MappingProxyType
 
 from ...amp import autocast_mode
 from ...core.shape import Size
@@ -26,9 +28,11 @@ if sys.version_info[:2] == (3, 11):
     from .py311 import BREAKABLE, OPCODES
 elif sys.version_info[:2] == (3, 12):
     from .py312 import BREAKABLE, OPCODES
+elif sys.version_info[:2] == (3, 13):
+    from .py313 import BREAKABLE, OPCODES
 else:
     BREAKABLE, OPCODES = frozenset(), {}
-CAPTURED_VERSIONS = ("3.11", "3.12")
+CAPTURED_VERSIONS = ("3.11", "3.12", "3.13")
 
 NULL = NullVariable()
 _MAX_INLINE_DEPTH = 32
@@ -45,8 +49,7 @@ class InstructionTranslator:
         self.output = output
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
-        self.instructions = list(dis.get_instructions(code))
-        self.index_of = {inst.offset: i for i, inst in enumerate(self.instructions)}
+        self.instructions, self.index_of = _decoded(code)
         self.stack = []
         self.ip = 0
         self.kw_names = ()
@@ -78,13 +81,14 @@ class InstructionTranslator:
         inst = self.instructions[self.ip]
         self.current = inst
         self.ip += 1
-        if inst.starts_line:
-            self.lineno = inst.starts_line
+        line = getattr(inst, "line_number", inst.starts_line)   # 3.13: starts_line is a bool
+        if line:
+            self.lineno = line
         handler = OPCODES.get(inst.opname)
         if handler is None:
             raise Unsupported(f"bytecode {inst.opname} is not supported" if OPCODES else
                               f"capture reads the bytecode of CPython "
-                              f"{' and '.join(CAPTURED_VERSIONS)}, not {sys.version.split()[0]}")
+                              f"{', '.join(CAPTURED_VERSIONS)}, not {sys.version.split()[0]}")
         return handler(self, inst)
 
     def run_inline(self):
@@ -271,6 +275,14 @@ class InstructionTranslator:
         if isinstance(value, TensorVariable):
             return IteratorVariable(value.unpack(self))
         return IteratorVariable(self.unpack(value))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(code):
+    """``code``'s instructions and their index by offset, decoded once: a capture inlines the
+    same functions again and again (each ``nn.Linear``), and ``dis`` is slow (3.13 most)."""
+    instructions = tuple(dis.get_instructions(code))
+    return instructions, MappingProxyType({inst.offset: i for i, inst in enumerate(instructions)})
 
 
 def _identity(v):
