@@ -25,11 +25,21 @@ expose the value as ``<name>_value``.
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
 
+# Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
+# float, as ATen's CUDA kernels do (``opmath_t``): a load widens (float16: ``vload_half``, which
+# needs no cl_khr_fp16; bfloat16: the top 16 bits of a float), arithmetic, reductions and GEMM
+# accumulators are float, a store rounds to nearest even (``vstore_half_rte``; bfloat16 by
+# ``bf16_round`` below, NaN kept quiet). So a half value in the IR is a ``float`` variable, its
+# buffer a ``ushort`` pointer, and a half scalar argument a ``float``.
+HALF = frozenset(("float16", "bfloat16"))
 CL_TYPES = {
     "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
-    "int8": "char", "uint8": "uchar", "bool": "bool",
+    "int8": "char", "uint8": "uchar", "bool": "bool", "float16": "float", "bfloat16": "float",
 }
-BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point to bool
+# a kernel argument cannot point to bool; half values are stored as their 16 bits
+BUFFER_TYPES = {**CL_TYPES, "bool": "uchar", "float16": "ushort", "bfloat16": "ushort"}
+SCALAR_TYPES = {**BUFFER_TYPES, "float16": "float", "bfloat16": "float"}
+FLOATING = frozenset(("float16", "bfloat16", "float32", "float64"))
 MATH = frozenset((
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
@@ -46,6 +56,46 @@ PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
 #define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 """
 FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+# round to nearest even on the bits (c10::BFloat16's round_to_nearest_even); a NaN stays a NaN
+BF16_ROUND = """ushort bf16_round(const float v) {
+    const uint u = as_uint(v);
+    if (v != v)
+        return (ushort)((u >> 16) | 0x40);
+    return (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+"""
+# a float rounded to a half value and widened back: a cast to a half dtype inside a kernel
+F16_ROUND = """float f16_round(const float v) {
+    ushort h;
+    vstore_half_rte(v, 0, (__private half*)&h);
+    return vload_half(0, (const __private half*)&h);
+}
+"""
+
+
+def load_expr(dtype, pointer, index) -> str:
+    """The value of ``pointer[index]`` as its compute type (Note [Half dtypes])."""
+    if dtype == "float16":
+        return f"vload_half({index}, (const __global half*)({pointer}))"
+    if dtype == "bfloat16":
+        return f"as_float((uint)({pointer})[{index}] << 16)"
+    return f"{pointer}[{index}]"
+
+
+def store_statement(dtype, pointer, index, value) -> str:
+    """``pointer[index] = value;``, rounding a half value (Note [Half dtypes])."""
+    if dtype == "float16":
+        return f"vstore_half_rte({value}, {index}, (__global half*)({pointer}));"
+    if dtype == "bfloat16":
+        return f"({pointer})[{index}] = bf16_round({value});"
+    return f"{pointer}[{index}] = {value};"
+
+
+def with_helpers(source) -> str:
+    """``source`` with the helper functions it calls defined first."""
+    if "f16_round(" in source:
+        source = F16_ROUND + source
+    return (BF16_ROUND + source) if "bf16_round(" in source else source
 # Note [Philox]: counter-based random numbers (Salmon et al., "Parallel random numbers: as easy
 # as 1, 2, 3", SC 2011; Random123's philox4x32-10, the generator of PyTorch's CUDA kernels).
 # Element i of a launch encrypts the counter (i, launch offset) under the 64-bit key (the
@@ -96,8 +146,10 @@ double philox_normal_float64(const uint4 r) {
 
 
 def literal(value, dtype) -> str:
-    """The C printer's literal, with OpenCL's integer type names."""
-    if dtype == "bool" or dtype.startswith("float"):
+    """The C printer's literal, with OpenCL's integer type names (half values are floats)."""
+    if dtype in HALF:
+        return _literal(value, "float32")
+    if dtype == "bool" or dtype in FLOATING:
         return _literal(value, dtype)
     return f"((long){int(value)}L)" if dtype == "int64" else f"(({CL_TYPES[dtype]}){int(value)})"
 
@@ -116,13 +168,23 @@ class OpenCLHandler(CHandler):
         return self._emit(f"{fn}({x})", x.dtype)    # OpenCL's math functions are overloaded
 
     def load(self, name, index):
+        dtype = self.buffers.get(name)
         if name in self.scalars and name not in self.aliases:
-            return CValue(name, self.buffers[name])
+            return CValue(name, dtype)
+        if dtype in HALF and name not in self.aliases:
+            return self._emit(load_expr(dtype, name, index), dtype)
         return super().load(name, index)
+
+    def abs(self, x):
+        return self._math("fabs", x) if _floating(x) else super().abs(x)
 
     def to_dtype(self, x, dtype):
         if dtype == "bool":
             return self._emit(f"{x} != 0", dtype)
+        if dtype == "float16":      # rounded here, as a store would round it
+            return self._emit(f"f16_round((float)({x}))", dtype)
+        if dtype == "bfloat16":
+            return self._emit(f"as_float((uint)bf16_round((float)({x})) << 16)", dtype)
         return super().to_dtype(x, dtype)
 
     def logical_not(self, x):
@@ -186,7 +248,7 @@ class OpenCLHandler(CHandler):
         """tanh, exactly +-1 where the float rounds to it: PoCL's tanh gives 1 - 2**-24 at
         infinity (OpenCL requires +-1), which turns gelu's inf * (1 - tanh^2) into inf, not
         NaN. |x| >= 9.1 (float) / 19.1 (double) is where correctly rounded tanh is +-1."""
-        limit = "9.1f" if x.dtype == "float32" else "19.1"
+        limit = "19.1" if x.dtype == "float64" else "9.1f"
         return self._emit(f"fabs({x}) >= {limit} ? copysign(({CL_TYPES[x.dtype]})1, {x}) : "
                           f"tanh({x})", x.dtype)
 
@@ -216,11 +278,12 @@ class OpenCLHandler(CHandler):
                           f"{counter});")
         if kind == "bits":      # 63 bits: a non-negative long
             return self._emit(f"(long)(philox_bits({words}) >> 1)", "int64")
-        return self._emit(f"philox_{kind}_{dtype}({words})", dtype)
+        drawn = "float32" if dtype in HALF else dtype        # half numbers are float draws
+        return self._emit(f"philox_{kind}_{drawn}({words})", dtype)
 
     def __getattr__(self, name):
         if name in ("floor", "ceil", "trunc"):    # integers are already whole
-            return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
+            return lambda x: self._math(name, x) if _floating(x) else x
         if name in MATH:
             return lambda x: self._math(name, x)
         if name in MATH2:        # floating only (the ops' dtype rules promote integers)
@@ -234,7 +297,7 @@ _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 def _floating(x):
-    return x.dtype.startswith("float")
+    return x.dtype in FLOATING
 
 
 def _size_names(kernel, layouts):
@@ -268,7 +331,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     params, names, pointers = [], [], []
     for b in kernel.inputs:
         if b.name in scalars:        # a bool travels as uchar (no bool kernel arguments)
-            params.append(f"const {BUFFER_TYPES[b.dtype]} {b.name}")
+            params.append(f"const {SCALAR_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
             pointers.append(b.name)
@@ -308,7 +371,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
         body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
     if "ipow(" in body:
         body = IPOW + body
-    text = PREAMBLE + body
+    text = PREAMBLE + with_helpers(body)
     return (FP64 + text if fp64 else text), names
 
 
@@ -356,7 +419,8 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
         if layout is None:
             aliases[node.name] = result
         else:
-            lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {result};")
+            lines.append(f"{indent}{store}"
+                         f"{store_statement(node.dtype, node.name, layout.index(index), result)}")
         return
     extra = tuple(node.ranges[len(index):])
     if extra:        # a row of a compiled graph's kernel: loop over the rest of the element
@@ -370,7 +434,8 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
     if layout is None:
         aliases[node.name] = str(value)
     else:
-        lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {value};")
+        lines.append(f"{indent}{store}"
+                     f"{store_statement(node.dtype, node.name, layout.index(index), value)}")
     if extra:
         lines.append(f"{indent[:-4]}}}")
 
@@ -414,6 +479,7 @@ def print_gemm(name, dtype, bias) -> tuple:
     """(source, parameter names) of ``out0 = [beta * c +] alpha * a @ b`` over a 3-d ND range
     (columns, rows, batch) with TILE x TILE work-groups."""
     t, buf = CL_TYPES[dtype], BUFFER_TYPES[dtype]
+    a_index, b_index = "i * a_stm + (k0 + lj) * a_stk", "(k0 + li) * b_stk + j * b_stn"
     params = [f"__global const {buf}* restrict a", "const long a_off", "const long a_stb",
               "const long a_stm", "const long a_stk", f"__global const {buf}* restrict b",
               "const long b_off", "const long b_stb", "const long b_stk", "const long b_stn",
@@ -424,7 +490,9 @@ def print_gemm(name, dtype, bias) -> tuple:
     if bias:
         params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
                    "const long c_stn", f"const {t} beta"]
-        result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc"
+        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + alpha * acc"
+    store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
+                            "j * out0_stn", result)
     source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void {name}({", ".join(params)}) {{
@@ -438,18 +506,18 @@ void {name}({", ".join(params)}) {{
     b += b_off + batch * b_stb;
     {t} acc = 0;
     for (long k0 = 0; k0 < ks; k0 += TILE) {{
-        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? a[i * a_stm + (k0 + lj) * a_stk] : 0;
-        b_tile[li][lj] = (k0 + li < ks && j < ns) ? b[(k0 + li) * b_stk + j * b_stn] : 0;
+        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? {load_expr(dtype, "a", a_index)} : 0;
+        b_tile[li][lj] = (k0 + li < ks && j < ns) ? {load_expr(dtype, "b", b_index)} : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TILE; k++)
             acc += a_tile[li][k] * b_tile[k][lj];
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
     if (i < ms && j < ns)
-        out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+        {store}
 }}
 """
-    return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+    return with_helpers(source), list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
 
 
 # The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
@@ -470,10 +538,14 @@ def print_gemm_blocked(name, dtype, bias, vector=False, block=BLOCK, wpt=WPT) ->
     rts = block // wpt
     assert rts * wpt == block and block * rts % (4 * rts * rts) == 0, (block, wpt)
     source, names = print_gemm(name, dtype, bias)
-    params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
+    head = source.index("void ")
+    params = source[source.index("(", head) + 1:source.index(") {", head)]
     t = CL_TYPES[dtype]
-    result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc[v][w]" if bias else \
-        "alpha * acc[v][w]"
+    result = "alpha * acc[v][w]"
+    if bias:
+        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + {result}"
+    store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
+                            "j * out0_stn", result)
     blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {block}
 #define WPT {wpt}
 #define RTS {rts}
@@ -492,7 +564,7 @@ void {name}({params}) {{
         for (int w = 0; w < WPT; w++)
             acc[v][w] = 0;
     for (long k0 = 0; k0 < ks; k0 += TK) {{
-{_vector_loads(t) if vector else _scalar_loads()}
+{_vector_loads(dtype) if vector else _scalar_loads(dtype)}
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TK; k++) {{
             {t} b_reg[WPT];
@@ -511,35 +583,49 @@ void {name}({params}) {{
         for (int w = 0; w < WPT; w++) {{
             const long j = j0 + lj + w * RTS;
             if (i < ms && j < ns)
-                out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+                {store}
         }}
     }}
 }}
 """
-    return blocked, names
+    return with_helpers(blocked), names
 
 
-def _scalar_loads():
-    return """        for (int l = 0; l < WPT; l++) {
+def _scalar_loads(dtype):
+    a_value = load_expr(dtype, "a", "ai * a_stm + ak * a_stk")
+    b_value = load_expr(dtype, "b", "bk * b_stk + bj * b_stn")
+    return f"""        for (int l = 0; l < WPT; l++) {{
             const long ai = i0 + li + l * RTS, ak = k0 + lj;
-            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
+            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? {a_value} : 0;
             const long bk = k0 + li, bj = j0 + lj + l * RTS;
-            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
-        }"""
+            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? {b_value} : 0;
+        }}"""
 
 
-def _vector_loads(t):
+def _vload4(dtype, pointer) -> str:
+    """Four values from ``pointer`` as a vector of the compute type."""
+    if dtype == "float16":
+        return f"vload_half4(0, (const __global half*)({pointer}))"
+    if dtype == "bfloat16":
+        return f"as_float4(convert_uint4(vload4(0, {pointer})) << 16)"
+    return f"vload4(0, {pointer})"
+
+
+def _vector_loads(dtype):
     """4-vectors of the A tile and of the B tile, BLOCK * TK / 4 of each shared out over the
     RTS * RTS work-items (one each when WPT is 4, two when it is 8)."""
+    t = CL_TYPES[dtype]
+    a_vector = _vload4(dtype, "a + ai * a_stm + ak")
+    b_vector = _vload4(dtype, "b + bk * b_stk + bj")
     return f"""        for (int id = li * RTS + lj; id < BLOCK * TK / 4; id += RTS * RTS) {{
             const int ar = id / (TK / 4), ac = (id % (TK / 4)) * 4;
             const long ai = i0 + ar, ak = k0 + ac;
-            const {t}4 av = (ai < ms && ak < ks) ? vload4(0, a + ai * a_stm + ak) : ({t}4)(0);
+            const {t}4 av = (ai < ms && ak < ks) ? {a_vector} : ({t}4)(0);
             a_tile[ar][ac] = av.x; a_tile[ar][ac + 1] = av.y;
             a_tile[ar][ac + 2] = av.z; a_tile[ar][ac + 3] = av.w;
             const int br = id / (BLOCK / 4), bc = (id % (BLOCK / 4)) * 4;
             const long bk = k0 + br, bj = j0 + bc;
-            const {t}4 bv = (bk < ks && bj < ns) ? vload4(0, b + bk * b_stk + bj) : ({t}4)(0);
+            const {t}4 bv = (bk < ks && bj < ns) ? {b_vector} : ({t}4)(0);
             b_tile[br][bc] = bv.x; b_tile[br][bc + 1] = bv.y;
             b_tile[br][bc + 2] = bv.z; b_tile[br][bc + 3] = bv.w;
         }}"""

@@ -21,7 +21,7 @@ from ...ops import pooling as PL
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
 from .opencl_pointwise import kernel_name, launch, new_output, pointwise, runtime_of
-from .opencl_rows import _NORMALIZE, reduce, tiled_matmul
+from .opencl_rows import _NORMALIZE, opmath, reduce, tiled_matmul
 
 
 def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
@@ -462,14 +462,18 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     out_spec, stats_spec, _ = NO.native_batch_norm.meta(input, weight, bias, running_mean,
                                                         running_var, training, momentum, eps)
     rt = runtime_of(input)
-    c = stats_spec.dtype
+    c = opmath(stats_spec.dtype)       # half statistics: kept in float, returned rounded
     channels = input._shape[1]
     view = (1, channels) + (1,) * (input.ndim - 2)
     if training:
         mean, invstd, var = (rt.empty((channels,), (1,), c) for _ in range(3))
+        outputs = [(mean, "mu"), (invstd, "rstd"), (var, "var")]
+        saved = (mean, invstd)
+        if c is not stats_spec.dtype:
+            saved = tuple(rt.empty((channels,), (1,), stats_spec.dtype) for _ in range(2))
+            outputs += [(saved[0], "mu"), (saved[1], "rstd")]
         reduce("aten::native_batch_norm", "meanvar", input,
-               [0] + list(range(2, input.ndim)), False, c,
-               [(mean, "mu"), (invstd, "rstd"), (var, "var")], eps=float(eps))
+               [0] + list(range(2, input.ndim)), False, c, outputs, eps=float(eps))
         n = input.numel() // max(channels, 1)
         for stat, fresh, scale in ((running_mean, mean, 1.0), (running_var, var,
                                                                n / (n - 1) if n > 1 else
@@ -477,13 +481,12 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
             if stat is not None:
                 pointwise("aten::native_batch_norm", _running_update,
                           [(stat, c), (fresh, c), (float(momentum), c), (scale, c)], stat)
-        saved = (mean, invstd)
     else:
         mean = running_mean
         invstd = pointwise("aten::native_batch_norm", _inverse_std,
                            [(running_var, c), (float(eps), c)],
                            rt.empty((channels,), (1,), c))
-        saved = tuple(rt.empty((0,), (1,), c) for _ in range(2))
+        saved = tuple(rt.empty((0,), (1,), stats_spec.dtype) for _ in range(2))
     operands = [(input, c), (mean.view(view), c), (invstd.view(view), c)]
     operands += [(t.view(view), c) for t in (weight, bias) if t is not None]
     affine = (weight is not None, bias is not None)

@@ -25,6 +25,7 @@ from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
+HALF_SCALARS = (D.float16.np.type, D.bfloat16.np.type)
 _CPU_COPY = cpu_kernels()[F.copy_]
 
 
@@ -49,7 +50,11 @@ def scalar_value(x, device):
 
 def scalar_argument(value, dtype):
     """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
-    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
+    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255). A half dtype computes in
+    float (oclprinter's Note [Half dtypes]): the number is passed as a float, not rounded to
+    half first, as the CPU device computes."""
+    if dtype in (D.float16, D.bfloat16):
+        return np.float32(value)
     return np.array(value).astype(dtype.np)[()]
 
 
@@ -80,13 +85,12 @@ def kernel_name(op_name):
 
 def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None):
     """Print ``build()`` once per ``key``, then launch with ``values`` ({param: value}).
-    Raises NotImplementedError for dtypes without OpenCL kernels (half precision) before
-    anything is built or enqueued."""
+    Raises NotImplementedError for dtypes without OpenCL kernels before anything is built or
+    enqueued."""
     for t in tensors:
-        if t.dtype.name not in CL_TYPES:
+        if t.dtype.name not in CL_TYPES and not t.dtype.is_complex:
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
-                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend (no "
-                                      f"half-precision kernels yet)")
+                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend")
     entry = _sources.get(key)
     if entry is None:
         complex_ = next((t.dtype for t in tensors if t.dtype.is_complex), None)
@@ -100,7 +104,9 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     args = []
     for name in names:
         v = values[name]
-        args.append(np.int64(v) if type(v) is int else v)
+        # a half scalar is a float argument (oclprinter's Note [Half dtypes])
+        args.append(np.int64(v) if type(v) is int else
+                    np.float32(v) if type(v) in HALF_SCALARS else v)
     rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
 
 
