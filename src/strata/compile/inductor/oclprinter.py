@@ -265,6 +265,19 @@ class OpenCLHandler(CHandler):
         whole = self._emit(f"{div} != 0 ? {rounded} : copysign(({t})0, {a} / {b})", a.dtype)
         return self._emit(f"{b} == 0 ? {a} / {b} : {whole}", a.dtype)
 
+    def int_fmod(self, a, b):
+        """C's ``%`` of integers (truncated, as ``fmod``), 0 for b = -1 and b = 0, where the
+        hardware traps (LONG_MIN % -1 overflows; a zero divisor is refused on the host)."""
+        t = CL_TYPES[a.dtype]
+        return self._emit(f"({b} == 0 || {b} == -1) ? ({t})0 : ({t})({a} % {b})", a.dtype)
+
+    def int_trunc_divide(self, a, b):
+        """C's ``/`` of integers; b = -1 negates with wrap-around (LONG_MIN / -1 is LONG_MIN,
+        as on the CPU, where the hardware would trap), b = 0 gives 0 (refused on the host)."""
+        t = CL_TYPES[a.dtype]
+        return self._emit(f"{b} == 0 ? ({t})0 : {b} == -1 ? ({t})(0UL - (ulong){a}) : "
+                          f"({t})({a} / {b})", a.dtype)
+
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
         return self._emit(f"{a} % {b}", a.dtype)

@@ -332,49 +332,6 @@ def binary(op, fn, compare=False, alpha=False):
     return kernel
 
 
-def floating_only(op, fn):
-    """A binary op run for floating results only: integer ``fmod`` traps on zero in OpenCL C,
-    where the CPU raises ZeroDivisionError (not written yet)."""
-    run = binary(op, fn)
-
-    def kernel(self, other):
-        spec = op.meta(self, other)
-        if not spec.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
-        return run(self, other)
-    return kernel
-
-
-def div_mode(op):
-    """``div`` with a rounding mode, floating results (integer division traps on zero in
-    OpenCL C, where the CPU raises ZeroDivisionError: not written yet)."""
-    def kernel(self, other, rounding_mode=None):
-        spec = op.meta(self, other, rounding_mode)
-        out = self if spec is self else new_output(spec, self if is_device(self) else other)
-        if not out.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
-        formula = DIV_MODES[rounding_mode]
-        return pointwise(op.qualname, formula, [(self, out.dtype), (other, out.dtype)], out)
-    return kernel
-
-
-def _true_divide(a, b):
-    return ops.truediv(a, b)
-
-
-def _trunc_divide(a, b):
-    return ops.trunc(ops.truediv(a, b))
-
-
-def _floor_divide(a, b):
-    return ops.floor_divide(a, b)
-
-
-DIV_MODES = {None: _true_divide, "trunc": _trunc_divide, "floor": _floor_divide}
-
-
 def where(condition, self, other):
     spec = P.where.meta(condition, self, other)
     out = new_output(spec, next(t for t in (condition, self, other) if is_device(t)))
