@@ -269,14 +269,15 @@ class OpenCLHandler(CHandler):
         """C's ``%`` of integers (truncated, as ``fmod``), 0 for b = -1 and b = 0, where the
         hardware traps (LONG_MIN % -1 overflows; a zero divisor is refused on the host)."""
         t = CL_TYPES[a.dtype]
-        return self._emit(f"({b} == 0 || {b} == -1) ? ({t})0 : ({t})({a} % {b})", a.dtype)
+        minus_one = "" if a.dtype == "uint8" else f" || {b} == -1"
+        return self._emit(f"({b} == 0{minus_one}) ? ({t})0 : ({t})({a} % {b})", a.dtype)
 
     def int_trunc_divide(self, a, b):
         """C's ``/`` of integers; b = -1 negates with wrap-around (LONG_MIN / -1 is LONG_MIN,
         as on the CPU, where the hardware would trap), b = 0 gives 0 (refused on the host)."""
         t = CL_TYPES[a.dtype]
-        return self._emit(f"{b} == 0 ? ({t})0 : {b} == -1 ? ({t})(0UL - (ulong){a}) : "
-                          f"({t})({a} / {b})", a.dtype)
+        negate = "" if a.dtype == "uint8" else f"{b} == -1 ? ({t})(0UL - (ulong){a}) : "
+        return self._emit(f"{b} == 0 ? ({t})0 : {negate}({t})({a} / {b})", a.dtype)
 
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
