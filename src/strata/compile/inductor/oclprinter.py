@@ -409,7 +409,7 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
         lines.extend(rlines)
         with use_handler(_handler(buffers, lines, body, aliases, scalars)):
             value = node.inner_fn(index, tuple(rindex))
-        kind = "f" if value.dtype.startswith("float") else "i"
+        kind = "f" if value.dtype in FLOATING else "i"
         ctype = CL_TYPES[value.dtype]
         if node.reduction_type in ("argmax", "argmin"):
             better = ">" if node.reduction_type == "argmax" else "<"

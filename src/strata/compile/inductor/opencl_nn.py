@@ -19,7 +19,7 @@ from ...ops import nn as NN
 from ...ops import normalization as NO
 from ...ops import pooling as PL
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import print_kernel
+from .oclprinter import FLOATING, print_kernel
 from .opencl_pointwise import kernel_name, launch, new_output, pointwise, runtime_of
 from .opencl_rows import _NORMALIZE, opmath, reduce, tiled_matmul
 
@@ -90,13 +90,13 @@ def lowest(dtype):
     """The smallest value of a dtype (by name): what never wins a maximum."""
     if dtype == "bool":
         return False
-    return float("-inf") if dtype.startswith("float") else int(np.iinfo(dtype).min)
+    return float("-inf") if dtype in FLOATING else int(np.iinfo(dtype).min)
 
 
 def highest(dtype):
     if dtype == "bool":
         return True
-    return float("inf") if dtype.startswith("float") else int(np.iinfo(dtype).max)
+    return float("inf") if dtype in FLOATING else int(np.iinfo(dtype).max)
 
 
 def _geometry(prefix, values):
