@@ -1,12 +1,18 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` and ``index_put_`` with one index tensor, ``tril``/``triu``, ``eye``,
-``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
+(its backward), ``index`` and ``index_put_`` (masks, several index tensors), ``nonzero``,
+``masked_select``, ``tril``/``triu``, ``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad``
+and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
 window backwards; ``constant_pad_nd`` fills the output, then copies the kept part of the input
 into its slice (a strided pointwise copy).
 """
+
+from itertools import pairwise
+from math import prod
+
+import numpy as np
 
 from ..._tensor import from_array
 from ...backends.opencl import runtime as R
@@ -215,32 +221,113 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     return out
 
 
-def _one_index(self, indices, op_name):
-    """(dim, index with negatives wrapped) of ``indices`` holding one integer index tensor,
-    checked on the host; masks and several index tensors raise."""
+# --- advanced indexing: masks and several index tensors -------------------------------------------
+# Note [OpenCL advanced indexing]: every form of ``x[indices]`` becomes one gather along one dim.
+# The indices are read on the host (a sync point: a mask's nonzero count fixes the result's size,
+# which CUDA also reads back; integer indices are bounds-checked there, as index_select does);
+# masks expand into their nonzero columns, the index tensors broadcast, and their values fold
+# into one linear index over the indexed dims, merged into one dim of ``self`` (moved to the
+# front when they are not adjacent, PyTorch's rule for where the result's dims go).
+
+def nonzero_host(x):
+    """``np.nonzero`` of a device tensor's values, read on the host (a sync point)."""
+    return np.nonzero(host_indices(x))
+
+
+def nonzero(self):
+    """(n, ndim) int64 coordinates of the nonzero elements in row-major order, column-major in
+    memory as ATen's."""
+    if self.ndim:
+        columns = np.stack(nonzero_host(self))
+    else:                   # (1, 0) or (0, 0), as ATen
+        columns = np.zeros((0, int(_item(self) != 0)))
+    return _upload(np.ascontiguousarray(columns, dtype=np.int64), self).t()
+
+
+def _item(x):
+    return host_indices(x.reshape(1))[0]
+
+
+def _upload(array, like):
+    return from_array(array).to(like.device)
+
+
+def _linear_index(self, indices):
+    """(dims indexed in order, the host's linear index over them broadcast to the result's
+    index shape) for ``self[indices]``, masks expanded; out-of-range indices raise IndexError,
+    negative ones wrap."""
     I.check_indices(self, indices)
-    given = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(given) > 1 or I.is_mask(given[0][1]):
-        raise NotImplementedError(f"{op_name} with a boolean mask or several index tensors is "
-                                  f"not implemented for the 'OpenCL' backend yet")
-    (d, idx), = given
-    size = self._shape[d]
-    host = host_indices(idx)
-    if host.size and (host.min() < -size or host.max() >= size):
-        bad = host[(host < -size) | (host >= size)].flat[0]
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    if host.size and host.min() < 0:
-        idx = from_array(host % size).to(self.device)
-    return d, idx
+    dims, columns, position = [], [], 0
+    for i in indices:
+        if i is None:
+            position += 1
+        elif I.is_mask(i):
+            if not i.ndim:
+                raise NotImplementedError("aten::index.Tensor with a 0-dim boolean mask is not "
+                                          "implemented for the 'OpenCL' backend yet")
+            I.check_mask(self, i, position)
+            for k, column in enumerate(nonzero_host(i)):
+                dims.append(position + k)
+                columns.append(column)
+            position += i.ndim
+        else:
+            dims.append(position)
+            columns.append(host_indices(i))
+            position += 1
+    try:
+        columns = np.broadcast_arrays(*columns)
+    except ValueError:
+        shapes = ", ".join(I.fmt(c.shape) for c in columns)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                         f"with shapes {shapes}") from None
+    linear = np.zeros(columns[0].shape, np.int64)
+    for d, column in zip(dims, columns):
+        size = self._shape[d]
+        if column.size and (column.min() < -size or column.max() >= size):
+            bad = column[(column < -size) | (column >= size)].flat[0]
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+        linear = linear * size + column % max(size, 1)
+    return dims, linear
+
+
+def _moved(self, dims):
+    """(``self`` with ``dims`` next to each other, the first one's position): in place when they
+    are adjacent, else at the front. A view."""
+    first = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
+    rest = [d for d in range(self.ndim) if d not in dims]
+    order = rest[:first] + dims + rest[first:]
+    return (self.permute(order) if order != list(range(self.ndim)) else self), first
+
+
+def _merged_shape(moved, first, count):
+    shape = tuple(moved._shape)
+    return shape[:first] + (prod(shape[first:first + count]),) + shape[first + count:]
+
+
+def _mergeable(moved, first, count):
+    """Whether a view can merge dims ``first .. first + count - 1`` of ``moved``."""
+    sizes, strides = moved._shape, moved._get_strides()
+    kept = [d for d in range(first, first + count) if sizes[d] != 1]
+    return all(strides[a] == strides[b] * sizes[b] for a, b in pairwise(kept))
 
 
 def index(self, indices):
-    """``self[..., idx, ...]`` with one integer index tensor (negative indices wrap): the
-    gather of index_select with the index's shape in place of the indexed dim. Boolean masks
-    (a data-dependent shape) and several index tensors raise."""
-    d, idx = _one_index(self, indices, "aten::index.Tensor")
-    spec = I.index.meta(self, indices)
-    return gather_rows("aten::index.Tensor", self, idx, new_output(spec, self), d)
+    """``self[indices]``: integer index tensors, boolean masks, several of them, slices
+    between (Note [OpenCL advanced indexing])."""
+    dims, linear = _linear_index(self, indices)
+    moved, d = _moved(self, dims)
+    merged = moved.reshape(_merged_shape(moved, d, len(dims)))
+    shape = tuple(merged._shape[:d]) + linear.shape + tuple(merged._shape[d + 1:])
+    out = runtime_of(self).empty(shape, contiguous_strides(shape), self.dtype)
+    if not out.numel():
+        return out
+    return gather_rows("aten::index.Tensor", merged, _upload(linear, self), out, d)
+
+
+def masked_select(self, mask):
+    """The elements of ``self`` where ``mask`` (both broadcast) is true, as a 1-d tensor."""
+    shape = I._check_mask_select(self, mask)
+    return index(self.expand(shape), [mask.expand(shape)])
 
 
 def _put_sum_term(B, index, rindex):
@@ -269,13 +356,26 @@ def _last_written(B, index):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    """``self[..., idx, ...] = values`` (or ``+=`` with ``accumulate``: so the backward of
-    ``x[idx]``) with one integer index tensor: every element of self takes the values whose
-    index names it, the sum or the last one (deterministic, no atomics)."""
+    """``self[indices] = values`` (or ``+=`` with ``accumulate``: so the backward of
+    ``x[indices]``; Note [OpenCL advanced indexing]): every element of self takes the values
+    whose index names it, the sum or the last one (deterministic, no atomics)."""
     I.index_put_.meta(self, indices, values, accumulate)
-    d, idx = _one_index(self, indices, "aten::index_put_")
-    if not idx.numel() or not self.numel():
+    dims, linear = _linear_index(self, indices)
+    if not linear.size or not self.numel():
         return self
+    moved, d = _moved(self, dims)
+    shape = _merged_shape(moved, d, len(dims))
+    if _mergeable(moved, d, len(dims)):
+        _put(moved.view(shape), d, _upload(linear, self), values, accumulate)
+    else:       # no view merges the dims: put into a contiguous copy, then write it back
+        work = moved.contiguous()
+        _put(work.view(shape), d, _upload(linear, self), values, accumulate)
+        moved.copy_(work)
+    return self
+
+
+def _put(self, d, idx, values, accumulate):
+    """``self[.., idx, ..] = values`` along ``d`` (indices in range, non-negative)."""
     flat = idx.reshape(-1)
     shape = tuple(self._shape[:d]) + tuple(idx._shape) + tuple(self._shape[d + 1:])
     spread = values.expand(shape).reshape(
@@ -289,7 +389,6 @@ def index_put_(self, indices, values, accumulate=False):
     window("aten::index_put_", {"inp": target, "idx": flat, "src": source}, {},
            [(target, finish)], (flat._shape[0],), kind, term,
            self.dtype.name if accumulate else "int64")
-    return self
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
@@ -340,5 +439,6 @@ def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
             SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
-            I.index_put_: index_put_, SC.scatter: scatter(SC.scatter),
+            I.index_put_: index_put_, I.nonzero: nonzero, I.masked_select: masked_select,
+            SC.scatter: scatter(SC.scatter),
             SC.scatter_value: scatter(SC.scatter_value)}
