@@ -60,3 +60,67 @@ def test_a_zero_divisor_raises_before_anything_changes(name):
     assert a.cpu().tolist() == [5, -6, 7]
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         a % 0
+
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((4, 5, 6)).astype(np.float32)
+MASK2, MASK1, MASK3 = RNG.random((4, 5)) < 0.5, RNG.random(5) < 0.5, RNG.random((4, 5, 6)) < 0.3
+I0, I1, I2 = np.array([0, 3, -1, 2]), np.array([[1], [4]]), np.array([5, 0, 2, 1])
+INDEXING = {
+    "mask": lambda m, x, t: x[t(MASK2)], "mask_in_the_middle": lambda m, x, t: x[:, t(MASK1)],
+    "full_mask": lambda m, x, t: x[t(MASK3)],
+    "two_tensors": lambda m, x, t: x[t(I0), t(np.array([4, 0, -2, 1]))],
+    "broadcast": lambda m, x, t: x[t(I0[:2]), t(I1)],
+    "apart": lambda m, x, t: x[t(I0), :, t(I2)],          # the result's dims go first
+    "adjacent_after_a_slice": lambda m, x, t: x[:, t(I1), t(I2[:1])],
+    "mask_and_index": lambda m, x, t: x[t(I0[:1]), t(MASK1)],
+    "transposed": lambda m, x, t: x.transpose(0, 2)[t(I2), t(I1)],
+    "masked_select": lambda m, x, t: m.masked_select(x, t(MASK3)),
+    "masked_select_broadcast": lambda m, x, t: m.masked_select(x, t(MASK1[None, :, None])),
+    "nonzero": lambda m, x, t: t(MASK3).nonzero(), "argwhere": lambda m, x, t: m.argwhere(x > 1),
+    "nonzero_0d": lambda m, x, t: x[0, 0, 0].nonzero(),
+    "where_one_argument": lambda m, x, t: m.where(x[0] > 0)[1],
+    "put_mask": lambda m, x, t: x.clone().index_put_((t(MASK2),), t(np.ones(6, np.float32))),
+    "put_apart_accumulate": lambda m, x, t: x.clone().index_put_(
+        (t(np.array([0, 0, 1])), t(np.array([[1], [1]])), t(np.array([2, 2, 3]))),
+        t(np.ones((2, 3), np.float32)), accumulate=True),
+    "setitem_apart": lambda m, x, t: _set(x.clone(), (t(I0), slice(None), t(I2)), 7.0),
+    "setitem_mask_of_a_view": lambda m, x, t: _set(x.clone().transpose(0, 2),
+                                                   (slice(None), t(MASK1)), 3.0),
+}
+
+
+def _set(x, key, value):
+    x[key] = value
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_advanced_indexing_matches_torch(name):
+    want = INDEXING[name](torch, torch.from_numpy(X), torch.from_numpy)
+    got = INDEXING[name](strata, strata.tensor(X).to("opencl"),
+                         lambda v: strata.tensor(v).to("opencl"))
+    assert got.device.type == "opencl"
+    assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_bad_indices_raise_as_torch_before_writing():
+    x = strata.tensor(X).to("opencl")
+    with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 5"):
+        x[strata.tensor(I0).to("opencl"), strata.tensor(I2).to("opencl")] = 1.0
+    with pytest.raises(IndexError, match="The shape of the mask \\[5\\] at index 0 does not "
+                                         "match the shape of the indexed tensor"):
+        x[strata.tensor(MASK1).to("opencl")]
+    with pytest.raises(IndexError, match="shape mismatch: indexing tensors could not be "
+                                         "broadcast together"):
+        x[strata.tensor(I0).to("opencl"), strata.tensor(I2[:3]).to("opencl")]
+    np.testing.assert_array_equal(x.cpu().numpy(), X)
+
+
+def test_the_backward_of_a_masked_gather_puts_with_accumulate():
+    x = strata.tensor(X).to("opencl").requires_grad_()
+    t = torch.from_numpy(X).requires_grad_()
+    (x[strata.tensor(MASK2).to("opencl")] ** 2).sum().backward()
+    (t[torch.from_numpy(MASK2)] ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-6)
