@@ -1,5 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
-div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero."""
+div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
+digamma and polygamma."""
 
 import numpy as np
 import pytest
@@ -124,3 +125,32 @@ def test_the_backward_of_a_masked_gather_puts_with_accumulate():
     (x[strata.tensor(MASK2).to("opencl")] ** 2).sum().backward()
     (t[torch.from_numpy(MASK2)] ** 2).sum().backward()
     np.testing.assert_allclose(x.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-6)
+
+
+SPECIAL_POINTS = [0.0, -0.0, -1.0, -3.5, -0.5, np.inf, -np.inf, np.nan, 1e-30, 10.0, 1e20, 0.5]
+GAMMA_FUNCTIONS = {"digamma": lambda m, a: m.digamma(a),
+                   "trigamma": lambda m, a: m.polygamma(1, a),
+                   "polygamma_2": lambda m, a: m.polygamma(2, a),
+                   "polygamma_3_method": lambda m, a: a.polygamma(3),
+                   "in_place": lambda m, a: a.clone().polygamma_(0)}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name", sorted(GAMMA_FUNCTIONS))
+def test_digamma_and_polygamma_match_torch(dtype, name):
+    x = np.concatenate([np.random.default_rng(8).standard_normal(200) * 5, SPECIAL_POINTS])
+    want = GAMMA_FUNCTIONS[name](torch, torch.from_numpy(x).to(getattr(torch, dtype)))
+    got = GAMMA_FUNCTIONS[name](strata, strata.tensor(x).to(getattr(strata, dtype)).to("opencl"))
+    assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
+    tol = 1e-2 if dtype == "float16" else 1e-4
+    np.testing.assert_allclose(got.cpu().numpy().astype(np.float64),
+                               want.numpy().astype(np.float64), rtol=tol, atol=tol, equal_nan=True)
+
+
+def test_lgamma_backward_is_digamma_on_the_device():
+    x = np.random.default_rng(9).standard_normal(50).astype(np.float32) * 4
+    a = strata.tensor(x).to("opencl").requires_grad_()
+    a.lgamma().sum().backward()
+    t = torch.from_numpy(x).requires_grad_()
+    t.lgamma().sum().backward()
+    np.testing.assert_allclose(a.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-4)

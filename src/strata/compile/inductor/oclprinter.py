@@ -24,6 +24,7 @@ expose the value as ``<name>_value``.
 
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
+from .opencl_special import helpers_for
 
 # Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
 # float, as ATen's CUDA kernels do (``opmath_t``): a load widens (float16: ``vload_half``, which
@@ -93,6 +94,7 @@ def store_statement(dtype, pointer, index, value) -> str:
 
 def with_helpers(source) -> str:
     """``source`` with the helper functions it calls defined first."""
+    source = helpers_for(source) + source
     if "f16_round(" in source:
         source = F16_ROUND + source
     return (BF16_ROUND + source) if "bf16_round(" in source else source
@@ -218,6 +220,13 @@ class OpenCLHandler(CHandler):
         if x.dtype == "bool":
             return x
         return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
+
+    def digamma(self, x):
+        return self._emit(f"digamma_{CL_TYPES[x.dtype]}({x})", x.dtype)
+
+    def polygamma(self, n, x):
+        """``n`` an int64 value (a kernel argument: one program serves every order)."""
+        return self._emit(f"polygamma_{CL_TYPES[x.dtype]}({n}, {x})", x.dtype)
 
     def frac(self, x):
         return self._emit(f"{x} - trunc({x})", x.dtype)

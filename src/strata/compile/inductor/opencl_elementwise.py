@@ -1,8 +1,8 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
-``remainder`` and ``div`` with a rounding mode. Each is a loop-IR formula over
-opencl_pointwise.pointwise whose Python-number parameters are kernel arguments, so one program
-serves every value.
+``remainder`` and ``div`` with a rounding mode, ``digamma``/``polygamma``. Each is a loop-IR
+formula over opencl_pointwise.pointwise whose Python-number parameters are kernel arguments, so
+one program serves every value.
 """
 
 import numpy as np
@@ -11,8 +11,16 @@ from ...core import dtype as D
 from ...ops import activation as A
 from ...ops import indexing as I
 from ...ops import pointwise as P
+from ...ops import special as SP
 from .ir import ops
-from .opencl_pointwise import is_device, new_output, pointwise, scalar_value
+from .opencl_pointwise import (
+    is_device,
+    math_formula,
+    new_output,
+    pointwise,
+    scalar_value,
+    unary,
+)
 from .opencl_rows import host_indices
 
 # --- activations (ATen's CPU formulas, backends/cpu/activation.py) ------------------------------
@@ -260,6 +268,22 @@ INTEGER_DIVISION = {"fmod": _int_fmod, "remainder": _int_python_mod, "trunc": _i
                     "floor": _int_floor_divide}
 
 
+# --- digamma, polygamma (opencl_special.py) ------------------------------------------------------
+
+def polygamma(op):
+    """``polygamma(n, x)`` (and ``x.polygamma_(n)``): the order is a kernel argument."""
+    def kernel(*args):
+        spec = op.meta(*args)
+        self, n = (args[1], args[0]) if op is SP.polygamma else args
+        out = self if spec is self else new_output(spec, self)
+        return pointwise(op.qualname, _polygamma, [(self, out.dtype), (n, D.int64)], out)
+    return kernel
+
+
+def _polygamma(x, n):
+    return ops.polygamma(n, x)
+
+
 def kernels() -> dict:
     table = {}
     for name, formula in ACTIVATIONS.items():
@@ -275,5 +299,8 @@ def kernels() -> dict:
                   P.remainder: division(P.remainder, "remainder"),
                   P.remainder_: division(P.remainder_, "remainder"),
                   P.fmod: division(P.fmod, "fmod"), P.fmod_: division(P.fmod_, "fmod"),
-                  P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_)})
+                  P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_),
+                  SP.digamma: unary(SP.digamma, math_formula("digamma")),
+                  SP.digamma_: unary(SP.digamma_, math_formula("digamma")),
+                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_)})
     return table
