@@ -154,3 +154,34 @@ def test_lgamma_backward_is_digamma_on_the_device():
     t = torch.from_numpy(x).requires_grad_()
     t.lgamma().sum().backward()
     np.testing.assert_allclose(a.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "float16"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_matches_torch(dtype, reduce, include_self):
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal((4, 6)) * 5).astype(dtype)
+    src = (rng.standard_normal((3, 5)) * 5).astype(dtype)
+    if dtype == "float32":
+        src[0, 0] = np.nan              # propagates into its target, as ATen's
+    for dim, index in ((1, rng.integers(0, 6, (3, 5))), (0, rng.integers(0, 4, (3, 2)))):
+        want = torch.from_numpy(x).scatter_reduce(dim, torch.from_numpy(index),
+                                                  torch.from_numpy(src), reduce,
+                                                  include_self=include_self)
+        got = strata.tensor(x).to("opencl").scatter_reduce(
+            dim, strata.tensor(index).to("opencl"), strata.tensor(src).to("opencl"), reduce,
+            include_self=include_self)
+        assert got.device.type == "opencl" and str(got.dtype) == f"strata.{dtype}"
+        np.testing.assert_allclose(got.cpu().numpy().astype(np.float64),
+                                   want.numpy().astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8"])
+def test_integer_max_and_min_start_from_their_own_type_limits(dtype):
+    # the accumulator once started at LONG_MIN, which is 0 in a narrower integer
+    x = np.array([[-5, -3], [-7, -9]], dtype)
+    on_device = strata.tensor(x).to("opencl")
+    assert on_device.amax(1).cpu().tolist() == [-3, -7]
+    assert on_device.amin(1).cpu().tolist() == [-5, -9]
+    assert on_device.max().item() == -3

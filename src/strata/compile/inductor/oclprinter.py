@@ -49,9 +49,12 @@ MATH2 = frozenset(("atan2", "copysign", "hypot", "fmod"))
 BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 INIT = {
     ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
-    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
-    ("min", "i"): "LONG_MAX",
+    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY",
 }
+# an integer max/min starts from its own type's limits (LONG_MIN would truncate to 0 in an int)
+INTEGER_LIMITS = {"long": ("LONG_MIN", "LONG_MAX"), "int": ("INT_MIN", "INT_MAX"),
+                  "short": ("SHRT_MIN", "SHRT_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
+                  "uchar": ("0", "UCHAR_MAX"), "bool": ("false", "true")}
 PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
 #define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
@@ -431,7 +434,11 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
             aliases[node.name + "_value"] = acc
             result = f"{acc}_index"
         else:
-            lines[head] = f"{indent}{ctype} {acc} = {INIT[node.reduction_type, kind]};"
+            if kind == "i" and node.reduction_type in ("max", "min"):
+                init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+            else:
+                init = INIT[node.reduction_type, kind]
+            lines[head] = f"{indent}{ctype} {acc} = {init};"
             update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
                       "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
             lines.append(f"{body}{acc} = {update[node.reduction_type]};")

@@ -9,6 +9,7 @@ window backwards; ``constant_pad_nd`` fills the output, then copies the kept par
 into its slice (a strided pointwise copy).
 """
 
+from functools import partial
 from itertools import pairwise
 from math import prod
 
@@ -24,7 +25,8 @@ from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
-from .opencl_nn import window
+from .oclprinter import FLOATING
+from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
 from .opencl_rows import gather as gather_rows
 from .opencl_rows import host_indices
@@ -184,6 +186,95 @@ def scatter_add(self, dim, index, src):
     ints = {f"isz{k}": n for k, n in enumerate(views[1]._shape[:-1])}
     window("aten::scatter_add", {"inp": views[0], "idx": views[1], "src": views[2]}, ints,
            [(views[3], _plus_self)], (views[1]._shape[-1],), "sum", _scattered_term,
+           out.dtype.name)
+    return out
+
+
+# --- scatter_reduce: each output element reduces the sources that name it ------------------------
+
+def _hit(B, index, rindex):
+    """Whether src element ``rindex`` of this row names position p (Note [Windows read
+    backwards]), and where it is."""
+    *lead, p = index
+    (j,) = rindex
+    conditions = [f"{i} < isz{k}" for k, i in enumerate(lead)]
+    at = (*(f"clamp((long){i}, 0L, isz{k} - 1)" for k, i in enumerate(lead)), j)
+    conditions.append(f"{B['idx'].load(at)} == {p}")
+    return ops.index_expr(" && ".join(conditions), "bool"), at
+
+
+def _hit_count(B, index, rindex):
+    hit, _ = _hit(B, index, rindex)
+    return ops.to_dtype(hit, "int64")
+
+
+def _reduce_term(identity, B, index, rindex):
+    hit, at = _hit(B, index, rindex)
+    value = B["src"].load(at)
+    return ops.where(hit, value, ops.constant(identity(value.dtype), value.dtype))
+
+
+def _combined(reduction, include_self, B, index):
+    """self combined with the reduction of its sources (``red``), as ATen's scatter_reduce:
+    without ``include_self`` an element that no source names keeps its value; ``mean`` divides
+    by the count (plus one with self), flooring integers."""
+    total, own = ops.load("red", "0"), B["inp"].load(index)
+    count = B["cnt"].load(index)
+    if reduction == "mean":
+        if include_self:
+            total = ops.add(total, own)
+            count = ops.add(count, ops.constant(1, "int64"))
+        divisor = ops.to_dtype(ops.maximum(count, ops.constant(1, "int64")), total.dtype)
+        mean = ops.truediv(total, divisor) if total.dtype in FLOATING else \
+            _floored_quotient(total, divisor)
+        return ops.where(ops.gt(count, ops.constant(0, "int64")), mean, own)
+    if include_self:
+        return {"sum": ops.add, "prod": ops.mul, "amax": ops.maximum,
+                "amin": ops.minimum}[reduction](own, total)
+    return ops.where(ops.gt(count, ops.constant(0, "int64")), total, own)
+
+
+def _floored_quotient(a, b):
+    """a // b for integers with b > 0."""
+    quotient, rest = ops.int_trunc_divide(a, b), ops.int_fmod(a, b)
+    below = ops.lt(rest, ops.constant(0, rest.dtype))
+    return ops.where(below, ops.sub(quotient, ops.constant(1, a.dtype)), quotient)
+
+
+# the reduction's kind, the identity its absent sources take (by dtype name)
+SCATTER_REDUCTIONS = {"sum": ("sum", lambda dtype: 0), "mean": ("sum", lambda dtype: 0),
+                      "prod": ("prod", lambda dtype: 1), "amax": ("max", lowest),
+                      "amin": ("min", highest)}
+_TERMS = {name: partial(_reduce_term, identity)
+          for name, (_, identity) in SCATTER_REDUCTIONS.items()}
+_FINISH = {(name, include): partial(_combined, name, include)
+           for name in SCATTER_REDUCTIONS for include in (False, True)}
+
+
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """``scatter_reduce.two``: every output element reduces (sum, prod, mean, amax, amin) the
+    src elements whose index names it, with or without its own value: one kernel counts them,
+    one reduces and combines (deterministic, no atomics; indices checked on the host)."""
+    spec = SC.scatter_reduce.meta(self, dim, index, src, reduce, include_self)
+    reduction = SC.scatter_reduction(reduce)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    if not index.numel():
+        return pointwise("aten::scatter_reduce.two", identity, [(self, out.dtype)], out)
+    d = dim % max(self.ndim, 1)
+    _checked_indices(index, d, self._shape[d] if self.ndim else 1)
+    views = [_last_dim(t, d) for t in (self, index, src, out)]
+    count = runtime_of(self).empty(tuple(out._shape), contiguous_strides(out._shape), D.int64)
+    counts = _last_dim(count, d)
+    ints = {f"isz{k}": n for k, n in enumerate(views[1]._shape[:-1])}
+    rsizes = (views[1]._shape[-1],)
+    window("aten::scatter_reduce.two", {"idx": views[1]}, ints, [(counts, _loaded)], rsizes,
+           "sum", _hit_count, "int64")
+    kind = SCATTER_REDUCTIONS[reduction][0]
+    window("aten::scatter_reduce.two",
+           {"inp": views[0], "idx": views[1], "src": views[2], "cnt": counts}, ints,
+           [(views[3], _FINISH[reduction, include_self])], rsizes, kind, _TERMS[reduction],
            out.dtype.name)
     return out
 
@@ -440,5 +531,5 @@ def kernels() -> dict:
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
             SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
             I.index_put_: index_put_, I.nonzero: nonzero, I.masked_select: masked_select,
-            SC.scatter: scatter(SC.scatter),
+            SC.scatter: scatter(SC.scatter), SC.scatter_reduce: scatter_reduce,
             SC.scatter_value: scatter(SC.scatter_value)}
