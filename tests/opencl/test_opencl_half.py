@@ -227,3 +227,15 @@ def test_an_mlp_step_trains_in_half_as_on_the_cpu(dtype):
             opt.step()
         losses[device] = float(loss.float().cpu())
     assert losses["opencl"] == pytest.approx(losses["cpu"], rel=TOL[dtype] * 4)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_uniform_numbers_stay_below_the_upper_bound_after_rounding(dtype):
+    strata.manual_seed(0)
+    u = strata.rand(20000, dtype=getattr(strata, dtype), device="opencl").float().cpu().numpy()
+    v = strata.empty(20000, dtype=getattr(strata, dtype), device="opencl").uniform_(-2, 3)
+    v = v.float().cpu().numpy()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    assert v.min() >= -2 and v.max() < 3
+    n = strata.randn(20000, dtype=getattr(strata, dtype), device="opencl").float().cpu().numpy()
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05
