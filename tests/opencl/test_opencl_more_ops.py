@@ -1,6 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
-digamma and polygamma."""
+digamma and polygamma, scatter_reduce, unique."""
 
 import numpy as np
 import pytest
@@ -185,3 +185,27 @@ def test_integer_max_and_min_start_from_their_own_type_limits(dtype):
     assert on_device.amax(1).cpu().tolist() == [-3, -7]
     assert on_device.amin(1).cpu().tolist() == [-5, -9]
     assert on_device.max().item() == -3
+
+
+UNIQUE_INPUTS = {"ints": [3, 1, 2, 3, 1, 5], "nan": [np.nan, 1.0, np.nan, 1.0],
+                 "matrix": [[2, 1], [1, 3]], "scalar": 5, "bool": [True, False, True],
+                 "runs": [1, 1, 2, 2, 1], "empty": np.zeros(0, np.int64),
+                 "half": np.round(np.random.default_rng(11).standard_normal(40), 1).astype(
+                     np.float16)}
+UNIQUE = {"all": lambda m, x: m.unique(x, return_inverse=True, return_counts=True),
+          "values": lambda m, x: m.unique(x), "unsorted": lambda m, x: m.unique(x, sorted=False),
+          "consecutive": lambda m, x: m.unique_consecutive(x, return_inverse=True,
+                                                          return_counts=True)}
+
+
+@pytest.mark.parametrize("name", sorted(UNIQUE))
+@pytest.mark.parametrize("data", sorted(UNIQUE_INPUTS))
+def test_unique_matches_torch(name, data):
+    array = np.array(UNIQUE_INPUTS[data])
+    want = UNIQUE[name](torch, torch.from_numpy(array))
+    got = UNIQUE[name](strata, strata.tensor(array).to("opencl"))
+    want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
+    for a, b in zip(got, want, strict=True):
+        assert a.device.type == "opencl" and tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype) == str(b.dtype).replace("torch", "strata")
+        np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
