@@ -1,6 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
-digamma and polygamma, scatter_reduce, unique."""
+digamma, polygamma and erfinv, scatter_reduce, unique."""
 
 import numpy as np
 import pytest
@@ -129,6 +129,8 @@ def test_the_backward_of_a_masked_gather_puts_with_accumulate():
 
 SPECIAL_POINTS = [0.0, -0.0, -1.0, -3.5, -0.5, np.inf, -np.inf, np.nan, 1e-30, 10.0, 1e20, 0.5]
 GAMMA_FUNCTIONS = {"digamma": lambda m, a: m.digamma(a),
+                   "erfinv": lambda m, a: m.erfinv(a / 8),
+                   "erfinv_": lambda m, a: a.clone().erfinv_(),
                    "trigamma": lambda m, a: m.polygamma(1, a),
                    "polygamma_2": lambda m, a: m.polygamma(2, a),
                    "polygamma_3_method": lambda m, a: a.polygamma(3),

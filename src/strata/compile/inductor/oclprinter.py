@@ -227,6 +227,9 @@ class OpenCLHandler(CHandler):
     def digamma(self, x):
         return self._emit(f"digamma_{CL_TYPES[x.dtype]}({x})", x.dtype)
 
+    def erfinv(self, x):
+        return self._emit(f"erfinv_{CL_TYPES[x.dtype]}({x})", x.dtype)
+
     def polygamma(self, n, x):
         """``n`` an int64 value (a kernel argument: one program serves every order)."""
         return self._emit(f"polygamma_{CL_TYPES[x.dtype]}({n}, {x})", x.dtype)

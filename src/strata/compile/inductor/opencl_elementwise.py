@@ -1,8 +1,8 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
-``remainder`` and ``div`` with a rounding mode, ``digamma``/``polygamma``. Each is a loop-IR
-formula over opencl_pointwise.pointwise whose Python-number parameters are kernel arguments, so
-one program serves every value.
+``remainder`` and ``div`` with a rounding mode, ``digamma``/``polygamma``/``erfinv``. Each is a
+loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
+arguments, so one program serves every value.
 """
 
 import numpy as np
@@ -302,5 +302,7 @@ def kernels() -> dict:
                   P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_),
                   SP.digamma: unary(SP.digamma, math_formula("digamma")),
                   SP.digamma_: unary(SP.digamma_, math_formula("digamma")),
-                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_)})
+                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_),
+                  SP.erfinv: unary(SP.erfinv, math_formula("erfinv")),
+                  SP.erfinv_: unary(SP.erfinv_, math_formula("erfinv"))})
     return table

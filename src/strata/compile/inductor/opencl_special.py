@@ -1,6 +1,7 @@
 """OpenCL C of the special functions OpenCL's library lacks: digamma and polygamma (ATen's
 ``calc_digamma``, ``calc_trigamma`` and Cephes' Hurwitz ``zeta`` from ``ATen/native/Math.h``, as
-backends/cpu/special.py computes them), printed once per compute type (``float``, ``double``).
+backends/cpu/special.py computes them) and ``erfinv`` (ATen's ``calc_erfinv``), printed once per
+compute type (``float``, ``double``).
 
 OpenCL C has no recursion: digamma's reflection for negative x is applied before the upward
 steps, not by calling itself. A kernel gets the helpers its body calls (``helpers_for``).
@@ -118,8 +119,40 @@ POLYGAMMA = """T polygamma_T(const long n, const T x) {
 }
 """
 
+# ATen's calc_erfinv: a rational first guess (Giles' central and tail ranges), then two Newton
+# steps on erf
+ERFINV = """T erfinv_T(const T y) {
+    const T a[4] = {0.886226899, -1.645349621, 0.914624893, -0.140543331};
+    const T b[4] = {-2.118377725, 1.442710462, -0.329097515, 0.012229801};
+    const T c[4] = {-1.970840454, -1.624906493, 3.429567803, 1.641345311};
+    const T d[2] = {3.543889200, 1.637067800};
+    const T y_abs = fabs(y);
+    if (y_abs > 1)
+        return (T)NAN;
+    if (y_abs == 1)
+        return copysign((T)INFINITY, y);
+    T x;
+    if (y_abs <= (T)0.7) {
+        const T z = y * y;
+        const T num = ((a[3] * z + a[2]) * z + a[1]) * z + a[0];
+        const T dem = (((b[3] * z + b[2]) * z + b[1]) * z + b[0]) * z + 1;
+        x = y * num / dem;
+    } else {
+        const T z = sqrt(-log((1 - y_abs) / 2));
+        const T num = ((c[3] * z + c[2]) * z + c[1]) * z + c[0];
+        const T dem = (d[1] * z + d[0]) * z + 1;
+        x = copysign(num, y) / dem;
+    }
+    const T two_over_sqrt_pi = (T)1.12837916709551257390;
+    x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+    x = x - (erf(x) - y) / (two_over_sqrt_pi * exp(-x * x));
+    return x;
+}
+"""
+
 _NEEDS = {"polygamma": ("digamma", "trigamma", "zeta")}
-_SOURCES = {"digamma": DIGAMMA, "trigamma": TRIGAMMA, "zeta": ZETA, "polygamma": POLYGAMMA}
+_SOURCES = {"digamma": DIGAMMA, "trigamma": TRIGAMMA, "zeta": ZETA, "polygamma": POLYGAMMA,
+            "erfinv": ERFINV}
 
 
 def helpers_for(body) -> str:
