@@ -1,5 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
+masked_scatter, take/put_,
 digamma, polygamma and erfinv, scatter_reduce, unique."""
 
 import numpy as np
@@ -86,6 +87,15 @@ INDEXING = {
         (t(np.array([0, 0, 1])), t(np.array([[1], [1]])), t(np.array([2, 2, 3]))),
         t(np.ones((2, 3), np.float32)), accumulate=True),
     "setitem_apart": lambda m, x, t: _set(x.clone(), (t(I0), slice(None), t(I2)), 7.0),
+    "masked_scatter": lambda m, x, t: x.clone().masked_scatter_(t(MASK3), x.flip(0) * 2),
+    "masked_scatter_broadcast": lambda m, x, t: m.masked_scatter(x, t(MASK1[:, None]),
+                                                                 x.flip(0)),
+    "masked_scatter_of_a_view": lambda m, x, t: x.clone().transpose(0, 2).masked_scatter_(
+        t(MASK3.transpose(2, 1, 0).copy()), x),
+    "take": lambda m, x, t: m.take(x, t(np.array([[0, -1], [17, 3]]))),
+    "put": lambda m, x, t: x.clone().put_(t(np.array([0, -1, 5])), x[0, 0, :3].clone()),
+    "put_accumulate_of_a_view": lambda m, x, t: x.clone().transpose(0, 1).put_(
+        t(np.array([1, 1, 30])), x[0, 0, :3].clone(), accumulate=True),
     "setitem_mask_of_a_view": lambda m, x, t: _set(x.clone().transpose(0, 2),
                                                    (slice(None), t(MASK1)), 3.0),
 }
@@ -116,6 +126,17 @@ def test_bad_indices_raise_as_torch_before_writing():
     with pytest.raises(IndexError, match="shape mismatch: indexing tensors could not be "
                                          "broadcast together"):
         x[strata.tensor(I0).to("opencl"), strata.tensor(I2[:3]).to("opencl")]
+    np.testing.assert_array_equal(x.cpu().numpy(), X)
+
+
+def test_flat_and_masked_writes_check_like_torch_before_writing():
+    x = strata.tensor(X).to("opencl")
+    with pytest.raises(IndexError, match="out of range: tried to access index 120 on a tensor "
+                                         "of 120 elements."):
+        x.put_(strata.tensor([0, 120]).to("opencl"), strata.ones(2, device="opencl"))
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in "
+                                           "mask"):
+        x.masked_scatter_(strata.tensor(MASK3).to("opencl"), strata.ones(1, device="opencl"))
     np.testing.assert_array_equal(x.cpu().numpy(), X)
 
 

@@ -1,7 +1,7 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
 (its backward), ``index`` and ``index_put_`` (masks, several index tensors), ``nonzero``,
-``masked_select``, ``tril``/``triu``, ``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad``
-and ``padding="same"`` convolutions).
+``masked_select``, ``masked_scatter_``, ``take``/``put_``, ``scatter_reduce``, ``tril``/``triu``,
+``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
@@ -452,6 +452,56 @@ def index_put_(self, indices, values, accumulate=False):
     whose index names it, the sum or the last one (deterministic, no atomics)."""
     I.index_put_.meta(self, indices, values, accumulate)
     dims, linear = _linear_index(self, indices)
+    return _put_linear(self, dims, linear, values, accumulate)
+
+
+def masked_scatter_(self, mask, source):
+    """The elements of ``self`` where ``mask`` (broadcast to self) is true take the first
+    elements of ``source``, in row-major order."""
+    I.masked_scatter_.meta(self, mask, source)
+    if not self.ndim:
+        masked_scatter_(self.view(1), mask.reshape(1), source)
+        return self
+    dims, linear = _linear_index(self, [mask.expand(tuple(self._shape))])
+    if linear.size > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return _put_linear(self, dims, linear, source.reshape(-1)[:linear.size], False)
+
+
+def _flat_indices(index, numel):
+    """take/put_'s indices into a tensor of ``numel`` elements read as flat, read on the host,
+    checked and wrapped."""
+    flat = host_indices(index)
+    if flat.size and (flat.min() < -numel or flat.max() >= numel):
+        bad = flat[(flat < -numel) | (flat >= numel)].flat[0]
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} "
+                         f"elements.")
+    return flat % max(numel, 1)
+
+
+def take(self, index):
+    """``self`` read as a flat tensor at ``index``, in index's shape."""
+    spec = I.take.meta(self, index)
+    flat = _flat_indices(index, self.numel())
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    return gather_rows("aten::take", self.reshape(-1), _upload(flat, self), out, 0)
+
+
+def put_(self, index, source, accumulate=False):
+    """``self`` as a flat tensor, ``self.flat[index] = source`` (``+=`` with ``accumulate``);
+    negative indices wrap."""
+    I.put_.meta(self, index, source, accumulate)
+    flat = _flat_indices(index, self.numel()).reshape(-1)
+    target = self.view(1) if not self.ndim else self
+    _put_linear(target, list(range(target.ndim)), flat, source.reshape(-1), accumulate)
+    return self
+
+
+def _put_linear(self, dims, linear, values, accumulate):
+    """``self[indices] = values`` given the indexed ``dims`` and the linear index over them
+    (``_linear_index``)."""
     if not linear.size or not self.numel():
         return self
     moved, d = _moved(self, dims)
@@ -531,5 +581,6 @@ def kernels() -> dict:
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
             SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
             I.index_put_: index_put_, I.nonzero: nonzero, I.masked_select: masked_select,
+            I.masked_scatter_: masked_scatter_, I.put_: put_, I.take: take,
             SC.scatter: scatter(SC.scatter), SC.scatter_reduce: scatter_reduce,
             SC.scatter_value: scatter(SC.scatter_value)}
