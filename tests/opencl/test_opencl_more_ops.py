@@ -1,7 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
-masked_scatter, take/put_,
-digamma, polygamma and erfinv, scatter_reduce, unique."""
+masked_scatter, take/put_, digamma, polygamma and erfinv, scatter_reduce, unique."""
 
 import numpy as np
 import pytest
