@@ -1,6 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
-masked_scatter, take/put_, digamma, polygamma and erfinv, scatter_reduce, unique."""
+masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma and erfinv,
+scatter_reduce, unique."""
 
 import numpy as np
 import pytest
@@ -92,6 +93,10 @@ INDEXING = {
     "masked_scatter_of_a_view": lambda m, x, t: x.clone().transpose(0, 2).masked_scatter_(
         t(MASK3.transpose(2, 1, 0).copy()), x),
     "take": lambda m, x, t: m.take(x, t(np.array([[0, -1], [17, 3]]))),
+    "index_fill": lambda m, x, t: x.clone().index_fill_(1, t(np.array([0, -1])), 2.5),
+    "index_fill_tensor_of_a_view": lambda m, x, t: x.clone().transpose(0, 2).index_fill_(
+        1, t(np.array([3])), m.tensor(0.5)),
+    "index_copy": lambda m, x, t: x.clone().index_copy_(1, t(np.array([3, 1])), x[:, :2] + 1),
     "put": lambda m, x, t: x.clone().put_(t(np.array([0, -1, 5])), x[0, 0, :3].clone()),
     "put_accumulate_of_a_view": lambda m, x, t: x.clone().transpose(0, 1).put_(
         t(np.array([1, 1, 30])), x[0, 0, :3].clone(), accumulate=True),
@@ -133,6 +138,9 @@ def test_flat_and_masked_writes_check_like_torch_before_writing():
     with pytest.raises(IndexError, match="out of range: tried to access index 120 on a tensor "
                                          "of 120 elements."):
         x.put_(strata.tensor([0, 120]).to("opencl"), strata.ones(2, device="opencl"))
+    with pytest.raises(IndexError, match="index_copy_\\(\\): index 4 is out of bounds for "
+                                         "dimension 0 with size 4"):
+        x.index_copy_(0, strata.tensor([4]).to("opencl"), x[:1])
     with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in "
                                            "mask"):
         x.masked_scatter_(strata.tensor(MASK3).to("opencl"), strata.ones(1, device="opencl"))

@@ -20,6 +20,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from . import opencl_elementwise as elementwise
+from . import opencl_indexing as indexing
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_random as random
@@ -83,6 +84,7 @@ def kernels() -> dict:
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
+    table.update(indexing.kernels())
     table.update(elementwise.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)

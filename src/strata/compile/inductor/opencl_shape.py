@@ -1,7 +1,7 @@
 """The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` and ``index_put_`` (masks, several index tensors), ``nonzero``,
-``masked_select``, ``masked_scatter_``, ``take``/``put_``, ``scatter_reduce``, ``tril``/``triu``,
-``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
+(its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``eye``, ``linspace``,
+``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions); advanced indexing is in
+opencl_indexing.py.
 
 ``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
@@ -10,17 +10,11 @@ into its slice (a strided pointwise copy).
 """
 
 from functools import partial
-from itertools import pairwise
-from math import prod
 
-import numpy as np
-
-from ..._tensor import from_array
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
-from ...ops import indexing as I
 from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
@@ -28,7 +22,6 @@ from .ir import ops
 from .oclprinter import FLOATING
 from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
-from .opencl_rows import gather as gather_rows
 from .opencl_rows import host_indices
 
 
@@ -312,226 +305,6 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     return out
 
 
-# --- advanced indexing: masks and several index tensors -------------------------------------------
-# Note [OpenCL advanced indexing]: every form of ``x[indices]`` becomes one gather along one dim.
-# The indices are read on the host (a sync point: a mask's nonzero count fixes the result's size,
-# which CUDA also reads back; integer indices are bounds-checked there, as index_select does);
-# masks expand into their nonzero columns, the index tensors broadcast, and their values fold
-# into one linear index over the indexed dims, merged into one dim of ``self`` (moved to the
-# front when they are not adjacent, PyTorch's rule for where the result's dims go).
-
-def nonzero_host(x):
-    """``np.nonzero`` of a device tensor's values, read on the host (a sync point)."""
-    return np.nonzero(host_indices(x))
-
-
-def nonzero(self):
-    """(n, ndim) int64 coordinates of the nonzero elements in row-major order, column-major in
-    memory as ATen's."""
-    if self.ndim:
-        columns = np.stack(nonzero_host(self))
-    else:                   # (1, 0) or (0, 0), as ATen
-        columns = np.zeros((0, int(_item(self) != 0)))
-    return _upload(np.ascontiguousarray(columns, dtype=np.int64), self).t()
-
-
-def _item(x):
-    return host_indices(x.reshape(1))[0]
-
-
-def _upload(array, like):
-    return from_array(array).to(like.device)
-
-
-def _linear_index(self, indices):
-    """(dims indexed in order, the host's linear index over them broadcast to the result's
-    index shape) for ``self[indices]``, masks expanded; out-of-range indices raise IndexError,
-    negative ones wrap."""
-    I.check_indices(self, indices)
-    dims, columns, position = [], [], 0
-    for i in indices:
-        if i is None:
-            position += 1
-        elif I.is_mask(i):
-            if not i.ndim:
-                raise NotImplementedError("aten::index.Tensor with a 0-dim boolean mask is not "
-                                          "implemented for the 'OpenCL' backend yet")
-            I.check_mask(self, i, position)
-            for k, column in enumerate(nonzero_host(i)):
-                dims.append(position + k)
-                columns.append(column)
-            position += i.ndim
-        else:
-            dims.append(position)
-            columns.append(host_indices(i))
-            position += 1
-    try:
-        columns = np.broadcast_arrays(*columns)
-    except ValueError:
-        shapes = ", ".join(I.fmt(c.shape) for c in columns)
-        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
-                         f"with shapes {shapes}") from None
-    linear = np.zeros(columns[0].shape, np.int64)
-    for d, column in zip(dims, columns):
-        size = self._shape[d]
-        if column.size and (column.min() < -size or column.max() >= size):
-            bad = column[(column < -size) | (column >= size)].flat[0]
-            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-        linear = linear * size + column % max(size, 1)
-    return dims, linear
-
-
-def _moved(self, dims):
-    """(``self`` with ``dims`` next to each other, the first one's position): in place when they
-    are adjacent, else at the front. A view."""
-    first = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
-    rest = [d for d in range(self.ndim) if d not in dims]
-    order = rest[:first] + dims + rest[first:]
-    return (self.permute(order) if order != list(range(self.ndim)) else self), first
-
-
-def _merged_shape(moved, first, count):
-    shape = tuple(moved._shape)
-    return shape[:first] + (prod(shape[first:first + count]),) + shape[first + count:]
-
-
-def _mergeable(moved, first, count):
-    """Whether a view can merge dims ``first .. first + count - 1`` of ``moved``."""
-    sizes, strides = moved._shape, moved._get_strides()
-    kept = [d for d in range(first, first + count) if sizes[d] != 1]
-    return all(strides[a] == strides[b] * sizes[b] for a, b in pairwise(kept))
-
-
-def index(self, indices):
-    """``self[indices]``: integer index tensors, boolean masks, several of them, slices
-    between (Note [OpenCL advanced indexing])."""
-    dims, linear = _linear_index(self, indices)
-    moved, d = _moved(self, dims)
-    merged = moved.reshape(_merged_shape(moved, d, len(dims)))
-    shape = tuple(merged._shape[:d]) + linear.shape + tuple(merged._shape[d + 1:])
-    out = runtime_of(self).empty(shape, contiguous_strides(shape), self.dtype)
-    if not out.numel():
-        return out
-    return gather_rows("aten::index.Tensor", merged, _upload(linear, self), out, d)
-
-
-def masked_select(self, mask):
-    """The elements of ``self`` where ``mask`` (both broadcast) is true, as a 1-d tensor."""
-    shape = I._check_mask_select(self, mask)
-    return index(self.expand(shape), [mask.expand(shape)])
-
-
-def _put_sum_term(B, index, rindex):
-    *lead, p = index
-    (k,) = rindex
-    value = B["src"].load((*lead, k))
-    hit = ops.index_expr(f"{B['idx'].load((k,))} == {p}", "bool")
-    return ops.where(hit, value, ops.constant(0, value.dtype))
-
-
-def _put_last_term(B, index, rindex):
-    *_, p = index
-    (k,) = rindex
-    return ops.index_expr(f"{B['idx'].load((k,))} == {p} ? {k} : -1", "int64")
-
-
-def _accumulated(B, index):
-    return ops.add(B["inp"].load(index), ops.load("red", "0"))
-
-
-def _last_written(B, index):
-    *lead, _ = index
-    k = ops.load("red", "0")
-    value = B["src"].load((*lead, f"max({k}, 0L)"))
-    return ops.where(ops.index_expr(f"{k} >= 0", "bool"), value, B["inp"].load(index))
-
-
-def index_put_(self, indices, values, accumulate=False):
-    """``self[indices] = values`` (or ``+=`` with ``accumulate``: so the backward of
-    ``x[indices]``; Note [OpenCL advanced indexing]): every element of self takes the values
-    whose index names it, the sum or the last one (deterministic, no atomics)."""
-    I.index_put_.meta(self, indices, values, accumulate)
-    dims, linear = _linear_index(self, indices)
-    return _put_linear(self, dims, linear, values, accumulate)
-
-
-def masked_scatter_(self, mask, source):
-    """The elements of ``self`` where ``mask`` (broadcast to self) is true take the first
-    elements of ``source``, in row-major order."""
-    I.masked_scatter_.meta(self, mask, source)
-    if not self.ndim:
-        masked_scatter_(self.view(1), mask.reshape(1), source)
-        return self
-    dims, linear = _linear_index(self, [mask.expand(tuple(self._shape))])
-    if linear.size > source.numel():
-        raise RuntimeError("Number of elements of source < number of ones in mask")
-    return _put_linear(self, dims, linear, source.reshape(-1)[:linear.size], False)
-
-
-def _flat_indices(index, numel):
-    """take/put_'s indices into a tensor of ``numel`` elements read as flat, read on the host,
-    checked and wrapped."""
-    flat = host_indices(index)
-    if flat.size and (flat.min() < -numel or flat.max() >= numel):
-        bad = flat[(flat < -numel) | (flat >= numel)].flat[0]
-        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} "
-                         f"elements.")
-    return flat % max(numel, 1)
-
-
-def take(self, index):
-    """``self`` read as a flat tensor at ``index``, in index's shape."""
-    spec = I.take.meta(self, index)
-    flat = _flat_indices(index, self.numel())
-    out = new_output(spec, self)
-    if not out.numel():
-        return out
-    return gather_rows("aten::take", self.reshape(-1), _upload(flat, self), out, 0)
-
-
-def put_(self, index, source, accumulate=False):
-    """``self`` as a flat tensor, ``self.flat[index] = source`` (``+=`` with ``accumulate``);
-    negative indices wrap."""
-    I.put_.meta(self, index, source, accumulate)
-    flat = _flat_indices(index, self.numel()).reshape(-1)
-    target = self.view(1) if not self.ndim else self
-    _put_linear(target, list(range(target.ndim)), flat, source.reshape(-1), accumulate)
-    return self
-
-
-def _put_linear(self, dims, linear, values, accumulate):
-    """``self[indices] = values`` given the indexed ``dims`` and the linear index over them
-    (``_linear_index``)."""
-    if not linear.size or not self.numel():
-        return self
-    moved, d = _moved(self, dims)
-    shape = _merged_shape(moved, d, len(dims))
-    if _mergeable(moved, d, len(dims)):
-        _put(moved.view(shape), d, _upload(linear, self), values, accumulate)
-    else:       # no view merges the dims: put into a contiguous copy, then write it back
-        work = moved.contiguous()
-        _put(work.view(shape), d, _upload(linear, self), values, accumulate)
-        moved.copy_(work)
-    return self
-
-
-def _put(self, d, idx, values, accumulate):
-    """``self[.., idx, ..] = values`` along ``d`` (indices in range, non-negative)."""
-    flat = idx.reshape(-1)
-    shape = tuple(self._shape[:d]) + tuple(idx._shape) + tuple(self._shape[d + 1:])
-    spread = values.expand(shape).reshape(
-        tuple(self._shape[:d]) + (flat._shape[0],) + tuple(self._shape[d + 1:]))
-    if spread.dtype != self.dtype:
-        spread = pointwise("aten::index_put_", identity, [(spread, self.dtype)],
-                           new_output(spread, spread))
-    target, source = self.transpose(d, -1), spread.transpose(d, -1)
-    term, finish, kind = (_put_sum_term, _accumulated, "sum") if accumulate else \
-        (_put_last_term, _last_written, "max")
-    window("aten::index_put_", {"inp": target, "idx": flat, "src": source}, {},
-           [(target, finish)], (flat._shape[0],), kind, term,
-           self.dtype.name if accumulate else "int64")
-
-
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     """The CPU's symmetric formula: the first half counts up from start, the rest down from
     end, in float32 (float64 for float64; integers: float64 from truncated ends, then
@@ -579,8 +352,6 @@ def constant_pad_nd(self, pad, value=0):
 def kernels() -> dict:
     return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
-            I.index_put_: index_put_, I.nonzero: nonzero, I.masked_select: masked_select,
-            I.masked_scatter_: masked_scatter_, I.put_: put_, I.take: take,
+            SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace,
             SC.scatter: scatter(SC.scatter), SC.scatter_reduce: scatter_reduce,
             SC.scatter_value: scatter(SC.scatter_value)}
