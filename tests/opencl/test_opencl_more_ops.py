@@ -1,7 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma and erfinv,
-scatter_reduce, unique."""
+scatter_reduce, unique, roll."""
 
 import numpy as np
 import pytest
@@ -239,3 +239,11 @@ def test_unique_matches_torch(name, data):
         assert a.device.type == "opencl" and tuple(a.shape) == tuple(b.shape)
         assert str(a.dtype) == str(b.dtype).replace("torch", "strata")
         np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("args", [(1,), (-5,), ((1, -4), (0, 2)), (3, -1), ((7,), (1,))])
+def test_roll_matches_torch(args):
+    want = torch.roll(torch.from_numpy(X).transpose(0, 2), *args)
+    got = strata.roll(strata.tensor(X).to("opencl").transpose(0, 2), *args)
+    assert got.device.type == "opencl" and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

@@ -1,9 +1,9 @@
-"""The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``eye``, ``linspace``,
-``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions); advanced indexing is in
-opencl_indexing.py.
+"""The OpenCL device's copying shape ops: ``flip``, ``roll``, ``repeat``, ``gather`` and
+``scatter_add`` (its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``eye``,
+``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions); advanced
+indexing is in opencl_indexing.py.
 
-``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
+``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
 window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
 window backwards; ``constant_pad_nd`` fills the output, then copies the kept part of the input
 into its slice (a strided pointwise copy).
@@ -44,6 +44,30 @@ def flip(self, dims):
     flipped = {d % self.ndim for d in dims}
     ints = {f"flip{d}": int(d in flipped) for d in range(self.ndim)}
     window("aten::flip", {"inp": self}, ints, [(out, _loaded)], (1,), "sum", _flipped,
+           out.dtype.name)
+    return out
+
+
+def _rolled(B, index, rindex):
+    return B["inp"].load(tuple(f"(({i} + s{d} - shift{d}) % s{d})" for d, i in enumerate(index)))
+
+
+def roll(self, shifts, dims=()):
+    """``out[i] = self[(i - shift) mod size]`` along each rolled dim (no dims: the flat
+    tensor), a one-element gather."""
+    spec = SH.roll.meta(self, shifts, dims)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if not dims:
+        return roll(self.reshape(-1), shifts, (0,)).view(tuple(self._shape))
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    amount = [0] * self.ndim
+    for shift, d in zip(shifts, dims, strict=True):
+        amount[d % self.ndim] += shift
+    ints = {f"shift{d}": a % self._shape[d] for d, a in enumerate(amount)}
+    window("aten::roll", {"inp": self}, ints, [(out, _loaded)], (1,), "sum", _rolled,
            out.dtype.name)
     return out
 
@@ -350,7 +374,7 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def kernels() -> dict:
-    return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
+    return {SH.flip: flip, SH.roll: roll, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
             NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
             SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace,
             SC.scatter: scatter(SC.scatter), SC.scatter_reduce: scatter_reduce,
