@@ -5,8 +5,8 @@ indexing is in opencl_indexing.py.
 
 ``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a
 one-element window (opencl_nn.window) reading its source at a computed position; ``scatter_add``
-and ``scatter_reduce`` read their window backwards; ``constant_pad_nd`` fills the output, then copies the kept part of the input
-into its slice (a strided pointwise copy).
+and ``scatter_reduce`` read their window backwards; ``constant_pad_nd`` fills the output, then
+copies the kept part of the input into its slice (a strided pointwise copy).
 """
 
 from functools import partial
@@ -375,7 +375,7 @@ def constant_pad_nd(self, pad, value=0):
 
 def kernels() -> dict:
     return {SH.flip: flip, SH.roll: roll, SH.repeat: repeat, SC.gather: gather,
-            SC.scatter_add: scatter_add, NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace,
-            SC.scatter: scatter(SC.scatter), SC.scatter_reduce: scatter_reduce,
-            SC.scatter_value: scatter(SC.scatter_value)}
+            SC.scatter_add: scatter_add, NN.constant_pad_nd: constant_pad_nd,
+            SH.tril: triangle(SH.tril, False), SH.triu: triangle(SH.triu, True), F.eye: eye,
+            F.linspace: linspace, SC.scatter: scatter(SC.scatter),
+            SC.scatter_reduce: scatter_reduce, SC.scatter_value: scatter(SC.scatter_value)}
