@@ -97,6 +97,10 @@ INDEXING = {
     "index_fill_tensor_of_a_view": lambda m, x, t: x.clone().transpose(0, 2).index_fill_(
         1, t(np.array([3])), m.tensor(0.5)),
     "index_copy": lambda m, x, t: x.clone().index_copy_(1, t(np.array([3, 1])), x[:, :2] + 1),
+    "index_copy_0d_source": lambda m, x, t: x[0, 0].clone().index_copy_(
+        0, t(np.array(2)), x[0, 0, 0]),
+    "index_fill_an_integer_tensor": lambda m, x, t: x.index_fill(-1, t(np.array([2, 1])),
+                                                                 t(np.array(-3))),
     "put": lambda m, x, t: x.clone().put_(t(np.array([0, -1, 5])), x[0, 0, :3].clone()),
     "put_accumulate_of_a_view": lambda m, x, t: x.clone().transpose(0, 1).put_(
         t(np.array([1, 1, 30])), x[0, 0, :3].clone(), accumulate=True),

@@ -227,9 +227,10 @@ def _put(self, d, idx, values, accumulate):
     shape = tuple(self._shape[:d]) + tuple(idx._shape) + tuple(self._shape[d + 1:])
     spread = values.expand(shape).reshape(
         tuple(self._shape[:d]) + (flat._shape[0],) + tuple(self._shape[d + 1:]))
-    if spread.dtype != self.dtype:
+    if spread.dtype != self.dtype:        # a one-element value of another dtype: cast
+        shape = tuple(spread._shape)
         spread = pointwise("aten::index_put_", identity, [(spread, self.dtype)],
-                           new_output(spread, spread))
+                           runtime_of(self).empty(shape, contiguous_strides(shape), self.dtype))
     target, source = self.transpose(d, -1), spread.transpose(d, -1)
     term, finish, kind = (_put_sum_term, _accumulated, "sum") if accumulate else \
         (_put_last_term, _last_written, "max")
@@ -272,8 +273,7 @@ def index_copy_(self, dim, index, source):
     target = self.view(1) if not self.ndim else self
     d = dim % target.ndim
     linear = _one_dim_indices(index, d, target._shape[d], "index_copy_(): ", wrap=False)
-    _put_linear(target, [d], linear, source.reshape(target._shape) if not source.ndim else
-                source, False)
+    _put_linear(target, [d], linear, source.reshape(1) if not source.ndim else source, False)
     return self
 
 
