@@ -1,6 +1,6 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
-masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma and erfinv,
+masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll."""
 
 import numpy as np
@@ -159,10 +159,14 @@ def test_the_backward_of_a_masked_gather_puts_with_accumulate():
     np.testing.assert_allclose(x.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-6)
 
 
-SPECIAL_POINTS = [0.0, -0.0, -1.0, -3.5, -0.5, np.inf, -np.inf, np.nan, 1e-30, 10.0, 1e20, 0.5]
+SPECIAL_POINTS = [0.0, -0.0, -1.0, -3.5, -0.5, np.inf, -np.inf, np.nan, 1e-30, 10.0, 1e20, 0.5,
+                  8.0, -8.0, 30.0]
 GAMMA_FUNCTIONS = {"digamma": lambda m, a: m.digamma(a),
                    "erfinv": lambda m, a: m.erfinv(a / 8),
                    "erfinv_": lambda m, a: a.clone().erfinv_(),
+                   "i0": lambda m, a: m.i0(a), "i0_": lambda m, a: a.clone().i0_(),
+                   "i0e": lambda m, a: m.special.i0e(a), "i1": lambda m, a: m.special.i1(a),
+                   "i1e": lambda m, a: m.special.i1e(a), "entr": lambda m, a: m.special.entr(a),
                    "trigamma": lambda m, a: m.polygamma(1, a),
                    "polygamma_2": lambda m, a: m.polygamma(2, a),
                    "polygamma_3_method": lambda m, a: a.polygamma(3),

@@ -224,11 +224,9 @@ class OpenCLHandler(CHandler):
             return x
         return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
 
-    def digamma(self, x):
-        return self._emit(f"digamma_{CL_TYPES[x.dtype]}({x})", x.dtype)
-
-    def erfinv(self, x):
-        return self._emit(f"erfinv_{CL_TYPES[x.dtype]}({x})", x.dtype)
+    def special(self, name, x):
+        """One of opencl_special.py's functions (``erfinv``, ``i0``, ``entr``, ...)."""
+        return self._emit(f"{name}_{CL_TYPES[x.dtype]}({x})", x.dtype)
 
     def polygamma(self, n, x):
         """``n`` an int64 value (a kernel argument: one program serves every order)."""

@@ -1,8 +1,9 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
-``remainder`` and ``div`` with a rounding mode, ``digamma``/``polygamma``/``erfinv``. Each is a
-loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
-arguments, so one program serves every value.
+``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
+(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``). Each is a loop-IR formula
+over opencl_pointwise.pointwise whose Python-number parameters are kernel arguments, so one
+program serves every value.
 """
 
 import numpy as np
@@ -15,7 +16,6 @@ from ...ops import special as SP
 from .ir import ops
 from .opencl_pointwise import (
     is_device,
-    math_formula,
     new_output,
     pointwise,
     scalar_value,
@@ -284,6 +284,20 @@ def _polygamma(x, n):
     return ops.polygamma(n, x)
 
 
+def _special_formula(name):
+    def formula(x):
+        return ops.special(name, x)
+    formula.__name__ = name
+    return formula
+
+
+# unary functions printed from opencl_special.py: name -> op (in-place forms too)
+SPECIAL = {"digamma": SP.digamma, "digamma_": SP.digamma_, "erfinv": SP.erfinv,
+           "erfinv_": SP.erfinv_, "i0": SP.i0, "i0_": SP.i0_, "i0e": SP.special_i0e,
+           "i1": SP.special_i1, "i1e": SP.special_i1e, "entr": SP.special_entr}
+SPECIAL_FORMULAS = {name: _special_formula(name) for name in SPECIAL if not name.endswith("_")}
+
+
 def kernels() -> dict:
     table = {}
     for name, formula in ACTIVATIONS.items():
@@ -300,9 +314,7 @@ def kernels() -> dict:
                   P.remainder_: division(P.remainder_, "remainder"),
                   P.fmod: division(P.fmod, "fmod"), P.fmod_: division(P.fmod_, "fmod"),
                   P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_),
-                  SP.digamma: unary(SP.digamma, math_formula("digamma")),
-                  SP.digamma_: unary(SP.digamma_, math_formula("digamma")),
-                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_),
-                  SP.erfinv: unary(SP.erfinv, math_formula("erfinv")),
-                  SP.erfinv_: unary(SP.erfinv_, math_formula("erfinv"))})
+                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_)})
+    for name, op in SPECIAL.items():
+        table[op] = unary(op, SPECIAL_FORMULAS[name.rstrip("_")])
     return table

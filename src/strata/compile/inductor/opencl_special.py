@@ -1,11 +1,14 @@
 """OpenCL C of the special functions OpenCL's library lacks: digamma and polygamma (ATen's
 ``calc_digamma``, ``calc_trigamma`` and Cephes' Hurwitz ``zeta`` from ``ATen/native/Math.h``, as
-backends/cpu/special.py computes them) and ``erfinv`` (ATen's ``calc_erfinv``), printed once per
-compute type (``float``, ``double``).
+backends/cpu/special.py computes them), ``erfinv`` (ATen's ``calc_erfinv``), the modified Bessel
+functions ``i0``, ``i0e``, ``i1``, ``i1e`` and ``entr``, printed once per compute type (``float``,
+``double``).
 
 OpenCL C has no recursion: digamma's reflection for negative x is applied before the upward
 steps, not by calling itself. A kernel gets the helpers its body calls (``helpers_for``).
 """
+
+from ...backends.cpu.special import _I0E_A, _I0E_B, _I1E_A, _I1E_B
 
 DIGAMMA = """T digamma_T(T x) {
     if (x == 0)                        /* +-0 give -+inf, as C's and SciPy's gamma functions */
@@ -150,9 +153,60 @@ ERFINV = """T erfinv_T(const T y) {
 }
 """
 
-_NEEDS = {"polygamma": ("digamma", "trigamma", "zeta")}
+# Cephes' modified Bessel functions of the first kind (ATen's calc_i0 ... calc_i1e): Chebyshev
+# series on [0, 8] and in 1/x beyond, with the CPU kernels' coefficients (one place for them)
+def _coefficients(values) -> str:
+    return "{" + ", ".join(repr(v) for v in values) + "}"
+
+
+BESSEL = f"""T chbevl_T(const T x, const T *c, const int n) {{
+    T b0 = c[0], b1 = 0, b2 = 0;
+    for (int i = 1; i < n; i++) {{
+        b2 = b1;
+        b1 = b0;
+        b0 = x * b1 - b2 + c[i];
+    }}
+    return (T)0.5 * (b0 - b2);
+}}
+T i0e_T(const T x) {{
+    const T a = fabs(x);
+    const T near[{len(_I0E_A)}] = {_coefficients(_I0E_A)};
+    const T far[{len(_I0E_B)}] = {_coefficients(_I0E_B)};
+    return a <= 8 ? chbevl_T(a / 2 - 2, near, {len(_I0E_A)}) :
+                    chbevl_T(32 / a - 2, far, {len(_I0E_B)}) / sqrt(a);
+}}
+T i1e_T(const T x) {{
+    const T a = fabs(x);
+    const T near[{len(_I1E_A)}] = {_coefficients(_I1E_A)};
+    const T far[{len(_I1E_B)}] = {_coefficients(_I1E_B)};
+    const T scaled = a <= 8 ? chbevl_T(a / 2 - 2, near, {len(_I1E_A)}) * a :
+                              chbevl_T(32 / a - 2, far, {len(_I1E_B)}) / sqrt(a);
+    return copysign(scaled, x);
+}}
+T i0_T(const T x) {{
+    return exp(fabs(x)) * i0e_T(x);        /* inf * 0 at x = inf: NaN, as ATen */
+}}
+T i1_T(const T x) {{
+    return i1e_T(x) * exp(fabs(x));
+}}
+"""
+
+# -x log x for x > 0, 0 at 0, -inf below; NaN stays NaN (ATen's entr)
+ENTR = """T entr_T(const T x) {
+    if (x > 0)
+        return -x * log(x);
+    return x == 0 ? (T)0 : x != x ? x : (T)-INFINITY;
+}
+"""
+
+_NEEDS = {"polygamma": ("digamma", "trigamma", "zeta"), "i0e": ("bessel",), "i1e": ("bessel",),
+          "i0": ("bessel",), "i1": ("bessel",)}
 _SOURCES = {"digamma": DIGAMMA, "trigamma": TRIGAMMA, "zeta": ZETA, "polygamma": POLYGAMMA,
-            "erfinv": ERFINV}
+            "erfinv": ERFINV, "bessel": BESSEL, "entr": ENTR}
+# the functions a kernel body may call, by the helper that defines them
+_CALLABLE = {"digamma": "digamma", "trigamma": "trigamma", "zeta": "zeta",
+             "polygamma": "polygamma", "erfinv": "erfinv", "i0e": "bessel", "i1e": "bessel",
+             "i0": "bessel", "i1": "bessel", "entr": "entr"}
 
 
 def helpers_for(body) -> str:
@@ -160,8 +214,9 @@ def helpers_for(body) -> str:
     type ``T`` of a helper is a macro around it."""
     text = ""
     for ctype in ("float", "double"):
-        called = {name for name in _SOURCES if f"{name}_{ctype}(" in body}
-        called |= {needed for name in called for needed in _NEEDS.get(name, ())}
+        called = {fn for fn in _CALLABLE if f"{fn}_{ctype}(" in body}
+        called = {_CALLABLE[fn] for fn in called} | {
+            needed for fn in called for needed in _NEEDS.get(fn, ())}
         for name, source in _SOURCES.items():         # in dependency order
             if name in called:
                 typed = source.replace("_T(", f"_{ctype}(")
