@@ -1,7 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
-scatter_reduce, unique, roll."""
+scatter_reduce, unique, roll, one_hot."""
 
 import numpy as np
 import pytest
@@ -255,3 +255,16 @@ def test_roll_matches_torch(args):
     got = strata.roll(strata.tensor(X).to("opencl").transpose(0, 2), *args)
     assert got.device.type == "opencl" and tuple(got.shape) == tuple(want.shape)
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("args", [([0, 2, 1, 2],), ([[0, 3], [4, 1]], 5), (2, 3)])
+def test_one_hot_matches_torch(args):
+    labels, *rest = args
+    want = torch.nn.functional.one_hot(torch.tensor(labels), *rest)
+    got = strata.nn.functional.one_hot(strata.tensor(labels).to("opencl"), *rest)
+    assert got.device.type == "opencl" and str(got.dtype) == "strata.int64"
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        strata.nn.functional.one_hot(strata.tensor([0, 3]).to("opencl"), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        strata.nn.functional.one_hot(strata.tensor([-1, 0]).to("opencl"), 3)

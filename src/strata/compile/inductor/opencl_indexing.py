@@ -1,6 +1,6 @@
 """The OpenCL device's advanced indexing: ``index`` and ``index_put_`` with boolean masks and
 several index tensors, ``nonzero``, ``masked_select``, ``masked_scatter_``, ``take``/``put_``,
-``index_fill_``/``index_copy_`` (Note [OpenCL advanced indexing]).
+``index_fill_``/``index_copy_``, ``one_hot`` (Note [OpenCL advanced indexing]).
 """
 
 from itertools import pairwise
@@ -9,7 +9,10 @@ from math import prod
 import numpy as np
 
 from ..._tensor import from_array
+from ...core import dtype as D
 from ...core.shape import contiguous_strides
+from ...ops import activation as A
+from ...ops import factory as F
 from ...ops import indexing as I
 from ...ops import scatter as SC
 from .ir import ops
@@ -277,8 +280,34 @@ def index_copy_(self, dim, index, source):
     return self
 
 
+def one_hot(self, num_classes=-1):
+    """``out[..., c] = self[...] == c``: the labels are read on the host first (their range is
+    checked, and ``num_classes=-1`` takes their maximum + 1: a sync point, as on CUDA)."""
+    labels = host_indices(self) if self.dtype is D.int64 else None
+    if num_classes == -1 and labels is not None:
+        if not labels.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(labels.max()) + 1
+    spec = A.one_hot.meta(self, num_classes)
+    if labels.size and labels.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if labels.size and labels.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    classes = F.arange(0, num_classes, 1, dtype=D.int64, device=self.device)
+    return pointwise("aten::one_hot", _is_class, [(self.unsqueeze(-1), D.int64),
+                                                  (classes, D.int64)], out)
+
+
+def _is_class(label, c):
+    return ops.to_dtype(ops.eq(label, c), "int64")
+
+
 def kernels() -> dict:
     return {I.index: index, I.index_put_: index_put_, I.nonzero: nonzero,
             I.masked_select: masked_select, I.masked_scatter_: masked_scatter_, I.put_: put_,
             I.take: take, SC.index_fill_: index_fill(SC.index_fill_),
-            SC.index_fill_tensor_: index_fill(SC.index_fill_tensor_), SC.index_copy_: index_copy_}
+            SC.index_fill_tensor_: index_fill(SC.index_fill_tensor_), SC.index_copy_: index_copy_,
+            A.one_hot: one_hot}
