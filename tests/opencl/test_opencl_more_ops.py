@@ -1,7 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
-scatter_reduce, unique, roll, one_hot."""
+scatter_reduce, unique, roll, one_hot, diag."""
 
 import numpy as np
 import pytest
@@ -268,3 +268,13 @@ def test_one_hot_matches_torch(args):
         strata.nn.functional.one_hot(strata.tensor([0, 3]).to("opencl"), 3)
     with pytest.raises(RuntimeError, match="Class values must be non-negative."):
         strata.nn.functional.one_hot(strata.tensor([-1, 0]).to("opencl"), 3)
+
+
+@pytest.mark.parametrize("diagonal", [0, 1, -2, 5])
+@pytest.mark.parametrize("shape", [(4,), (3, 4)])
+def test_diag_matches_torch(diagonal, shape):
+    a = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    want = torch.diag(torch.from_numpy(a), diagonal)
+    got = strata.diag(strata.tensor(a).to("opencl"), diagonal)
+    assert got.device.type == "opencl" and got.stride() == want.stride()
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

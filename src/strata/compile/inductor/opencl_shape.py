@@ -1,12 +1,12 @@
 """The OpenCL device's copying shape ops: ``flip``, ``roll``, ``repeat``, ``gather`` and
-``scatter_add`` (its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``eye``,
-``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions); advanced
-indexing is in opencl_indexing.py.
+``scatter_add`` (its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``diag``,
+``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions);
+advanced indexing is in opencl_indexing.py.
 
-``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a
-one-element window (opencl_nn.window) reading its source at a computed position; ``scatter_add``
-and ``scatter_reduce`` read their window backwards; ``constant_pad_nd`` fills the output, then
-copies the kept part of the input into its slice (a strided pointwise copy).
+``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu``, ``diag`` and ``eye`` are gathers,
+each a one-element window (opencl_nn.window) reading its source at a computed position;
+``scatter_add`` and ``scatter_reduce`` read their window backwards; ``constant_pad_nd`` fills the
+output, then copies the kept part of the input into its slice (a strided pointwise copy).
 """
 
 from functools import partial
@@ -315,6 +315,27 @@ def triangle(op, upper):
     return kernel
 
 
+def _diagonal_term(B, index, rindex):
+    """v[position along the diagonal] on the ``diagonal``-th diagonal, else 0."""
+    i, j = index
+    keep = ops.index_expr(f"{j} - {i} == diagonal", "bool")
+    x = B["inp"].load((f"clamp(diagonal >= 0 ? {i} : {j}, 0L, vlen - 1)",))
+    return ops.where(keep, x, ops.constant(0, x.dtype))
+
+
+def diag(self, diagonal=0):
+    """A 1-d tensor: the square matrix with it on the ``diagonal``-th diagonal; a 2-d one: a
+    copy of that diagonal."""
+    spec = SH.diag.meta(self, diagonal)
+    out = new_output(spec, self)
+    if self.ndim == 2:
+        return pointwise("aten::diag", identity, [(self.diagonal(diagonal), self.dtype)], out)
+    if out.numel():
+        window("aten::diag", {"inp": self}, {"diagonal": diagonal, "vlen": self._shape[0]},
+               [(out, _loaded)], (1,), "sum", _diagonal_term, out.dtype.name)
+    return out
+
+
 def _diagonal_one(B, index, rindex):
     i, j = index
     return ops.index_expr(f"{i} == {j}", "int64")
@@ -377,5 +398,6 @@ def kernels() -> dict:
     return {SH.flip: flip, SH.roll: roll, SH.repeat: repeat, SC.gather: gather,
             SC.scatter_add: scatter_add, NN.constant_pad_nd: constant_pad_nd,
             SH.tril: triangle(SH.tril, False), SH.triu: triangle(SH.triu, True), F.eye: eye,
+            SH.diag: diag,
             F.linspace: linspace, SC.scatter: scatter(SC.scatter),
             SC.scatter_reduce: scatter_reduce, SC.scatter_value: scatter(SC.scatter_value)}
