@@ -19,7 +19,15 @@ from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
-from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
+from .opencl_pointwise import (
+    fill_,
+    kernel_name,
+    launch,
+    math_formula,
+    pointwise,
+    runtime_of,
+    scalar_argument,
+)
 from .opencl_rows import host_indices, reduce
 
 
@@ -185,7 +193,7 @@ def index_add_(self, dim, index, source, alpha=1):
     src = source if source.ndim else source.reshape(1)
     rt = runtime_of(self)
     dt = self.dtype.name
-    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": idx.size}
+    values = {"alpha": scalar_argument(alpha, self.dtype), "positions": idx.size}
     for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
         buffer, offset = rt.buffer_of(t)
         values[name], values[f"{name}_off"] = buffer, offset

@@ -25,7 +25,6 @@ from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
 
 _sources = {}         # structural key -> (source, parameter names)
-HALF_SCALARS = (D.float16.np.type, D.bfloat16.np.type)
 _CPU_COPY = cpu_kernels()[F.copy_]
 
 
@@ -104,9 +103,7 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     args = []
     for name in names:
         v = values[name]
-        # a half scalar is a float argument (oclprinter's Note [Half dtypes])
-        args.append(np.int64(v) if type(v) is int else
-                    np.float32(v) if type(v) in HALF_SCALARS else v)
+        args.append(np.int64(v) if type(v) is int else v)
     rt.launch(op_name, source, kernel_name(op_name), global_size, args, tensors, local_size)
 
 

@@ -31,6 +31,7 @@ from .opencl_pointwise import (
     new_output,
     pointwise,
     runtime_of,
+    scalar_argument,
 )
 
 
@@ -478,8 +479,8 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
         values["c"], values["c_off"] = buffer, offset
         for d, s in enumerate(broadcast_strides(bias, 2, False)):
             values[f"c_st{d}"] = s
-        values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
-        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
+        values["alpha"] = scalar_argument(alpha, out.dtype)
+        values["beta"] = scalar_argument(beta, out.dtype)
     dt = out.dtype.name
     key = (op_name, batched, use_bias, dt)
 
@@ -539,8 +540,8 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         buffer, offset = rt.buffer_of(bias)
         values["c"], values["c_off"] = buffer, offset
         values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
-        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
-    values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
+        values["beta"] = scalar_argument(beta, out.dtype)
+    values["alpha"] = scalar_argument(alpha, out.dtype)
     # the largest register-blocked tile the output fills; smaller outputs: the plain tiled GEMM
     block, wpt = next(((b, w) for b, w in GEMM_BLOCKINGS if m >= b and n >= b), GEMM_BLOCKINGS[-1])
     blocked = m >= block and n >= block
