@@ -1,7 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
-scatter_reduce, unique, roll, one_hot, diag."""
+scatter_reduce, unique, roll, one_hot, diag, searchsorted."""
 
 import numpy as np
 import pytest
@@ -277,4 +277,32 @@ def test_diag_matches_torch(diagonal, shape):
     want = torch.diag(torch.from_numpy(a), diagonal)
     got = strata.diag(strata.tensor(a).to("opencl"), diagonal)
     assert got.device.type == "opencl" and got.stride() == want.stride()
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+SEARCHES = {
+    "left": lambda m, s, v: m.searchsorted(s, v),
+    "right": lambda m, s, v: m.searchsorted(s, v, right=True),
+    "side_int32": lambda m, s, v: m.searchsorted(s, v, side="right", out_int32=True),
+    "sorter": lambda m, s, v: m.searchsorted(s, v, sorter=m.argsort(s, stable=True)),
+    "bucketize": lambda m, s, v: m.bucketize(v, s[0] if s.ndim > 1 else s),
+}
+BOUNDARIES = {"sorted": np.sort(RNG.standard_normal(7)).astype(np.float32),
+              "nan": np.array([1.0, 2.0, np.nan], np.float32),
+              "ties": np.array([1, 2, 2, 2, 5], np.float32),
+              "batched": np.sort(RNG.standard_normal((2, 5)), axis=-1).astype(np.float32)}
+
+
+@pytest.mark.parametrize("search", sorted(SEARCHES))
+@pytest.mark.parametrize("boundaries", sorted(BOUNDARIES))
+def test_searchsorted_bisects_as_torch(search, boundaries):
+    seq = BOUNDARIES[boundaries]
+    values = np.concatenate([RNG.standard_normal(6), [np.nan, 2.0, 1.0]]).astype(np.float32)
+    if seq.ndim > 1 and search != "bucketize":
+        values = values[:8].reshape(2, 4)
+    want = SEARCHES[search](torch, torch.from_numpy(seq), torch.from_numpy(values))
+    got = SEARCHES[search](strata, strata.tensor(seq).to("opencl"),
+                           strata.tensor(values).to("opencl"))
+    assert got.device.type == "opencl"
+    assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

@@ -292,6 +292,26 @@ class OpenCLHandler(CHandler):
         negate = "" if a.dtype == "uint8" else f"{b} == -1 ? ({t})(0UL - (ulong){a}) : "
         return self._emit(f"{b} == 0 ? ({t})0 : {negate}({t})({a} / {b})", a.dtype)
 
+    def binary_search(self, value, length, right, boundary):
+        """ATen's ``cus_lower_bound``/``cus_upper_bound``: the first position in
+        [0, ``length``) whose boundary is not below ``value`` (``right``: not below or equal),
+        by bisection; ``boundary(mid)`` emits the boundary at C expression ``mid``. A NaN
+        compares false both ways, as in ATen (which is why this is no count of smaller
+        boundaries: their answers differ when the boundaries hold NaN)."""
+        n = self.count
+        self.count += 1
+        lo, hi, mid = f"lo{n}", f"hi{n}", f"mid{n}"
+        self.lines += [f"{self.indent}long {lo} = 0, {hi} = {length};",
+                       f"{self.indent}while ({lo} < {hi}) {{",
+                       f"{self.indent}    const long {mid} = ({lo} + {hi}) / 2;"]
+        outer, self.indent = self.indent, self.indent + "    "
+        m = boundary(mid)
+        below = f"!({m} > {value})" if right else f"!({m} >= {value})"
+        self.lines += [f"{self.indent}if ({below}) {lo} = {mid} + 1; else {hi} = {mid};",
+                       f"{outer}}}"]
+        self.indent = outer
+        return CValue(lo, "int64")
+
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
         return self._emit(f"{a} % {b}", a.dtype)

@@ -1,8 +1,10 @@
 """The OpenCL device's advanced indexing: ``index`` and ``index_put_`` with boolean masks and
 several index tensors, ``nonzero``, ``masked_select``, ``masked_scatter_``, ``take``/``put_``,
-``index_fill_``/``index_copy_``, ``one_hot`` (Note [OpenCL advanced indexing]).
+``index_fill_``/``index_copy_``, ``one_hot``, ``searchsorted`` (Note [OpenCL advanced
+indexing]).
 """
 
+from functools import partial
 from itertools import pairwise
 from math import prod
 
@@ -15,7 +17,9 @@ from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import indexing as I
 from ...ops import scatter as SC
+from ...ops.meta_rules import promote
 from .ir import ops
+from .opencl_loss import indexed_pointwise
 from .opencl_nn import window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
 from .opencl_rows import gather as gather_rows
@@ -305,9 +309,47 @@ def _is_class(label, c):
     return ops.to_dtype(ops.eq(label, c), "int64")
 
 
+def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    """Each value's insertion position in its row of boundaries (a 1-d sequence serves every
+    value), by ATen's bisection in the promoted dtype, through ``sorter`` where given (checked
+    on the host)."""
+    spec = I.searchsorted.meta(sorted_sequence, self, out_int32, right, side, sorter)
+    right = I.searchsorted_side(right, side)
+    out = new_output(spec, self)
+    length = sorted_sequence._shape[-1]
+    if sorter is not None:
+        order = host_indices(sorter)
+        if order.size and (order.min() < 0 or order.max() >= length):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    if not out.numel() or not length:
+        return fill_(out, 0)
+    values = self.reshape(1) if not self.ndim else self
+    tensors = {"seq": sorted_sequence, "val": values}
+    if sorter is not None:
+        tensors["order"] = sorter
+    compute = promote(sorted_sequence, self).name
+    inner = partial(_insertion_point, compute, right, sorted_sequence.ndim == 1,
+                    sorter is not None)
+    indexed_pointwise("aten::searchsorted.Tensor", (right, compute, sorter is not None),
+                      tensors, {"length": np.int64(length)}, out.reshape(values._shape), inner)
+    return out
+
+
+def _insertion_point(compute, right, shared, sorted_by, B, index):
+    value = B["val"].load(index)
+    value = value if value.dtype == compute else ops.to_dtype(value, compute)
+    lead = () if shared else tuple(index[:-1])
+
+    def boundary(mid):
+        at = str(B["order"].load((*lead, mid))) if sorted_by else mid
+        m = B["seq"].load((*lead, at))
+        return m if m.dtype == compute else ops.to_dtype(m, compute)
+    return ops.binary_search(value, "length", right, boundary)
+
+
 def kernels() -> dict:
     return {I.index: index, I.index_put_: index_put_, I.nonzero: nonzero,
             I.masked_select: masked_select, I.masked_scatter_: masked_scatter_, I.put_: put_,
             I.take: take, SC.index_fill_: index_fill(SC.index_fill_),
             SC.index_fill_tensor_: index_fill(SC.index_fill_tensor_), SC.index_copy_: index_copy_,
-            A.one_hot: one_hot}
+            A.one_hot: one_hot, I.searchsorted: searchsorted}
