@@ -1,7 +1,7 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
-scatter_reduce, unique, roll, one_hot, diag, searchsorted."""
+scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave."""
 
 import numpy as np
 import pytest
@@ -306,3 +306,18 @@ def test_searchsorted_bisects_as_torch(search, boundaries):
     assert got.device.type == "opencl"
     assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("counts", [[1, 0, 3], [2, 2], [], [0, 0]])
+def test_repeat_interleave_matches_torch(dtype, counts):
+    repeats = np.array(counts, dtype)
+    want = torch.repeat_interleave(torch.from_numpy(repeats))
+    got = strata.repeat_interleave(strata.tensor(repeats).to("opencl"))
+    assert got.device.type == "opencl" and str(got.dtype) == f"strata.{dtype}"
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    rows = strata.repeat_interleave(strata.tensor(X).to("opencl"), strata.tensor(
+        [1, 0, 2, 1]).to("opencl"), dim=0)
+    np.testing.assert_array_equal(rows.cpu().numpy(), np.repeat(X, [1, 0, 2, 1], axis=0))
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        strata.repeat_interleave(strata.tensor([1, -1]).to("opencl"))

@@ -1,7 +1,7 @@
 """The OpenCL device's advanced indexing: ``index`` and ``index_put_`` with boolean masks and
 several index tensors, ``nonzero``, ``masked_select``, ``masked_scatter_``, ``take``/``put_``,
-``index_fill_``/``index_copy_``, ``one_hot``, ``searchsorted`` (Note [OpenCL advanced
-indexing]).
+``index_fill_``/``index_copy_``, ``one_hot``, ``searchsorted``, ``repeat_interleave``'s
+indices (Note [OpenCL advanced indexing]).
 """
 
 from functools import partial
@@ -17,6 +17,7 @@ from ...ops import activation as A
 from ...ops import factory as F
 from ...ops import indexing as I
 from ...ops import scatter as SC
+from ...ops import shape as SH
 from ...ops.meta_rules import promote
 from .ir import ops
 from .opencl_loss import indexed_pointwise
@@ -347,9 +348,31 @@ def _insertion_point(compute, right, shared, sorted_by, B, index):
     return ops.binary_search(value, "length", right, boundary)
 
 
+def repeat_interleave_indices(repeats, output_size=None):
+    """``repeat_interleave(repeats)``: index i, ``repeats[i]`` times. The counts are read on the
+    host (the result's size, and no count may be negative: a sync point, as on CUDA); position
+    k of the result is where k falls among the running sums of the counts, a bisection on the
+    device."""
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (D.int64, D.int32):
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    counts = host_indices(repeats)
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    total = int(counts.sum())
+    if output_size is not None and total != output_size:
+        raise RuntimeError(f"repeat_interleave: output_size {output_size} does not match the sum "
+                           f"of repeats {total}")
+    ends = repeats.cumsum(0)
+    positions = F.arange(0, total, 1, dtype=repeats.dtype, device=repeats.device)
+    return searchsorted(ends, positions, out_int32=repeats.dtype is D.int32, right=True)
+
+
 def kernels() -> dict:
     return {I.index: index, I.index_put_: index_put_, I.nonzero: nonzero,
             I.masked_select: masked_select, I.masked_scatter_: masked_scatter_, I.put_: put_,
             I.take: take, SC.index_fill_: index_fill(SC.index_fill_),
             SC.index_fill_tensor_: index_fill(SC.index_fill_tensor_), SC.index_copy_: index_copy_,
-            A.one_hot: one_hot, I.searchsorted: searchsorted}
+            A.one_hot: one_hot, I.searchsorted: searchsorted,
+            SH.repeat_interleave_indices: repeat_interleave_indices}
