@@ -1,7 +1,8 @@
 """Ops that used to raise on opencl, against PyTorch's CPU: integer division (fmod, remainder,
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
-scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave."""
+scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
+histc."""
 
 import numpy as np
 import pytest
@@ -321,3 +322,26 @@ def test_repeat_interleave_matches_torch(dtype, counts):
     np.testing.assert_array_equal(rows.cpu().numpy(), np.repeat(X, [1, 0, 2, 1], axis=0))
     with pytest.raises(RuntimeError, match="repeats can not be negative"):
         strata.repeat_interleave(strata.tensor([1, -1]).to("opencl"))
+
+
+COUNTING = {
+    "bincount": lambda m, x, w: m.bincount(x), "minlength": lambda m, x, w: x.bincount(
+        minlength=12), "weights": lambda m, x, w: m.bincount(x, w),
+    "histc": lambda m, x, w: m.histc(w), "histc_range": lambda m, x, w: w.histc(4, -0.5, 0.5),
+    "histc_edges": lambda m, x, w: m.histc(m.tensor([0.0, 1, 2, 3, 3, 4, -1, float("nan")]),
+                                           4, 0, 3),
+    "histc_half": lambda m, x, w: w.half().histc(6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTING))
+def test_bincount_and_histc_match_torch(name):
+    rng = np.random.default_rng(12)
+    x, w = rng.integers(0, 9, 30), rng.standard_normal(30).astype(np.float32)
+    want = COUNTING[name](torch, torch.from_numpy(x), torch.from_numpy(w))
+    with strata.device("opencl"):
+        got = COUNTING[name](strata, strata.tensor(x).to("opencl"),
+                             strata.tensor(w).to("opencl"))
+    assert got.device.type == "opencl"
+    assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
+    np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=1e-5)

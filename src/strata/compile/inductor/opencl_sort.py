@@ -1,5 +1,5 @@
 """The OpenCL device's sorting: ``sort`` (so ``argsort``, ``msort``), ``topk``, ``kthvalue``,
-``unique`` and ``unique_consecutive``.
+``unique`` and ``unique_consecutive``, ``bincount`` and ``histc``.
 
 A rank sort in two loop-IR kernels (opencl_nn.window), along the last dim of a transposed view:
 the rank of element i is the number of elements of its row that sort before it (smaller, or
@@ -10,6 +10,9 @@ models (top-k of logits, argsort of a batch); a bitonic or radix sort in local m
 next step for long rows.
 """
 
+import math
+from functools import partial
+
 import numpy as np
 
 from ..._tensor import from_array
@@ -18,7 +21,7 @@ from ...core.shape import contiguous_strides
 from ...ops import sorting as SO
 from .ir import ops
 from .opencl_nn import window
-from .opencl_pointwise import clone, pointwise, runtime_of
+from .opencl_pointwise import clone, fill_, pointwise, runtime_of
 from .opencl_rows import gather, host_indices
 
 
@@ -154,6 +157,82 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
                     return_counts)
 
 
+# --- counting: bincount, histc (each bin sums, over every element, whether it falls there) -------
+
+def _bin_count_term(weighted, B, index, rindex):
+    (b,), (j,) = index, rindex
+    hit = ops.index_expr(f"{B['vals'].load((j,))} == {b}", "bool")
+    one = B["w"].load((j,)) if weighted else ops.constant(1, "int64")
+    return ops.where(hit, one, ops.constant(0, one.dtype))
+
+
+_BIN_COUNT_TERMS = {weighted: partial(_bin_count_term, weighted) for weighted in (False, True)}
+
+
+def bincount(self, weights=None, minlength=0):
+    """``out[b]`` counts (or sums the weights of) the elements equal to b: the values are read
+    on the host first (the result's size, and none may be negative: a sync point)."""
+    dt = SO.check_bincount(self, weights, minlength)
+    values = host_indices(self)
+    if values.size and values.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    size = max(int(values.max()) + 1 if values.size else 0, minlength)
+    out = runtime_of(self).empty((size,), (1,), dt)
+    if not values.size:
+        return fill_(out, 0)
+    reads = {"vals": self}      # not "x": the printer's index variable
+    if weights is not None:    # summed in the result's dtype (the CPU sums in float64)
+        reads["w"] = weights if weights.dtype is dt else weights.to(dt)
+    window("aten::bincount", reads, {}, [(out, _loaded)], (values.size,), "sum",
+           _BIN_COUNT_TERMS[weights is not None], dt.name)
+    return out
+
+
+def _loaded(B, index):
+    return ops.load("red", "0")
+
+
+def _histogram_term(B, index, rindex):
+    """1 where element j falls in bin b: inside [lo, hi], at floor((x - lo) * bins / (hi - lo))
+    (the top edge joins the last bin), each step rounded to the input's dtype as the CPU's
+    NumPy arithmetic rounds it; a NaN position (an overflowing range) counts nowhere."""
+    (b,), (j,) = index, rindex
+    x, lo, hi = B["vals"].load((j,)), B["lo"].load(()), B["hi"].load(())
+    dt = x.dtype
+    width = ops.to_dtype(ops.sub(hi, lo), dt)
+    scaled = ops.to_dtype(ops.mul(ops.to_dtype(ops.sub(x, lo), dt), ops.index_expr("bins", dt)),
+                          dt)
+    position = ops.to_dtype(ops.truediv(scaled, width), dt)
+    inside = ops.logical_and(ops.logical_and(ops.ge(x, lo), ops.le(x, hi)),
+                             ops.ge(position, ops.constant(0, dt)))
+    at = ops.index_expr(f"min((long){position}, bins - 1) == {b}", "bool")
+    return ops.to_dtype(ops.logical_and(inside, at), dt)
+
+
+def histc(self, bins=100, min=0, max=0):
+    """Equal-width bins between min and max (the data's range, read back, when they are
+    equal); each bin counts the elements that fall in it."""
+    dt = SO.histc.meta(self, bins, min, max).dtype
+    lo, hi = float(min), float(max)
+    flat = self.reshape(-1)
+    if lo == hi and flat.numel():
+        lo, hi = float(flat.amin().item()), float(flat.amax().item())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    rt = runtime_of(self)
+    out = rt.empty((bins,), (1,), dt)
+    if not flat.numel():
+        return fill_(out, 0)
+    edges = {name: fill_(rt.empty((), (), dt), v) for name, v in (("lo", lo), ("hi", hi))}
+    window("aten::histc", {"vals": flat, **edges}, {"bins": bins}, [(out, _loaded)],
+           (flat.numel(),), "sum", _histogram_term, dt.name)
+    return out
+
+
 def kernels() -> dict:
     return {SO.sort: sort, SO.topk: topk, SO.kthvalue: kthvalue, SO.unique: unique,
-            SO.unique_consecutive: unique_consecutive}
+            SO.unique_consecutive: unique_consecutive, SO.bincount: bincount, SO.histc: histc}
