@@ -2,7 +2,7 @@
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
-histc."""
+histc, binary_cross_entropy."""
 
 import numpy as np
 import pytest
@@ -345,3 +345,27 @@ def test_bincount_and_histc_match_torch(name):
     assert got.device.type == "opencl"
     assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
     np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_and_its_backward_match_torch(reduction, weighted):
+    rng = np.random.default_rng(13)
+    x = np.concatenate([rng.random(10), [0.0, 1.0]]).astype(np.float32).reshape(3, 4)
+    y = np.concatenate([rng.random(10), [1.0, 0.0]]).astype(np.float32).reshape(3, 4)
+    w = rng.random(4).astype(np.float32) if weighted else None
+
+    def run(m, on):
+        inp = on(x).requires_grad_()
+        loss = m.nn.functional.binary_cross_entropy(inp, on(y), None if w is None else on(w),
+                                                    reduction=reduction)
+        loss.sum().backward()
+        return loss.detach(), inp.grad
+    got = run(strata, lambda a: strata.tensor(a).to("opencl"))
+    want = run(torch, torch.from_numpy)
+    for g, t in zip(got, want, strict=True):
+        assert g.device.type == "opencl"
+        np.testing.assert_allclose(g.cpu().numpy(), t.numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        strata.nn.functional.binary_cross_entropy(strata.tensor(x * 2).to("opencl"),
+                                                  strata.tensor(y).to("opencl"))
