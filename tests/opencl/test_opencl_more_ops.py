@@ -2,7 +2,7 @@
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
-histc, binary_cross_entropy."""
+histc, binary_cross_entropy, median."""
 
 import numpy as np
 import pytest
@@ -369,3 +369,20 @@ def test_binary_cross_entropy_and_its_backward_match_torch(reduction, weighted):
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         strata.nn.functional.binary_cross_entropy(strata.tensor(x * 2).to("opencl"),
                                                   strata.tensor(y).to("opencl"))
+
+
+MEDIANS = {"median": lambda m, x: m.median(x), "nanmedian": lambda m, x: m.nanmedian(x),
+           "median_dim": lambda m, x: m.median(x, 1), "nanmedian_dim": lambda m, x: m.nanmedian(
+               x, 0, keepdim=True), "median_ints": lambda m, x: m.median(m.nan_to_num(x).long(), -1)}
+
+
+@pytest.mark.parametrize("name", sorted(MEDIANS))
+def test_median_matches_torch(name):
+    x = np.round(np.random.default_rng(14).standard_normal((4, 5)) * 3).astype(np.float32)
+    x[1, 2], x[3, :] = np.nan, np.nan
+    want = MEDIANS[name](torch, torch.from_numpy(x))
+    got = MEDIANS[name](strata, strata.tensor(x).to("opencl"))
+    want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
+    for g, t in zip(got, want, strict=True):
+        assert g.device.type == "opencl" and tuple(g.shape) == tuple(t.shape)
+        np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())

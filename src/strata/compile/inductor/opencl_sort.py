@@ -1,5 +1,5 @@
 """The OpenCL device's sorting: ``sort`` (so ``argsort``, ``msort``), ``topk``, ``kthvalue``,
-``unique`` and ``unique_consecutive``, ``bincount`` and ``histc``.
+``median``/``nanmedian``, ``unique`` and ``unique_consecutive``, ``bincount`` and ``histc``.
 
 A rank sort in two loop-IR kernels (opencl_nn.window), along the last dim of a transposed view:
 the rank of element i is the number of elements of its row that sort before it (smaller, or
@@ -93,6 +93,54 @@ def kthvalue(self, k, dim=-1, keepdim=False):
         return values, indices
     picked = [clone(t.narrow(dim, k - 1, 1)) for t in (values, indices)]
     return tuple(t if keepdim else t.squeeze(dim) for t in picked)
+
+
+# --- median: a sort, then each slice's rank picked -----------------------------------------------
+
+def _median_rank(nans, n, ignore_nan):
+    """The lower median's rank in the sorted slice (NaN sorts last): the first NaN if the slice
+    has one (median), else among the numbers (nanmedian; a slice of NaNs only: its middle)."""
+    zero, one, two = (ops.constant(v, "int64") for v in (0, 1, 2))
+    whole = ops.int_trunc_divide(ops.sub(n, one), two)
+    if ignore_nan:
+        numbers = ops.sub(n, nans)
+        among = ops.int_trunc_divide(ops.sub(numbers, one), two)
+        return ops.where(ops.lt(nans, n), among, whole)
+    return ops.where(ops.gt(nans, zero), ops.sub(n, nans), whole)
+
+
+_MEDIAN_RANKS = {ignore: partial(_median_rank, ignore_nan=ignore) for ignore in (False, True)}
+
+
+def median_dim(op, ignore_nan):
+    """median.dim/nanmedian.dim: (the lower median of each slice, its index), as the CPU picks
+    them (the stable sort's order)."""
+    def kernel(self, dim, keepdim=False):
+        op.meta(self, dim, keepdim)
+        if not self.ndim:
+            return clone(self), runtime_of(self).empty((), (), D.int64).fill_(0)
+        d = dim % self.ndim
+        values, order = sort(self, True, d, False)
+        n = self._shape[d]
+        nans = self.ne(self).sum(d, keepdim=True)        # x != x: NaN (none for integers)
+        rank = pointwise(op.qualname, _MEDIAN_RANKS[ignore_nan], [(nans, D.int64), (n, D.int64)],
+                         runtime_of(self).empty(tuple(nans._shape),
+                                                contiguous_strides(nans._shape), D.int64))
+        picked = values.gather(d, rank), order.gather(d, rank)
+        return tuple(t if keepdim else t.squeeze(d) for t in picked)
+    return kernel
+
+
+def median_all(op, ignore_nan):
+    """median()/nanmedian(): the flat tensor's median.dim value (NaN for no numbers)."""
+    by_dim = median_dim(SO.nanmedian_dim if ignore_nan else SO.median_dim, ignore_nan)
+
+    def kernel(self):
+        op.meta(self)
+        if not self.numel():
+            return fill_(runtime_of(self).empty((), (), self.dtype), float("nan"))
+        return by_dim(self.reshape(-1), 0)[0]
+    return kernel
 
 
 # --- unique: a data-dependent size ----------------------------------------------------------------
@@ -235,4 +283,7 @@ def histc(self, bins=100, min=0, max=0):
 
 def kernels() -> dict:
     return {SO.sort: sort, SO.topk: topk, SO.kthvalue: kthvalue, SO.unique: unique,
-            SO.unique_consecutive: unique_consecutive, SO.bincount: bincount, SO.histc: histc}
+            SO.unique_consecutive: unique_consecutive, SO.bincount: bincount, SO.histc: histc,
+            SO.median: median_all(SO.median, False), SO.nanmedian: median_all(SO.nanmedian, True),
+            SO.median_dim: median_dim(SO.median_dim, False),
+            SO.nanmedian_dim: median_dim(SO.nanmedian_dim, True)}
