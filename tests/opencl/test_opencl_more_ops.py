@@ -372,8 +372,9 @@ def test_binary_cross_entropy_and_its_backward_match_torch(reduction, weighted):
 
 
 MEDIANS = {"median": lambda m, x: m.median(x), "nanmedian": lambda m, x: m.nanmedian(x),
-           "median_dim": lambda m, x: m.median(x, 1), "nanmedian_dim": lambda m, x: m.nanmedian(
-               x, 0, keepdim=True), "median_ints": lambda m, x: m.median(m.nan_to_num(x).long(), -1)}
+           "median_dim": lambda m, x: m.median(x, 1),
+           "nanmedian_dim": lambda m, x: m.nanmedian(x, 0, keepdim=True),
+           "median_ints": lambda m, x: m.median(m.nan_to_num(x).long(), -1)}
 
 
 @pytest.mark.parametrize("name", sorted(MEDIANS))
