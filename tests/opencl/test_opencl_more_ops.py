@@ -2,7 +2,7 @@
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
-histc, binary_cross_entropy, median."""
+histc, binary_cross_entropy, median, frexp."""
 
 import numpy as np
 import pytest
@@ -386,4 +386,16 @@ def test_median_matches_torch(name):
     want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
     for g, t in zip(got, want, strict=True):
         assert g.device.type == "opencl" and tuple(g.shape) == tuple(t.shape)
+        np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_frexp_matches_torch(dtype):
+    x = np.concatenate([np.random.default_rng(15).standard_normal(20) * 1e3,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 6e-8]]).astype(dtype)
+    want = torch.frexp(torch.from_numpy(x))
+    got = strata.frexp(strata.tensor(x).to("opencl"))
+    for g, t in zip(got, want, strict=True):
+        assert g.device.type == "opencl"
+        assert str(g.dtype) == str(t.dtype).replace("torch", "strata")
         np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())

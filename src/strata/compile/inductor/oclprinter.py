@@ -228,6 +228,15 @@ class OpenCLHandler(CHandler):
         """One of opencl_special.py's functions (``erfinv``, ``i0``, ``entr``, ...)."""
         return self._emit(f"{name}_{CL_TYPES[x.dtype]}({x})", x.dtype)
 
+    def frexp(self, x, part):
+        """``part`` "mantissa" (in [0.5, 1), x's dtype) or "exponent" (int32) of OpenCL's
+        ``frexp``: x = mantissa * 2^exponent (inf and NaN keep their value, exponent 0)."""
+        n = self.count
+        self.count += 1
+        self.lines.append(f"{self.indent}int e{n};")
+        mantissa = self._emit(f"frexp({x}, &e{n})", x.dtype)
+        return mantissa if part == "mantissa" else self._emit(f"e{n}", "int32")
+
     def polygamma(self, n, x):
         """``n`` an int64 value (a kernel argument: one program serves every order)."""
         return self._emit(f"polygamma_{CL_TYPES[x.dtype]}({n}, {x})", x.dtype)

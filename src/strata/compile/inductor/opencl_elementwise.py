@@ -1,9 +1,9 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
 ``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
-(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``). Each is a loop-IR formula
-over opencl_pointwise.pointwise whose Python-number parameters are kernel arguments, so one
-program serves every value.
+(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``), ``frexp``. Each is a
+loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
+arguments, so one program serves every value.
 """
 
 import numpy as np
@@ -284,6 +284,22 @@ def _polygamma(x, n):
     return ops.polygamma(n, x)
 
 
+def frexp(self):
+    """(mantissa, exponent): two pointwise kernels, each taking its part of ``frexp``."""
+    mantissa_spec, exponent_spec = P.frexp.meta(self)
+    return tuple(pointwise("aten::frexp.Tensor", formula, [(self, self.dtype)],
+                           new_output(spec, self))
+                 for formula, spec in ((_mantissa, mantissa_spec), (_exponent, exponent_spec)))
+
+
+def _mantissa(x):
+    return ops.frexp(x, "mantissa")
+
+
+def _exponent(x):
+    return ops.frexp(x, "exponent")
+
+
 def _special_formula(name):
     def formula(x):
         return ops.special(name, x)
@@ -314,7 +330,8 @@ def kernels() -> dict:
                   P.remainder_: division(P.remainder_, "remainder"),
                   P.fmod: division(P.fmod, "fmod"), P.fmod_: division(P.fmod_, "fmod"),
                   P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_),
-                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_)})
+                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_),
+                  P.frexp: frexp})
     for name, op in SPECIAL.items():
         table[op] = unary(op, SPECIAL_FORMULAS[name.rstrip("_")])
     return table
