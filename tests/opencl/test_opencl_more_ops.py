@@ -2,7 +2,7 @@
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
-histc, binary_cross_entropy, median, frexp."""
+histc, binary_cross_entropy, median, mode, frexp."""
 
 import numpy as np
 import pytest
@@ -399,3 +399,32 @@ def test_frexp_matches_torch(dtype):
         assert g.device.type == "opencl"
         assert str(g.dtype) == str(t.dtype).replace("torch", "strata")
         np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("args", [(), (0, True), (1,)])
+@pytest.mark.parametrize("data", ["ties", "bool", "signed_zero", "uint8"])
+def test_mode_matches_torch(args, data):
+    x = {"ties": np.array([[1, 3, 3, 2, 2, 5], [4, 4, 1, 1, 0, 0]], np.float32),
+         "bool": np.array([[True, False, False], [True, True, False]]),
+         "signed_zero": np.array([[-0.0, 0.0, 1.0], [0.0, -0.0, 2.0]]),
+         "uint8": np.array([[7, 1, 7, 1], [0, 2, 2, 9]], np.uint8)}[data]
+    want = torch.mode(torch.from_numpy(x), *args)
+    got = strata.mode(strata.tensor(x).to("opencl"), *args)
+    for g, t in zip(got, want, strict=True):
+        assert g.device.type == "opencl" and tuple(g.shape) == tuple(t.shape)
+        np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())
+        if t.dtype.is_floating_point:
+            np.testing.assert_array_equal(np.signbit(g.cpu().numpy()), np.signbit(t.numpy()))
+
+
+def test_one_element_gathers_keep_negative_zero():
+    # each was a sum from 0 over its one element, and 0 + -0.0 is +0.0
+    x = np.array([[-0.0, 1.0, -0.0], [2.0, -0.0, 3.0]], np.float32)
+    cases = [lambda m, t: t.flip(1), lambda m, t: t.roll(1, 1), lambda m, t: t.tril(),
+             lambda m, t: t.gather(1, t.new_tensor([[0], [1]]).long() if m is torch else
+                                   m.tensor([[0], [1]]).to("opencl")),
+             lambda m, t: t.repeat(2, 1)]
+    for fn in cases:
+        got = fn(strata, strata.tensor(x).to("opencl")).cpu().numpy()
+        want = fn(torch, torch.from_numpy(x)).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

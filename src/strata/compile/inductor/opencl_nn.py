@@ -33,6 +33,8 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     ``InputBuffer``s by name. Every output has the first one's shape."""
     out = outs[0][0]
     rt = runtime_of(out)
+    if kind == "sum" and tuple(rsizes) == (1,):
+        kind = "max"      # a gather's one element: 0 + -0.0 would be +0.0, max(-inf, v) is v
     values = dict(ints)
     for name, t in [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]:
         values[name], values[f"{name}_off"] = rt.buffer_of(t)

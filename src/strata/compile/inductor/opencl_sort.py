@@ -1,5 +1,6 @@
 """The OpenCL device's sorting: ``sort`` (so ``argsort``, ``msort``), ``topk``, ``kthvalue``,
-``median``/``nanmedian``, ``unique`` and ``unique_consecutive``, ``bincount`` and ``histc``.
+``median``/``nanmedian``, ``mode``, ``unique`` and ``unique_consecutive``, ``bincount`` and
+``histc``.
 
 A rank sort in two loop-IR kernels (opencl_nn.window), along the last dim of a transposed view:
 the rank of element i is the number of elements of its row that sort before it (smaller, or
@@ -20,7 +21,7 @@ from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import sorting as SO
 from .ir import ops
-from .opencl_nn import window
+from .opencl_nn import highest, window
 from .opencl_pointwise import clone, fill_, pointwise, runtime_of
 from .opencl_rows import gather, host_indices
 
@@ -141,6 +142,61 @@ def median_all(op, ignore_nan):
             return fill_(runtime_of(self).empty((), (), self.dtype), float("nan"))
         return by_dim(self.reshape(-1), 0)[0]
     return kernel
+
+
+# --- mode: counts of equal elements, then the most frequent value's last occurrence -------------
+
+def _equal_count(B, index, rindex):
+    *lead, _ = index
+    (j,) = rindex
+    return ops.to_dtype(ops.eq(B["inp"].load((*lead, j)), B["inp"].load(index)), "int64")
+
+
+def _most_frequent_term(B, index, rindex):
+    """x_j where its count is the row's largest, else the dtype's largest (a minimum picks the
+    smallest most frequent value)."""
+    *lead, _ = index
+    (j,) = rindex
+    x = B["inp"].load((*lead, j))
+    top = ops.eq(B["cnt"].load((*lead, j)), B["best"].load((*lead, "0")))
+    return ops.where(top, x, ops.constant(highest(x.dtype), x.dtype))
+
+
+def _last_occurrence_term(B, index, rindex):
+    *lead, _ = index
+    (j,) = rindex
+    same = ops.eq(B["inp"].load((*lead, j)), B["val"].load((*lead, "0")))
+    return ops.where(same, ops.index_expr(j, "int64"), ops.constant(-1, "int64"))
+
+
+def mode(self, dim=-1, keepdim=False):
+    """The most frequent value of each slice (the smallest on a tie) and the index of its last
+    occurrence, as the CPU returns them: each element counts its equals (n^2 per slice), a
+    minimum picks the value, a maximum its last index, whose element is the value returned (so
+    -0.0 and 0.0 come back as the CPU's do)."""
+    SO.mode.meta(self, dim, keepdim)
+    if not self.ndim:
+        return clone(self), fill_(runtime_of(self).empty((), (), D.int64), 0)
+    d = dim % self.ndim
+    x = self.movedim(d, -1)
+    rt, n = runtime_of(self), x._shape[-1]
+    row_shape = tuple(x._shape[:-1]) + (1,)
+    if not x.numel():
+        empty = (rt.empty(row_shape, contiguous_strides(row_shape), t) for t in
+                 (self.dtype, D.int64))
+        return tuple(t.movedim(-1, d) if keepdim else t.squeeze(-1) for t in empty)
+    counts = rt.empty(tuple(x._shape), contiguous_strides(x._shape), D.int64)
+    window("aten::mode", {"inp": x}, {}, [(counts, _placed_index)], (n,), "sum", _equal_count,
+           "int64")
+    best = counts.amax(-1, keepdim=True)
+    value = rt.empty(row_shape, contiguous_strides(row_shape), self.dtype)
+    window("aten::mode", {"inp": x, "cnt": counts, "best": best}, {}, [(value, _placed_index)],
+           (n,), "min", _most_frequent_term, self.dtype.name)
+    index = rt.empty(row_shape, contiguous_strides(row_shape), D.int64)
+    window("aten::mode", {"inp": x, "val": value}, {}, [(index, _placed_index)], (n,), "max",
+           _last_occurrence_term, "int64")
+    picked = (x.gather(-1, index), index)
+    return tuple(t.movedim(-1, d) if keepdim else t.squeeze(-1) for t in picked)
 
 
 # --- unique: a data-dependent size ----------------------------------------------------------------
@@ -286,4 +342,4 @@ def kernels() -> dict:
             SO.unique_consecutive: unique_consecutive, SO.bincount: bincount, SO.histc: histc,
             SO.median: median_all(SO.median, False), SO.nanmedian: median_all(SO.nanmedian, True),
             SO.median_dim: median_dim(SO.median_dim, False),
-            SO.nanmedian_dim: median_dim(SO.nanmedian_dim, True)}
+            SO.nanmedian_dim: median_dim(SO.nanmedian_dim, True), SO.mode: mode}
