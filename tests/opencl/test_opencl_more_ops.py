@@ -2,7 +2,7 @@
 div with a rounding mode), boolean-mask and multi-tensor indexing, nonzero, masked_select,
 masked_scatter, take/put_, index_fill/index_copy, digamma, polygamma, erfinv, i0/i1, entr,
 scatter_reduce, unique, roll, one_hot, diag, searchsorted, repeat_interleave, bincount,
-histc, binary_cross_entropy, median, mode, frexp."""
+histc, binary_cross_entropy, median, mode, frexp, tril_indices/triu_indices."""
 
 import numpy as np
 import pytest
@@ -428,3 +428,13 @@ def test_one_element_gathers_keep_negative_zero():
         got = fn(strata, strata.tensor(x).to("opencl")).cpu().numpy()
         want = fn(torch, torch.from_numpy(x)).numpy()
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("args", [(3, 3), (4, 3, 1), (4, 3, -1), (3, 5, 2), (5, 3, -7), (0, 3),
+                                  (3, 3, 5)])
+def test_triangle_indices_match_torch(name, args):
+    want = getattr(torch, name)(*args)
+    got = getattr(strata, name)(*args, device="opencl")
+    assert got.device.type == "opencl" and str(got.dtype) == "strata.int64"
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())

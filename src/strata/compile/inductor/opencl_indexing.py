@@ -1,7 +1,7 @@
 """The OpenCL device's advanced indexing: ``index`` and ``index_put_`` with boolean masks and
 several index tensors, ``nonzero``, ``masked_select``, ``masked_scatter_``, ``take``/``put_``,
 ``index_fill_``/``index_copy_``, ``one_hot``, ``searchsorted``, ``repeat_interleave``'s
-indices (Note [OpenCL advanced indexing]).
+indices, ``tril_indices``/``triu_indices`` (Note [OpenCL advanced indexing]).
 """
 
 from functools import partial
@@ -11,6 +11,7 @@ from math import prod
 import numpy as np
 
 from ..._tensor import from_array
+from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import activation as A
@@ -369,10 +370,44 @@ def repeat_interleave_indices(repeats, output_size=None):
     return searchsorted(ends, positions, out_int32=repeats.dtype is D.int32, right=True)
 
 
+def triangle_indices(op, upper):
+    """tril_indices/triu_indices: coordinate k of the triangle lies in the row where k falls
+    among the running sums of the rows' lengths (a bisection on the device); its column is k
+    less that row's start, plus the row's first column. The per-row table comes from the
+    arguments alone (nothing is read back)."""
+    def kernel(row, col, offset=0, dtype=None, layout=None, device=None, pin_memory=None):
+        spec = op.meta(row, col, offset, dtype)
+        first = np.clip(np.arange(row) + offset, 0, col) if upper else np.zeros(row, np.int64)
+        last = np.full(row, col) if upper else np.clip(np.arange(row) + offset + 1, 0, col)
+        lengths = last - first
+        ends = np.cumsum(lengths)
+        rt = R.get(R.device_index(device))
+        out = rt.empty(tuple(spec.shape), contiguous_strides(spec.shape), spec.dtype)
+        total = spec.shape[1]
+        if not total:
+            return out
+        positions = F.arange(0, total, 1, dtype=D.int64, device=out.device)
+        rows = searchsorted(_upload(ends.astype(np.int64), out), positions, right=True)
+        shift = _upload((first - (ends - lengths)).astype(np.int64), out)
+        columns = pointwise(op.qualname, _column, [(positions, D.int64), (
+            gather_rows(op.qualname, shift, rows, rt.empty((total,), (1,), D.int64), 0),
+            D.int64)], rt.empty((total,), (1,), D.int64))
+        pointwise(op.qualname, identity, [(rows, spec.dtype)], out[0])
+        pointwise(op.qualname, identity, [(columns, spec.dtype)], out[1])
+        return out
+    return kernel
+
+
+def _column(k, shift):
+    return ops.add(k, shift)
+
+
 def kernels() -> dict:
     return {I.index: index, I.index_put_: index_put_, I.nonzero: nonzero,
             I.masked_select: masked_select, I.masked_scatter_: masked_scatter_, I.put_: put_,
             I.take: take, SC.index_fill_: index_fill(SC.index_fill_),
             SC.index_fill_tensor_: index_fill(SC.index_fill_tensor_), SC.index_copy_: index_copy_,
             A.one_hot: one_hot, I.searchsorted: searchsorted,
-            SH.repeat_interleave_indices: repeat_interleave_indices}
+            SH.repeat_interleave_indices: repeat_interleave_indices,
+            F.tril_indices: triangle_indices(F.tril_indices, False),
+            F.triu_indices: triangle_indices(F.triu_indices, True)}
