@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not strata.opencl.is_available(),
 
 SAMPLES = all_samples()
 # the dispatcher's "Could not run 'aten::x' with arguments from the 'OpenCL' backend", or a
-# kernel's own for what it does not cover (half dtypes, integer pow/fmod/div modes)
+# kernel's own for what it does not cover (complex dtypes, a 0-dim boolean mask)
 NOT_ON_OPENCL = "'OpenCL' backend"
 # float32 reductions run in another order (work-group trees, direct convolution sums)
 DEVICE_TOL = {"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)}

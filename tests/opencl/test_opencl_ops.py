@@ -376,9 +376,9 @@ def test_pow(exponent):
     check(lambda T, a: a.clone().pow_(exponent), x, rtol=2e-6)
 
 
-def test_integer_fmod_names_the_op_and_leaves_self_alone():
+def test_integer_fmod_by_zero_raises_and_leaves_self_alone():
     x = strata.arange(3, device="opencl")
-    with pytest.raises(NotImplementedError, match="aten::fmod_.Tensor of integer tensors is "
-                                                  "not implemented for the 'OpenCL' backend"):
-        x.fmod_(2)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        x.fmod_(0)
     assert x.cpu().tolist() == [0, 1, 2]
+    assert x.fmod_(2).cpu().tolist() == [0, 1, 0]

@@ -24,12 +24,23 @@ expose the value as ``<name>_value``.
 
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
+from .opencl_special import helpers_for
 
+# Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
+# float, as ATen's CUDA kernels do (``opmath_t``): a load widens (float16: ``vload_half``, which
+# needs no cl_khr_fp16; bfloat16: the top 16 bits of a float), arithmetic, reductions and GEMM
+# accumulators are float, a store rounds to nearest even (``vstore_half_rte``; bfloat16 by
+# ``bf16_round`` below, NaN kept quiet). So a half value in the IR is a ``float`` variable, its
+# buffer a ``ushort`` pointer, and a half scalar argument a ``float``.
+HALF = frozenset(("float16", "bfloat16"))
 CL_TYPES = {
     "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
-    "int8": "char", "uint8": "uchar", "bool": "bool",
+    "int8": "char", "uint8": "uchar", "bool": "bool", "float16": "float", "bfloat16": "float",
 }
-BUFFER_TYPES = {**CL_TYPES, "bool": "uchar"}   # a kernel argument cannot point to bool
+# a kernel argument cannot point to bool; half values are stored as their 16 bits
+BUFFER_TYPES = {**CL_TYPES, "bool": "uchar", "float16": "ushort", "bfloat16": "ushort"}
+SCALAR_TYPES = {**BUFFER_TYPES, "float16": "float", "bfloat16": "float"}
+FLOATING = frozenset(("float16", "bfloat16", "float32", "float64"))
 MATH = frozenset((
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
@@ -38,14 +49,58 @@ MATH2 = frozenset(("atan2", "copysign", "hypot", "fmod"))
 BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 INIT = {
     ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
-    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY", ("max", "i"): "LONG_MIN",
-    ("min", "i"): "LONG_MAX",
+    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY",
 }
+# an integer max/min starts from its own type's limits (LONG_MIN would truncate to 0 in an int)
+INTEGER_LIMITS = {"long": ("LONG_MIN", "LONG_MAX"), "int": ("INT_MIN", "INT_MAX"),
+                  "short": ("SHRT_MIN", "SHRT_MAX"), "char": ("CHAR_MIN", "CHAR_MAX"),
+                  "uchar": ("0", "UCHAR_MAX"), "bool": ("false", "true")}
 PREAMBLE = """typedef long int64_t;     /* the C printer's index variables */
 #define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
 #define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
 """
 FP64 = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+# round to nearest even on the bits (c10::BFloat16's round_to_nearest_even); a NaN stays a NaN
+BF16_ROUND = """ushort bf16_round(const float v) {
+    const uint u = as_uint(v);
+    if (v != v)
+        return (ushort)((u >> 16) | 0x40);
+    return (ushort)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+"""
+# a float rounded to a half value and widened back: a cast to a half dtype inside a kernel
+F16_ROUND = """float f16_round(const float v) {
+    ushort h;
+    vstore_half_rte(v, 0, (__private half*)&h);
+    return vload_half(0, (const __private half*)&h);
+}
+"""
+
+
+def load_expr(dtype, pointer, index) -> str:
+    """The value of ``pointer[index]`` as its compute type (Note [Half dtypes])."""
+    if dtype == "float16":
+        return f"vload_half({index}, (const __global half*)({pointer}))"
+    if dtype == "bfloat16":
+        return f"as_float((uint)({pointer})[{index}] << 16)"
+    return f"{pointer}[{index}]"
+
+
+def store_statement(dtype, pointer, index, value) -> str:
+    """``pointer[index] = value;``, rounding a half value (Note [Half dtypes])."""
+    if dtype == "float16":
+        return f"vstore_half_rte({value}, {index}, (__global half*)({pointer}));"
+    if dtype == "bfloat16":
+        return f"({pointer})[{index}] = bf16_round({value});"
+    return f"{pointer}[{index}] = {value};"
+
+
+def with_helpers(source) -> str:
+    """``source`` with the helper functions it calls defined first."""
+    source = helpers_for(source) + source
+    if "f16_round(" in source:
+        source = F16_ROUND + source
+    return (BF16_ROUND + source) if "bf16_round(" in source else source
 # Note [Philox]: counter-based random numbers (Salmon et al., "Parallel random numbers: as easy
 # as 1, 2, 3", SC 2011; Random123's philox4x32-10, the generator of PyTorch's CUDA kernels).
 # Element i of a launch encrypts the counter (i, launch offset) under the 64-bit key (the
@@ -96,8 +151,10 @@ double philox_normal_float64(const uint4 r) {
 
 
 def literal(value, dtype) -> str:
-    """The C printer's literal, with OpenCL's integer type names."""
-    if dtype == "bool" or dtype.startswith("float"):
+    """The C printer's literal, with OpenCL's integer type names (half values are floats)."""
+    if dtype in HALF:
+        return _literal(value, "float32")
+    if dtype == "bool" or dtype in FLOATING:
         return _literal(value, dtype)
     return f"((long){int(value)}L)" if dtype == "int64" else f"(({CL_TYPES[dtype]}){int(value)})"
 
@@ -116,13 +173,23 @@ class OpenCLHandler(CHandler):
         return self._emit(f"{fn}({x})", x.dtype)    # OpenCL's math functions are overloaded
 
     def load(self, name, index):
+        dtype = self.buffers.get(name)
         if name in self.scalars and name not in self.aliases:
-            return CValue(name, self.buffers[name])
+            return CValue(name, dtype)
+        if dtype in HALF and name not in self.aliases:
+            return self._emit(load_expr(dtype, name, index), dtype)
         return super().load(name, index)
+
+    def abs(self, x):
+        return self._math("fabs", x) if _floating(x) else super().abs(x)
 
     def to_dtype(self, x, dtype):
         if dtype == "bool":
             return self._emit(f"{x} != 0", dtype)
+        if dtype == "float16":      # rounded here, as a store would round it
+            return self._emit(f"f16_round((float)({x}))", dtype)
+        if dtype == "bfloat16":
+            return self._emit(f"as_float((uint)bf16_round((float)({x})) << 16)", dtype)
         return super().to_dtype(x, dtype)
 
     def logical_not(self, x):
@@ -157,6 +224,23 @@ class OpenCLHandler(CHandler):
             return x
         return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
 
+    def special(self, name, x):
+        """One of opencl_special.py's functions (``erfinv``, ``i0``, ``entr``, ...)."""
+        return self._emit(f"{name}_{CL_TYPES[x.dtype]}({x})", x.dtype)
+
+    def frexp(self, x, part):
+        """``part`` "mantissa" (in [0.5, 1), x's dtype) or "exponent" (int32) of OpenCL's
+        ``frexp``: x = mantissa * 2^exponent (inf and NaN keep their value, exponent 0)."""
+        n = self.count
+        self.count += 1
+        self.lines.append(f"{self.indent}int e{n};")
+        mantissa = self._emit(f"frexp({x}, &e{n})", x.dtype)
+        return mantissa if part == "mantissa" else self._emit(f"e{n}", "int32")
+
+    def polygamma(self, n, x):
+        """``n`` an int64 value (a kernel argument: one program serves every order)."""
+        return self._emit(f"polygamma_{CL_TYPES[x.dtype]}({n}, {x})", x.dtype)
+
     def frac(self, x):
         return self._emit(f"{x} - trunc({x})", x.dtype)
 
@@ -186,7 +270,7 @@ class OpenCLHandler(CHandler):
         """tanh, exactly +-1 where the float rounds to it: PoCL's tanh gives 1 - 2**-24 at
         infinity (OpenCL requires +-1), which turns gelu's inf * (1 - tanh^2) into inf, not
         NaN. |x| >= 9.1 (float) / 19.1 (double) is where correctly rounded tanh is +-1."""
-        limit = "9.1f" if x.dtype == "float32" else "19.1"
+        limit = "19.1" if x.dtype == "float64" else "9.1f"
         return self._emit(f"fabs({x}) >= {limit} ? copysign(({CL_TYPES[x.dtype]})1, {x}) : "
                           f"tanh({x})", x.dtype)
 
@@ -203,6 +287,40 @@ class OpenCLHandler(CHandler):
         whole = self._emit(f"{div} != 0 ? {rounded} : copysign(({t})0, {a} / {b})", a.dtype)
         return self._emit(f"{b} == 0 ? {a} / {b} : {whole}", a.dtype)
 
+    def int_fmod(self, a, b):
+        """C's ``%`` of integers (truncated, as ``fmod``), 0 for b = -1 and b = 0, where the
+        hardware traps (LONG_MIN % -1 overflows; a zero divisor is refused on the host)."""
+        t = CL_TYPES[a.dtype]
+        minus_one = "" if a.dtype == "uint8" else f" || {b} == -1"
+        return self._emit(f"({b} == 0{minus_one}) ? ({t})0 : ({t})({a} % {b})", a.dtype)
+
+    def int_trunc_divide(self, a, b):
+        """C's ``/`` of integers; b = -1 negates with wrap-around (LONG_MIN / -1 is LONG_MIN,
+        as on the CPU, where the hardware would trap), b = 0 gives 0 (refused on the host)."""
+        t = CL_TYPES[a.dtype]
+        negate = "" if a.dtype == "uint8" else f"{b} == -1 ? ({t})(0UL - (ulong){a}) : "
+        return self._emit(f"{b} == 0 ? ({t})0 : {negate}({t})({a} / {b})", a.dtype)
+
+    def binary_search(self, value, length, right, boundary):
+        """ATen's ``cus_lower_bound``/``cus_upper_bound``: the first position in
+        [0, ``length``) whose boundary is not below ``value`` (``right``: not below or equal),
+        by bisection; ``boundary(mid)`` emits the boundary at C expression ``mid``. A NaN
+        compares false both ways, as in ATen (which is why this is no count of smaller
+        boundaries: their answers differ when the boundaries hold NaN)."""
+        n = self.count
+        self.count += 1
+        lo, hi, mid = f"lo{n}", f"hi{n}", f"mid{n}"
+        self.lines += [f"{self.indent}long {lo} = 0, {hi} = {length};",
+                       f"{self.indent}while ({lo} < {hi}) {{",
+                       f"{self.indent}    const long {mid} = ({lo} + {hi}) / 2;"]
+        outer, self.indent = self.indent, self.indent + "    "
+        m = boundary(mid)
+        below = f"!({m} > {value})" if right else f"!({m} >= {value})"
+        self.lines += [f"{self.indent}if ({below}) {lo} = {mid} + 1; else {hi} = {mid};",
+                       f"{outer}}}"]
+        self.indent = outer
+        return CValue(lo, "int64")
+
     def mod(self, a, b):
         """``a % b`` of integers (the caller makes ``a`` non-negative and ``b`` positive)."""
         return self._emit(f"{a} % {b}", a.dtype)
@@ -216,11 +334,12 @@ class OpenCLHandler(CHandler):
                           f"{counter});")
         if kind == "bits":      # 63 bits: a non-negative long
             return self._emit(f"(long)(philox_bits({words}) >> 1)", "int64")
-        return self._emit(f"philox_{kind}_{dtype}({words})", dtype)
+        drawn = "float32" if dtype in HALF else dtype        # half numbers are float draws
+        return self._emit(f"philox_{kind}_{drawn}({words})", dtype)
 
     def __getattr__(self, name):
         if name in ("floor", "ceil", "trunc"):    # integers are already whole
-            return lambda x: self._math(name, x) if x.dtype.startswith("float") else x
+            return lambda x: self._math(name, x) if _floating(x) else x
         if name in MATH:
             return lambda x: self._math(name, x)
         if name in MATH2:        # floating only (the ops' dtype rules promote integers)
@@ -234,7 +353,7 @@ _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 def _floating(x):
-    return x.dtype.startswith("float")
+    return x.dtype in FLOATING
 
 
 def _size_names(kernel, layouts):
@@ -268,7 +387,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     params, names, pointers = [], [], []
     for b in kernel.inputs:
         if b.name in scalars:        # a bool travels as uchar (no bool kernel arguments)
-            params.append(f"const {BUFFER_TYPES[b.dtype]} {b.name}")
+            params.append(f"const {SCALAR_TYPES[b.dtype]} {b.name}")
         else:
             params.append(f"__global const {BUFFER_TYPES[b.dtype]}* restrict {b.name}")
             pointers.append(b.name)
@@ -308,7 +427,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
         body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
     if "ipow(" in body:
         body = IPOW + body
-    text = PREAMBLE + body
+    text = PREAMBLE + with_helpers(body)
     return (FP64 + text if fp64 else text), names
 
 
@@ -332,7 +451,7 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
         lines.extend(rlines)
         with use_handler(_handler(buffers, lines, body, aliases, scalars)):
             value = node.inner_fn(index, tuple(rindex))
-        kind = "f" if value.dtype.startswith("float") else "i"
+        kind = "f" if value.dtype in FLOATING else "i"
         ctype = CL_TYPES[value.dtype]
         if node.reduction_type in ("argmax", "argmin"):
             better = ">" if node.reduction_type == "argmax" else "<"
@@ -345,7 +464,11 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
             aliases[node.name + "_value"] = acc
             result = f"{acc}_index"
         else:
-            lines[head] = f"{indent}{ctype} {acc} = {INIT[node.reduction_type, kind]};"
+            if kind == "i" and node.reduction_type in ("max", "min"):
+                init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+            else:
+                init = INIT[node.reduction_type, kind]
+            lines[head] = f"{indent}{ctype} {acc} = {init};"
             update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
                       "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
             lines.append(f"{body}{acc} = {update[node.reduction_type]};")
@@ -356,7 +479,8 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
         if layout is None:
             aliases[node.name] = result
         else:
-            lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {result};")
+            lines.append(f"{indent}{store}"
+                         f"{store_statement(node.dtype, node.name, layout.index(index), result)}")
         return
     extra = tuple(node.ranges[len(index):])
     if extra:        # a row of a compiled graph's kernel: loop over the rest of the element
@@ -370,7 +494,8 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
     if layout is None:
         aliases[node.name] = str(value)
     else:
-        lines.append(f"{indent}{store}{node.name}[{layout.index(index)}] = {value};")
+        lines.append(f"{indent}{store}"
+                     f"{store_statement(node.dtype, node.name, layout.index(index), value)}")
     if extra:
         lines.append(f"{indent[:-4]}}}")
 
@@ -414,6 +539,7 @@ def print_gemm(name, dtype, bias) -> tuple:
     """(source, parameter names) of ``out0 = [beta * c +] alpha * a @ b`` over a 3-d ND range
     (columns, rows, batch) with TILE x TILE work-groups."""
     t, buf = CL_TYPES[dtype], BUFFER_TYPES[dtype]
+    a_index, b_index = "i * a_stm + (k0 + lj) * a_stk", "(k0 + li) * b_stk + j * b_stn"
     params = [f"__global const {buf}* restrict a", "const long a_off", "const long a_stb",
               "const long a_stm", "const long a_stk", f"__global const {buf}* restrict b",
               "const long b_off", "const long b_stb", "const long b_stk", "const long b_stn",
@@ -424,7 +550,9 @@ def print_gemm(name, dtype, bias) -> tuple:
     if bias:
         params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
                    "const long c_stn", f"const {t} beta"]
-        result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc"
+        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + alpha * acc"
+    store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
+                            "j * out0_stn", result)
     source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void {name}({", ".join(params)}) {{
@@ -438,18 +566,18 @@ void {name}({", ".join(params)}) {{
     b += b_off + batch * b_stb;
     {t} acc = 0;
     for (long k0 = 0; k0 < ks; k0 += TILE) {{
-        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? a[i * a_stm + (k0 + lj) * a_stk] : 0;
-        b_tile[li][lj] = (k0 + li < ks && j < ns) ? b[(k0 + li) * b_stk + j * b_stn] : 0;
+        a_tile[li][lj] = (i < ms && k0 + lj < ks) ? {load_expr(dtype, "a", a_index)} : 0;
+        b_tile[li][lj] = (k0 + li < ks && j < ns) ? {load_expr(dtype, "b", b_index)} : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TILE; k++)
             acc += a_tile[li][k] * b_tile[k][lj];
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
     if (i < ms && j < ns)
-        out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+        {store}
 }}
 """
-    return source, list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+    return with_helpers(source), list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
 
 
 # The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
@@ -470,10 +598,14 @@ def print_gemm_blocked(name, dtype, bias, vector=False, block=BLOCK, wpt=WPT) ->
     rts = block // wpt
     assert rts * wpt == block and block * rts % (4 * rts * rts) == 0, (block, wpt)
     source, names = print_gemm(name, dtype, bias)
-    params = source[source.index("(", source.index("void ")) + 1:source.index(") {")]
+    head = source.index("void ")
+    params = source[source.index("(", head) + 1:source.index(") {", head)]
     t = CL_TYPES[dtype]
-    result = "beta * c[c_off + i * c_stm + j * c_stn] + alpha * acc[v][w]" if bias else \
-        "alpha * acc[v][w]"
+    result = "alpha * acc[v][w]"
+    if bias:
+        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + {result}"
+    store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
+                            "j * out0_stn", result)
     blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {block}
 #define WPT {wpt}
 #define RTS {rts}
@@ -492,7 +624,7 @@ void {name}({params}) {{
         for (int w = 0; w < WPT; w++)
             acc[v][w] = 0;
     for (long k0 = 0; k0 < ks; k0 += TK) {{
-{_vector_loads(t) if vector else _scalar_loads()}
+{_vector_loads(dtype) if vector else _scalar_loads(dtype)}
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TK; k++) {{
             {t} b_reg[WPT];
@@ -511,35 +643,49 @@ void {name}({params}) {{
         for (int w = 0; w < WPT; w++) {{
             const long j = j0 + lj + w * RTS;
             if (i < ms && j < ns)
-                out0[out0_off + batch * out0_stb + i * out0_stm + j * out0_stn] = {result};
+                {store}
         }}
     }}
 }}
 """
-    return blocked, names
+    return with_helpers(blocked), names
 
 
-def _scalar_loads():
-    return """        for (int l = 0; l < WPT; l++) {
+def _scalar_loads(dtype):
+    a_value = load_expr(dtype, "a", "ai * a_stm + ak * a_stk")
+    b_value = load_expr(dtype, "b", "bk * b_stk + bj * b_stn")
+    return f"""        for (int l = 0; l < WPT; l++) {{
             const long ai = i0 + li + l * RTS, ak = k0 + lj;
-            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? a[ai * a_stm + ak * a_stk] : 0;
+            a_tile[li + l * RTS][lj] = (ai < ms && ak < ks) ? {a_value} : 0;
             const long bk = k0 + li, bj = j0 + lj + l * RTS;
-            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? b[bk * b_stk + bj * b_stn] : 0;
-        }"""
+            b_tile[li][lj + l * RTS] = (bk < ks && bj < ns) ? {b_value} : 0;
+        }}"""
 
 
-def _vector_loads(t):
+def _vload4(dtype, pointer) -> str:
+    """Four values from ``pointer`` as a vector of the compute type."""
+    if dtype == "float16":
+        return f"vload_half4(0, (const __global half*)({pointer}))"
+    if dtype == "bfloat16":
+        return f"as_float4(convert_uint4(vload4(0, {pointer})) << 16)"
+    return f"vload4(0, {pointer})"
+
+
+def _vector_loads(dtype):
     """4-vectors of the A tile and of the B tile, BLOCK * TK / 4 of each shared out over the
     RTS * RTS work-items (one each when WPT is 4, two when it is 8)."""
+    t = CL_TYPES[dtype]
+    a_vector = _vload4(dtype, "a + ai * a_stm + ak")
+    b_vector = _vload4(dtype, "b + bk * b_stk + bj")
     return f"""        for (int id = li * RTS + lj; id < BLOCK * TK / 4; id += RTS * RTS) {{
             const int ar = id / (TK / 4), ac = (id % (TK / 4)) * 4;
             const long ai = i0 + ar, ak = k0 + ac;
-            const {t}4 av = (ai < ms && ak < ks) ? vload4(0, a + ai * a_stm + ak) : ({t}4)(0);
+            const {t}4 av = (ai < ms && ak < ks) ? {a_vector} : ({t}4)(0);
             a_tile[ar][ac] = av.x; a_tile[ar][ac + 1] = av.y;
             a_tile[ar][ac + 2] = av.z; a_tile[ar][ac + 3] = av.w;
             const int br = id / (BLOCK / 4), bc = (id % (BLOCK / 4)) * 4;
             const long bk = k0 + br, bj = j0 + bc;
-            const {t}4 bv = (bk < ks && bj < ns) ? vload4(0, b + bk * b_stk + bj) : ({t}4)(0);
+            const {t}4 bv = (bk < ks && bj < ns) ? {b_vector} : ({t}4)(0);
             b_tile[br][bc] = bv.x; b_tile[br][bc + 1] = bv.y;
             b_tile[br][bc + 2] = bv.z; b_tile[br][bc + 3] = bv.w;
         }}"""

@@ -1,15 +1,27 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
-``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, floating
-``remainder``. Each is a loop-IR formula over opencl_pointwise.pointwise whose Python-number
-parameters are kernel arguments, so one program serves every value.
+``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
+``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
+(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``), ``frexp``. Each is a
+loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
+arguments, so one program serves every value.
 """
+
+import numpy as np
 
 from ...core import dtype as D
 from ...ops import activation as A
 from ...ops import indexing as I
 from ...ops import pointwise as P
+from ...ops import special as SP
 from .ir import ops
-from .opencl_pointwise import is_device, new_output, pointwise
+from .opencl_pointwise import (
+    is_device,
+    new_output,
+    pointwise,
+    scalar_value,
+    unary,
+)
+from .opencl_rows import host_indices
 
 # --- activations (ATen's CPU formulas, backends/cpu/activation.py) ------------------------------
 
@@ -177,24 +189,129 @@ def _replaced(x, nan, posinf, neginf):
     return ops.where(ops.isnan(x), nan, ops.where(ops.isinf(x), infinite, x))
 
 
-def remainder(op):
-    """Python's modulo of floats, as ATen: fmod, moved by b when its sign differs from b's.
-    Integer remainders raise (OpenCL traps on zero where the CPU raises)."""
-    def kernel(self, other):
-        spec = op.meta(self, other)
+# --- division: fmod, remainder, div with a rounding mode ------------------------------------------
+
+def division(op, kind=None):
+    """``fmod``, ``remainder`` (Python's modulo) or ``div`` with a rounding mode (``kind`` None:
+    the call's ``rounding_mode``). Floating results as ATen's CPU formulas; integer results
+    raise ``RuntimeError: ZeroDivisionError`` as the CPU does when a divisor is 0, before
+    anything is enqueued: a device divisor is read on the host first (a sync point; CUDA
+    returns garbage instead)."""
+    def kernel(self, other, *mode):
+        spec = op.meta(self, other, *mode)
         out = self if spec is self else new_output(spec, self if is_device(self) else other)
-        if not out.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
-        return pointwise(op.qualname, _python_mod, [(self, out.dtype), (other, out.dtype)], out)
+        rounding = kind or (mode[0] if mode else None)
+        if out.dtype.is_floating_point:
+            formula = FLOATING_DIVISION[rounding]
+        else:
+            _refuse_zero_divisor(other, out.device)
+            formula = INTEGER_DIVISION[rounding]
+        return pointwise(op.qualname, formula, [(self, out.dtype), (other, out.dtype)], out)
     return kernel
 
 
+def _refuse_zero_divisor(divisor, device):
+    values = host_indices(divisor) if is_device(divisor) else scalar_value(divisor, device)
+    if np.any(np.asarray(values) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _moved(mod, b):
+    """Where a truncated remainder's sign differs from the divisor's (Python's rule moves it)."""
+    zero = ops.constant(0, mod.dtype)
+    return ops.logical_and(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)))
+
+
 def _python_mod(a, b):
-    zero = ops.constant(0, a.dtype)
     mod = ops.fmod(a, b)
-    moved = ops.logical_and(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)))
-    return ops.where(moved, ops.add(mod, b), mod)
+    return ops.where(_moved(mod, b), ops.add(mod, b), mod)
+
+
+def _true_divide(a, b):
+    return ops.truediv(a, b)
+
+
+def _trunc_divide(a, b):
+    return ops.trunc(ops.truediv(a, b))
+
+
+def _floor_divide(a, b):
+    return ops.floor_divide(a, b)
+
+
+def _fmod(a, b):
+    return ops.fmod(a, b)
+
+
+def _int_python_mod(a, b):
+    mod = ops.int_fmod(a, b)
+    return ops.where(_moved(mod, b), ops.add(mod, b), mod)
+
+
+def _int_trunc_divide(a, b):
+    return ops.int_trunc_divide(a, b)
+
+
+def _int_floor_divide(a, b):
+    quotient = ops.int_trunc_divide(a, b)
+    moved = _moved(ops.int_fmod(a, b), b)
+    return ops.where(moved, ops.sub(quotient, ops.constant(1, a.dtype)), quotient)
+
+
+def _int_fmod(a, b):
+    return ops.int_fmod(a, b)
+
+
+FLOATING_DIVISION = {"fmod": _fmod, "remainder": _python_mod, None: _true_divide,
+                     "trunc": _trunc_divide, "floor": _floor_divide}
+INTEGER_DIVISION = {"fmod": _int_fmod, "remainder": _int_python_mod, "trunc": _int_trunc_divide,
+                    "floor": _int_floor_divide}
+
+
+# --- digamma, polygamma (opencl_special.py) ------------------------------------------------------
+
+def polygamma(op):
+    """``polygamma(n, x)`` (and ``x.polygamma_(n)``): the order is a kernel argument."""
+    def kernel(*args):
+        spec = op.meta(*args)
+        self, n = (args[1], args[0]) if op is SP.polygamma else args
+        out = self if spec is self else new_output(spec, self)
+        return pointwise(op.qualname, _polygamma, [(self, out.dtype), (n, D.int64)], out)
+    return kernel
+
+
+def _polygamma(x, n):
+    return ops.polygamma(n, x)
+
+
+def frexp(self):
+    """(mantissa, exponent): two pointwise kernels, each taking its part of ``frexp``."""
+    mantissa_spec, exponent_spec = P.frexp.meta(self)
+    return tuple(pointwise("aten::frexp.Tensor", formula, [(self, self.dtype)],
+                           new_output(spec, self))
+                 for formula, spec in ((_mantissa, mantissa_spec), (_exponent, exponent_spec)))
+
+
+def _mantissa(x):
+    return ops.frexp(x, "mantissa")
+
+
+def _exponent(x):
+    return ops.frexp(x, "exponent")
+
+
+def _special_formula(name):
+    def formula(x):
+        return ops.special(name, x)
+    formula.__name__ = name
+    return formula
+
+
+# unary functions printed from opencl_special.py: name -> op (in-place forms too)
+SPECIAL = {"digamma": SP.digamma, "digamma_": SP.digamma_, "erfinv": SP.erfinv,
+           "erfinv_": SP.erfinv_, "i0": SP.i0, "i0_": SP.i0_, "i0e": SP.special_i0e,
+           "i1": SP.special_i1, "i1e": SP.special_i1e, "entr": SP.special_entr}
+SPECIAL_FORMULAS = {name: _special_formula(name) for name in SPECIAL if not name.endswith("_")}
 
 
 def kernels() -> dict:
@@ -209,5 +326,12 @@ def kernels() -> dict:
     table.update({P.round: round_(P.round), P.round_: round_(P.round_),
                   P.nan_to_num: nan_to_num(P.nan_to_num),
                   P.nan_to_num_: nan_to_num(P.nan_to_num_),
-                  P.remainder: remainder(P.remainder), P.remainder_: remainder(P.remainder_)})
+                  P.remainder: division(P.remainder, "remainder"),
+                  P.remainder_: division(P.remainder_, "remainder"),
+                  P.fmod: division(P.fmod, "fmod"), P.fmod_: division(P.fmod_, "fmod"),
+                  P.div_mode: division(P.div_mode), P.div_mode_: division(P.div_mode_),
+                  SP.polygamma: polygamma(SP.polygamma), SP.polygamma_: polygamma(SP.polygamma_),
+                  P.frexp: frexp})
+    for name, op in SPECIAL.items():
+        table[op] = unary(op, SPECIAL_FORMULAS[name.rstrip("_")])
     return table

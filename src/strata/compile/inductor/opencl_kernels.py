@@ -21,6 +21,7 @@ from ...ops import shape as SH
 from ...ops import special as SPC
 from ...optim import _native_update
 from . import opencl_elementwise as elementwise
+from . import opencl_indexing as indexing
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_optim as optim
@@ -40,10 +41,8 @@ from .opencl_pointwise import (
     clamp,
     clone,
     copy_,
-    div_mode,
     fill_,
     filled,
-    floating_only,
     gelu,
     math_formula,
     pow_,
@@ -64,9 +63,6 @@ def kernels() -> dict:
              SPC.erfc_: unary(SPC.erfc_, math_formula("erfc")),
              SPC.lgamma: unary(SPC.lgamma, math_formula("lgamma")),
              SPC.lgamma_: unary(SPC.lgamma_, math_formula("lgamma")),
-             P.div_mode: div_mode(P.div_mode), P.div_mode_: div_mode(P.div_mode_),
-             P.fmod: floating_only(P.fmod, math_formula("fmod")),
-             P.fmod_: floating_only(P.fmod_, math_formula("fmod")),
              F.fill_: fill_, F.full: filled(F.full, 1),
              F.scalar_tensor: filled(F.scalar_tensor, 0), P.where: where,
              A._softmax: rows.softmax_kernel(A._softmax, rows.softmax_formula),
@@ -78,6 +74,7 @@ def kernels() -> dict:
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
+             LOSS.binary_cross_entropy: loss.binary_cross_entropy,
              NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
              SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
              A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
@@ -90,6 +87,7 @@ def kernels() -> dict:
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
+    table.update(indexing.kernels())
     table.update(elementwise.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)

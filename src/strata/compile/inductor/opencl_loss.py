@@ -13,13 +13,21 @@ kernel reads memory with them (a sync point, like ``index_select``'s).
 import numpy as np
 
 from ...backends.opencl import runtime as R
-from ...core.shape import contiguous_strides
+from ...core.shape import broadcast_shapes, contiguous_strides
 from ...ops import factory as F
 from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
-from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
+from .opencl_pointwise import (
+    fill_,
+    kernel_name,
+    launch,
+    math_formula,
+    pointwise,
+    runtime_of,
+    scalar_argument,
+)
 from .opencl_rows import host_indices, reduce
 
 
@@ -185,7 +193,7 @@ def index_add_(self, dim, index, source, alpha=1):
     src = source if source.ndim else source.reshape(1)
     rt = runtime_of(self)
     dt = self.dtype.name
-    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": idx.size}
+    values = {"alpha": scalar_argument(alpha, self.dtype), "positions": idx.size}
     for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
         buffer, offset = rt.buffer_of(t)
         values[name], values[f"{name}_off"] = buffer, offset
@@ -221,3 +229,32 @@ def index_add_(self, dim, index, source, alpha=1):
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
            [src, index, target], target.numel(), rt)
     return self
+
+
+def binary_cross_entropy(self, target, weight=None, reduction=LOSS.MEAN):
+    """``-(y log x + (1 - y) log(1 - x))``, each log clamped at -100, times the weight, then
+    reduced. The ranges of input and target are checked first, as the CPU checks them: one
+    device reduction each, read back (CUDA asserts in the kernel instead)."""
+    spec = LOSS.binary_cross_entropy.meta(self, target, weight, reduction)
+    for name, t in (("input", self), ("target", target)):
+        outside = t.lt(0).logical_or(t.gt(1)).logical_or(t.isnan())
+        if t.numel() and outside.any().item():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    shape = tuple(spec.shape) if LOSS.reduction_enum(reduction) == LOSS.NONE else \
+        tuple(broadcast_shapes(*(tuple(t._shape) for t in (self, target, weight)
+                                 if t is not None)))
+    operands = [(t, self.dtype) for t in (self, target, weight) if t is not None]
+    loss = pointwise("aten::binary_cross_entropy", _bce, operands,
+                     runtime_of(self).empty(shape, contiguous_strides(shape), self.dtype))
+    r = LOSS.reduction_enum(reduction)
+    return loss.mean() if r == LOSS.MEAN else loss.sum() if r == LOSS.SUM else loss
+
+
+def _bce(x, y, *weight):
+    floor, one = ops.constant(-100, x.dtype), ops.constant(1, x.dtype)
+    log_x = ops.maximum(ops.log(x), floor)
+    log_rest = ops.maximum(ops.log(ops.sub(one, x)), floor)
+    loss = ops.sub(ops.mul(ops.sub(y, one), log_rest), ops.mul(y, log_x))
+    return ops.mul(loss, weight[0]) if weight else loss
+
+

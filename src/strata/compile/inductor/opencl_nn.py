@@ -19,9 +19,9 @@ from ...ops import nn as NN
 from ...ops import normalization as NO
 from ...ops import pooling as PL
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import print_kernel
+from .oclprinter import FLOATING, print_kernel
 from .opencl_pointwise import kernel_name, launch, new_output, pointwise, runtime_of
-from .opencl_rows import _NORMALIZE, reduce, tiled_matmul
+from .opencl_rows import _NORMALIZE, opmath, reduce, tiled_matmul
 
 
 def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
@@ -33,6 +33,8 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     ``InputBuffer``s by name. Every output has the first one's shape."""
     out = outs[0][0]
     rt = runtime_of(out)
+    if kind == "sum" and tuple(rsizes) == (1,):
+        kind = "max"      # a gather's one element: 0 + -0.0 would be +0.0, max(-inf, v) is v
     values = dict(ints)
     for name, t in [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]:
         values[name], values[f"{name}_off"] = rt.buffer_of(t)
@@ -90,13 +92,13 @@ def lowest(dtype):
     """The smallest value of a dtype (by name): what never wins a maximum."""
     if dtype == "bool":
         return False
-    return float("-inf") if dtype.startswith("float") else int(np.iinfo(dtype).min)
+    return float("-inf") if dtype in FLOATING else int(np.iinfo(dtype).min)
 
 
 def highest(dtype):
     if dtype == "bool":
         return True
-    return float("inf") if dtype.startswith("float") else int(np.iinfo(dtype).max)
+    return float("inf") if dtype in FLOATING else int(np.iinfo(dtype).max)
 
 
 def _geometry(prefix, values):
@@ -462,14 +464,18 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     out_spec, stats_spec, _ = NO.native_batch_norm.meta(input, weight, bias, running_mean,
                                                         running_var, training, momentum, eps)
     rt = runtime_of(input)
-    c = stats_spec.dtype
+    c = opmath(stats_spec.dtype)       # half statistics: kept in float, returned rounded
     channels = input._shape[1]
     view = (1, channels) + (1,) * (input.ndim - 2)
     if training:
         mean, invstd, var = (rt.empty((channels,), (1,), c) for _ in range(3))
+        outputs = [(mean, "mu"), (invstd, "rstd"), (var, "var")]
+        saved = (mean, invstd)
+        if c is not stats_spec.dtype:
+            saved = tuple(rt.empty((channels,), (1,), stats_spec.dtype) for _ in range(2))
+            outputs += [(saved[0], "mu"), (saved[1], "rstd")]
         reduce("aten::native_batch_norm", "meanvar", input,
-               [0] + list(range(2, input.ndim)), False, c,
-               [(mean, "mu"), (invstd, "rstd"), (var, "var")], eps=float(eps))
+               [0] + list(range(2, input.ndim)), False, c, outputs, eps=float(eps))
         n = input.numel() // max(channels, 1)
         for stat, fresh, scale in ((running_mean, mean, 1.0), (running_var, var,
                                                                n / (n - 1) if n > 1 else
@@ -477,13 +483,12 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
             if stat is not None:
                 pointwise("aten::native_batch_norm", _running_update,
                           [(stat, c), (fresh, c), (float(momentum), c), (scale, c)], stat)
-        saved = (mean, invstd)
     else:
         mean = running_mean
         invstd = pointwise("aten::native_batch_norm", _inverse_std,
                            [(running_var, c), (float(eps), c)],
                            rt.empty((channels,), (1,), c))
-        saved = tuple(rt.empty((0,), (1,), c) for _ in range(2))
+        saved = tuple(rt.empty((0,), (1,), stats_spec.dtype) for _ in range(2))
     operands = [(input, c), (mean.view(view), c), (invstd.view(view), c)]
     operands += [(t.view(view), c) for t in (weight, bias) if t is not None]
     affine = (weight is not None, bias is not None)

@@ -53,7 +53,11 @@ def scalar_value(x, device):
 
 def scalar_argument(value, dtype):
     """A Python number as a kernel argument of ``dtype``; integers out of its range wrap
-    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255)."""
+    around, as PyTorch wraps them (``uint8 - 1`` subtracts 255). A half dtype computes in
+    float (oclprinter's Note [Half dtypes]): the number is passed as a float, not rounded to
+    half first, as the CPU device computes."""
+    if dtype in (D.float16, D.bfloat16):
+        return np.float32(value)
     if dtype.is_floating_point and isinstance(value, (float, np.floating)):
         return dtype.np.type(value)      # rounds as the conversion below does, keeps -0.0
     return _converted(value, dtype.np)
@@ -96,13 +100,12 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     """Print ``build()`` once per ``key``, then launch with ``values``: {param: value}, or a
     list in the order of ``names()`` (the same for every launch of a key: where each kernel
     parameter sits in it is worked out once, Note [Argument plans]). Raises
-    NotImplementedError for dtypes without OpenCL kernels (half precision) before anything is
-    built or enqueued."""
+    NotImplementedError for dtypes without OpenCL kernels before anything is built or
+    enqueued."""
     for t in tensors:
-        if t.dtype.name not in CL_TYPES:
+        if t.dtype.name not in CL_TYPES and not t.dtype.is_complex:
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
-                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend (no "
-                                      f"half-precision kernels yet)")
+                                      f"'{type_name(t.dtype)}' on the 'OpenCL' backend")
     plan = _plans.get(key)
     if plan is None:
         plan = _plan(op_name, key, build, tensors, names)
@@ -366,49 +369,6 @@ def binary(op, fn, compare=False, alpha=False):
             operands.append((extra[0] if extra else 1, compute))
         return pointwise(op.qualname, fn, operands, out)
     return kernel
-
-
-def floating_only(op, fn):
-    """A binary op run for floating results only: integer ``fmod`` traps on zero in OpenCL C,
-    where the CPU raises ZeroDivisionError (not written yet)."""
-    run = binary(op, fn)
-
-    def kernel(self, other):
-        spec = op.meta(self, other)
-        if not spec.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
-        return run(self, other)
-    return kernel
-
-
-def div_mode(op):
-    """``div`` with a rounding mode, floating results (integer division traps on zero in
-    OpenCL C, where the CPU raises ZeroDivisionError: not written yet)."""
-    def kernel(self, other, rounding_mode=None):
-        spec = op.meta(self, other, rounding_mode)
-        out = self if spec is self else new_output(spec, self if is_device(self) else other)
-        if not out.dtype.is_floating_point:
-            raise NotImplementedError(f"{op.qualname} of integer tensors is not implemented "
-                                      f"for the 'OpenCL' backend yet")
-        formula = DIV_MODES[rounding_mode]
-        return pointwise(op.qualname, formula, [(self, out.dtype), (other, out.dtype)], out)
-    return kernel
-
-
-def _true_divide(a, b):
-    return ops.truediv(a, b)
-
-
-def _trunc_divide(a, b):
-    return ops.trunc(ops.truediv(a, b))
-
-
-def _floor_divide(a, b):
-    return ops.floor_divide(a, b)
-
-
-DIV_MODES = {None: _true_divide, "trunc": _trunc_divide, "floor": _floor_divide}
 
 
 def where(condition, self, other):

@@ -115,7 +115,15 @@ def draw(op_name, out, formula, generator=None, operands=(), compute=None):
 # --- formulas (module-level functions: the program cache keys on them) ------------------------
 
 def uniform_formula(random, compute, low, high):
-    return ops.add(low, ops.mul(random("uniform"), ops.sub(high, low)))
+    return _below(ops.add(low, ops.mul(random("uniform"), ops.sub(high, low))), compute, low,
+                  high)
+
+
+def _below(value, compute, low, high):
+    """``value`` rounded to ``compute``, ``low`` where it rounded up to ``high``: [low, high),
+    as PyTorch's CUDA uniform reverses the bound (float16's 0.9999 rounds to 1)."""
+    rounded = ops.to_dtype(value, compute)
+    return ops.where(ops.eq(rounded, high), low, rounded)
 
 
 def normal_formula(random, compute, mean, std):
@@ -123,7 +131,7 @@ def normal_formula(random, compute, mean, std):
 
 
 def standard_uniform(random, compute):
-    return random("uniform")
+    return _below(random("uniform"), compute, ops.constant(0, compute), ops.constant(1, compute))
 
 
 def standard_normal(random, compute):

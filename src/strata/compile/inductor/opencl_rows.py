@@ -9,6 +9,7 @@ from functools import partial
 
 import numpy as np
 
+from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import activation as A
 from ...ops import dense as DN
@@ -30,7 +31,16 @@ from .opencl_pointwise import (
     new_output,
     pointwise,
     runtime_of,
+    scalar_argument,
 )
+
+
+def opmath(dtype):
+    """The dtype a kernel's intermediate results keep: float32 for half dtypes, as ATen's
+    ``opmath_type`` (oclprinter's Note [Half dtypes]); a row's statistics rounded to half
+    before the rows use them would move softmax and the norms off PyTorch's results."""
+    return D.float32 if dtype in (D.float16, D.bfloat16) else dtype
+
 
 # --- reductions -----------------------------------------------------------------------------------
 
@@ -238,7 +248,7 @@ def log_softmax_formula(x, m, d):
 def softmax_kernel(op, formula):
     def kernel(self, dim, half_to_float=False):
         spec = op.meta(self, dim, half_to_float)
-        c = spec.dtype
+        c = opmath(spec.dtype)
         m, d = _row_stats(op.qualname, self, dim % max(self.ndim, 1), c)
         return pointwise(op.qualname, formula, [(self, c), (m, c), (d, c)], new_output(spec, self))
     return kernel
@@ -248,7 +258,7 @@ def safe_softmax(self, dim, dtype=None):
     """softmax, with 0 for a row that is all -inf (a fully masked attention row) instead of
     NaN."""
     spec = A._safe_softmax.meta(self, dim, dtype)
-    c = spec.dtype
+    c = opmath(spec.dtype)
     m, d = _row_stats("aten::_safe_softmax", self, dim % max(self.ndim, 1), c)
     return pointwise("aten::_safe_softmax", _safe_softmax_formula, [(self, c), (m, c), (d, c)],
                      new_output(spec, self))
@@ -262,12 +272,13 @@ def _safe_softmax_formula(x, m, d):
 def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
     dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
-    c = grad_output.dtype
+    c = opmath(grad_output.dtype)
     gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
                    _like(output, c))
     total = _keepdim_sum(gy, dim, c)
     return pointwise("aten::_softmax_backward_data", _softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
+                     [(grad_output, c), (output, c), (total, c)],
+                     _like(output, grad_output.dtype))
 
 
 def _like(x, dtype):
@@ -281,10 +292,11 @@ def _softmax_grad(g, y, total):
 def log_softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = g - exp(y) * sum(g, dim)."""
     dim = A._check_softmax_backward("log_softmax", grad_output, output, dim, input_dtype)
-    c = grad_output.dtype
+    c = opmath(grad_output.dtype)
     total = _keepdim_sum(grad_output, dim, c)
     return pointwise("aten::_log_softmax_backward_data", _log_softmax_grad,
-                     [(grad_output, c), (output, c), (total, c)], _like(output, c))
+                     [(grad_output, c), (output, c), (total, c)],
+                     _like(output, grad_output.dtype))
 
 
 def _log_softmax_grad(g, y, total):
@@ -309,10 +321,15 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                                                          eps)
     axis = input.ndim - len(normalized_shape)
     stats = [new_output(stats_spec, input), new_output(stats_spec, input)]
-    c = stats_spec.dtype
+    c = opmath(stats_spec.dtype)
+    # half statistics are returned rounded, the rows use them in float (as ATen's CPU kernel)
+    kept = stats if c is stats_spec.dtype else [_like(t, c) for t in stats]
+    outputs = [(kept[0], "mu"), (kept[1], "rstd")]
+    if kept is not stats:
+        outputs += [(stats[0], "mu"), (stats[1], "rstd")]
     reduce("aten::native_layer_norm", "meanvar", input, list(range(axis, input.ndim)), True, c,
-           [(stats[0], "mu"), (stats[1], "rstd")], eps=float(eps))
-    operands = [(input, c), (stats[0], c), (stats[1], c)]
+           outputs, eps=float(eps))
+    operands = [(input, c), (kept[0], c), (kept[1], c)]
     operands += [(t, c) for t in (weight, bias) if t is not None]
     affine = (weight is not None, bias is not None)
     out = pointwise("aten::native_layer_norm", _NORMALIZE[affine], operands,
@@ -462,8 +479,8 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
         values["c"], values["c_off"] = buffer, offset
         for d, s in enumerate(broadcast_strides(bias, 2, False)):
             values[f"c_st{d}"] = s
-        values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
-        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
+        values["alpha"] = scalar_argument(alpha, out.dtype)
+        values["beta"] = scalar_argument(beta, out.dtype)
     dt = out.dtype.name
     key = (op_name, batched, use_bias, dt)
 
@@ -523,8 +540,8 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         buffer, offset = rt.buffer_of(bias)
         values["c"], values["c_off"] = buffer, offset
         values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
-        values["beta"] = np.array(beta, dtype=out.dtype.np)[()]
-    values["alpha"] = np.array(alpha, dtype=out.dtype.np)[()]
+        values["beta"] = scalar_argument(beta, out.dtype)
+    values["alpha"] = scalar_argument(alpha, out.dtype)
     # the largest register-blocked tile the output fills; smaller outputs: the plain tiled GEMM
     block, wpt = next(((b, w) for b, w in GEMM_BLOCKINGS if m >= b and n >= b), GEMM_BLOCKINGS[-1])
     blocked = m >= block and n >= block

@@ -1,26 +1,27 @@
-"""The OpenCL device's copying shape ops: ``flip``, ``repeat``, ``gather`` and ``scatter_add``
-(its backward), ``index`` and ``index_put_`` with one index tensor, ``tril``/``triu``, ``eye``,
-``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions).
+"""The OpenCL device's copying shape ops: ``flip``, ``roll``, ``repeat``, ``gather`` and
+``scatter_add`` (its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``diag``,
+``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions);
+advanced indexing is in opencl_indexing.py.
 
-``flip``, ``repeat``, ``gather``, ``tril``/``triu`` and ``eye`` are gathers, each a one-element
-window (opencl_nn.window) reading its source at a computed position; ``scatter_add`` reads its
-window backwards; ``constant_pad_nd`` fills the output, then copies the kept part of the input
-into its slice (a strided pointwise copy).
+``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu``, ``diag`` and ``eye`` are gathers,
+each a one-element window (opencl_nn.window) reading its source at a computed position;
+``scatter_add`` and ``scatter_reduce`` read their window backwards; ``constant_pad_nd`` fills the
+output, then copies the kept part of the input into its slice (a strided pointwise copy).
 """
 
-from ..._tensor import from_array
+from functools import partial
+
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
-from ...ops import indexing as I
 from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
-from .opencl_nn import window
+from .oclprinter import FLOATING
+from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
-from .opencl_rows import gather as gather_rows
 from .opencl_rows import host_indices
 
 
@@ -43,6 +44,30 @@ def flip(self, dims):
     flipped = {d % self.ndim for d in dims}
     ints = {f"flip{d}": int(d in flipped) for d in range(self.ndim)}
     window("aten::flip", {"inp": self}, ints, [(out, _loaded)], (1,), "sum", _flipped,
+           out.dtype.name)
+    return out
+
+
+def _rolled(B, index, rindex):
+    return B["inp"].load(tuple(f"(({i} + s{d} - shift{d}) % s{d})" for d, i in enumerate(index)))
+
+
+def roll(self, shifts, dims=()):
+    """``out[i] = self[(i - shift) mod size]`` along each rolled dim (no dims: the flat
+    tensor), a one-element gather."""
+    spec = SH.roll.meta(self, shifts, dims)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if not dims:
+        return roll(self.reshape(-1), shifts, (0,)).view(tuple(self._shape))
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    amount = [0] * self.ndim
+    for shift, d in zip(shifts, dims, strict=True):
+        amount[d % self.ndim] += shift
+    ints = {f"shift{d}": a % self._shape[d] for d, a in enumerate(amount)}
+    window("aten::roll", {"inp": self}, ints, [(out, _loaded)], (1,), "sum", _rolled,
            out.dtype.name)
     return out
 
@@ -182,6 +207,95 @@ def scatter_add(self, dim, index, src):
     return out
 
 
+# --- scatter_reduce: each output element reduces the sources that name it ------------------------
+
+def _hit(B, index, rindex):
+    """Whether src element ``rindex`` of this row names position p (Note [Windows read
+    backwards]), and where it is."""
+    *lead, p = index
+    (j,) = rindex
+    conditions = [f"{i} < isz{k}" for k, i in enumerate(lead)]
+    at = (*(f"clamp((long){i}, 0L, isz{k} - 1)" for k, i in enumerate(lead)), j)
+    conditions.append(f"{B['idx'].load(at)} == {p}")
+    return ops.index_expr(" && ".join(conditions), "bool"), at
+
+
+def _hit_count(B, index, rindex):
+    hit, _ = _hit(B, index, rindex)
+    return ops.to_dtype(hit, "int64")
+
+
+def _reduce_term(identity, B, index, rindex):
+    hit, at = _hit(B, index, rindex)
+    value = B["src"].load(at)
+    return ops.where(hit, value, ops.constant(identity(value.dtype), value.dtype))
+
+
+def _combined(reduction, include_self, B, index):
+    """self combined with the reduction of its sources (``red``), as ATen's scatter_reduce:
+    without ``include_self`` an element that no source names keeps its value; ``mean`` divides
+    by the count (plus one with self), flooring integers."""
+    total, own = ops.load("red", "0"), B["inp"].load(index)
+    count = B["cnt"].load(index)
+    if reduction == "mean":
+        if include_self:
+            total = ops.add(total, own)
+            count = ops.add(count, ops.constant(1, "int64"))
+        divisor = ops.to_dtype(ops.maximum(count, ops.constant(1, "int64")), total.dtype)
+        mean = ops.truediv(total, divisor) if total.dtype in FLOATING else \
+            _floored_quotient(total, divisor)
+        return ops.where(ops.gt(count, ops.constant(0, "int64")), mean, own)
+    if include_self:
+        return {"sum": ops.add, "prod": ops.mul, "amax": ops.maximum,
+                "amin": ops.minimum}[reduction](own, total)
+    return ops.where(ops.gt(count, ops.constant(0, "int64")), total, own)
+
+
+def _floored_quotient(a, b):
+    """a // b for integers with b > 0."""
+    quotient, rest = ops.int_trunc_divide(a, b), ops.int_fmod(a, b)
+    below = ops.lt(rest, ops.constant(0, rest.dtype))
+    return ops.where(below, ops.sub(quotient, ops.constant(1, a.dtype)), quotient)
+
+
+# the reduction's kind, the identity its absent sources take (by dtype name)
+SCATTER_REDUCTIONS = {"sum": ("sum", lambda dtype: 0), "mean": ("sum", lambda dtype: 0),
+                      "prod": ("prod", lambda dtype: 1), "amax": ("max", lowest),
+                      "amin": ("min", highest)}
+_TERMS = {name: partial(_reduce_term, identity)
+          for name, (_, identity) in SCATTER_REDUCTIONS.items()}
+_FINISH = {(name, include): partial(_combined, name, include)
+           for name in SCATTER_REDUCTIONS for include in (False, True)}
+
+
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """``scatter_reduce.two``: every output element reduces (sum, prod, mean, amax, amin) the
+    src elements whose index names it, with or without its own value: one kernel counts them,
+    one reduces and combines (deterministic, no atomics; indices checked on the host)."""
+    spec = SC.scatter_reduce.meta(self, dim, index, src, reduce, include_self)
+    reduction = SC.scatter_reduction(reduce)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    if not index.numel():
+        return pointwise("aten::scatter_reduce.two", identity, [(self, out.dtype)], out)
+    d = dim % max(self.ndim, 1)
+    _checked_indices(index, d, self._shape[d] if self.ndim else 1)
+    views = [_last_dim(t, d) for t in (self, index, src, out)]
+    count = runtime_of(self).empty(tuple(out._shape), contiguous_strides(out._shape), D.int64)
+    counts = _last_dim(count, d)
+    ints = {f"isz{k}": n for k, n in enumerate(views[1]._shape[:-1])}
+    rsizes = (views[1]._shape[-1],)
+    window("aten::scatter_reduce.two", {"idx": views[1]}, ints, [(counts, _loaded)], rsizes,
+           "sum", _hit_count, "int64")
+    kind = SCATTER_REDUCTIONS[reduction][0]
+    window("aten::scatter_reduce.two",
+           {"inp": views[0], "idx": views[1], "src": views[2], "cnt": counts}, ints,
+           [(views[3], _FINISH[reduction, include_self])], rsizes, kind, _TERMS[reduction],
+           out.dtype.name)
+    return out
+
+
 def _triangle_term(B, index, rindex):
     """x where column - row is at most ``diagonal`` (tril) or at least it (triu), else 0."""
     *_, i, j = index
@@ -201,6 +315,27 @@ def triangle(op, upper):
     return kernel
 
 
+def _diagonal_term(B, index, rindex):
+    """v[position along the diagonal] on the ``diagonal``-th diagonal, else 0."""
+    i, j = index
+    keep = ops.index_expr(f"{j} - {i} == diagonal", "bool")
+    x = B["inp"].load((f"clamp(diagonal >= 0 ? {i} : {j}, 0L, vlen - 1)",))
+    return ops.where(keep, x, ops.constant(0, x.dtype))
+
+
+def diag(self, diagonal=0):
+    """A 1-d tensor: the square matrix with it on the ``diagonal``-th diagonal; a 2-d one: a
+    copy of that diagonal."""
+    spec = SH.diag.meta(self, diagonal)
+    out = new_output(spec, self)
+    if self.ndim == 2:
+        return pointwise("aten::diag", identity, [(self.diagonal(diagonal), self.dtype)], out)
+    if out.numel():
+        window("aten::diag", {"inp": self}, {"diagonal": diagonal, "vlen": self._shape[0]},
+               [(out, _loaded)], (1,), "sum", _diagonal_term, out.dtype.name)
+    return out
+
+
 def _diagonal_one(B, index, rindex):
     i, j = index
     return ops.index_expr(f"{i} == {j}", "int64")
@@ -213,83 +348,6 @@ def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
     if out.numel():
         window("aten::eye.m", {}, {}, [(out, _loaded)], (1,), "sum", _diagonal_one, "int64")
     return out
-
-
-def _one_index(self, indices, op_name):
-    """(dim, index with negatives wrapped) of ``indices`` holding one integer index tensor,
-    checked on the host; masks and several index tensors raise."""
-    I.check_indices(self, indices)
-    given = [(d, i) for d, i in enumerate(indices) if i is not None]
-    if len(given) > 1 or I.is_mask(given[0][1]):
-        raise NotImplementedError(f"{op_name} with a boolean mask or several index tensors is "
-                                  f"not implemented for the 'OpenCL' backend yet")
-    (d, idx), = given
-    size = self._shape[d]
-    host = host_indices(idx)
-    if host.size and (host.min() < -size or host.max() >= size):
-        bad = host[(host < -size) | (host >= size)].flat[0]
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    if host.size and host.min() < 0:
-        idx = from_array(host % size).to(self.device)
-    return d, idx
-
-
-def index(self, indices):
-    """``self[..., idx, ...]`` with one integer index tensor (negative indices wrap): the
-    gather of index_select with the index's shape in place of the indexed dim. Boolean masks
-    (a data-dependent shape) and several index tensors raise."""
-    d, idx = _one_index(self, indices, "aten::index.Tensor")
-    spec = I.index.meta(self, indices)
-    return gather_rows("aten::index.Tensor", self, idx, new_output(spec, self), d)
-
-
-def _put_sum_term(B, index, rindex):
-    *lead, p = index
-    (k,) = rindex
-    value = B["src"].load((*lead, k))
-    hit = ops.index_expr(f"{B['idx'].load((k,))} == {p}", "bool")
-    return ops.where(hit, value, ops.constant(0, value.dtype))
-
-
-def _put_last_term(B, index, rindex):
-    *_, p = index
-    (k,) = rindex
-    return ops.index_expr(f"{B['idx'].load((k,))} == {p} ? {k} : -1", "int64")
-
-
-def _accumulated(B, index):
-    return ops.add(B["inp"].load(index), ops.load("red", "0"))
-
-
-def _last_written(B, index):
-    *lead, _ = index
-    k = ops.load("red", "0")
-    value = B["src"].load((*lead, f"max({k}, 0L)"))
-    return ops.where(ops.index_expr(f"{k} >= 0", "bool"), value, B["inp"].load(index))
-
-
-def index_put_(self, indices, values, accumulate=False):
-    """``self[..., idx, ...] = values`` (or ``+=`` with ``accumulate``: so the backward of
-    ``x[idx]``) with one integer index tensor: every element of self takes the values whose
-    index names it, the sum or the last one (deterministic, no atomics)."""
-    I.index_put_.meta(self, indices, values, accumulate)
-    d, idx = _one_index(self, indices, "aten::index_put_")
-    if not idx.numel() or not self.numel():
-        return self
-    flat = idx.reshape(-1)
-    shape = tuple(self._shape[:d]) + tuple(idx._shape) + tuple(self._shape[d + 1:])
-    spread = values.expand(shape).reshape(
-        tuple(self._shape[:d]) + (flat._shape[0],) + tuple(self._shape[d + 1:]))
-    if spread.dtype != self.dtype:
-        spread = pointwise("aten::index_put_", identity, [(spread, self.dtype)],
-                           new_output(spread, spread))
-    target, source = self.transpose(d, -1), spread.transpose(d, -1)
-    term, finish, kind = (_put_sum_term, _accumulated, "sum") if accumulate else \
-        (_put_last_term, _last_written, "max")
-    window("aten::index_put_", {"inp": target, "idx": flat, "src": source}, {},
-           [(target, finish)], (flat._shape[0],), kind, term,
-           self.dtype.name if accumulate else "int64")
-    return self
 
 
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
@@ -337,8 +395,9 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def kernels() -> dict:
-    return {SH.flip: flip, SH.repeat: repeat, SC.gather: gather, SC.scatter_add: scatter_add,
-            NN.constant_pad_nd: constant_pad_nd, SH.tril: triangle(SH.tril, False),
-            SH.triu: triangle(SH.triu, True), F.eye: eye, F.linspace: linspace, I.index: index,
-            I.index_put_: index_put_, SC.scatter: scatter(SC.scatter),
-            SC.scatter_value: scatter(SC.scatter_value)}
+    return {SH.flip: flip, SH.roll: roll, SH.repeat: repeat, SC.gather: gather,
+            SC.scatter_add: scatter_add, NN.constant_pad_nd: constant_pad_nd,
+            SH.tril: triangle(SH.tril, False), SH.triu: triangle(SH.triu, True), F.eye: eye,
+            SH.diag: diag,
+            F.linspace: linspace, SC.scatter: scatter(SC.scatter),
+            SC.scatter_reduce: scatter_reduce, SC.scatter_value: scatter(SC.scatter_value)}
