@@ -7,11 +7,12 @@
 eps is added after the bias-corrected square root, as PyTorch does.
 """
 
+from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import adam_step
 from .optimizer import (
-    _addcdiv_, _addcmul_, _check_adam_args,
-    _ElementwiseOptimizer, _lerp_, _scalar_value, _to_scalar,
+    _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
+    _ElementwiseOptimizer, _lerp_, _to_scalar,
 )
 
 
@@ -43,11 +44,9 @@ class Adam(_ElementwiseOptimizer):
 
     def _update(self, param, grad, state, group):
         lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
-        step = _scalar_value(state["step"])
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if not group["amsgrad"] and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
+        if not group["amsgrad"] and not is_compiling() and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
                                               bias_correction2_sqrt, group["eps"], step_size):
             return   # the same arithmetic in one generated C loop (optim/_native_update.py)
         _lerp_(exp_avg, grad, 1 - beta1)
@@ -56,4 +55,4 @@ class Adam(_ElementwiseOptimizer):
             exp_avg_sq = state["max_exp_avg_sq"].copy_(
                 P.maximum(state["max_exp_avg_sq"], exp_avg_sq))
         denom = P.sqrt(exp_avg_sq).div_(bias_correction2_sqrt).add_(group["eps"])
-        _addcdiv_(param, exp_avg, denom, -step_size)
+        _addcdiv_(param, exp_avg, denom, P.neg(step_size) if is_compiling() else -step_size)

@@ -19,6 +19,7 @@ from copy import deepcopy
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..core import dtype as D
+from ..dispatch.tls import is_compiling
 from ..nn.modules.hooks import RemovableHandle
 from ..ops import factory as F
 from ..ops import pointwise as P
@@ -92,6 +93,24 @@ def _scalar_from_number(value):
     """A scalar state (``step``, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``) as the 0-dim
     tensor PyTorch keeps; old checkpoints stored a number, which is upgraded on load."""
     return F.scalar_tensor(float(value), dtype=_get_scalar_dtype())
+
+
+def _adam_bias_corrections(step, lr, beta1, beta2):
+    """``(lr / (1 - beta1^t), (1 - beta2^t) ** 0.5)`` for the step count ``t``.
+
+    Eager: Python floats from the step's value. While compiling (Note [Traced optimizer step])
+    the step stays a tensor and they are float64 0-dim tensors made by the same IEEE operations
+    (``pow``, then ``- `` and ``/``), so the compiled update converts the same doubles to the
+    parameter's dtype as eager's Python numbers and gives eager's bits."""
+    if not is_compiling():
+        step = _scalar_value(step)
+        return lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5
+    def double(value):
+        return F.scalar_tensor(value, dtype=D.float64)
+    step = step.to(D.float64)
+    bias_correction1 = P.sub(double(1.0), P.pow(double(beta1), step))
+    bias_correction2 = P.sub(double(1.0), P.pow(double(beta2), step))
+    return P.div(double(lr), bias_correction1), P.pow(bias_correction2, double(0.5))
 
 
 def _scalar_value(state_tensor):
@@ -500,7 +519,11 @@ class _ElementwiseOptimizer(Optimizer):
             params, grads, states = self._gather(group)
             if not params:
                 continue
-            if self._use_flat(group):
+            if is_compiling():
+                # Note [Traced optimizer step]: capture records the per-parameter ops; the
+                # compiler fuses them, so flat buckets would only add copies to the graph.
+                self._loop_step(params, grads, states, group)
+            elif self._use_flat(group):
                 self._flat_step(index, params, grads, states, group)
             else:
                 self._loop_step(params, grads, states, group)
