@@ -283,6 +283,8 @@ def _compile(aot, args, training):
     example = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     # the examples are meta tensors: the device the graph runs on travels beside them
     gm.meta["device"] = next((a.device for a in args if isinstance(a, TensorImpl)), None)
+    # the first outputs are the new values of mutated inputs (Note [Input mutations])
+    gm.meta["num_mutated"] = info.num_mutated
     if not training:
         _notify("inference", gm, seconds=traced - start)
         return _InferenceRuntime(inference_compiler(gm, example), info)
@@ -290,6 +292,7 @@ def _compile(aot, args, training):
     num_fwd_outputs = info.num_mutated + info.num_outputs
     fw_gm, bw_gm = aot.partition_fn(gm, example, num_fwd_outputs=num_fwd_outputs)
     fw_gm.meta["device"] = bw_gm.meta["device"] = gm.meta["device"]
+    fw_gm.meta["num_mutated"] = info.num_mutated
     partitioned = time.perf_counter()
     saved = saved_bytes(bw_gm)
     _notify("forward", fw_gm, seconds=partitioned - traced, saved_bytes=saved)

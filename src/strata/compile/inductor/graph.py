@@ -235,18 +235,26 @@ class GraphLowering:
                 env[node] = self._call(node, env)
             elif node.op == "output":
                 outs = node.args[0]
-                for out in (outs if isinstance(outs, (tuple, list)) else (outs,)):
+                num_mutated = self.gm.meta.get("num_mutated", 0)
+                for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
                     value = env[out] if out is not None else None
-                    self.outputs.append(self._output(value))
+                    self.outputs.append(self._output(value, exact=k < num_mutated))
         return self
 
     def is_view(self, buffer):
         return buffer is not self.buffers[buffer.name]
 
-    def _output(self, value):
+    def _output(self, value, exact=False):
+        """``exact``: the new value of a mutated input (parameters and optimizer state), which
+        must be eager's bit for bit, so its kernel does not contract (Note [No contraction])."""
         if not isinstance(value, TensorValue):
             return ("const", value)
         buffer = self.realize(value).buffer
+        if exact:
+            for step in self.steps:
+                for n in getattr(step, "nodes", ()):
+                    if n.name == buffer.name:
+                        n.exact = True
         return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
 
     def _call(self, node, env):

@@ -202,6 +202,23 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
 
 
+@register(aten.scalar_tensor.default)
+def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=None):
+    out_dtype, _ = out_spec(node)
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("scalar_tensor")
+    return TensorValue(out_dtype, (), lambda i: ops.constant(s, out_dtype))
+
+
+@register(aten.pow.Tensor_Tensor)
+def _pow(G, node, a, b):
+    """libm's ``pow`` in the C graph only (the OpenCL printer has no row for it)."""
+    if out_spec(node)[0] not in FLOATS or G.device_type != "cpu":
+        raise NoLowering("pow")
+    return pointwise(G, node, lambda x, y: ops.pow(x, y), a, b)
+
+
 @register(aten.empty.memory_format)
 def _empty(G, node, size, dtype=None, layout=None, device=None, pin_memory=None,
            memory_format=None):
