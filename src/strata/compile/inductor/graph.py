@@ -133,6 +133,7 @@ class GraphLowering:
         self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
+        self.in_place = {}      # kernel buffer -> the input it is written over (its memory)
         self.pre_fusion = []
         self.count = 0
         self._needed = None     # computed once ``run`` is done
@@ -239,7 +240,50 @@ class GraphLowering:
                 for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
                     value = env[out] if out is not None else None
                     self.outputs.append(self._output(value, exact=k < num_mutated))
+        for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())):
+            kind, name = self.outputs[k]
+            if kind == "buffer" and self._writable_in_place(k, name, target):
+                self.in_place[name] = target
+                self.outputs[k] = ("buffer", target)
         return self
+
+    def _writable_in_place(self, k, name, target):
+        """Note [Input mutations] (aot_autograd.py): can the kernel node ``name`` that computes
+        output ``k``, the new value of input ``target``, write it over the input's memory
+        instead of a fresh buffer (no copy back, no allocation)? Yes when it is a pointwise node
+        of the same size, dtype and row-major layout, every read of the input's old value is
+        at the element being written and comes no later (no later step or node of its kernel,
+        and no other output, reads it)."""
+        source = self.buffers.get(target)
+        if target not in self.inputs or source is None or name not in self.kernel_outputs:
+            return False
+        buffer = self.buffers[name]
+        if (source.dtype, source.size, source.stride, source.offset) != (
+                buffer.dtype, buffer.size, contiguous_stride(buffer.size), 0):
+            return False
+        if any(j != k and kind != "const" and getattr(value, "name", value) in (target, name)
+               for j, (kind, value) in enumerate(self.outputs)):
+            return False
+        at = next((s for s, step in enumerate(self.steps) if isinstance(step, KernelStep)
+                   and any(n.name == name for n in step.nodes)), None)
+        if at is None or any(target in self._external_reads(step)
+                             for step in self.steps[at + 1:]):
+            return False
+        step = self.steps[at]
+        outer_k = len(step.outer)
+        for node in step.nodes:
+            reads = [index for read, index in _reads(node, outer_k) if read == target]
+            if node.name == name and not isinstance(node, Pointwise):
+                return False
+            if reads:
+                element = tuple(f"i{d}" for d in range(outer_k)) + tuple(
+                    f"r{d}" for d in range(len(node.ranges) - outer_k))
+                if not isinstance(node, Pointwise) or tuple(node.ranges) != buffer.size or \
+                        any(index != _index_text(buffer.size, element) for index in reads):
+                    return False
+            if node.name == name:
+                return True
+        return False
 
     def is_view(self, buffer):
         return buffer is not self.buffers[buffer.name]
@@ -343,6 +387,7 @@ class GraphLowering:
         """Every buffer read by some step or returned (once the graph is lowered)."""
         if self._needed is None:
             names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
+            names.update(self.in_place)     # outputs written over their inputs
             for step in self.steps:
                 names.update(self._external_reads(step))
             self._needed = names

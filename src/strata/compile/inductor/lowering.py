@@ -65,6 +65,11 @@ def pointwise(G, node, fn, *args, compute=None):
     compute = compute or dtype
     if compute not in FLOATS + ("int64", "int32", "bool"):
         raise NoLowering(f"dtype {compute}")
+    if math.prod(size) > 1:
+        # A one-element formula (an optimizer's bias corrections: pow, division) is computed
+        # once into its own buffer, not again at every element of its reader.
+        args = [G.realize(a) if isinstance(a, TensorValue) and a.buffer is None
+                and math.prod(a.size) == 1 else a for a in args]
     loaders = [as_loader(a, size, compute) for a in args]
 
     def load(index):
