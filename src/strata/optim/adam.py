@@ -45,6 +45,8 @@ class Adam(_ElementwiseOptimizer):
     def _update(self, param, grad, state, group):
         lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
         step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
+        # while compiling, every one-element value comes before the update (one kernel, ir.py)
+        negative_step_size = P.neg(step_size) if is_compiling() else -step_size
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         if not group["amsgrad"] and not is_compiling() and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
                                               bias_correction2_sqrt, group["eps"], step_size):
@@ -55,4 +57,4 @@ class Adam(_ElementwiseOptimizer):
             exp_avg_sq = state["max_exp_avg_sq"].copy_(
                 P.maximum(state["max_exp_avg_sq"], exp_avg_sq))
         denom = P.sqrt(exp_avg_sq).div_(bias_correction2_sqrt).add_(group["eps"])
-        _addcdiv_(param, exp_avg, denom, P.neg(step_size) if is_compiling() else -step_size)
+        _addcdiv_(param, exp_avg, denom, negative_step_size)

@@ -220,6 +220,11 @@ class GraphLowering:
     def run(self):
         env = {}
         examples = iter(self.example_inputs)
+        outs = self.gm.graph.output_node().args[0]
+        num_mutated = self.gm.meta.get("num_mutated", 0)
+        # the new value of a mutated input is realized where it is computed, so it joins the
+        # kernel of the values it is made from (an optimizer's update: one kernel per parameter)
+        new_values = set(outs[:num_mutated]) if isinstance(outs, (tuple, list)) else set()
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 example = next(examples)
@@ -234,9 +239,9 @@ class GraphLowering:
                 if not node.users:
                     continue    # dead: nothing reads it (the graph is functional)
                 env[node] = self._call(node, env)
+                if node in new_values and isinstance(env[node], TensorValue):
+                    env[node] = self.realize(env[node])
             elif node.op == "output":
-                outs = node.args[0]
-                num_mutated = self.gm.meta.get("num_mutated", 0)
                 for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
                     value = env[out] if out is not None else None
                     self.outputs.append(self._output(value, exact=k < num_mutated))

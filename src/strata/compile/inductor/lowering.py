@@ -66,8 +66,8 @@ def pointwise(G, node, fn, *args, compute=None):
     if compute not in FLOATS + ("int64", "int32", "bool"):
         raise NoLowering(f"dtype {compute}")
     if math.prod(size) > 1:
-        # A one-element formula (an optimizer's bias corrections: pow, division) is computed
-        # once into its own buffer, not again at every element of its reader.
+        # A one-element formula of another row (a constant) is computed once, not at every
+        # element of its reader.
         args = [G.realize(a) if isinstance(a, TensorValue) and a.buffer is None
                 and math.prod(a.size) == 1 else a for a in args]
     loaders = [as_loader(a, size, compute) for a in args]
@@ -75,6 +75,10 @@ def pointwise(G, node, fn, *args, compute=None):
     def load(index):
         value = fn(*(ld(index) for ld in loaders))
         return value if compute == dtype else ops.to_dtype(value, dtype)
+    if math.prod(size) == 1:
+        # One element (an optimizer's bias corrections, a loss): computed once, in a kernel of
+        # one-element values that runs before its readers rather than between their kernels.
+        return G.realize(TensorValue(dtype, size, load))
     return TensorValue(dtype, size, load)
 
 
