@@ -6,6 +6,7 @@
 The learning rate multiplies the buffer at the update (not inside it, unlike Sutskever et al.).
 """
 
+from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import sgd_momentum_step
 from .optimizer import _check_lr, _check_nonnegative, _ElementwiseOptimizer, _to_scalar
@@ -50,8 +51,9 @@ class SGD(_ElementwiseOptimizer):
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = grad.clone()
-            elif sgd_momentum_step(param, grad, buf, momentum, group["dampening"],
-                                   _to_scalar(group["lr"]), group["nesterov"]):
+            elif not is_compiling() and sgd_momentum_step(
+                    param, grad, buf, momentum, group["dampening"], _to_scalar(group["lr"]),
+                    group["nesterov"]):
                 return   # the same arithmetic in one generated C loop (optim/_native_update.py)
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
