@@ -134,6 +134,7 @@ class GraphLowering:
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
         self.in_place = {}      # kernel buffer -> the input it is written over (its memory)
+        self._scalar_kernel = None      # the kernel of one-element values (see ``_schedule``)
         self.pre_fusion = []
         self.count = 0
         self._needed = None     # computed once ``run`` is done
@@ -146,6 +147,14 @@ class GraphLowering:
 
     def _schedule(self, node):
         self.pre_fusion.append(node)
+        home = self._scalar_kernel
+        if isinstance(node, Pointwise) and not node.ranges and home is not None and all(
+                name in self.inputs or name in self.constants or
+                any(n.name == name for n in home.nodes) for name, _ in _reads(node, 0)):
+            # A one-element value made from inputs and other such values (an optimizer's
+            # bias corrections, one per parameter) joins the first kernel of them: one call.
+            home.nodes.append(node)
+            return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
             last.nodes.append(node)
@@ -161,6 +170,8 @@ class GraphLowering:
             step = KernelStep(self._name("kernel"), node.ranges[:-1], node.ranges[-1:])
         step.nodes.append(node)
         self.steps.append(step)
+        if isinstance(node, Pointwise) and not node.ranges and home is None:
+            self._scalar_kernel = step
 
     def realize(self, value: TensorValue) -> TensorValue:
         if value.buffer is not None:
