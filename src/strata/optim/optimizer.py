@@ -95,6 +95,12 @@ def _scalar_from_number(value):
     return F.scalar_tensor(float(value), dtype=_get_scalar_dtype())
 
 
+# Note [Traced optimizer step]: inside ``strata.compile`` (``is_compiling()``, which capture folds
+# to True) ``step`` takes a path the capture can record as one graph, as PyTorch's optimizers do
+# under Dynamo: the per-parameter loop (the compiler fuses; flat buckets would add copies), no
+# fused native update (it reads arrays), and the step count kept as a tensor, with tensor bias
+# corrections instead of ``.item()``. The update's numbers are eager's bit for bit
+# (docs/compiled_optimizer.md); the eager path is unchanged.
 def _adam_bias_corrections(step, lr, beta1, beta2):
     """``(lr / (1 - beta1^t), (1 - beta2^t) ** 0.5)`` for the step count ``t``.
 
