@@ -45,11 +45,13 @@ class Adam(_ElementwiseOptimizer):
     def _update(self, param, grad, state, group):
         lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
         step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
-        # while compiling, every one-element value comes before the update (one kernel, ir.py)
+        # while compiling, every one-element value comes before the update, so they share one
+        # kernel (inductor's graph.py, ``_schedule``)
         negative_step_size = P.neg(step_size) if is_compiling() else -step_size
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if not group["amsgrad"] and not is_compiling() and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
-                                              bias_correction2_sqrt, group["eps"], step_size):
+        if not group["amsgrad"] and not is_compiling() and adam_step(
+                param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2, bias_correction2_sqrt,
+                group["eps"], step_size):
             return   # the same arithmetic in one generated C loop (optim/_native_update.py)
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
