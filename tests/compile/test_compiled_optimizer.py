@@ -14,6 +14,8 @@ import functools
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import strata
 from strata._dynamo import explain
@@ -233,3 +235,34 @@ def test_eager_step_keeps_the_native_update(monkeypatch):
     for _ in range(2):
         _train_step(strata, model, opt)(x, y)
     assert "adam_step" in calls
+
+
+_BIAS_CORRECTIONS = []
+
+
+def _compiled_bias_corrections():
+    """Adam's bias corrections as the traced step computes them, compiled once for 64 lanes."""
+    if not _BIAS_CORRECTIONS:
+        def corrections(step, lr, beta1, beta2):
+            one = strata.ones((), dtype=strata.float64)
+            step = step.to(strata.float64)
+            step_size = strata.div(lr, one - strata.pow(beta1, step))
+            return step_size, strata.pow(one - strata.pow(beta2, step), 0.5 * one)
+        _BIAS_CORRECTIONS.append(strata.compile(corrections, backend="inductor", dynamic=False))
+    return _BIAS_CORRECTIONS[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**7), st.floats(1e-6, 1.0), st.floats(0.0, 0.9999),
+                          st.floats(0.0, 0.99999)), min_size=64, max_size=64))
+def test_generated_bias_corrections_are_pythons_floats(lanes):
+    """The generated ``pow`` and divisions give the doubles Python's ``**`` and ``/`` give (the
+    numbers eager's update converts), so the compiled update can be eager's bit for bit."""
+    steps, lrs, beta1s, beta2s = (np.array(column) for column in zip(*lanes))
+    step_size, bias_correction2_sqrt = _compiled_bias_corrections()(
+        strata.tensor(steps.astype(np.float32)), strata.tensor(lrs), strata.tensor(beta1s),
+        strata.tensor(beta2s))
+    for k, (step, lr, beta1, beta2) in enumerate(lanes):
+        step = float(np.float32(step))      # the step counter is a float32 tensor
+        assert step_size[k].item() == lr / (1 - beta1 ** step)
+        assert bias_correction2_sqrt[k].item() == (1 - beta2 ** step) ** 0.5
