@@ -266,3 +266,24 @@ def test_generated_bias_corrections_are_pythons_floats(lanes):
         step = float(np.float32(step))      # the step counter is a float32 tensor
         assert step_size[k].item() == lr / (1 - beta1 ** step)
         assert bias_correction2_sqrt[k].item() == (1 - beta2 ** step) ** 0.5
+
+
+def test_a_scheduled_lr_stays_in_the_graph_and_matches_eager():
+    """An LR scheduler wraps ``opt.step`` (a weak reference to the optimizer, as PyTorch's);
+    the update stays one graph, and each new lr recompiles it."""
+    x, y = _data(strata)
+    (model, opt), (ref_model, ref_opt) = _mlp(strata, "AdamW"), _mlp(strata, "AdamW")
+    schedulers = [strata.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5)
+                  for o in (opt, ref_opt)]
+    compiled = strata.compile(_train_step(strata, model, opt), backend="inductor")
+    reference = _reference_step(ref_model, ref_opt)
+    for _ in range(5):
+        compiled(x, y)
+        reference(x, y)
+        for scheduler in schedulers:
+            scheduler.step()
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert _bits_equal(p, q)
+    assert opt.param_groups[0]["lr"] == ref_opt.param_groups[0]["lr"] == 0.0025
+    report = explain(lambda: opt.step())()
+    assert (report.graph_count, report.graph_break_count) == (1, 0), report.break_reasons
