@@ -287,3 +287,34 @@ def test_a_scheduled_lr_stays_in_the_graph_and_matches_eager():
     assert opt.param_groups[0]["lr"] == ref_opt.param_groups[0]["lr"] == 0.0025
     report = explain(lambda: opt.step())()
     assert (report.graph_count, report.graph_break_count) == (1, 0), report.break_reasons
+
+
+@pytest.mark.parametrize("kind", ["AdamW", "SGD(momentum)"])
+def test_a_tensor_lr_is_a_graph_input_no_recompile(kind):
+    """``lr=tensor`` (PyTorch's advice for compiled optimizers with schedulers): the update reads
+    it as an input, so an ExponentialLR changing it every step compiles nothing new."""
+    from strata.compile.inductor import inductor
+    graphs = []
+
+    def counting_inductor(gm, example_inputs):
+        graphs.append(gm)
+        return inductor(gm, example_inputs)
+
+    x, y = _data(strata)
+    (model, opt), (ref_model, ref_opt) = _mlp(strata, kind), _mlp(strata, kind)
+    for o in (opt, ref_opt):
+        o.param_groups[0]["lr"] = strata.tensor(0.05)
+    schedulers = [strata.optim.lr_scheduler.ExponentialLR(o, gamma=0.7) for o in (opt, ref_opt)]
+    compiled = strata.compile(_train_step(strata, model, opt), backend=counting_inductor)
+    reference = _reference_step(ref_model, ref_opt)
+    for step in range(6):
+        compiled(x, y)
+        reference(x, y)
+        for scheduler in schedulers:
+            scheduler.step()
+        if step == 2:
+            compiled_so_far = len(graphs)
+        for p, q in zip(model.parameters(), ref_model.parameters()):
+            assert _bits_equal(p, q), step
+    assert len(graphs) == compiled_so_far
+    assert float(opt.param_groups[0]["lr"]) == pytest.approx(0.05 * 0.7 ** 6)

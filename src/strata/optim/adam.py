@@ -12,7 +12,7 @@ from ..ops import pointwise as P
 from ._native_update import adam_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
-    _ElementwiseOptimizer, _lerp_, _to_scalar,
+    _ElementwiseOptimizer, _lerp_, _lr, _to_scalar,
 )
 
 
@@ -43,7 +43,7 @@ class Adam(_ElementwiseOptimizer):
         return None if group["amsgrad"] else "adam_step"
 
     def _update(self, param, grad, state, group):
-        lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
+        lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
         step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
         # while compiling, every one-element value comes before the update, so they share one
         # kernel (inductor's graph.py, ``_schedule``)

@@ -79,6 +79,17 @@ def _to_scalar(x):
     return x
 
 
+def _lr(group):
+    """The group's learning rate: a Python number, except a tensor ``lr`` while compiling (Note
+    [Traced optimizer step]), which stays a float64 0-dim tensor: a graph input, so that a
+    scheduler's new value needs no recompile (PyTorch's advice for compiled optimizers). Both
+    hold the same double, the float32 value of the tensor."""
+    lr = group["lr"]
+    if isinstance(lr, Tensor) and is_compiling():
+        return lr.to(D.float64)
+    return _to_scalar(lr)
+
+
 def _get_scalar_dtype():
     """``state['step']`` is float32 unless the default dtype is float64 (PyTorch's rule)."""
     return D.float64 if D.get_default_dtype() is D.float64 else D.float32
@@ -116,7 +127,8 @@ def _adam_bias_corrections(step, lr, beta1, beta2):
     step = step.to(D.float64)
     bias_correction1 = P.sub(double(1.0), P.pow(double(beta1), step))
     bias_correction2 = P.sub(double(1.0), P.pow(double(beta2), step))
-    return P.div(double(lr), bias_correction1), P.pow(bias_correction2, double(0.5))
+    lr = lr if isinstance(lr, Tensor) else double(lr)
+    return P.div(lr, bias_correction1), P.pow(bias_correction2, double(0.5))
 
 
 def _scalar_value(state_tensor):
@@ -557,7 +569,7 @@ class _ElementwiseOptimizer(Optimizer):
         weight_decay = group.get("weight_decay", 0)
         if weight_decay != 0:
             if group.get("decoupled_weight_decay", False):
-                param.mul_(1 - _to_scalar(group["lr"]) * weight_decay)
+                param.mul_(1 - _lr(group) * weight_decay)
             else:
                 grad = P.add(grad, param, alpha=weight_decay)
         self._update(param, grad, state, group)
