@@ -12,7 +12,7 @@ from ..ops import pointwise as P
 from ._native_update import adam_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
-    _ElementwiseOptimizer, _lerp_, _lr, _to_scalar,
+    _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
 )
 
 
@@ -47,7 +47,7 @@ class Adam(_ElementwiseOptimizer):
         step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
         # while compiling, every one-element value comes before the update, so they share one
         # kernel (inductor's graph.py, ``_schedule``)
-        negative_step_size = P.neg(step_size) if is_compiling() else -step_size
+        negative_step_size = _negative(step_size)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         if not group["amsgrad"] and not is_compiling() and adam_step(
                 param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2, bias_correction2_sqrt,

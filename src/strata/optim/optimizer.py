@@ -90,6 +90,19 @@ def _lr(group):
     return _to_scalar(lr)
 
 
+def _negative(value):
+    """``-value`` of a Python number or of a traced 0-dim tensor (``_lr``, bias corrections)."""
+    return P.neg(value) if isinstance(value, Tensor) else -value
+
+
+def _step_along_(param, direction, lr):
+    """``param.add_(direction, alpha=-lr)``; a traced tensor ``lr`` rounds as that does:
+    ``direction * float32(-lr)``, then the sum."""
+    if isinstance(lr, Tensor):
+        return param.add_(P.mul(direction, P.neg(lr)))
+    return param.add_(direction, alpha=-lr)
+
+
 def _get_scalar_dtype():
     """``state['step']`` is float32 unless the default dtype is float64 (PyTorch's rule)."""
     return D.float64 if D.get_default_dtype() is D.float64 else D.float32

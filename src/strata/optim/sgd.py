@@ -9,8 +9,8 @@ The learning rate multiplies the buffer at the update (not inside it, unlike Sut
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import sgd_momentum_step
-from .._tensor import Tensor
-from .optimizer import _check_lr, _check_nonnegative, _ElementwiseOptimizer, _lr
+from .optimizer import (_check_lr, _check_nonnegative, _ElementwiseOptimizer, _lr,
+                        _step_along_)
 
 
 class SGD(_ElementwiseOptimizer):
@@ -58,7 +58,4 @@ class SGD(_ElementwiseOptimizer):
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = P.add(grad, buf, alpha=momentum) if group["nesterov"] else buf
-        if isinstance(lr, Tensor):    # a traced tensor lr: eager's grad * float32(-lr), then add
-            param.add_(P.mul(grad, P.neg(lr)))
-        else:
-            param.add_(grad, alpha=-lr)
+        _step_along_(param, grad, lr)
