@@ -321,3 +321,21 @@ def test_a_tensor_lr_is_a_graph_input_no_recompile(kind):
             assert _bits_equal(p, q), step
     assert len(graphs) == compiled_so_far
     assert float(opt.param_groups[0]["lr"]) == pytest.approx(0.05 * 0.7 ** 6)
+
+
+def test_eager_and_compiled_steps_interleave():
+    """Eager steps keep the state as views of flat buffers (optim/_multi_tensor.py); compiled
+    steps write through those views in place, and eager steps after them see the writes."""
+    x, y = _data(strata)
+    (model, opt), (ref_model, ref_opt) = _mlp(strata, "Adam"), _mlp(strata, "Adam")
+    compiled = strata.compile(_train_step(strata, model, opt), backend="inductor")
+    mixed = _reference_step(model, opt)     # the same model and optimizer, eager update
+    reference = _reference_step(ref_model, ref_opt)
+    for step in range(6):
+        (mixed if step in (0, 1, 4) else compiled)(x, y)
+        reference(x, y)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert _bits_equal(p, q)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        for name in ("step", "exp_avg", "exp_avg_sq"):
+            assert _bits_equal(opt.state[p][name], ref_opt.state[q][name])
