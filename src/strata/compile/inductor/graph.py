@@ -256,7 +256,9 @@ class GraphLowering:
                 for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
                     value = env[out] if out is not None else None
                     self.outputs.append(self._output(value, exact=k < num_mutated))
-        for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())):
+        # only the C wrapper (compile_fx.py) aliases an output's array to its input's
+        for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())
+                                   if self.device_type == "cpu" else ()):
             kind, name = self.outputs[k]
             if kind == "buffer" and self._writable_in_place(k, name, target):
                 self.in_place[name] = target
