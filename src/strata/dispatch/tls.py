@@ -30,6 +30,13 @@ def state() -> _DispatchState:
     return _state
 
 
+def is_compiling() -> bool:
+    """True inside a captured frame: capture folds the call to the constant True
+    (compile/capture/builtins.py). It lives here so that layers above the compiler (optim/)
+    can ask."""
+    return False
+
+
 @contextmanager
 def include_keys(keyset: int):
     """Add keys to every dispatch in this thread (``IncludeDispatchKeyGuard``)."""

@@ -94,7 +94,7 @@ class LRScheduler:
         def wrapper(*args, **kwargs):
             o = opt_ref()
             o._opt_called = True
-            return func.__get__(o, o.__class__)(*args, **kwargs)
+            return func(o, *args, **kwargs)    # (PyTorch binds with __get__: the same call)
 
         wrapper._wrapped_by_lr_sched = True
         opt.step = wrapper

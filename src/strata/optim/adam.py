@@ -7,11 +7,12 @@
 eps is added after the bias-corrected square root, as PyTorch does.
 """
 
+from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import adam_step
 from .optimizer import (
-    _addcdiv_, _addcmul_, _check_adam_args,
-    _ElementwiseOptimizer, _lerp_, _scalar_value, _to_scalar,
+    _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
+    _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
 )
 
 
@@ -42,13 +43,15 @@ class Adam(_ElementwiseOptimizer):
         return None if group["amsgrad"] else "adam_step"
 
     def _update(self, param, grad, state, group):
-        lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
-        step = _scalar_value(state["step"])
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
+        step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
+        # while compiling, every one-element value comes before the update, so they share one
+        # kernel (inductor's graph.py, ``_schedule``)
+        negative_step_size = _negative(step_size)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if not group["amsgrad"] and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
-                                              bias_correction2_sqrt, group["eps"], step_size):
+        if not group["amsgrad"] and not is_compiling() and adam_step(
+                param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2, bias_correction2_sqrt,
+                group["eps"], step_size):
             return   # the same arithmetic in one generated C loop (optim/_native_update.py)
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
@@ -56,4 +59,4 @@ class Adam(_ElementwiseOptimizer):
             exp_avg_sq = state["max_exp_avg_sq"].copy_(
                 P.maximum(state["max_exp_avg_sq"], exp_avg_sq))
         denom = P.sqrt(exp_avg_sq).div_(bias_correction2_sqrt).add_(group["eps"])
-        _addcdiv_(param, exp_avg, denom, -step_size)
+        _addcdiv_(param, exp_avg, denom, negative_step_size)

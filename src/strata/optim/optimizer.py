@@ -19,6 +19,7 @@ from copy import deepcopy
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..core import dtype as D
+from ..dispatch.tls import is_compiling
 from ..nn.modules.hooks import RemovableHandle
 from ..ops import factory as F
 from ..ops import pointwise as P
@@ -78,6 +79,30 @@ def _to_scalar(x):
     return x
 
 
+def _lr(group):
+    """The group's learning rate: a Python number, except a tensor ``lr`` while compiling (Note
+    [Traced optimizer step]), which stays a float64 0-dim tensor: a graph input, so that a
+    scheduler's new value needs no recompile (PyTorch's advice for compiled optimizers). Both
+    hold the same double, the float32 value of the tensor."""
+    lr = group["lr"]
+    if isinstance(lr, Tensor) and is_compiling():
+        return lr.to(D.float64)
+    return _to_scalar(lr)
+
+
+def _negative(value):
+    """``-value`` of a Python number or of a traced 0-dim tensor (``_lr``, bias corrections)."""
+    return P.neg(value) if isinstance(value, Tensor) else -value
+
+
+def _step_along_(param, direction, lr):
+    """``param.add_(direction, alpha=-lr)``; a traced tensor ``lr`` rounds as that does:
+    ``direction * float32(-lr)``, then the sum."""
+    if isinstance(lr, Tensor):
+        return param.add_(P.mul(direction, P.neg(lr)))
+    return param.add_(direction, alpha=-lr)
+
+
 def _get_scalar_dtype():
     """``state['step']`` is float32 unless the default dtype is float64 (PyTorch's rule)."""
     return D.float64 if D.get_default_dtype() is D.float64 else D.float32
@@ -92,6 +117,31 @@ def _scalar_from_number(value):
     """A scalar state (``step``, NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``) as the 0-dim
     tensor PyTorch keeps; old checkpoints stored a number, which is upgraded on load."""
     return F.scalar_tensor(float(value), dtype=_get_scalar_dtype())
+
+
+# Note [Traced optimizer step]: inside ``strata.compile`` (``is_compiling()``, which capture folds
+# to True) ``step`` takes a path the capture can record as one graph, as PyTorch's optimizers do
+# under Dynamo: the per-parameter loop (the compiler fuses; flat buckets would add copies), no
+# fused native update (it reads arrays), and the step count kept as a tensor, with tensor bias
+# corrections instead of ``.item()``. The update's numbers are eager's bit for bit
+# (docs/compiled_optimizer.md); the eager path is unchanged.
+def _adam_bias_corrections(step, lr, beta1, beta2):
+    """``(lr / (1 - beta1^t), (1 - beta2^t) ** 0.5)`` for the step count ``t``.
+
+    Eager: Python floats from the step's value. While compiling (Note [Traced optimizer step])
+    the step stays a tensor and they are float64 0-dim tensors made by the same IEEE operations
+    (``pow``, then ``- `` and ``/``), so the compiled update converts the same doubles to the
+    parameter's dtype as eager's Python numbers and gives eager's bits."""
+    if not is_compiling():
+        step = _scalar_value(step)
+        return lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5
+    def double(value):
+        return F.scalar_tensor(value, dtype=D.float64)
+    step = step.to(D.float64)
+    bias_correction1 = P.sub(double(1.0), P.pow(double(beta1), step))
+    bias_correction2 = P.sub(double(1.0), P.pow(double(beta2), step))
+    lr = lr if isinstance(lr, Tensor) else double(lr)
+    return P.div(lr, bias_correction1), P.pow(bias_correction2, double(0.5))
 
 
 def _scalar_value(state_tensor):
@@ -500,7 +550,11 @@ class _ElementwiseOptimizer(Optimizer):
             params, grads, states = self._gather(group)
             if not params:
                 continue
-            if self._use_flat(group):
+            if is_compiling():
+                # Note [Traced optimizer step]: capture records the per-parameter ops; the
+                # compiler fuses them, so flat buckets would only add copies to the graph.
+                self._loop_step(params, grads, states, group)
+            elif self._use_flat(group):
                 self._flat_step(index, params, grads, states, group)
             else:
                 self._loop_step(params, grads, states, group)
@@ -528,7 +582,7 @@ class _ElementwiseOptimizer(Optimizer):
         weight_decay = group.get("weight_decay", 0)
         if weight_decay != 0:
             if group.get("decoupled_weight_decay", False):
-                param.mul_(1 - _to_scalar(group["lr"]) * weight_decay)
+                param.mul_(1 - _lr(group) * weight_decay)
             else:
                 grad = P.add(grad, param, alpha=weight_decay)
         self._update(param, grad, state, group)

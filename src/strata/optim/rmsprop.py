@@ -9,7 +9,7 @@ eps is added after the square root (TensorFlow adds it inside).
 from ..ops import pointwise as P
 from .optimizer import (
     _addcdiv_, _addcmul_, _check_lr, _check_nonnegative,
-    _ElementwiseOptimizer, _lerp_, _to_scalar,
+    _ElementwiseOptimizer, _lerp_, _lr, _negative, _step_along_,
 )
 
 
@@ -39,7 +39,7 @@ class RMSprop(_ElementwiseOptimizer):
             state["grad_avg"] = param.new_zeros(param.shape)
 
     def _update(self, param, grad, state, group):
-        lr, alpha = _to_scalar(group["lr"]), group["alpha"]
+        lr, alpha = _lr(group), group["alpha"]
         square_avg = _addcmul_(state["square_avg"].mul_(alpha), grad, grad, 1 - alpha)
         if group["centered"]:
             grad_avg = _lerp_(state["grad_avg"], grad, 1 - alpha)
@@ -49,6 +49,6 @@ class RMSprop(_ElementwiseOptimizer):
         avg.add_(group["eps"])
         if group["momentum"] > 0:
             buf = state["momentum_buffer"].mul_(group["momentum"]).add_(P.div(grad, avg))
-            param.add_(buf, alpha=-lr)
+            _step_along_(param, buf, lr)
         else:
-            _addcdiv_(param, grad, avg, -lr)
+            _addcdiv_(param, grad, avg, _negative(lr))

@@ -6,9 +6,11 @@
 The learning rate multiplies the buffer at the update (not inside it, unlike Sutskever et al.).
 """
 
+from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import sgd_momentum_step
-from .optimizer import _check_lr, _check_nonnegative, _ElementwiseOptimizer, _to_scalar
+from .optimizer import (_check_lr, _check_nonnegative, _ElementwiseOptimizer, _lr,
+                        _step_along_)
 
 
 class SGD(_ElementwiseOptimizer):
@@ -45,15 +47,15 @@ class SGD(_ElementwiseOptimizer):
         """The momentum buffer is created from the first gradient, in ``_update``."""
 
     def _update(self, param, grad, state, group):
-        momentum = group["momentum"]
+        momentum, lr = group["momentum"], _lr(group)
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = grad.clone()
-            elif sgd_momentum_step(param, grad, buf, momentum, group["dampening"],
-                                   _to_scalar(group["lr"]), group["nesterov"]):
+            elif not is_compiling() and sgd_momentum_step(
+                    param, grad, buf, momentum, group["dampening"], lr, group["nesterov"]):
                 return   # the same arithmetic in one generated C loop (optim/_native_update.py)
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = P.add(grad, buf, alpha=momentum) if group["nesterov"] else buf
-        param.add_(grad, alpha=-_to_scalar(group["lr"]))
+        _step_along_(param, grad, lr)

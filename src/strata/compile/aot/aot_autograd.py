@@ -161,6 +161,7 @@ class _Trace:
         self.out_spec = None
         self.num_mutated = 0
         self.mutated_indices = []     # input index of each mutated input, in output order
+        self.mutated_names = []       # the placeholder of each mutated input, in output order
         self.output_aliases = {}      # flat output index -> (input index, view chain)
         self.num_outputs = 0
         self.grad_input_indices = []  # inputs that get a gradient, in joint output order
@@ -176,13 +177,14 @@ def _trace(fn, args, training, decompositions):
     device = next((a.device for a in args if isinstance(a, TensorImpl)), "cpu")
     mode = ProxyTensorMode(graph, decompositions, functionalize=True, device=device)
     info = _Trace()
-    metas = []
+    metas, names = [], []
     for i, a in enumerate(args):
         if isinstance(a, TensorImpl):
             m = to_meta(a)
             if not training:
                 m = m.detach()
             node = graph.placeholder(f"primals_{i + 1}")
+            names.append(node.name)
             node.meta["val"] = to_meta(a).detach()
             mode.bind(m, node)
             metas.append(m)
@@ -210,6 +212,7 @@ def _trace(fn, args, training, decompositions):
     mutated = FN.mutated_inputs(mode, tensor_inputs)
     info.num_mutated = len(mutated)
     info.mutated_indices = [i for i, _, _ in mutated]
+    info.mutated_names = [names[i] for i, _, _ in mutated]
     info.num_outputs = len(flat_out)
     info.output_aliases = _output_aliases(mode, metas, flat_out)
     outputs = [node for _, _, node in mutated]
@@ -279,10 +282,19 @@ def _compile(aot, args, training):
     fw_compiler, bw_compiler, inference_compiler = aot.compilers
     start = time.perf_counter()
     gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
+    if training and not info.diff_output_indices:
+        # No output takes a gradient (a traced optimizer step): nothing to differentiate, so
+        # the graph runs as an inference graph, which writes its mutations in place.
+        training = False
+        gm, info = _trace(aot.fn, list(args), training, aot.decompositions)
     traced = time.perf_counter()
     example = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     # the examples are meta tensors: the device the graph runs on travels beside them
     gm.meta["device"] = next((a.device for a in args if isinstance(a, TensorImpl)), None)
+    # Note [Input mutations]: the first outputs are the new values of mutated inputs, in the
+    # order of these placeholders; inductor writes them in place where it can.
+    gm.meta["num_mutated"] = info.num_mutated
+    gm.meta["mutated_inputs"] = info.mutated_names
     if not training:
         _notify("inference", gm, seconds=traced - start)
         return _InferenceRuntime(inference_compiler(gm, example), info)
@@ -290,6 +302,8 @@ def _compile(aot, args, training):
     num_fwd_outputs = info.num_mutated + info.num_outputs
     fw_gm, bw_gm = aot.partition_fn(gm, example, num_fwd_outputs=num_fwd_outputs)
     fw_gm.meta["device"] = bw_gm.meta["device"] = gm.meta["device"]
+    fw_gm.meta["num_mutated"] = info.num_mutated
+    fw_gm.meta["mutated_inputs"] = info.mutated_names
     partitioned = time.perf_counter()
     saved = saved_bytes(bw_gm)
     _notify("forward", fw_gm, seconds=partitioned - traced, saved_bytes=saved)
@@ -333,7 +347,10 @@ def _epilogue(info, args, new_values, outputs):
     tensor_args = [a for a in args if isinstance(a, TensorImpl)]
     with no_grad():
         for i, value in zip(info.mutated_indices, new_values):
-            tensor_args[i].copy_(value)
+            if value is tensor_args[i]:     # the compiled graph wrote it in place
+                value._version_counter().value += 1     # as copy_ would
+            else:
+                tensor_args[i].copy_(value)
     for k, (i, chain) in info.output_aliases.items():
         value = args[i]
         for func, rest, kwargs, index in chain:

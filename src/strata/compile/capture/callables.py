@@ -9,7 +9,9 @@ inlined, so the graph sees only the strata calls inside it.
 
 import inspect
 import types
+import weakref
 
+from .source import Source
 from .variables import ContextExitVariable, Unsupported, VariableTracker
 
 
@@ -241,4 +243,8 @@ class PythonObjectVariable(VariableTracker):
         value = self.value
         if isinstance(value, type):
             return tx.construct(value, args, kwargs)
+        if type(value) is weakref.ref and self.source is not None and not args and not kwargs:
+            # a weak reference (an LR scheduler's wrapper of ``opt.step``): its referent, read
+            # again through the reference at each call
+            return tx.wrap(value(), Source(f"{self.source.expr}()"))
         raise Unsupported(f"call to {getattr(value, '__qualname__', type(value).__name__)}")

@@ -8,6 +8,7 @@ the graph instead.
 
 import types
 
+from ...dispatch.tls import is_compiling  # noqa: F401  (re-exported: strata.compiler)
 from ...dispatch.tls import state as dispatch_state
 from ...ops.op import OpOverload, OpOverloadPacket
 
@@ -45,11 +46,6 @@ class GradModeExit:
     def __call__(self, *exc_info):
         dispatch_state().grad_enabled = self.restore
         return False
-
-
-def is_compiling() -> bool:
-    """True inside a captured frame: capture folds the call to the constant True."""
-    return False
 
 
 def _build():

@@ -327,6 +327,19 @@ class OutputGraph:
         self.guards.add_expr(text, text)
         return ConstantVariable(out)
 
+    def tensor_keyed_item(self, tx, obj, key):
+        """``d[t]`` of a dict keyed by tensors read from outside the frame (``optimizer.state``)
+        where ``t`` is an input: the real dict is read with the real tensor (a ``defaultdict``
+        adds its default, as eager's read would), and the value's source names the key's."""
+        if obj.source is None or key.node.op != "placeholder" or key.source is None:
+            raise Unsupported("subscript of a dict by a tensor computed in the compiled frame")
+        real_key = self.input_values[self.input_sources.index(key.source)]
+        try:
+            value = obj.value[real_key]
+        except KeyError:
+            raise Unsupported(f"KeyError: a tensor key of {type(obj.value).__name__}") from None
+        return self.wrap(tx, value, Source(f"{obj.source.expr}[{key.source.expr}]"))
+
     # --- tensor attributes and sizes ------------------------------------------------------------
     def tensor_attr(self, tx, tv, name):
         example = tv.example

@@ -179,6 +179,8 @@ class InstructionTranslator:
         return self.wrap_constant(op(a.as_python_constant()))
 
     def getitem(self, obj, key):
+        if isinstance(key, TensorVariable) and isinstance(getattr(obj, "value", None), dict):
+            return self.output.tensor_keyed_item(self, obj, key)   # an optimizer's state[p]
         if isinstance(obj, (TensorVariable, SymIntVariable)) or \
                 isinstance(key, (TensorVariable, SymIntVariable)):
             return self.output.call(self, "call_function", operator.getitem, [obj, key], {})

@@ -48,6 +48,7 @@ def _meta(value):
 
 def graph_key(gm, example_inputs, constants, max_autotune=False) -> str:
     parts = [gm.code, native._strata_version(), _compiler_digest(), f"autotune={max_autotune}",
+             f"mutated={gm.meta.get('num_mutated', 0)} {gm.meta.get('mutated_inputs', [])}",
              json.dumps([_meta(v) for v in example_inputs]),
              json.dumps({k: _meta(v) for k, v in constants.items()})]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]

@@ -135,6 +135,9 @@ class Wrapper:
             if node.name in kernel.local:
                 continue
             size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
+            if node.name in self.G.in_place:     # the new value of a mutated input
+                lines.append(f"    a_{node.name} = a_{self.G.in_place[node.name]}")
+                continue
             np_dtype = _NP[node.dtype].__name__
             lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{np_dtype})")
         arrays = [f"a_{b.name}" for b in kernel.inputs] + [

@@ -249,6 +249,11 @@ class CHandler:
     def sqrt(self, x):
         return self._math("sqrt", x)
 
+    def pow(self, a, b):
+        """libm's ``pow``, the function Python's ``float ** float`` calls (an optimizer's bias
+        corrections must be eager's doubles); not vectorised (no simd declaration)."""
+        return self._emit(f"{'powf' if a.dtype == 'float32' else 'pow'}({a}, {b})", a.dtype)
+
     def rsqrt(self, x):
         return self._emit(f"1 / {self.sqrt(x)}", x.dtype)
 
@@ -310,7 +315,8 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
-    exact = any(isinstance(n, IndexAdd) for n in kernel.nodes)   # Note [No contraction]
+    # Note [No contraction]
+    exact = any(isinstance(n, IndexAdd) or getattr(n, "exact", False) for n in kernel.nodes)
     attribute = "STRATA_NO_CONTRACT " if exact else ""
     lines = [f"{attribute}void {kernel.name}({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):

@@ -133,6 +133,8 @@ class GraphLowering:
         self.steps, self.buffers = [], {}     # name -> InputBuffer of every realized tensor
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
+        self.in_place = {}      # kernel buffer -> the input it is written over (its memory)
+        self._scalar_kernel = None      # the kernel of one-element values (see ``_schedule``)
         self.pre_fusion = []
         self.count = 0
         self._needed = None     # computed once ``run`` is done
@@ -145,6 +147,14 @@ class GraphLowering:
 
     def _schedule(self, node):
         self.pre_fusion.append(node)
+        home = self._scalar_kernel
+        if isinstance(node, Pointwise) and not node.ranges and home is not None and all(
+                name in self.inputs or name in self.constants or
+                any(n.name == name for n in home.nodes) for name, _ in _reads(node, 0)):
+            # A one-element value made from inputs and other such values (an optimizer's
+            # bias corrections, one per parameter) joins the first kernel of them: one call.
+            home.nodes.append(node)
+            return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
             last.nodes.append(node)
@@ -160,6 +170,8 @@ class GraphLowering:
             step = KernelStep(self._name("kernel"), node.ranges[:-1], node.ranges[-1:])
         step.nodes.append(node)
         self.steps.append(step)
+        if isinstance(node, Pointwise) and not node.ranges and home is None:
+            self._scalar_kernel = step
 
     def realize(self, value: TensorValue) -> TensorValue:
         if value.buffer is not None:
@@ -219,6 +231,11 @@ class GraphLowering:
     def run(self):
         env = {}
         examples = iter(self.example_inputs)
+        outs = self.gm.graph.output_node().args[0]
+        num_mutated = self.gm.meta.get("num_mutated", 0)
+        # the new value of a mutated input is realized where it is computed, so it joins the
+        # kernel of the values it is made from (an optimizer's update: one kernel per parameter)
+        new_values = set(outs[:num_mutated]) if isinstance(outs, (tuple, list)) else set()
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 example = next(examples)
@@ -233,20 +250,73 @@ class GraphLowering:
                 if not node.users:
                     continue    # dead: nothing reads it (the graph is functional)
                 env[node] = self._call(node, env)
+                if node in new_values and isinstance(env[node], TensorValue):
+                    env[node] = self.realize(env[node])
             elif node.op == "output":
-                outs = node.args[0]
-                for out in (outs if isinstance(outs, (tuple, list)) else (outs,)):
+                for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
                     value = env[out] if out is not None else None
-                    self.outputs.append(self._output(value))
+                    self.outputs.append(self._output(value, exact=k < num_mutated))
+        # only the C wrapper (compile_fx.py) aliases an output's array to its input's
+        for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())
+                                   if self.device_type == "cpu" else ()):
+            kind, name = self.outputs[k]
+            if kind == "buffer" and self._writable_in_place(k, name, target):
+                self.in_place[name] = target
+                self.outputs[k] = ("buffer", target)
         return self
+
+    def _writable_in_place(self, k, name, target):
+        """Note [Input mutations] (aot_autograd.py): can the kernel node ``name`` that computes
+        output ``k``, the new value of input ``target``, write it over the input's memory
+        instead of a fresh buffer (no copy back, no allocation)? Yes when it is a pointwise node
+        of the same size, dtype and row-major layout, every read of the input's old value is
+        at the element being written and comes no later (no later step or node of its kernel,
+        and no other output, reads it)."""
+        source = self.buffers.get(target)
+        if target not in self.inputs or source is None or name not in self.kernel_outputs:
+            return False
+        buffer = self.buffers[name]
+        if (source.dtype, source.size, source.stride, source.offset) != (
+                buffer.dtype, buffer.size, contiguous_stride(buffer.size), 0):
+            return False
+        if any(j != k and kind != "const" and getattr(value, "name", value) in (target, name)
+               for j, (kind, value) in enumerate(self.outputs)):
+            return False
+        at = next((s for s, step in enumerate(self.steps) if isinstance(step, KernelStep)
+                   and any(n.name == name for n in step.nodes)), None)
+        if at is None or any(target in self._external_reads(step)
+                             for step in self.steps[at + 1:]):
+            return False
+        step = self.steps[at]
+        outer_k = len(step.outer)
+        for node in step.nodes:
+            reads = [index for read, index in _reads(node, outer_k) if read == target]
+            if node.name == name and not isinstance(node, Pointwise):
+                return False
+            if reads:
+                element = tuple(f"i{d}" for d in range(outer_k)) + tuple(
+                    f"r{d}" for d in range(len(node.ranges) - outer_k))
+                if not isinstance(node, Pointwise) or tuple(node.ranges) != buffer.size or \
+                        any(index != _index_text(buffer.size, element) for index in reads):
+                    return False
+            if node.name == name:
+                return True
+        return False
 
     def is_view(self, buffer):
         return buffer is not self.buffers[buffer.name]
 
-    def _output(self, value):
+    def _output(self, value, exact=False):
+        """``exact``: the new value of a mutated input (parameters and optimizer state), which
+        must be eager's bit for bit, so its kernel does not contract (Note [No contraction])."""
         if not isinstance(value, TensorValue):
             return ("const", value)
         buffer = self.realize(value).buffer
+        if exact:
+            for step in self.steps:
+                for n in getattr(step, "nodes", ()):
+                    if n.name == buffer.name:
+                        n.exact = True
         return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
 
     def _call(self, node, env):
@@ -335,6 +405,7 @@ class GraphLowering:
         """Every buffer read by some step or returned (once the graph is lowered)."""
         if self._needed is None:
             names = {getattr(v, "name", v) for kind, v in self.outputs if kind != "const"}
+            names.update(self.in_place)     # outputs written over their inputs
             for step in self.steps:
                 names.update(self._external_reads(step))
             self._needed = names

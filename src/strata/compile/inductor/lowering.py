@@ -65,11 +65,20 @@ def pointwise(G, node, fn, *args, compute=None):
     compute = compute or dtype
     if compute not in FLOATS + ("int64", "int32", "bool"):
         raise NoLowering(f"dtype {compute}")
+    if math.prod(size) > 1:
+        # A one-element formula of another row (a constant) is computed once, not at every
+        # element of its reader.
+        args = [G.realize(a) if isinstance(a, TensorValue) and a.buffer is None
+                and math.prod(a.size) == 1 else a for a in args]
     loaders = [as_loader(a, size, compute) for a in args]
 
     def load(index):
         value = fn(*(ld(index) for ld in loaders))
         return value if compute == dtype else ops.to_dtype(value, dtype)
+    if math.prod(size) == 1:
+        # One element (an optimizer's bias corrections, a loss): computed once, in a kernel of
+        # one-element values that runs before its readers rather than between their kernels.
+        return G.realize(TensorValue(dtype, size, load))
     return TensorValue(dtype, size, load)
 
 
@@ -200,6 +209,23 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
             device is not None and str(device) != "cpu"):
         raise NoLowering("full")
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
+
+
+@register(aten.scalar_tensor.default)
+def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=None):
+    out_dtype, _ = out_spec(node)
+    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+            device is not None and str(device) != "cpu"):
+        raise NoLowering("scalar_tensor")
+    return TensorValue(out_dtype, (), lambda i: ops.constant(s, out_dtype))
+
+
+@register(aten.pow.Tensor_Tensor)
+def _pow(G, node, a, b):
+    """libm's ``pow`` in the C graph only (the OpenCL printer has no row for it)."""
+    if out_spec(node)[0] not in FLOATS or G.device_type != "cpu":
+        raise NoLowering("pow")
+    return pointwise(G, node, lambda x, y: ops.pow(x, y), a, b)
 
 
 @register(aten.empty.memory_format)
