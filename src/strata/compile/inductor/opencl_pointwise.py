@@ -140,28 +140,55 @@ def _plan(op_name, key, build, tensors, names):
 # key, where each kernel parameter sits in it. Per launch, only the values are gathered, and
 # the key is hashed once.
 
-def pointwise(op_name, formula, operands, out):
+class _Layout:
+    """What a pointwise launch's arguments look like, a function of its operands' dtypes,
+    shapes and strides only: each operand's runtime strides (None: a number, converted to
+    ``dtypes[i]``), the output's strides and sizes, the work-items, the kernel's key."""
+
+    __slots__ = ("strides", "dtypes", "out_tail", "numel", "key", "kinds", "rank")
+
+    def __init__(self, op_name, formula, operands, out):
+        tensors = [v for v, _ in operands if is_device(v)]
+        flat = all_contiguous(tensors, out)
+        rank = self.rank = 1 if flat else len(out._shape)
+        kinds, self.strides, self.dtypes = [], [], []
+        for v, dt in operands:
+            if is_device(v):
+                self.strides.append(broadcast_strides(v, rank, flat))
+                kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a stride 0
+            else:
+                self.strides.append(None)
+                kinds.append(("s", dt.name))
+            self.dtypes.append(dt)
+        self.numel = out.numel()
+        self.out_tail = ((1,) if flat else tuple(out._get_strides())) + \
+            ((self.numel,) if flat else tuple(out._shape))
+        self.kinds = kinds = tuple(kinds)
+        self.key = (op_name, formula, rank, kinds, out.dtype.name)
+
+    def values(self, rt, operands, out):
+        """The launch's argument values in ``_value_names``' order."""
+        values = []
+        for v, strides, dt in zip(operands, self.strides, self.dtypes):
+            if strides is None:
+                values.append(scalar_argument(scalar_value(v, out.device), dt))
+            else:
+                values += rt.buffer_of(v)
+                values += strides
+        values += rt.buffer_of(out)
+        values += self.out_tail
+        return values
+
+
+def pointwise(op_name, formula, operands, out, layout=None):
     """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
 
-    ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number."""
+    ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number.
+    Returns ``out``; ``layout`` (if given, a list) receives the launch's ``_Layout``."""
     rt = runtime_of(out)
-    tensors = [v for v, _ in operands if is_device(v)]
-    flat = all_contiguous(tensors, out)
-    rank = 1 if flat else len(out._shape)
-    kinds, values = [], []
-    for v, dt in operands:
-        if is_device(v):
-            values += rt.buffer_of(v)
-            values += broadcast_strides(v, rank, flat)
-            kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
-        else:
-            values.append(scalar_argument(scalar_value(v, out.device), dt))
-            kinds.append(("s", dt.name))
-    values += rt.buffer_of(out)
-    values += (1,) if flat else out._get_strides()
-    values += (out.numel(),) if flat else out._shape
-    kinds = tuple(kinds)
-    key = (op_name, formula, rank, kinds, out.dtype.name)
+    shape = _Layout(op_name, formula, operands, out)
+    values = shape.values(rt, [v for v, _ in operands], out)
+    kinds, rank = shape.kinds, shape.rank
 
     def build():
         inputs, scalars, loads = [], set(), []
@@ -192,10 +219,73 @@ def pointwise(op_name, formula, operands, out):
                              tuple(f"out0_st{d}" for d in range(rank)), "out0_off")
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": layout}, frozenset(scalars))
+    tensors = [v for v, _ in operands if is_device(v)]
     tensors.append(out)
-    launch(op_name, key, build, values, tensors, out.numel(), rt,
+    launch(op_name, shape.key, build, values, tensors, shape.numel, rt,
            names=lambda: _value_names(kinds, rank))
+    if layout is not None:
+        layout.append(shape)
     return out
+
+
+# Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
+# broadcasting, the output's layout) and its launch layout depend only on its arguments'
+# devices, dtypes, shapes and strides, its numbers' types and values, and the default dtype.
+# The first call with such a signature runs the whole path and remembers the output's shape,
+# strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
+# signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
+# lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
+# checks look at storages), so are NaN numbers (never equal to themselves) and 0-dim CPU
+# tensors.
+
+_LANE_NUMBERS = frozenset((int, float, bool, str, type(None)))
+_LANE_SIZE = 4096     # signatures kept per op; a program with ever new shapes starts over
+
+
+class PointwiseLane:
+    """The remembered launches of one pointwise op (Note [Pointwise lane])."""
+
+    __slots__ = ("op_name", "entries")
+
+    def __init__(self, op_name):
+        self.op_name = op_name
+        self.entries = {}
+
+    @staticmethod
+    def signature(args):
+        """The key of a call's arguments, or None when the call cannot take the lane."""
+        sig = [D.get_default_dtype()]
+        for a in args:
+            if isinstance(a, TensorImpl):
+                if a.device.type != "opencl":
+                    return None
+                sig += (a.device, a.dtype, a._shape, a._strides)
+            elif type(a) in _LANE_NUMBERS and a == a:
+                sig += (type(a), a)
+            else:
+                return None
+        return tuple(sig)
+
+    def run(self, sig, operands):
+        """The output of a remembered signature's launch, or None if it is new."""
+        entry = self.entries.get(sig)
+        if entry is None:
+            return None
+        rt, shape, strides, dtype, layout, (source, name, order) = entry
+        out = rt.empty(shape, strides, dtype)
+        values = layout.values(rt, operands, out)
+        tensors = [v for v in operands if isinstance(v, TensorImpl)]
+        tensors.append(out)
+        rt.launch(self.op_name, source, name, layout.numel, [values[i] for i in order],
+                  tensors)
+        return out
+
+    def remember(self, sig, out, layout):
+        """Keep a slow-path launch that made the new tensor ``out``."""
+        if len(self.entries) >= _LANE_SIZE:
+            self.entries.clear()
+        self.entries[sig] = (runtime_of(out), out._shape, out._strides, out.dtype, layout,
+                             _plans[layout.key])
 
 
 def _value_names(kinds, rank):
@@ -347,24 +437,47 @@ def copy_(self, src, non_blocking=False):
 # --- pointwise ops --------------------------------------------------------------------------------
 
 def unary(op, fn):
+    lane = PointwiseLane(op.qualname)
+
     def kernel(self, *extra):
+        sig = lane.signature((self, *extra))
+        if sig is not None:
+            out = lane.run(sig, (self,))
+            if out is not None:
+                return out
         spec = op.meta(self, *extra)
         out = self if spec is self else new_output(spec, self)
         # predicates (isnan, isinf, ...) look at the input, not at it converted to bool
         compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
-        return pointwise(op.qualname, fn, [(self, compute)], out)
+        layout = []
+        pointwise(op.qualname, fn, [(self, compute)], out, layout)
+        if sig is not None and out is not self:
+            lane.remember(sig, out, layout[0])
+        return out
     return kernel
 
 
 def binary(op, fn, compare=False, alpha=False):
+    lane = PointwiseLane(op.qualname)
+
     def kernel(self, other, *extra):
+        sig = lane.signature((self, other, *extra))
+        if sig is not None:
+            out = lane.run(sig, (self, other, extra[0] if extra else 1) if alpha else
+                           (self, other))
+            if out is not None:
+                return out
         spec = op.meta(self, other, *extra)
         out = self if spec is self else new_output(spec, self if is_device(self) else other)
         compute = promote(self, other) if compare else out.dtype
         operands = [(self, compute), (other, compute)]
         if alpha:
             operands.append((extra[0] if extra else 1, compute))
-        return pointwise(op.qualname, fn, operands, out)
+        layout = []
+        pointwise(op.qualname, fn, operands, out, layout)
+        if sig is not None and out is not self:
+            lane.remember(sig, out, layout[0])
+        return out
     return kernel
 
 
