@@ -8,7 +8,7 @@ eps is added after the bias-corrected square root, as PyTorch does.
 """
 
 from ..ops import pointwise as P
-from ._native_update import adam_step
+from ._native_update import adam_step, adamw_step
 from .optimizer import (
     _addcdiv_, _addcmul_, _check_adam_args,
     _ElementwiseOptimizer, _lerp_, _scalar_value, _to_scalar,
@@ -41,16 +41,26 @@ class Adam(_ElementwiseOptimizer):
     def _fused_update(self, group):
         return None if group["amsgrad"] else "adam_step"
 
-    def _update(self, param, grad, state, group):
+    @staticmethod
+    def _scalars(state, group):
+        """(lerp weight, beta2, sqrt of bias correction 2, eps, step size) of this step."""
         lr, beta1, beta2 = (_to_scalar(x) for x in (group["lr"], *group["betas"]))
         step = _scalar_value(state["step"])
-        step_size = lr / (1 - beta1 ** step)
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        return (1 - beta1, beta2, (1 - beta2 ** step) ** 0.5, group["eps"],
+                lr / (1 - beta1 ** step))
+
+    def _update_decayed(self, param, grad, state, group, factor):
+        return not group["amsgrad"] and adamw_step(
+            param, grad, state["exp_avg"], state["exp_avg_sq"], *self._scalars(state, group),
+            factor)
+
+    def _update(self, param, grad, state, group):
+        lerp_weight, beta2, bias_correction2_sqrt, _, step_size = scalars = \
+            self._scalars(state, group)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if not group["amsgrad"] and adam_step(param, grad, exp_avg, exp_avg_sq, 1 - beta1, beta2,
-                                              bias_correction2_sqrt, group["eps"], step_size):
+        if not group["amsgrad"] and adam_step(param, grad, exp_avg, exp_avg_sq, *scalars):
             return   # the same arithmetic in one generated C loop (optim/_native_update.py)
-        _lerp_(exp_avg, grad, 1 - beta1)
+        _lerp_(exp_avg, grad, lerp_weight)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
         if group["amsgrad"]:
             exp_avg_sq = state["max_exp_avg_sq"].copy_(

@@ -232,7 +232,7 @@ class OpenCLRuntime(DeviceRuntime):
             if span is not None:
                 trace.end(span)
             raise
-        stream.seq += 1               # an eventless command (streams.py)
+        stream.launched()             # an eventless command (streams.py)
         if self.recording is not None:
             self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:

@@ -259,7 +259,7 @@ class PointwiseLane:
             if isinstance(a, TensorImpl):
                 if a.device.type != "opencl":
                     return None
-                sig += (a.device, a.dtype, a._shape, a._strides)
+                sig += (a.device.index, a.dtype, a._shape, a._strides)
             elif type(a) in _LANE_NUMBERS and a == a:
                 sig += (type(a), a)
             else:
