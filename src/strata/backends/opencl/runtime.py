@@ -41,6 +41,7 @@ from ...runtime import (
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
+from .asserts import DeviceAsserts
 from .driver import Driver, DriverError, KernelArgs
 from .memory import BufferSegments
 from .streams import OpenCLStream
@@ -105,6 +106,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._kernels = {}            # (source, name) -> KernelArgs (kept: see reference 4)
         self.programs_from_disk = 0
         self.driver = Driver(pycl)    # the launch path (driver.py)
+        self.asserts = DeviceAsserts(self)    # index checks on the device (asserts.py)
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
@@ -318,6 +320,8 @@ class OpenCLRuntime(DeviceRuntime):
             stream.queue, array, buffer, src_offset=offset * src.dtype.itemsize,
             is_blocking=not non_blocking))
         stream.enqueued(event, keep=array)
+        if not non_blocking:          # a sync point: device-side asserts report here
+            self.asserts.check(stream)
 
     def copy_buffer(self, dst, src, nbytes):
         """A device-to-device copy of ``nbytes`` between contiguous tensors."""

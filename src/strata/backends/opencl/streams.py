@@ -92,6 +92,7 @@ class OpenCLStream(Stream):
         self.unflushed = 0
         self._pending.clear()
         self._done = self.seq
+        self.runtime.asserts.check(self)      # asserts.py's Note [Device-side asserts]
 
     def wait_event(self, event) -> None:
         event.wait(self)

@@ -6,8 +6,9 @@ Both are loop-IR pointwise kernels whose loads are addressed by loaded values (t
 picks a class): forward, one work-item per row writes ``-w[t] * x[i, t]`` and ``w[t]`` (0 for an
 ignored row), then the sum kernels reduce them; backward, one work-item per element of the
 gradient writes ``-g * w[t] / total_weight`` where its class is the row's target, else 0 (no
-scatter). Targets are read on the host first to raise PyTorch's out-of-bounds error before any
-kernel reads memory with them (a sync point, like ``index_select``'s).
+scatter). Targets and indices are checked on the device (opencl_checks.py): an out-of-range one
+raises PyTorch's error at the next sync point, and reads nothing outside its buffer meanwhile
+(a bad target counts as an ignored row).
 """
 
 import numpy as np
@@ -17,10 +18,11 @@ from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from ...ops import loss as LOSS
 from ...ops import scatter as SC
+from .opencl_checks import check_indices
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
 from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
-from .opencl_rows import host_indices, reduce
+from .opencl_rows import reduce
 
 
 def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
@@ -58,18 +60,13 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
     return out
 
 
-def _check_targets(target, ignore_index, classes):
-    t = host_indices(target).reshape(-1)
-    used = t != ignore_index
-    bad = used & ((t < 0) | (t >= classes))
-    if bad.any():
-        raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
-
-
 def _picked_class(b, row, ignore_index):
-    """(the row's target, or 0 where ignored, so that no load goes out of bounds; in use)."""
+    """(the row's target, or 0 where ignored or out of range, so that no load goes out of
+    bounds; in use: neither)."""
     t = ops.load("target", b["target"].index(row))
-    used = ops.ne(t, ops.load("ignore", "0"))
+    inside = ops.logical_and(ops.ge(t, ops.constant(0, "int64")),
+                             ops.lt(t, ops.load("classes", "0")))
+    used = ops.logical_and(ops.ne(t, ops.load("ignore", "0")), inside)
     return ops.where(used, t, ops.constant(0, "int64")), used
 
 
@@ -82,7 +79,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     out_spec, _ = LOSS.nll_loss_forward.meta(self, target, weight, reduction, ignore_index)
     rt = runtime_of(self)
     classes = self._shape[-1]
-    _check_targets(target, ignore_index, classes)
+    check_indices(target, classes, IndexError, "Target {} is out of bounds.", ignore_index)
     x = self if self.ndim == 2 else self.reshape(1, classes)
     rows = x._shape[0]
     dt = self.dtype.name
@@ -90,7 +87,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     weighted = weight is not None
     if weighted:
         tensors["weight"] = weight
-    scalars = {"ignore": np.int64(ignore_index)}
+    scalars = {"ignore": np.int64(ignore_index), "classes": np.int64(classes)}
 
     def loss(b, index):
         t, used = _picked_class(b, index, ignore_index)
@@ -136,7 +133,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     weighted = weight is not None
     if weighted:
         tensors["weight"] = weight
-    scalars = {"ignore": np.int64(ignore_index)}
+    scalars = {"ignore": np.int64(ignore_index), "classes": np.int64(classes)}
 
     def inner(b, index):
         row, column = index
@@ -176,16 +173,14 @@ def index_add_(self, dim, index, source, alpha=1):
     target = self if self.ndim else self.reshape(1)
     d = dim % target.ndim
     size = target._shape[d]
-    idx = host_indices(index).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        bad = idx[(idx < 0) | (idx >= size)][0]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    if not idx.size:
+    check_indices(index, size, RuntimeError,
+                  f"index {{}} is out of bounds for dimension {d} with size {size}")
+    if not index.numel():
         return self
     src = source if source.ndim else source.reshape(1)
     rt = runtime_of(self)
     dt = self.dtype.name
-    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": idx.size}
+    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": index.numel()}
     for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
         buffer, offset = rt.buffer_of(t)
         values[name], values[f"{name}_off"] = buffer, offset

@@ -19,6 +19,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
+from .opencl_checks import check_indices
 from .opencl_pointwise import (
     all_contiguous,
     broadcast_strides,
@@ -338,9 +339,11 @@ _NORMALIZE = {affine: partial(_normalize, affine) for affine in
 
 def gather(op_name, src, index, out, dim):
     """``out[..i_dim..] = src[.., index[i_dim..i_dim+index.ndim], ..]``: out's dims
-    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``."""
+    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``. An
+    index out of range reads row 0: the device check reports it at the next sync point
+    (opencl_checks.py), and no kernel reads outside its buffer."""
     rt = runtime_of(out)
-    values = {}
+    values = {"bound": src._shape[dim] if src.ndim else 1}
     for name, t in (("src", src), ("idx", index), ("out0", out)):
         buffer, offset = rt.buffer_of(t)
         values[name], values[f"{name}_off"] = buffer, offset
@@ -359,35 +362,27 @@ def gather(op_name, src, index, out, dim):
 
         def inner(i):
             at = ops.load("idx", idx_b.index(i[dim:dim + index.ndim]))
+            zero = ops.constant(0, index.dtype.name)
+            inside = ops.logical_and(ops.ge(at, zero), ops.lt(at, ops.load("bound", "0")))
+            at = ops.where(inside, at, zero)
             where = (*i[:dim], str(at), *i[dim + index.ndim:]) if src.ndim else ()
             return ops.load("src", src_b.index(where))
-        kernel = Kernel(kernel_name(op_name), [src_b, idx_b],
+        bound = InputBuffer("bound", "int64", (), ())
+        kernel = Kernel(kernel_name(op_name), [src_b, idx_b, bound],
                         [Pointwise("out0", out.dtype.name, ranges, inner)])
-        return print_kernel(kernel, ranges, {"out0": out_b})
+        return print_kernel(kernel, ranges, {"out0": out_b}, frozenset({"bound"}))
     launch(op_name, key, build, values, [src, index, out], out.numel(), rt)
     return out
-
-
-def host_indices(index):
-    """The index values, read on the host to check bounds before any kernel reads memory with
-    them (a sync point; CUDA checks on the device and reports at the next sync instead)."""
-    host = np.empty(index._shape, index.dtype.np)
-    runtime_of(index).download(host, index if all_contiguous((), index) else pointwise(
-        "aten::copy_", identity, [(index, index.dtype)],
-        runtime_of(index).empty(tuple(index._shape), contiguous_strides(index._shape),
-                              index.dtype)))
-    return host
 
 
 def index_select(self, dim, index):
     spec = SC.index_select.meta(self, dim, index)
     size = self._shape[dim % self.ndim] if self.ndim else 1
-    idx = host_indices(index).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        if self.ndim <= 1:
-            raise IndexError("index out of range in self")
-        bad = idx[(idx < 0) | (idx >= size)][0]
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if self.ndim <= 1:
+        check_indices(index, size, IndexError, "index out of range in self")
+    else:
+        check_indices(index, size, RuntimeError,
+                      f"INDICES element is out of DATA bounds, id={{}} axis_dim={size}")
     out = new_output(spec, self)
     return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
                   out, dim % self.ndim if self.ndim else 0)
@@ -395,9 +390,7 @@ def index_select(self, dim, index):
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    idx = host_indices(indices)
-    if idx.size and (idx.min() < 0 or idx.max() >= weight._shape[0]):
-        raise IndexError("index out of range in self")
+    check_indices(indices, weight._shape[0], IndexError, "index out of range in self")
     return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
 
 

@@ -18,10 +18,10 @@ from ...ops import nn as NN
 from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
+from .opencl_checks import host_indices
 from .opencl_nn import window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
 from .opencl_rows import gather as gather_rows
-from .opencl_rows import host_indices
 
 
 def _loaded(B, index):
