@@ -9,6 +9,7 @@ opencl_kernels.py the table.
 """
 
 import functools
+import math
 
 import numpy as np
 
@@ -134,18 +135,29 @@ def _plan(op_name, key, build, tensors, names):
     return plan
 
 
-# Note [Argument plans]: a pointwise launch lists its argument values in a fixed order (each
-# operand's buffer, offset and strides, the output's, the sizes) rather than in a dict by name;
-# ``_value_names`` gives that order's names on a key's first launch and ``launch`` keeps, per
-# key, where each kernel parameter sits in it. Per launch, only the values are gathered, and
-# the key is hashed once.
+# Note [Argument plans]: a launch lists its argument values in a fixed order (a pointwise
+# kernel: each operand's buffer, offset and strides, the output's, the sizes) rather than in a
+# dict by name; a ``names()`` function gives that order's names on a key's first launch and
+# ``launch`` keeps, per key, where each kernel parameter sits in it. Per launch, only the values
+# are gathered (no names are formatted), and the key is hashed once. The row, GEMM, window and
+# loss kernels list theirs with ``tensor_values`` and ``tensor_names``.
+
+
+def tensor_values(rt, t, strides=None):
+    """A tensor's kernel arguments: its buffer, its offset, its strides (or ``strides``)."""
+    return [*rt.buffer_of(t), *(t._get_strides() if strides is None else strides)]
+
+
+def tensor_names(name, rank):
+    """The parameter names of ``tensor_values``: ``name, name_off, name_st0, ...``."""
+    return [name, f"{name}_off", *(f"{name}_st{d}" for d in range(rank))]
 
 class _Layout:
     """What a pointwise launch's arguments look like, a function of its operands' dtypes,
     shapes and strides only: each operand's runtime strides (None: a number, converted to
     ``dtypes[i]``), the output's strides and sizes, the work-items, the kernel's key."""
 
-    __slots__ = ("strides", "dtypes", "out_tail", "numel", "key", "kinds", "rank")
+    __slots__ = ("dtypes", "key", "kinds", "numel", "out_tail", "rank", "strides")
 
     def __init__(self, op_name, formula, operands, out):
         tensors = [v for v, _ in operands if is_device(v)]
@@ -245,7 +257,7 @@ _LANE_SIZE = 4096     # signatures kept per op; a program with ever new shapes s
 class PointwiseLane:
     """The remembered launches of one pointwise op (Note [Pointwise lane])."""
 
-    __slots__ = ("op_name", "entries")
+    __slots__ = ("entries", "op_name")
 
     def __init__(self, op_name):
         self.op_name = op_name
@@ -260,7 +272,7 @@ class PointwiseLane:
                 if a.device.type != "opencl":
                     return None
                 sig += (a.device.index, a.dtype, a._shape, a._strides)
-            elif type(a) in _LANE_NUMBERS and a == a:
+            elif type(a) in _LANE_NUMBERS and not (type(a) is float and math.isnan(a)):
                 sig += (type(a), a)
             else:
                 return None
