@@ -18,10 +18,19 @@ from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from ...ops import loss as LOSS
 from ...ops import scatter as SC
-from .opencl_checks import check_indices
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
-from .opencl_pointwise import fill_, kernel_name, launch, math_formula, pointwise, runtime_of
+from .opencl_checks import check_indices
+from .opencl_pointwise import (
+    fill_,
+    kernel_name,
+    launch,
+    math_formula,
+    pointwise,
+    runtime_of,
+    tensor_names,
+    tensor_values,
+)
 from .opencl_rows import reduce
 
 
@@ -31,14 +40,16 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
     through ``InputBuffer``s with runtime strides, ``scalars`` ({name: numpy scalar}) by value;
     ``key`` names the kernel's structure for the program cache."""
     rt = runtime_of(out)
-    values = dict(scalars)
-    for name, t in (*tensors.items(), ("out0", out)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for d, s in enumerate(t._get_strides()):
-            values[f"{name}_st{d}"] = s
-    for d, size in enumerate(out._shape):
-        values[f"s{d}"] = size
+    values = list(scalars.values())
+    for t in (*tensors.values(), out):
+        values += tensor_values(rt, t)
+    values += out._shape
+
+    def names():
+        listed = list(scalars)
+        for name, t in (*tensors.items(), ("out0", out)):
+            listed += tensor_names(name, t.ndim)
+        return listed + [f"s{d}" for d in range(out.ndim)]
     shapes = tuple((n, t.ndim, t.dtype.name) for n, t in tensors.items())
     full_key = (op_name, key, shapes, out.ndim, out.dtype.name,
                 tuple((n, v.dtype.name) for n, v in scalars.items()))
@@ -56,7 +67,8 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
         node = Pointwise("out0", out.dtype.name, ranges, lambda index: inner(buffers, index))
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": buf("out0", out)}, frozenset(scalars))
-    launch(op_name, full_key, build, values, [*tensors.values(), out], out.numel(), rt)
+    launch(op_name, full_key, build, values, [*tensors.values(), out], out.numel(), rt,
+           names=names)
     return out
 
 
@@ -180,14 +192,14 @@ def index_add_(self, dim, index, source, alpha=1):
     src = source if source.ndim else source.reshape(1)
     rt = runtime_of(self)
     dt = self.dtype.name
-    values = {"alpha": np.array(alpha, dtype=self.dtype.np)[()], "positions": index.numel()}
-    for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for k, st in enumerate(t._get_strides()):
-            values[f"{name}_st{k}"] = st
-    for k, n in enumerate(target._shape):
-        values[f"s{k}"] = n
+    flat_index = index.reshape(-1)
+    values = [np.array(alpha, dtype=self.dtype.np)[()], index.numel(), *tensor_values(rt, src),
+              *tensor_values(rt, flat_index), *tensor_values(rt, target), *target._shape]
+
+    def names():
+        return ["alpha", "positions", *tensor_names("src", src.ndim),
+                *tensor_names("idx", 1), *tensor_names("out0", target.ndim),
+                *(f"s{k}" for k in range(target.ndim))]
     key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
 
     def build():
@@ -214,5 +226,5 @@ def index_add_(self, dim, index, source, alpha=1):
                                    frozenset({"red"})), ranges, {"out0": out_b},
                             frozenset({"alpha"}))
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
-           [src, index, target], target.numel(), rt)
+           [src, index, target], target.numel(), rt, names=names)
     return self
