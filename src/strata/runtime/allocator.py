@@ -161,7 +161,7 @@ class _BlockStats:
     """The three statistics every malloc and free changes (allocated_bytes, allocation,
     requested_bytes) of one pool, or of all: updated in one call, not six."""
 
-    __slots__ = ("size", "count", "requested")
+    __slots__ = ("count", "requested", "size")
 
     def __init__(self, size, count, requested):
         self.size, self.count, self.requested = size, count, requested
