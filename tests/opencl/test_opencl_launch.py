@@ -209,3 +209,26 @@ def test_a_queue_is_flushed_every_few_commands_and_at_sync_points(monkeypatch):
     assert stream.unflushed == 1
     strata.opencl.synchronize()
     assert stream.unflushed == 0
+
+
+def test_a_repeated_training_step_prints_no_new_kernel():
+    """Every kernel key of a step recurs in the next one: a formula made per call (a new key
+    each time) would print, and keep, a new kernel per call."""
+    from strata.compile.inductor import opencl_pointwise
+    strata.manual_seed(0)
+    w = strata.randn(6, 4, device="opencl", requires_grad=True)
+    x = strata.randn(5, 6, device="opencl")
+    target = strata.tensor([0, 3, 1, 2, 3]).to("opencl")
+    opt = strata.optim.AdamW([w], lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        logits = x @ w
+        loss = strata.nn.functional.cross_entropy(logits, target) + logits.softmax(1).sum()
+        loss.backward()
+        opt.step()
+    step()
+    step()
+    known = set(opencl_pointwise._plans)
+    step()
+    assert set(opencl_pointwise._plans) == known

@@ -52,7 +52,7 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
         return listed + [f"s{d}" for d in range(out.ndim)]
     shapes = tuple((n, t.ndim, t.dtype.name) for n, t in tensors.items())
     full_key = (op_name, key, shapes, out.ndim, out.dtype.name,
-                tuple((n, v.dtype.name) for n, v in scalars.items()))
+                tuple((n, type(v)) for n, v in scalars.items()))     # NumPy scalar types
 
     def build():
         def buf(name, t):
@@ -124,10 +124,13 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     total = rt.empty((), (), self.dtype)
     reduce("aten::sum.dim_IntList", "sum", losses, [0], False, self.dtype, [(total, "value")])
     if LOSS.reduction_enum(reduction) == LOSS.MEAN:    # all ignored: 0 / 0 = nan, as in PyTorch
-        total = pointwise("aten::div.Tensor", math_formula("truediv"),
+        total = pointwise("aten::div.Tensor", _DIVIDE,
                           [(total, self.dtype), (total_weight, self.dtype)],
                           rt.empty((), (), self.dtype))
     return total, total_weight
+
+
+_DIVIDE = math_formula("truediv")   # made once: a formula is part of its kernel's key
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):

@@ -269,11 +269,16 @@ def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
     dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
     c = grad_output.dtype
-    gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
+    gy = pointwise("aten::mul.Tensor", _MULTIPLY, [(grad_output, c), (output, c)],
                    _like(output, c))
     total = _keepdim_sum(gy, dim, c)
     return pointwise("aten::_softmax_backward_data", _softmax_grad,
                      [(grad_output, c), (output, c), (total, c)], _like(output, c))
+
+
+# made once: a formula is part of its kernel's key, so a new one per call would print (and
+# keep) a new kernel per call
+_MULTIPLY = math_formula("mul")
 
 
 def _like(x, dtype):
