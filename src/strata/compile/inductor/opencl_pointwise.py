@@ -247,8 +247,8 @@ def pointwise(op_name, formula, operands, out, layout=None):
 # strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
 # signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
 # lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
-# checks look at storages), so are NaN numbers (never equal to themselves) and 0-dim CPU
-# tensors.
+# checks look at storages; they build no signature), so are NaN numbers (never equal to
+# themselves) and 0-dim CPU tensors.
 
 _LANE_NUMBERS = frozenset((int, float, bool, str, type(None)))
 _LANE_SIZE = 4096     # signatures kept per op; a program with ever new shapes starts over
@@ -452,7 +452,7 @@ def unary(op, fn):
     lane = PointwiseLane(op.qualname)
 
     def kernel(self, *extra):
-        sig = lane.signature((self, *extra))
+        sig = None if op.is_inplace else lane.signature((self, *extra))
         if sig is not None:
             out = lane.run(sig, (self,))
             if out is not None:
@@ -473,7 +473,7 @@ def binary(op, fn, compare=False, alpha=False):
     lane = PointwiseLane(op.qualname)
 
     def kernel(self, other, *extra):
-        sig = lane.signature((self, other, *extra))
+        sig = None if op.is_inplace else lane.signature((self, other, *extra))
         if sig is not None:
             out = lane.run(sig, (self, other, extra[0] if extra else 1) if alpha else
                            (self, other))
