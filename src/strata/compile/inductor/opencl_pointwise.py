@@ -9,7 +9,6 @@ opencl_kernels.py the table.
 """
 
 import functools
-import math
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from ...ops.meta_rules import promote, type_name
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
+from .opencl_lane import PointwiseLane
 
 _sources = {}         # structural key -> (source, parameter names)
 _plans = {}           # structural key -> (source, kernel name, parameter names or places)
@@ -240,66 +240,6 @@ def pointwise(op_name, formula, operands, out, layout=None):
     return out
 
 
-# Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
-# broadcasting, the output's layout) and its launch layout depend only on its arguments'
-# devices, dtypes, shapes and strides, its numbers' types and values, and the default dtype.
-# The first call with such a signature runs the whole path and remembers the output's shape,
-# strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
-# signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
-# lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
-# checks look at storages; they build no signature), so are NaN numbers (never equal to
-# themselves) and 0-dim CPU tensors.
-
-_LANE_NUMBERS = frozenset((int, float, bool, str, type(None)))
-_LANE_SIZE = 4096     # signatures kept per op; a program with ever new shapes starts over
-
-
-class PointwiseLane:
-    """The remembered launches of one pointwise op (Note [Pointwise lane])."""
-
-    __slots__ = ("entries", "op_name")
-
-    def __init__(self, op_name):
-        self.op_name = op_name
-        self.entries = {}
-
-    @staticmethod
-    def signature(args):
-        """The key of a call's arguments, or None when the call cannot take the lane."""
-        sig = [D.get_default_dtype()]
-        for a in args:
-            if isinstance(a, TensorImpl):
-                if a.device.type != "opencl":
-                    return None
-                sig += (a.device.index, a.dtype, a._shape, a._strides)
-            elif type(a) in _LANE_NUMBERS and not (type(a) is float and math.isnan(a)):
-                sig += (type(a), a)
-            else:
-                return None
-        return tuple(sig)
-
-    def run(self, sig, operands):
-        """The output of a remembered signature's launch, or None if it is new."""
-        entry = self.entries.get(sig)
-        if entry is None:
-            return None
-        rt, shape, strides, dtype, layout, (source, name, order) = entry
-        out = rt.empty(shape, strides, dtype)
-        values = layout.values(rt, operands, out)
-        tensors = [v for v in operands if isinstance(v, TensorImpl)]
-        tensors.append(out)
-        rt.launch(self.op_name, source, name, layout.numel, [values[i] for i in order],
-                  tensors)
-        return out
-
-    def remember(self, sig, out, layout):
-        """Keep a slow-path launch that made the new tensor ``out``."""
-        if len(self.entries) >= _LANE_SIZE:
-            self.entries.clear()
-        self.entries[sig] = (runtime_of(out), out._shape, out._strides, out.dtype, layout,
-                             _plans[layout.key])
-
-
 def _value_names(kinds, rank):
     """The parameter names of ``pointwise``'s values, in the order it lists them."""
     names = []
@@ -464,7 +404,7 @@ def unary(op, fn):
         layout = []
         pointwise(op.qualname, fn, [(self, compute)], out, layout)
         if sig is not None and out is not self:
-            lane.remember(sig, out, layout[0])
+            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
         return out
     return kernel
 
@@ -488,7 +428,7 @@ def binary(op, fn, compare=False, alpha=False):
         layout = []
         pointwise(op.qualname, fn, operands, out, layout)
         if sig is not None and out is not self:
-            lane.remember(sig, out, layout[0])
+            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
         return out
     return kernel
 
