@@ -51,6 +51,7 @@ def check_indices(index, high, error, text, ignore=None):
 
 
 def _on_device(index, high, key, make_error, ignore):
+    """Launch the check kernel on the current stream; False where the device cannot check."""
     rt = runtime_of(index)
     ctype = _TYPES.get(index.dtype)
     if rt.recording is not None or index.ndim > _RANK or ctype is None:
