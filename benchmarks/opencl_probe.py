@@ -1,6 +1,6 @@
 """Where the opencl device's time goes, for a GPU session's one short run (scripts/gpu_check.sh):
 
-    python -m benchmarks.opencl_probe [--quick]
+    python -m benchmarks.opencl_probe [--quick] [--parts launch,steps,gemm]
 
 1. GEMM blockings: GFLOP/s of strata's register-blocked GEMM at 4096^3 for each (output tile,
    outputs per work-item) candidate, to pick the device's default.
@@ -131,12 +131,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (PoCL)")
+    parser.add_argument("--parts", default="launch,steps,gemm",
+                        help="which parts to run, comma-separated (default: all three)")
     args = parser.parse_args()
+    parts = set(args.parts.split(","))
     import strata
     print("opencl device:", strata.opencl.get_device_name())
-    launch_cost(strata)
-    steps(strata, args.quick)
-    gemm_blockings(strata, 256 if args.quick else 4096)
+    if "launch" in parts:
+        launch_cost(strata)
+    if "steps" in parts:
+        steps(strata, args.quick)
+    if "gemm" in parts:
+        gemm_blockings(strata, 256 if args.quick else 4096)
 
 
 if __name__ == "__main__":

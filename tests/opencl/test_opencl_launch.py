@@ -152,3 +152,83 @@ def test_scalar_conversions_keep_the_sign_of_zero_and_wrap_integers():
     u = strata.tensor([0, 5], dtype=strata.uint8).to("opencl")
     assert (u - 1).cpu().tolist() == (torch.tensor([0, 5], dtype=torch.uint8) - 1).tolist()
     assert (u + 1.0).cpu().tolist() == [1.0, 6.0] and (u + 1).cpu().tolist() == [1, 6]
+
+
+def test_the_pointwise_lane_skips_the_meta_function_of_a_known_signature(monkeypatch):
+    """Note [Pointwise lane]: the second call with the same dtypes, shapes, strides and numbers
+    runs no meta function; anything new (a shape, a number, the default dtype) runs it again."""
+    from strata.ops import pointwise as P
+    calls = []
+    real = P.add.meta
+    monkeypatch.setattr(P.add, "meta", lambda *a: calls.append(1) or real(*a))
+    x, y = strata.ones(2, 3, device="opencl"), strata.ones(3, device="opencl")
+    for _ in range(3):
+        z = x + y
+    assert len(calls) == 1 and z.shape == (2, 3) and z.cpu().tolist() == [[2.0] * 3] * 2
+    first, again = x.t() + 1.5, x.t() + 1.5
+    assert len(calls) == 2
+    assert (again.shape, again.stride()) == (first.shape, first.stride())
+    assert again.cpu().tolist() == (torch.ones(2, 3).t() + 1.5).tolist()
+    i = strata.ones(2, dtype=strata.int64, device="opencl")
+    assert (i + 0.5).dtype == strata.float32
+    strata.set_default_dtype(strata.float64)
+    try:
+        assert (i + 0.5).dtype == strata.float64
+    finally:
+        strata.set_default_dtype(strata.float32)
+    assert (i + 0.5).dtype == strata.float32 and (i + True).dtype == strata.int64
+
+
+def test_the_pointwise_lane_still_raises_for_bad_input():
+    x, y = strata.ones(3, device="opencl"), strata.ones(4, device="opencl")
+    x + x
+    with pytest.raises(RuntimeError, match="must match the size"):
+        x + y
+    b = strata.ones(3, dtype=strata.bool, device="opencl")
+    b | b
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool"):
+        b - b
+
+
+def test_a_queue_is_flushed_every_few_commands_and_at_sync_points(monkeypatch):
+    """streams.py's Note [Flushing]: no more than FLUSH_EVERY commands wait unflushed."""
+    from strata.backends.opencl import streams
+    rt = _runtime()
+    flushes = []
+    real = rt.driver.flush
+    monkeypatch.setattr(rt.driver, "flush", lambda queue: flushes.append(1) or real(queue))
+    stream = rt.current_stream()
+    x = strata.ones(4, device="opencl")
+    strata.opencl.synchronize()
+    assert stream.unflushed == 0
+    for _ in range(streams.FLUSH_EVERY * 3):
+        x + 1
+        assert stream.unflushed < streams.FLUSH_EVERY
+    assert len(flushes) == 3
+    x + 1
+    assert stream.unflushed == 1
+    strata.opencl.synchronize()
+    assert stream.unflushed == 0
+
+
+def test_a_repeated_training_step_prints_no_new_kernel():
+    """Every kernel key of a step recurs in the next one: a formula made per call (a new key
+    each time) would print, and keep, a new kernel per call."""
+    from strata.compile.inductor import opencl_pointwise
+    strata.manual_seed(0)
+    w = strata.randn(6, 4, device="opencl", requires_grad=True)
+    x = strata.randn(5, 6, device="opencl")
+    target = strata.tensor([0, 3, 1, 2, 3]).to("opencl")
+    opt = strata.optim.AdamW([w], lr=0.1)
+
+    def step():
+        opt.zero_grad()
+        logits = x @ w
+        loss = strata.nn.functional.cross_entropy(logits, target) + logits.softmax(1).sum()
+        loss.backward()
+        opt.step()
+    step()
+    step()
+    known = set(opencl_pointwise._plans)
+    step()
+    assert set(opencl_pointwise._plans) == known

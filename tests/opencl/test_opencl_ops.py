@@ -211,11 +211,41 @@ def test_index_select_embedding_cat(shape, seed, data):
     check(lambda T, w, i: T.nn.functional.embedding(i, w), weight, ids)
 
 
-def test_out_of_range_indices_raise_before_reading():
+def test_out_of_range_indices_raise_at_the_next_sync_point():
+    """backends/opencl/asserts.py's Note [Device-side asserts]: checked on the device, raised
+    at the next sync point with PyTorch's text; nothing is read outside the buffers."""
     x = strata.ones(4, 3, device="opencl")
     bad = strata.tensor([0, 4]).to("opencl")
+    out = strata.index_select(x, 0, bad)             # no error yet: the op did not wait
     with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=4"):
-        strata.index_select(x, 0, bad)
+        out.cpu()
+    strata.opencl.synchronize()                      # reported once, then cleared
+    embedded = strata.nn.functional.embedding(bad, x)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        strata.opencl.synchronize()
+    assert embedded.cpu().tolist() == [[1.0] * 3] * 2  # the device is still usable
+    strata.nn.functional.embedding(strata.tensor([-1, 2]).to("opencl"), x)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        strata.opencl.synchronize()
+
+
+def test_launch_blocking_raises_index_errors_at_the_op(monkeypatch):
+    """As CUDA_LAUNCH_BLOCKING=1 makes a device-side assert raise at its kernel."""
+    from strata.backends.opencl import runtime
+    monkeypatch.setattr(runtime.get(0), "launch_blocking", True)
+    x = strata.ones(4, 3, device="opencl")
+    bad = strata.tensor([[0, 4]]).to("opencl")
+    with pytest.raises(IndexError, match="index out of range in self"):
+        strata.nn.functional.embedding(bad, x)
+    with pytest.raises(IndexError, match="Target -2 is out of bounds."):
+        strata.nn.functional.cross_entropy(x, strata.tensor([0, 1, -2, 2]).to("opencl"))
+    strata.nn.functional.cross_entropy(x, strata.tensor([0, -100, 1, 2]).to("opencl"))
+
+
+def test_the_host_check_remains_where_the_device_cannot_check():
+    """Index tensors of more than four dims are checked on the host, at the op."""
+    x = strata.ones(4, 3, device="opencl")
+    bad = strata.tensor([0, 4]).reshape(1, 1, 1, 1, 2).to("opencl")
     with pytest.raises(IndexError, match="index out of range in self"):
         strata.nn.functional.embedding(bad, x)
 
@@ -251,8 +281,12 @@ def test_cross_entropy_and_its_gradient(kwargs):
 
 def test_cross_entropy_rejects_bad_targets():
     x = strata.zeros(2, 3, device="opencl")
+    loss = strata.nn.functional.cross_entropy(x, strata.tensor([0, 3]).to("opencl"))
     with pytest.raises(IndexError, match="Target 3 is out of bounds."):
-        strata.nn.functional.cross_entropy(x, strata.tensor([0, 3]).to("opencl"))
+        loss.item()
+    ignored = strata.nn.functional.cross_entropy(x, strata.tensor([3, 3]).to("opencl"),
+                                                 ignore_index=3)
+    assert np.isnan(ignored.item())                  # every row ignored: 0 / 0, no error
 
 
 def test_classifier_trains_like_cpu():
@@ -363,9 +397,9 @@ def test_index_add_and_the_gradients_of_embedding_and_index_select():
     check(select, values((6, 3), "float32", 11), index)
     bad = strata.tensor([0, 4]).to("opencl")
     y = strata.zeros(4, 2, device="opencl")
+    y.index_add_(0, bad, strata.ones(2, 2, device="opencl"))
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
-        y.index_add_(0, bad, strata.ones(2, 2, device="opencl"))
-    assert y.cpu().tolist() == [[0, 0]] * 4
+        strata.opencl.synchronize()                  # as on CUDA, y's values are not defined
 
 
 @pytest.mark.parametrize("exponent", [2, 0.5, 3, -1.5])

@@ -62,7 +62,7 @@ def test_updates_give_torchs_parameters(name, transposed):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["Adam", "SGD-momentum"])
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD-momentum"])
 def test_fused_updates_match_the_op_path(name, monkeypatch):
     fused = _train(strata, name, "opencl", dtype=np.float64)
     monkeypatch.setattr(_native_update, "_DEVICE_UPDATES", {})
@@ -71,7 +71,7 @@ def test_fused_updates_match_the_op_path(name, monkeypatch):
         np.testing.assert_allclose(f, o, rtol=1e-13, atol=1e-15)
 
 
-@pytest.mark.parametrize("name, fused", [("Adam", "adam_step"), ("AdamW", "adam_step"),
+@pytest.mark.parametrize("name, fused", [("Adam", "adam_step"), ("AdamW", "adamw_step"),
                                          ("SGD-momentum", "sgd_momentum_step")])
 def test_one_launch_per_parameter(name, fused, launches):
     params = [strata.randn(4, 4, device="opencl", requires_grad=True) for _ in range(3)]
@@ -81,9 +81,17 @@ def test_one_launch_per_parameter(name, fused, launches):
         sum((p * p).sum() for p in params).backward()
         launches.clear()
         opt.step()
-    assert launches.count(fused) == 3
-    # AdamW's decoupled weight decay stays its own op, one launch per parameter
-    assert len(launches) == 3 * (2 if name == "AdamW" else 1)
+    assert launches == [fused] * 3    # AdamW's weight decay is folded into its update
+
+
+def test_adamw_decay_moves_the_version_counter_as_its_ops_do():
+    p = strata.randn(6, device="opencl", requires_grad=True)
+    opt = strata.optim.AdamW([p], lr=0.1, weight_decay=0.1)
+    for _ in range(2):
+        (p * p).sum().backward()
+        version = p._version
+        opt.step()
+    assert p._version == version + 2                 # mul_ and addcdiv_
 
 
 def test_the_update_moves_version_counters_as_the_ops_do():

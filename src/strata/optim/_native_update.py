@@ -114,3 +114,17 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correct
         return False
     _bump((param, exp_avg, exp_avg_sq), (1, 1, 2))   # addcdiv_; lerp_; mul_ and addcmul_
     return True
+
+
+def adamw_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correction2_sqrt,
+               eps, step_size, decay):
+    """``param.mul_(decay)`` (decoupled weight decay) then ``adam_step``, as one device update
+    where the device has one ("adamw_step": opencl); False where the caller runs them apart."""
+    if not (abs(lerp_weight) < 0.5 and has_device_update(param.device.type, "adamw_step")):
+        return False
+    scalars = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size, decay)
+    if not _run("adamw_step", (param, grad, exp_avg, exp_avg_sq), scalars,
+                (beta2, eps, step_size, decay)):
+        return False
+    _bump((param, exp_avg, exp_avg_sq), (2, 1, 2))   # mul_ and addcdiv_; lerp_; mul_, addcmul_
+    return True

@@ -9,7 +9,7 @@ eps is added after the bias-corrected square root, as PyTorch does.
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
-from ._native_update import adam_step
+from ._native_update import adam_step, adamw_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
     _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
@@ -42,9 +42,23 @@ class Adam(_ElementwiseOptimizer):
     def _fused_update(self, group):
         return None if group["amsgrad"] else "adam_step"
 
-    def _update(self, param, grad, state, group):
+    @staticmethod
+    def _scalars(state, group):
+        """(beta1, beta2, step size, sqrt of bias correction 2) of this step (traced 0-dim
+        tensors while compiling: ``_adam_bias_corrections``)."""
         lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
-        step_size, bias_correction2_sqrt = _adam_bias_corrections(state["step"], lr, beta1, beta2)
+        return (beta1, beta2, *_adam_bias_corrections(state["step"], lr, beta1, beta2))
+
+    def _update_decayed(self, param, grad, state, group, factor):
+        if group["amsgrad"]:
+            return False
+        beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(state, group)
+        return adamw_step(
+            param, grad, state["exp_avg"], state["exp_avg_sq"], 1 - beta1, beta2,
+            bias_correction2_sqrt, group["eps"], step_size, factor)
+
+    def _update(self, param, grad, state, group):
+        beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(state, group)
         # while compiling, every one-element value comes before the update, so they share one
         # kernel (inductor's graph.py, ``_schedule``)
         negative_step_size = _negative(step_size)

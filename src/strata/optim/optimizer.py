@@ -521,6 +521,11 @@ class _ElementwiseOptimizer(Optimizer):
         state tensor are either one parameter's or a flat bucket's."""
         raise NotImplementedError(f"{type(self).__name__} must implement _update()")  # by design
 
+    def _update_decayed(self, param, grad, state, group, factor):
+        """``param.mul_(factor)`` (decoupled weight decay) then ``_update`` in one fused
+        update where the device has one (AdamW on opencl); False: the caller runs both."""
+        return False
+
     def _keeps_state(self, group):
         """False where PyTorch keeps no state at all (SGD without momentum)."""
         return True
@@ -582,7 +587,11 @@ class _ElementwiseOptimizer(Optimizer):
         weight_decay = group.get("weight_decay", 0)
         if weight_decay != 0:
             if group.get("decoupled_weight_decay", False):
-                param.mul_(1 - _lr(group) * weight_decay)
+                factor = 1 - _lr(group) * weight_decay
+                if not is_compiling() and self._update_decayed(param, grad, state, group,
+                                                               factor):
+                    return
+                param.mul_(factor)
             else:
                 grad = P.add(grad, param, alpha=weight_decay)
         self._update(param, grad, state, group)

@@ -19,6 +19,14 @@ or writes a block on a stream it does not belong to), the free is recorded with 
 sequence number of each such stream, and the block waits in ``_pending`` until all those fences
 have passed.
 
+Note [Free stacks]: a training step asks for the same sizes step after step. A freed block
+that no other stream's work still needs goes onto a stack of its (stream, size), unmerged; a request of
+that exact size pops it, with no best-fit search, split or merge (the hit path). The first
+request that misses the stacks puts every stacked block back into the free lists (merging
+neighbours), and then the policy above applies unchanged; so do ``empty_cache``, running out
+of memory and ``memory_snapshot``, so a segment's free neighbours are always merged where
+anything looks at them.
+
 Note [Deferred frees]: a tensor's memory is freed by a weakref callback when its storage dies,
 which can happen inside any allocation (the garbage collector runs there). The callback only
 appends the block to a queue that the next allocator call drains, so the free lists are never
@@ -84,10 +92,11 @@ class Segment:
 
 
 class Block:
-    """A piece of a segment: allocated to a tensor, pending (freed, fences not passed) or free."""
+    """A piece of a segment: allocated to a tensor, pending (freed, fences not passed) or free
+    (in a free list, or stacked)."""
 
-    __slots__ = ("segment", "addr", "size", "requested", "allocated", "pending", "prev", "next",
-                 "stream", "uses", "ref")
+    __slots__ = ("segment", "addr", "size", "requested", "allocated", "pending", "stacked",
+                 "prev", "next", "stream", "uses", "ref")
 
     def __init__(self, segment, addr, size, stream):
         self.segment = segment
@@ -96,6 +105,7 @@ class Block:
         self.requested = 0
         self.allocated = False
         self.pending = False
+        self.stacked = False      # on a free stack (Note [Free stacks])
         self.prev = None
         self.next = None
         self.stream = stream
@@ -147,6 +157,44 @@ class _Stat:
         self.freed += n
 
 
+class _BlockStats:
+    """The three statistics every malloc and free changes (allocated_bytes, allocation,
+    requested_bytes) of one pool, or of all: updated in one call, not six."""
+
+    __slots__ = ("count", "requested", "size")
+
+    def __init__(self, size, count, requested):
+        self.size, self.count, self.requested = size, count, requested
+
+    def alloc(self, size, requested):   # unrolled: this runs for every tensor a kernel makes
+        stat = self.size
+        stat.current += size
+        stat.allocated += size
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+        stat = self.count
+        stat.current += 1
+        stat.allocated += 1
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+        stat = self.requested
+        stat.current += requested
+        stat.allocated += requested
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+
+    def free(self, size, requested):
+        stat = self.size
+        stat.current -= size
+        stat.freed += size
+        stat = self.count
+        stat.current -= 1
+        stat.freed += 1
+        stat = self.requested
+        stat.current -= requested
+        stat.freed += requested
+
+
 _STATS = ("allocated_bytes", "requested_bytes", "reserved_bytes", "allocation", "segment")
 _POOLS = ("all", "large_pool", "small_pool")
 
@@ -173,13 +221,14 @@ class CachingAllocator:
         self._dead = collections.deque()    # Note [Deferred frees]
         self._lock = threading.Lock()
         self._stats = {(s, p): _Stat() for s in _STATS for p in _POOLS}
-        # The hot path updates these directly: for a small (True) or large (False) block, the
-        # (all, pool) pairs of allocated_bytes, allocation and requested_bytes.
+        # What a malloc or free of a small (True) or large (False) block updates: all, its pool
         self._block_stats = {
-            small: tuple(self._stats[name, p] for name in ("allocated_bytes", "allocation",
-                                                           "requested_bytes")
-                         for p in ("all", "small_pool" if small else "large_pool"))
+            small: tuple(_BlockStats(*(self._stats[name, pool] for name in (
+                "allocated_bytes", "allocation", "requested_bytes")))
+                for pool in ("all", "small_pool" if small else "large_pool"))
             for small in (True, False)}
+        self._stacks = {}                   # (stream, size) -> [free block] (Note [Free stacks])
+        self._stacked = 0                   # blocks on the stacks
         self.num_ooms = 0
         self.num_alloc_retries = 0
         self._storage_died = self.storage_died   # one bound method for every finalizer
@@ -194,31 +243,49 @@ class CachingAllocator:
                 self._process_pending()
             size = round_size(nbytes)
             small = size <= K_SMALL_SIZE
-            free = self._free.get((stream, small))
-            block = free.best_fit(size) if free is not None else None
-            if block is None:
-                block = self._new_segment(size, stream, small)
-                free = self._free.setdefault((stream, small), _FreeList())
-                hit = False
-            else:
-                free.remove(block)
+            stack = self._stacks.get((stream, size))
+            if stack:
+                block = stack.pop()
+                block.stacked = False
+                self._stacked -= 1
                 hit = True
-            rest = block.size - size
-            if rest >= K_MIN_BLOCK if small else rest > K_SMALL_SIZE:
-                self._split(block, size, free)
+            else:
+                block, hit = self._best_fit(size, stream, small)
             block.allocated = True
             block.requested = nbytes
-            size_all, size_pool, n_all, n_pool, req_all, req_pool = self._block_stats[small]
-            size_all.add(block.size)
-            size_pool.add(block.size)
-            n_all.add(1)
-            n_pool.add(1)
-            req_all.add(nbytes)
-            req_pool.add(nbytes)
+            stats_all, stats_pool = self._block_stats[small]
+            stats_all.alloc(block.size, nbytes)
+            stats_pool.alloc(block.size, nbytes)
         if trace.active:
             trace.instant("runtime", "alloc", device=self.name, stream=stream, nbytes=nbytes,
                           block=block.size, addr=block.addr, cached=hit)
         return block
+
+    def _best_fit(self, size, stream, small):
+        """(the best-fitting free block, split to ``size``, or a new segment's; whether it
+        was cached), after the stacks' blocks are back in the free lists."""
+        if self._stacked:
+            self._unstack()
+        free = self._free.get((stream, small))
+        block = free.best_fit(size) if free is not None else None
+        hit = block is not None
+        if hit:
+            free.remove(block)
+        else:
+            block = self._new_segment(size, stream, small)
+            free = self._free.setdefault((stream, small), _FreeList())
+        rest = block.size - size
+        if rest >= K_MIN_BLOCK if small else rest > K_SMALL_SIZE:
+            self._split(block, size, free)
+        return block, hit
+
+    def _unstack(self):
+        """Put every stacked block into the free lists (Note [Free stacks])."""
+        stacks, self._stacks, self._stacked = self._stacks, {}, 0
+        for stack in stacks.values():
+            for block in stack:
+                block.stacked = False
+                self._insert_free(block)
 
     def _split(self, block, size, free):
         rest = Block(block.segment, block.addr + size, block.size - size, block.stream)
@@ -283,22 +350,24 @@ class CachingAllocator:
     def _free_block(self, block):
         block.allocated = False
         block.ref = None
-        size_all, size_pool, n_all, n_pool, req_all, req_pool = \
-            self._block_stats[block.segment.small]
-        size_all.sub(block.size)
-        size_pool.sub(block.size)
-        n_all.sub(1)
-        n_pool.sub(1)
-        req_all.sub(block.requested)
-        req_pool.sub(block.requested)
+        stats_all, stats_pool = self._block_stats[block.segment.small]
+        stats_all.free(block.size, block.requested)
+        stats_pool.free(block.size, block.requested)
         if trace.active:
             trace.instant("runtime", "free", device=self.name, stream=block.stream,
                           block=block.size, addr=block.addr)
-        if block.uses and not self._uses_done(block):
-            block.pending = True
-            self._pending.append(block)
-            return
-        self._insert_free(block)
+        if block.uses:
+            if not self._uses_done(block):
+                block.pending = True
+                self._pending.append(block)
+                return
+            block.uses = None
+        stack = self._stacks.get((block.stream, block.size))
+        if stack is None:
+            stack = self._stacks[block.stream, block.size] = []
+        stack.append(block)
+        block.stacked = True
+        self._stacked += 1
 
     def _uses_done(self, block):
         completed = self.memory.completed
@@ -318,7 +387,7 @@ class CachingAllocator:
         block.uses = None
         free = self._free[block.stream, block.segment.small]
         for nb in (block.prev, block.next):
-            if nb is not None and not nb.allocated and not nb.pending:
+            if nb is not None and not (nb.allocated or nb.pending or nb.stacked):
                 free.remove(nb)
                 if nb is block.prev:
                     block.addr = nb.addr
@@ -351,6 +420,7 @@ class CachingAllocator:
         self.memory.synchronize()
         self._drain()
         self._process_pending()
+        self._unstack()
         for free in self._free.values():
             for block in list(free.blocks.values()):
                 if block.prev is None and block.next is None:
@@ -440,6 +510,7 @@ class CachingAllocator:
         self.sync_stats()
         out = []
         with self._lock:
+            self._unstack()
             for seg in sorted(self._segments.values(), key=lambda s: s.addr):
                 blocks, b = [], seg.first
                 while b is not None:

@@ -44,7 +44,7 @@ def _library_path():
 
 
 class Driver:
-    """The two calls, looked up once; Python ints pass as C ints (the ``cl_uint`` arguments).
+    """The launch path's calls, looked up once; Python ints pass as C ints (the ``cl_uint`` arguments).
     ``clSetKernelArg`` never blocks, so it keeps the GIL (``PyDLL``); an enqueue may block while
     the queue is full, so it releases it (``CDLL``)."""
 
@@ -54,6 +54,8 @@ class Driver:
         self.set_arg.restype = ctypes.c_int32
         self.enqueue_kernel = ctypes.CDLL(path).clEnqueueNDRangeKernel
         self.enqueue_kernel.restype = ctypes.c_int32
+        self.flush = ctypes.CDLL(path).clFlush      # streams.py's Note [Flushing]
+        self.flush.restype = ctypes.c_int32
         self._status_names = {v: k for k, v in vars(pycl.status_code).items()
                               if not k.startswith("_") and isinstance(v, int)}
         self._pycl = pycl

@@ -69,7 +69,7 @@ class LaunchRecording:
             if command[0] == "kernel":
                 _, knl, global_size, local_size = command
                 driver.enqueue(stream.handle, knl, global_size, local_size)
-                stream.seq += 1               # an eventless command (streams.py)
+                stream.launched()             # an eventless command (streams.py)
             else:
                 _, dst, src, nbytes, dst_offset, src_offset = command
                 stream.enqueued(pycl.enqueue_copy(stream.queue, dst, src, byte_count=nbytes,

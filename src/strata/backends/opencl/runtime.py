@@ -43,11 +43,12 @@ from ...runtime import (
 from ..cpu import native
 from ..cpu.array import data
 from . import pinned
-
-_log = logging.getLogger("strata.opencl")
+from .asserts import DeviceAsserts
 from .driver import Driver, DriverError, KernelArgs
 from .memory import BufferSegments
 from .streams import OpenCLStream
+
+_log = logging.getLogger("strata.opencl")
 
 OPENCL_KEYSET = backend_keyset("OpenCL")
 _I63 = 2 ** 63
@@ -109,6 +110,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._kernels = {}            # (source, name) -> KernelArgs (kept: see reference 4)
         self.programs_from_disk = 0
         self.driver = Driver(pycl)    # the launch path (driver.py)
+        self.asserts = DeviceAsserts(self)    # index checks on the device (asserts.py)
         self._timed = []              # (cl.Event, op name, stream id) of traced launches
         self._offset = None           # host ns - device ns (Note [Device clock])
         self.launch_blocking = config.launch_blocking
@@ -245,7 +247,7 @@ class OpenCLRuntime(DeviceRuntime):
             if span is not None:
                 trace.end(span)
             raise
-        stream.seq += 1               # an eventless command (streams.py)
+        stream.launched()             # an eventless command (streams.py)
         if self.recording is not None:
             self.recording.launch(source, name, global_size, local_size, args, tensors)
         if span is not None:
@@ -331,6 +333,8 @@ class OpenCLRuntime(DeviceRuntime):
             stream.queue, array, buffer, src_offset=offset * src.dtype.itemsize,
             is_blocking=not non_blocking))
         stream.enqueued(event, keep=array)
+        if not non_blocking:          # a sync point: device-side asserts report here
+            self.asserts.check(stream)
 
     def copy_buffer(self, dst, src, nbytes):
         """A device-to-device copy of ``nbytes`` between contiguous tensors."""

@@ -21,7 +21,7 @@ from .opencl_pointwise import (
     scalar_value,
     unary,
 )
-from .opencl_rows import host_indices
+from .opencl_checks import host_indices
 
 # --- activations (ATen's CPU formulas, backends/cpu/activation.py) ------------------------------
 

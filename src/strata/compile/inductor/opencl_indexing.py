@@ -25,7 +25,7 @@ from .opencl_loss import indexed_pointwise
 from .opencl_nn import window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
 from .opencl_rows import gather as gather_rows
-from .opencl_rows import host_indices
+from .opencl_checks import host_indices
 
 # --- advanced indexing: masks and several index tensors -------------------------------------------
 # Note [OpenCL advanced indexing]: every form of ``x[indices]`` becomes one gather along one dim.

@@ -6,8 +6,9 @@ Both are loop-IR pointwise kernels whose loads are addressed by loaded values (t
 picks a class): forward, one work-item per row writes ``-w[t] * x[i, t]`` and ``w[t]`` (0 for an
 ignored row), then the sum kernels reduce them; backward, one work-item per element of the
 gradient writes ``-g * w[t] / total_weight`` where its class is the row's target, else 0 (no
-scatter). Targets are read on the host first to raise PyTorch's out-of-bounds error before any
-kernel reads memory with them (a sync point, like ``index_select``'s).
+scatter). Targets and indices are checked on the device (opencl_checks.py): an out-of-range one
+raises PyTorch's error at the next sync point, and reads nothing outside its buffer meanwhile
+(a bad target counts as an ignored row).
 """
 
 import numpy as np
@@ -19,6 +20,7 @@ from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import print_kernel
+from .opencl_checks import check_indices
 from .opencl_pointwise import (
     fill_,
     kernel_name,
@@ -27,8 +29,10 @@ from .opencl_pointwise import (
     pointwise,
     runtime_of,
     scalar_argument,
+    tensor_names,
+    tensor_values,
 )
-from .opencl_rows import host_indices, reduce
+from .opencl_rows import reduce
 
 
 def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
@@ -37,17 +41,19 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
     through ``InputBuffer``s with runtime strides, ``scalars`` ({name: numpy scalar}) by value;
     ``key`` names the kernel's structure for the program cache."""
     rt = runtime_of(out)
-    values = dict(scalars)
-    for name, t in (*tensors.items(), ("out0", out)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for d, s in enumerate(t._get_strides()):
-            values[f"{name}_st{d}"] = s
-    for d, size in enumerate(out._shape):
-        values[f"s{d}"] = size
+    values = list(scalars.values())
+    for t in (*tensors.values(), out):
+        values += tensor_values(rt, t)
+    values += out._shape
+
+    def names():
+        listed = list(scalars)
+        for name, t in (*tensors.items(), ("out0", out)):
+            listed += tensor_names(name, t.ndim)
+        return listed + [f"s{d}" for d in range(out.ndim)]
     shapes = tuple((n, t.ndim, t.dtype.name) for n, t in tensors.items())
     full_key = (op_name, key, shapes, out.ndim, out.dtype.name,
-                tuple((n, v.dtype.name) for n, v in scalars.items()))
+                tuple((n, type(v)) for n, v in scalars.items()))     # NumPy scalar types
 
     def build():
         def buf(name, t):
@@ -62,22 +68,18 @@ def indexed_pointwise(op_name, key, tensors, scalars, out, inner):
         node = Pointwise("out0", out.dtype.name, ranges, lambda index: inner(buffers, index))
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": buf("out0", out)}, frozenset(scalars))
-    launch(op_name, full_key, build, values, [*tensors.values(), out], out.numel(), rt)
+    launch(op_name, full_key, build, values, [*tensors.values(), out], out.numel(), rt,
+           names=names)
     return out
 
 
-def _check_targets(target, ignore_index, classes):
-    t = host_indices(target).reshape(-1)
-    used = t != ignore_index
-    bad = used & ((t < 0) | (t >= classes))
-    if bad.any():
-        raise IndexError(f"Target {t[np.argmax(bad)]} is out of bounds.")
-
-
 def _picked_class(b, row, ignore_index):
-    """(the row's target, or 0 where ignored, so that no load goes out of bounds; in use)."""
+    """(the row's target, or 0 where ignored or out of range, so that no load goes out of
+    bounds; in use: neither)."""
     t = ops.load("target", b["target"].index(row))
-    used = ops.ne(t, ops.load("ignore", "0"))
+    inside = ops.logical_and(ops.ge(t, ops.constant(0, "int64")),
+                             ops.lt(t, ops.load("classes", "0")))
+    used = ops.logical_and(ops.ne(t, ops.load("ignore", "0")), inside)
     return ops.where(used, t, ops.constant(0, "int64")), used
 
 
@@ -90,7 +92,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     out_spec, _ = LOSS.nll_loss_forward.meta(self, target, weight, reduction, ignore_index)
     rt = runtime_of(self)
     classes = self._shape[-1]
-    _check_targets(target, ignore_index, classes)
+    check_indices(target, classes, IndexError, "Target {} is out of bounds.", ignore_index)
     x = self if self.ndim == 2 else self.reshape(1, classes)
     rows = x._shape[0]
     dt = self.dtype.name
@@ -98,7 +100,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     weighted = weight is not None
     if weighted:
         tensors["weight"] = weight
-    scalars = {"ignore": np.int64(ignore_index)}
+    scalars = {"ignore": np.int64(ignore_index), "classes": np.int64(classes)}
 
     def loss(b, index):
         t, used = _picked_class(b, index, ignore_index)
@@ -123,10 +125,13 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     total = rt.empty((), (), self.dtype)
     reduce("aten::sum.dim_IntList", "sum", losses, [0], False, self.dtype, [(total, "value")])
     if LOSS.reduction_enum(reduction) == LOSS.MEAN:    # all ignored: 0 / 0 = nan, as in PyTorch
-        total = pointwise("aten::div.Tensor", math_formula("truediv"),
+        total = pointwise("aten::div.Tensor", _DIVIDE,
                           [(total, self.dtype), (total_weight, self.dtype)],
                           rt.empty((), (), self.dtype))
     return total, total_weight
+
+
+_DIVIDE = math_formula("truediv")   # made once: a formula is part of its kernel's key
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
@@ -144,7 +149,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     weighted = weight is not None
     if weighted:
         tensors["weight"] = weight
-    scalars = {"ignore": np.int64(ignore_index)}
+    scalars = {"ignore": np.int64(ignore_index), "classes": np.int64(classes)}
 
     def inner(b, index):
         row, column = index
@@ -184,23 +189,21 @@ def index_add_(self, dim, index, source, alpha=1):
     target = self if self.ndim else self.reshape(1)
     d = dim % target.ndim
     size = target._shape[d]
-    idx = host_indices(index).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        bad = idx[(idx < 0) | (idx >= size)][0]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    if not idx.size:
+    check_indices(index, size, RuntimeError,
+                  f"index {{}} is out of bounds for dimension {d} with size {size}")
+    if not index.numel():
         return self
     src = source if source.ndim else source.reshape(1)
     rt = runtime_of(self)
     dt = self.dtype.name
-    values = {"alpha": scalar_argument(alpha, self.dtype), "positions": idx.size}
-    for name, t in (("src", src), ("idx", index.reshape(-1)), ("out0", target)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for k, st in enumerate(t._get_strides()):
-            values[f"{name}_st{k}"] = st
-    for k, n in enumerate(target._shape):
-        values[f"s{k}"] = n
+    flat_index = index.reshape(-1)
+    values = [scalar_argument(alpha, self.dtype), index.numel(), *tensor_values(rt, src),
+              *tensor_values(rt, flat_index), *tensor_values(rt, target), *target._shape]
+
+    def names():
+        return ["alpha", "positions", *tensor_names("src", src.ndim),
+                *tensor_names("idx", 1), *tensor_names("out0", target.ndim),
+                *(f"s{k}" for k in range(target.ndim))]
     key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
 
     def build():
@@ -227,7 +230,7 @@ def index_add_(self, dim, index, source, alpha=1):
                                    frozenset({"red"})), ranges, {"out0": out_b},
                             frozenset({"alpha"}))
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
-           [src, index, target], target.numel(), rt)
+           [src, index, target], target.numel(), rt, names=names)
     return self
 
 

@@ -20,7 +20,15 @@ from ...ops import normalization as NO
 from ...ops import pooling as PL
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import FLOATING, print_kernel
-from .opencl_pointwise import kernel_name, launch, new_output, pointwise, runtime_of
+from .opencl_pointwise import (
+    kernel_name,
+    launch,
+    new_output,
+    pointwise,
+    runtime_of,
+    tensor_names,
+    tensor_values,
+)
 from .opencl_rows import _NORMALIZE, opmath, reduce, tiled_matmul
 
 
@@ -35,15 +43,18 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     rt = runtime_of(out)
     if kind == "sum" and tuple(rsizes) == (1,):
         kind = "max"      # a gather's one element: 0 + -0.0 would be +0.0, max(-inf, v) is v
-    values = dict(ints)
-    for name, t in [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]:
-        values[name], values[f"{name}_off"] = rt.buffer_of(t)
-        for d, s in enumerate(t._get_strides()):
-            values[f"{name}_st{d}"] = s
-    for d, s in enumerate(out._shape):
-        values[f"s{d}"] = s
-    for d, s in enumerate(rsizes):
-        values[f"rs{d}"] = s
+    tensors = [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]
+    values = list(ints.values())
+    for _, t in tensors:
+        values += tensor_values(rt, t)
+    values += (*out._shape, *rsizes)
+
+    def names():
+        listed = list(ints)
+        for name, t in tensors:
+            listed += tensor_names(name, t.ndim)
+        return listed + [f"s{d}" for d in range(out.ndim)] + \
+            [f"rs{d}" for d in range(len(rsizes))]
     key = (op_name, kind, inner, tuple(f for _, f in outs), compute, len(rsizes),
            tuple((n, t.ndim, t.dtype.name) for n, t in reads.items()),
            tuple((t.ndim, t.dtype.name) for t, _ in outs), tuple(ints))
@@ -68,7 +79,7 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
                         frozenset({"red"}))
         return print_kernel(kernel, ranges, layouts, frozenset(ints))
     launch(op_name, key, build, values, [*reads.values(), *(t for t, _ in outs)], out.numel(),
-           rt)
+           rt, names=names)
 
 
 def _cast(finish, B, dtype, index):

@@ -13,19 +13,20 @@ from .oclprinter import CL_TYPES, FP64
 from .opencl_pointwise import is_device, launch, runtime_of
 
 _ADAM = """#pragma OPENCL FP_CONTRACT OFF
-__kernel void k_adam_step(__global T* restrict param, const long param_off,
-                          __global const T* restrict grad, const long grad_off,
-                          __global T* restrict exp_avg, const long exp_avg_off,
-                          __global T* restrict exp_avg_sq, const long exp_avg_sq_off,
-                          const T weight, const T beta2, const T one_minus_beta2,
-                          const T bias_correction2_sqrt, const T eps, const T step) {
+__kernel void KERNEL(__global T* restrict param, const long param_off,
+                     __global const T* restrict grad, const long grad_off,
+                     __global T* restrict exp_avg, const long exp_avg_off,
+                     __global T* restrict exp_avg_sq, const long exp_avg_sq_off,
+                     const T weight, const T beta2, const T one_minus_beta2,
+                     const T bias_correction2_sqrt, const T eps, const T step DECAY_PARAM) {
     const long i = get_global_id(0);
+    const T p = param[param_off + i] DECAY;
     const T g = grad[grad_off + i];
     const T m0 = exp_avg[exp_avg_off + i];
     const T m = m0 + (g - m0) * weight;                                        /* lerp_ */
     const T v = exp_avg_sq[exp_avg_sq_off + i] * beta2 + (g * one_minus_beta2) * g;
     const T denom = sqrt(v) / bias_correction2_sqrt + eps;
-    param[param_off + i] = param[param_off + i] + (m * step) / denom;         /* addcdiv_ */
+    param[param_off + i] = p + (m * step) / denom;                            /* addcdiv_ */
     exp_avg[exp_avg_off + i] = m;
     exp_avg_sq[exp_avg_sq_off + i] = v;
 }
@@ -44,13 +45,18 @@ __kernel void k_sgd_momentum_step(__global T* restrict param, const long param_o
     buf[buf_off + i] = b;
 }
 """
+# AdamW: the decoupled decay's ``param.mul_(decay)`` folded in, rounded as the op rounds it
+_ADAMW = _ADAM.replace("KERNEL", "k_adamw_step").replace(" DECAY_PARAM", ", const T decay") \
+    .replace(" DECAY;", " * decay;                    /* mul_ */")
+_ADAM = _ADAM.replace("KERNEL", "k_adam_step").replace(" DECAY_PARAM", "").replace(" DECAY;", ";")
 _TENSORS = {"adam_step": ("param", "grad", "exp_avg", "exp_avg_sq"),
+            "adamw_step": ("param", "grad", "exp_avg", "exp_avg_sq"),
             "sgd_momentum_step": ("param", "grad", "buf")}
-_SCALARS = {"adam_step": ("weight", "beta2", "one_minus_beta2", "bias_correction2_sqrt", "eps",
-                          "step"),
+_ADAM_SCALARS = ("weight", "beta2", "one_minus_beta2", "bias_correction2_sqrt", "eps", "step")
+_SCALARS = {"adam_step": _ADAM_SCALARS, "adamw_step": (*_ADAM_SCALARS, "decay"),
             "sgd_momentum_step": ("momentum", "one_minus_dampening", "step")}
-_SOURCES = {"adam_step": _ADAM, "sgd_momentum_step": _SGD}
-_FLAGS = {"adam_step": (), "sgd_momentum_step": ("nesterov",)}
+_SOURCES = {"adam_step": _ADAM, "adamw_step": _ADAMW, "sgd_momentum_step": _SGD}
+_FLAGS = {"adam_step": (), "adamw_step": (), "sgd_momentum_step": ("nesterov",)}
 
 
 def _fits(tensors):
@@ -80,7 +86,7 @@ def _build(update, dtype):
 
 
 def fused_update(update):
-    """The hook of optim/_native_update.py for ``update`` ("adam_step" or
+    """The hook of optim/_native_update.py for ``update`` ("adam_step", "adamw_step" or
     "sgd_momentum_step"): ``fn(tensors, scalars, *flags) -> bool``, the scalars in the order of
     eager_optim.py's C kernels."""
     def run(tensors, scalars, *flags):

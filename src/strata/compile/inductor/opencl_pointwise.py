@@ -26,6 +26,7 @@ from ...ops.meta_rules import promote, type_name
 from . import eager
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import CL_TYPES, print_kernel
+from .opencl_lane import PointwiseLane
 
 _sources = {}         # structural key -> (source, parameter names)
 _plans = {}           # structural key -> (source, kernel name, parameter names or places)
@@ -137,34 +138,72 @@ def _plan(op_name, key, build, tensors, names):
     return plan
 
 
-# Note [Argument plans]: a pointwise launch lists its argument values in a fixed order (each
-# operand's buffer, offset and strides, the output's, the sizes) rather than in a dict by name;
-# ``_value_names`` gives that order's names on a key's first launch and ``launch`` keeps, per
-# key, where each kernel parameter sits in it. Per launch, only the values are gathered, and
-# the key is hashed once.
+# Note [Argument plans]: a launch lists its argument values in a fixed order (a pointwise
+# kernel: each operand's buffer, offset and strides, the output's, the sizes) rather than in a
+# dict by name; a ``names()`` function gives that order's names on a key's first launch and
+# ``launch`` keeps, per key, where each kernel parameter sits in it. Per launch, only the values
+# are gathered (no names are formatted), and the key is hashed once. The row, GEMM, window and
+# loss kernels list theirs with ``tensor_values`` and ``tensor_names``.
 
-def pointwise(op_name, formula, operands, out):
+
+def tensor_values(rt, t, strides=None):
+    """A tensor's kernel arguments: its buffer, its offset, its strides (or ``strides``)."""
+    return [*rt.buffer_of(t), *(t._get_strides() if strides is None else strides)]
+
+
+def tensor_names(name, rank):
+    """The parameter names of ``tensor_values``: ``name, name_off, name_st0, ...``."""
+    return [name, f"{name}_off", *(f"{name}_st{d}" for d in range(rank))]
+
+class _Layout:
+    """What a pointwise launch's arguments look like, a function of its operands' dtypes,
+    shapes and strides only: each operand's runtime strides (None: a number, converted to
+    ``dtypes[i]``), the output's strides and sizes, the work-items, the kernel's key."""
+
+    __slots__ = ("dtypes", "key", "kinds", "numel", "out_tail", "rank", "strides")
+
+    def __init__(self, op_name, formula, operands, out):
+        tensors = [v for v, _ in operands if is_device(v)]
+        flat = all_contiguous(tensors, out)
+        rank = self.rank = 1 if flat else len(out._shape)
+        kinds, self.strides, self.dtypes = [], [], []
+        for v, dt in operands:
+            if is_device(v):
+                self.strides.append(broadcast_strides(v, rank, flat))
+                kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a stride 0
+            else:
+                self.strides.append(None)
+                kinds.append(("s", dt.name))
+            self.dtypes.append(dt)
+        self.numel = out.numel()
+        self.out_tail = ((1,) if flat else tuple(out._get_strides())) + \
+            ((self.numel,) if flat else tuple(out._shape))
+        self.kinds = kinds = tuple(kinds)
+        self.key = (op_name, formula, rank, kinds, out.dtype.name)
+
+    def values(self, rt, operands, out):
+        """The launch's argument values in ``_value_names``' order."""
+        values = []
+        for v, strides, dt in zip(operands, self.strides, self.dtypes):
+            if strides is None:
+                values.append(scalar_argument(scalar_value(v, out.device), dt))
+            else:
+                values += rt.buffer_of(v)
+                values += strides
+        values += rt.buffer_of(out)
+        values += self.out_tail
+        return values
+
+
+def pointwise(op_name, formula, operands, out, layout=None):
     """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
 
-    ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number."""
+    ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number.
+    Returns ``out``; ``layout`` (if given, a list) receives the launch's ``_Layout``."""
     rt = runtime_of(out)
-    tensors = [v for v, _ in operands if is_device(v)]
-    flat = all_contiguous(tensors, out)
-    rank = 1 if flat else len(out._shape)
-    kinds, values = [], []
-    for v, dt in operands:
-        if is_device(v):
-            values += rt.buffer_of(v)
-            values += broadcast_strides(v, rank, flat)
-            kinds.append(("t", v.dtype.name, dt.name))   # broadcast dims: a runtime stride 0
-        else:
-            values.append(scalar_argument(scalar_value(v, out.device), dt))
-            kinds.append(("s", dt.name))
-    values += rt.buffer_of(out)
-    values += (1,) if flat else out._get_strides()
-    values += (out.numel(),) if flat else out._shape
-    kinds = tuple(kinds)
-    key = (op_name, formula, rank, kinds, out.dtype.name)
+    shape = _Layout(op_name, formula, operands, out)
+    values = shape.values(rt, [v for v, _ in operands], out)
+    kinds, rank = shape.kinds, shape.rank
 
     def build():
         inputs, scalars, loads = [], set(), []
@@ -195,9 +234,12 @@ def pointwise(op_name, formula, operands, out):
                              tuple(f"out0_st{d}" for d in range(rank)), "out0_off")
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": layout}, frozenset(scalars))
+    tensors = [v for v, _ in operands if is_device(v)]
     tensors.append(out)
-    launch(op_name, key, build, values, tensors, out.numel(), rt,
+    launch(op_name, shape.key, build, values, tensors, shape.numel, rt,
            names=lambda: _value_names(kinds, rank))
+    if layout is not None:
+        layout.append(shape)
     return out
 
 
@@ -350,24 +392,47 @@ def copy_(self, src, non_blocking=False):
 # --- pointwise ops --------------------------------------------------------------------------------
 
 def unary(op, fn):
+    lane = PointwiseLane(op.qualname)
+
     def kernel(self, *extra):
+        sig = None if op.is_inplace else lane.signature((self, *extra))
+        if sig is not None:
+            out = lane.run(sig, (self,))
+            if out is not None:
+                return out
         spec = op.meta(self, *extra)
         out = self if spec is self else new_output(spec, self)
         # predicates (isnan, isinf, ...) look at the input, not at it converted to bool
         compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
-        return pointwise(op.qualname, fn, [(self, compute)], out)
+        layout = []
+        pointwise(op.qualname, fn, [(self, compute)], out, layout)
+        if sig is not None and out is not self:
+            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+        return out
     return kernel
 
 
 def binary(op, fn, compare=False, alpha=False):
+    lane = PointwiseLane(op.qualname)
+
     def kernel(self, other, *extra):
+        sig = None if op.is_inplace else lane.signature((self, other, *extra))
+        if sig is not None:
+            out = lane.run(sig, (self, other, extra[0] if extra else 1) if alpha else
+                           (self, other))
+            if out is not None:
+                return out
         spec = op.meta(self, other, *extra)
         out = self if spec is self else new_output(spec, self if is_device(self) else other)
         compute = promote(self, other) if compare else out.dtype
         operands = [(self, compute), (other, compute)]
         if alpha:
             operands.append((extra[0] if extra else 1, compute))
-        return pointwise(op.qualname, fn, operands, out)
+        layout = []
+        pointwise(op.qualname, fn, operands, out, layout)
+        if sig is not None and out is not self:
+            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+        return out
     return kernel
 
 

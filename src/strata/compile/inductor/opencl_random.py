@@ -18,12 +18,15 @@ from .oclprinter import print_kernel
 from .opencl_nn import window
 from .opencl_pointwise import (
     alloc,
+    broadcast_strides,
     is_device,
     kernel_name,
     launch,
     runtime_of,
     scalar_argument,
     scalar_value,
+    tensor_names,
+    tensor_values,
 )
 from .opencl_sort import topk
 
@@ -49,28 +52,24 @@ def draw(op_name, out, formula, generator=None, operands=(), compute=None):
     rt = runtime_of(out)
     key, offset = rt.philox(generator)
     rank = out.ndim
-    values = {"key": key, "offset": offset}
+    values = [key, offset]                      # in the order of ``names`` below
     kinds = []
-    for n, (v, dt) in enumerate(operands):
-        name = f"in{n}"
+    for v, dt in operands:
         if is_device(v):
-            buffer, start = rt.buffer_of(v)
-            values[name], values[f"{name}_off"] = buffer, start
-            pad, strides = rank - v.ndim, v._get_strides()
-            for d in range(rank):
-                values[f"{name}_st{d}"] = 0 if d < pad or v._shape[d - pad] == 1 else \
-                    strides[d - pad]
+            values += tensor_values(rt, v, broadcast_strides(v, rank, False))
             kinds.append(("t", v.dtype.name, dt.name))
         else:
-            values[name] = scalar_argument(scalar_value(v, out.device), dt)
+            values.append(scalar_argument(scalar_value(v, out.device), dt))
             kinds.append(("s", dt.name))
-    buffer, start = rt.buffer_of(out)
-    values["out0"], values["out0_off"] = buffer, start
-    for d, s in enumerate(out._get_strides()):
-        values[f"out0_st{d}"] = s
-    for d, s in enumerate(out._shape):
-        values[f"s{d}"] = s
+    values += tensor_values(rt, out)
+    values += out._shape
     key_ = (op_name, formula, rank, tuple(kinds), out.dtype.name, compute)
+
+    def names():
+        listed = list(_SCALARS)
+        for n, kind in enumerate(kinds):
+            listed += tensor_names(f"in{n}", rank) if kind[0] == "t" else [f"in{n}"]
+        return listed + tensor_names("out0", rank) + [f"s{d}" for d in range(rank)]
 
     def build():
         ranges = tuple(f"s{d}" for d in range(rank))
@@ -108,7 +107,7 @@ def draw(op_name, out, formula, generator=None, operands=(), compute=None):
         return print_kernel(Kernel(kernel_name(op_name), inputs, [node]), ranges,
                             {"out0": layout}, frozenset(scalars))
     tensors = [v for v, _ in operands if is_device(v)] + [out]
-    launch(op_name, key_, build, values, tensors, out.numel(), rt)
+    launch(op_name, key_, build, values, tensors, out.numel(), rt, names=names)
     return out
 
 

@@ -20,8 +20,8 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
+from .opencl_checks import check_indices
 from .opencl_pointwise import (
-    all_contiguous,
     broadcast_strides,
     identity,
     is_device,
@@ -32,6 +32,8 @@ from .opencl_pointwise import (
     pointwise,
     runtime_of,
     scalar_argument,
+    tensor_names,
+    tensor_values,
 )
 
 
@@ -59,19 +61,23 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     dims = sorted({d % nd for d in dims}) if nd else []
     kept = [d for d in range(nd) if d not in dims]
     strides = x._get_strides()
-    buffer, offset = rt.buffer_of(x)
-    values = {"src": buffer, "src_off": offset}
-    for j, d in enumerate(kept):
-        values[f"ks{j}"], values[f"src_kst{j}"] = x._shape[d], strides[d]
-    for j, d in enumerate(dims):
-        values[f"rs{j}"], values[f"src_rst{j}"] = x._shape[d], strides[d]
-    for n, (t, _) in enumerate(outputs):
-        buffer, offset = rt.buffer_of(t)
-        values[f"out{n}"], values[f"out{n}_off"] = buffer, offset
+    values = [*rt.buffer_of(x)]                 # in the order of ``names`` below
+    for d in (*kept, *dims):
+        values += (x._shape[d], strides[d])
+    for t, _ in outputs:
         out_strides = t._get_strides()
-        kept_strides = [out_strides[d] for d in kept] if keepdim else out_strides
-        for j, s in enumerate(kept_strides):
-            values[f"out{n}_st{j}"] = s
+        values += tensor_values(rt, t, [out_strides[d] for d in kept] if keepdim else
+                                out_strides)
+
+    def names():
+        listed = ["src", "src_off"]
+        for j in range(len(kept)):
+            listed += (f"ks{j}", f"src_kst{j}")
+        for j in range(len(dims)):
+            listed += (f"rs{j}", f"src_rst{j}")
+        for n in range(len(outputs)):
+            listed += tensor_names(f"out{n}", len(kept))
+        return listed
     what = tuple((t.dtype.name, w) for t, w in outputs)
     total = 1
     for d in kept:
@@ -115,9 +121,9 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         return print_kernel(kernel, ranges, layouts, group=group)
     tensors = [x, *(t for t, _ in outputs)]
     if group:
-        launch(op_name, key, build, values, tensors, (total * group,), rt, (group,))
+        launch(op_name, key, build, values, tensors, (total * group,), rt, (group,), names)
     else:
-        launch(op_name, key, build, values, tensors, total, rt)
+        launch(op_name, key, build, values, tensors, total, rt, names=names)
 
 
 GROUP_ROW = 256       # rows at least this long get a work-group each (Note [Work-group ...])
@@ -273,12 +279,17 @@ def softmax_backward(grad_output, output, dim, input_dtype):
     """grad_input = y * (g - sum(g * y, dim))."""
     dim = A._check_softmax_backward("softmax", grad_output, output, dim, input_dtype)
     c = opmath(grad_output.dtype)
-    gy = pointwise("aten::mul.Tensor", math_formula("mul"), [(grad_output, c), (output, c)],
+    gy = pointwise("aten::mul.Tensor", _MULTIPLY, [(grad_output, c), (output, c)],
                    _like(output, c))
     total = _keepdim_sum(gy, dim, c)
     return pointwise("aten::_softmax_backward_data", _softmax_grad,
                      [(grad_output, c), (output, c), (total, c)],
                      _like(output, grad_output.dtype))
+
+
+# made once: a formula is part of its kernel's key, so a new one per call would print (and
+# keep) a new kernel per call
+_MULTIPLY = math_formula("mul")
 
 
 def _like(x, dtype):
@@ -355,16 +366,16 @@ _NORMALIZE = {affine: partial(_normalize, affine) for affine in
 
 def gather(op_name, src, index, out, dim):
     """``out[..i_dim..] = src[.., index[i_dim..i_dim+index.ndim], ..]``: out's dims
-    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``."""
+    ``dim .. dim + index.ndim`` address ``index``, whose value replaces them in ``src``. An
+    index out of range reads row 0: the device check reports it at the next sync point
+    (opencl_checks.py), and no kernel reads outside its buffer."""
     rt = runtime_of(out)
-    values = {}
-    for name, t in (("src", src), ("idx", index), ("out0", out)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for d, st in enumerate(t._get_strides()):
-            values[f"{name}_st{d}"] = st
-    for d, size in enumerate(out._shape):
-        values[f"s{d}"] = size
+    values = [src._shape[dim] if src.ndim else 1, *tensor_values(rt, src),
+              *tensor_values(rt, index), *tensor_values(rt, out), *out._shape]
+
+    def names():
+        return ["bound", *tensor_names("src", src.ndim), *tensor_names("idx", index.ndim),
+                *tensor_names("out0", out.ndim), *(f"s{d}" for d in range(out.ndim))]
     key = (op_name, src.ndim, index.ndim, out.ndim, dim, src.dtype.name, index.dtype.name)
 
     def build():
@@ -376,35 +387,27 @@ def gather(op_name, src, index, out, dim):
 
         def inner(i):
             at = ops.load("idx", idx_b.index(i[dim:dim + index.ndim]))
+            zero = ops.constant(0, index.dtype.name)
+            inside = ops.logical_and(ops.ge(at, zero), ops.lt(at, ops.load("bound", "0")))
+            at = ops.where(inside, at, zero)
             where = (*i[:dim], str(at), *i[dim + index.ndim:]) if src.ndim else ()
             return ops.load("src", src_b.index(where))
-        kernel = Kernel(kernel_name(op_name), [src_b, idx_b],
+        bound = InputBuffer("bound", "int64", (), ())
+        kernel = Kernel(kernel_name(op_name), [src_b, idx_b, bound],
                         [Pointwise("out0", out.dtype.name, ranges, inner)])
-        return print_kernel(kernel, ranges, {"out0": out_b})
-    launch(op_name, key, build, values, [src, index, out], out.numel(), rt)
+        return print_kernel(kernel, ranges, {"out0": out_b}, frozenset({"bound"}))
+    launch(op_name, key, build, values, [src, index, out], out.numel(), rt, names=names)
     return out
-
-
-def host_indices(index):
-    """The index values, read on the host to check bounds before any kernel reads memory with
-    them (a sync point; CUDA checks on the device and reports at the next sync instead)."""
-    host = np.empty(index._shape, index.dtype.np)
-    runtime_of(index).download(host, index if all_contiguous((), index) else pointwise(
-        "aten::copy_", identity, [(index, index.dtype)],
-        runtime_of(index).empty(tuple(index._shape), contiguous_strides(index._shape),
-                              index.dtype)))
-    return host
 
 
 def index_select(self, dim, index):
     spec = SC.index_select.meta(self, dim, index)
     size = self._shape[dim % self.ndim] if self.ndim else 1
-    idx = host_indices(index).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        if self.ndim <= 1:
-            raise IndexError("index out of range in self")
-        bad = idx[(idx < 0) | (idx >= size)][0]
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if self.ndim <= 1:
+        check_indices(index, size, IndexError, "index out of range in self")
+    else:
+        check_indices(index, size, RuntimeError,
+                      f"INDICES element is out of DATA bounds, id={{}} axis_dim={size}")
     out = new_output(spec, self)
     return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
                   out, dim % self.ndim if self.ndim else 0)
@@ -412,9 +415,7 @@ def index_select(self, dim, index):
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    idx = host_indices(indices)
-    if idx.size and (idx.min() < 0 or idx.max() >= weight._shape[0]):
-        raise IndexError("index out of range in self")
+    check_indices(indices, weight._shape[0], IndexError, "index out of range in self")
     return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
 
 
@@ -464,23 +465,17 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
         return tiled_matmul(op_name, a, b, out, bias, beta, alpha)
     rt = runtime_of(out)
     batched = a.ndim == 3
-    values = {}
-    for name, t in (("a", a), ("b", b), ("out0", out)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
-        for d, s in enumerate(t._get_strides()):
-            values[f"{name}_st{d}"] = s
-    values["ms"], values["ns"], values["ks"] = a._shape[-2], b._shape[-1], a._shape[-1]
-    if batched:
-        values["bs"] = a._shape[0]
+    values = [*tensor_values(rt, a), *tensor_values(rt, b), *tensor_values(rt, out),
+              a._shape[-2], b._shape[-1], a._shape[-1], a._shape[0]]
     use_bias = bias is not None and beta != 0
     if use_bias:
-        buffer, offset = rt.buffer_of(bias)
-        values["c"], values["c_off"] = buffer, offset
-        for d, s in enumerate(broadcast_strides(bias, 2, False)):
-            values[f"c_st{d}"] = s
-        values["alpha"] = scalar_argument(alpha, out.dtype)
-        values["beta"] = scalar_argument(beta, out.dtype)
+        values += tensor_values(rt, bias, broadcast_strides(bias, 2, False))
+        values += (scalar_argument(alpha, out.dtype), scalar_argument(beta, out.dtype))
+
+    def names():
+        listed = [*tensor_names("a", a.ndim), *tensor_names("b", b.ndim),
+                  *tensor_names("out0", out.ndim), "ms", "ns", "ks", "bs"]
+        return listed + ([*tensor_names("c", 2), "alpha", "beta"] if use_bias else [])
     dt = out.dtype.name
     key = (op_name, batched, use_bias, dt)
 
@@ -515,7 +510,7 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
         kernel = Kernel(kernel_name(op_name), inputs, nodes, frozenset({"red"}))
         return print_kernel(kernel, ranges, {"out0": out_layout}, scalars)
     tensors = [a, b, out] + ([bias] if use_bias else [])
-    launch(op_name, key, build, values, tensors, out.numel(), rt)
+    launch(op_name, key, build, values, tensors, out.numel(), rt, names=names)
     return out
 
 
@@ -525,36 +520,43 @@ _GEMM_STRIDES = {"a": ("stm", "stk"), "b": ("stk", "stn"), "out0": ("stm", "stn"
 def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
     rt = runtime_of(out)
     batched = a.ndim == 3
-    values = {}
-    for name, t in (("a", a), ("b", b), ("out0", out)):
-        buffer, offset = rt.buffer_of(t)
-        values[name], values[f"{name}_off"] = buffer, offset
+    values = []                 # in the order of _gemm_names
+    for t in (a, b, out):
         strides = t._get_strides()
-        rows, cols = _GEMM_STRIDES[name]
-        values[f"{name}_stb"] = strides[0] if batched else 0
-        values[f"{name}_{rows}"], values[f"{name}_{cols}"] = strides[-2:]
+        values += (*rt.buffer_of(t), strides[0] if batched else 0, *strides[-2:])
     m, n, k = a._shape[-2], b._shape[-1], a._shape[-1]
-    values["ms"], values["ns"], values["ks"] = m, n, k
+    values += (m, n, k, scalar_argument(alpha, out.dtype))
     use_bias = bias is not None and beta != 0
     if use_bias:
-        buffer, offset = rt.buffer_of(bias)
-        values["c"], values["c_off"] = buffer, offset
-        values["c_stm"], values["c_stn"] = broadcast_strides(bias, 2, False)
-        values["beta"] = scalar_argument(beta, out.dtype)
-    values["alpha"] = scalar_argument(alpha, out.dtype)
+        values += (*rt.buffer_of(bias), *broadcast_strides(bias, 2, False),
+                   scalar_argument(beta, out.dtype))
     # the largest register-blocked tile the output fills; smaller outputs: the plain tiled GEMM
     block, wpt = next(((b, w) for b, w in GEMM_BLOCKINGS if m >= b and n >= b), GEMM_BLOCKINGS[-1])
     blocked = m >= block and n >= block
-    vector = blocked and values["a_stk"] == 1 and values["b_stn"] == 1 and k % 4 == 0 and \
-        n % 4 == 0                          # whole 4-vectors along rows of A and B
+    vector = blocked and a._get_strides()[-1] == 1 and b._get_strides()[-1] == 1 and \
+        k % 4 == 0 and n % 4 == 0           # whole 4-vectors along rows of A and B
     key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector, block, wpt)
     printer = partial(print_gemm_blocked, vector=vector, block=block, wpt=wpt) if blocked \
         else print_gemm
     tile, per_item = (block // wpt, block) if blocked else (TILE, TILE)
     size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
     launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
-           [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1))
+           [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1),
+           _GEMM_NAMES[use_bias])
     return out
+
+
+def _gemm_names(use_bias):
+    """The parameter names of ``tiled_matmul``'s values, in its order."""
+    names = []
+    for name in ("a", "b", "out0"):
+        rows, cols = _GEMM_STRIDES[name]
+        names += (name, f"{name}_off", f"{name}_stb", f"{name}_{rows}", f"{name}_{cols}")
+    names += ("ms", "ns", "ks", "alpha")
+    return names + (["c", "c_off", "c_stm", "c_stn", "beta"] if use_bias else [])
+
+
+_GEMM_NAMES = {use_bias: partial(_gemm_names, use_bias) for use_bias in (False, True)}
 
 
 # (output tile edge, outputs per work-item edge) of the register-blocked GEMM, largest first. On an

@@ -20,9 +20,10 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import ops
 from .oclprinter import FLOATING
+from .opencl_checks import host_indices
 from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
-from .opencl_rows import host_indices
+from .opencl_rows import gather as gather_rows
 
 
 def _loaded(B, index):

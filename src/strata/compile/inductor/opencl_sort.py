@@ -23,7 +23,8 @@ from ...ops import sorting as SO
 from .ir import ops
 from .opencl_nn import highest, window
 from .opencl_pointwise import clone, fill_, pointwise, runtime_of
-from .opencl_rows import gather, host_indices
+from .opencl_checks import host_indices
+from .opencl_rows import gather
 
 
 def _nan(v):

@@ -1,0 +1,86 @@
+"""The device-side index check of the OpenCL device (backends/opencl/asserts.py's Note
+[Device-side asserts]): one work-item per index, each out-of-range one written to its error's
+slot of the runtime's flag buffer. Written by hand like the fused optimizer updates: it is one
+comparison and a store, for index tensors of up to four dims with any strides.
+"""
+
+import numpy as np
+
+from ...core import dtype as D
+from ...core.shape import contiguous_strides
+from .opencl_pointwise import all_contiguous, identity, launch, pointwise, runtime_of
+
+_CHECK = """__kernel void k_check_index(__global const T* restrict idx, const long idx_off,
+                            const long s1, const long s2, const long s3,
+                            const long st0, const long st1, const long st2, const long st3,
+                            const long n, const long low, const long high, const long ignore,
+                            const long has_ignore, __global long* restrict flags,
+                            const long slot) {
+    const long x = get_global_id(0);
+    if (x >= n) return;
+    long rest = x;
+    const long i3 = rest % s3; rest /= s3;
+    const long i2 = rest % s2; rest /= s2;
+    const long i1 = rest % s1;
+    const long i0 = rest / s1;
+    const long v = idx[idx_off + i0 * st0 + i1 * st1 + i2 * st2 + i3 * st3];
+    if ((v < low || v >= high) && !(has_ignore && v == ignore)) {
+        flags[2 * slot + 1] = v;
+        flags[2 * slot] = 1;
+    }
+}
+"""
+_NAMES = ["idx", "idx_off", "s1", "s2", "s3", "st0", "st1", "st2", "st3", "n", "low", "high",
+          "ignore", "has_ignore", "flags", "slot"]
+_TYPES = {D.int64: "long", D.int32: "int"}
+_RANK = 4
+
+
+def check_indices(index, high, error, text, ignore=None):
+    """Raise ``error(text.format(bad))`` for an index ``bad`` of ``index`` outside ``0 <= bad <
+    high`` (``ignore`` aside): checked on the device, the error raised at the next sync point
+    (Note [Device-side asserts]), or on the host at once where the device cannot: a graph being
+    recorded for replay, more than four dims, every flag slot taken."""
+    if not _on_device(index, high, (error, text), lambda bad: error(text.format(bad)), ignore):
+        flat = host_indices(index).reshape(-1)
+        bad = (flat < 0) | (flat >= high)
+        if ignore is not None:
+            bad &= flat != ignore
+        if bad.any():
+            raise error(text.format(flat[np.argmax(bad)]))
+
+
+def _on_device(index, high, key, make_error, ignore):
+    """Launch the check kernel on the current stream; False where the device cannot check."""
+    rt = runtime_of(index)
+    ctype = _TYPES.get(index.dtype)
+    if rt.recording is not None or index.ndim > _RANK or ctype is None:
+        return False
+    n = index.numel()
+    if not n:
+        return True
+    slot = rt.asserts.slot(key, make_error, rt.current_stream())
+    if slot is None:
+        return False
+    pad = _RANK - index.ndim
+    sizes = (1,) * pad + tuple(index._shape)
+    strides = (0,) * pad + tuple(index._get_strides())
+    buffer, offset = rt.buffer_of(index)
+    values = [buffer, offset, *sizes[1:], *strides, n, 0, high,
+              0 if ignore is None else ignore, int(ignore is not None), rt.asserts.buffer, slot]
+
+    def build():
+        return f"#define T {ctype}\n" + _CHECK, _NAMES
+    launch("check_index", ("check_index", ctype), build, values, [index], n, rt,
+           names=lambda: _NAMES)
+    return True
+
+
+def host_indices(index):
+    """The index values, read on the host (a sync point)."""
+    host = np.empty(index._shape, index.dtype.np)
+    runtime_of(index).download(host, index if all_contiguous((), index) else pointwise(
+        "aten::copy_", identity, [(index, index.dtype)],
+        runtime_of(index).empty(tuple(index._shape), contiguous_strides(index._shape),
+                                index.dtype)))
+    return host

@@ -1,0 +1,68 @@
+"""The OpenCL device's pointwise lane: out-of-place unary and binary ops skip their meta
+function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary`` and
+``binary`` kernels use it.
+"""
+
+import math
+
+from ...core import dtype as D
+from ...core.tensor_impl import TensorImpl
+
+# Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
+# broadcasting, the output's layout) and its launch layout depend only on its arguments'
+# devices, dtypes, shapes and strides, its numbers' types and values, and the default dtype.
+# The first call with such a signature runs the whole path and remembers the output's shape,
+# strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
+# signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
+# lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
+# checks look at storages; they build no signature), so are NaN numbers (never equal to
+# themselves) and 0-dim CPU tensors.
+
+_LANE_NUMBERS = frozenset((int, float, bool, str, type(None)))
+_LANE_SIZE = 4096     # signatures kept per op; a program with ever new shapes starts over
+
+
+class PointwiseLane:
+    """The remembered launches of one pointwise op (Note [Pointwise lane])."""
+
+    __slots__ = ("entries", "op_name")
+
+    def __init__(self, op_name):
+        self.op_name = op_name
+        self.entries = {}
+
+    @staticmethod
+    def signature(args):
+        """The key of a call's arguments, or None when the call cannot take the lane."""
+        sig = [D.get_default_dtype()]
+        for a in args:
+            if isinstance(a, TensorImpl):
+                if a.device.type != "opencl":
+                    return None
+                sig += (a.device.index, a.dtype, a._shape, a._strides)
+            elif type(a) in _LANE_NUMBERS and not (type(a) is float and math.isnan(a)):
+                sig += (type(a), a)
+            else:
+                return None
+        return tuple(sig)
+
+    def run(self, sig, operands):
+        """The output of a remembered signature's launch, or None if it is new."""
+        entry = self.entries.get(sig)
+        if entry is None:
+            return None
+        rt, shape, strides, dtype, layout, (source, name, order) = entry
+        out = rt.empty(shape, strides, dtype)
+        values = layout.values(rt, operands, out)
+        tensors = [v for v in operands if isinstance(v, TensorImpl)]
+        tensors.append(out)
+        rt.launch(self.op_name, source, name, layout.numel, [values[i] for i in order],
+                  tensors)
+        return out
+
+    def remember(self, sig, rt, out, layout, plan):
+        """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` (its
+        ``_Layout`` and argument plan: (source, kernel name, order))."""
+        if len(self.entries) >= _LANE_SIZE:
+            self.entries.clear()
+        self.entries[sig] = (rt, out._shape, out._strides, out.dtype, layout, plan)
