@@ -243,12 +243,13 @@ def sum_to(grad, shape):
 
 
 def zeros(shape, like):
-    return F.full(tuple(shape), 0, dtype=like.dtype, device=like.device)
+    # every argument given (dtype, layout, device, pin_memory): the dispatcher binds nothing
+    return F.full(tuple(shape), 0, like.dtype, None, like.device, None)
 
 
 def zeros_for(ctx, name, like):
     """A zero gradient for tensor argument ``name`` (PyTorch returns zeros, not None, there)."""
-    return F.full(ctx.sizes(name), 0, dtype=like.dtype, device=like.device)
+    return F.full(tuple(ctx.sizes(name)), 0, like.dtype, None, like.device, None)
 
 
 def is_float(x) -> bool:

@@ -71,6 +71,8 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
 
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.full.meta(size, fill_value, dtype)
+    if type(fill_value) is int and fill_value == 0:   # zero bits in every dtype: NumPy's calloc
+        return from_array(np.zeros(spec.shape, spec.dtype.np), spec.dtype)
     return from_array(np.full(spec.shape, _number(fill_value, spec.dtype)), spec.dtype)
 
 
