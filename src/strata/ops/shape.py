@@ -472,8 +472,8 @@ repeat_interleave_tensor = defop("repeat_interleave.self_Tensor(Tensor self, Ten
 
 @register_decomposition(reshape)
 def _reshape(self, shape):
-    shape = infer_size(_sizes(shape), self.numel())
-    if R.view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
+    shape = infer_size(_sizes(shape), _numel(self._shape))
+    if R.view_strides(self._shape, self._get_strides(), shape) is not None:
         return view(self, shape)
     return _reshape_copy(self, shape)
 
