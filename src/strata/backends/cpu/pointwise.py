@@ -312,23 +312,20 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         # Note [In-place fast lane]: the lane of Note [Binary fast lane], written into ``self``
         # (gradient accumulation, optimizer updates). The lane's key already passed the dtype
         # rule and checks; what ``op_.meta`` adds for an in-place write holds by construction
-        # here: one shape (no broadcast to refuse), one dtype (nothing to cast), a C-contiguous
-        # ``self`` (no element written twice) and no storage shared with ``other`` unless it
-        # is ``self`` itself (no partial overlap; a storage never made is shared by no one).
-        out = self._array
-        b = getattr(other, "_array", None)
-        if direct and out is not None and b is not None and self.dtype is other.dtype and \
-                self._shape == other._shape and out.size < LARGE and out.flags.c_contiguous:
+        # here: one shape (no broadcast to refuse), one dtype (nothing to cast), and what
+        # ``_lane_arrays`` checks (no element written twice, no partial overlap).
+        if direct and isinstance(other, TensorImpl) and self.dtype is other.dtype and \
+                self._shape == other._shape:
             if not extra:
                 lane = same_dtype_lane.get(self.dtype)
             elif len(extra) == 1 and type(extra[0]) is int:
                 lane = same_dtype_lane.get((self.dtype, extra[0]))
             else:
                 lane = None
-            storage = self._storage_or_none
-            if lane is not None and (storage is None or other is self
-                                     or other._storage_or_none is not storage):
+            arrays = _lane_arrays(self, other) if lane is not None else None
+            if arrays is not None:
                 callee, args = lane
+                out, b = arrays
                 callee(out, b, *args, out=out)
                 return self
         op_.meta(self, other, *extra)   # validates: the dtypes below cannot raise
@@ -343,6 +340,29 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
             np.copyto(out, fn(operand(self, cdt), operand(other, cdt), *extra), casting="unsafe")
         return self
     return kernel, kernel_
+
+
+def _lane_arrays(self, other):
+    """``(self's array, other's array)`` for Note [In-place fast lane], or None when the meta
+    must decide: ``self`` not dense in row- or column-major order (a weight's gradient is a
+    transposed view), or sharing its storage with ``other`` (not ``self`` itself), which may
+    overlap it partially; a storage never made is shared by no one (Note [Lazy storage])."""
+    storage = self._storage_or_none
+    if storage is not None and other is not self and other._storage_or_none is storage:
+        return None
+    out = self._array
+    if out is None:
+        if storage is None:
+            return None   # no data (the meta's checks raise what PyTorch raises)
+        out = self._np()
+    if out.size >= LARGE or not (out.flags.c_contiguous or out.flags.f_contiguous):
+        return None
+    b = other._array
+    if b is None:
+        if other._storage_or_none is None:
+            return None
+        b = other._np()
+    return out, b
 
 
 # --- formulas NumPy does not have under PyTorch's name -----------------------------------------
