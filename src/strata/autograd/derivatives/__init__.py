@@ -236,7 +236,7 @@ def sum_to(grad, shape):
     lead = len(gshape) - len(shape)
     inner = [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
     if lead and not inner:   # only leading dims (a bias): summing them away gives ``shape``
-        return RD.sum(grad, list(range(lead)), False)
+        return RD.sum(grad, list(range(lead)), False, None)   # every argument: no binding
     if inner:
         grad = RD.sum(grad, list(range(lead)) + inner, True)
     return S.view(grad, shape) if lead else grad
