@@ -3,7 +3,7 @@ give, against PyTorch: the in-place fast lane (Note [In-place fast lane]) and th
 not skip, scatter/gather's metas and small-index bounds check, the softmax backward's NumPy
 formula for a few elements, ``full`` of zero, ``mm``/``addmm`` through ``np.dot``, the cached
 contiguous strides and the matrix transpose; and the RL policy's backward, double backward
-included, with the lane opened first."""
+included, with the lane opened first; ``multinomial``'s small-input checks and single draw."""
 
 import numpy as np
 import pytest
@@ -262,3 +262,28 @@ def test_lane_is_taken_only_where_it_may(monkeypatch):
                  lambda: base[:, 1:].add_(base[:, :3])):
         with pytest.raises(LookupError):
             call()
+
+
+@pytest.mark.parametrize("probs", [[[0.2, float("nan")]], [[0.5, float("inf")]], [[-0.1, 1.0]],
+                                   [[0.0, 0.0], [0.3, 0.7]], [[0.0, 0.0]] * 40])
+def test_multinomial_checks_match_torch(probs):
+    """Python's checks of a few probabilities (and NumPy's past 64) raise PyTorch's errors."""
+    check_error(lambda m, p: m.multinomial(p, 1), np.array(probs, np.float32))
+
+
+@pytest.mark.parametrize("shape", [(2,), (3, 4), (1, 2), (20, 5)])
+def test_multinomial_single_draw_is_the_top_key(shape):
+    """One draw without replacement is the first draw of the sort over the same keys: the
+    argmax shortcut gives the same category for the same seed, and zero-probability
+    categories are never drawn."""
+    rng = np.random.default_rng(1)
+    p = rng.random(shape).astype(np.float32)
+    p[..., 0] = 0
+    probs = strata.tensor(p)
+    for seed in range(5):
+        strata.manual_seed(seed)
+        one = strata.multinomial(probs, 1)
+        strata.manual_seed(seed)
+        several = strata.multinomial(probs, shape[-1] - 1)
+        assert one.tolist() == several[..., :1].tolist()
+        assert (one != 0).all()
