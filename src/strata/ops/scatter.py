@@ -59,11 +59,12 @@ def _gather_meta(self, dim, index, sparse_grad=False):
     ndim = max(len(shape), 1)
     if ndim != max(len(ishape), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(ndim):
-        if k != d and _nonempty_size(ishape, k) > _nonempty_size(shape, k):
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{fmt(index.shape)} to be no larger than self {fmt(self.shape)} "
-                               f"apart from dimension {d}")
+    if _larger_apart_from(ishape, shape, d, ndim):
+        k = next(k for k in range(ndim)
+                 if k != d and _nonempty_size(ishape, k) > _nonempty_size(shape, k))
+        raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                           f"{fmt(index.shape)} to be no larger than self {fmt(self.shape)} "
+                           f"apart from dimension {d}")
     return contiguous_spec(ishape, self.dtype)
 
 

@@ -41,12 +41,13 @@ def _positions(shape, d):
 
 def gather(self, dim, index, sparse_grad=False):
     spec = S.gather.meta(self, dim, index, sparse_grad)
-    if index.numel() == 0:
+    if 0 in spec.shape:
         return wrap(np.empty(spec.shape, self.dtype.np), self.dtype)
-    d = wrap_dim(dim, self.ndim)
+    d = wrap_dim(dim, len(self._shape))
     arr, idx = _at_least_1d(data(self)), _at_least_1d(data(index))
     check_bounds(idx, d, arr.shape[d], RuntimeError, wrap_negative=False)
-    return wrap(arr[_coords(idx, d)].reshape(spec.shape), self.dtype)
+    out = arr[_coords(idx, d)]   # a fresh array: a reshape to a 0-dim result only views it
+    return wrap(out if out.shape == spec.shape else out.reshape(spec.shape), self.dtype)
 
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
