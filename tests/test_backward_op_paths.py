@@ -287,3 +287,11 @@ def test_multinomial_single_draw_is_the_top_key(shape):
         several = strata.multinomial(probs, shape[-1] - 1)
         assert one.tolist() == several[..., :1].tolist()
         assert (one != 0).all()
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 1), (1, 3, 1)])
+@pytest.mark.parametrize("dim", [0, 1, -1, -2, 2, 3, -4])
+def test_squeeze_one_dim_matches_torch(shape, dim):
+    """``squeeze(int)`` reads the slots: the shape, strides and the dim range errors are
+    PyTorch's."""
+    check_outcome(lambda m, x: x.squeeze(dim), np.zeros(shape, np.float32), check_stride=True)

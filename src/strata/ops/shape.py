@@ -143,6 +143,12 @@ def _expand_meta(self, size, implicit=False):
 
 
 def _squeeze_meta(self, dim=None):
+    if type(dim) is int:   # one dim (``log_prob``'s ``squeeze(-1)``): the slots, sliced
+        shape, stride = self._shape, self._get_strides()
+        d = wrap_dim(dim, max(len(shape), 1))
+        if not shape or shape[d] != 1:
+            return ViewSpec(shape, stride, self._offset)
+        return ViewSpec(shape[:d] + shape[d + 1:], stride[:d] + stride[d + 1:], self._offset)
     shape, stride = tuple(self.shape), tuple(self.stride())
     if dim is None:
         dims = set(range(len(shape)))
