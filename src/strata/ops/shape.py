@@ -91,7 +91,9 @@ def _permute_meta(self, dims):
                     self.storage_offset())
 
 
-_SWAPS_OF_A_MATRIX = {(d0, d1) for d0 in (0, 1, -2, -1) for d1 in (0, 1, -2, -1) if d0 % 2 != d1 % 2}
+# the dim pairs that swap a matrix's two dims (one wrapped, the other not, or neither)
+_SWAPS_OF_A_MATRIX = {(d0, d1) for d0 in (0, 1, -2, -1) for d1 in (0, 1, -2, -1)
+                      if d0 % 2 != d1 % 2}
 
 
 def _transpose_meta(self, dim0, dim1):

@@ -14,7 +14,6 @@ from ...ops import indexing as I
 from ...ops import meta_rules as R
 from .array import COMPUTE, compute_data, data, wrap
 
-
 _FEW = 16   # index elements up to which Python's min/max over a list beat NumPy's
 
 
