@@ -202,10 +202,11 @@ def test_contiguous_strides_cache():
 
 
 @pytest.mark.parametrize("dims", [(0, 1), (1, 0), (-2, -1), (-1, 0), (0, 0), (-1, -1), (1, -2),
-                                  (2, 0), (0, -3)])
+                                  (2, 0), (0, -3), (0.0, 1), (1, -2.0)])
 def test_matrix_transpose_matches_torch(dims):
-    """Every dim pair of a matrix's transpose (the swapping ones take the shortcut), and the
-    out-of-range ones raise IndexError."""
+    """Every dim pair of a matrix's transpose (the swapping ones take the shortcut); the
+    out-of-range ones raise IndexError, a float dim TypeError (equal to an int, it must not
+    find the shortcut's set)."""
     check_outcome(lambda m, x: m.transpose(x, *dims),
                   np.arange(6, dtype=np.float32).reshape(2, 3), check_stride=True)
 

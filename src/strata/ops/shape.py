@@ -98,7 +98,8 @@ _SWAPS_OF_A_MATRIX = {(d0, d1) for d0 in (0, 1, -2, -1) for d1 in (0, 1, -2, -1)
 
 def _transpose_meta(self, dim0, dim1):
     n = len(self._shape)   # slots, not the Size-building properties: every linear call runs this
-    if n == 2 and (dim0, dim1) in _SWAPS_OF_A_MATRIX:   # every ``t()`` of a backward formula
+    if n == 2 and type(dim0) is int and type(dim1) is int and \
+            (dim0, dim1) in _SWAPS_OF_A_MATRIX:   # every ``t()`` of a backward formula
         return ViewSpec(self._shape[::-1], (self._strides or self._get_strides())[::-1],
                         self._offset)
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
