@@ -13,11 +13,13 @@ one frame (Note [One-frame record]), the rows time their out-of-line equivalents
 reads a frame's cost high. Times are thread CPU time, so waiting for a core on a shared machine
 is not counted.
 
-    python -m benchmarks.overhead --gc   # the garbage collector's share of an RL episode
+    python -m benchmarks.overhead --gc [torch]   # the garbage collector's share of an RL episode
 
-``--gc`` runs ``benchmarks.small_models``'s RL episode and reports, per episode, the thread CPU
-time, the time inside collections and how many ran per generation (Note [Frozen import objects]
-in ``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfrozen cost).
+``--gc`` runs ``benchmarks.small_models``'s RL episode (one thread) and reports, per episode
+(the mean of 10, so the collections are counted), the thread CPU time, the time inside
+collections and how many ran per generation (Note [Frozen import objects] in
+``strata/__init__.py``; run it with ``STRATA_GC_FREEZE=0`` to see the unfrozen cost). Given
+``torch``, the same for PyTorch.
 
     python -m benchmarks.overhead --phases [torch]   # the RL episode, phase by phase
 
@@ -132,26 +134,31 @@ def phase_breakdown(module, episodes=7):
     return {phase: statistics.median(s[phase] for s in samples) * 1e3 for phase in samples[0]}
 
 
+def _one_thread(name):
+    import importlib
+
+    from threadpoolctl import threadpool_limits
+    module = importlib.import_module(name)
+    threadpool_limits(1)
+    module.set_num_threads(1)
+    return module
+
+
 def main():
     if sys.argv[1:2] == ["--phases"]:
-        import importlib
-
-        from threadpoolctl import threadpool_limits
-        module = importlib.import_module(sys.argv[2] if len(sys.argv) > 2 else "strata")
-        threadpool_limits(1)
-        module.set_num_threads(1)
-        phases = phase_breakdown(module)
+        phases = phase_breakdown(_one_thread(sys.argv[2] if len(sys.argv) > 2 else "strata"))
         for phase, ms in phases.items():
             print(f"| {phase} | {ms:.2f} ms |")
         print(f"| all phases (sum of medians) | {sum(phases.values()):.2f} ms |")
         return
-    import strata
-    if sys.argv[1:] == ["--gc"]:
-        total, in_gc, per_gen = gc_breakdown(strata)
+    if sys.argv[1:2] == ["--gc"]:
+        total, in_gc, per_gen = gc_breakdown(
+            _one_thread(sys.argv[2] if len(sys.argv) > 2 else "strata"))
         print(f"RL episode: {total:.1f} ms thread CPU time, {in_gc:.2f} ms in the garbage "
               f"collector ({in_gc / total:.1%}); collections per episode by generation: "
               f"{', '.join(f'{n:.1f}' for n in per_gen)}")
         return
+    import strata
     for name, us in breakdown(strata):
         print(f"| {name} | {us:.2f} us |")
 

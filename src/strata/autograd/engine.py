@@ -206,7 +206,8 @@ def _can_accumulate_in_place(old, grad) -> bool:
     getrefcount's argument; a base's: the view's slot and the argument; the storage's: the
     tensor's slot (and its base's) and the argument."""
     if _state.grad_enabled or old._ag is not None or old._shape != grad._shape \
-            or old.dtype is not grad.dtype or old.device != grad.device \
+            or old.dtype is not grad.dtype \
+            or old.device is not grad.device and old.device != grad.device \
             or sys.getrefcount(old) > 4:
         return False
     base = old._base

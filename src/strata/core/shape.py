@@ -35,13 +35,30 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+_CONTIGUOUS: dict = {}   # shape -> its row-major strides, for shapes of Python ints
+_CONTIGUOUS_MAX = 4096   # entries; a program cycling through more starts the cache afresh
+
+
 def contiguous_strides(shape) -> tuple:
-    strides = []
+    """Row-major strides (a size-0 dim counts as 1), cached: every fresh tensor, view and meta
+    of a small op asks, for the few shapes a training loop repeats."""
+    try:
+        strides = _CONTIGUOUS.get(shape)
+    except TypeError:   # a list
+        strides = None
+    if strides is not None:
+        return strides
+    out = []
     acc = 1
     for s in reversed(shape):
-        strides.append(acc)
+        out.append(acc)
         acc *= max(s, 1)
-    return tuple(reversed(strides))
+    strides = tuple(reversed(out))
+    if type(shape) is tuple and all(type(s) is int for s in shape):
+        if len(_CONTIGUOUS) >= _CONTIGUOUS_MAX:
+            _CONTIGUOUS.clear()
+        _CONTIGUOUS[shape] = strides
+    return strides
 
 
 def wrap_dim(dim, ndim: int, *, scalar_ok: bool = True) -> int:
@@ -155,7 +172,13 @@ def check_numel(shape) -> None:
 
 def infer_size(shape, numel: int) -> tuple:
     """Resolve one ``-1`` in a view/reshape target, as ``at::infer_size``."""
-    shape = tuple(operator.index(s) for s in shape)
+    if type(shape) is tuple:   # usually a tuple of ints already: nothing to convert
+        for s in shape:
+            if type(s) is not int:
+                shape = tuple(operator.index(s) for s in shape)
+                break
+    else:
+        shape = tuple(operator.index(s) for s in shape)
     infer = None
     known = 1
     for i, s in enumerate(shape):

@@ -92,8 +92,8 @@ class TensorImpl:
         if strides == () and self._storage is None and self._shape:
             raise RuntimeError("Tensors of type SparseTensorImpl do not have strides")
         if strides is None:  # a CPU result: read the strides off the NumPy array once
-            itemsize = self.dtype.itemsize
-            strides = self._strides = tuple(s // itemsize for s in self._array.strides)
+            per_element = self.dtype.itemsize.__rfloordiv__   # byte stride // itemsize
+            strides = self._strides = tuple(map(per_element, self._array.strides))
         return strides
 
     def storage_offset(self) -> int:

@@ -19,6 +19,12 @@ _FACTORY_KW = "ScalarType? dtype=None, Layout? layout=None, Device? device=None,
 def _check_size(size):
     """Sizes as a tuple of non-negative ints (their product is checked with the dtype, by
     ``check_storage_size``)."""
+    if type(size) is tuple:   # already one (every size a backward formula passes)
+        for s in size:
+            if type(s) is not int or s < 0:
+                break
+        else:
+            return size
     return normalize_size((size,)) if not isinstance(size, int) else normalize_size(((size,),))
 
 
@@ -58,6 +64,8 @@ def _join(values):
 def check_fill_value(value, dtype, numel):
     """A fill value must fit ``dtype`` (``R.check_scalar_fits``), except into a one-element half
     tensor, which PyTorch fills unchecked (its ``fill_fast`` path)."""
+    if type(value) is int and 0 <= value <= 127:   # fits every dtype (int8's max is 127)
+        return
     if isinstance(value, int) and not isinstance(value, bool) and not -2 ** 63 <= value < 2 ** 64:
         raise OverflowError("int too big to convert")
     if R.is_tensor(value) or (numel == 1 and dtype in (D.float16, D.bfloat16)):

@@ -56,6 +56,8 @@ def _mm_meta(self, mat2):
 def check_expandable(t, shape):
     """``t`` broadcasts to ``shape`` without changing it; else ``expand``'s own error."""
     own = t._shape
+    if own == shape[len(shape) - len(own):]:   # trailing dims equal (a bias): nothing to check
+        return
     fits = len(own) <= len(shape) and all(x == y or x == 1 for x, y in zip(reversed(own),
                                                                             reversed(shape)))
     if not fits:

@@ -28,43 +28,64 @@ def _src_size(src, d):
     return 1 if src.ndim == 0 else src.shape[wrap_dim(d, src.ndim)]
 
 
+def _larger_apart_from(ishape, shape, d, ndim):
+    """Is the index larger than ``shape`` at a dim other than ``d``? (0-dim shapes read as
+    (1,); plain loops over the shape tuples: this runs in every gather and scatter.)"""
+    ishape, shape = ishape or (1,), shape or (1,)
+    for k in range(ndim):
+        if k != d and ishape[k] > shape[k]:
+            return True
+    return False
+
+
+def _larger_than_src(ishape, src, ndim):
+    sshape = src._shape
+    for k in range(ndim):
+        size = sshape[k] if k < len(sshape) else _src_size(src, k)   # raises past src's dims
+        if (ishape[k] if ishape else 1) > size:
+            return True
+    return False
+
+
 # --- gather / scatter -----------------------------------------------------------------------------
 
 def _gather_meta(self, dim, index, sparse_grad=False):
-    d = wrap_dim(dim, self.ndim)
-    if index.numel() == 0:
-        return contiguous_spec(index.shape, self.dtype)
+    shape, ishape = self._shape, index._shape
+    d = wrap_dim(dim, len(shape))
+    if 0 in ishape:
+        return contiguous_spec(ishape, self.dtype)
     if index.dtype not in _INT_INDEX:
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if max(self.ndim, 1) != max(index.ndim, 1):
+    ndim = max(len(shape), 1)
+    if ndim != max(len(ishape), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(max(self.ndim, 1)):
-        if k != d and _nonempty_size(index.shape, k) > _nonempty_size(self.shape, k):
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{fmt(index.shape)} to be no larger than self {fmt(self.shape)} "
-                               f"apart from dimension {d}")
-    return contiguous_spec(index.shape, self.dtype)
+    if _larger_apart_from(ishape, shape, d, ndim):
+        k = next(k for k in range(ndim)
+                 if k != d and _nonempty_size(ishape, k) > _nonempty_size(shape, k))
+        raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                           f"{fmt(index.shape)} to be no larger than self {fmt(self.shape)} "
+                           f"apart from dimension {d}")
+    return contiguous_spec(ishape, self.dtype)
 
 
 def check_scatter(self, dim, index, src=None, name="scatter"):
     """scatter_gather_dtype_check + scatter_shape_check; ``src`` None for the value overloads.
     Returns the wrapped dim."""
-    d = wrap_dim(dim, self.ndim)
-    if index.numel() != 0 and index.dtype not in _INT_INDEX:
+    shape, ishape = self._shape, index._shape
+    d = wrap_dim(dim, len(shape))
+    empty = 0 in ishape
+    if not empty and index.dtype not in _INT_INDEX:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if src is not None and src.dtype is not self.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
-    if index.numel() == 0:
+    if empty:
         return d
-    ndim = max(self.ndim, 1)
-    if ndim != max(index.ndim, 1):
+    ndim = max(len(shape), 1)
+    if ndim != max(len(ishape), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    wrong = any(k != d and _nonempty_size(index.shape, k) > _nonempty_size(self.shape, k)
-                for k in range(ndim))
+    wrong = _larger_apart_from(ishape, shape, d, ndim)
     if src is not None:
-        wrong = wrong or any(_nonempty_size(index.shape, k) > _src_size(src, k)
-                             for k in range(ndim))
-        if wrong:
+        if wrong or _larger_than_src(ishape, src, ndim):
             raise RuntimeError(f"Expected index {fmt(index.shape)} to be no larger than self "
                                f"{fmt(self.shape)} apart from dimension {d} and to be no larger "
                                f"size than src {fmt(src.shape)}")

@@ -91,8 +91,17 @@ def _permute_meta(self, dims):
                     self.storage_offset())
 
 
+# the dim pairs that swap a matrix's two dims (one wrapped, the other not, or neither)
+_SWAPS_OF_A_MATRIX = {(d0, d1) for d0 in (0, 1, -2, -1) for d1 in (0, 1, -2, -1)
+                      if d0 % 2 != d1 % 2}
+
+
 def _transpose_meta(self, dim0, dim1):
     n = len(self._shape)   # slots, not the Size-building properties: every linear call runs this
+    if n == 2 and type(dim0) is int and type(dim1) is int and \
+            (dim0, dim1) in _SWAPS_OF_A_MATRIX:   # every ``t()`` of a backward formula
+        return ViewSpec(self._shape[::-1], (self._strides or self._get_strides())[::-1],
+                        self._offset)
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
     shape, stride = list(self._shape), list(self._strides or self._get_strides())
     if n:
@@ -137,6 +146,12 @@ def _expand_meta(self, size, implicit=False):
 
 
 def _squeeze_meta(self, dim=None):
+    if type(dim) is int:   # one dim (``log_prob``'s ``squeeze(-1)``): the slots, sliced
+        shape, stride = self._shape, self._get_strides()
+        d = wrap_dim(dim, max(len(shape), 1))
+        if not shape or shape[d] != 1:
+            return ViewSpec(shape, stride, self._offset)
+        return ViewSpec(shape[:d] + shape[d + 1:], stride[:d] + stride[d + 1:], self._offset)
     shape, stride = tuple(self.shape), tuple(self.stride())
     if dim is None:
         dims = set(range(len(shape)))
@@ -472,8 +487,8 @@ repeat_interleave_tensor = defop("repeat_interleave.self_Tensor(Tensor self, Ten
 
 @register_decomposition(reshape)
 def _reshape(self, shape):
-    shape = infer_size(_sizes(shape), self.numel())
-    if R.view_strides(tuple(self.shape), tuple(self.stride()), shape) is not None:
+    shape = infer_size(_sizes(shape), _numel(self._shape))
+    if R.view_strides(self._shape, self._get_strides(), shape) is not None:
         return view(self, shape)
     return _reshape_copy(self, shape)
 

@@ -236,19 +236,20 @@ def sum_to(grad, shape):
     lead = len(gshape) - len(shape)
     inner = [lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1]
     if lead and not inner:   # only leading dims (a bias): summing them away gives ``shape``
-        return RD.sum(grad, list(range(lead)), False)
+        return RD.sum(grad, list(range(lead)), False, None)   # every argument: no binding
     if inner:
         grad = RD.sum(grad, list(range(lead)) + inner, True)
     return S.view(grad, shape) if lead else grad
 
 
 def zeros(shape, like):
-    return F.full(tuple(shape), 0, dtype=like.dtype, device=like.device)
+    # every argument given (dtype, layout, device, pin_memory): the dispatcher binds nothing
+    return F.full(tuple(shape), 0, like.dtype, None, like.device, None)
 
 
 def zeros_for(ctx, name, like):
     """A zero gradient for tensor argument ``name`` (PyTorch returns zeros, not None, there)."""
-    return F.full(ctx.sizes(name), 0, dtype=like.dtype, device=like.device)
+    return F.full(tuple(ctx.sizes(name)), 0, like.dtype, None, like.device, None)
 
 
 def is_float(x) -> bool:

@@ -42,7 +42,7 @@ def _softmax_block(x, out, scratch):
     np.exp(x, out=out)
     s = np.einsum("ij->i", out)
     if not (np.isfinite(s).all() and s.min() >= out.shape[1] * _FLOOR):
-        np.subtract(x, np.max(x, axis=1, keepdims=True), out=out)
+        np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
         np.exp(out, out=out)
         s = np.einsum("ij->i", out)
     np.reciprocal(s, out=s)
@@ -52,7 +52,7 @@ def _softmax_block(x, out, scratch):
 def _log_softmax_block(x, out, scratch):
     # (x - max) - log(sum(exp(x - max))), in that order, as ATen does: subtracting the max first
     # keeps the result accurate when it is close to 0 and the max is large.
-    np.subtract(x, np.max(x, axis=1, keepdims=True), out=out)
+    np.subtract(x, np.maximum.reduce(x, axis=1, keepdims=True), out=out)
     exps = scratch[:out.size].reshape(out.shape)
     np.exp(out, out=exps)
     s = np.einsum("ij->i", exps)
@@ -107,11 +107,19 @@ def _native_rows(kind, rows_x, rows_out):
     """The generated row kernel ``kind`` for these rows (float32/float64, unit stride along the
     row, a contiguous output), or None."""
     dt = rows_x.dtype
-    if not (dt == rows_out.dtype and dt in (np.float32, np.float64) and rows_x.strides[1] ==
-            dt.itemsize and rows_out.flags.c_contiguous and rows_x.flags.aligned
+    name = _ROW_DTYPES.get(dt)
+    if not (name is not None and dt == rows_out.dtype and rows_x.strides[1] == dt.itemsize
+            and rows_out.flags.c_contiguous and rows_x.flags.aligned
             and rows_x.strides[0] % dt.itemsize == 0):
         return None
-    return native.function("eager_rows", f"{kind}_{dt.name}")
+    return native.function("eager_rows", f"{kind}_{name}")
+
+
+# the generated row kernels' dtypes, by name (``np.dtype.name`` is a Python property: 2 us)
+_ROW_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
+# Elements up to which a softmax backward runs its NumPy formula: for a few rows of a few
+# elements, passing three arrays to C (a ctypes pointer each) costs more than the arithmetic.
+_FEW = 64
 
 
 def _softmax_kernel(block_fn, op):
@@ -139,7 +147,9 @@ def _softmax_backward_kernel(name, numpy_rows):
         dt = grad_output.dtype
         g, y = compute_data(grad_output, dt), compute_data(output, dt)
         out = _output(g.shape, COMPUTE[dt], g)
-        if not out.size:
+        if out.size <= _FEW:
+            if out.size:
+                numpy_rows(g, y, d if g.ndim else None, out)
             return _result(out, dt)
         rows_g, rows_y = _rows_view(g, d), _rows_view(y, d)
         fused = None
@@ -158,14 +168,15 @@ def _softmax_backward_kernel(name, numpy_rows):
 
 
 def _softmax_backward_rows(g, y, d, out):
-    """y * (g - sum(g * y)), ATen's order."""
-    np.subtract(g, np.sum(g * y, axis=d, keepdims=True), out=out)
+    """y * (g - sum(g * y)), ATen's order (``np.add.reduce``: ``np.sum``'s Python wrapper costs
+    more than a small row's arithmetic)."""
+    np.subtract(g, np.add.reduce(g * y, axis=d, keepdims=True), out=out)
     np.multiply(out, y, out=out)
 
 
 def _log_softmax_backward_rows(g, y, d, out):
     """g - exp(y) * sum(g)."""
-    np.subtract(g, np.exp(y) * np.sum(g, axis=d, keepdims=True), out=out)
+    np.subtract(g, np.exp(y) * np.add.reduce(g, axis=d, keepdims=True), out=out)
 
 
 def _safe_softmax(self, dim, dtype=None):

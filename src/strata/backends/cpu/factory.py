@@ -5,6 +5,8 @@ the kernel only produces the values. Conversions follow PyTorch's casts: a numbe
 becomes a half type by way of float32 (``c10::Half(float)``), integers wrap around.
 """
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
@@ -71,6 +73,8 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
 
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.full.meta(size, fill_value, dtype)
+    if type(fill_value) is int and fill_value == 0:   # zero bits in every dtype: NumPy's calloc
+        return from_array(np.zeros(spec.shape, spec.dtype.np), spec.dtype)
     return from_array(np.full(spec.shape, _number(fill_value, spec.dtype)), spec.dtype)
 
 
@@ -249,10 +253,7 @@ def bernoulli_tensor(self, generator=None):
 def multinomial(self, num_samples, replacement=False, generator=None):
     spec = F.multinomial.meta(self, num_samples, replacement)
     probs = np.atleast_2d(data(self).astype(np.float64))
-    if not np.all(np.isfinite(probs)) or np.any(probs < 0):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if np.any(probs.sum(axis=1) <= 0):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    _check_probabilities(probs)
     g = generator_for(generator)
     if replacement and num_samples > 1:
         rows = [g.choice(probs.shape[1], num_samples, p=row / row.sum()) for row in probs]
@@ -261,8 +262,33 @@ def multinomial(self, num_samples, replacement=False, generator=None):
         # PyTorch's sampling without replacement: the top-k of p / q with q ~ Exp(1) (the Gumbel
         # trick); zero-probability categories come last, in index order.
         keys = probs / g.exponential(size=probs.shape)
-        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        if num_samples == 1:   # the top one: the first largest key, as the stable sort's
+            out = np.argmax(keys, axis=1)
+        else:
+            out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     return wrap(out.reshape(spec.shape), D.int64)
+
+
+_FEW_PROBABILITIES = 64   # elements up to which Python checks them faster than NumPy's calls
+
+
+def _check_probabilities(probs):
+    """PyTorch's checks of a multinomial's (rows, categories) float64 probabilities."""
+    if probs.size <= _FEW_PROBABILITIES:
+        rows = probs.tolist()
+        for row in rows:
+            for p in row:
+                if not 0 <= p < math.inf:   # nan fails too
+                    raise RuntimeError("probability tensor contains either `inf`, `nan` or "
+                                       "element < 0")
+        # finite and non-negative: a row sums to more than 0 unless all of it is 0
+        if not all(row and max(row) > 0 for row in rows):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        return
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(probs.sum(axis=1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 KERNELS = {

@@ -22,14 +22,18 @@ def _blas_ready(arr):
     return arr
 
 
-def _operands(dt, *tensors):
-    return [_blas_ready(compute_data(t, dt)) for t in tensors]
+def _operands(dt, a, b):
+    return _blas_ready(compute_data(a, dt)), _blas_ready(compute_data(b, dt))
 
+
+# Matrix products of two matrices call ``np.dot``: the same BLAS call as ``np.matmul`` (equal
+# results), without matmul's generalised-ufunc setup, which is most of a small product's time
+# (0.6 us against 0.9 us for a 1x2 by 2x128 product).
 
 def mm(self, mat2):
     dt = L.mm.meta(self, mat2).dtype
     a, b = _operands(dt, self, mat2)
-    return wrap(np.matmul(a, b), dt)
+    return wrap(np.dot(a, b), dt)
 
 
 def bmm(self, mat2):
@@ -41,7 +45,7 @@ def bmm(self, mat2):
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     dt = L.addmm.meta(self, mat1, mat2, beta, alpha).dtype
     a, b = _operands(dt, mat1, mat2)
-    out = np.matmul(a, b)
+    out = np.dot(a, b)
     alpha, beta = L.blas_scalar(alpha, dt), L.blas_scalar(beta, dt)
     if alpha != 1:
         out *= alpha

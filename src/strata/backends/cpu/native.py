@@ -270,11 +270,11 @@ def run_binary(formula: str, a, b, *scalars):
     """``formula`` of two same-shape contiguous float arrays of one dtype (a generated eager
     kernel taking ``(in0, in1, [params,] out, n, x_lo, x_hi)``), as a fresh array; None
     otherwise."""
-    if not (type(b) is np.ndarray and b.dtype == getattr(a, "dtype", None)
-            and b.shape == a.shape and b.flags.c_contiguous):
-        return None
-    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE   # small: the common "no"
             and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
+        return None
+    if not (type(b) is np.ndarray and b.dtype == a.dtype and b.shape == a.shape
+            and b.flags.c_contiguous):
         return None
     return _run(formula, a, (a, b), scalars)
 

@@ -255,6 +255,14 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         plain = getattr(fn, "plain", None)
         return (plain, ()) if plain is not None and extra == (1,) else (fn, extra)
 
+    def remember_lane(dt, cdt, self, other, extra):
+        """Open the lane for this call's key once the full path has checked it."""
+        if validate is None and cdt is dt.np and \
+                dt is getattr(self, "dtype", None) is getattr(other, "dtype", None):
+            key = lane_key(dt, extra)
+            if key is not None:
+                same_dtype_lane[key] = lane_call(extra)
+
     def kernel(self, other, *extra):
         a = getattr(self, "_array", None)   # None for Python numbers and lazily viewed tensors
         if a is not None:
@@ -282,11 +290,7 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         dt, cdt = dtypes(self, other)
         if check is not None:
             check(dt, *extra)
-        if validate is None and cdt is dt.np and \
-                dt is getattr(self, "dtype", None) is getattr(other, "dtype", None):
-            key = lane_key(dt, extra)
-            if key is not None:
-                same_dtype_lane[key] = lane_call(extra)
+        remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
             big = a if type(a) is np.ndarray and a.size >= LARGE else \
@@ -305,8 +309,28 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         return result(r, dt, (self, other))
 
     def kernel_(self, other, *extra):
+        # Note [In-place fast lane]: the lane of Note [Binary fast lane], written into ``self``
+        # (gradient accumulation, optimizer updates). The lane's key already passed the dtype
+        # rule and checks; what ``op_.meta`` adds for an in-place write holds by construction
+        # here: one shape (no broadcast to refuse), one dtype (nothing to cast), and what
+        # ``_lane_arrays`` checks (no element written twice, no partial overlap).
+        if direct and isinstance(other, TensorImpl) and self.dtype is other.dtype and \
+                self._shape == other._shape:
+            if not extra:
+                lane = same_dtype_lane.get(self.dtype)
+            elif len(extra) == 1 and type(extra[0]) is int:
+                lane = same_dtype_lane.get((self.dtype, extra[0]))
+            else:
+                lane = None
+            arrays = _lane_arrays(self, other) if lane is not None else None
+            if arrays is not None:
+                callee, args = lane
+                out, b = arrays
+                callee(out, b, *args, out=out)
+                return self
         op_.meta(self, other, *extra)   # validates: the dtypes below cannot raise
-        cdt = dtypes(self, other)[1]
+        dt, cdt = dtypes(self, other)
+        remember_lane(dt, cdt, self, other, extra)
         out = target(self)
         if direct and out.dtype is cdt:
             b = operand(other, cdt)
@@ -316,6 +340,29 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
             np.copyto(out, fn(operand(self, cdt), operand(other, cdt), *extra), casting="unsafe")
         return self
     return kernel, kernel_
+
+
+def _lane_arrays(self, other):
+    """``(self's array, other's array)`` for Note [In-place fast lane], or None when the meta
+    must decide: ``self`` not dense in row- or column-major order (a weight's gradient is a
+    transposed view), or sharing its storage with ``other`` (not ``self`` itself), which may
+    overlap it partially; a storage never made is shared by no one (Note [Lazy storage])."""
+    storage = self._storage_or_none
+    if storage is not None and other is not self and other._storage_or_none is storage:
+        return None
+    out = self._array
+    if out is None:
+        if storage is None:
+            return None   # no data (the meta's checks raise what PyTorch raises)
+        out = self._np()
+    if out.size >= LARGE or not (out.flags.c_contiguous or out.flags.f_contiguous):
+        return None
+    b = other._array
+    if b is None:
+        if other._storage_or_none is None:
+            return None
+        b = other._np()
+    return out, b
 
 
 # --- formulas NumPy does not have under PyTorch's name -----------------------------------------

@@ -1,6 +1,8 @@
 """CPU kernels for ``ops/scatter.py``: gather/scatter through coordinate arrays, ``ufunc.at`` for
 the reductions (it accumulates duplicates, where plain assignment keeps the last write)."""
 
+import functools
+
 import numpy as np
 
 from ...core import dtype as D
@@ -19,20 +21,33 @@ def _at_least_1d(arr):
 def _coords(idx, d):
     """Index arrays addressing ``(i_0, ..., idx[i], ..., i_n)`` for every position ``i`` of
     ``idx``: the positions themselves on every dim but ``d``, broadcast against each other."""
-    coords = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (idx.ndim - k - 1))
-              for k, n in enumerate(idx.shape)]
+    coords = list(_positions(idx.shape, d))
     coords[d] = idx
+    return tuple(coords)
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(shape, d):
+    """The position arrays of ``_coords`` for one index shape (a backward pass scatters into
+    the same shapes step after step); read-only, since they are shared."""
+    ndim = len(shape)
+    coords = []
+    for k, n in enumerate(shape):
+        positions = np.arange(n).reshape((1,) * k + (n,) + (1,) * (ndim - k - 1))
+        positions.flags.writeable = False
+        coords.append(None if k == d else positions)
     return tuple(coords)
 
 
 def gather(self, dim, index, sparse_grad=False):
     spec = S.gather.meta(self, dim, index, sparse_grad)
-    if index.numel() == 0:
+    if 0 in spec.shape:
         return wrap(np.empty(spec.shape, self.dtype.np), self.dtype)
-    d = wrap_dim(dim, self.ndim)
+    d = wrap_dim(dim, len(self._shape))
     arr, idx = _at_least_1d(data(self)), _at_least_1d(data(index))
     check_bounds(idx, d, arr.shape[d], RuntimeError, wrap_negative=False)
-    return wrap(arr[_coords(idx, d)].reshape(spec.shape), self.dtype)
+    out = arr[_coords(idx, d)]   # a fresh array: a reshape to a 0-dim result only views it
+    return wrap(out if out.shape == spec.shape else out.reshape(spec.shape), self.dtype)
 
 
 _UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
@@ -57,14 +72,16 @@ def _scatter(self, dim, index, src, reduction=None, include_self=True):
     """``self`` copied, with ``src`` (a tensor or a number) scattered into it along ``dim``."""
     dt = self.dtype
     out = np.array(compute_data(self, dt), order="C")
-    if index.numel() == 0:
+    if 0 in index._shape:
         return wrap(out, dt)
-    d = wrap_dim(dim, self.ndim)
+    d = wrap_dim(dim, len(self._shape))
     target, idx = _at_least_1d(out), _at_least_1d(data(index))
     check_bounds(idx, d, target.shape[d], RuntimeError, wrap_negative=False)
     coords = _coords(idx, d)
     if hasattr(src, "dtype"):
-        values = _at_least_1d(compute_data(src, dt))[tuple(slice(0, n) for n in idx.shape)]
+        values = _at_least_1d(compute_data(src, dt))
+        if values.shape != idx.shape:
+            values = values[tuple(slice(0, n) for n in idx.shape)]
     else:
         values = np.full(idx.shape, src, out.dtype)
     if reduction is None:
