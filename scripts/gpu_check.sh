@@ -11,7 +11,8 @@
 #   3. runs benchmarks/opencl.py: a markdown table, strata on opencl vs torch on CUDA,
 #   4. runs benchmarks/opencl_probe.py: launch cost, launches per step, GEMM blockings,
 #   5. runs tests/opencl on the GPU (STRATA_OPENCL_DEVICE=nvidia),
-# each stage under its own time limit (GPU_CHECK_{BENCH,PROBE,TESTS}_S seconds).
+# each stage under its own time limit (GPU_CHECK_{BENCH,PROBE,TESTS}_S seconds; GPU_CHECK_TESTS
+# and GPU_CHECK_PROBE_PARTS narrow the last two).
 # Without an NVIDIA driver it runs on whatever OpenCL platform there is (PoCL), which is how
 # it was checked; GPU_CHECK_QUICK=1 uses small benchmark sizes.
 #   bash scripts/gpu_check.sh 2>&1 | tee gpu_check.log
@@ -66,6 +67,9 @@ stage() {   # stage NAME SECONDS COMMAND...
   echo "== $name took $((SECONDS - t0))s"
 }
 stage benchmarks/opencl.py "${GPU_CHECK_BENCH_S:-180}" "$PY" -m benchmarks.opencl ${GPU_CHECK_QUICK:+--quick}
-stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe ${GPU_CHECK_QUICK:+--quick}
-stage tests/opencl "${GPU_CHECK_TESTS_S:-240}" "$PY" -m pytest tests/opencl -q -p no:cacheprovider -rf
+stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe \
+  ${GPU_CHECK_QUICK:+--quick} --parts "${GPU_CHECK_PROBE_PARTS:-launch,steps,gemm}"
+# shellcheck disable=SC2086  # a list of test paths
+stage tests/opencl "${GPU_CHECK_TESTS_S:-240}" "$PY" -m pytest ${GPU_CHECK_TESTS:-tests/opencl} -q \
+  -p no:cacheprovider -rf
 exit $status
