@@ -80,7 +80,14 @@ F16_ROUND = """float f16_round(const float v) {
 def load_expr(dtype, pointer, index) -> str:
     """The value of ``pointer[index]`` as its compute type (Note [Half dtypes])."""
     if dtype == "float16":
-        return f"vload_half({index}, (const __global half*)({pointer}))"
+        # inf and NaN widened on the bits: NVIDIA's vload_half returns one canonical NaN for
+        # every NaN (seen on an H200), where PyTorch keeps the sign and the payload and sets
+        # the quiet bit (as x86's F16C conversion does)
+        bits = f"({pointer})[{index}]"
+        return (f"((({bits} & 0x7C00) == 0x7C00) ? as_float(((uint)({bits} & 0x8000) << 16) | "
+                f"0x7F800000 | ((uint)({bits} & 0x3FF) << 13) | "
+                f"(({bits} & 0x3FF) ? 0x400000u : 0u)) : "
+                f"vload_half({index}, (const __global half*)({pointer})))")
     if dtype == "bfloat16":
         return f"as_float((uint)({pointer})[{index}] << 16)"
     return f"{pointer}[{index}]"
