@@ -30,9 +30,26 @@ def _out(result, out):
 
 # --- reductions -----------------------------------------------------------------------------------
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
+# ``sum(x)`` is ATen's dim-less overload (SumBackward0); an explicit ``dim=None`` picks the dim
+# overload (SumBackward1), which reduces every dim as ``dim=[]`` does: the frontends pass ``[]``.
+_NO_DIM = object()
+
+
+def _reduced_dims(dim, axis):
+    if dim is _NO_DIM:
+        return axis
+    return [] if dim is None else dim
+
+
+def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
     """``sum(x)``, ``sum(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
-    result = RD.sum(input, axis if dim is None else dim, keepdim, dtype)
+    result = RD.sum(input, _reduced_dims(dim, axis), keepdim, dtype)
+    return result if out is None else write_out(out, result)
+
+
+def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
+    """``mean(x)``, ``mean(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
+    result = RD.mean(input, _reduced_dims(dim, axis), keepdim, dtype)
     return result if out is None else write_out(out, result)
 
 
@@ -239,7 +256,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
 
 
 _SHARED = {
-    "sum": sum, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
+    "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
     "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "median": median,
     "nanmedian": nanmedian, "mode": mode, "unique": unique,
