@@ -10,7 +10,9 @@ from ..ops import factory as F
 from ..ops import linalg as L
 from ..ops import pointwise as P
 from ..ops import reductions as RD
+from ..ops import scatter as SC
 from ..ops import shape as S
+from ..ops import special as SP
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -23,9 +25,17 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 
 # Composites with a derivative row of their own: their decomposition runs below autograd, so
 # autograd records one node (``VarMeanBackward0``), as ATen's CompositeExplicitAutograd ops do.
-WITH_OWN_DERIVATIVE = (RD.std, RD.var_mean, RD.std_mean, S.split, S.split_with_sizes, S.unbind,
-                       P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_, F.zero_,
-                       L.trace)
+# In-place ones use their out-of-place op's row (``addcmul_`` records AddcmulBackward0).
+WITH_OWN_DERIVATIVE = (
+    # pointwise, special
+    P.rsub, P.lerp, P.lerp_, P.addcmul, P.addcmul_, P.addcdiv, P.addcdiv_, P.clamp_min,
+    P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
+    SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
+    # factory, shape, reductions
+    F.zero_, S.split, S.split_with_sizes, S.unbind, RD.std, RD.var_mean, RD.std_mean,
+    # scatter, linalg
+    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
+)
 
 
 def register():
