@@ -6,8 +6,10 @@ see both memories) runs, as in PyTorch.
 """
 
 from ..dispatch import register_kernel
+from ..ops import activation as A
 from ..ops import factory as F
 from ..ops import linalg as L
+from ..ops import loss as LO
 from ..ops import pointwise as P
 from ..ops import reductions as RD
 from ..ops import scatter as SC
@@ -33,6 +35,12 @@ WITH_OWN_DERIVATIVE = (
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
     F.zero_, S.split, S.split_with_sizes, S.unbind, RD.std, RD.var_mean, RD.std_mean,
+    RD.nansum, RD.aminmax, RD.logsumexp,
+    # activation
+    A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
+    A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
+    # loss
+    LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
 )

@@ -124,7 +124,7 @@ def _nanmean(self, dim=None, keepdim=False, dtype=None):
     _float_input("nanmean(): expected input to have floating point or complex dtype but got {}",
                  self)
     count = sum(P.logical_not(P.isnan(self)), dim, keepdim, None)
-    return P.div(_nansum(self, dim, keepdim, dtype), count)
+    return P.div(nansum(self, dim, keepdim, dtype), count)
 
 
 # --- extrema --------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ differentiable) and binary_cross_entropy; the others decompose into pointwise op
 
 from ...ops import loss as LO
 from ...ops import pointwise as P
+from ...ops import shape as S
 from . import derivative, zeros
 
 
@@ -38,3 +39,26 @@ def _binary_cross_entropy(ctx, grad):
         if LO.reduction_enum(reduction) == LO.MEAN:
             g_y = P.div(g_y, x.numel())
     return g_x, g_y, None
+
+
+# --- regression losses with rows of their own (CompositeExplicitAutograd in
+# backends/composite.py): grad * the pointwise loss's slope in ``self``; ``target``'s is its
+# negative
+def _regression(op, name, slope):
+    @derivative(op, name, save=("self", "target"))
+    def formula(ctx, grad):
+        s = slope(ctx, P.sub(ctx.self, ctx.target))
+        if LO.reduction_enum(ctx.reduction) != LO.NONE:   # spread the reduced grad over s
+            grad = S.expand(grad, s._shape)
+            if LO.reduction_enum(ctx.reduction) == LO.MEAN:
+                grad = P.div(grad, max(s.numel(), 1))
+        g_x = P.mul(grad, s)
+        return (g_x if ctx.needs[0] else None, P.neg(g_x) if ctx.needs[1] else None)
+
+
+_regression(LO.mse_loss, "MseLossBackward0", lambda c, d: P.mul(d, 2))
+# ATen's kernels: the slope is d inside the band, +-delta (+-1) from its edges on
+_regression(LO.huber_loss, "HuberLossBackward0", lambda c, d: P.clamp(d, -c.delta, c.delta))
+_regression(LO.smooth_l1_loss, "SmoothL1LossBackward0",
+            lambda c, d: P.where(P.le(d, -c.beta), -1.0, P.where(
+                P.ge(d, c.beta), 1.0, P.div(d, c.beta) if c.beta else d)))
