@@ -52,11 +52,8 @@ ALLOWED = {
                                  "output of 1x1 is mean (MeanBackward1)",
     "aten::adaptive_avg_pool3d": DECOMPOSED,
     "aten::adaptive_max_pool3d": DECOMPOSED,
-    "aten::addbmm": DECOMPOSED,
-    "aten::addmv": DECOMPOSED,
     "aten::affine_grid_generator": DECOMPOSED,
     "aten::avg_pool3d": DECOMPOSED,
-    "aten::baddbmm": DECOMPOSED,
     "aten::bilinear": DECOMPOSED_OTHERWISE,
     "aten::binary_cross_entropy_backward": DECOMPOSED,
     "aten::binary_cross_entropy_with_logits": DECOMPOSED,
@@ -67,7 +64,6 @@ ALLOWED = {
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",
-    "aten::cross": DECOMPOSED,
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
     "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
@@ -76,7 +72,6 @@ ALLOWED = {
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
-    "aten::dot": DECOMPOSED,
     "aten::einsum": DECOMPOSED_OTHERWISE,
     "aten::embedding_renorm_": DECOMPOSED,
     "aten::fft_ifft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
@@ -93,7 +88,6 @@ ALLOWED = {
     "aten::group_norm": DECOMPOSED,
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
     "aten::kron": DECOMPOSED_OTHERWISE,
-    "aten::linalg_cross": DECOMPOSED,
     "aten::linalg_householder_product": DECOMPOSED,
     "aten::linalg_lstsq": DECOMPOSED,
     "aten::linalg_matrix_exp": DECOMPOSED,
@@ -111,7 +105,6 @@ ALLOWED = {
     "aten::max_unpool2d": DECOMPOSED,
     "aten::max_unpool3d": DECOMPOSED,
     "aten::mish_backward": STRATA_HAS_FORMULA,
-    "aten::mv": DECOMPOSED,
     "aten::nanquantile": DECOMPOSED_OTHERWISE,
     "aten::nanquantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::native_dropout": DECOMPOSED,
@@ -148,7 +141,6 @@ ALLOWED = {
     "aten::unique_consecutive": NO_FORMULA_YET,
     "aten::unique_dim": NO_FORMULA_YET,
     "aten::vander": DECOMPOSED_OTHERWISE,
-    "aten::vdot": DECOMPOSED,
 }
 
 # The outputs' own nodes match; a node one edge down differs (the op's inner composite).

@@ -43,10 +43,28 @@ WITH_OWN_DERIVATIVE = (
     LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
+    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross,
 )
+
+
+def _new_tensors(decomposition):
+    """The kernel of a CompositeExplicitAutograd op that is neither a view nor in place: an
+    output that the decomposition made as a view of its own temporary (``dot``: a reshape of an
+    ``mm``) is a new tensor to autograd, so an in-place write into it later is recorded on it
+    and not on the temporary (ATen's autograd sees only its outputs)."""
+    def kernel(*args):
+        out = decomposition(*args)
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            t._base = None
+        return out
+    kernel.__name__ = kernel.__qualname__ = decomposition.__name__
+    return kernel
 
 
 def register():
     register_kernel(F._to_copy, "CompositeExplicitAutograd", _to_copy)
     for op in WITH_OWN_DERIVATIVE:
-        register_kernel(op, "CompositeExplicitAutograd", op.decomposition)
+        kernel = op.decomposition
+        if not (op.is_view or op.is_inplace):
+            kernel = _new_tensors(kernel)
+        register_kernel(op, "CompositeExplicitAutograd", kernel)
