@@ -55,7 +55,8 @@ def _new_tensors(decomposition):
     def kernel(*args):
         out = decomposition(*args)
         for t in out if isinstance(out, (tuple, list)) else (out,):
-            t._base = None
+            if t._base is not None and all(t is not a for a in args):
+                t._base = None
         return out
     kernel.__name__ = kernel.__qualname__ = decomposition.__name__
     return kernel
