@@ -57,9 +57,7 @@ ALLOWED = {
     "aten::bilinear": DECOMPOSED_OTHERWISE,
     "aten::binary_cross_entropy_backward": DECOMPOSED,
     "aten::binary_cross_entropy_with_logits": DECOMPOSED,
-    "aten::block_diag": DECOMPOSED,
     "aten::cdist": DECOMPOSED,
-    "aten::channel_shuffle": DECOMPOSED,
     "aten::cholesky": DECOMPOSED,
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
@@ -67,7 +65,6 @@ ALLOWED = {
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
     "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
-    "aten::diag_embed": DECOMPOSED,
     "aten::diff": DECOMPOSED_OTHERWISE,
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
@@ -112,8 +109,6 @@ ALLOWED = {
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
-    "aten::pixel_shuffle": DECOMPOSED,
-    "aten::pixel_unshuffle": DECOMPOSED,
     "aten::prelu": DECOMPOSED,
     "aten::quantile": DECOMPOSED_OTHERWISE,
     "aten::quantile.scalar": DECOMPOSED_OTHERWISE,

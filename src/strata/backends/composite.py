@@ -10,6 +10,7 @@ from ..ops import activation as A
 from ..ops import factory as F
 from ..ops import linalg as L
 from ..ops import loss as LO
+from ..ops import nn as NN
 from ..ops import pointwise as P
 from ..ops import reductions as RD
 from ..ops import scatter as SC
@@ -34,8 +35,8 @@ WITH_OWN_DERIVATIVE = (
     P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
-    F.zero_, S.split, S.split_with_sizes, S.unbind, RD.std, RD.var_mean, RD.std_mean,
-    RD.nansum, RD.aminmax, RD.logsumexp,
+    F.zero_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std, RD.var_mean,
+    RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
     A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
     A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
@@ -43,7 +44,9 @@ WITH_OWN_DERIVATIVE = (
     LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
-    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross,
+    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,
+    # nn
+    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle,
 )
 
 

@@ -163,3 +163,8 @@ def _addbmm(ctx, grad):
 def _linalg_cross(ctx, grad):
     return (L.linalg_cross(conj(ctx.other), grad, dim=ctx.dim) if ctx.needs[0] else None,
             L.linalg_cross(grad, conj(ctx.self), dim=ctx.dim) if ctx.needs[1] else None)
+
+
+@derivative(L.diag_embed, "DiagEmbedBackward0")
+def _diag_embed(ctx, grad):
+    return S.diagonal(grad, ctx.offset, ctx.dim1, ctx.dim2)

@@ -191,6 +191,16 @@ _linear(NN.upsample_linear1d)
 _linear(NN.upsample_bilinear2d)
 
 
+# the shuffles are composites with rows of their own (CompositeExplicitAutograd); each one's
+# gradient is the inverse shuffle
+derivative(NN.pixel_shuffle, "PixelShuffleBackward0")(
+    lambda ctx, grad: NN.pixel_unshuffle(grad, ctx.upscale_factor))
+derivative(NN.pixel_unshuffle, "PixelUnshuffleBackward0")(
+    lambda ctx, grad: NN.pixel_shuffle(grad, ctx.downscale_factor))
+derivative(NN.channel_shuffle, "ChannelShuffleBackward0")(
+    lambda ctx, grad: NN.channel_shuffle(grad, ctx.sizes("self")[1] // ctx.groups))
+
+
 # --- dense: embedding -----------------------------------------------------------------------------
 @derivative(DN.embedding, "EmbeddingBackward0", save=("indices",))
 def _embedding(ctx, grad):

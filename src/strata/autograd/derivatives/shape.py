@@ -240,3 +240,19 @@ def _reshape_copy(ctx, grad):
 
 
 non_differentiable(S.repeat_interleave_indices)
+
+
+# block_diag is a composite with a row of its own (CompositeExplicitAutograd)
+@derivative(S.block_diag, "BlockDiagBackward0")
+def _block_diag(ctx, grad):
+    """Each input's block of the gradient (a 0-d or 1-d input sat as a one-row matrix)."""
+    grads, row, col = [], 0, 0
+    for (shape, _, _), (edge, _) in zip(ctx._input_meta, ctx.next_functions):
+        rows, cols = shape if len(shape) == 2 else (1, shape[0] if shape else 1)
+        if edge is not None:
+            block = S.slice(S.slice(grad, 0, row, row + rows), 1, col, col + cols)
+            grads.append(S.reshape(block, shape))
+        else:
+            grads.append(None)
+        row, col = row + rows, col + cols
+    return grads
