@@ -156,13 +156,16 @@ def autograd_kernel(op, ks, args):
             if is_view:
                 vc = t._vc   # t._version, inlined
                 ag.attr_version = 0 if vc is None else vc.value
-                source = args[0]._ag   # Note [Multi-output views]: a view of one keeps the mark
-                if source is not None and source.creation_meta == MULTI_OUTPUT:
-                    ag.creation_meta = MULTI_OUTPUT
-    if is_view and outputs is out:   # split, unbind: Note [Multi-output views]
-        for t in outputs:
-            if t._ag is not None:
-                t._ag.creation_meta = MULTI_OUTPUT
+    if is_view:   # Note [Multi-output views]: mark split's pieces, and views of a piece
+        if outputs is out:
+            for t in outputs:
+                if t._ag is not None:
+                    t._ag.creation_meta = MULTI_OUTPUT
+        else:
+            source = args[0]._ag
+            if source is not None and source.creation_meta is not None and \
+                    source.creation_meta == MULTI_OUTPUT and out._ag is not None:
+                out._ag.creation_meta = MULTI_OUTPUT
     return out
 
 

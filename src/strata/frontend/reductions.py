@@ -32,24 +32,27 @@ def _out(result, out):
 
 # ``sum(x)`` is ATen's dim-less overload (SumBackward0); an explicit ``dim=None`` picks the dim
 # overload (SumBackward1), which reduces every dim as ``dim=[]`` does: the frontends pass ``[]``.
+# (inlined in each: ``x.sum()`` is on the hot path)
 _NO_DIM = object()
-
-
-def _reduced_dims(dim, axis):
-    if dim is _NO_DIM:
-        return axis
-    return [] if dim is None else dim
 
 
 def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
     """``sum(x)``, ``sum(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
-    result = RD.sum(input, _reduced_dims(dim, axis), keepdim, dtype)
+    if dim is _NO_DIM:
+        dim = axis
+    elif dim is None:
+        dim = []
+    result = RD.sum(input, dim, keepdim, dtype)
     return result if out is None else write_out(out, result)
 
 
 def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
     """``mean(x)``, ``mean(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
-    result = RD.mean(input, _reduced_dims(dim, axis), keepdim, dtype)
+    if dim is _NO_DIM:
+        dim = axis
+    elif dim is None:
+        dim = []
+    result = RD.mean(input, dim, keepdim, dtype)
     return result if out is None else write_out(out, result)
 
 
