@@ -58,7 +58,6 @@ ALLOWED = {
     "aten::binary_cross_entropy_backward": DECOMPOSED,
     "aten::binary_cross_entropy_with_logits": DECOMPOSED,
     "aten::cdist": DECOMPOSED,
-    "aten::cholesky": DECOMPOSED,
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",
@@ -87,12 +86,9 @@ ALLOWED = {
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,
     "aten::linalg_lstsq": DECOMPOSED,
-    "aten::linalg_matrix_exp": DECOMPOSED,
     "aten::linalg_matrix_norm": DECOMPOSED_OTHERWISE,
     "aten::linalg_matrix_norm.str_ord": DECOMPOSED_OTHERWISE,
     "aten::linalg_multi_dot": DECOMPOSED_OTHERWISE,
-    "aten::linalg_slogdet": DECOMPOSED,
-    "aten::linalg_solve_triangular": DECOMPOSED,
     "aten::linalg_svd": "U/S/Vh share LinalgSvdBackward0 as in PyTorch; the reduced Vh is a "
                         "view (ViewBackward0) where ATen's is an _unsafe_view",
     "aten::linear": DECOMPOSED_OTHERWISE,
@@ -147,7 +143,6 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
     "aten::ger": DECOMPOSED_OTHERWISE,
-    "aten::logdet": DECOMPOSED,
     "aten::margin_ranking_loss": "ATen adds the margin with add.Scalar (AddBackward1), an "
                                  "overload Python calls never reach; strata's add is row 0",
     "aten::outer": DECOMPOSED_OTHERWISE,

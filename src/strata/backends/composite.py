@@ -7,9 +7,11 @@ see both memories) runs, as in PyTorch.
 
 from ..dispatch import register_kernel
 from ..ops import activation as A
+from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
 from ..ops import loss as LO
+from ..ops import lu as LU
 from ..ops import nn as NN
 from ..ops import pointwise as P
 from ..ops import reductions as RD
@@ -45,6 +47,8 @@ WITH_OWN_DERIVATIVE = (
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
     L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,
+    # factorizations, lu
+    FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
     # nn
     NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle,
 )

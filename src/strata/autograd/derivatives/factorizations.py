@@ -220,3 +220,35 @@ def _eig(ctx, grad_L, grad_V):
     if grad_L is not None:
         gA = P.add(gA, P.mul(S.unsqueeze(grad_L, -1), eye))
     return FZ.linalg_solve(Vh, _mm(gA, Vh))
+
+
+# --- composites with rows of their own (CompositeExplicitAutograd in backends/composite.py) -----
+derivative(FZ.cholesky, "CholeskyBackward0", save=("result",))(_cholesky)
+
+
+@derivative(FZ.linalg_solve_triangular, "LinalgSolveTriangularBackward0",
+            save=("self", "result if self"))
+def _solve_triangular(ctx, grad):
+    """``linalg_solve_triangular_backward``: gB solves the adjoint system; gA = -gB X^H (or
+    -X^H gB on the right), kept to A's triangle (its diagonal too unless unitriangular)."""
+    upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
+    gB = FZ.linalg_solve_triangular(_h(ctx.self), grad, upper=not upper, left=left,
+                                    unitriangular=unit)
+    gA = None
+    if ctx.needs[0]:
+        X = ctx.result
+        gA = P.neg(_mm(gB, _h(X)) if left else _mm(_h(X), gB))
+        gA = S.triu(gA, 1 if unit else 0) if upper else S.tril(gA, -1 if unit else 0)
+    return gA, gB if ctx.needs[1] else None
+
+
+@derivative(FZ.linalg_matrix_exp, "LinalgMatrixExpBackward0", save=("self",))
+def _matrix_exp(ctx, grad):
+    """The upper-right block of exp([[A^H, G], [0, A^H]]) (``linalg_matrix_exp_differential``
+    with adjoint): the Fréchet derivative of exp at A^H in the direction G."""
+    Ah = _h(ctx.self)
+    n = Ah._shape[-1]
+    top = S.cat([Ah, grad], -1)
+    bottom = S.cat([zeros(Ah._shape, grad), Ah], -1)
+    block = FZ.linalg_matrix_exp(S.cat([top, bottom], -2))
+    return S.slice(S.slice(block, -2, 0, n), -1, n, 2 * n)
