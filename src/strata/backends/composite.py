@@ -7,6 +7,7 @@ see both memories) runs, as in PyTorch.
 
 from ..dispatch import register_kernel
 from ..ops import activation as A
+from ..ops import dropout as DO
 from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
@@ -43,8 +44,9 @@ WITH_OWN_DERIVATIVE = (
     # activation
     A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
     A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
-    # loss
-    LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
+    A._prelu_kernel,
+    # dropout, loss
+    DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
     L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,

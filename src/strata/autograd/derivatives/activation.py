@@ -240,10 +240,21 @@ def _elu_backward(ctx, grad):
             else None, grad_x)
 
 
-# log_sigmoid and glu are composites with rows of their own (CompositeExplicitAutograd)
+# log_sigmoid, _prelu_kernel and glu are composites with rows of their own
+# (CompositeExplicitAutograd)
 @derivative(A.log_sigmoid, "LogSigmoidBackward0", save=("self",))
 def _log_sigmoid(ctx, grad):
     return P.mul(grad, P.sigmoid(P.neg(ctx.self)))
+
+
+@derivative(A._prelu_kernel, "PreluKernelBackward0", save=("self", "weight if self"))
+def _prelu_kernel(ctx, grad):
+    """``_prelu_kernel_backward``: x > 0 passes grad to x; elsewhere w * grad to x and
+    x * grad to w (summed back to w's shape by the engine)."""
+    x = ctx.self
+    positive = P.gt(x, 0)
+    return (P.where(positive, grad, P.mul(ctx.weight, grad)) if ctx.needs[0] else None,
+            P.where(positive, 0.0, P.mul(x, grad)) if ctx.needs[1] else None)
 
 
 @derivative(A.glu, "GluBackward0", save=("self",))
