@@ -52,7 +52,6 @@ ALLOWED = {
                                  "output of 1x1 is mean (MeanBackward1)",
     "aten::affine_grid_generator": DECOMPOSED,
     "aten::bilinear": DECOMPOSED_OTHERWISE,
-    "aten::binary_cross_entropy_backward": DECOMPOSED,
     "aten::binary_cross_entropy_with_logits": DECOMPOSED,
     "aten::cdist": DECOMPOSED,
     "aten::coalesce": NO_FORMULA_YET,

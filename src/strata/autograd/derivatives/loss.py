@@ -62,3 +62,34 @@ _regression(LO.huber_loss, "HuberLossBackward0", lambda c, d: P.clamp(d, -c.delt
 _regression(LO.smooth_l1_loss, "SmoothL1LossBackward0",
             lambda c, d: P.where(P.le(d, -c.beta), -1.0, P.where(
                 P.ge(d, c.beta), 1.0, P.div(d, c.beta) if c.beta else d)))
+
+
+# binary_cross_entropy_backward is a composite with a row of its own (CompositeExplicitAutograd):
+# FunctionsManual.cpp's binary_cross_entropy_double_backward(_grad_output/_target). ATen refuses
+# a weight that requires grad; strata differentiates it (the backward is linear in it).
+@derivative(LO.binary_cross_entropy_backward, "BinaryCrossEntropyBackwardBackward0",
+            save=("grad_output", "self", "target", "weight"))
+def _binary_cross_entropy_backward(ctx, grad):
+    eps = 1e-12
+    go, x, y, w = ctx.grad_output, ctx.self, ctx.target, ctx.weight
+    mean = LO.reduction_enum(ctx.reduction) == LO.MEAN
+
+    def scaled(t):   # times the weight, over the element count for a mean
+        t = t if w is None else P.mul(t, w)
+        return P.div(t, x.numel()) if mean else t
+
+    g_go = g_x = g_y = g_w = None
+    if ctx.needs[0]:   # summed to grad_output's shape by the engine
+        g_go = scaled(P.mul(grad, P.div(P.sub(x, y), P.mul(P.add(P.rsub(x, 1), eps),
+                                                             P.add(x, eps)))))
+    if ctx.needs[1]:
+        curvature = P.div(P.add(P.sub(P.mul(x, x), P.mul(P.mul(x, y), 2)), y),
+                          P.mul(P.pow(P.add(x, eps), 2), P.pow(P.add(P.rsub(x, 1), eps), 2)))
+        g_x = scaled(P.mul(curvature, P.mul(grad, go)))
+    denom = P.clamp_min(P.mul(P.rsub(x, 1), x), eps) if ctx.needs[2] or ctx.needs[3] else None
+    if ctx.needs[2]:
+        g_y = scaled(P.div(P.neg(P.mul(grad, go)), denom))
+    if ctx.needs[3]:
+        g_w = P.mul(P.div(P.mul(P.mul(grad, go), P.sub(x, y)), denom), 1 / x.numel() if mean
+                    else 1)
+    return g_go, g_x, g_y, g_w
