@@ -50,7 +50,6 @@ ALLOWED = {
     "aten::_unique2": NO_FORMULA_YET,
     "aten::adaptive_avg_pool2d": "a primitive in strata (own node); ATen's CPU path for an "
                                  "output of 1x1 is mean (MeanBackward1)",
-    "aten::affine_grid_generator": DECOMPOSED,
     "aten::bilinear": DECOMPOSED_OTHERWISE,
     "aten::binary_cross_entropy_with_logits": DECOMPOSED,
     "aten::cdist": DECOMPOSED,

@@ -17,6 +17,7 @@ from ..ops import nn as NN
 from ..ops import pointwise as P
 from ..ops import pooling as PL
 from ..ops import reductions as RD
+from ..ops import sampling as SA
 from ..ops import scatter as SC
 from ..ops import shape as S
 from ..ops import special as SP
@@ -58,6 +59,8 @@ WITH_OWN_DERIVATIVE = (
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,
+    # sampling
+    SA.affine_grid_generator,
 )
 
 

@@ -34,7 +34,7 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions", "rnn", "complex", "fft", "lu", "dropout")
+            "distributions", "rnn", "complex", "fft", "lu", "dropout", "sampling")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
