@@ -69,7 +69,6 @@ ALLOWED = {
                       "eagerly (ConjPhysicalBackward0)",
     "aten::fft_ihfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                        "eagerly (ConjPhysicalBackward0)",
-    "aten::fill_.Scalar": INPLACE_BY_COPY,
     "aten::flatten.using_ints": DECOMPOSED_OTHERWISE,
     "aten::floor_divide": STRATA_HAS_FORMULA,
     "aten::floor_divide_.Tensor": STRATA_HAS_FORMULA,

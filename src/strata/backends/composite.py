@@ -40,7 +40,7 @@ WITH_OWN_DERIVATIVE = (
     P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
-    F.zero_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std, RD.var_mean,
+    F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std, RD.var_mean,
     RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
     A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
