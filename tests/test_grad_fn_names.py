@@ -58,7 +58,6 @@ ALLOWED = {
                            "strata records ConjPhysicalBackward0",
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
-    "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
     "aten::diff": DECOMPOSED_OTHERWISE,
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
@@ -113,10 +112,6 @@ ALLOWED = {
                         "(RsubBackward1); strata's Tensor.__rsub__ calls sub",
     "aten::to_dense": NO_FORMULA_YET,
     "aten::to_sparse.sparse_dim": NO_FORMULA_YET,
-    "aten::trapezoid.dx": DECOMPOSED_OTHERWISE,
-    "aten::trapezoid.x": DECOMPOSED_OTHERWISE,
-    "aten::trapz.dx": DECOMPOSED_OTHERWISE,
-    "aten::trapz.x": DECOMPOSED_OTHERWISE,
     "aten::unique_consecutive": NO_FORMULA_YET,
     "aten::unique_dim": NO_FORMULA_YET,
     "aten::vander": DECOMPOSED_OTHERWISE,
@@ -127,7 +122,6 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::_standard_gamma_grad": "strata's node keeps an edge to each input; ATen's has one",
     "aten::cartesian_prod": DECOMPOSED_OTHERWISE,
     "aten::combinations": DECOMPOSED_OTHERWISE,
-    "aten::cumulative_trapezoid.dx": DECOMPOSED_OTHERWISE,
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
     "aten::ger": DECOMPOSED_OTHERWISE,
