@@ -125,8 +125,6 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
     "aten::ger": DECOMPOSED_OTHERWISE,
-    "aten::margin_ranking_loss": "ATen adds the margin with add.Scalar (AddBackward1), an "
-                                 "overload Python calls never reach; strata's add is row 0",
     "aten::outer": DECOMPOSED_OTHERWISE,
     "aten::poisson_nll_loss": DECOMPOSED_OTHERWISE,
     "aten::vstack": DECOMPOSED_OTHERWISE,
