@@ -124,10 +124,6 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::combinations": DECOMPOSED_OTHERWISE,
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
-    "aten::ger": DECOMPOSED_OTHERWISE,
-    "aten::outer": DECOMPOSED_OTHERWISE,
-    "aten::poisson_nll_loss": DECOMPOSED_OTHERWISE,
-    "aten::vstack": DECOMPOSED_OTHERWISE,
 }
 
 
