@@ -58,7 +58,6 @@ ALLOWED = {
                            "strata records ConjPhysicalBackward0",
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
-    "aten::diff": DECOMPOSED_OTHERWISE,
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
