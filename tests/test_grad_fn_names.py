@@ -95,7 +95,6 @@ ALLOWED = {
     "aten::quantile": DECOMPOSED_OTHERWISE,
     "aten::quantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::remainder.Tensor": STRATA_HAS_FORMULA,
-    "aten::repeat_interleave.self_int": DECOMPOSED_OTHERWISE,
     "aten::reshape": "strata's reshape is a view or a copy (ReshapeCopyBackward0); ATen's "
                      "copying path is _unsafe_view / _reshape_alias",
     "aten::rrelu": DECOMPOSED,
