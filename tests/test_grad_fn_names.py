@@ -78,8 +78,6 @@ ALLOWED = {
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,
     "aten::linalg_lstsq": DECOMPOSED,
-    "aten::linalg_matrix_norm": DECOMPOSED_OTHERWISE,
-    "aten::linalg_matrix_norm.str_ord": DECOMPOSED_OTHERWISE,
     "aten::linalg_multi_dot": DECOMPOSED_OTHERWISE,
     "aten::linalg_svd": "U/S/Vh share LinalgSvdBackward0 as in PyTorch; the reduced Vh is a "
                         "view (ViewBackward0) where ATen's is an _unsafe_view",
