@@ -1,9 +1,12 @@
 """Derivatives of ``ops/linalg.py``: matrix products (``d(AB) = dA B + A dB``) and einsum (the
 gradient of one operand is an einsum of the output gradient with the other operands)."""
 
+import math
+
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
+from ...ops import reductions as RD
 from ...ops import shape as S
 from . import conj, derivative, is_tensor
 
@@ -168,3 +171,32 @@ def _linalg_cross(ctx, grad):
 @derivative(L.diag_embed, "DiagEmbedBackward0")
 def _diag_embed(ctx, grad):
     return S.diagonal(grad, ctx.offset, ctx.dim1, ctx.dim2)
+
+
+# cdist is a composite with a row of its own (CompositeExplicitAutograd); ATen's node is its
+# _cdist_forward's (strata keeps the exact difference form for p=2 at every size)
+@derivative(L.cdist, "CdistBackward0", save=("x1", "x2", "result"))
+def _cdist(ctx, grad):
+    """``_cdist_backward``: each distance's gradient along diff = x1_i - x2_j (zero where the
+    distance is), summed over the other input's rows; x2's is the negative."""
+    p = float(ctx.p)
+    diff = P.sub(S.unsqueeze(ctx.x1, -2), S.unsqueeze(ctx.x2, -3))   # (..., P, R, M)
+    dist = S.unsqueeze(ctx.result, -1)
+    at_zero = P.eq(dist, 0)
+    if p == 0:
+        slope = P.mul(diff, 0)
+    elif p == 1:
+        slope = P.sign(diff)
+    elif p == 2:
+        slope = P.where(at_zero, 0.0, P.div(diff, dist))
+    elif math.isinf(p):
+        slope = P.mul(P.sign(diff), P.eq(P.abs(diff), dist))
+    elif p < 2:
+        slope = P.where(at_zero, 0.0, P.div(P.mul(P.sign(diff), P.pow(P.abs(diff), p - 1)),
+                                            P.pow(dist, p - 1)))
+    else:
+        slope = P.where(at_zero, 0.0, P.div(P.mul(diff, P.pow(P.abs(diff), p - 2)),
+                                            P.pow(dist, p - 1)))
+    weighted = P.mul(S.unsqueeze(grad, -1), slope)
+    return (RD.sum(weighted, [-2]) if ctx.needs[0] else None,
+            P.neg(RD.sum(weighted, [-3])) if ctx.needs[1] else None)
