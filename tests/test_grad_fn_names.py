@@ -71,7 +71,6 @@ ALLOWED = {
     "aten::geqrf": NO_FORMULA_YET,
     "aten::grid_sampler_2d": DECOMPOSED,
     "aten::grid_sampler_3d": DECOMPOSED,
-    "aten::group_norm": DECOMPOSED,
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,
