@@ -57,6 +57,7 @@ WITH_OWN_DERIVATIVE = (
     L.cdist,
     # factorizations, lu
     FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
+    FZ.linalg_lstsq,
     # nn, normalization
     NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_group_norm,
     # pooling
