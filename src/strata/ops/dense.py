@@ -4,17 +4,15 @@
 ``embedding`` is a primitive (one ``take``), with ``embedding_renorm_`` for ``max_norm``.
 """
 
-import math
-
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes, wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
 from .linalg import addmm, einsum, matmul
-from .op import TensorSpec, aten, defop, register_decomposition
-from .reductions import sum as reduce_sum
+from .op import TensorSpec, defop, register_decomposition
 from .reductions import norm_dims, vector_norm
+from .reductions import sum as reduce_sum
 
 # --- embedding (primitives) -----------------------------------------------------------------------
 
