@@ -303,8 +303,9 @@ def _frexp(ctx, grad, _exponent_grad=None):
 
 
 # --- composites with rows of their own ---------------------------------------------------------
-# rsub, the Scalar overloads, lerp, addcmul and addcdiv (and the in-place forms, which use these rows) decompose below
-# autograd (CompositeExplicitAutograd in backends/composite.py), so each records one node as ATen.
+# rsub, the Scalar overloads, lerp, addcmul and addcdiv (and the in-place forms, which use these
+# rows) decompose below autograd (CompositeExplicitAutograd in backends/composite.py), so each
+# records one node as ATen.
 @derivative(P.rsub, "RsubBackward0")
 def _rsub(ctx, grad):
     return (P.mul(grad, -conj(ctx.alpha)) if ctx.needs[0] else None,
