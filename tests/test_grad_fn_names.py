@@ -74,7 +74,6 @@ ALLOWED = {
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,
-    "aten::linalg_multi_dot": DECOMPOSED_OTHERWISE,
     "aten::linalg_svd": "U/S/Vh share LinalgSvdBackward0 as in PyTorch; the reduced Vh is a "
                         "view (ViewBackward0) where ATen's is an _unsafe_view",
     "aten::linear": DECOMPOSED_OTHERWISE,
