@@ -51,7 +51,6 @@ ALLOWED = {
     "aten::adaptive_avg_pool2d": "a primitive in strata (own node); ATen's CPU path for an "
                                  "output of 1x1 is mean (MeanBackward1)",
     "aten::bilinear": DECOMPOSED_OTHERWISE,
-    "aten::binary_cross_entropy_with_logits": DECOMPOSED,
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",

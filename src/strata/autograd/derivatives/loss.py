@@ -1,6 +1,9 @@
 """Derivatives of ``ops/loss.py``: the primitive losses are nll_loss (with its backward, itself
 differentiable) and binary_cross_entropy; the others decompose into pointwise ops."""
 
+import math
+
+from ...ops import activation as A
 from ...ops import loss as LO
 from ...ops import pointwise as P
 from ...ops import shape as S
@@ -107,3 +110,38 @@ def _binary_cross_entropy_backward(ctx, grad):
         g_w = P.mul(P.div(P.mul(P.mul(grad, go), P.sub(x, y)), denom), 1 / x.numel() if mean
                     else 1)
     return g_go, g_x, g_y, g_w
+
+
+# binary_cross_entropy_with_logits is a composite with a row of its own (CompositeExplicitAutograd).
+# ATen refuses a weight or pos_weight that requires grad; strata differentiates both (the loss is
+# linear in each), checked by finite differences in tests/test_inplace_view_rules.py.
+@derivative(LO.binary_cross_entropy_with_logits, "BinaryCrossEntropyWithLogitsBackward0",
+            save=("self", "target", "weight", "pos_weight"))
+def _bce_with_logits(ctx, grad):
+    """loss = (1 - y) x - w_log log_sigmoid(x), w_log = 1 + (pos_weight - 1) y, times weight:
+    d/dx = w_log sigmoid(x) - pos_weight y (ATen's form), d/dy = -x - (pos_weight - 1)
+    log_sigmoid(x)."""
+    x, y, w, pw = ctx.self, ctx.target, ctx.weight, ctx.pos_weight
+    r = LO.reduction_enum(ctx.reduction)
+    g = grad
+    if r != LO.NONE:   # spread the reduced gradient over the loss's elements
+        shape = P.add(x, y)._shape if pw is None else P.add(P.add(x, y), pw)._shape
+        g = S.expand(grad, shape)
+        if r == LO.MEAN:
+            g = P.div(g, max(math.prod(shape), 1))
+    g_w = g if w is None else P.mul(g, w)
+    log_sig = A.log_sigmoid(x)
+    g_x = g_y = g_weight = g_pw = None
+    if ctx.needs[0]:
+        slope = P.sub(P.sigmoid(x), y) if pw is None else \
+            P.sub(P.mul(P.add(P.mul(P.sub(pw, 1), y), 1), P.sigmoid(x)), P.mul(pw, y))
+        g_x = P.mul(g_w, slope)
+    if ctx.needs[1]:
+        slope = P.neg(x) if pw is None else P.sub(P.neg(x), P.mul(P.sub(pw, 1), log_sig))
+        g_y = P.mul(g_w, slope)
+    if ctx.needs[2]:
+        w_log = 1 if pw is None else P.add(P.mul(P.sub(pw, 1), y), 1)
+        g_weight = P.mul(g, P.sub(P.mul(P.rsub(y, 1), x), P.mul(w_log, log_sig)))
+    if ctx.needs[3]:
+        g_pw = P.mul(g_w, P.neg(P.mul(y, log_sig)))
+    return g_x, g_y, g_weight, g_pw
