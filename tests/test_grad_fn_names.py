@@ -59,7 +59,6 @@ ALLOWED = {
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
     "aten::einsum": DECOMPOSED_OTHERWISE,
-    "aten::embedding_renorm_": DECOMPOSED,
     "aten::fft_ifft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
     "aten::fft_ihfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "

@@ -212,3 +212,17 @@ def test_bce_with_logits_weight_gradients(reduction):
         pos_weight=torch.tensor(pw0)).sum(), x)[0]
     got = strata.autograd.grad(out.sum(), leaves[0])[0]
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+
+
+def test_embedding_renorm_records_a_node_whose_backward_refuses():
+    """As PyTorch: EmbeddingRenormBackward0 over the weight's history, and backward raises
+    (before, the gradient passed through the rescaled rows as if they were unchanged)."""
+    w0 = np.arange(15.0).reshape(5, 3)
+    for m in (strata, torch):
+        w = m.tensor(w0, requires_grad=True).clone()
+        m.embedding_renorm_(w, m.tensor([0, 2]), 1.0, 2.0)
+        assert type(w.grad_fn).__name__ == "EmbeddingRenormBackward0"
+        assert [type(f).__name__ for f, _ in w.grad_fn.next_functions if f] == ["CloneBackward0"]
+        with pytest.raises(NotImplementedError,
+                           match="the derivative for 'embedding_renorm' is not implemented."):
+            w.sum().backward()

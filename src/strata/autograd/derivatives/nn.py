@@ -234,7 +234,12 @@ def _embedding_sparse_backward(ctx, idx, g, num):
     return make_sparse(S.reshape(idx.to(D.int64), (1, -1)), g, (num, g._shape[-1]))
 
 
-non_differentiable(DN.embedding_renorm_)
+@derivative(DN.embedding_renorm_, "EmbeddingRenormBackward0")
+def _embedding_renorm_(ctx, grad):
+    """derivatives.yaml's ``not_implemented("embedding_renorm")``: the node is recorded (so a
+    gradient does not pass through the rescaled rows as if unchanged) and backward refuses.
+    ``F.embedding`` renormalizes under no_grad, so training never reaches it."""
+    raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
 
 
 # --- normalization --------------------------------------------------------------------------------
