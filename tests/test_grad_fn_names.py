@@ -47,7 +47,6 @@ ALLOWED = {
     "aten::_thnn_fused_gru_cell_backward": NO_FORMULA_YET,
     "aten::_thnn_fused_lstm_cell": FUSED_RNN,
     "aten::_thnn_fused_lstm_cell_backward_impl": NO_FORMULA_YET,
-    "aten::_unique2": NO_FORMULA_YET,
     "aten::adaptive_avg_pool2d": "a primitive in strata (own node); ATen's CPU path for an "
                                  "output of 1x1 is mean (MeanBackward1)",
     "aten::bilinear": DECOMPOSED_OTHERWISE,
@@ -66,7 +65,6 @@ ALLOWED = {
     "aten::flatten.using_ints": DECOMPOSED_OTHERWISE,
     "aten::floor_divide": STRATA_HAS_FORMULA,
     "aten::floor_divide_.Tensor": STRATA_HAS_FORMULA,
-    "aten::geqrf": NO_FORMULA_YET,
     "aten::grid_sampler_2d": DECOMPOSED,
     "aten::grid_sampler_3d": DECOMPOSED,
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
@@ -99,8 +97,6 @@ ALLOWED = {
                         "(RsubBackward1); strata's Tensor.__rsub__ calls sub",
     "aten::to_dense": NO_FORMULA_YET,
     "aten::to_sparse.sparse_dim": NO_FORMULA_YET,
-    "aten::unique_consecutive": NO_FORMULA_YET,
-    "aten::unique_dim": NO_FORMULA_YET,
     "aten::vander": DECOMPOSED_OTHERWISE,
 }
 

@@ -226,3 +226,22 @@ def test_embedding_renorm_records_a_node_whose_backward_refuses():
         with pytest.raises(NotImplementedError,
                            match="the derivative for 'embedding_renorm' is not implemented."):
             w.sum().backward()
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.unique(x, return_inverse=True, return_counts=True)[0],
+    lambda m, x: m.unique_consecutive(x, return_counts=True)[0],
+    lambda m, x: m.unique(x.view(2, 2), dim=0),
+    lambda m, x: m.geqrf(x.view(2, 2))[1],
+])
+def test_not_implemented_rows_refuse_as_torch(call):
+    """derivatives.yaml's not_implemented rows: PyTorch's node name, and backward raises
+    PyTorch's NotImplementedError."""
+    results = []
+    for m in (strata, torch):
+        x = m.tensor([3.0, 1.0, 3.0, 2.0], dtype=m.float64, requires_grad=True).clone()
+        out = call(m, x)
+        with pytest.raises(NotImplementedError) as info:
+            out.sum().backward()
+        results.append((type(out.grad_fn).__name__, str(info.value)))
+    assert results[0] == results[1]

@@ -186,6 +186,16 @@ def inplace_view(op, name):
     DERIVATIVES[op].inplace_view_name = name
 
 
+def not_implemented(op, name):
+    """derivatives.yaml's ``not_implemented("<op>")`` rows: PyTorch records a node of this name
+    whose backward raises, so a gradient never passes through the op silently; strata too."""
+    message = f"the derivative for '{op.schema.name.rstrip('_')}' is not implemented."
+
+    def formula(ctx, *grads):
+        raise NotImplementedError(message)
+    derivative(op, name)(formula)
+
+
 def non_differentiable(*ops):
     """Ops whose outputs never carry a gradient (``detach``, ``view(dtype)``)."""
     _NON_DIFFERENTIABLE.update(ops)

@@ -8,7 +8,7 @@ from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
-from . import conj, derivative, zeros
+from . import conj, derivative, not_implemented, zeros
 
 
 def _t(x):
@@ -289,3 +289,6 @@ def _lstsq(ctx, grad_X, grad_residuals, _g_rank=None, _g_values=None):
 
 def _plus(a, b):
     return b if a is None else P.add(a, b)
+
+
+not_implemented(FZ.geqrf, "GeqrfBackward0")   # as derivatives.yaml: backward refuses

@@ -17,7 +17,7 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from . import derivative, non_differentiable, zeros
+from . import derivative, non_differentiable, not_implemented, zeros
 
 
 def _index(values, like):
@@ -234,12 +234,8 @@ def _embedding_sparse_backward(ctx, idx, g, num):
     return make_sparse(S.reshape(idx.to(D.int64), (1, -1)), g, (num, g._shape[-1]))
 
 
-@derivative(DN.embedding_renorm_, "EmbeddingRenormBackward0")
-def _embedding_renorm_(ctx, grad):
-    """derivatives.yaml's ``not_implemented("embedding_renorm")``: the node is recorded (so a
-    gradient does not pass through the rescaled rows as if unchanged) and backward refuses.
-    ``F.embedding`` renormalizes under no_grad, so training never reaches it."""
-    raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
+# F.embedding renormalizes under no_grad, so training never reaches this node
+not_implemented(DN.embedding_renorm_, "EmbeddingRenormBackward0")
 
 
 # --- normalization --------------------------------------------------------------------------------
