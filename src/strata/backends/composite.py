@@ -76,9 +76,12 @@ def _new_tensors(decomposition):
     and not on the temporary (ATen's autograd sees only its outputs)."""
     def kernel(*args):
         out = decomposition(*args)
-        for t in out if isinstance(out, (tuple, list)) else (out,):
-            if t._base is not None and all(t is not a for a in args):
-                t._base = None
+        if type(out) is tuple or type(out) is list:
+            for t in out:
+                if t._base is not None and all(t is not a for a in args):
+                    t._base = None
+        elif out._base is not None and all(out is not a for a in args):   # one attribute read
+            out._base = None
         return out
     kernel.__name__ = kernel.__qualname__ = decomposition.__name__
     return kernel
