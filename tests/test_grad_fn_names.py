@@ -67,6 +67,7 @@ ALLOWED = {
     "aten::floor_divide_.Tensor": STRATA_HAS_FORMULA,
     "aten::grid_sampler_2d": DECOMPOSED,
     "aten::grid_sampler_3d": DECOMPOSED,
+    "aten::group_norm": DECOMPOSED,
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,

@@ -483,12 +483,6 @@ NORMALIZATION = {
                name="3d"),
         Sample(lambda m, x: F(m).group_norm(x, 1), (_f(3, 4),), name="2d"),
     ],
-    "aten::native_group_norm": [
-        Sample(lambda m, x, w, b: m.ops.aten.native_group_norm(x, w, b, 2, 4, 9, 2, 1e-5),
-               (_f(2, 4, 3, 3), _f(4), _f(4)), name="affine", noncontiguous=False),
-        Sample(lambda m, x: m.ops.aten.native_group_norm(x, None, None, 3, 6, 5, 3, 1e-3),
-               (_f(3, 6, 5, dtype=np.float64),), name="stats", noncontiguous=False),
-    ],
     "aten::instance_norm": [
         Sample(lambda m, x, w, b: F(m).instance_norm(x, weight=w, bias=b), (_f(2, 3, 4, 4), _f(3),
                                                                             _f(3))),

@@ -14,7 +14,6 @@ from ..ops import linalg as L
 from ..ops import loss as LO
 from ..ops import lu as LU
 from ..ops import nn as NN
-from ..ops import normalization as NO
 from ..ops import pointwise as P
 from ..ops import pooling as PL
 from ..ops import reductions as RD
@@ -59,8 +58,8 @@ WITH_OWN_DERIVATIVE = (
     # factorizations, lu
     FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
     FZ.linalg_lstsq,
-    # nn, normalization
-    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_group_norm,
+    # nn
+    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle,
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,

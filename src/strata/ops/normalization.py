@@ -85,10 +85,6 @@ layer_norm = defop("layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? 
 batch_norm = defop("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
                    "Tensor? running_var, bool training, float momentum, float eps, "
                    "bool cudnn_enabled) -> Tensor", function=True)
-# group_norm's kernel, as ATen's (its node NativeGroupNormBackward0): a composite over the layer
-# norm, returning the per-(sample, group) statistics the backward reads
-native_group_norm = defop("native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, "
-                          "SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)")
 group_norm = defop("group_norm(Tensor input, int num_groups, Tensor? weight=None, "
                    "Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor",
                    function=True)
@@ -128,23 +124,16 @@ def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabl
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {shown} and "
                                f"input of shape {fmt(input.shape)}")
-    return native_group_norm(input.contiguous(), weight, bias, n, c, math.prod(input.shape[2:]),
-                             num_groups, eps)[0]
-
-
-@register_decomposition(native_group_norm)
-def _native_group_norm(input, weight, bias, N, C, HxW, group, eps):
-    """A layer norm over each (sample, group), then the per-channel affine."""
-    group_size = (C // group) * HxW
-    grouped = S.reshape(input, (N, group, group_size))
-    out, mean, rstd = native_layer_norm(grouped, [group_size], None, None, eps)
-    out = S.reshape(out, tuple(input.shape))
-    per_channel = (C,) + (1,) * (input.ndim - 2)
+    group_size = (c // num_groups) * math.prod(input.shape[2:])
+    grouped = S.reshape(input, (n, num_groups, group_size))
+    out = S.reshape(native_layer_norm(grouped, [group_size], None, None, eps)[0],
+                    tuple(input.shape))
+    per_channel = (c,) + (1,) * (input.ndim - 2)
     if weight is not None:
         out = P.mul(out, S.reshape(weight, per_channel))
     if bias is not None:
         out = P.add(out, S.reshape(bias, per_channel))
-    return out, S.reshape(mean, (N, group)), S.reshape(rstd, (N, group))
+    return out
 
 
 @register_decomposition(instance_norm)

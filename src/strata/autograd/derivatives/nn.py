@@ -265,40 +265,6 @@ def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
     return g_in, g_w, g_b
 
 
-@derivative(NO.native_group_norm, "NativeGroupNormBackward0",
-            save=("input", "weight", "result1", "result2"))
-def _native_group_norm(ctx, grad, g_mean, g_rstd):
-    """The layer norm's gradient within each (sample, group), plus what reaches the statistics
-    (mean: 1/D each; rstd: -rstd^2 x_hat / D); the affine's per channel. ATen differentiates
-    all three outputs. (A composite with a row of its own: CompositeExplicitAutograd.)"""
-    x, w, n, c, groups = ctx.input, ctx.weight, ctx.N, ctx.C, ctx.group
-    size = (c // groups) * ctx.HxW
-    grouped = (n, groups, size)
-    rstd = S.unsqueeze(ctx.result2, -1)
-    x_hat = P.mul(P.sub(S.reshape(x, grouped), S.unsqueeze(ctx.result1, -1)), rstd)
-    per_channel = (c,) + (1,) * (x.ndim - 2)
-    reduced = [0] + list(range(2, x.ndim))
-    g_in = g_w = g_b = None
-    if ctx.needs[0]:
-        g_in = zeros(grouped, x)
-        if grad is not None:
-            g_hat = P.mul(grad, S.reshape(w, per_channel)) if w is not None else grad
-            g_in = _normalized_backward(S.reshape(g_hat, grouped), x_hat, rstd, [2])
-        if g_mean is not None:
-            g_in = P.add(g_in, P.div(S.unsqueeze(g_mean, -1), size))
-        if g_rstd is not None:
-            slope = P.div(P.mul(P.neg(P.mul(rstd, rstd)), x_hat), size)
-            g_in = P.add(g_in, P.mul(S.unsqueeze(g_rstd, -1), slope))
-        g_in = S.reshape(g_in, x._shape)
-    if grad is None:
-        return g_in, None, None
-    if ctx.needs[1]:
-        g_w = RD.sum(P.mul(grad, S.reshape(x_hat, x._shape)), reduced, False)
-    if ctx.needs[2]:
-        g_b = RD.sum(grad, reduced, False)
-    return g_in, g_w, g_b
-
-
 @derivative(NO.native_batch_norm, "NativeBatchNormBackward0",
             save=("input", "weight", "running_mean", "running_var", "result1", "result2"),
             outputs=(True, False, False))
