@@ -80,6 +80,7 @@ ALLOWED = {
     "aten::nanquantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
+    "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
     "aten::quantile": DECOMPOSED_OTHERWISE,
     "aten::quantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::remainder.Tensor": STRATA_HAS_FORMULA,

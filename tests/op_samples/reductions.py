@@ -244,11 +244,6 @@ SAMPLES = {
         Sample(lambda m, x: x.logsumexp(0), (S0,), name="0d"),
         Sample(lambda m, x: x.logsumexp(1), (E,), name="empty"),
     ],
-    "aten::norm.ScalarOpt_dim": [
-        Sample(lambda m, x, p=p: m.ops.aten.norm.ScalarOpt_dim(x, p, [-1]), (F,), name=f"p{p}")
-        for p in (None, 0, 1, 3, float("inf"), -float("inf"))] + [
-        Sample(lambda m, x: m.ops.aten.norm.ScalarOpt_dim(x, 2, [0], True), (F,), name="keepdim"),
-    ],
     "aten::linalg_vector_norm": [
         Sample(lambda m, x: x.norm(), (F,), name="fro"),
         Sample(lambda m, x: m.norm(x, p=1), (F,), name="p1"),

@@ -42,7 +42,7 @@ WITH_OWN_DERIVATIVE = (
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
     F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,
-    RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp, RD.norm_dims,
+    RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
     A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
     A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,

@@ -4,15 +4,17 @@
 ``embedding`` is a primitive (one ``take``), with ``embedding_renorm_`` for ``max_norm``.
 """
 
+import math
+
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes, wrap_dim
 from . import meta_rules as R
 from . import pointwise as P
 from . import shape as S
 from .linalg import addmm, einsum, matmul
-from .op import TensorSpec, defop, register_decomposition
-from .reductions import norm_dims, vector_norm
+from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
+from .reductions import vector_norm
 
 # --- embedding (primitives) -----------------------------------------------------------------------
 
@@ -116,8 +118,21 @@ def _norm_clamped_under_no_grad(x, d, eps):
 
 @register_decomposition(pairwise_distance)
 def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` over the last dim (PyTorch adds eps to avoid a zero norm), with
-    ATen's ops: add.Scalar, then norm.ScalarOpt_dim."""
+    """``||x1 - x2 + eps||_p`` over the last dim (PyTorch adds eps to avoid a zero norm)."""
     out_ndim = max(x1.ndim, x2.ndim)
-    return norm_dims(P.add_scalar(P.sub(x1, x2), eps), p, [out_ndim - 1 if out_ndim else -1],
-                     keepdim)
+    diff = P.add(P.sub(x1, x2), eps)
+    if out_ndim == 0:
+        return P.abs(diff)
+    dim = -1
+    if p == 0:   # the count of nonzeros, as a norm: its gradient is zero, not missing
+        return vector_norm(diff, 0, [dim], keepdim)
+    a = P.abs(diff)
+    if p == math.inf:
+        return aten.amax.default(a, [dim], keepdim)
+    if p == -math.inf:
+        return aten.amin.default(a, [dim], keepdim)
+    if p == 1:
+        return reduce_sum(a, [dim], keepdim)
+    if p == 2:
+        return P.sqrt(reduce_sum(P.mul(a, a), [dim], keepdim))
+    return P.pow(reduce_sum(P.pow(a, p), [dim], keepdim), 1.0 / p)

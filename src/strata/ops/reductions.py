@@ -335,32 +335,6 @@ vector_norm = defop("linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=N
                     _vector_norm_meta, tags=("reduction",))
 
 
-# ATen's norm overload that its C++ composites call (pairwise_distance): the p-norm over dims,
-# its own node (NormBackward1); Python's norm is linalg_vector_norm's
-norm_dims = defop("norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> "
-                  "Tensor")
-
-
-@register_decomposition(norm_dims)
-def _norm_dims(self, p, dim, keepdim=False):
-    """Sums and extrema of |x| (a 0-d input is its own |x|)."""
-    p = 2.0 if p is None else p
-    if self.ndim == 0:
-        return P.abs(self)
-    if p == 0:   # the count of nonzeros, as a norm: its gradient is zero, not missing
-        return vector_norm(self, 0, dim, keepdim)
-    a = P.abs(self)
-    if p == math.inf:
-        return amax(a, dim, keepdim)
-    if p == -math.inf:
-        return amin(a, dim, keepdim)
-    if p == 1:
-        return sum(a, dim, keepdim, None)
-    if p == 2:
-        return P.sqrt(sum(P.mul(a, a), dim, keepdim, None))
-    return P.pow(sum(P.pow(a, p), dim, keepdim, None), 1.0 / p)
-
-
 # --- scans -------------------------------------------------------------------------------------
 
 def _cumsum_meta(self, dim, dtype=None):

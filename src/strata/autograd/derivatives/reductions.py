@@ -212,28 +212,18 @@ def _std_mean(ctx, grad_std, grad_mean):
 
 @derivative(RD.vector_norm, "LinalgVectorNormBackward0", save=("self", "result"))
 def _vector_norm(ctx, grad):
-    return norm_backward(grad, ctx.self, ctx.result, float(ctx.ord), ctx.dim, ctx.keepdim)
-
-
-# norm.ScalarOpt_dim is a composite with a row of its own (CompositeExplicitAutograd)
-@derivative(RD.norm_dims, "NormBackward1", save=("self", "result"))
-def _norm_dims(ctx, grad):
-    p = 2.0 if ctx.p is None else float(ctx.p)
-    return norm_backward(grad, ctx.self, ctx.result, p, ctx.dim, ctx.keepdim)
-
-
-def norm_backward(grad, x, norm, p, dim, keepdim):
-    """``norm_backward``: ord 2 -> x / norm; ord p -> x |x|^(p-2) / norm^(p-1); +-inf ->
-    shared among the largest (smallest) |x|; 0 -> flat. Zero norms give zero gradient."""
+    """``norm_backward``: ord 2 -> x / norm; ord p -> x |x|^(p-2) / norm^(p-1); inf -> shared
+    among the largest |x|; 0 -> flat. Zero norms give zero gradient."""
+    x, norm, p = ctx.self, ctx.result, float(ctx.ord)
     shape = x._shape
-    g = restore_dims(grad, shape, dim, keepdim)
-    norm = restore_dims(norm, shape, dim, keepdim)
+    g = restore_dims(grad, shape, ctx.dim, ctx.keepdim)
+    norm = restore_dims(norm, shape, ctx.dim, ctx.keepdim)
     if p == 0.0:
         return zeros(shape, grad)
-    if math.isinf(p):   # shared among the extreme |x|, NaNs counted as extreme
+    if math.isinf(p):   # shared among the largest |x|, NaNs counted as largest
         ax = P.abs(x)
         mask = P.logical_or(P.eq(ax, norm), P.isnan(ax))
-        dims = list(_dims(dim, len(shape))) if shape else []
+        dims = list(_dims(ctx.dim, len(shape))) if shape else []
         count_ = RD.sum(mask, dims, True) if dims else P.mul(mask, 1)
         return P.mul(P.sign(x), P.mul(P.div(g, count_), mask))
     if p == 1.0:
