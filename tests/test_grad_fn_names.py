@@ -84,6 +84,8 @@ ALLOWED = {
     "aten::quantile": DECOMPOSED_OTHERWISE,
     "aten::quantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::remainder.Tensor": STRATA_HAS_FORMULA,
+    "aten::repeat_interleave.self_int": "ATen clones then views (ViewBackward0); strata's "
+                                        "copying reshape is one op, a dispatch cheaper",
     "aten::reshape": "strata's reshape is a view or a copy (ReshapeCopyBackward0); ATen's "
                      "copying path is _unsafe_view / _reshape_alias",
     "aten::rrelu": DECOMPOSED,
@@ -107,6 +109,8 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::_standard_gamma_grad": "strata's node keeps an edge to each input; ATen's has one",
     "aten::cartesian_prod": DECOMPOSED_OTHERWISE,
     "aten::combinations": DECOMPOSED_OTHERWISE,
+    "aten::ger": "ATen reshapes self (ViewBackward0); strata's unsqueeze is cheaper",
+    "aten::outer": "ATen reshapes self (ViewBackward0); strata's unsqueeze is cheaper",
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
 }

@@ -416,7 +416,7 @@ def _outer_impl(self, vec2):
     for name, v in (("self", self), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return P.mul(S.reshape(self, (self.shape[0], 1)), vec2)   # ATen's reshape (a view)
+    return P.mul(S.unsqueeze(self, 1), vec2)
 
 
 register_decomposition(outer)(_outer_impl)

@@ -642,10 +642,7 @@ def _repeat_interleave(self, repeats, dim=None, output_size=None):
     d = wrap_dim(dim, self.ndim)
     shape = tuple(self.shape)
     expanded = expand(unsqueeze(self, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
-    # ATen's: a contiguous clone, then a view (flatten) of it
-    from .factory import clone
-    return view(clone(expanded, memory_format="contiguous_format"),
-                shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    return reshape(expanded, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
 
 @register_decomposition(repeat_interleave_tensor)
