@@ -53,6 +53,7 @@ ALLOWED = {
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",
+    "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
@@ -78,6 +79,7 @@ ALLOWED = {
     "aten::mish_backward": STRATA_HAS_FORMULA,
     "aten::nanquantile": DECOMPOSED_OTHERWISE,
     "aten::nanquantile.scalar": DECOMPOSED_OTHERWISE,
+    "aten::nll_loss_nd": "strata flattens N-d input to nll_loss; ATen calls nll_loss2d for 4-D",
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,

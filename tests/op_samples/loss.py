@@ -129,12 +129,6 @@ SAMPLES = {
         Sample(lambda m, x, t, w: m.nn.functional.nll_loss(x, t, w, reduction="sum"),
                (LOGP, T_IGN, W), name="weight_sum"),
     ],
-    "aten::nll_loss2d_forward": [
-        *_reductions(lambda m, x, t, w, r: aten(m).nll_loss2d_forward.default(x, t, w, r, -100),
-                     (LOGP4, T4, W[:3]), name="weighted_"),
-        Sample(lambda m, x, t: aten(m).nll_loss2d_forward.default(x, t, None, MEAN, 1),
-               (LOGP4, T4), name="ignore"),
-    ],
     "aten::nll_loss_nd": [
         *_reductions(lambda m, x, t, r: aten(m).nll_loss_nd.default(x, t, None, r), (LOGP3, T3),
                      name="3d_"),

@@ -50,7 +50,6 @@ WITH_OWN_DERIVATIVE = (
     # dropout, loss
     DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     LO.binary_cross_entropy_backward, LO.binary_cross_entropy_with_logits,
-    LO.nll_loss2d_forward,
     # scatter, linalg
     SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
     L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,

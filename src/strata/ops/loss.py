@@ -168,10 +168,6 @@ nll_loss_backward = defop(f"nll_loss_backward(Tensor grad_output, Tensor self, T
                           "Tensor", _nll_backward_meta)
 nll_loss = defop(f"nll_loss(Tensor self, Tensor target, {_W}=None, {_RED}, "
                  "SymInt ignore_index=-100) -> Tensor")
-# (N, C, H, W) input: ATen's own op (and node, NllLoss2DBackward0), a composite over the 2-d one
-nll_loss2d_forward = defop(f"nll_loss2d_forward(Tensor self, Tensor target, {_W}, "
-                           "int reduction, SymInt ignore_index) -> (Tensor output, "
-                           "Tensor total_weight)")
 nll_loss_nd = defop(f"nll_loss_nd(Tensor self, Tensor target, {_W}=None, {_RED}, "
                     "SymInt ignore_index=-100) -> Tensor")
 cross_entropy_loss = defop(f"cross_entropy_loss(Tensor self, Tensor target, {_W}=None, {_RED}, "
@@ -183,43 +179,26 @@ def _nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
     return nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
 
 
-@register_decomposition(nll_loss2d_forward)
-def _nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    """Classes last, then one row per (sample, position): a plain 2-D nll_loss."""
-    if self.ndim != 4:
-        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got "
-                           f"input of dimension: {self.ndim}")
-    if target.ndim != 3:   # PyTorch's nll_loss2d checks, with its wording
-        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
-                           f"targets of dimension: {target.ndim}")
-    n, c, h, w = self.shape
-    if tuple(target.shape) != (n, h, w):
-        raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)} , target: "
+def _nll_flat(self, target, weight, reduction, ignore_index):
+    """``nll_loss_forward`` on any (N, C, d1, ...) input: (output, total_weight), the output
+    shaped (N, d1, ...) for reduction='none'."""
+    if self.ndim <= 2:
+        return nll_loss_forward(self, target, weight, reduction, ignore_index)
+    n, c, spatial = self.shape[0], self.shape[1], tuple(self.shape[2:])
+    if self.ndim == 4:  # PyTorch's nll_loss2d checks, with its wording
+        if target.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                               f"targets of dimension: {target.ndim}")
+        if tuple(target.shape) != (n,) + spatial:
+            raise RuntimeError(f"size mismatch (got input: {_fmt(self.shape)} , target: "
+                               f"{_fmt(target.shape)}")
+    elif tuple(target.shape[1:]) != spatial:
+        raise RuntimeError(f"Expected target size {_fmt((n,) + spatial)}, got "
                            f"{_fmt(target.shape)}")
+    # Classes last, then one row per (sample, position): a plain 2-D nll_loss.
     rows = S.reshape(S.movedim(self, 1, -1), (-1, c))
     output, total = nll_loss_forward(rows, S.reshape(target, (-1,)), weight, reduction,
                                      ignore_index)
-    if reduction_enum(reduction) == NONE:
-        output = S.reshape(output, (n, h, w))
-    return output, total
-
-
-def _nll_flat(self, target, weight, reduction, ignore_index):
-    """``nll_loss_nd``: (output, total_weight) for any (N, C, d1, ...) input, the output shaped
-    (N, d1, ...) for reduction='none'. As ATen's, a 4-d input is nll_loss2d's and any other
-    N-d one is viewed as (N, C, 1, L) for it."""
-    if self.ndim <= 2:
-        return nll_loss_forward(self, target, weight, reduction, ignore_index)
-    if self.ndim == 4:
-        return nll_loss2d_forward(self, target, weight, reduction, ignore_index)
-    n, c, spatial = self.shape[0], self.shape[1], tuple(self.shape[2:])
-    if tuple(target.shape[1:]) != spatial:
-        raise RuntimeError(f"Expected target size {_fmt((n,) + spatial)}, got "
-                           f"{_fmt(target.shape)}")
-    empty = self.numel() == 0
-    x = S.reshape(self.contiguous(), (n, c, 0, 0) if empty else (n, c, 1, -1))
-    t = S.reshape(target.contiguous(), (n, 0, 0) if empty else (n, 1, -1))
-    output, total = nll_loss2d_forward(x, t, weight, reduction, ignore_index)
     if reduction_enum(reduction) == NONE:
         output = S.reshape(output, (n,) + spatial)
     return output, total
@@ -257,13 +236,12 @@ def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class
     r = reduction_enum(reduction)
     if r == NONE:
         return P.neg(aten.sum.dim_IntList(terms, [class_dim]))
+    total = P.neg(aten.sum.dim_IntList(terms))
     if r == SUM:
-        return P.neg(aten.sum.dim_IntList(terms))
+        return total
     # mean over samples (and positions), not over classes; nothing to average is nan
     count = logp.numel() // n_classes
-    if not count:
-        return P.neg(aten.fill_.Scalar(aten.sum.dim_IntList(terms), math.nan))
-    return P.div_scalar(P.neg(aten.sum.dim_IntList(terms)), count)
+    return P.div(total, count) if count else P.mul(total, math.nan)
 
 
 def _cross_entropy_smoothed(logp, target, weight, reduction, ignore_index, label_smoothing,
@@ -282,8 +260,7 @@ def _cross_entropy_smoothed(logp, target, weight, reduction, ignore_index, label
         smooth = P.div(aten.sum.dim_IntList(smooth), total_weight)
     elif r == SUM:
         smooth = aten.sum.dim_IntList(smooth)
-    return P.add(P.mul_scalar(nll, 1 - label_smoothing),
-                 P.mul_scalar(smooth, label_smoothing / n_classes))
+    return P.add(P.mul(nll, 1 - label_smoothing), P.mul(smooth, label_smoothing / n_classes))
 
 
 @register_decomposition(cross_entropy_loss)

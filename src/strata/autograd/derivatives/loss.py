@@ -28,20 +28,6 @@ def _nll_loss_backward(ctx, grad):
             None, None, None)
 
 
-@derivative(LO.nll_loss2d_forward, "NllLoss2DBackward0",
-            save=("self", "target", "weight", "result1"), outputs=(True, False))
-def _nll_loss2d_forward(ctx, grad, _g_total_weight=None):
-    """nll_loss's gradient on the rows the forward pass made (one per sample and position),
-    moved back to (N, C, H, W). (A composite with a row of its own: CompositeExplicitAutograd.)"""
-    n, c, h, w = ctx.sizes("self")
-    rows = S.reshape(S.movedim(ctx.self, 1, -1), (-1, c))
-    if LO.reduction_enum(ctx.reduction) == LO.NONE:
-        grad = S.reshape(grad, (-1,))
-    g_rows = LO.nll_loss_backward(grad, rows, S.reshape(ctx.target, (-1,)), ctx.weight,
-                                  ctx.reduction, ctx.ignore_index, ctx.result1)
-    return S.movedim(S.reshape(g_rows, (n, h, w, c)), -1, 1), None, None
-
-
 @derivative(LO.binary_cross_entropy, "BinaryCrossEntropyBackward0",
             save=("self", "target", "weight"))
 def _binary_cross_entropy(ctx, grad):
