@@ -55,6 +55,7 @@ ALLOWED = {
                            "strata records ConjPhysicalBackward0",
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
+    "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
@@ -103,6 +104,10 @@ ALLOWED = {
                         "(RsubBackward1); strata's Tensor.__rsub__ calls sub",
     "aten::to_dense": NO_FORMULA_YET,
     "aten::to_sparse.sparse_dim": NO_FORMULA_YET,
+    "aten::trapezoid.dx": DECOMPOSED_OTHERWISE,
+    "aten::trapezoid.x": DECOMPOSED_OTHERWISE,
+    "aten::trapz.dx": DECOMPOSED_OTHERWISE,
+    "aten::trapz.x": DECOMPOSED_OTHERWISE,
     "aten::vander": DECOMPOSED_OTHERWISE,
 }
 
@@ -113,6 +118,7 @@ ALLOWED_ONE_LEVEL_DOWN = {
     "aten::combinations": DECOMPOSED_OTHERWISE,
     "aten::ger": "ATen reshapes self (ViewBackward0); strata's unsqueeze is cheaper",
     "aten::outer": "ATen reshapes self (ViewBackward0); strata's unsqueeze is cheaper",
+    "aten::cumulative_trapezoid.dx": DECOMPOSED_OTHERWISE,
     "aten::fft_hfft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
     "aten::margin_ranking_loss": "ATen adds the margin with add.Scalar (AddBackward1), an "

@@ -419,15 +419,6 @@ COMPOSITES = {
         sample(lambda m, a: m.rsub(a, 5, alpha=2), [arr("int32")], ["int32"], "alpha-scalar"),
         sample(lambda m, a, b: m.rsub(a, b, alpha=0.5), [arr("float32"), arr("int64", ())],
                ["float32", "int64"], "float-alpha")],
-    "aten::add.Scalar": [
-        sample(lambda m, a: m.ops.aten.add.Scalar(a, 2.5, 2), [arr(d)], [d], d)
-        for d in ("int32", "float32", "float64")],
-    "aten::mul.Scalar": [
-        sample(lambda m, a: m.ops.aten.mul.Scalar(a, -1.5), [arr(d)], [d], d)
-        for d in ("int64", "float16", "float64")],
-    "aten::div.Scalar": [
-        sample(lambda m, a: m.ops.aten.div.Scalar(a, 4), [arr(d)], [d], d)
-        for d in ("int32", "float32", "float64")],
     "aten::lerp.Tensor": [
         sample(lambda m, a, b, w=w: m.lerp(a, b, w), [arr(d), arr(d, (3,), seed=1)], [d, d],
                f"{d}-{w}") for d in FLOATS for w in (0.25, 0.75, 1.0, -0.5)] + [

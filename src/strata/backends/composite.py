@@ -36,9 +36,8 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 # In-place ones use their out-of-place op's row (``addcmul_`` records AddcmulBackward0).
 WITH_OWN_DERIVATIVE = (
     # pointwise, special
-    P.rsub, P.add_scalar, P.mul_scalar, P.div_scalar, P.lerp, P.lerp_, P.addcmul, P.addcmul_,
-    P.addcdiv, P.addcdiv_, P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp,
-    P.logaddexp2, P.ldexp, P.ldexp_,
+    P.rsub, P.lerp, P.lerp_, P.addcmul, P.addcmul_, P.addcdiv, P.addcdiv_, P.clamp_min,
+    P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
     F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,

@@ -413,7 +413,7 @@ def _cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
 @register_decomposition(margin_ranking_loss)
 def _margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     # max(0, -y * (x1 - x2) + margin)
-    loss = P.clamp_min(P.add_scalar(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
+    loss = P.clamp_min(P.add(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
     return apply_reduction(loss, reduction)
 
 

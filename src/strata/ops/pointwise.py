@@ -467,12 +467,6 @@ true_divide = defop("true_divide.Tensor(Tensor self, Tensor other) -> Tensor", m
                     function=True)
 rsub = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
              function=True)
-# The Scalar overloads ATen's C++ composites call (``y.sum(dim) / 2.``): Python's ``x * 2``
-# reaches the Tensor overloads, as in PyTorch; decompositions written after ATen's use these
-# so that they record ATen's nodes (MulBackward1, ...).
-add_scalar = defop("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor")
-mul_scalar = defop("mul.Scalar(Tensor self, Scalar other) -> Tensor")
-div_scalar = defop("div.Scalar(Tensor self, Scalar other) -> Tensor")
 lerp = defop("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", method=True,
              function=True)
 lerp_ = defop("lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
@@ -523,21 +517,6 @@ def _true_divide(self, other):
 @register_decomposition(rsub)
 def _rsub(self, other, alpha=1):
     return sub(other, self, alpha=alpha)
-
-
-@register_decomposition(add_scalar)
-def _add_scalar(self, other, alpha=1):
-    return add(self, other, alpha=alpha)
-
-
-@register_decomposition(mul_scalar)
-def _mul_scalar(self, other):
-    return mul(self, other)
-
-
-@register_decomposition(div_scalar)
-def _div_scalar(self, other):
-    return div(self, other)
 
 
 def _check_lerp(self, end, weight):

@@ -454,7 +454,7 @@ def _trapezoid(y, x, dim=-1):
     if y.shape[dim] == 0:
         return _trapezoid_empty(y, dim)
     _check_no_bool("trapezoid", y, x)
-    return P.div_scalar(sum(P.mul(_spacings(y, x, dim), _sides(y, dim)), dim), 2.0)
+    return P.div(sum(P.mul(_spacings(y, x, dim), _sides(y, dim)), dim), 2.0)
 
 
 @register_decomposition(trapezoid_dx)
@@ -465,21 +465,21 @@ def _trapezoid_dx(y, dx=1, dim=-1):
         return _trapezoid_empty(y, dim)
     _check_no_bool("trapezoid", y)
     ends = P.add(S.select(y, dim, 0), S.select(y, dim, -1))
-    return P.mul_scalar(P.sub(sum(y, dim), P.mul_scalar(ends, 0.5)), dx)
+    return P.mul(P.sub(sum(y, dim), P.mul(ends, 0.5)), dx)
 
 
 @register_decomposition(cumulative_trapezoid)
 def _cumulative_trapezoid(y, x, dim=-1):
     dim = wrap_dim(dim, y.ndim)
     _check_no_bool("cumulative_trapezoid", y, x)
-    return P.div_scalar(cumsum(P.mul(_spacings(y, x, dim), _sides(y, dim)), dim), 2.0)
+    return cumsum(P.div(P.mul(_spacings(y, x, dim), _sides(y, dim)), 2.0), dim)
 
 
 @register_decomposition(cumulative_trapezoid_dx)
 def _cumulative_trapezoid_dx(y, dx=1, dim=-1):
     dim = wrap_dim(dim, y.ndim)
     _check_no_bool("cumulative_trapezoid", y)
-    return cumsum(P.mul_scalar(_sides(y, dim), dx / 2.0), dim)
+    return cumsum(P.mul(_sides(y, dim), dx / 2.0), dim)
 
 
 # --- Vandermonde matrices ----------------------------------------------------------------------

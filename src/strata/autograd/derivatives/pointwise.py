@@ -303,19 +303,12 @@ def _frexp(ctx, grad, _exponent_grad=None):
 
 
 # --- composites with rows of their own ---------------------------------------------------------
-# rsub, the Scalar overloads, lerp, addcmul and addcdiv (and the in-place forms, which use these
-# rows) decompose below autograd (CompositeExplicitAutograd in backends/composite.py), so each
-# records one node as ATen.
+# rsub, lerp, addcmul and addcdiv (and the in-place forms, which use these rows) decompose below
+# autograd (CompositeExplicitAutograd in backends/composite.py), so each records one node as ATen.
 @derivative(P.rsub, "RsubBackward0")
 def _rsub(ctx, grad):
     return (P.mul(grad, -conj(ctx.alpha)) if ctx.needs[0] else None,
             grad if ctx.needs[1] else None)
-
-
-# the Scalar overloads (composites over the Tensor ones, with ATen's own rows)
-derivative(P.add_scalar, "AddBackward1")(lambda ctx, grad: grad)
-derivative(P.mul_scalar, "MulBackward1")(lambda ctx, grad: P.mul(grad, conj(ctx.other)))
-derivative(P.div_scalar, "DivBackward1")(lambda ctx, grad: P.div(grad, conj(ctx.other)))
 
 
 @derivative(P.lerp, lambda self, end, weight: f"LerpBackward{1 if is_tensor(weight) else 0}",
