@@ -53,6 +53,8 @@ ALLOWED = {
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",
+    "aten::cross": "ATen's cross calls linalg_cross (LinalgCrossBackward0); strata's computes "
+                   "directly, a dispatch cheaper",
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
     "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
@@ -73,6 +75,8 @@ ALLOWED = {
     "aten::hardsigmoid_backward": STRATA_HAS_FORMULA,
     "aten::kron": DECOMPOSED_OTHERWISE,
     "aten::linalg_householder_product": DECOMPOSED,
+    "aten::linalg_multi_dot": "ATen ends in a view to the output shape; strata squeezes a "
+                              "vector operand's dim only, a dispatch cheaper",
     "aten::linalg_svd": "U/S/Vh share LinalgSvdBackward0 as in PyTorch; the reduced Vh is a "
                         "view (ViewBackward0) where ATen's is an _unsafe_view",
     "aten::linear": DECOMPOSED_OTHERWISE,

@@ -437,9 +437,12 @@ def _multi_dot(tensors):
         k = split[i, j]
         return aten.mm.default(product(i, k), product(k + 1, j))
 
-    # a view to the output shape, as ATen's (a vector operand's dim dropped)
-    out_shape = ([] if first else [mats[0].shape[0]]) + ([] if last else [mats[-1].shape[1]])
-    return S.view(product(0, n - 1), out_shape)
+    out = product(0, n - 1)
+    if first:
+        out = S.squeeze(out, [0])
+    if last:
+        out = S.squeeze(out, [-1])
+    return out
 
 
 @register_decomposition(linalg_matrix_exp)

@@ -565,7 +565,7 @@ def _cross(self, other, dim=None):
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    return linalg_cross(self, other, dim=dim)
+    return _cross_impl(self, other, dim, dim)
 
 
 @register_decomposition(cdist)
