@@ -620,9 +620,18 @@ def test_registry_lists_primitives_without_a_formula():
 
 
 def test_missing_formula_raises_at_backward():
-    x = strata.ones(3, requires_grad=True)
-    y = strata.unique(x)
-    assert y.grad_fn.name() == "NotImplemented"
-    with pytest.raises(NotImplementedError, match="derivative for aten::_unique2 is not "
-                                                  "implemented"):
-        y.sum().backward()
+    """An op with float outputs and no formula (here a user op) still gets a node; backward
+    through it raises naming the op."""
+    from strata.library import Library
+    lib = Library("no_formula_ns", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: strata.ops.aten.mul.Tensor(x, 2), "CPU")
+        x = strata.ones(3, requires_grad=True)
+        y = strata.ops.no_formula_ns.twice.default(x)
+        assert y.grad_fn.name() == "NotImplemented"
+        with pytest.raises(NotImplementedError, match="derivative for no_formula_ns::twice is "
+                                                      "not implemented"):
+            y.sum().backward()
+    finally:
+        lib._destroy()

@@ -883,7 +883,7 @@ class Tensor(TensorImpl):
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                    f"with {value.ndim} dimensions.")
             if value.requires_grad:   # fill_.Tensor: the gradient reaches the value (summed)
-                return F.copy_(self, value)
+                return F.fill_tensor_(self, value)
             value = value.item()
         return F.fill_(self, value)
 

@@ -343,6 +343,11 @@ SAMPLES = {
         Sample(lambda m, x, w: m.prelu(x, w), (NEG0D, np.array([0.5], np.float32)), name="0d"),
         Sample(lambda m, x, w: m.prelu(x, w), (D64, np.full(6, 0.1)), name="f64"),
     ],
+    "aten::_prelu_kernel": [
+        Sample(lambda m, x, w: aten(m)._prelu_kernel.default(x, w),
+               (F4, _f(3, 1, 1)), name="channels"),
+        Sample(lambda m, x, w: aten(m)._prelu_kernel.default(x, w), (EDGES, _f(1)), name="edges"),
+    ],
     # --- backward ops --------------------------------------------------------------------------
     **_backward_samples(),
     "aten::one_hot": [

@@ -162,6 +162,12 @@ COPIES = {
         S(lambda m: m.zeros(1).expand(3).fill_(1), name="expanded", meta=False),
         S(lambda m, x: m.fill_(x, -2), VALUES, name="function"),
     ],
+    "aten::fill_.Tensor": [
+        S(lambda m, x, v: x.clone().fill_(v), VALUES, np.array(2.5), name="grad-value",
+          meta=False),
+        S(lambda m, x, v: x.t().fill_(v), VALUES, np.array(-1.0), name="transposed",
+          meta=False),
+    ],
     "aten::resize_": [
         S(lambda m, x: x.clone().resize_(2, 2), VALUES, name="shrink"),
         S(lambda m, x: x.clone().resize_((4, 2)), VALUES, name="same-numel"),

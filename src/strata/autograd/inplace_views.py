@@ -1,11 +1,12 @@
 """In-place view methods: ``t_``, ``transpose_``, ``swapdims_``/``swapaxes_``, ``unsqueeze_``,
 ``squeeze_``, ``as_strided_``.
 
-PyTorch's kernels rewrite the tensor's sizes and strides, and autograd rebases its history on the
-view op's backward node. Here the out-of-place view computes the new geometry, raises PyTorch's
-errors and records that node; only then does the tensor adopt the view's geometry and history, so
-a failed call leaves it untouched. A tensor that is itself a view keeps its base: its grad_fn is
-remade from the base (Note [View + in-place] in ``kernel.py``) once the version moves on.
+PyTorch's kernels rewrite the tensor's sizes and strides, and autograd sets its history to the
+in-place row's node (``TBackward1``: ``t``'s formula, named by derivatives.yaml's ``t_`` row).
+Here the out-of-place view computes the new geometry, raises PyTorch's errors and records its
+node; only then does the tensor adopt the view's geometry and that node, renamed to the in-place
+row's class (``derivatives.inplace_view``), so a failed call leaves it untouched. A tensor that
+is itself a view keeps its base, and its new node, until its data changes again.
 """
 
 from ..core.tensor_impl import INFERENCE_VERSION
@@ -21,11 +22,17 @@ def _adopt_view(self, make_view):
     self._shape, self._strides, self._offset = view._shape, view.stride(), view._offset
     self._array = None
     ag = view._ag
-    if self._base is None and ag is not None and ag.grad_fn is not None:
-        set_history(self, ag.grad_fn, ag.output_nr)
+    node = None if ag is None else ag.grad_fn
+    if node is not None:
+        deriv = node._deriv
+        # the same slots and formula, another name: the class is all that tells them apart
+        node.__class__ = deriv.node_class(node._args, deriv.inplace_view_name)
+        set_history(self, node, ag.output_nr)
     counter = self._version_counter()
     if counter is not INFERENCE_VERSION:
         counter.value += 1
+    if node is not None and self._base is not None:   # the node is current: no remaking
+        self._ag.attr_version = counter.value
     return self
 
 

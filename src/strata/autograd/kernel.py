@@ -13,6 +13,7 @@ In-place ops rebase history: the written tensor's ``grad_fn`` becomes the new no
 view whose base has history puts a ``CopySlices`` node on the base (Note [View + in-place]).
 """
 
+import re
 import traceback
 
 from ..core import dtype as D
@@ -155,6 +156,16 @@ def autograd_kernel(op, ks, args):
             if is_view:
                 vc = t._vc   # t._version, inlined
                 ag.attr_version = 0 if vc is None else vc.value
+    if is_view:   # Note [Multi-output views]: mark split's pieces, and views of a piece
+        if outputs is out:
+            for t in outputs:
+                if t._ag is not None:
+                    t._ag.creation_meta = MULTI_OUTPUT
+        else:
+            source = args[0]._ag
+            if source is not None and source.creation_meta is not None and \
+                    source.creation_meta == MULTI_OUTPUT and out._ag is not None:
+                out._ag.creation_meta = MULTI_OUTPUT
     return out
 
 
@@ -186,9 +197,11 @@ def _no_grad_view(op, ks, args):
     """A view made in no_grad mode of a tensor that requires grad is marked, so an in-place op
     on it in grad mode can be refused (PyTorch's CreationMeta::NO_GRAD_MODE)."""
     out = DP.redispatch(op, ks, args)
-    if requires_grad(args[0]) and getattr(out, "_base", None) is not None:
-        ag = out._ag = AutogradMeta()
-        ag.creation_meta = "no_grad"
+    if requires_grad(args[0]):
+        for view in out if isinstance(out, (tuple, list)) else (out,):   # split's pieces too
+            if getattr(view, "_base", None) is not None:
+                ag = view._ag = AutogradMeta()
+                ag.creation_meta = NO_GRAD
     return out
 
 
@@ -451,7 +464,9 @@ def check_inplace(self):
     ag = self._ag
     base = self._base
     if base is not None:
-        if ag is not None and ag.creation_meta == "no_grad":
+        if ag is not None and ag.creation_meta == MULTI_OUTPUT:
+            raise multi_output_view_error(self, "is being")
+        if ag is not None and ag.creation_meta == NO_GRAD:
             raise RuntimeError(
                 "A view was created in no_grad mode and is being modified inplace with grad mode "
                 "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
@@ -465,6 +480,25 @@ def check_inplace(self):
     elif ag is not None and ag.requires_grad and ag.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
+
+
+# Note [Multi-output views]: the pieces of ``split``/``unbind`` share one node, which has no
+# way to take a piece's in-place change back to the base (no CopySlices over one output), so
+# PyTorch refuses the write, and a use of a piece after its base changed
+# (CreationMeta::MULTI_OUTPUT_NODE, ``handle_view_on_rebase`` in torch/csrc/autograd/variable.cpp).
+# Views of a piece inherit the mark; the message names the view's own node.
+MULTI_OUTPUT = "multi_output"
+NO_GRAD = "no_grad"
+
+
+def multi_output_view_error(view, what):
+    ag = view._ag
+    op_name = re.sub(r"Backward\d+$", "", type(ag.grad_fn).__name__)
+    return RuntimeError(
+        f"Output {ag.output_nr} of {op_name} is a view and {what} modified inplace. This view is "
+        f"the output of a function that returns multiple views. Such functions do not allow the "
+        f"output views to be modified inplace. You should replace the inplace operation by an "
+        f"out-of-place one.")
 
 
 def _rebase_history(self, node):
@@ -499,6 +533,8 @@ def refresh_view_grad_fn(view):
     view) or when its base gained history after the view was made; remake it then."""
     ag = view._ag
     if ag is not None and ag.creation_meta is not None:
+        if ag.creation_meta == MULTI_OUTPUT and ag.attr_version != view._version:
+            raise multi_output_view_error(view, "its base or another view of its base has been")
         return
     base = view._base
     if not requires_grad(base) or view.dtype.category < _FLOATING:

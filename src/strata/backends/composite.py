@@ -6,11 +6,21 @@ see both memories) runs, as in PyTorch.
 """
 
 from ..dispatch import register_kernel
+from ..ops import activation as A
+from ..ops import dropout as DO
+from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
+from ..ops import loss as LO
+from ..ops import lu as LU
+from ..ops import nn as NN
 from ..ops import pointwise as P
+from ..ops import pooling as PL
 from ..ops import reductions as RD
+from ..ops import sampling as SA
+from ..ops import scatter as SC
 from ..ops import shape as S
+from ..ops import special as SP
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -23,12 +33,61 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 
 # Composites with a derivative row of their own: their decomposition runs below autograd, so
 # autograd records one node (``VarMeanBackward0``), as ATen's CompositeExplicitAutograd ops do.
-WITH_OWN_DERIVATIVE = (RD.std, RD.var_mean, RD.std_mean, S.split, S.split_with_sizes, S.unbind,
-                       P.clamp_min, P.clamp_min_, P.clamp_max, P.clamp_max_, F.zero_,
-                       L.trace)
+# In-place ones use their out-of-place op's row (``addcmul_`` records AddcmulBackward0).
+WITH_OWN_DERIVATIVE = (
+    # pointwise, special
+    P.rsub, P.lerp, P.lerp_, P.addcmul, P.addcmul_, P.addcdiv, P.addcdiv_, P.clamp_min,
+    P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
+    SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
+    # factory, shape, reductions
+    F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,
+    RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
+    # activation
+    A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
+    A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
+    A._prelu_kernel,
+    # dropout, loss
+    DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
+    LO.binary_cross_entropy_backward, LO.binary_cross_entropy_with_logits,
+    # scatter, linalg
+    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
+    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,
+    L.cdist,
+    # factorizations, lu
+    FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
+    FZ.linalg_lstsq,
+    # nn
+    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle,
+    # pooling
+    PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
+    PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,
+    # sampling
+    SA.affine_grid_generator,
+)
+
+
+def _new_tensors(decomposition):
+    """The kernel of a CompositeExplicitAutograd op that is neither a view nor in place: an
+    output that the decomposition made as a view of its own temporary (``dot``: a reshape of an
+    ``mm``) is a new tensor to autograd, so an in-place write into it later is recorded on it
+    and not on the temporary (ATen's autograd sees only its outputs)."""
+    def kernel(*args):
+        out = decomposition(*args)
+        if type(out) is tuple or type(out) is list:
+            for t in out:
+                if t._base is not None and all(t is not a for a in args):
+                    t._base = None
+        elif out._base is not None and all(out is not a for a in args):   # one attribute read
+            out._base = None
+        return out
+    kernel.__name__ = kernel.__qualname__ = decomposition.__name__
+    return kernel
 
 
 def register():
     register_kernel(F._to_copy, "CompositeExplicitAutograd", _to_copy)
     for op in WITH_OWN_DERIVATIVE:
-        register_kernel(op, "CompositeExplicitAutograd", op.decomposition)
+        kernel = op.decomposition
+        if not (op.is_view or op.is_inplace):
+            kernel = _new_tensors(kernel)
+        register_kernel(op, "CompositeExplicitAutograd", kernel)

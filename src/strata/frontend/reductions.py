@@ -30,9 +30,29 @@ def _out(result, out):
 
 # --- reductions -----------------------------------------------------------------------------------
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None, out=None):
+# ``sum(x)`` is ATen's dim-less overload (SumBackward0); an explicit ``dim=None`` picks the dim
+# overload (SumBackward1), which reduces every dim as ``dim=[]`` does: the frontends pass ``[]``.
+# (inlined in each: ``x.sum()`` is on the hot path)
+_NO_DIM = object()
+
+
+def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
     """``sum(x)``, ``sum(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
-    result = RD.sum(input, axis if dim is None else dim, keepdim, dtype)
+    if dim is _NO_DIM:
+        dim = axis
+    elif dim is None:
+        dim = []
+    result = RD.sum(input, dim, keepdim, dtype)
+    return result if out is None else write_out(out, result)
+
+
+def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
+    """``mean(x)``, ``mean(x, dim, keepdim=False, *, dtype=None)``; ``axis`` is NumPy's name."""
+    if dim is _NO_DIM:
+        dim = axis
+    elif dim is None:
+        dim = []
+    result = RD.mean(input, dim, keepdim, dtype)
     return result if out is None else write_out(out, result)
 
 
@@ -239,7 +259,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
 
 
 _SHARED = {
-    "sum": sum, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
+    "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
     "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
     "sort": sort, "argsort": argsort, "topk": topk, "kthvalue": kthvalue, "median": median,
     "nanmedian": nanmedian, "mode": mode, "unique": unique,

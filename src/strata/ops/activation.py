@@ -396,6 +396,8 @@ _RR = "Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False,
 rrelu = defop(f"rrelu(Tensor self, {_RR}) -> Tensor", function=True)
 rrelu_ = defop(f"rrelu_(Tensor(a!) self, {_RR}) -> Tensor(a!)", function=True)
 glu = defop("glu(Tensor self, int dim=-1) -> Tensor")
+# prelu's elementwise part, with the weight already shaped to broadcast against self
+_prelu_kernel = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
 prelu = defop("prelu(Tensor self, Tensor weight) -> Tensor", method=True, function=True)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -483,11 +485,17 @@ def _prelu(self, weight):
         raise RuntimeError(f"prelu: Type promoting not supported. Got {R.type_name(self.dtype)} "
                            f"and {R.type_name(weight.dtype)}")
     check_float("prelu_cpu", self)
-    # One slope per channel (dim 1): weight becomes [C, 1, ..., 1], or a scalar for ndim < 2.
+    # One slope per channel (dim 1): weight becomes [C, 1, ..., 1] (a scalar for a 0-d input;
+    # a 1-d input broadcasts it as it is), as ATen's prelu reshapes it for _prelu_kernel.
     if self.ndim >= 2:
         weight = S.reshape(weight, (n,) + (1,) * (self.ndim - 2))
-    else:
+    elif self.ndim == 0:
         weight = S.reshape(weight, ())
+    return _prelu_kernel(self, weight)
+
+
+@register_decomposition(_prelu_kernel)
+def _prelu_kernel_decomposition(self, weight):
     return P.where(P.gt(self, 0), self, P.mul(weight, self))
 
 

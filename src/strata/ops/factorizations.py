@@ -19,6 +19,7 @@ from .factory import _to_copy, clone, copy_, eye, full
 from .linalg import matmul
 from .op import TensorSpec, aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
+from .reductions import vector_norm as linalg_vector_norm
 
 
 class _LinAlgError(RuntimeError):
@@ -285,8 +286,14 @@ def _keep(out, d0, d1, keepdim):
     return out
 
 
-def _svdvals_last(A, d0, d1):
-    return linalg_svdvals(S.movedim(A, (d0, d1), (-2, -1)))
+def _over_svdvals(A, d0, d1, keepdim, reduce):
+    """``reduce(svdvals, keepdim)`` of the matrices in dims (d0, d1), moved last by a permute
+    and, with keepdim, put back by its inverse (ATen's dim backshift permutation)."""
+    perm = [d for d in range(A.ndim) if d not in (d0, d1)] + [d0, d1]
+    result = reduce(linalg_svdvals(S.permute(A, perm)), keepdim)
+    if keepdim:
+        result = S.permute(S.unsqueeze(result, -1), [perm.index(d) for d in range(A.ndim)])
+    return result
 
 
 @register_decomposition(linalg_matrix_norm)
@@ -297,18 +304,16 @@ def _matrix_norm(self, ord, dim=(-2, -1), keepdim=False, dtype=None):
     if abs(ord) not in (1.0, 2.0, math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord:g} not supported.")
     A, d0, d1 = _matrix_norm_checks(self, dim, dtype, abs(ord) != 2.0)
+    extreme = aten.amax.default if ord > 0 else aten.amin.default
     if abs(ord) == 2.0:
         if A.numel() == 0:
             return _keep(reduce_sum(A, [d0, d1], False), d0, d1, keepdim)
-        s = _svdvals_last(A, d0, d1)
-        return _keep(S.select(s, -1, 0 if ord > 0 else -1), d0, d1, keepdim)
+        return _over_svdvals(A, d0, d1, keepdim, lambda s, keep: extreme(s, [-1], keep))
     if abs(ord) == math.inf:
         d0, d1 = d1, d0
     if not keepdim and d0 < d1:
         d1 -= 1
-    col_sums = reduce_sum(P.abs(A), [d0], keepdim)
-    reduce = aten.amax.default if ord > 0 else aten.amin.default
-    return reduce(col_sums, [d1], keepdim)
+    return extreme(linalg_vector_norm(A, 1.0, [d0], keepdim), [d1], keepdim)
 
 
 @register_decomposition(linalg_matrix_norm_str)
@@ -317,8 +322,8 @@ def _matrix_norm_str(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     A, d0, d1 = _matrix_norm_checks(self, dim, dtype, ord == "fro")
     if ord == "fro":
-        return P.sqrt(reduce_sum(P.mul(A, A), [d0, d1], keepdim))
-    return _keep(reduce_sum(_svdvals_last(A, d0, d1), [-1], False), d0, d1, keepdim)
+        return linalg_vector_norm(A, 2.0, [d0, d1], keepdim)
+    return _over_svdvals(A, d0, d1, keepdim, lambda s, keep: reduce_sum(s, [-1], keep))
 
 
 def _contiguous_copy(x):

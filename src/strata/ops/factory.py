@@ -204,6 +204,8 @@ copy_ = defop("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Te
 fill_ = defop("fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", _fill_meta,
               method=True, function=True)
 zero_ = defop("zero_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
+# a 0-dim tensor value that requires grad (Tensor.fill_ takes .item() of any other)
+fill_tensor_ = defop("fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)")
 
 
 def resize_layout(self, size, memory_format=None):
@@ -243,6 +245,12 @@ contiguous = defop("contiguous(Tensor(a) self, *, MemoryFormat memory_format=con
 @register_decomposition(zero_)
 def _zero_(self):
     return fill_(self, 0)
+
+
+@register_decomposition(fill_tensor_)
+def _fill_tensor_(self, value):
+    _fill_meta(self, value)
+    return copy_(self, value)
 
 
 def is_contiguous_as(self, memory_format):

@@ -19,6 +19,7 @@ from . import shape as S
 from .activation import check_float, log_sigmoid, log_softmax, opmath
 from .op import TensorSpec, aten, defop, register_decomposition
 from .factory import arange, full, scalar_tensor
+from .indexing import masked_fill
 from .reductions import logsumexp, mean
 from .reductions import sum as reduce_sum
 from .scatter import gather
@@ -368,7 +369,7 @@ def _poisson_nll_loss(input, target, log_input, full, eps, reduction):
         # Stirling's approximation of log(target!), for targets > 1
         stirling = P.add(P.sub(P.mul(target, P.log(target)), target),
                          P.mul(P.log(P.mul(target, 2 * math.pi)), 0.5))
-        loss = P.add(loss, P.where(P.le(target, 1), 0.0, stirling))
+        loss = P.add(loss, masked_fill(stirling, P.le(target, 1), 0))
     return apply_reduction(loss, reduction)
 
 

@@ -124,7 +124,7 @@ def _nanmean(self, dim=None, keepdim=False, dtype=None):
     _float_input("nanmean(): expected input to have floating point or complex dtype but got {}",
                  self)
     count = sum(P.logical_not(P.isnan(self)), dim, keepdim, None)
-    return P.div(_nansum(self, dim, keepdim, dtype), count)
+    return P.div(nansum(self, dim, keepdim, dtype), count)
 
 
 # --- extrema --------------------------------------------------------------------------------------
@@ -388,11 +388,14 @@ def _diff(self, n=1, dim=-1, prepend=None, append=None):
                     f"diff expects the shape of tensor to prepend or append to match that of "
                     f"input except along the differencing dimension; input.size({k}) = "
                     f"{self.shape[k]}, but got tensor.size({k}) = {extra.shape[k]}")
+    if n == 0:   # as ATen's diff_helper: a copy into zeros, prepend and append ignored
+        from .factory import copy_, full
+        return copy_(full(tuple(self.shape), 0, dtype=self.dtype, device=self.device), self)
     if prepend is not None or append is not None:
         self = S.cat([t for t in (prepend, self, append) if t is not None], d)
     rounds = n if n < self.shape[d] else self.shape[d]  # each round shortens dim by one
-    if rounds == 0:
-        return self.clone()
+    if rounds == 0:   # an empty dim: ATen returns the input itself
+        return self
     step = P.logical_xor if self.dtype is D.bool_ else P.sub  # bool has no subtraction
     for _ in range(rounds):
         size = self.shape[d]

@@ -36,6 +36,20 @@ def _grid_line(steps, align_corners, like):
     return line if align_corners else P.mul(line, (steps - 1) / steps)
 
 
+def affine_base_grid(size, align_corners, like):
+    """(1, H*W (or D*H*W), dims + 1): each output pixel's normalized (x, y[, z], 1)."""
+    spatial = list(size[2:])
+    lines = [_grid_line(s, align_corners, like) for s in spatial]
+    dims = len(spatial)
+    coords = []
+    for i, line in enumerate(reversed(lines)):   # x varies along the last dim
+        shape = [1] * dims
+        shape[dims - 1 - i] = spatial[dims - 1 - i]
+        coords.append(S.expand(S.view(line, shape), spatial))
+    coords.append(factory.full(spatial, 1, dtype=like.dtype, device=like.device))
+    return S.view(S.stack(coords, -1), [1, -1, dims + 1])
+
+
 @register_decomposition(affine_grid_generator)
 def _affine_grid(theta, size, align_corners):
     """Each output pixel's (x, y[, z], 1) times theta^T: (N, H, W, 2) or (N, D, H, W, 3)."""
@@ -44,15 +58,8 @@ def _affine_grid(theta, size, align_corners):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{n}, {len(spatial) + 1}] but got: [{theta.shape[0]}, "
                            f"{theta.shape[2]}].")
-    lines = [_grid_line(s, align_corners, theta) for s in spatial]
     dims = len(spatial)
-    coords = []
-    for i, line in enumerate(reversed(lines)):   # x varies along the last dim
-        shape = [1] * dims
-        shape[dims - 1 - i] = spatial[dims - 1 - i]
-        coords.append(S.expand(S.view(line, shape), spatial))
-    coords.append(factory.full(spatial, 1, dtype=theta.dtype, device=theta.device))
-    base = S.view(S.stack(coords, -1), [1, -1, dims + 1])
+    base = affine_base_grid(size, align_corners, theta)
     grid = aten.matmul.default(S.expand(base, [n, base.shape[1], dims + 1]),
                                S.transpose(theta, 1, 2))
     return S.view(grid, [n] + spatial + [dims])

@@ -628,7 +628,9 @@ def _hstack(tensors):
 
 @register_decomposition(vstack)
 def _vstack(tensors):
-    tensors = [x if x.ndim >= 2 else reshape(x, (1, -1)) for x in tensors]
+    # atleast_2d, as ATen's: a 1-d row unsqueezed, a 0-d one reshaped
+    tensors = [x if x.ndim >= 2 else unsqueeze(x, 0) if x.ndim == 1 else reshape(x, (1, 1))
+               for x in tensors]
     return cat(tensors, 0)
 
 

@@ -34,7 +34,7 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions", "rnn", "complex", "fft", "lu")
+            "distributions", "rnn", "complex", "fft", "lu", "dropout", "sampling")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient
@@ -85,11 +85,18 @@ class Derivative:
         self.saves_result = bool(self.result_saves)
         self._classes = {}
         self.fixed_node_class = None   # the node class once made, when ``name`` is a string
+        self.inplace_view_name = None   # a view op's in-place method's node (``TBackward1``)
 
-    def node_class(self, args):
-        """The node class for this call (``MulBackward0``); a few ops name it by arguments."""
-        fixed = type(self.name) is str
-        name = self.name if fixed else self.name(*args)
+    def node_class(self, args, name=None):
+        """The node class for this call (``MulBackward0``); a few ops name it by arguments.
+        ``name`` overrides the row's name (the same formula under another node name)."""
+        if name is None:
+            name = self.name
+            fixed = type(name) is str
+        else:
+            fixed = False
+        if type(name) is not str:
+            name = name(*args)
         cls = self._classes.get(name)
         if cls is None:
             from ..kernel import OpNode
@@ -169,6 +176,24 @@ def derivative(op, name, save=(), outputs=None):
         DERIVATIVES[op] = Derivative(op, name, formula, save, outputs)
         return formula
     return deco
+
+
+def inplace_view(op, name):
+    """Name the node of ``op``'s in-place method (``t_``: ``TBackward1``, as derivatives.yaml's
+    own row): the method rewrites its tensor's geometry with ``op``'s result and keeps ``op``'s
+    formula (``autograd/inplace_views.py``). ``name`` is a string or a function of the
+    arguments, as in ``derivative``."""
+    DERIVATIVES[op].inplace_view_name = name
+
+
+def not_implemented(op, name):
+    """derivatives.yaml's ``not_implemented("<op>")`` rows: PyTorch records a node of this name
+    whose backward raises, so a gradient never passes through the op silently; strata too."""
+    message = f"the derivative for '{op.schema.name.rstrip('_')}' is not implemented."
+
+    def formula(ctx, *grads):
+        raise NotImplementedError(message)
+    derivative(op, name)(formula)
 
 
 def non_differentiable(*ops):

@@ -14,7 +14,8 @@ from ...core.shape import wrap_dim
 from ...ops import activation as A
 from ...ops import pointwise as P
 from ...ops import reductions as RD
-from . import derivative, non_differentiable
+from ...ops import shape as S
+from . import derivative, non_differentiable, zeros_for
 
 
 @derivative(A._softmax, "SoftmaxBackward0", save=("result",))
@@ -193,6 +194,80 @@ def _softplus_backward(ctx, grad):
         grad_self = P.mul(P.mul(curvature, P.lt(scaled, threshold)), beta)
     return (A.softplus_backward(grad, ctx.self, beta, threshold) if ctx.needs[0] else None,
             grad_self)
+
+
+# --- the composite backward ops of the piecewise activations (CompositeExplicitAutograd in
+# backends/composite.py, rows of derivatives.yaml): linear in grad_output, flat in self
+def _flat_in_self(op, name, backward):
+    @derivative(op, name, save=("self",))
+    def formula(ctx, grad):
+        return (backward(ctx, grad) if ctx.needs[0] else None,
+                zeros_for(ctx, "self", grad) if ctx.needs[1] else None)
+
+
+_flat_in_self(A.threshold_backward, "ThresholdBackwardBackward0",
+              lambda c, g: A.threshold_backward(g, c.self, c.threshold))
+_flat_in_self(A.hardtanh_backward, "HardtanhBackwardBackward0",
+              lambda c, g: A.hardtanh_backward(g, c.self, c.min_val, c.max_val))
+_flat_in_self(A.leaky_relu_backward, "LeakyReluBackwardBackward0",
+              lambda c, g: A.leaky_relu_backward(g, c.self, c.negative_slope, False))
+_flat_in_self(A.softshrink_backward, "SoftshrinkBackwardBackward0",
+              lambda c, g: A.softshrink_backward(g, c.self, c.lambd))
+_flat_in_self(A.hardshrink_backward, "HardshrinkBackwardBackward0",
+              lambda c, g: A.hardshrink_backward(g, c.self, c.lambd))
+
+
+@derivative(A.hardswish_backward, "HardswishBackwardBackward0", save=("self", "grad_output"))
+def _hardswish_backward(ctx, grad):
+    x = ctx.self
+    inside = P.logical_and(P.gt(x, -3.0), P.lt(x, 3.0)) if ctx.needs[1] else None
+    return (A.hardswish_backward(grad, x) if ctx.needs[0] else None,
+            P.where(inside, P.div(P.mul(grad, ctx.grad_output), 3.0), 0.0) if ctx.needs[1]
+            else None)
+
+
+@derivative(A.elu_backward, "EluBackwardBackward0", save=("self_or_result", "grad_output"))
+def _elu_backward(ctx, grad):
+    """FunctionsManual.cpp's elu_double_backward for self_or_result."""
+    x, alpha, scale, input_scale = ctx.self_or_result, ctx.alpha, ctx.scale, ctx.input_scale
+    grad_x = None
+    if ctx.needs[1]:
+        scaled = P.mul(P.mul(grad, ctx.grad_output), input_scale)
+        if not ctx.is_result:
+            scaled = A.elu_backward(scaled, alpha, scale, input_scale, False, x)
+        grad_x = P.mul(scaled, P.lt(x, 0))
+    return (A.elu_backward(grad, alpha, scale, input_scale, ctx.is_result, x) if ctx.needs[0]
+            else None, grad_x)
+
+
+# log_sigmoid, _prelu_kernel and glu are composites with rows of their own
+# (CompositeExplicitAutograd)
+@derivative(A.log_sigmoid, "LogSigmoidBackward0", save=("self",))
+def _log_sigmoid(ctx, grad):
+    return P.mul(grad, P.sigmoid(P.neg(ctx.self)))
+
+
+@derivative(A._prelu_kernel, "PreluKernelBackward0", save=("self", "weight if self"))
+def _prelu_kernel(ctx, grad):
+    """``_prelu_kernel_backward``: x > 0 passes grad to x; elsewhere w * grad to x and
+    x * grad to w (summed back to w's shape by the engine)."""
+    x = ctx.self
+    positive = P.gt(x, 0)
+    return (P.where(positive, grad, P.mul(ctx.weight, grad)) if ctx.needs[0] else None,
+            P.where(positive, 0.0, P.mul(x, grad)) if ctx.needs[1] else None)
+
+
+@derivative(A.glu, "GluBackward0", save=("self",))
+def _glu(ctx, grad):
+    """glu(x) = a * sigmoid(b) for the halves a, b of x along dim."""
+    x = ctx.self
+    d = wrap_dim(ctx.dim, x.ndim)
+    half = x._shape[d] // 2
+    a, b = S.narrow(x, d, 0, half), S.narrow(x, d, half, half)
+    gate = P.sigmoid(b)
+    grad_a = P.mul(grad, gate)
+    grad_b = P.mul(P.mul(grad_a, a), P.rsub(gate, 1))
+    return S.cat([grad_a, grad_b], d)
 
 
 def _gelu_second_derivative(x, approximate):

@@ -8,7 +8,7 @@ from ...ops import linalg as L
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
-from . import conj, derivative, zeros
+from . import conj, derivative, not_implemented, zeros
 
 
 def _t(x):
@@ -181,9 +181,12 @@ def _qr_square(gQ, gR, Q, R):
 
 @derivative(FZ.linalg_pinv, "LinalgPinvBackward0", save=("self", "result"))
 def _pinv(ctx, grad):
+    return pinv_backward(grad, ctx.result, ctx.self)
+
+
+def pinv_backward(grad, pinv, A):
     """``pinv_backward``: the derivative of the pseudo-inverse at constant rank, arranged so
     that the products are of the smaller of the matrix dims."""
-    A, pinv = ctx.self, ctx.result
     pinv_t, grad_t = _t(pinv), _t(grad)
     if A._shape[-2] <= A._shape[-1]:
         K = _mm(grad_t, pinv)
@@ -220,3 +223,72 @@ def _eig(ctx, grad_L, grad_V):
     if grad_L is not None:
         gA = P.add(gA, P.mul(S.unsqueeze(grad_L, -1), eye))
     return FZ.linalg_solve(Vh, _mm(gA, Vh))
+
+
+# --- composites with rows of their own (CompositeExplicitAutograd in backends/composite.py) -----
+derivative(FZ.cholesky, "CholeskyBackward0", save=("result",))(_cholesky)
+
+
+@derivative(FZ.linalg_solve_triangular, "LinalgSolveTriangularBackward0",
+            save=("self", "result if self"))
+def _solve_triangular(ctx, grad):
+    """``linalg_solve_triangular_backward``: gB solves the adjoint system; gA = -gB X^H (or
+    -X^H gB on the right), kept to A's triangle (its diagonal too unless unitriangular)."""
+    upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
+    gB = FZ.linalg_solve_triangular(_h(ctx.self), grad, upper=not upper, left=left,
+                                    unitriangular=unit)
+    gA = None
+    if ctx.needs[0]:
+        X = ctx.result
+        gA = P.neg(_mm(gB, _h(X)) if left else _mm(_h(X), gB))
+        gA = S.triu(gA, 1 if unit else 0) if upper else S.tril(gA, -1 if unit else 0)
+    return gA, gB if ctx.needs[1] else None
+
+
+@derivative(FZ.linalg_matrix_exp, "LinalgMatrixExpBackward0", save=("self",))
+def _matrix_exp(ctx, grad):
+    """The upper-right block of exp([[A^H, G], [0, A^H]]) (``linalg_matrix_exp_differential``
+    with adjoint): the Fréchet derivative of exp at A^H in the direction G."""
+    Ah = _h(ctx.self)
+    n = Ah._shape[-1]
+    top = S.cat([Ah, grad], -1)
+    bottom = S.cat([zeros(Ah._shape, grad), Ah], -1)
+    block = FZ.linalg_matrix_exp(S.cat([top, bottom], -2))
+    return S.slice(S.slice(block, -2, 0, n), -1, n, 2 * n)
+
+
+@derivative(FZ.linalg_lstsq, "LinalgLstsqBackward0", save=("self", "b", "result0", "result1"),
+            outputs=(True, True, False, False))
+def _lstsq(ctx, grad_X, grad_residuals, _g_rank=None, _g_values=None):
+    """``linalg_lstsq_backward``: X = pinv(A) B, so gA = pinv_backward(gX B^H) and
+    gB = pinv(A)^H gX; the residuals |AX - B|^2 are stationary in X at the solution, so their
+    gradient is 2 (AX - B) g X^H for A and -2 (AX - B) g for B (g per column)."""
+    A, B, X, residuals = ctx.self, ctx.b, ctx.result0, ctx.result1
+    vector = B.ndim == A.ndim - 1
+    if vector:
+        B, X = S.unsqueeze(B, -1), S.unsqueeze(X, -1)
+        grad_X = None if grad_X is None else S.unsqueeze(grad_X, -1)
+    gA = gB = None
+    if grad_X is not None:
+        pinv = FZ.linalg_pinv(A)
+        if ctx.needs[0]:
+            gA = pinv_backward(_mm(grad_X, _h(B)), pinv, A)
+        if ctx.needs[1]:
+            gB = _mm(_h(pinv), grad_X)
+    if grad_residuals is not None and residuals.numel():
+        g = S.unsqueeze(grad_residuals, -2)   # residuals are (..., k) for B's k columns
+        weighted = P.mul(P.mul(P.sub(_mm(A, X), B), g), 2)   # 2 (AX - B) per column
+        if ctx.needs[0]:
+            gA = _plus(gA, _mm(weighted, _h(X)))
+        if ctx.needs[1]:
+            gB = _plus(gB, P.neg(weighted))
+    if vector and gB is not None:
+        gB = S.squeeze(gB, [-1])
+    return gA, gB
+
+
+def _plus(a, b):
+    return b if a is None else P.add(a, b)
+
+
+not_implemented(FZ.geqrf, "GeqrfBackward0")   # as derivatives.yaml: backward refuses

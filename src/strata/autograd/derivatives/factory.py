@@ -2,6 +2,7 @@
 differentiably on the overwritten input)."""
 
 from ...ops import factory as F
+from ...ops import reductions as RD
 from . import derivative, non_differentiable, zeros
 
 
@@ -30,6 +31,13 @@ def _overwritten(ctx, grad):
 derivative(F.fill_, "FillBackward2")(_overwritten)
 # zero_ is fill_(0) with a row (and node) of its own, as ATen's (CompositeExplicitAutograd)
 derivative(F.zero_, "ZeroBackward0")(_overwritten)
+
+
+@derivative(F.fill_tensor_, "FillBackward3")   # a composite over copy_ (CompositeExplicitAutograd)
+def _fill_tensor_(ctx, grad):
+    """self is overwritten; the one value reaches every element, so its gradient is the sum."""
+    return (zeros(grad._shape, grad) if ctx.needs[0] else None,
+            RD.sum(grad) if ctx.needs[1] else None)
 derivative(F.normal_, "NormalBackward0")(_overwritten)
 derivative(F.uniform_, "UniformBackward0")(_overwritten)
 derivative(F.bernoulli_tensor, "BernoulliBackward0")(_overwritten)

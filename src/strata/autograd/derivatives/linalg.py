@@ -1,9 +1,12 @@
 """Derivatives of ``ops/linalg.py``: matrix products (``d(AB) = dA B + A dB``) and einsum (the
 gradient of one operand is an einsum of the output gradient with the other operands)."""
 
+import math
+
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import pointwise as P
+from ...ops import reductions as RD
 from ...ops import shape as S
 from . import conj, derivative, is_tensor
 
@@ -108,3 +111,92 @@ def _onto_diagonal(g, term, labels, shape):
     out = F.full(shape, 0, dtype=g.dtype, device=g.device)
     F.copy_(S.as_strided(out, g._shape, view_strides, 0), g)
     return out
+
+
+# --- composite products with rows of their own (CompositeExplicitAutograd in
+# backends/composite.py): one node each, as ATen records
+def _scaled(grad, factor):
+    """``maybe_multiply``: grad * factor, or grad itself for a factor of 1."""
+    return grad if factor == 1 else P.mul(grad, conj(factor))
+
+
+@derivative(L.dot, "DotBackward0", save=("self if tensor", "tensor if self"))
+def _dot(ctx, grad):
+    return (P.mul(grad, conj(ctx.tensor)) if ctx.needs[0] else None,
+            P.mul(grad, conj(ctx.self)) if ctx.needs[1] else None)
+
+
+@derivative(L.vdot, "VdotBackward0", save=("self if other", "other if self"))
+def _vdot(ctx, grad):
+    return (P.mul(conj(grad), ctx.other) if ctx.needs[0] else None,
+            P.mul(grad, ctx.self) if ctx.needs[1] else None)
+
+
+@derivative(L.mv, "MvBackward0", save=("self if vec", "vec if self"))
+def _mv(ctx, grad):
+    return (L.outer(grad, conj(ctx.vec)) if ctx.needs[0] else None,
+            L.mv(_h(ctx.self), grad) if ctx.needs[1] else None)
+
+
+@derivative(L.addmv, "AddmvBackward0", save=("mat if vec", "vec if mat"))
+def _addmv(ctx, grad):
+    return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
+            _scaled(L.outer(grad, conj(ctx.vec)), ctx.alpha) if ctx.needs[1] else None,
+            _scaled(L.mv(_h(ctx.mat), grad), ctx.alpha) if ctx.needs[2] else None)
+
+
+@derivative(L.baddbmm, "BaddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
+def _baddbmm(ctx, grad):
+    return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
+            _scaled(L.bmm(grad, _h(ctx.batch2)), ctx.alpha) if ctx.needs[1] else None,
+            _scaled(L.bmm(_h(ctx.batch1), grad), ctx.alpha) if ctx.needs[2] else None)
+
+
+@derivative(L.addbmm, "AddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
+def _addbmm(ctx, grad):
+    """Each batch's product adds into the result: every batch sees the whole gradient."""
+    (b, n, _), (_, _, p) = ctx.sizes("batch1"), ctx.sizes("batch2")
+    spread = S.expand(S.unsqueeze(grad, 0), (b, n, p)) if any(ctx.needs[1:]) else None
+    return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
+            _scaled(L.bmm(spread, _h(ctx.batch2)), ctx.alpha) if ctx.needs[1] else None,
+            _scaled(L.bmm(_h(ctx.batch1), spread), ctx.alpha) if ctx.needs[2] else None)
+
+
+@derivative(L.linalg_cross, "LinalgCrossBackward0", save=("self if other", "other if self"))
+def _linalg_cross(ctx, grad):
+    return (L.linalg_cross(conj(ctx.other), grad, dim=ctx.dim) if ctx.needs[0] else None,
+            L.linalg_cross(grad, conj(ctx.self), dim=ctx.dim) if ctx.needs[1] else None)
+
+
+@derivative(L.diag_embed, "DiagEmbedBackward0")
+def _diag_embed(ctx, grad):
+    return S.diagonal(grad, ctx.offset, ctx.dim1, ctx.dim2)
+
+
+# cdist is a composite with a row of its own (CompositeExplicitAutograd); ATen's node is its
+# _cdist_forward's (strata keeps the exact difference form for p=2 at every size)
+@derivative(L.cdist, "CdistBackward0", save=("x1", "x2", "result"))
+def _cdist(ctx, grad):
+    """``_cdist_backward``: each distance's gradient along diff = x1_i - x2_j (zero where the
+    distance is), summed over the other input's rows; x2's is the negative."""
+    p = float(ctx.p)
+    diff = P.sub(S.unsqueeze(ctx.x1, -2), S.unsqueeze(ctx.x2, -3))   # (..., P, R, M)
+    dist = S.unsqueeze(ctx.result, -1)
+    at_zero = P.eq(dist, 0)
+    if p == 0:
+        slope = P.mul(diff, 0)
+    elif p == 1:
+        slope = P.sign(diff)
+    elif p == 2:
+        slope = P.where(at_zero, 0.0, P.div(diff, dist))
+    elif math.isinf(p):
+        slope = P.mul(P.sign(diff), P.eq(P.abs(diff), dist))
+    elif p < 2:
+        slope = P.where(at_zero, 0.0, P.div(P.mul(P.sign(diff), P.pow(P.abs(diff), p - 1)),
+                                            P.pow(dist, p - 1)))
+    else:
+        slope = P.where(at_zero, 0.0, P.div(P.mul(diff, P.pow(P.abs(diff), p - 2)),
+                                            P.pow(dist, p - 1)))
+    weighted = P.mul(S.unsqueeze(grad, -1), slope)
+    return (RD.sum(weighted, [-2]) if ctx.needs[0] else None,
+            P.neg(RD.sum(weighted, [-3])) if ctx.needs[1] else None)

@@ -7,6 +7,7 @@ rows L2 (gA2 = P gL2 U^-T). Only the parts of gL below and of gU on/above the di
 """
 
 from ...ops import factorizations as FZ
+from ...ops import factory as F
 from ...ops import linalg as L_
 from ...ops import lu as LU
 from ...ops import pointwise as P_
@@ -126,3 +127,15 @@ def _lu_solve(ctx, grad):
     if ctx.needs[2]:
         gB = LU.linalg_lu_solve(ctx.LU, ctx.pivots, grad, left=ctx.left, adjoint=not ctx.adjoint)
     return gLU, None, gB
+
+
+# slogdet is a composite with a row of its own (CompositeExplicitAutograd in backends/composite.py)
+@derivative(LU.linalg_slogdet, "LinalgSlogdetBackward0", save=("A",))
+def _slogdet(ctx, _grad_sign, grad_logabsdet):
+    """``slogdet_backward`` (real A, whose sign has no gradient): g A^-T, solved with A's LU
+    factors against g I (a singular A gives inf/NaN, as ATen's)."""
+    A = ctx.A
+    LU_, pivots, _ = LU.linalg_lu_factor_ex(A)
+    eye = F.eye(A._shape[-1], dtype=A.dtype, device=A.device)
+    g = S.unsqueeze(S.unsqueeze(grad_logabsdet, -1), -1)
+    return LU.linalg_lu_solve(LU_, pivots, P_.mul(g, eye), adjoint=True)

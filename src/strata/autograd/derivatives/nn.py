@@ -17,7 +17,7 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from . import derivative, non_differentiable, zeros
+from . import derivative, non_differentiable, not_implemented, zeros
 
 
 def _index(values, like):
@@ -191,6 +191,16 @@ _linear(NN.upsample_linear1d)
 _linear(NN.upsample_bilinear2d)
 
 
+# the shuffles are composites with rows of their own (CompositeExplicitAutograd); each one's
+# gradient is the inverse shuffle
+derivative(NN.pixel_shuffle, "PixelShuffleBackward0")(
+    lambda ctx, grad: NN.pixel_unshuffle(grad, ctx.upscale_factor))
+derivative(NN.pixel_unshuffle, "PixelUnshuffleBackward0")(
+    lambda ctx, grad: NN.pixel_shuffle(grad, ctx.downscale_factor))
+derivative(NN.channel_shuffle, "ChannelShuffleBackward0")(
+    lambda ctx, grad: NN.channel_shuffle(grad, ctx.sizes("self")[1] // ctx.groups))
+
+
 # --- dense: embedding -----------------------------------------------------------------------------
 @derivative(DN.embedding, "EmbeddingBackward0", save=("indices",))
 def _embedding(ctx, grad):
@@ -224,7 +234,8 @@ def _embedding_sparse_backward(ctx, idx, g, num):
     return make_sparse(S.reshape(idx.to(D.int64), (1, -1)), g, (num, g._shape[-1]))
 
 
-non_differentiable(DN.embedding_renorm_)
+# F.embedding renormalizes under no_grad, so training never reaches this node
+not_implemented(DN.embedding_renorm_, "EmbeddingRenormBackward0")
 
 
 # --- normalization --------------------------------------------------------------------------------
@@ -280,12 +291,12 @@ def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
 
 
 # --- pooling --------------------------------------------------------------------------------------
-def _scatter_to_plane(grad, indices, shape):
+def _scatter_to_plane(grad, indices, shape, dims=2):
     """Max pooling's gradient: each output's gradient goes to the input element its index
-    names (flat within its H*W plane)."""
-    plane = shape[-2] * shape[-1]
-    lead = tuple(shape[:-2])
-    n_out = grad._shape[-2] * grad._shape[-1]
+    names (flat within its plane of the last ``dims`` dims)."""
+    plane = int(np.prod(shape[-dims:]))
+    lead = tuple(shape[:-dims])
+    n_out = int(np.prod(grad._shape[-dims:]))
     flat = SC.scatter_add(zeros(lead + (plane,), grad), len(lead),
                           S.reshape(indices, lead + (n_out,)), S.reshape(grad, lead + (n_out,)))
     return S.reshape(flat, shape)
@@ -359,3 +370,75 @@ def _adaptive_avg_pool2d(ctx, grad):
     a_h = _adaptive_matrix(shape[-2], oh, grad)
     a_w = _adaptive_matrix(shape[-1], ow, grad)
     return L.matmul(S.transpose(a_h, 0, 1), L.matmul(grad, a_w))
+
+
+# The 3-d poolings are composites with rows of their own (CompositeExplicitAutograd in
+# backends/composite.py). Average pooling is separable: a window's sum is a 0/1 band matrix per
+# dim, its divisor a product of per-dim counts, so the gradient maps back one dim at a time.
+@derivative(PL.max_pool3d_with_indices, "MaxPool3DWithIndicesBackward0", save=("result1",))
+def _max_pool3d(ctx, grad, _g_indices=None):
+    return _scatter_to_plane(grad, ctx.result1, ctx.sizes("self"), 3)
+
+
+@derivative(PL.adaptive_max_pool3d, "AdaptiveMaxPool3DBackward0", save=("result1",))
+def _adaptive_max_pool3d(ctx, grad, _g_indices=None):
+    return _scatter_to_plane(grad, ctx.result1, ctx.sizes("self"), 3)
+
+
+def _along(grad, matrix, dim):
+    """``grad`` with dim ``dim`` (the matrix's rows) mapped through ``matrix`` (out x size)."""
+    return S.movedim(L.matmul(S.movedim(grad, dim, -1), matrix), -1, dim)
+
+
+@derivative(PL.adaptive_avg_pool3d, "AdaptiveAvgPool3DBackward0")
+def _adaptive_avg_pool3d(ctx, grad):
+    shape = ctx.sizes("self")
+    for d in (-3, -2, -1):
+        grad = _along(grad, _adaptive_matrix(shape[d], grad._shape[d], grad), d)
+    return grad
+
+
+def _band_matrix(size, out, kernel, stride, pad):
+    """(out, size): 1 where output ``o``'s window covers input element ``i``."""
+    start = np.arange(out) * stride - pad
+    i = np.arange(size)
+    return (i >= start[:, None]) & (i < (start + kernel)[:, None])
+
+
+@derivative(PL.avg_pool3d, "AvgPool3DBackward0")
+def _avg_pool3d(ctx, grad):
+    shape = ctx.sizes("self")
+    kernel = PL._triple(ctx.kernel_size, "avg_pool3d: kernel_size")
+    stride = PL._triple(ctx.stride, "avg_pool3d: stride") if ctx.stride else kernel
+    padding = PL._triple(ctx.padding, "avg_pool3d: padding")
+    out = grad._shape[-3:]
+    geometry = list(zip(shape[-3:], out, kernel, stride, padding))
+    if ctx.divisor_override is not None:
+        divisor = np.full(out, ctx.divisor_override, dtype=np.float64)
+    else:
+        counts = [_window_counts(n, o, k, st, p, ctx.count_include_pad)
+                  for n, o, k, st, p in geometry]
+        divisor = counts[0][:, None, None] * counts[1][:, None] * counts[2]
+    grad = P.div(grad, _weights(divisor, grad))
+    for d, (n, o, k, st, p) in zip((-3, -2, -1), geometry):
+        grad = _along(grad, _weights(_band_matrix(n, o, k, st, p).astype(np.float64), grad), d)
+    return grad
+
+
+@derivative(PL.max_unpool2d, "MaxUnpool2DBackward0", save=("indices",))
+def _max_unpool2d(ctx, grad):
+    return _gather_from_plane(grad, ctx.indices, 2)
+
+
+@derivative(PL.max_unpool3d, "MaxUnpool3DBackward0", save=("indices",))
+def _max_unpool3d(ctx, grad):
+    return _gather_from_plane(grad, ctx.indices, 3)
+
+
+def _gather_from_plane(grad, indices, dims):
+    """Max unpooling's gradient: each input reads the output gradient at its index (flat
+    within its plane of the last ``dims`` dims)."""
+    lead = tuple(indices._shape[:-dims])
+    plane = S.reshape(grad, lead + (int(np.prod(grad._shape[-dims:])),))
+    picked = SC.gather(plane, len(lead), S.reshape(indices, lead + (-1,)))
+    return S.reshape(picked, indices._shape), None

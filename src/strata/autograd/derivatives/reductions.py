@@ -136,6 +136,23 @@ _extremum_dims(RD.amax, "AmaxBackward0")
 _extremum_dims(RD.amin, "AminBackward0")
 
 
+# nansum, aminmax and logsumexp are composites with rows of their own (CompositeExplicitAutograd
+# in backends/composite.py), so each records one node as in ATen.
+@derivative(RD.nansum, "NansumBackward0", save=("self",))
+def _nansum(ctx, grad):
+    x = ctx.self
+    return P.mul(unreduce(grad, x._shape, ctx.dim, ctx.keepdim), P.logical_not(P.isnan(x)))
+
+
+@derivative(RD.aminmax, "AminmaxBackward0", save=("self", "result0", "result1"))
+def _aminmax(ctx, grad_min, grad_max):
+    """amin's and amax's gradients, each shared among the elements equal to its result."""
+    x = ctx.self
+    dims = () if ctx.dim is None else (ctx.dim,)
+    return P.add(scale_by_count(grad_min, x._shape, x, ctx.result0, dims, ctx.keepdim),
+                 scale_by_count(grad_max, x._shape, x, ctx.result1, dims, ctx.keepdim))
+
+
 def _extremum_all(op, name):
     @derivative(op, name, save=("self", "result"))
     def formula(ctx, grad):
@@ -285,3 +302,12 @@ def _logcumsumexp(ctx, grad):
 
 
 non_differentiable(RD.argmax, RD.argmin, RD.all, RD.any)
+
+
+@derivative(RD.logsumexp, "LogsumexpBackward0", save=("self", "result"))
+def _logsumexp(ctx, grad):
+    """``logsumexp_backward``: grad * exp(x - result), the reduced dims restored."""
+    x = ctx.self
+    shape = x._shape
+    result = restore_dims(ctx.result, shape, ctx.dim, ctx.keepdim)
+    return P.mul(restore_dims(grad, shape, ctx.dim, ctx.keepdim), P.exp(P.sub(x, result)))

@@ -6,7 +6,7 @@ from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
-from . import derivative, non_differentiable, sum_to, zeros
+from . import derivative, inplace_view, non_differentiable, sum_to, zeros
 
 
 def _scatter_into_zeros(ctx, grad, view_fn):
@@ -93,6 +93,16 @@ def _squeeze(ctx, grad):
 @derivative(S.unsqueeze, "UnsqueezeBackward0")
 def _unsqueeze(ctx, grad):
     return S.squeeze(grad, [wrap_dim(ctx.dim, grad.ndim)])
+
+
+# The in-place view methods (``autograd/inplace_views.py``) record the view's formula under
+# derivatives.yaml's in-place rows' names.
+inplace_view(S.as_strided, "AsStridedBackward1")
+inplace_view(S.transpose, "TransposeBackward1")
+inplace_view(S.t, "TBackward1")
+inplace_view(S.squeeze, lambda self, dim=None:
+             f"SqueezeBackward{3 if dim is None else 4 if isinstance(dim, int) else 5}")
+inplace_view(S.unsqueeze, "UnsqueezeBackward1")
 
 
 @derivative(S.slice, "SliceBackward0")
@@ -230,3 +240,19 @@ def _reshape_copy(ctx, grad):
 
 
 non_differentiable(S.repeat_interleave_indices)
+
+
+# block_diag is a composite with a row of its own (CompositeExplicitAutograd)
+@derivative(S.block_diag, "BlockDiagBackward0")
+def _block_diag(ctx, grad):
+    """Each input's block of the gradient (a 0-d or 1-d input sat as a one-row matrix)."""
+    grads, row, col = [], 0, 0
+    for (shape, _, _), (edge, _) in zip(ctx._input_meta, ctx.next_functions):
+        rows, cols = shape if len(shape) == 2 else (1, shape[0] if shape else 1)
+        if edge is not None:
+            block = S.slice(S.slice(grad, 0, row, row + rows), 1, col, col + cols)
+            grads.append(S.reshape(block, shape))
+        else:
+            grads.append(None)
+        row, col = row + rows, col + cols
+    return grads

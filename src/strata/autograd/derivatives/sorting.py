@@ -2,7 +2,7 @@
 the positions their indices name; ``unique`` and friends have none (as in PyTorch)."""
 
 from ...ops import sorting as SO
-from . import derivative, non_differentiable
+from . import derivative, non_differentiable, not_implemented
 from .reductions import evenly_distribute, select_backward_by_index
 
 
@@ -30,5 +30,9 @@ def _median(op, name):
 _median(SO.median, "MedianBackward0")
 _median(SO.nanmedian, "NanmedianBackward0")
 
-# histc counts (a flat function); unique/bincount have no derivative in PyTorch either.
+# histc counts (a flat function); bincount has no derivative in PyTorch either, and unique's
+# rows refuse (a node whose backward raises)
 non_differentiable(SO.histc)
+not_implemented(SO.unique, "Unique2Backward0")
+not_implemented(SO.unique_dim, "UniqueDimBackward0")
+not_implemented(SO.unique_consecutive, "UniqueConsecutiveBackward0")

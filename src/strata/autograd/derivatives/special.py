@@ -5,7 +5,7 @@ import math
 from ...core import dtype as D
 from ...ops import pointwise as P
 from ...ops import special as SP
-from . import derivative, is_tensor
+from . import conj, derivative, is_tensor
 from .pointwise import _unary
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -86,3 +86,53 @@ def _igamma_derivative(op, stem, sign):
 
 _igamma_derivative(SP.igamma, "Igamma", 1)
 _igamma_derivative(SP.igammac, "Igammac", -1)
+
+
+# --- composites with rows of their own (CompositeExplicitAutograd in backends/composite.py) -----
+def _xlogy_name(self, other):
+    """A Python-number self or other is ATen's Scalar_Self (row 1) or Scalar_Other (row 2)."""
+    return "XlogyBackward1" if not is_tensor(self) else \
+        "XlogyBackward2" if not is_tensor(other) else "XlogyBackward0"
+
+
+@derivative(SP.xlogy, _xlogy_name, save=("self", "other"))
+def _xlogy(ctx, grad):
+    x, y = ctx.self, ctx.other
+    return (P.mul(grad, SP.xlogy(P.ne(x, 0), y)) if ctx.needs[0] else None,
+            P.div(P.mul(grad, x), y) if ctx.needs[1] else None)
+
+
+def _logit_backward(ctx, grad):
+    """grad / (x (1 - x)) inside the domain, grad * inf at its ends (the sign of -0.0 does not
+    matter, as in ATen's kernel); outside, NaN (no eps) or 0 (clamped by eps)."""
+    x, eps = ctx.self, ctx.eps
+    at_end = P.logical_or(P.eq(x, 0), P.eq(x, 1))
+    inner = P.where(at_end, P.mul(grad, math.inf), P.div(grad, P.mul(x, P.rsub(x, 1))))
+    if eps is None:
+        outside = P.logical_or(P.lt(x, 0), P.gt(x, 1))
+        return P.where(outside, math.nan, inner)
+    outside = P.logical_or(P.lt(x, eps), P.gt(x, 1 - eps))
+    return P.where(outside, 0.0, inner)
+
+
+derivative(SP.logit, "LogitBackward0", save=("self",))(_logit_backward)
+
+
+@derivative(SP.sinc, "SincBackward0", save=("self",))
+def _sinc(ctx, grad):
+    """(pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (``sinc_backward``)."""
+    x = ctx.self
+    x_pi = P.mul(x, math.pi)
+    x_squared_pi = P.mul(P.mul(x, x), math.pi)
+    out = P.div(P.mul(grad, P.sub(P.mul(x_pi, P.cos(x_pi)), P.sin(x_pi))), conj(x_squared_pi))
+    return P.where(P.eq(x_squared_pi, 0), 0.0, out)
+
+
+@derivative(SP.mvlgamma, "MvlgammaBackward0", save=("self",))
+def _mvlgamma(ctx, grad):
+    """grad * sum_j digamma(x - j/2), j < p (``mvlgamma_backward``)."""
+    x = ctx.self
+    total = SP.digamma(x)
+    for j in range(1, ctx.p):
+        total = P.add(total, SP.digamma(P.sub(x, j / 2)))
+    return P.mul(grad, total)
