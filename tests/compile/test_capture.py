@@ -424,3 +424,27 @@ def test_compiled_train_step_runs_the_optimizers_native_update():
     for a, b in zip(models[0].parameters(), models[1].parameters()):
         assert strata.allclose(a, b, atol=1e-6)
     assert int(opts[0].state[models[0].weight]["step"]) == 3
+
+
+@pytest.mark.parametrize("method, args", [("t_", ()), ("transpose_", (0, 1)),
+                                          ("squeeze_", (0,)), ("unsqueeze_", (1,)),
+                                          ("swapdims_", (0, 1)),
+                                          ("as_strided_", ((4, 1), (1, 4)))])
+def test_inplace_view_methods_break_the_graph_and_match_torch(method, args):
+    """An in-place view method changes the tensor's own sizes and strides, which the graph's
+    functional nodes cannot hold (traced, ``y.t_()`` gave wrong values): it runs eagerly
+    between two graphs, with torch's results."""
+    import numpy as np
+    import torch
+
+    def f(m, x):
+        y = x * 2
+        getattr(y, method)(*args)
+        return (y + 1) * 3
+
+    x = np.random.default_rng(0).standard_normal((1, 4)).astype(np.float32)
+    want = f(torch, torch.tensor(x))
+    got = strata.compile(lambda a: f(strata, a))(strata.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    e = explain(lambda a: f(strata, a))(strata.tensor(x))
+    assert any(f"Tensor.{method}()" in reason for reason in e.break_reasons)

@@ -32,10 +32,14 @@ from .variables import (BaseListVariable, ConstantVariable, ContextExitVariable,
 Tensor = _tensor.Tensor
 _CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), slice,
                    range, types.CodeType, dtype_mod.dtype, device_mod.device)
-# Methods that read a tensor's data or leave the graph: a graph break, as in Dynamo.
+# Methods that read a tensor's data or leave the graph: a graph break, as in Dynamo. The
+# in-place view methods too: they change a tensor's own sizes and strides, which the graph's
+# functional nodes cannot express (a traced ``y.t_()`` gave wrong values), so they run eagerly.
 _BREAKING_METHODS = {"item", "tolist", "numpy", "backward", "data_ptr", "register_hook",
                      "__bool__", "__int__", "__float__", "__index__", "untyped_storage",
-                     "cuda", "storage", "retain_grad", "requires_grad_", "__len__"}
+                     "cuda", "storage", "retain_grad", "requires_grad_", "__len__",
+                     "t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_",
+                     "as_strided_", "resize_", "resize_as_", "set_"}
 _DATA_ATTRS = {"T", "mT", "H", "mH", "real", "imag", "data"}
 _SIZE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
                  "element_size", "get_device", "is_floating_point", "is_complex"}
