@@ -49,12 +49,7 @@ def test_blocked_addmm_and_bmm():
 def test_vector_loads_for_contiguous_rows():
     """k and n multiples of 4, rows of A and B contiguous: the tiles load with vload4; a
     transposed B (columns contiguous) keeps the scalar loads. Incomplete blocks both ways."""
-    rng = np.random.default_rng(1)
-    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((70, 36), (36, 68)))
-    sa, sb = strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")
-    np.testing.assert_allclose((sa @ sb).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
-    bt = strata.tensor(np.ascontiguousarray(b.T)).to("opencl").t()
-    np.testing.assert_allclose((sa @ bt).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    _check_both_layouts(70, 36, 68, seed=1)
     kinds = {key[4] for key in opencl_pointwise._sources if key[0] == "aten::gemm" and key[3]}
     assert kinds == {True, False}
     vector = [src for key, (src, _) in opencl_pointwise._sources.items()
@@ -68,8 +63,14 @@ def test_every_gemm_blocking_matches_numpy(blocking, monkeypatch):
     may be given: incomplete tiles, contiguous (vload4) and transposed operands."""
     from strata.compile.inductor import opencl_rows
     monkeypatch.setattr(opencl_rows, "GEMM_BLOCKINGS", (blocking,))
-    rng = np.random.default_rng(2)
-    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((130, 36), (36, 140)))
+    _check_both_layouts(130, 36, 140, seed=2)
+
+
+def _check_both_layouts(m, k, n, seed):
+    """``a @ b`` on opencl against NumPy, with B row-major and B transposed (columns
+    contiguous)."""
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n)))
     sa, sb = strata.tensor(a).to("opencl"), strata.tensor(b).to("opencl")
     np.testing.assert_allclose((sa @ sb).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
     bt = strata.tensor(np.ascontiguousarray(b.T)).to("opencl").t()
