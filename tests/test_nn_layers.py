@@ -407,3 +407,24 @@ def test_interpolate_modes_and_aliases(fn):
 def test_interpolate_unsupported_mode_says_so():
     with pytest.raises(NotImplementedError, match="bicubic"):
         F(strata).interpolate(strata.ones(1, 1, 2, 2), size=3, mode="bicubic")
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_double_backward_matches_torch(affine):
+    """Under create_graph the mean and rstd are recomputed from the input, so the second
+    derivative sees their dependence on x (the saved ones have no history)."""
+    rng = np.random.default_rng(0)
+    x, g, v = (rng.standard_normal((3, 2, 5)) for _ in range(3))
+    w, b = rng.standard_normal((2, 5)), rng.standard_normal((2, 5))
+
+    def second(m):
+        inputs = [m.tensor(x, requires_grad=True)]
+        if affine:
+            inputs += [m.tensor(w, requires_grad=True), m.tensor(b, requires_grad=True)]
+        y = m.nn.functional.layer_norm(inputs[0], (2, 5), *inputs[1:], eps=1e-5)
+        firsts = m.autograd.grad((y * m.tensor(g)).sum(), inputs, create_graph=True)
+        total = sum((f * m.tensor(v if f.shape == v.shape else v[0])).sum() for f in firsts)
+        return [t.detach().numpy() for t in m.autograd.grad(total, inputs[:2])]
+
+    for got, want in zip(second(strata), second(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -17,6 +17,7 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
+from ..grad_mode import is_grad_enabled
 from . import derivative, non_differentiable, not_implemented, zeros
 
 
@@ -251,12 +252,22 @@ def _normalized_backward(g_hat, x_hat, rstd, dims):
 def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
     x, w = ctx.input, ctx.weight
     axis = x.ndim - len(ctx.normalized_shape)
-    x_hat = P.mul(P.sub(x, ctx.result1), ctx.result2)
+    mean, rstd = ctx.result1, ctx.result2
+    if is_grad_enabled():
+        # create_graph: mean and rstd recomputed from the input, so that the gradient's graph
+        # reaches the input through them too (the saved ones are outputs without history, and
+        # double backward would miss their dependence on x; PyTorch's
+        # layer_norm_double_backward writes those terms out)
+        dims = list(range(axis, x.ndim))
+        mean = RD.mean(x, dims, True)
+        centred = P.sub(x, mean)
+        rstd = P.rsqrt(P.add(RD.mean(P.mul(centred, centred), dims, True), ctx.eps))
+    x_hat = P.mul(P.sub(x, mean), rstd)
     batch_dims = list(range(axis))
     g_in = g_w = g_b = None
     if ctx.needs[0]:
         g_hat = P.mul(grad, w) if w is not None else grad
-        g_in = _normalized_backward(g_hat, x_hat, ctx.result2, list(range(axis, x.ndim)))
+        g_in = _normalized_backward(g_hat, x_hat, rstd, list(range(axis, x.ndim)))
     if ctx.needs[1]:
         g_w = RD.sum(P.mul(grad, x_hat), batch_dims, False) if batch_dims else \
             P.mul(grad, x_hat)
