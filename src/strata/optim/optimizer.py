@@ -130,6 +130,14 @@ def _double(value):
     return F.scalar_tensor(value, dtype=D.float64)
 
 
+def _power(base, exponent):
+    """``base ** exponent`` for a Python float ``base`` and an exponent that is a Python float
+    or a traced float64 0-dim tensor (libm's ``pow`` either way)."""
+    if isinstance(exponent, Tensor):
+        return P.pow(_double(base), exponent)
+    return base ** exponent
+
+
 def _step_count(step):
     """The step count ``t`` of ``state['step']``: its Python value in eager, the tensor itself
     while compiling (Note [Traced optimizer step]: no ``.item()``)."""
