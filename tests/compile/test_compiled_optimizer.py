@@ -36,12 +36,15 @@ OPTIMIZERS = {
     "NAdam": lambda lib, params: lib.optim.NAdam(params, lr=0.01),
     "NAdam(decoupled_weight_decay)": lambda lib, params: lib.optim.NAdam(
         params, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    "RAdam": lambda lib, params: lib.optim.RAdam(params, lr=0.01),
+    "RAdam(decoupled_weight_decay)": lambda lib, params: lib.optim.RAdam(
+        params, lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True),
 }
-# Coupled weight decay's gradient ``g + λθ``, and NAdam's denominator, are read twice by these
-# updates, so the compiler realizes them in a temporary buffer: parameters and state are still
-# written in place, with one more buffer.
-IN_PLACE_WITHOUT_TEMPORARIES = [kind for kind in OPTIMIZERS
-                                if "weight_decay" not in kind and not kind.startswith("NAdam")]
+# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator and RAdam's unrectified
+# update are read twice by these updates, so the compiler realizes them in a temporary buffer:
+# parameters and state are still written in place, with one more buffer.
+IN_PLACE_WITHOUT_TEMPORARIES = [kind for kind in OPTIMIZERS if "weight_decay" not in kind
+                                and not kind.startswith(("NAdam", "RAdam"))]
 STEPS = 4
 
 
@@ -189,6 +192,35 @@ def test_update_lowers_to_generated_kernels_written_in_place(kind):
         assert p.grad is g and g.numpy().tobytes() == bits    # gradients are only read
         assert all(opt.state[p][name] is t for name, t in state.items())
         assert p._version > version
+
+
+def test_radam_rectified_steps_are_one_graph_and_eagers_bit_for_bit():
+    """RAdam's update is SGD with momentum until the variance is tractable (rho_t > 5, here
+    from step 6): the traced update takes both branches with a ``where``, so crossing the
+    threshold compiles nothing new, and every step matches eager's."""
+    from strata.compile.inductor import inductor
+    graphs = []
+
+    def counting_inductor(gm, example_inputs):
+        graphs.append(gm)
+        return inductor(gm, example_inputs)
+
+    def radam(lib, params):
+        return lib.optim.RAdam(params, lr=0.01, betas=(0.9, 0.9))
+
+    x, y = _data(strata)
+    (model, _), (ref_model, _) = _mlp(strata, "RAdam"), _mlp(strata, "RAdam")
+    opt, ref_opt = radam(strata, model.parameters()), radam(strata, ref_model.parameters())
+    compiled = strata.compile(_train_step(strata, model, opt), backend=counting_inductor)
+    reference = _reference_step(ref_model, ref_opt)
+    for step in range(8):
+        compiled(x, y)
+        reference(x, y)
+        if step == 2:
+            compiled_so_far = len(graphs)
+        for p, q in zip(model.parameters(), ref_model.parameters()):
+            assert _bits_equal(p, q), step
+    assert len(graphs) == compiled_so_far
 
 
 def test_a_tensor_saved_for_backward_sees_the_compiled_update():

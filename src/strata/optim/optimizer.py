@@ -131,10 +131,10 @@ def _double(value):
 
 
 def _power(base, exponent):
-    """``base ** exponent`` for a Python float ``base`` and an exponent that is a Python float
-    or a traced float64 0-dim tensor (libm's ``pow`` either way)."""
-    if isinstance(exponent, Tensor):
-        return P.pow(_double(base), exponent)
+    """``base ** exponent`` of Python floats, or of traced float64 0-dim tensors (a float
+    operand becomes one): libm's ``pow`` either way."""
+    if isinstance(base, Tensor) or isinstance(exponent, Tensor):
+        return P.pow(*(x if isinstance(x, Tensor) else _double(x) for x in (base, exponent)))
     return base ** exponent
 
 
