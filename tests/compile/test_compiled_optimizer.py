@@ -339,7 +339,8 @@ def test_a_scheduled_lr_stays_in_the_graph_and_matches_eager():
     assert (report.graph_count, report.graph_break_count) == (1, 0), report.break_reasons
 
 
-@pytest.mark.parametrize("kind", ["AdamW", "SGD(momentum)", "RMSprop(momentum)"])
+@pytest.mark.parametrize("kind", ["AdamW", "SGD(momentum)", "RMSprop(momentum)", "Adagrad",
+                                  "Adamax", "NAdam", "RAdam"])
 def test_a_tensor_lr_is_a_graph_input_no_recompile(kind):
     """``lr=tensor`` (PyTorch's advice for compiled optimizers with schedulers): the update reads
     it as an input, so an ExponentialLR changing it every step compiles nothing new."""
