@@ -27,7 +27,28 @@ OPTIMIZERS = {
     "AdamW": lambda lib, params: lib.optim.AdamW(params, lr=0.01, weight_decay=0.1),
     "SGD(momentum)": lambda lib, params: lib.optim.SGD(params, lr=0.05, momentum=0.9),
     "RMSprop(momentum)": lambda lib, params: lib.optim.RMSprop(params, lr=0.01, momentum=0.5),
+    "Adagrad": lambda lib, params: lib.optim.Adagrad(params, lr=0.05, lr_decay=0.01),
+    "Adagrad(weight_decay)": lambda lib, params: lib.optim.Adagrad(params, lr=0.05,
+                                                                   weight_decay=0.1),
+    "Adamax": lambda lib, params: lib.optim.Adamax(params, lr=0.01),
+    "Adamax(weight_decay)": lambda lib, params: lib.optim.Adamax(params, lr=0.01,
+                                                                 weight_decay=0.1),
+    "NAdam": lambda lib, params: lib.optim.NAdam(params, lr=0.01),
+    "NAdam(decoupled_weight_decay)": lambda lib, params: lib.optim.NAdam(
+        params, lr=0.01, weight_decay=0.1, decoupled_weight_decay=True),
+    "RAdam": lambda lib, params: lib.optim.RAdam(params, lr=0.01),
+    "RAdam(decoupled_weight_decay)": lambda lib, params: lib.optim.RAdam(
+        params, lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True),
+    "Adadelta": lambda lib, params: lib.optim.Adadelta(params, lr=0.5),
+    "Rprop": lambda lib, params: lib.optim.Rprop(params, lr=0.01),
 }
+# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator, RAdam's unrectified update
+# and Adadelta's delta are read twice by these updates, so the compiler realizes them in a
+# temporary buffer: parameters and state are still written in place, with one more buffer.
+IN_PLACE_WITHOUT_TEMPORARIES = [kind for kind in OPTIMIZERS if "weight_decay" not in kind
+                                and not kind.startswith(("NAdam", "RAdam", "Adadelta"))]
+# Rprop's ``sign`` has no inductor lowering yet: it runs as a Fallback kernel in the graph.
+WITH_FALLBACK = {"Rprop"}
 STEPS = 4
 
 
@@ -152,7 +173,9 @@ def _recording_backend(runs):
     return backend
 
 
-@pytest.mark.parametrize("kind", list(OPTIMIZERS))
+@pytest.mark.parametrize("kind", [
+    pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason="aten::sign has no lowering"))
+    if kind in WITH_FALLBACK else kind for kind in OPTIMIZERS])
 def test_update_lowers_to_generated_kernels_written_in_place(kind):
     x, y = _data(strata)
     model, opt = _mlp(strata, kind)
@@ -169,11 +192,41 @@ def test_update_lowers_to_generated_kernels_written_in_place(kind):
     (run,) = runs
     assert "Fallback" not in run.ir_post_fusion and "kernel" in run.ir_post_fusion
     # one kernel per parameter updates it and its state: no copies back
-    assert "np.empty((" + ", ".join(map(str, params[0].shape)) + ")" not in run.output_code
+    if kind in IN_PLACE_WITHOUT_TEMPORARIES:
+        assert "np.empty((" + ", ".join(map(str, params[0].shape)) + ")" not in run.output_code
     for p, g, bits, state, version in zip(params, grads, grad_bits, states, versions):
         assert p.grad is g and g.numpy().tobytes() == bits    # gradients are only read
         assert all(opt.state[p][name] is t for name, t in state.items())
         assert p._version > version
+
+
+def test_radam_rectified_steps_are_one_graph_and_eagers_bit_for_bit():
+    """RAdam's update is SGD with momentum until the variance is tractable (rho_t > 5, here
+    from step 6): the traced update takes both branches with a ``where``, so crossing the
+    threshold compiles nothing new, and every step matches eager's."""
+    from strata.compile.inductor import inductor
+    graphs = []
+
+    def counting_inductor(gm, example_inputs):
+        graphs.append(gm)
+        return inductor(gm, example_inputs)
+
+    def radam(lib, params):
+        return lib.optim.RAdam(params, lr=0.01, betas=(0.9, 0.9))
+
+    x, y = _data(strata)
+    (model, _), (ref_model, _) = _mlp(strata, "RAdam"), _mlp(strata, "RAdam")
+    opt, ref_opt = radam(strata, model.parameters()), radam(strata, ref_model.parameters())
+    compiled = strata.compile(_train_step(strata, model, opt), backend=counting_inductor)
+    reference = _reference_step(ref_model, ref_opt)
+    for step in range(8):
+        compiled(x, y)
+        reference(x, y)
+        if step == 2:
+            compiled_so_far = len(graphs)
+        for p, q in zip(model.parameters(), ref_model.parameters()):
+            assert _bits_equal(p, q), step
+    assert len(graphs) == compiled_so_far
 
 
 def test_a_tensor_saved_for_backward_sees_the_compiled_update():
@@ -292,7 +345,8 @@ def test_a_scheduled_lr_stays_in_the_graph_and_matches_eager():
     assert (report.graph_count, report.graph_break_count) == (1, 0), report.break_reasons
 
 
-@pytest.mark.parametrize("kind", ["AdamW", "SGD(momentum)", "RMSprop(momentum)"])
+@pytest.mark.parametrize("kind", ["AdamW", "SGD(momentum)", "RMSprop(momentum)", "Adagrad",
+                                  "Adamax", "NAdam", "RAdam"])
 def test_a_tensor_lr_is_a_graph_input_no_recompile(kind):
     """``lr=tensor`` (PyTorch's advice for compiled optimizers with schedulers): the update reads
     it as an input, so an ExponentialLR changing it every step compiles nothing new."""

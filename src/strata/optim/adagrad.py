@@ -5,10 +5,12 @@
 Unlike the other optimizers, the state (``step`` and ``sum``) is created in the constructor.
 """
 
+from .._tensor import Tensor
+from ..core import dtype as D
 from ..ops import pointwise as P
 from .optimizer import (
-    _addcdiv_, _check_lr, _check_nonnegative,
-    _ElementwiseOptimizer, _new_step, _scalar_value, _to_scalar,
+    _addcdiv_, _check_lr, _check_nonnegative, _double,
+    _ElementwiseOptimizer, _lr, _negative, _new_step, _step_count,
 )
 
 
@@ -37,8 +39,18 @@ class Adagrad(_ElementwiseOptimizer):
         state["sum"] = param.new_full(param.shape, self.defaults["initial_accumulator_value"])
 
     def _update(self, param, grad, state, group):
-        step = _scalar_value(state["step"])
-        clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        clr = self._decayed_lr(_step_count(state["step"]), _lr(group), group["lr_decay"])
         state_sum = state["sum"].add_(P.mul(grad, grad))
         std = P.sqrt(state_sum).add_(group["eps"])
-        _addcdiv_(param, grad, std, -clr)
+        _addcdiv_(param, grad, std, _negative(clr))
+
+    @staticmethod
+    def _decayed_lr(step, lr, lr_decay):
+        """``lr / (1 + (t - 1) * lr_decay)``: a Python float, or for a traced step (Note
+        [Traced optimizer step]) a float64 0-dim tensor by the same IEEE operations."""
+        if not isinstance(step, Tensor):
+            return lr / (1 + (step - 1) * lr_decay)
+        decay = P.mul(P.sub(step.to(D.float64), _double(1.0)),
+                      _double(lr_decay))
+        lr = lr if isinstance(lr, Tensor) else _double(lr)
+        return P.div(lr, P.add(_double(1.0), decay))

@@ -7,8 +7,8 @@
 
 from ..ops import pointwise as P
 from .optimizer import (
-    _addcdiv_, _check_adam_args, _ElementwiseOptimizer, _lerp_,
-    _scalar_value, _to_scalar,
+    _addcdiv_, _bias_corrected_lr, _check_adam_args, _ElementwiseOptimizer, _lerp_, _lr,
+    _negative, _step_count,
 )
 
 
@@ -31,9 +31,10 @@ class Adamax(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, state, group):
-        lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
+        lr, (beta1, beta2) = _lr(group), group["betas"]
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         _lerp_(exp_avg, grad, 1 - beta1)
         exp_inf.copy_(P.maximum(exp_inf.mul_(beta2), P.abs(grad).add_(group["eps"])))
-        clr = lr / (1 - beta1 ** _scalar_value(state["step"]))
-        _addcdiv_(param, exp_avg, exp_inf, -clr)
+        # traced: a float64 0-dim tensor (Note [Traced optimizer step])
+        clr = _bias_corrected_lr(_step_count(state["step"]), lr, beta1)
+        _addcdiv_(param, exp_avg, exp_inf, _negative(clr))

@@ -6,10 +6,12 @@
     θ −= γ·(1−μ_t)/(1−Π_t) · g/d  +  γ·μ_{t+1}/(1−Π_t·μ_{t+1}) · m/d
 """
 
+from .._tensor import Tensor
+from ..core import dtype as D
 from ..ops import pointwise as P
 from .optimizer import (
-    _addcdiv_, _addcmul_, _check_adam_args, _check_nonnegative,
-    _ElementwiseOptimizer, _lerp_, _new_step, _scalar_from_number, _scalar_value, _to_scalar,
+    _addcdiv_, _addcmul_, _check_adam_args, _check_nonnegative, _ElementwiseOptimizer, _lerp_,
+    _lr, _new_step, _power, _scalar_from_number, _scalar_value, _step_count,
 )
 
 
@@ -43,15 +45,24 @@ class NAdam(_ElementwiseOptimizer):
         state["exp_avg_sq"] = param.new_zeros(param.shape)
 
     def _update(self, param, grad, state, group):
-        lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
-        step, psi = _scalar_value(state["step"]), group["momentum_decay"]
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        # The scalars are Python floats in eager and, while compiling (Note [Traced optimizer
+        # step]), float64 0-dim tensors computed by the same IEEE operations.
+        lr, (beta1, beta2) = _lr(group), group["betas"]
+        step, psi = _step_count(state["step"]), group["momentum_decay"]
+        traced = isinstance(step, Tensor)
+        if traced:
+            step = step.to(D.float64)
+        mu = beta1 * (1.0 - 0.5 * _power(0.96, step * psi))
+        mu_next = beta1 * (1.0 - 0.5 * _power(0.96, (step + 1) * psi))
         # The product is kept in the state's float32, as PyTorch's ``mu_product *= mu``.
-        mu_product = _scalar_value(state["mu_product"].mul_(mu))
+        mu_product_state = state["mu_product"]
+        if traced:
+            mu_product = mu_product_state.mul_(mu.to(mu_product_state.dtype)).to(D.float64)
+        else:
+            mu_product = _scalar_value(mu_product_state.mul_(mu))
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-        denom = P.div(exp_avg_sq, 1 - beta2 ** step).sqrt_().add_(group["eps"])
+        denom = P.div(exp_avg_sq, 1 - _power(beta2, step)).sqrt_().add_(group["eps"])
         _addcdiv_(param, grad, denom, -lr * (1.0 - mu) / (1.0 - mu_product))
         _addcdiv_(param, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product * mu_next))

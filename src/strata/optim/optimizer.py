@@ -125,6 +125,34 @@ def _scalar_from_number(value):
 # fused native update (it reads arrays), and the step count kept as a tensor, with tensor bias
 # corrections instead of ``.item()``. The update's numbers are eager's bit for bit
 # (docs/compiled_optimizer.md); the eager path is unchanged.
+def _double(value):
+    """A float64 0-dim tensor holding the Python float ``value`` (traced scalar math)."""
+    return F.scalar_tensor(value, dtype=D.float64)
+
+
+def _power(base, exponent):
+    """``base ** exponent`` of Python floats, or of traced float64 0-dim tensors (a float
+    operand becomes one): libm's ``pow`` either way."""
+    if isinstance(base, Tensor) or isinstance(exponent, Tensor):
+        return P.pow(*(x if isinstance(x, Tensor) else _double(x) for x in (base, exponent)))
+    return base ** exponent
+
+
+def _step_count(step):
+    """The step count ``t`` of ``state['step']``: its Python value in eager, the tensor itself
+    while compiling (Note [Traced optimizer step]: no ``.item()``)."""
+    return step if is_compiling() else _scalar_value(step)
+
+
+def _bias_corrected_lr(step, lr, beta1):
+    """``lr / (1 - beta1^t)`` (Adam's step size, Adamax's) for ``t = _step_count(...)``: a
+    Python float, or for a traced step a float64 0-dim tensor by the same IEEE operations."""
+    if not isinstance(step, Tensor):
+        return lr / (1 - beta1 ** step)
+    lr = lr if isinstance(lr, Tensor) else _double(lr)
+    return P.div(lr, P.sub(_double(1.0), P.pow(_double(beta1), step.to(D.float64))))
+
+
 def _adam_bias_corrections(step, lr, beta1, beta2):
     """``(lr / (1 - beta1^t), (1 - beta2^t) ** 0.5)`` for the step count ``t``.
 
@@ -132,16 +160,11 @@ def _adam_bias_corrections(step, lr, beta1, beta2):
     the step stays a tensor and they are float64 0-dim tensors made by the same IEEE operations
     (``pow``, then ``- `` and ``/``), so the compiled update converts the same doubles to the
     parameter's dtype as eager's Python numbers and gives eager's bits."""
-    if not is_compiling():
-        step = _scalar_value(step)
-        return lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5
-    def double(value):
-        return F.scalar_tensor(value, dtype=D.float64)
-    step = step.to(D.float64)
-    bias_correction1 = P.sub(double(1.0), P.pow(double(beta1), step))
-    bias_correction2 = P.sub(double(1.0), P.pow(double(beta2), step))
-    lr = lr if isinstance(lr, Tensor) else double(lr)
-    return P.div(lr, bias_correction1), P.pow(bias_correction2, double(0.5))
+    step = _step_count(step)
+    if not isinstance(step, Tensor):
+        return _bias_corrected_lr(step, lr, beta1), (1 - beta2 ** step) ** 0.5
+    bias_correction2 = P.sub(_double(1.0), P.pow(_double(beta2), step.to(D.float64)))
+    return _bias_corrected_lr(step, lr, beta1), P.pow(bias_correction2, _double(0.5))
 
 
 def _scalar_value(state_tensor):

@@ -8,10 +8,11 @@
     else:     θ −= γ·m̂            (the variance is not yet tractable: SGD with momentum)
 """
 
+from .._tensor import Tensor
+from ..core import dtype as D
 from ..ops import pointwise as P
 from .optimizer import (
-    _addcmul_, _check_adam_args, _ElementwiseOptimizer, _lerp_,
-    _scalar_value, _to_scalar,
+    _addcmul_, _check_adam_args, _ElementwiseOptimizer, _lerp_, _lr, _power, _step_count,
 )
 
 
@@ -37,19 +38,29 @@ class RAdam(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, state, group):
-        lr, (beta1, beta2) = _to_scalar(group["lr"]), group["betas"]
-        step = _scalar_value(state["step"])
+        # The scalars are Python floats in eager and, while compiling (Note [Traced optimizer
+        # step]), float64 0-dim tensors computed by the same IEEE operations.
+        lr, (beta1, beta2) = _lr(group), group["betas"]
+        step = _step_count(state["step"])
+        traced = isinstance(step, Tensor)
+        if traced:
+            step = step.to(D.float64)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         _lerp_(exp_avg, grad, 1 - beta1)
         _addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-        bias_correction2 = 1 - beta2 ** step
-        update = P.div(exp_avg, 1 - beta1 ** step).mul_(lr)
+        bias_correction2 = 1 - _power(beta2, step)
+        update = P.div(exp_avg, 1 - _power(beta1, step)).mul_(lr)
         rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-        if rho_t > 5.0:
-            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        rho_t = rho_inf - 2 * step * _power(beta2, step) / bias_correction2
+        # traced, the branch on rho_t is a ``where`` (the graph has no data-dependent branch)
+        if traced or rho_t > 5.0:
+            rect = _power((rho_t - 4) * (rho_t - 2) * rho_inf
+                          / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.5)
             # PyTorch's ``number / tensor`` is ``tensor.reciprocal() * number``.
             adaptive_lr = P.sqrt(exp_avg_sq).add_(group["eps"]).reciprocal_()
-            update.mul_(adaptive_lr.mul_(bias_correction2 ** 0.5)).mul_(rect)
+            adaptive_lr.mul_(_power(bias_correction2, 0.5))
+            if traced:
+                update = P.where(P.gt(rho_t, 5.0), P.mul(update, adaptive_lr).mul_(rect), update)
+            else:
+                update.mul_(adaptive_lr).mul_(rect)
         param.add_(update, alpha=-1.0)
