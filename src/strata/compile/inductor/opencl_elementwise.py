@@ -223,7 +223,11 @@ def _moved(mod, b):
 
 
 def _python_mod(a, b):
-    mod = ops.fmod(a, b)
+    return _moved_into_divisor_sign(ops.fmod(a, b), b)
+
+
+def _moved_into_divisor_sign(mod, b):
+    """A truncated remainder given the divisor's sign (floor semantics, Python's ``%``)."""
     return ops.where(_moved(mod, b), ops.add(mod, b), mod)
 
 
@@ -244,8 +248,7 @@ def _fmod(a, b):
 
 
 def _int_python_mod(a, b):
-    mod = ops.int_fmod(a, b)
-    return ops.where(_moved(mod, b), ops.add(mod, b), mod)
+    return _moved_into_divisor_sign(ops.int_fmod(a, b), b)
 
 
 def _int_trunc_divide(a, b):
