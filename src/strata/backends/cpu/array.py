@@ -11,7 +11,7 @@ import functools
 import os
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -148,14 +148,22 @@ def write(self, result):
 
 
 # --- parallel loops ----------------------------------------------------------------------------
-# Note [CPU parallel_for]: NumPy releases the GIL inside its ufunc and reduction loops, so chunks
-# of one array computation run truly in parallel on a small thread pool, like ATen's
-# ``at::parallel_for`` (``aten/src/ATen/Parallel.h``). A kernel splits its outer loop (rows) into
-# one chunk per thread; a nested call runs inline, as in ATen, so pool threads never wait on the
-# pool.
+# Note [CPU parallel_for]: NumPy releases the GIL inside its ufunc and reduction loops (and
+# ctypes around a generated C kernel), so chunks of one array computation run truly in parallel
+# on a small thread pool, like ATen's ``at::parallel_for`` (``aten/src/ATen/Parallel.h``). A
+# nested call runs inline, as in ATen, so pool threads never wait on the pool.
+#
+# Chunks are handed out dynamically (OpenMP's ``schedule(dynamic)``), a few per thread, from
+# one shared counter that the caller's thread drains too; the caller waits for the chunks, not
+# for the threads. A pool thread that another process keeps off its core therefore delays a
+# loop by at most the one chunk it holds: if it never wakes in time, the caller runs every
+# chunk itself. A static split (one chunk per thread, as OpenBLAS does) waits for the slowest
+# thread, which on a busy machine is one waiting for a core (Note [Default thread count]).
 
 NUM_THREADS = 1   # set by threads.set_num_threads (backends/cpu/threads.py) at registration
-GRAIN_SIZE = 32768  # elements: below this, a chunk is not worth a thread (ATen's GRAIN_SIZE)
+GRAIN_SIZE = 1 << 16  # elements: a smaller chunk is not worth a thread (twice ATen's: a sleeping
+# pool thread takes ~5-10 us to wake, where an OpenMP thread spinning for work takes ~1 us)
+CHUNKS_PER_THREAD = 4   # enough to rebalance around a late thread; each chunk costs ~1-2 us
 
 _pool = None
 _pool_lock = threading.Lock()
@@ -181,13 +189,46 @@ def resize_pool(num_threads: int) -> None:
         old.shutdown(wait=False)   # running chunks finish; new loops get a pool of the new size
 
 
+class _Loop:
+    """One ``parallel_for``: its chunks, the counter handing them out, and how many are left."""
+
+    __slots__ = ("fn", "begin", "end", "step", "chunks", "left", "done", "lock", "error")
+
+    def __init__(self, fn, begin, end, chunks):
+        self.fn, self.begin, self.end = fn, begin, end
+        self.step = -(-(end - begin) // chunks)
+        self.chunks = iter(range(-(-(end - begin) // self.step)))   # next() is atomic
+        self.left = -(-(end - begin) // self.step)
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.error = None
+
+    def drain(self):
+        """Run chunks until none are left to take (any thread, the caller's included)."""
+        _region.active = True
+        try:
+            for i in self.chunks:
+                lo = self.begin + i * self.step
+                try:
+                    self.fn(lo, min(lo + self.step, self.end))
+                except BaseException as e:  # noqa: BLE001 - re-raised by the caller
+                    self.error = self.error or e
+                with self.lock:
+                    self.left -= 1
+                    if self.left == 0:
+                        self.done.set()
+        finally:
+            _region.active = False
+
+
 def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:
     """Call ``fn(lo, hi)`` over ``[begin, end)`` in contiguous chunks of at least ``grain_size``
-    iterations, one chunk per thread; the caller's thread runs the first chunk."""
+    iterations, handed out to the pool's threads and the caller's as each finishes one (Note
+    [CPU parallel_for]); returns once every chunk has run."""
     global _pool
     n = end - begin
-    chunks = min(NUM_THREADS, n // max(grain_size, 1))
-    if chunks <= 1 or getattr(_region, "active", False):
+    chunks = min(NUM_THREADS * CHUNKS_PER_THREAD, n // max(grain_size, 1))
+    if chunks <= 1 or NUM_THREADS == 1 or getattr(_region, "active", False):
         if n > 0:
             fn(begin, end)
         return
@@ -195,20 +236,14 @@ def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:
         if _pool is None:
             _pool = ThreadPoolExecutor(NUM_THREADS - 1, thread_name_prefix="strata-cpu",
                                        initializer=ignore_fp_errors)
-    step = -(-n // chunks)
-    futures = [_pool.submit(_run_chunk, fn, lo, min(lo + step, end))
-               for lo in range(begin + step, end, step)]
+        pool = _pool
+    loop = _Loop(fn, begin, end, chunks)
     try:
-        _run_chunk(fn, begin, begin + step)
-    finally:
-        wait(futures)  # never return (or raise) while a chunk is still writing
-    for f in futures:
-        f.result()
-
-
-def _run_chunk(fn, lo, hi):
-    _region.active = True
-    try:
-        fn(lo, hi)
-    finally:
-        _region.active = False
+        for _ in range(min(NUM_THREADS, chunks) - 1):
+            pool.submit(loop.drain)
+    except RuntimeError:   # set_num_threads shut that pool down meanwhile: the caller drains
+        pass
+    loop.drain()
+    loop.done.wait()   # never return (or raise) while a chunk is still writing
+    if loop.error is not None:
+        raise loop.error

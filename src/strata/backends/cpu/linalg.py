@@ -10,7 +10,8 @@ import numpy as np
 
 from ...ops import factorizations as LF
 from ...ops import linalg as L
-from .array import compute_data, data, wrap
+from . import array
+from .array import compute_data, data, parallel_for, wrap
 
 
 def _blas_ready(arr):
@@ -26,26 +27,72 @@ def _operands(dt, a, b):
     return _blas_ready(compute_data(a, dt)), _blas_ready(compute_data(b, dt))
 
 
-# Matrix products of two matrices call ``np.dot``: the same BLAS call as ``np.matmul`` (equal
-# results), without matmul's generalised-ufunc setup, which is most of a small product's time
-# (0.6 us against 0.9 us for a 1x2 by 2x128 product).
+# Note [Parallel GEMM]: BLAS itself runs one thread (Note [Default thread count] in
+# threads.py); a large product is split over strata's pool instead: the output's rows (for few
+# rows, its columns; for a batch, its matrices) into one block per thread, each block one
+# single-threaded BLAS call writing its own part of the output. The pool hands blocks out
+# dynamically (Note [CPU parallel_for]), so a thread kept off its core by another process
+# costs at most one block, where BLAS's own static split would wait for it. Blocks start at
+# multiples of 64 rows or columns, and are the same for the same thread count whichever thread
+# runs them, so a product's bits do not change from run to run; between thread counts they can
+# differ in the last place (BLAS picks its kernels by block shape), as PyTorch's do.
+PARALLEL_GEMM_MACS = 1 << 21   # m*n*k: below this one thread is faster than two (~60 us)
+GEMM_BLOCK_ALIGN = 64
+
+
+def _blocks(size, threads, align):
+    """Start offsets of at most ``threads`` blocks of ``[0, size)``, aligned to ``align``."""
+    step = -(-size // threads)
+    step = -(-step // align) * align if size > align * threads else step
+    return range(0, size, step), step
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` of BLAS-ready matrices or equal batches of them, into ``out`` (fresh if None),
+    split over the pool when large (Note [Parallel GEMM]).
+
+    Two matrices call ``np.dot`` when not split: the same BLAS call as ``np.matmul``, without
+    matmul's generalised-ufunc setup, which is most of a small product's time (0.6 us against
+    0.9 us for a 1x2 by 2x128 product)."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = a.shape[0] if a.ndim == 3 == b.ndim and b.shape[0] == a.shape[0] else 0
+    threads = array.NUM_THREADS
+    if threads == 1 or max(batch, 1) * m * n * k < PARALLEL_GEMM_MACS \
+            or a.dtype.kind not in "fc" or b.ndim != a.ndim or (a.ndim != 2 and batch < 2):
+        if a.ndim == 2 == b.ndim:
+            return np.dot(a, b) if out is None else np.dot(a, b, out=out)
+        return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
+    if out is None:
+        out = np.empty(a.shape[:-1] + (n,), np.result_type(a, b))
+    if batch:
+        starts, step = _blocks(batch, threads, 1)
+        block = lambda i: np.matmul(a[i:i + step], b[i:i + step], out=out[i:i + step])  # noqa: E731
+    elif m >= n:
+        starts, step = _blocks(m, threads, GEMM_BLOCK_ALIGN)
+        block = lambda i: np.matmul(a[i:i + step], b, out=out[i:i + step])  # noqa: E731
+    else:
+        starts, step = _blocks(n, threads, GEMM_BLOCK_ALIGN)
+        block = lambda i: np.matmul(a, b[:, i:i + step], out=out[:, i:i + step])  # noqa: E731
+    parallel_for(0, len(starts), 1, lambda lo, hi: [block(starts[j]) for j in range(lo, hi)])
+    return out
+
 
 def mm(self, mat2):
     dt = L.mm.meta(self, mat2).dtype
     a, b = _operands(dt, self, mat2)
-    return wrap(np.dot(a, b), dt)
+    return wrap(matmul(a, b), dt)
 
 
 def bmm(self, mat2):
     dt = L.bmm.meta(self, mat2).dtype
     a, b = _operands(dt, self, mat2)
-    return wrap(np.matmul(a, b), dt)
+    return wrap(matmul(a, b), dt)
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     dt = L.addmm.meta(self, mat1, mat2, beta, alpha).dtype
     a, b = _operands(dt, mat1, mat2)
-    out = np.dot(a, b)
+    out = matmul(a, b)
     alpha, beta = L.blas_scalar(alpha, dt), L.blas_scalar(beta, dt)
     if alpha != 1:
         out *= alpha

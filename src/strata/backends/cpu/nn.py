@@ -15,6 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ...ops import nn as NN
 from . import native
 from .array import compute_data, data, parallel_for, wrap
+from .linalg import matmul
 
 
 def windows(x, kernel, stride, padding, dilation, out, pad_value=0):
@@ -55,8 +56,8 @@ def _group_matmul(weights, cols):
     """``weights`` (G, M, K) @ ``cols`` (G, K, P): one large GEMM per group, which BLAS runs
     much faster than NumPy's broadcast batch of per-sample GEMMs."""
     if weights.shape[0] == 1:
-        return np.matmul(weights[0], cols[0])[None]
-    return np.matmul(weights, cols)
+        return matmul(weights[0], cols[0])[None]
+    return matmul(weights, cols)
 
 
 # Column-matrix rows shorter than this (N * oh * ow: a weight gradient's huge kernel and tiny

@@ -1,23 +1,26 @@
-"""How many threads CPU work uses: strata's kernel pool (``array.parallel_for``) and the BLAS
-libraries loaded in the process (NumPy's OpenBLAS, through threadpoolctl), under one number.
-OpenMP pools are left alone: strata runs no OpenMP code, and they belong to other libraries
-(PyTorch's intra-op pool, when both are imported).
+"""How many threads CPU work uses: strata's kernel pool (``array.parallel_for``), which also
+runs the large matrix products (Note [Parallel GEMM] in linalg.py), one number for both.
+The BLAS libraries loaded in the process (NumPy's OpenBLAS) are held at one thread each,
+through threadpoolctl. OpenMP pools are left alone: strata runs no OpenMP code, and they belong
+to other libraries (PyTorch's intra-op pool, when both are imported).
 
     >>> import strata
     >>> strata.set_num_threads(1)
     >>> strata.get_num_threads()
     1
 
-Note [Default thread count]: the default is one thread less than the cores this process may
-run on (at least one), unless ``STRATA_NUM_THREADS`` or ``OMP_NUM_THREADS`` says otherwise.
-OpenBLAS's threads spin while they wait for work; when another process keeps a core busy, a
-pool as wide as the machine has a thread that waits for that core, and every matmul waits for
-it. On the 2-core machine this was measured on (docs/performance.md), a small CNN's training
-step took about 20-40 ms with one thread and 115-155 ms with two while other processes kept the
-cores busy, and was no faster with two on an idle machine. Leaving one core free costs little
-when the machine is idle and keeps one other busy process from collapsing the step. PyTorch's
-default is every physical core; ``set_num_threads`` sets the same number here for a machine
-that is known to be idle.
+Note [Default thread count]: the pool starts as wide as the cores this process may run on,
+unless ``STRATA_NUM_THREADS`` or ``OMP_NUM_THREADS`` says otherwise. What makes that safe on a
+busy machine is how the work is split, not how many threads there are. OpenBLAS splits a
+product into one static part per thread, and its threads spin while they wait for work: when
+another process keeps a core busy, a BLAS pool as wide as the machine has a thread waiting for
+that core, and every product waits for it. On the 2-core machine this was measured on
+(docs/performance.md, "Threads"), a small CNN's training step took 20-40 ms with one BLAS
+thread and 115-155 ms with two while other processes kept the cores busy. strata's pool hands
+chunks out dynamically and its threads sleep while idle (Note [CPU parallel_for] in array.py):
+a thread kept off its core delays a loop by one chunk at most, and the caller runs the chunks
+nobody took. So BLAS runs one thread per call, and strata's pool splits the large products.
+PyTorch's default is every physical core too.
 """
 
 import builtins
@@ -27,6 +30,8 @@ from threadpoolctl import threadpool_limits
 
 from ... import config
 from . import array
+
+BLAS_THREADS = 1   # per BLAS call: a product's parallelism is the pool's (Note [Parallel GEMM])
 
 
 def usable_cores() -> int:
@@ -40,29 +45,29 @@ def default_num_threads() -> int:
     """See Note [Default thread count]."""
     if config.num_threads is not None:
         return config.num_threads
-    return max(1, usable_cores() - 1)
+    return usable_cores()
 
 
 def get_num_threads() -> int:
-    """Threads CPU kernels use: strata's pool and BLAS share this one number."""
+    """Threads CPU kernels use, the large matrix products' included."""
     return array.NUM_THREADS
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads for CPU work from now on: strata's parallel loops and every BLAS
-    library loaded in the process (a library loaded later gets it from ``apply``)."""
+    """Use ``n`` threads for CPU work from now on: strata's parallel loops and matrix products
+    (BLAS stays at one thread per call; Note [Default thread count])."""
     if not isinstance(n, builtins.int) or isinstance(n, bool):   # PyTorch's RuntimeError:
         raise RuntimeError(  # noqa: TRY004
             f"set_num_threads expects an int, but got {type(n).__name__}")
     if n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
     array.resize_pool(n)
-    apply()
+    hold_blas()
 
 
-def apply() -> None:
-    """Impose the current count on the BLAS libraries loaded so far."""
-    threadpool_limits(limits=array.NUM_THREADS, user_api="blas")
+def hold_blas() -> None:
+    """Hold the BLAS libraries loaded so far at one thread per call."""
+    threadpool_limits(limits=BLAS_THREADS, user_api="blas")
 
 
 def register() -> None:

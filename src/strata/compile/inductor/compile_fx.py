@@ -25,7 +25,7 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import _blas_ready
+from ...backends.cpu.linalg import _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
@@ -263,7 +263,7 @@ _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
 def _matmul(a, b, out):
-    np.matmul(_blas_ready(a), _blas_ready(b), out=out)
+    matmul(_blas_ready(a), _blas_ready(b), out)
 
 
 def _flatten(x):
