@@ -5,10 +5,12 @@ grad_input is one row kernel: per row the sums of g*w and g*w*xhat, then
 ``rstd * (g*w - sum(g*w)/N - xhat * sum(g*w*xhat)/N)`` (ATen's ``layer_norm_backward_frame``).
 grad_weight and grad_bias are one column kernel: per column the sums over rows of g*xhat and g.
 Both are one work-item per row/column (a work-group tree is later work) and accumulate in
-float for half dtypes (oclprinter's Note [Half dtypes]).
+float for half dtypes (oclprinter's Note [Half dtypes]). Operands that are not contiguous are
+copied first (one launch each).
 """
 
 from ...ops import normalization as NO
+from ...ops.op import TensorSpec
 from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
 from .opencl_pointwise import kernel_name, launch, new_output, runtime_of
 
@@ -28,10 +30,9 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     rt = runtime_of(input)
     g_in = new_output(input, input) if output_mask[0] else None
     # without a weight or bias, their gradients take the input's dtype (as the composite's)
-    g_w = new_output(weight if weight is not None else _Spec(normalized_shape, input.dtype),
-                     input) if output_mask[1] else None
-    g_b = new_output(bias if bias is not None else _Spec(normalized_shape, input.dtype),
-                     input) if output_mask[2] else None
+    missing = TensorSpec(tuple(normalized_shape), input.dtype)
+    g_w = new_output(weight if weight is not None else missing, input) if output_mask[1] else None
+    g_b = new_output(bias if bias is not None else missing, input) if output_mask[2] else None
     compute = "double" if "float64" in {t.dtype.name for t in (g, x, m, r, w) if t is not None} \
         else "float"
     if g_in is not None and rows:
@@ -50,11 +51,6 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
                lambda: _column_kernel(dtypes, which, compute), values, tensors, n, rt,
                names=lambda: _names(len(tensors)) + ["ns", "ms"])
     return g_in, g_w, g_b
-
-
-class _Spec:
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = tuple(shape), dtype
 
 
 def _names(count):
