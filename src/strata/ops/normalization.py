@@ -116,8 +116,8 @@ def normalized_backward(g_hat, x_hat, rstd, dims):
 def layer_norm_backward_composite(grad_out, input, normalized_shape, mean, rstd, weight, bias,
                                   output_mask):
     """(grad_input, grad_weight, grad_bias), None where ``output_mask`` says not needed. A
-    device with a fused kernel (opencl) runs that instead; double backward goes through
-    these ops."""
+    device with a fused kernel (opencl) runs that instead; the op has a derivative row of its
+    own (autograd/derivatives/nn.py), so this runs below autograd on every device."""
     axis = input.ndim - len(normalized_shape)
     x_hat = P.mul(P.sub(input, mean), rstd)
     batch_dims = list(range(axis))
