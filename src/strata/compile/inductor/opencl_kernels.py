@@ -29,6 +29,7 @@ from . import opencl_optim as optim
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_rows as rows
+from . import opencl_samplers as samplers
 from . import opencl_shape as shape
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
@@ -86,6 +87,7 @@ def kernels() -> dict:
     table.update(random.kernels())
     table.update(nn.kernels())
     table.update(norm.KERNELS)
+    table.update(samplers.KERNELS)
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())

@@ -28,7 +28,7 @@ from .opencl_pointwise import (
     tensor_names,
     tensor_values,
 )
-from .opencl_sort import topk
+from .opencl_sort import sort, topk
 
 _SCALARS = ("key", "offset")
 
@@ -247,8 +247,26 @@ def _first_past(B, index):
     return ops.minimum(ops.load("red", "0"), ops.index_expr("last", "int64"))
 
 
+def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """0..n-1 in the order of a Philox key each: the stable rank sort of the keys (a tie, one
+    in 2^63, keeps index order), so a seed gives the same permutation on every run; n^2 work,
+    as every sort here."""
+    spec = F.randperm.meta(n, generator, dtype)
+    rt = R.get(R.device_index(device))
+    if not n:
+        return rt.empty((0,), (1,), spec.dtype)
+    keys = rt.empty((n,), (1,), D.int64)
+    draw("aten::randperm", keys, random_bits, generator, compute="int64")
+    order = sort(keys)[1]
+    return order if spec.dtype is D.int64 else F._to_copy(order, dtype=spec.dtype)
+
+
+def random_bits(random, compute):
+    return random("bits")
+
+
 def kernels() -> dict:
-    return {F.rand: _factory(F.rand, standard_uniform),
+    return {F.randperm: randperm, F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
             F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
             F.randint: randint, F.multinomial: multinomial,
