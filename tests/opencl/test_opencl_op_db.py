@@ -137,7 +137,8 @@ TRAINING_OPS = (
 
 # The samplers and special functions that run on the device (no longer raising)
 SAMPLER_AND_SPECIAL_OPS = (
-    "aten::randperm", "aten::_standard_gamma", "aten::_sample_dirichlet", "aten::poisson",
+    "aten::randperm", "aten::_standard_gamma", "aten::_standard_gamma_grad",
+    "aten::_sample_dirichlet", "aten::poisson",
     "aten::binomial", "aten::igamma", "aten::igamma_", "aten::igammac", "aten::igammac_",
     "aten::special_zeta",
 )

@@ -2,7 +2,7 @@
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
 ``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
 (``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``, ``special.zeta``,
-``igamma``, ``igammac``), ``frexp``. Each is a
+``igamma``, ``igammac``, ``_standard_gamma_grad``), ``frexp``. Each is a
 loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
 arguments, so one program serves every value.
 """
@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ops import activation as A
+from ...ops import distributions as DS
 from ...ops import indexing as I
 from ...ops import pointwise as P
 from ...ops import special as SP
@@ -331,9 +332,14 @@ def _igammac(a, x):
     return ops.special("igammac", a, x)
 
 
+def _standard_gamma_grad(alpha, x):
+    return ops.special("standard_gamma_grad", alpha, x)
+
+
 # binary ones: op -> formula of (self, other) in the result's dtype (in-place forms too)
 SPECIAL_BINARY = {SP.special_zeta: _zeta, SP.igamma: _igamma, SP.igamma_: _igamma,
-                  SP.igammac: _igammac, SP.igammac_: _igammac}
+                  SP.igammac: _igammac, SP.igammac_: _igammac,
+                  DS._standard_gamma_grad: _standard_gamma_grad}
 
 
 def kernels() -> dict:

@@ -1,14 +1,16 @@
 """OpenCL C of the special functions OpenCL's library lacks: digamma and polygamma (ATen's
 ``calc_digamma``, ``calc_trigamma`` and Cephes' Hurwitz ``zeta`` from ``ATen/native/Math.h``, as
 backends/cpu/special.py computes them; ``zeta`` is also ``special.zeta``), ``erfinv`` (ATen's
-``calc_erfinv``), the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, ``entr`` and
+``calc_erfinv``), the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, ``entr``,
 the regularized incomplete gamma functions ``igamma``/``igammac`` (Cephes' power series and
-continued fraction, as the CPU kernels), printed once per compute type (``float``, ``double``).
+continued fraction, as the CPU kernels) and the reparameterized Gamma sample's gradient
+(``_standard_gamma_grad``), printed once per compute type (``float``, ``double``).
 
 OpenCL C has no recursion: digamma's reflection for negative x is applied before the upward
 steps, not by calling itself. A kernel gets the helpers its body calls (``helpers_for``).
 """
 
+from ...backends.cpu.distributions import _COEF_UV
 from ...backends.cpu.special import _I0E_A, _I0E_B, _I1E_A, _I1E_B
 
 DIGAMMA = """T digamma_T(T x) {
@@ -281,15 +283,62 @@ T igammac_T(const T a, const T x) {
 }
 """
 
+# ATen's standard_gamma_grad_one (Distributions.h): d(sample)/d(alpha) of a standard Gamma
+# sample x, by a Taylor series for x < 0.8, Rice's saddle point expansion for alpha > 8, else a
+# bivariate rational approximation (the CPU kernel's coefficients); its bounds are float
+# literals, compared in the compute type as ATen compares them.
+GAMMA_GRAD = f"""T standard_gamma_grad_T(const T alpha, const T x) {{
+    if (x < 0.8f) {{
+        T numer = 1, denom = alpha;
+        T series1 = numer / denom, series2 = numer / (denom * denom);
+        for (int i = 1; i <= 5; i++) {{
+            numer *= -x / i;
+            denom += 1;
+            series1 += numer / denom;
+            series2 += numer / (denom * denom);
+        }}
+        const T pow_x_alpha = pow(x, alpha), pdf = pow(x, alpha - 1) * exp(-x);
+        const T cdf = pow_x_alpha * series1;
+        const T cdf_alpha = (log(x) - digamma_T(alpha)) * cdf - pow_x_alpha * series2;
+        const T result = -cdf_alpha / pdf;
+        return result != result ? 0 : result;
+    }}
+    if (alpha > 8.0f) {{
+        if (0.9f * alpha <= x && x <= 1.1f * alpha) {{
+            const T numer_1 = 1 + 24 * alpha * (1 + 12 * alpha);
+            const T numer_2 = 1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) -
+                65 * x * x / alpha + alpha * (107 + 3600 * x);
+            return numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha));
+        }}
+        const T denom = sqrt(8 * alpha), term2 = denom / (alpha - x);
+        const T term3 = pow(x - alpha - alpha * log(x / alpha), (T)-1.5);
+        const T term23 = x < alpha ? term2 - term3 : term2 + term3;
+        const T term1 = log(x / alpha) * term23 -
+            sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        const T stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
+        return -stirling * x * term1 / denom;
+    }}
+    const T u = log(x / alpha), v = log(alpha);
+    const T coef_uv[3][8] = {{{", ".join(_coefficients(row) for row in _COEF_UV.tolist())}}};
+    T c[8];
+    for (int i = 0; i < 8; i++)
+        c[i] = coef_uv[0][i] + u * (coef_uv[1][i] + u * coef_uv[2][i]);
+    const T p = c[0] + v * (c[1] + v * (c[2] + v * c[3]));
+    const T q = c[4] + v * (c[5] + v * (c[6] + v * c[7]));
+    return exp(p / q);
+}}
+"""
+
 _NEEDS = {"polygamma": ("digamma", "trigamma", "zeta"), "i0e": ("bessel",), "i1e": ("bessel",),
-          "i0": ("bessel",), "i1": ("bessel",)}
+          "i0": ("bessel",), "i1": ("bessel",), "standard_gamma_grad": ("digamma",)}
 _SOURCES = {"digamma": DIGAMMA, "trigamma": TRIGAMMA, "zeta": ZETA, "polygamma": POLYGAMMA,
-            "erfinv": ERFINV, "bessel": BESSEL, "entr": ENTR, "igamma": IGAMMA}
+            "erfinv": ERFINV, "bessel": BESSEL, "entr": ENTR, "igamma": IGAMMA,
+            "standard_gamma_grad": GAMMA_GRAD}
 # the functions a kernel body may call, by the helper that defines them
 _CALLABLE = {"digamma": "digamma", "trigamma": "trigamma", "zeta": "zeta",
              "polygamma": "polygamma", "erfinv": "erfinv", "i0e": "bessel", "i1e": "bessel",
              "i0": "bessel", "i1": "bessel", "entr": "entr", "igamma": "igamma",
-             "igammac": "igamma"}
+             "igammac": "igamma", "standard_gamma_grad": "standard_gamma_grad"}
 
 
 def helpers_for(body) -> str:
