@@ -181,7 +181,7 @@ def test_distributions_sample_on_opencl(make, mean, variance):
 
 # --- special functions ------------------------------------------------------------------------
 
-TOL = {"float64": dict(rtol=1e-8, atol=1e-12), "float32": dict(rtol=2e-4, atol=1e-6)}
+TOL = {"float64": {"rtol": 1e-8, "atol": 1e-12}, "float32": {"rtol": 2e-4, "atol": 1e-6}}
 
 
 def _both(name, *arrays):
