@@ -137,7 +137,7 @@ def test_gamma_edges_are_the_cpus():
     np.testing.assert_array_equal(got, [tiny, tiny, np.inf, tiny])
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 300])
+@pytest.mark.parametrize("n", [0, 1, 7, 256, 300, 3000])   # padded to powers of two
 @pytest.mark.parametrize("dtype", ["int64", "int32", "float32"])
 def test_randperm_is_a_permutation(n, dtype):
     strata.manual_seed(n)
