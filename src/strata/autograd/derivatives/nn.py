@@ -264,7 +264,7 @@ def _native_layer_norm_backward(ctx, gg_in, gg_w, gg_b):
     x2, g2 = S.reshape(x, (rows, n)), S.reshape(g_out, (rows, n))
     mu = S.reshape(ctx.mean, (rows, 1))
     rstd = S.reshape(ctx.rstd, (rows, 1))
-    if mu.dtype is not x.dtype:   # half inputs keep float statistics
+    if mu.dtype is not x.dtype:   # a direct call may pass float statistics of half inputs
         mu, rstd = F._to_copy(mu, dtype=x.dtype), F._to_copy(rstd, dtype=x.dtype)
     centred = P.sub(x2, mu)
     rstd2 = P.mul(rstd, rstd)
