@@ -129,6 +129,47 @@ def test_bad_parameters_raise_as_on_the_cpu():
         strata._standard_gamma(strata.ones(3, dtype=strata.int64, device="opencl"))
 
 
+def test_a_refused_call_leaves_the_random_stream_untouched():
+    """The checks run before any number is drawn: the next draw is the one it would have been."""
+    def next_draw(refused):
+        strata.manual_seed(9)
+        if refused is not None:
+            with pytest.raises(RuntimeError):
+                refused()
+        return strata.poisson(_full(3.0, "float32", 16)).cpu().numpy()
+    rate, count = (strata.tensor([v], device="opencl") for v in (-1.0, float("nan")))
+    expected = next_draw(None)
+    for refused in (lambda: strata.poisson(rate),
+                    lambda: strata.binomial(count, strata.tensor([0.5], device="opencl")),
+                    lambda: strata.randperm(-3, device="opencl")):
+        np.testing.assert_array_equal(next_draw(refused), expected)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), max_size=3), dtype=st.sampled_from(DTYPES),
+       transposed=st.booleans(), seed=st.integers(0, 2**31))
+def test_samplers_give_the_cpus_shapes_and_dtypes(shape, dtype, transposed, seed):
+    """Any shape (empty, 0-dim), strided inputs, broadcast binomial operands: the CPU device's
+    shape and dtype, and values in each distribution's support."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(0.1, 20, shape).astype(dtype)
+    probs = rng.uniform(0, 1, shape[-1:]).astype(dtype)
+    results = []
+    for device in ("cpu", "opencl"):
+        x = strata.tensor(values, device=device)
+        x = x.t().contiguous().t() if transposed and x.ndim == 2 else x
+        p = strata.tensor(probs, device=device)
+        results.append([strata._standard_gamma(x), strata.poisson(x),
+                        strata.binomial(x.floor(), p), strata._sample_dirichlet(x)])
+    for c, o in zip(*results, strict=True):
+        assert (o.device.type, o.dtype, tuple(o.shape)) == ("opencl", c.dtype, tuple(c.shape))
+    gamma, poisson, binomial, dirichlet = (t.cpu().numpy() for t in results[1])
+    assert (gamma > 0).all() and (poisson >= 0).all() and (poisson == np.floor(poisson)).all()
+    assert (binomial >= 0).all() and (binomial <= np.floor(values)).all()
+    if dirichlet.size:
+        np.testing.assert_allclose(dirichlet.sum(-1), 1, rtol=1e-5)
+
+
 def test_gamma_edges_are_the_cpus():
     """alpha 0 or NaN: the smallest normal; inf: inf (the CPU device's rule)."""
     alpha = strata.tensor([0.0, float("nan"), float("inf"), -1.0], device="opencl")
