@@ -42,6 +42,7 @@ SAMPLES = {
         R(lambda m, a: m.poisson(a), ALPHA, name="float64"),
         R(lambda m, a: m.poisson(a.half()), ALPHA, name="half"),
         Sample(lambda m, a: m.poisson(a * 0), (ALPHA,), name="zero-rate"),
+        R(lambda m, a: m.poisson(a[0, 0]), ALPHA, name="0-dim"),
     ],
     "aten::binomial": [
         R(lambda m, n, p: m.binomial(n, p), np.full((3, 4), 10.0), ALPHA / 4.0,

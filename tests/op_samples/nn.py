@@ -434,6 +434,11 @@ POOLING = {
     ],
 }
 
+def _layer_norm_backward(m, g, x, normalized, w, b, mask):
+    _, mean, rstd = m.native_layer_norm(x, normalized, w, b, 1e-5)
+    return m.ops.aten.native_layer_norm_backward(g, x, normalized, mean, rstd, w, b, mask)
+
+
 NORMALIZATION = {
     "aten::native_layer_norm": [
         Sample(lambda m, x, w, b: m.native_layer_norm(x, [4], w, b, 1e-5),
@@ -442,6 +447,19 @@ NORMALIZATION = {
                (_f(2, 3, 4, dtype=np.float64),), name="2d"),
         Sample(lambda m, x: m.native_layer_norm(x.half(), [4], None, None, 1e-5),
                (_f(2, 4),), **_LOW),
+    ],
+    "aten::native_layer_norm_backward": [
+        Sample(lambda m, g, x, w, b: _layer_norm_backward(m, g, x, [4], w, b, [True] * 3),
+               (_f(2, 3, 4), _f(2, 3, 4), _f(4), _f(4))),
+        Sample(lambda m, g, x: _layer_norm_backward(m, g, x, [3, 4], None, None,
+                                                    [True, False, False]),
+               (_f(2, 3, 4, dtype=np.float64), _f(2, 3, 4, dtype=np.float64)), name="2d_input"),
+        Sample(lambda m, g, x, w: _layer_norm_backward(m, g.half(), x.half(), [4], w.half(),
+                                                       None, [True, True, False]),
+               (_f(0, 4), _f(0, 4), _f(4)), name="half_empty", **_LOW),
+        Sample(lambda m, g, x, w: _layer_norm_backward(m, g.half(), x.half(), [8], w.half(),
+                                                       None, [True, True, False]),
+               (_f(3, 8), _f(3, 8), _f(8)), name="half", **_LOW),
     ],
     "aten::layer_norm": [
         Sample(lambda m, x, w, b: F(m).layer_norm(x, (4,), w, b), (_f(2, 3, 4), _f(4), _f(4))),

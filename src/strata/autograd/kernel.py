@@ -131,7 +131,9 @@ def autograd_kernel(op, ks, args):
         s.exclude = prev
     if isinstance(out, (tuple, list)):
         outputs = out
-        node._output_meta = tuple([(t._shape, t.dtype, t.device) for t in outputs])
+        # None: an output the op's mask left out (``native_layer_norm_backward``)
+        node._output_meta = tuple([(t._shape, t.dtype, t.device) if t is not None else None
+                                   for t in outputs])
     else:
         outputs = (out,)
         node._output_meta = ((out._shape, out.dtype, out.device),)
@@ -145,7 +147,8 @@ def autograd_kernel(op, ks, args):
     is_view = op.is_view
     differentiable = deriv.differentiable_outputs
     for k, t in enumerate(outputs):
-        if t.dtype.category >= _FLOATING and (differentiable is None or differentiable[k]):
+        if t is not None and t.dtype.category >= _FLOATING and \
+                (differentiable is None or differentiable[k]):
             ag = t._ag   # set_history, inlined
             if ag is None:
                 ag = t._ag = AutogradMeta(True, node, k)
@@ -326,7 +329,8 @@ def _materialize(node, grads):
     out = list(grads)
     differentiable = node._deriv.differentiable_outputs
     for i, g in enumerate(out):
-        if g is None and (differentiable is None or differentiable[i]):
+        if g is None and (differentiable is None or differentiable[i]) and \
+                node._output_meta[i] is not None:
             shape, dtype, device = node._output_meta[i]
             if dtype.category >= _FLOATING:
                 out[i] = F.full(shape, 0, dtype=dtype, device=device)

@@ -14,6 +14,7 @@ from ..ops import linalg as L
 from ..ops import loss as LO
 from ..ops import lu as LU
 from ..ops import nn as NN
+from ..ops import normalization as NO
 from ..ops import pointwise as P
 from ..ops import pooling as PL
 from ..ops import reductions as RD
@@ -57,7 +58,7 @@ WITH_OWN_DERIVATIVE = (
     FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
     FZ.linalg_lstsq,
     # nn
-    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle,
+    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_layer_norm_backward,
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,
@@ -74,8 +75,8 @@ def _new_tensors(decomposition):
     def kernel(*args):
         out = decomposition(*args)
         if type(out) is tuple or type(out) is list:
-            for t in out:
-                if t._base is not None and all(t is not a for a in args):
+            for t in out:   # None: an output the op's mask left out
+                if t is not None and t._base is not None and all(t is not a for a in args):
                     t._base = None
         elif out._base is not None and all(out is not a for a in args):   # one attribute read
             out._base = None

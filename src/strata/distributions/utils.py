@@ -13,14 +13,16 @@ def is_tensor(x):
 
 
 def broadcast_all(*values):
-    """Tensors broadcast together; numbers become tensors of the first tensor's dtype (or the
-    default dtype)."""
+    """Tensors broadcast together; numbers become tensors of the first tensor's dtype and
+    device (or the default dtype, on the CPU)."""
     if not all(is_tensor(v) or isinstance(v, numbers.Number) for v in values):
         raise ValueError("Input arguments must all be instances of Number, torch.Tensor or "
                          "objects implementing __torch_function__.")
     like = next((v for v in values if is_tensor(v)), None)
     dtype = like.dtype if like is not None else D.get_default_dtype()
-    return broadcast_tensors(*(v if is_tensor(v) else creation.tensor(v, dtype=dtype)
+    device = like.device if like is not None else None
+    return broadcast_tensors(*(v if is_tensor(v) else creation.tensor(v, dtype=dtype,
+                                                                      device=device)
                                for v in values))
 
 
@@ -44,12 +46,13 @@ def probs_to_logits(probs, is_binary=False):
 
 
 def standard_normal(shape, like):
-    return creation.randn(tuple(shape), dtype=like.dtype)
+    return creation.randn(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def param_tensor(value, like):
-    """A Python number as a tensor with ``like``'s dtype."""
-    return value if is_tensor(value) else creation.tensor(float(value), dtype=like.dtype)
+    """A Python number as a tensor with ``like``'s dtype and device."""
+    return value if is_tensor(value) else creation.tensor(float(value), dtype=like.dtype,
+                                                          device=like.device)
 
 
 class lazy_property:

@@ -73,6 +73,10 @@ def _batch_norm_meta(input, weight, bias, running_mean, running_var, training, m
 native_layer_norm = defop("native_layer_norm(Tensor input, SymInt[] normalized_shape, "
                           "Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
                           _layer_norm_meta, function=True)
+native_layer_norm_backward = defop(
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+    "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) "
+    "-> (Tensor, Tensor, Tensor)")
 native_batch_norm = defop("native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, "
                           "Tensor? running_mean, Tensor? running_var, bool training, "
                           "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
@@ -98,6 +102,35 @@ rms_norm = defop("rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weig
 @register_decomposition(layer_norm)
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+def normalized_backward(g_hat, x_hat, rstd, dims):
+    """d/dx of (x - mean) * rstd over ``dims``, given the gradient g_hat of the normalized
+    value (layer and batch norm share it)."""
+    mean_g = reduce_mean(g_hat, dims, True)
+    mean_gx = reduce_mean(P.mul(g_hat, x_hat), dims, True)
+    return P.mul(rstd, P.sub(P.sub(g_hat, mean_g), P.mul(x_hat, mean_gx)))
+
+
+@register_decomposition(native_layer_norm_backward)
+def layer_norm_backward_composite(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                                  output_mask):
+    """(grad_input, grad_weight, grad_bias), None where ``output_mask`` says not needed. A
+    device with a fused kernel (opencl) runs that instead; the op has a derivative row of its
+    own (autograd/derivatives/nn.py), so this runs below autograd on every device."""
+    axis = input.ndim - len(normalized_shape)
+    x_hat = P.mul(P.sub(input, mean), rstd)
+    batch_dims = list(range(axis))
+    g_in = g_w = g_b = None
+    if output_mask[0]:
+        g_hat = P.mul(grad_out, weight) if weight is not None else grad_out
+        g_in = normalized_backward(g_hat, x_hat, rstd, list(range(axis, input.ndim)))
+    if output_mask[1]:
+        g_w = P.mul(grad_out, x_hat)
+        g_w = reduce_sum(g_w, batch_dims, False) if batch_dims else g_w
+    if output_mask[2]:
+        g_b = reduce_sum(grad_out, batch_dims, False) if batch_dims else grad_out
+    return g_in, g_w, g_b
 
 
 @register_decomposition(batch_norm)

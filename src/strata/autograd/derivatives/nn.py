@@ -2,6 +2,8 @@
 ``pooling.py``): convolution by convolutions, windows by col2im/im2col, padding and upsampling by
 index_add along each dim, pooling by scatter, norms by their closed forms."""
 
+import math
+
 import numpy as np
 
 from ... import creation
@@ -17,7 +19,6 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from ..grad_mode import is_grad_enabled
 from . import derivative, non_differentiable, not_implemented, zeros
 
 
@@ -240,40 +241,88 @@ not_implemented(DN.embedding_renorm_, "EmbeddingRenormBackward0")
 
 
 # --- normalization --------------------------------------------------------------------------------
-def _normalized_backward(g_hat, x_hat, rstd, dims):
-    """d/dx of (x - mean) * rstd, given the upstream gradient g_hat of the normalized value."""
-    mean_g = RD.mean(g_hat, dims, True)
-    mean_gx = RD.mean(P.mul(g_hat, x_hat), dims, True)
-    return P.mul(rstd, P.sub(P.sub(g_hat, mean_g), P.mul(x_hat, mean_gx)))
-
-
 @derivative(NO.native_layer_norm, "NativeLayerNormBackward0",
-            save=("input", "weight", "result1", "result2"), outputs=(True, False, False))
+            save=("input", "weight", "bias", "result1", "result2"), outputs=(True, False, False))
 def _native_layer_norm(ctx, grad, _g_mean=None, _g_rstd=None):
-    x, w = ctx.input, ctx.weight
+    # PyTorch's structure: the backward is an op (a device's fused kernel) with a derivative of
+    # its own, so double backward sees the mean and rstd depend on the input (below)
+    return NO.native_layer_norm_backward(grad, ctx.input, ctx.normalized_shape, ctx.result1,
+                                         ctx.result2, ctx.weight, ctx.bias, list(ctx.needs[:3]))
+
+
+@derivative(NO.native_layer_norm_backward, "NativeLayerNormBackwardBackward0",
+            save=("grad_out", "input", "mean", "rstd", "weight"))
+def _native_layer_norm_backward(ctx, gg_in, gg_w, gg_b):
+    """PyTorch's ``layer_norm_double_backward``: the first backward differentiated with the
+    mean and rstd as functions of the input (saved values here, their dependence written out);
+    the gradients of grad_out, input and weight (mean, rstd and bias get none, as in
+    derivatives.yaml)."""
+    x, g_out, w = ctx.input, ctx.grad_out, ctx.weight
     axis = x.ndim - len(ctx.normalized_shape)
-    mean, rstd = ctx.result1, ctx.result2
-    if is_grad_enabled():
-        # create_graph: mean and rstd recomputed from the input, so that the gradient's graph
-        # reaches the input through them too (the saved ones are outputs without history, and
-        # double backward would miss their dependence on x; PyTorch's
-        # layer_norm_double_backward writes those terms out)
-        dims = list(range(axis, x.ndim))
-        mean = RD.mean(x, dims, True)
-        centred = P.sub(x, mean)
-        rstd = P.rsqrt(P.add(RD.mean(P.mul(centred, centred), dims, True), ctx.eps))
-    x_hat = P.mul(P.sub(x, mean), rstd)
-    batch_dims = list(range(axis))
-    g_in = g_w = g_b = None
-    if ctx.needs[0]:
-        g_hat = P.mul(grad, w) if w is not None else grad
-        g_in = _normalized_backward(g_hat, x_hat, rstd, list(range(axis, x.ndim)))
+    n = math.prod(x._shape[axis:])
+    rows = math.prod(x._shape[:axis])
+    x2, g2 = S.reshape(x, (rows, n)), S.reshape(g_out, (rows, n))
+    mu = S.reshape(ctx.mean, (rows, 1))
+    rstd = S.reshape(ctx.rstd, (rows, 1))
+    if mu.dtype is not x.dtype:   # a direct call may pass float statistics of half inputs
+        mu, rstd = F._to_copy(mu, dtype=x.dtype), F._to_copy(rstd, dtype=x.dtype)
+    centred = P.sub(x2, mu)
+    rstd2 = P.mul(rstd, rstd)
+    rstd3 = P.mul(rstd2, rstd)
+    gamma = S.reshape(w, (1, n)) if w is not None else None
+
+    def row_sum(t):
+        return RD.sum(t, [1], True)
+
+    def first_grad_input(g, scale):
+        """The first backward's grad_input for upstream ``g`` (times ``scale``, the weight)."""
+        h = P.sub(P.sub(P.mul(g, n), row_sum(g)), P.mul(P.mul(centred, rstd2),
+                                                       row_sum(P.mul(g, centred))))
+        h = P.mul(P.div(rstd, n), h)
+        return P.mul(h, scale) if scale is not None else h
+
+    gg_in = S.reshape(gg_in, (rows, n)) if gg_in is not None else None
+    gg_w = S.reshape(gg_w, (1, n)) if gg_w is not None else None
+    g_x = g_w = g_g = None
     if ctx.needs[1]:
-        g_w = RD.sum(P.mul(grad, x_hat), batch_dims, False) if batch_dims else \
-            P.mul(grad, x_hat)
-    if ctx.needs[2]:
-        g_b = RD.sum(grad, batch_dims, False) if batch_dims else grad
-    return g_in, g_w, g_b
+        terms = []
+        if gg_in is not None:
+            g_hat = P.mul(g2, gamma) if gamma is not None else g2
+            g_hat_mu_sum, g_hat_sum = row_sum(P.mul(g_hat, centred)), row_sum(g_hat)
+            gg_sum, gg_mu_sum = row_sum(gg_in), row_sum(P.mul(gg_in, centred))
+            all_sub = P.add(P.sub(P.div(P.mul(gg_sum, g_hat_sum), n),
+                                  row_sum(P.mul(gg_in, g_hat))),
+                            P.mul(P.mul(P.mul(rstd2, g_hat_mu_sum), gg_mu_sum), 3.0 / n))
+            terms += [P.div(P.mul(P.mul(centred, rstd3), all_sub), n),
+                      P.mul(P.div(P.mul(gg_mu_sum, rstd3), n), P.sub(P.div(g_hat_sum, n), g_hat)),
+                      P.mul(P.div(P.mul(g_hat_mu_sum, rstd3), n), P.sub(P.div(gg_sum, n), gg_in))]
+        if gg_w is not None:   # grad_weight = sum(g * x_hat) depends on x too
+            g_ggw = P.mul(g2, gg_w)
+            terms += [P.mul(g_ggw, rstd), P.div(P.mul(rstd, row_sum(g_ggw)), -n),
+                      P.div(P.mul(P.mul(centred, rstd3), row_sum(P.mul(g_ggw, centred))), -n)]
+        g_x = _sum_terms(terms, x._shape)
+    if ctx.needs[4] and gg_in is not None:
+        g_w = S.reshape(RD.sum(P.mul(g2, first_grad_input(gg_in, None)), [0], False), w._shape)
+    if ctx.needs[0]:
+        terms = []
+        if gg_in is not None:
+            terms.append(first_grad_input(gg_in, gamma))
+        if gg_w is not None:
+            terms.append(P.mul(P.mul(gg_w, centred), rstd))
+        if gg_b is not None:
+            terms.append(S.expand(S.reshape(gg_b, (1, n)), (rows, n)))
+        g_g = _sum_terms(terms, x._shape)
+    return g_g, g_x, None, None, g_w, None
+
+
+def _sum_terms(terms, shape):
+    """The sum of a gradient's (rows, N) terms, in the input's shape (None without terms)."""
+    if not terms:
+        return None
+    total = terms[0]
+    for t in terms[1:]:
+        total = P.add(total, t)
+    return S.reshape(total, shape)
 
 
 @derivative(NO.native_batch_norm, "NativeBatchNormBackward0",
@@ -292,7 +341,7 @@ def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
     g_in = g_w = g_b = None
     if ctx.needs[0]:
         g_hat = P.mul(grad, S.view(w, view)) if w is not None else grad
-        g_in = _normalized_backward(g_hat, x_hat, invstd, dims) if ctx.training else \
+        g_in = NO.normalized_backward(g_hat, x_hat, invstd, dims) if ctx.training else \
             P.mul(g_hat, invstd)
     if ctx.needs[1]:
         g_w = RD.sum(P.mul(grad, x_hat), dims, False)

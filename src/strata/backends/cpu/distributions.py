@@ -116,7 +116,8 @@ def _poisson(self, generator=None):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     # Rates past NumPy's limit (~9.2e18, inf): PyTorch's int64 count overflows to -2**63.
     huge = rate > _POISSON_RATE_MAX
-    draws = generator_for(generator).poisson(np.where(huge, 0.0, rate)).astype(np.float64)
+    draws = np.asarray(generator_for(generator).poisson(np.where(huge, 0.0, rate)),
+                       dtype=np.float64)   # a 0-dim rate draws a Python int
     return wrap(np.where(huge, float(-2 ** 63), draws), spec.dtype)
 
 

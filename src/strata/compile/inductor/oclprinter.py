@@ -231,9 +231,11 @@ class OpenCLHandler(CHandler):
             return x
         return self._emit(f"({t})(({x} > 0) - ({x} < 0))", x.dtype)     # NaN -> 0, as ATen
 
-    def special(self, name, x):
-        """One of opencl_special.py's functions (``erfinv``, ``i0``, ``entr``, ...)."""
-        return self._emit(f"{name}_{CL_TYPES[x.dtype]}({x})", x.dtype)
+    def special(self, name, x, *more):
+        """One of opencl_special.py's functions (``erfinv``, ``i0``, ``entr``, ``zeta``,
+        ``igamma``, ...) of ``x`` and any further arguments of its type."""
+        return self._emit(f"{name}_{CL_TYPES[x.dtype]}({', '.join(map(str, (x, *more)))})",
+                          x.dtype)
 
     def frexp(self, x, part):
         """``part`` "mantissa" (in [0.5, 1), x's dtype) or "exponent" (int32) of OpenCL's

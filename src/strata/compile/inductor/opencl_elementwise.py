@@ -1,7 +1,8 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
 ``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
 ``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
-(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``), ``frexp``. Each is a
+(``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``, ``special.zeta``,
+``igamma``, ``igammac``, ``_standard_gamma_grad``), ``frexp``. Each is a
 loop-IR formula over opencl_pointwise.pointwise whose Python-number parameters are kernel
 arguments, so one program serves every value.
 """
@@ -10,11 +11,13 @@ import numpy as np
 
 from ...core import dtype as D
 from ...ops import activation as A
+from ...ops import distributions as DS
 from ...ops import indexing as I
 from ...ops import pointwise as P
 from ...ops import special as SP
 from .ir import ops
 from .opencl_pointwise import (
+    binary,
     is_device,
     new_output,
     pointwise,
@@ -317,6 +320,28 @@ SPECIAL = {"digamma": SP.digamma, "digamma_": SP.digamma_, "erfinv": SP.erfinv,
 SPECIAL_FORMULAS = {name: _special_formula(name) for name in SPECIAL if not name.endswith("_")}
 
 
+def _zeta(x, q):
+    return ops.special("zeta", x, q)
+
+
+def _igamma(a, x):
+    return ops.special("igamma", a, x)
+
+
+def _igammac(a, x):
+    return ops.special("igammac", a, x)
+
+
+def _standard_gamma_grad(alpha, x):
+    return ops.special("standard_gamma_grad", alpha, x)
+
+
+# binary ones: op -> formula of (self, other) in the result's dtype (in-place forms too)
+SPECIAL_BINARY = {SP.special_zeta: _zeta, SP.igamma: _igamma, SP.igamma_: _igamma,
+                  SP.igammac: _igammac, SP.igammac_: _igammac,
+                  DS._standard_gamma_grad: _standard_gamma_grad}
+
+
 def kernels() -> dict:
     table = {}
     for name, formula in ACTIVATIONS.items():
@@ -337,4 +362,6 @@ def kernels() -> dict:
                   P.frexp: frexp})
     for name, op in SPECIAL.items():
         table[op] = unary(op, SPECIAL_FORMULAS[name.rstrip("_")])
+    for op, formula in SPECIAL_BINARY.items():
+        table[op] = binary(op, formula)
     return table

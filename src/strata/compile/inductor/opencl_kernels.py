@@ -24,10 +24,12 @@ from . import opencl_elementwise as elementwise
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
 from . import opencl_nn as nn
+from . import opencl_norm as norm
 from . import opencl_optim as optim
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_rows as rows
+from . import opencl_samplers as samplers
 from . import opencl_shape as shape
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
@@ -84,6 +86,8 @@ def kernels() -> dict:
              SH._reshape_copy: reshape_copy}
     table.update(random.kernels())
     table.update(nn.kernels())
+    table.update(norm.KERNELS)
+    table.update(samplers.KERNELS)
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())

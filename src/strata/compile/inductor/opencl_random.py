@@ -1,5 +1,6 @@
 """The OpenCL device's random ops: loop-IR pointwise kernels over Philox (oclprinter's
-Note [Philox]).
+Note [Philox]), and ``randperm``, a bitonic sort of Philox keys in two hand-written kernels
+(the samplers of ``ops/distributions.py`` are in opencl_samplers.py).
 
 Element i of a launch is a function of (key, offset, i) only: the runtime hands out the key
 (the seed) and a per-launch offset (``OpenCLRuntime.philox``), so a seeded program draws the same
@@ -14,7 +15,7 @@ from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import reductions as RED
 from .ir import InputBuffer, Kernel, Pointwise, ops
-from .oclprinter import print_kernel
+from .oclprinter import PHILOX, print_kernel
 from .opencl_nn import window
 from .opencl_pointwise import (
     alloc,
@@ -247,8 +248,79 @@ def _first_past(B, index):
     return ops.minimum(ops.load("red", "0"), ops.index_expr("last", "int64"))
 
 
+def randperm(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """0..n-1 in the order of a Philox key each (63 random bits; a tie, one in 2^63, keeps
+    index order), so a seed gives the same permutation on every run: the keys, padded to a
+    power of two P with the largest key, sorted with their positions by a bitonic network of
+    log2(P) (log2(P) + 1) / 2 compare-and-swap launches (n log^2 n work)."""
+    spec = F.randperm.meta(n, generator, dtype)
+    rt = R.get(R.device_index(device))
+    if not n:
+        return rt.empty((0,), (1,), spec.dtype)
+    padded = 1 << (n - 1).bit_length()
+    keys, order = (rt.empty((padded,), (1,), D.int64) for _ in range(2))
+    tensors = [keys, order]
+    buffers = [v for t in tensors for v in rt.buffer_of(t)]
+    key, offset = rt.philox(generator)
+    launch("aten::randperm", ("aten::randperm", "keys"), _randperm_keys,
+           buffers + [n, key, offset], tensors, padded, rt, names=lambda: _RANDPERM_KEYS)
+    size = 2
+    while size <= padded:
+        stride = size // 2
+        while stride:
+            launch("aten::randperm", ("aten::randperm", "step"), _bitonic_step,
+                   buffers + [size, stride], tensors, padded, rt, names=lambda: _BITONIC_STEP)
+            stride //= 2
+        size *= 2
+    if spec.dtype is D.int64:
+        return order if padded == n else order[:n].clone()
+    return F._to_copy(order[:n], dtype=spec.dtype)
+
+
+_RANDPERM_KEYS = ["keys", "keys_off", "order", "order_off", "n", "key", "offset"]
+_BITONIC_STEP = ["keys", "keys_off", "order", "order_off", "size", "stride"]
+_KEY_PARAMS = ("__global long* restrict keys, const long keys_off, "
+               "__global long* restrict order, const long order_off")
+
+
+def _randperm_keys():
+    """Element i: key i (past n the largest long, so the padding sorts last) and position i."""
+    source = f"""{PHILOX}
+__kernel void {kernel_name("aten::randperm")}({_KEY_PARAMS}, const long n, const long key,
+                                        const long offset) {{
+    const long i = get_global_id(0);
+    keys[keys_off + i] = i < n ? (long)(philox_bits(philox(key, offset, i)) >> 1) : LONG_MAX;
+    order[order_off + i] = i;
+}}
+"""
+    return source, _RANDPERM_KEYS
+
+
+def _bitonic_step():
+    """One compare-and-swap stage: i and i ^ stride ordered ascending where bit ``size`` of i
+    is clear, descending where it is set, by (key, position)."""
+    source = f"""__kernel void {kernel_name("aten::randperm")}({_KEY_PARAMS}, const long size,
+                                        const long stride) {{
+    const long i = get_global_id(0), l = i ^ stride;
+    if (l <= i)
+        return;
+    keys += keys_off;
+    order += order_off;
+    const long ki = keys[i], kl = keys[l], oi = order[i], ol = order[l];
+    const int after = ki > kl || (ki == kl && oi > ol);
+    if (((i & size) == 0) == after) {{
+        keys[i] = kl;
+        keys[l] = ki;
+        order[i] = ol;
+        order[l] = oi;
+    }}
+}}
+"""
+    return source, _BITONIC_STEP
+
+
 def kernels() -> dict:
-    return {F.rand: _factory(F.rand, standard_uniform),
+    return {F.randperm: randperm, F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
             F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
             F.randint: randint, F.multinomial: multinomial,

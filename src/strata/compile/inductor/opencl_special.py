@@ -1,13 +1,16 @@
 """OpenCL C of the special functions OpenCL's library lacks: digamma and polygamma (ATen's
 ``calc_digamma``, ``calc_trigamma`` and Cephes' Hurwitz ``zeta`` from ``ATen/native/Math.h``, as
-backends/cpu/special.py computes them), ``erfinv`` (ATen's ``calc_erfinv``), the modified Bessel
-functions ``i0``, ``i0e``, ``i1``, ``i1e`` and ``entr``, printed once per compute type (``float``,
-``double``).
+backends/cpu/special.py computes them; ``zeta`` is also ``special.zeta``), ``erfinv`` (ATen's
+``calc_erfinv``), the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e``, ``entr``,
+the regularized incomplete gamma functions ``igamma``/``igammac`` (Cephes' power series and
+continued fraction, as the CPU kernels) and the reparameterized Gamma sample's gradient
+(``_standard_gamma_grad``), printed once per compute type (``float``, ``double``).
 
 OpenCL C has no recursion: digamma's reflection for negative x is applied before the upward
 steps, not by calling itself. A kernel gets the helpers its body calls (``helpers_for``).
 """
 
+from ...backends.cpu.distributions import _COEF_UV
 from ...backends.cpu.special import _I0E_A, _I0E_B, _I1E_A, _I1E_B
 
 DIGAMMA = """T digamma_T(T x) {
@@ -199,14 +202,143 @@ ENTR = """T entr_T(const T x) {
 }
 """
 
+# Cephes' igam.c as backends/cpu/special.py runs it: P(a, x) by its power series for
+# x <= max(1, a), Q(a, x) by its continued fraction beyond (ATen's calc_igamma also switches to
+# an asymptotic series where a ~ x > 20; the series and fraction converge there too); ATen's
+# machine epsilon and rescaling bounds per type; the edges of the domain in ATen's order.
+IGAMMA = """T igam_prefactor_T(const T a, const T x) {          /* x^a e^-x / Gamma(a) */
+    return exp(a * log(x) - x - lgamma(a));
+}
+T igam_series_T(const T a, const T x) {
+    const T machep = sizeof(T) == 8 ? (T)1.11022302462515654042E-16 : (T)5.9604644775390625E-8;
+    T r = a, c = 1, total = 1;
+    for (int i = 0; i < 20000 && c > total * machep; i++) {
+        r += 1;
+        c *= x / r;
+        total += c;
+    }
+    return total * igam_prefactor_T(a, x) / a;
+}
+T igamc_fraction_T(const T a, const T x) {
+    const T machep = sizeof(T) == 8 ? (T)1.11022302462515654042E-16 : (T)5.9604644775390625E-8;
+    const T big = sizeof(T) == 8 ? (T)4.503599627370496e15 : (T)16777216.0;
+    const T biginv = sizeof(T) == 8 ? (T)2.22044604925031308085e-16 : (T)5.9604644775390625E-8;
+    T y = 1 - a, z = x + 2 - a, c = 0;
+    T pkm2 = 1, qkm2 = x, pkm1 = x + 1, qkm1 = z * x;
+    T ans = pkm1 / qkm1, change = 1;
+    for (int i = 0; i < 20000 && change > machep; i++) {
+        c += 1;
+        y += 1;
+        z += 2;
+        const T yc = y * c;
+        const T pk = pkm1 * z - pkm2 * yc, qk = qkm1 * z - qkm2 * yc;
+        if (qk != 0) {
+            const T r = pk / qk;
+            change = fabs((ans - r) / r);
+            ans = r;
+        } else {
+            change = 1;
+        }
+        pkm2 = pkm1;
+        pkm1 = pk;
+        qkm2 = qkm1;
+        qkm1 = qk;
+        if (fabs(pk) > big) {
+            pkm2 *= biginv;
+            pkm1 *= biginv;
+            qkm2 *= biginv;
+            qkm1 *= biginv;
+        }
+    }
+    return ans * igam_prefactor_T(a, x);
+}
+T incomplete_gamma_T(const T a, const T x, const int upper) {
+    if (a != a || x != x)
+        return (T)NAN;
+    T lower;
+    if (a < 0 || x < 0)
+        lower = (T)NAN;
+    else if (a == 0)
+        lower = x > 0 ? (T)1 : (T)NAN;
+    else if (x == 0)
+        lower = 0;
+    else if (isinf(a))
+        lower = isinf(x) ? (T)NAN : (T)0;
+    else if (isinf(x))
+        lower = 1;
+    else if (x > 1 && x > a) {
+        const T q = igamc_fraction_T(a, x);
+        return upper ? q : 1 - q;
+    } else {
+        const T p = igam_series_T(a, x);
+        return upper ? 1 - p : p;
+    }
+    return upper ? 1 - lower : lower;
+}
+T igamma_T(const T a, const T x) {
+    return incomplete_gamma_T(a, x, 0);
+}
+T igammac_T(const T a, const T x) {
+    return incomplete_gamma_T(a, x, 1);
+}
+"""
+
+# ATen's standard_gamma_grad_one (Distributions.h): d(sample)/d(alpha) of a standard Gamma
+# sample x, by a Taylor series for x < 0.8, Rice's saddle point expansion for alpha > 8, else a
+# bivariate rational approximation (the CPU kernel's coefficients); its bounds are float
+# literals, compared in the compute type as ATen compares them.
+GAMMA_GRAD = f"""T standard_gamma_grad_T(const T alpha, const T x) {{
+    if (x < 0.8f) {{
+        T numer = 1, denom = alpha;
+        T series1 = numer / denom, series2 = numer / (denom * denom);
+        for (int i = 1; i <= 5; i++) {{
+            numer *= -x / i;
+            denom += 1;
+            series1 += numer / denom;
+            series2 += numer / (denom * denom);
+        }}
+        const T pow_x_alpha = pow(x, alpha), pdf = pow(x, alpha - 1) * exp(-x);
+        const T cdf = pow_x_alpha * series1;
+        const T cdf_alpha = (log(x) - digamma_T(alpha)) * cdf - pow_x_alpha * series2;
+        const T result = -cdf_alpha / pdf;
+        return result != result ? 0 : result;
+    }}
+    if (alpha > 8.0f) {{
+        if (0.9f * alpha <= x && x <= 1.1f * alpha) {{
+            const T numer_1 = 1 + 24 * alpha * (1 + 12 * alpha);
+            const T numer_2 = 1440 * (alpha * alpha) + 6 * x * (53 - 120 * x) -
+                65 * x * x / alpha + alpha * (107 + 3600 * x);
+            return numer_1 * numer_2 / (1244160 * (alpha * alpha) * (alpha * alpha));
+        }}
+        const T denom = sqrt(8 * alpha), term2 = denom / (alpha - x);
+        const T term3 = pow(x - alpha - alpha * log(x / alpha), (T)-1.5);
+        const T term23 = x < alpha ? term2 - term3 : term2 + term3;
+        const T term1 = log(x / alpha) * term23 -
+            sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x));
+        const T stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha));
+        return -stirling * x * term1 / denom;
+    }}
+    const T u = log(x / alpha), v = log(alpha);
+    const T coef_uv[3][8] = {{{", ".join(_coefficients(row) for row in _COEF_UV.tolist())}}};
+    T c[8];
+    for (int i = 0; i < 8; i++)
+        c[i] = coef_uv[0][i] + u * (coef_uv[1][i] + u * coef_uv[2][i]);
+    const T p = c[0] + v * (c[1] + v * (c[2] + v * c[3]));
+    const T q = c[4] + v * (c[5] + v * (c[6] + v * c[7]));
+    return exp(p / q);
+}}
+"""
+
 _NEEDS = {"polygamma": ("digamma", "trigamma", "zeta"), "i0e": ("bessel",), "i1e": ("bessel",),
-          "i0": ("bessel",), "i1": ("bessel",)}
+          "i0": ("bessel",), "i1": ("bessel",), "standard_gamma_grad": ("digamma",)}
 _SOURCES = {"digamma": DIGAMMA, "trigamma": TRIGAMMA, "zeta": ZETA, "polygamma": POLYGAMMA,
-            "erfinv": ERFINV, "bessel": BESSEL, "entr": ENTR}
+            "erfinv": ERFINV, "bessel": BESSEL, "entr": ENTR, "igamma": IGAMMA,
+            "standard_gamma_grad": GAMMA_GRAD}
 # the functions a kernel body may call, by the helper that defines them
 _CALLABLE = {"digamma": "digamma", "trigamma": "trigamma", "zeta": "zeta",
              "polygamma": "polygamma", "erfinv": "erfinv", "i0e": "bessel", "i1e": "bessel",
-             "i0": "bessel", "i1": "bessel", "entr": "entr"}
+             "i0": "bessel", "i1": "bessel", "entr": "entr", "igamma": "igamma",
+             "igammac": "igamma", "standard_gamma_grad": "standard_gamma_grad"}
 
 
 def helpers_for(body) -> str:

@@ -1,0 +1,131 @@
+"""The OpenCL device's fused layer norm backward: two launches instead of about a dozen.
+
+``native_layer_norm_backward`` views its operands as (rows, N) with N the normalized elements.
+grad_input is one row kernel: per row the sums of g*w and g*w*xhat, then
+``rstd * (g*w - sum(g*w)/N - xhat * sum(g*w*xhat)/N)`` (ATen's ``layer_norm_backward_frame``).
+grad_weight and grad_bias are one column kernel: per column the sums over rows of g*xhat and g.
+Both are one work-item per row/column (a work-group tree is later work) and accumulate in
+float for half dtypes (oclprinter's Note [Half dtypes]). Operands that are not contiguous are
+copied first (one launch each).
+"""
+
+from ...ops import normalization as NO
+from ...ops.op import TensorSpec
+from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
+from .opencl_pointwise import kernel_name, launch, new_output, runtime_of
+
+_OP = "aten::native_layer_norm_backward"
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""
+    n = 1
+    for size in normalized_shape:
+        n *= size
+    rows = input.numel() // n if n else 0
+    g, x = grad_out.contiguous(), input.contiguous()
+    m, r = mean.contiguous(), rstd.contiguous()
+    w = weight.contiguous() if weight is not None else None
+    rt = runtime_of(input)
+    g_in = new_output(input, input) if output_mask[0] else None
+    # without a weight or bias, their gradients take the input's dtype (as the composite's)
+    missing = TensorSpec(tuple(normalized_shape), input.dtype)
+    g_w = new_output(weight if weight is not None else missing, input) if output_mask[1] else None
+    g_b = new_output(bias if bias is not None else missing, input) if output_mask[2] else None
+    compute = "double" if "float64" in {t.dtype.name for t in (g, x, m, r, w) if t is not None} \
+        else "float"
+    if g_in is not None and rows:
+        tensors = [g, x, m, r, *([w] if w is not None else []), g_in]
+        values = [v for t in tensors for v in rt.buffer_of(t)] + [n]
+        dtypes = tuple(t.dtype.name for t in tensors)
+        launch(_OP, (_OP, "rows", dtypes, compute), lambda: _row_kernel(dtypes, compute),
+               values, tensors, rows, rt, names=lambda: _names(len(tensors)) + ["ns"])
+    columns = [t for t in (g_w, g_b) if t is not None]
+    if columns and n:
+        tensors = [g, x, m, r, *columns]
+        values = [v for t in tensors for v in rt.buffer_of(t)] + [n, rows]
+        dtypes = tuple(t.dtype.name for t in tensors)
+        which = (g_w is not None, g_b is not None)
+        launch(_OP, (_OP, "columns", dtypes, which, compute),
+               lambda: _column_kernel(dtypes, which, compute), values, tensors, n, rt,
+               names=lambda: _names(len(tensors)) + ["ns", "ms"])
+    return g_in, g_w, g_b
+
+
+def _names(count):
+    return [f"{p}{k}" for k in range(count) for p in ("t", "t_off_")]
+
+
+def _params(dtypes, outputs):
+    params = []
+    for k, dtype in enumerate(dtypes):
+        const = "" if k >= len(dtypes) - outputs else "const "
+        params += [f"__global {const}{BUFFER_TYPES[dtype]}* restrict t{k}", f"const long t_off_{k}"]
+    return params
+
+
+def _load(dtypes, k, index, compute):
+    return f"(({compute}){load_expr(dtypes[k], f'(t{k} + t_off_{k})', index)})"
+
+
+def _row_kernel(dtypes, compute):
+    """grad_input: t0 g, t1 x, t2 mean, t3 rstd, [t4 weight], last the output; ``ns``
+    elements per row."""
+    affine = len(dtypes) == 6
+    out = len(dtypes) - 1
+    g = _load(dtypes, 0, "row * ns + j", compute)
+    gw = f"({g} * {_load(dtypes, 4, 'j', compute)})" if affine else g
+    x_hat = f"(({_load(dtypes, 1, 'row * ns + j', compute)} - mu) * rs)"
+    value = "rs * (gw - a * scale - x_hat * b * scale)"
+    source = f"""{FP64 if compute == "double" else ""}
+__kernel void {kernel_name(_OP)}({", ".join(_params(dtypes, 1) + ["const long ns"])}) {{
+    const long row = get_global_id(0);
+    const {compute} mu = {_load(dtypes, 2, "row", compute)};
+    const {compute} rs = {_load(dtypes, 3, "row", compute)};
+    const {compute} scale = ({compute})1 / ({compute})ns;
+    {compute} a = 0, b = 0;
+    for (long j = 0; j < ns; ++j) {{
+        const {compute} gw = {gw};
+        a += gw;
+        b += gw * {x_hat};
+    }}
+    for (long j = 0; j < ns; ++j) {{
+        const {compute} gw = {gw};
+        const {compute} x_hat = {x_hat};
+        {store_statement(dtypes[out], f"(t{out} + t_off_{out})", "row * ns + j", value)}
+    }}
+}}
+"""
+    return with_helpers(source), _names(len(dtypes)) + ["ns"]
+
+
+def _column_kernel(dtypes, which, compute):
+    """grad_weight and/or grad_bias: t0 g, t1 x, t2 mean, t3 rstd, then the outputs; ``ms``
+    rows of ``ns``."""
+    outputs = sum(which)
+    g = _load(dtypes, 0, "i * ns + col", compute)
+    x_hat = f"(({_load(dtypes, 1, 'i * ns + col', compute)} - {_load(dtypes, 2, 'i', compute)})" \
+            f" * {_load(dtypes, 3, 'i', compute)})"
+    stores, k = [], 4
+    for wanted, total in zip(which, ("gw", "gb")):
+        if wanted:
+            stores.append(store_statement(dtypes[k], f"(t{k} + t_off_{k})", "col", total))
+            k += 1
+    source = f"""{FP64 if compute == "double" else ""}
+__kernel void {kernel_name(_OP)}({", ".join(_params(dtypes, outputs) + ["const long ns",
+                                                                         "const long ms"])}) {{
+    const long col = get_global_id(0);
+    {compute} gw = 0, gb = 0;
+    for (long i = 0; i < ms; ++i) {{
+        const {compute} g = {g};
+        gw += g * {x_hat};
+        gb += g;
+    }}
+    {" ".join(stores)}
+}}
+"""
+    return with_helpers(source), _names(len(dtypes)) + ["ns", "ms"]
+
+
+KERNELS = {NO.native_layer_norm_backward: native_layer_norm_backward}
