@@ -29,6 +29,7 @@ from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_resample as resample
 from . import opencl_rnn as rnn
+from . import opencl_rnn_layers as rnn_layers
 from . import opencl_rows as rows
 from . import opencl_shape as shape
 from . import opencl_sort as sorting
@@ -88,6 +89,7 @@ def kernels() -> dict:
     table.update(nn.kernels())
     table.update(resample.kernels())
     table.update(rnn.kernels())
+    table.update(rnn_layers.kernels())
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
