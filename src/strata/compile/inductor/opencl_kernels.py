@@ -20,6 +20,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from ...optim import _native_update
+from . import opencl_counting as counting
 from . import opencl_elementwise as elementwise
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
@@ -90,6 +91,7 @@ def kernels() -> dict:
     table.update(resample.kernels())
     table.update(rnn.kernels())
     table.update(rnn_layers.kernels())
+    table.update(counting.kernels())
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
