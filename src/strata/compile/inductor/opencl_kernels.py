@@ -29,6 +29,7 @@ from . import opencl_optim as optim
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_resample as resample
+from . import opencl_resize as resize
 from . import opencl_rnn as rnn
 from . import opencl_rnn_layers as rnn_layers
 from . import opencl_rows as rows
@@ -92,6 +93,7 @@ def kernels() -> dict:
     table.update(rnn.kernels())
     table.update(rnn_layers.kernels())
     table.update(counting.kernels())
+    table.update(resize.kernels())
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())
