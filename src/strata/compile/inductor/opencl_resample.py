@@ -125,10 +125,58 @@ def _linear_term(dims, align_corners):
     return term
 
 
+def _cubic_weight(tap, t):
+    """Keys' cubic convolution weight (A = -0.75) of tap 0..3 at fraction t, as ATen's
+    ``get_cubic_upsample_coefficients``: the near formula for taps 1 and 2 (distances t and
+    1 - t), the far one for taps 0 and 3 (t + 1 and 2 - t)."""
+    dt = t.dtype
+    one, a = ops.constant(1, dt), ops.constant(-0.75, dt)
+
+    def near(x):
+        inner = ops.sub(ops.mul(ops.add(a, ops.constant(2, dt)), x),
+                        ops.add(a, ops.constant(3, dt)))
+        return ops.add(ops.mul(ops.mul(inner, x), x), one)
+
+    def far(x):
+        five_a, eight_a, four_a = (ops.mul(ops.constant(k, dt), a) for k in (5, 8, 4))
+        return ops.sub(ops.mul(ops.add(ops.mul(ops.sub(ops.mul(a, x), five_a), x), eight_a), x),
+                       four_a)
+    rest = ops.sub(one, t)
+    weights = (far(ops.add(t, one)), near(t), near(rest), far(ops.add(rest, one)))
+    chosen = weights[3]
+    for k in (2, 1, 0):
+        chosen = ops.where(ops.index_expr(f"{tap} == {k}", "bool"), weights[k], chosen)
+    return chosen
+
+
+def _cubic_term(dims, align_corners):
+    """One of the 4 x 4 taps of bicubic interpolation: ATen's source index for cubic modes (o *
+    scale aligned, else (o + 0.5) * scale - 0.5, not clamped), taps floor(src) - 1 .. + 2
+    clamped into the input, weighted by ``_cubic_weight`` of the fraction."""
+    def term(B, index, rindex):
+        lead, tail = index[:-dims], index[-dims:]
+        at, weight = [], None
+        for d, (o, tap) in enumerate(zip(tail, rindex)):
+            scale = ops.load(f"sc{d}", "0")
+            cdt = scale.dtype
+            half = ops.constant(0.5, cdt)
+            dst = ops.index_expr(o, cdt)
+            src = ops.mul(scale, dst) if align_corners else \
+                ops.sub(ops.mul(scale, ops.add(dst, half)), half)
+            start = ops.floor(src)
+            at.append(_clamp(f"(long)({start}) - 1 + {tap}", f"xs{d}"))
+            w = _cubic_weight(tap, ops.sub(src, start))
+            weight = w if weight is None else ops.mul(weight, w)
+        x = B["inp"].load((*lead, *at))
+        return ops.mul(x if x.dtype == weight.dtype else ops.to_dtype(x, weight.dtype), weight)
+    return term
+
+
 _NEAREST_TERMS = {(dims, exact): _nearest_term(dims, exact)
                   for dims in (1, 2, 3) for exact in (False, True)}
 _LINEAR_TERMS = {(dims, align): _linear_term(dims, align)
                  for dims in (1, 2, 3) for align in (False, True)}
+_CUBIC_TERMS = {align: _cubic_term(2, align) for align in (False, True)}
 
 
 def _nearest(op, exact):
@@ -149,7 +197,8 @@ def _nearest(op, exact):
     return kernel
 
 
-def _linear(op):
+def _linear(op, taps=2, terms=_LINEAR_TERMS):
+    """Linear modes (2 taps per dim), or bicubic (``taps`` 4, its ``terms``)."""
     def kernel(self, output_size, align_corners, *scales):
         spec = op.meta(self, output_size, align_corners, *scales)
         out = new_output(spec, self)
@@ -160,9 +209,9 @@ def _linear(op):
         compute = opmath(out.dtype)
         floats = {f"sc{d}": (_linear_scale(n, o, align_corners, s), compute)
                   for d, (n, o, s) in enumerate(zip(sizes, output_size, scales))}
+        term = terms[bool(align_corners)] if taps == 4 else terms[dims, bool(align_corners)]
         window(op.qualname, {"inp": self}, _geometry("xs", sizes), [(out, _reduced)],
-               (2,) * dims, "sum", _LINEAR_TERMS[dims, bool(align_corners)], compute.name,
-               floats)
+               (taps,) * dims, "sum", term, compute.name, floats)
         return out
     kernel.__name__ = kernel.__qualname__ = op.name
     return kernel
@@ -175,5 +224,8 @@ def kernels() -> dict:
                   NN.upsample_nearest_exact1d: _nearest(NN.upsample_nearest_exact1d, True),
                   NN.upsample_nearest_exact2d: _nearest(NN.upsample_nearest_exact2d, True),
                   NN.upsample_linear1d: _linear(NN.upsample_linear1d),
-                  NN.upsample_bilinear2d: _linear(NN.upsample_bilinear2d)})
+                  NN.upsample_bilinear2d: _linear(NN.upsample_bilinear2d),
+                  NN.upsample_nearest3d: _nearest(NN.upsample_nearest3d, False),
+                  NN.upsample_trilinear3d: _linear(NN.upsample_trilinear3d),
+                  NN.upsample_bicubic2d: _linear(NN.upsample_bicubic2d, 4, _CUBIC_TERMS)})
     return table
