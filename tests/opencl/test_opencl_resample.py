@@ -74,17 +74,35 @@ def test_interpolate_with_scales_matches_torch(mode, scale):
                                      align_corners=corners)(t), x)
 
 
-def test_linear_1d_float64_with_align_corners_matches_torch():
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4, 2)), ("trilinear", (2, 1, 3, 2, 4)),
+                                        ("bicubic", (2, 2, 4, 5))])
+@pytest.mark.parametrize("how", [{"size": 0}, {"scale_factor": 1.6}, {"scale_factor": 0.7},
+                                 {"align_corners": True}])
+def test_3d_modes_and_bicubic_match_torch(mode, shape, how):
+    dims = len(shape) - 2
+    kwargs = dict(how)
+    if "size" in kwargs or "align_corners" in kwargs:
+        kwargs["size"] = (5, 3, 6)[:dims] if "size" in kwargs else (4, 7, 3)[:dims]
+    if mode == "nearest":
+        kwargs.pop("align_corners", None)
+    x = np.random.default_rng(7).standard_normal(shape)
+    check(lambda m, t: m.nn.functional.interpolate(t, mode=mode, **kwargs), x, tol=1e-12)
+    check(lambda m, t: m.nn.functional.interpolate(t, mode=mode, **kwargs),
+          x.astype(np.float32))
+
+
+@pytest.mark.parametrize("corners", [False, True])
+def test_linear_1d_float64_matches_torch(corners):
     x = np.random.default_rng(4).standard_normal((2, 3, 6))
-    for corners in (False, True):
-        check(lambda m, t: m.nn.functional.interpolate(t, size=11, mode="linear",
-                                                       align_corners=corners), x, tol=1e-12)
+    check(lambda m, t: m.nn.functional.interpolate(t, size=11, mode="linear",
+                                                   align_corners=corners), x, tol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_resampling_matches_the_cpu_device(dtype):
     x = np.random.default_rng(5).standard_normal((2, 3, 4, 5)).astype(np.float32)
     calls = [lambda t: strata.nn.functional.interpolate(t, size=(7, 9), mode="bilinear"),
+             lambda t: strata.nn.functional.interpolate(t, size=(3, 8), mode="bicubic"),
              lambda t: strata.nn.functional.interpolate(t, scale_factor=2, mode="nearest"),
              lambda t: strata.nn.functional.pad(t, (1, 2, 3, 1), mode="reflect"),
              lambda t: strata.nn.functional.pad(t, (2, 2, 1, 0), mode="replicate")]

@@ -50,9 +50,8 @@ def _train(model, lib, x, target, steps, device=None):
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_two_layer_bidirectional_batch_first_trains_as_on_cpu_and_torch(mode):
-    kwargs = dict(input_size=5, hidden_size=6, num_layers=2, bidirectional=True,
-                  batch_first=True)
-    reference, on_cpu, on_device = _models(mode, 0, **kwargs)
+    reference, on_cpu, on_device = _models(mode, 0, input_size=5, hidden_size=6, num_layers=2,
+                                           bidirectional=True, batch_first=True)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 7, 5)).astype(np.float32)
     target = rng.standard_normal((3, 7, 12)).astype(np.float32)
