@@ -74,8 +74,8 @@ def test_interpolate_with_scales_matches_torch(mode, scale):
                                      align_corners=corners)(t), x)
 
 
-@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4, 2)), ("trilinear", (2, 1, 3, 2, 4)),
-                                        ("bicubic", (2, 2, 4, 5))])
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 3, 4, 2)),
+                                        ("trilinear", (2, 1, 3, 2, 4)), ("bicubic", (2, 2, 4, 5))])
 @pytest.mark.parametrize("how", [{"size": 0}, {"scale_factor": 1.6}, {"scale_factor": 0.7},
                                  {"align_corners": True}])
 def test_3d_modes_and_bicubic_match_torch(mode, shape, how):

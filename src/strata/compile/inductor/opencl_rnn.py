@@ -77,11 +77,11 @@ def _stored(fn, B, dtype, index):
 
 # --- reading gates ------------------------------------------------------------------------------
 
-def _temp(name):
+def temp(name):
     return ops.load(name, "0")
 
 
-def _column(B, name, index, k):
+def column(B, name, index, k):
     """Gate ``k``'s element (b, j) of a (batch, gates * hidden) tensor."""
     b, j = index
     return B[name].load((b, f"({k} * hid + {j})"))
@@ -95,7 +95,7 @@ def _one(v):
     return ops.constant(1, v.dtype)
 
 
-def _complement(v):
+def complement(v):
     return ops.sub(_one(v), v)
 
 
@@ -104,13 +104,13 @@ def _running(B, index):
     return ops.index_expr(f"t < {B['len'].load((index[0],))}", "bool")
 
 
-def _masked(B, index, value, other):
+def masked(B, index, value, other):
     """``value`` where the row is running, else ``other`` (no lengths: ``value``)."""
     return value if "len" not in B else ops.where(_running(B, index), value, other)
 
 
-def _zero_unless_running(B, index, value):
-    return _masked(B, index, value, ops.constant(0, value.dtype))
+def zero_unless_running(B, index, value):
+    return masked(B, index, value, ops.constant(0, value.dtype))
 
 
 # --- LSTM ---------------------------------------------------------------------------------------
@@ -119,14 +119,14 @@ def _zero_unless_running(B, index, value):
 
 def _lstm_pre(B, index, k):
     if "ig" in B:
-        v = ops.add(_column(B, "ig", index, k), _column(B, "hg", index, k))
+        v = ops.add(column(B, "ig", index, k), column(B, "hg", index, k))
         if "bi" in B:
             v = ops.add(ops.add(v, _bias(B, "bi", index, k)), _bias(B, "bh", index, k))
         return v
-    x = _column(B, "xg", index, k)
+    x = column(B, "xg", index, k)
     if "bi" in B:
         x = ops.add(x, ops.add(_bias(B, "bi", index, k), _bias(B, "bh", index, k)))
-    return ops.add(_column(B, "hg", index, k), x)
+    return ops.add(column(B, "hg", index, k), x)
 
 
 def _lstm_i(B, index):
@@ -148,49 +148,49 @@ def _lstm_o(B, index):
 def _lstm_c(B, index):
     """c' = f c + i g."""
     c = B["cp"].load(index)
-    return ops.add(ops.mul(_temp("f"), c), ops.mul(_temp("i"), _temp("g")))
+    return ops.add(ops.mul(temp("f"), c), ops.mul(temp("i"), temp("g")))
 
 
-def _lstm_h(B, index):
+def lstm_h(B, index):
     """h' = o tanh(c')."""
-    return ops.mul(ops.tanh(_temp("c")), _temp("o"))
+    return ops.mul(ops.tanh(temp("c")), temp("o"))
 
 
-_LSTM_TEMPS = (("i", _lstm_i), ("f", _lstm_f), ("g", _lstm_g), ("o", _lstm_o), ("c", _lstm_c))
+LSTM_TEMPS = (("i", _lstm_i), ("f", _lstm_f), ("g", _lstm_g), ("o", _lstm_o), ("c", _lstm_c))
 
 
 def _gate_out(name):
     def out(B, index):
-        return _temp(name)
+        return temp(name)
     return out
 
 
-_GATE_OUTS = {name: _gate_out(name)
+GATE_OUTS = {name: _gate_out(name)
               for name in ("i", "f", "g", "o", "c", "r", "z", "hn", "n", "gn")}
 
 
-def _columns(t, count, hidden):
+def columns(t, count, hidden):
     """The ``count`` (batch, hidden) column blocks of a (batch, count * hidden) tensor."""
     return [t[:, k * hidden:(k + 1) * hidden] for k in range(count)]
 
 
-def _view(t, shape, strides, offset=0):
+def strided_view(t, shape, strides, offset=0):
     """A strided view of ``t``'s memory (the layers' time steps and their transposes) made
     directly: these views only feed this file's kernels."""
     return make_tensor(t._storage, t._offset + offset, shape, strides, t.dtype, t.device,
                        t._keyset)
 
 
-def _step(t, index):
+def time_step(t, index):
     """Time step ``index`` of a (T, ...) contiguous tensor, as a view of its 2-d block."""
     shape = tuple(t._shape[1:])
-    return _view(t, shape, contiguous_strides(shape), index * t._get_strides()[0])
+    return strided_view(t, shape, contiguous_strides(shape), index * t._get_strides()[0])
 
 
-def _feature_major(t, index):
+def feature_major(t, index):
     """Step ``index`` of a (T, features, batch) workspace as a (batch, features) view."""
     features, batch = t._shape[1:]
-    return _view(t, (batch, features), (1, batch), index * features * batch)
+    return strided_view(t, (batch, features), (1, batch), index * features * batch)
 
 
 def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
@@ -200,9 +200,9 @@ def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=
     reads = {"ig": input_gates, "hg": hidden_gates, "cp": cx}
     if input_bias is not None:
         reads.update(bi=input_bias, bh=hidden_bias)
-    outs = [(w, _GATE_OUTS[n]) for w, n in zip(_columns(workspace, 4, hidden), "ifgo")]
-    outs += [(cy, _GATE_OUTS["c"]), (hy, _lstm_h)]
-    gate_kernel("aten::_thnn_fused_lstm_cell", reads, {"hid": hidden}, _LSTM_TEMPS, outs,
+    outs = [(w, GATE_OUTS[n]) for w, n in zip(columns(workspace, 4, hidden), "ifgo")]
+    outs += [(cy, GATE_OUTS["c"]), (hy, lstm_h)]
+    gate_kernel("aten::_thnn_fused_lstm_cell", reads, {"hid": hidden}, LSTM_TEMPS, outs,
                 specs[0].dtype.name)
     return hy, cy, workspace
 
@@ -211,13 +211,15 @@ def fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=
 # that of c', tc = tanh(c'): d o = dh (tc o)(1 - o); dc' = dh (o (1 - tc^2)) + dc;
 # d i = dc' (g i)(1 - i); d f = dc' (c f)(1 - f); d g = dc' (i (1 - g^2)); d c = dc' f.
 
-def _ws_gate(k):
+def _workspace_gate(k):
     def gate(B, index):
-        return _column(B, "ws", index, k)
+        return column(B, "ws", index, k)
     return gate
 
 
-_WS_TEMPS = tuple((name, _ws_gate(k)) for k, name in enumerate("ifgo"))
+# gate k of a workspace read as (batch, gates * hidden): made once, a function is part of a key
+WORKSPACE_GATES = tuple(_workspace_gate(k) for k in range(5))
+_WS_TEMPS = tuple((name, WORKSPACE_GATES[k]) for k, name in enumerate("ifgo"))
 
 
 def _lstm_tc(B, index):
@@ -226,59 +228,59 @@ def _lstm_tc(B, index):
 
 def _lstm_dh(B, index):
     """The gradient reaching h' (0 where a cell's grad_hy is absent)."""
-    return B["dh"].load(index) if "dh" in B else ops.constant(0, _temp("o").dtype)
+    return B["dh"].load(index) if "dh" in B else ops.constant(0, temp("o").dtype)
 
 
 def _lstm_dc(B, index):
     """dc' = dh (o (1 - tc^2)) + dc."""
-    o, tc = _temp("o"), _temp("tc")
-    through_h = ops.mul(_lstm_dh(B, index), ops.mul(o, _complement(ops.mul(tc, tc))))
+    o, tc = temp("o"), temp("tc")
+    through_h = ops.mul(_lstm_dh(B, index), ops.mul(o, complement(ops.mul(tc, tc))))
     return ops.add(through_h, B["dc"].load(index)) if "dc" in B else through_h
 
 
 def _lstm_grad_i(B, index):
-    i = _temp("i")
-    return _zero_unless_running(B, index, ops.mul(_temp("dcs"), ops.mul(ops.mul(_temp("g"), i),
-                                                                       _complement(i))))
+    i = temp("i")
+    return zero_unless_running(B, index, ops.mul(temp("dcs"), ops.mul(ops.mul(temp("g"), i),
+                                                                       complement(i))))
 
 
 def _lstm_grad_f(B, index):
-    f = _temp("f")
-    return _zero_unless_running(B, index, ops.mul(_temp("dcs"), ops.mul(
-        ops.mul(B["cp"].load(index), f), _complement(f))))
+    f = temp("f")
+    return zero_unless_running(B, index, ops.mul(temp("dcs"), ops.mul(
+        ops.mul(B["cp"].load(index), f), complement(f))))
 
 
 def _lstm_grad_g(B, index):
-    g = _temp("g")
-    return _zero_unless_running(B, index, ops.mul(_temp("dcs"), ops.mul(
-        _temp("i"), _complement(ops.mul(g, g)))))
+    g = temp("g")
+    return zero_unless_running(B, index, ops.mul(temp("dcs"), ops.mul(
+        temp("i"), complement(ops.mul(g, g)))))
 
 
 def _lstm_grad_o(B, index):
-    o = _temp("o")
-    return _zero_unless_running(B, index, ops.mul(_lstm_dh(B, index), ops.mul(
-        ops.mul(_temp("tc"), o), _complement(o))))
+    o = temp("o")
+    return zero_unless_running(B, index, ops.mul(_lstm_dh(B, index), ops.mul(
+        ops.mul(temp("tc"), o), complement(o))))
 
 
-def _lstm_grad_c(B, index):
+def lstm_grad_c(B, index):
     """d c = dc' f; a masked step passes dc through."""
-    dc = ops.mul(_temp("dcs"), _temp("f"))
+    dc = ops.mul(temp("dcs"), temp("f"))
     return dc if "len" not in B else ops.where(_running(B, index), dc, B["dc"].load(index))
 
 
-def _kept(B, index):
+def kept_gradient(B, index):
     """What a masked row passes back to h unchanged: its step gradient (0 where running)."""
     g = B["ds"].load(index)
     return ops.where(_running(B, index), ops.constant(0, g.dtype), g)
 
 
-def _projected_grad(B, index):
+def projected_grad(B, index):
     """A projected layer's step gradient of h_t, 0 past the row's length."""
-    return _zero_unless_running(B, index, B["ds"].load(index))
+    return zero_unless_running(B, index, B["ds"].load(index))
 
 
-_LSTM_BACKWARD_TEMPS = (*_WS_TEMPS, ("tc", _lstm_tc), ("dcs", _lstm_dc))
-_LSTM_GRAD_GATES = (_lstm_grad_i, _lstm_grad_f, _lstm_grad_g, _lstm_grad_o)
+LSTM_BACKWARD_TEMPS = (*_WS_TEMPS, ("tc", _lstm_tc), ("dcs", _lstm_dc))
+LSTM_GRAD_GATES = (_lstm_grad_i, _lstm_grad_f, _lstm_grad_g, _lstm_grad_o)
 
 
 def fused_lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias):
@@ -290,10 +292,10 @@ def fused_lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias):
         reads["dh"] = grad_hy
     if grad_cy is not None:
         reads["dc"] = grad_cy
-    outs = list(zip(_columns(grad_gates, 4, hidden), _LSTM_GRAD_GATES))
-    outs.append((grad_cx, _lstm_grad_c))
+    outs = list(zip(columns(grad_gates, 4, hidden), LSTM_GRAD_GATES))
+    outs.append((grad_cx, lstm_grad_c))
     gate_kernel("aten::_thnn_fused_lstm_cell_backward_impl", reads, {"hid": hidden},
-                _LSTM_BACKWARD_TEMPS, outs, specs[0].dtype.name)
+                LSTM_BACKWARD_TEMPS, outs, specs[0].dtype.name)
     return grad_gates, grad_cx, _bias_grad(grad_gates, has_bias, specs[2], cx)
 
 
@@ -308,12 +310,12 @@ def _bias_grad(grad_gates, has_bias, spec, like):
 # hn = hidden_gates_n + b_hh_n; h' = (h - n) z + n.
 
 def _gru_input(B, index, k):
-    x = _column(B, "ig", index, k)
+    x = column(B, "ig", index, k)
     return ops.add(x, _bias(B, "bi", index, k)) if "bi" in B else x
 
 
 def _gru_hidden(B, index, k):
-    h = _column(B, "hg", index, k)
+    h = column(B, "hg", index, k)
     return ops.add(h, _bias(B, "bh", index, k)) if "bh" in B else h
 
 
@@ -330,20 +332,20 @@ def _gru_hn(B, index):
 
 
 def _gru_n(B, index):
-    return ops.tanh(ops.add(ops.mul(_temp("r"), _temp("hn")), _gru_input(B, index, 2)))
+    return ops.tanh(ops.add(ops.mul(temp("r"), temp("hn")), _gru_input(B, index, 2)))
 
 
-def _gru_h(B, index):
+def gru_h(B, index):
     """h' = (h - n) z + n, or h past the row's length."""
-    h, n = B["hp"].load(index), _temp("n")
-    return _masked(B, index, ops.add(ops.mul(ops.sub(h, n), _temp("z")), n), h)
+    h, n = B["hp"].load(index), temp("n")
+    return masked(B, index, ops.add(ops.mul(ops.sub(h, n), temp("z")), n), h)
 
 
 def _previous_h(B, index):
     return B["hp"].load(index)
 
 
-_GRU_TEMPS = (("r", _gru_r), ("z", _gru_z), ("hn", _gru_hn), ("n", _gru_n))
+GRU_TEMPS = (("r", _gru_r), ("z", _gru_z), ("hn", _gru_hn), ("n", _gru_n))
 
 
 def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
@@ -353,10 +355,10 @@ def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=N
     reads = {"ig": input_gates, "hg": hidden_gates, "hp": hx}
     if input_bias is not None:
         reads.update(bi=input_bias, bh=hidden_bias)
-    r, z, n, h, hn = _columns(workspace, 5, hidden)
-    outs = [(r, _GATE_OUTS["r"]), (z, _GATE_OUTS["z"]), (n, _GATE_OUTS["n"]), (h, _previous_h),
-            (hn, _GATE_OUTS["hn"]), (hy, _gru_h)]
-    gate_kernel("aten::_thnn_fused_gru_cell", reads, {"hid": hidden}, _GRU_TEMPS, outs,
+    r, z, n, h, hn = columns(workspace, 5, hidden)
+    outs = [(r, GATE_OUTS["r"]), (z, GATE_OUTS["z"]), (n, GATE_OUTS["n"]), (h, _previous_h),
+            (hn, GATE_OUTS["hn"]), (hy, gru_h)]
+    gate_kernel("aten::_thnn_fused_gru_cell", reads, {"hid": hidden}, GRU_TEMPS, outs,
                 specs[0].dtype.name)
     return hy, workspace
 
@@ -365,38 +367,31 @@ def fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=N
 # d z = (((h - n) g) z)(1 - z); d n' = ((1 - z) g)(1 - n^2) (n' = x_n + r hn);
 # d r = ((d n' hn) r)(1 - r); d hn = d n' r; d h = g z.
 
-def _cell_ws(k):
-    def gate(B, index):
-        return _column(B, "ws", index, k)
-    return gate
-
-
 def _cell_grad_n(B, index):
-    z, n = _temp("z"), _temp("n")
-    return ops.mul(ops.mul(_complement(z), B["dh"].load(index)), _complement(ops.mul(n, n)))
+    z, n = temp("z"), temp("n")
+    return ops.mul(ops.mul(complement(z), B["dh"].load(index)), complement(ops.mul(n, n)))
 
 
 def _cell_grad_r(B, index):
-    r = _temp("r")
-    return ops.mul(ops.mul(ops.mul(_temp("gn"), _temp("hn")), r), _complement(r))
+    r = temp("r")
+    return ops.mul(ops.mul(ops.mul(temp("gn"), temp("hn")), r), complement(r))
 
 
 def _cell_grad_z(B, index):
-    z = _temp("z")
-    return ops.mul(ops.mul(ops.mul(ops.sub(_temp("h"), _temp("n")), B["dh"].load(index)), z),
-                   _complement(z))
+    z = temp("z")
+    return ops.mul(ops.mul(ops.mul(ops.sub(temp("h"), temp("n")), B["dh"].load(index)), z),
+                   complement(z))
 
 
 def _cell_grad_hn(B, index):
-    return ops.mul(_temp("gn"), _temp("r"))
+    return ops.mul(temp("gn"), temp("r"))
 
 
 def _cell_grad_h(B, index):
-    return ops.mul(B["dh"].load(index), _temp("z"))
+    return ops.mul(B["dh"].load(index), temp("z"))
 
 
-_GRU_CELL_BACKWARD_TEMPS = (*((name, _cell_ws(k)) for k, name in enumerate(("r", "z", "n", "h",
-                                                                             "hn"))),
+_GRU_CELL_BACKWARD_TEMPS = (*zip(("r", "z", "n", "h", "hn"), WORKSPACE_GATES),
                             ("gn", _cell_grad_n))
 
 
@@ -404,8 +399,8 @@ def fused_gru_cell_backward(grad_hy, workspace, has_bias):
     specs = RN.fused_gru_cell_backward.meta(grad_hy, workspace, has_bias)
     grad_input, grad_hidden, grad_hx = (new_output(s, grad_hy) for s in specs[:3])
     hidden = grad_hy._shape[1]
-    gi, gh = _columns(grad_input, 3, hidden), _columns(grad_hidden, 3, hidden)
-    outs = [(gi[0], _cell_grad_r), (gi[1], _cell_grad_z), (gi[2], _GATE_OUTS["gn"]),
+    gi, gh = columns(grad_input, 3, hidden), columns(grad_hidden, 3, hidden)
+    outs = [(gi[0], _cell_grad_r), (gi[1], _cell_grad_z), (gi[2], GATE_OUTS["gn"]),
             (gh[0], _cell_grad_r), (gh[1], _cell_grad_z), (gh[2], _cell_grad_hn),
             (grad_hx, _cell_grad_h)]
     gate_kernel("aten::_thnn_fused_gru_cell_backward", {"ws": workspace, "dh": grad_hy},

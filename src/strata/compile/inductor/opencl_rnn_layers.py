@@ -13,26 +13,26 @@ from ...ops import rnn as RN
 from .ir import ops
 from .opencl_pointwise import identity, new_output, pointwise, runtime_of
 from .opencl_rnn import (
-    _GATE_OUTS,
-    _GRU_TEMPS,
-    _LSTM_BACKWARD_TEMPS,
-    _LSTM_GRAD_GATES,
-    _LSTM_TEMPS,
-    _column,
-    _columns,
-    _complement,
-    _feature_major,
-    _gru_h,
-    _kept,
-    _lstm_grad_c,
-    _lstm_h,
-    _masked,
-    _projected_grad,
-    _step,
-    _temp,
-    _view,
-    _zero_unless_running,
+    GATE_OUTS,
+    GRU_TEMPS,
+    LSTM_BACKWARD_TEMPS,
+    LSTM_GRAD_GATES,
+    LSTM_TEMPS,
+    WORKSPACE_GATES,
+    columns,
+    complement,
+    feature_major,
     gate_kernel,
+    gru_h,
+    kept_gradient,
+    lstm_grad_c,
+    lstm_h,
+    masked,
+    projected_grad,
+    strided_view,
+    temp,
+    time_step,
+    zero_unless_running,
 )
 from .opencl_rows import matmul, opmath, sum_dim
 
@@ -75,13 +75,13 @@ def _zeros(op_name, like, shape):
 def _transposed(t):
     """A 2-d tensor's transpose, as a view."""
     (rows, cols), (st0, st1) = t._shape, t._get_strides()
-    return _view(t, (cols, rows), (st1, st0))
+    return strided_view(t, (cols, rows), (st1, st0))
 
 
 def _matrix(t):
     """A contiguous (T, B, F) tensor as its (T * B, F) matrix."""
     steps, batch, features = t._shape
-    return _view(t, (steps * batch, features), (features, 1))
+    return strided_view(t, (steps * batch, features), (features, 1))
 
 
 def _project(op_name, x, weight_ih):
@@ -104,25 +104,26 @@ def _previous_states(op_name, output, h0, reverse):
     prev = _empty(output, tuple(output._shape))
     block = batch * features
     first, rest_to, rest_from = (steps - 1, 0, 1) if reverse else (0, 1, 0)
-    pointwise(op_name, identity, [(h0, prev.dtype)], _step(prev, first))
+    pointwise(op_name, identity, [(h0, prev.dtype)], time_step(prev, first))
     if steps > 1:
         shape = (steps - 1, batch, features)
         strides = contiguous_strides(shape)
-        pointwise(op_name, identity, [(_view(output, shape, strides, rest_from * block),
-                                       prev.dtype)], _view(prev, shape, strides, rest_to * block))
+        shifted = strided_view(output, shape, strides, rest_from * block)
+        pointwise(op_name, identity, [(shifted, prev.dtype)],
+                  strided_view(prev, shape, strides, rest_to * block))
     return prev
 
 
 def _lstm_c_masked(B, index):
-    return _masked(B, index, _temp("c"), B["cp"].load(index))
+    return masked(B, index, temp("c"), B["cp"].load(index))
 
 
 def _lstm_h_masked(B, index):
-    return _masked(B, index, _lstm_h(B, index), B["hp"].load(index))
+    return masked(B, index, lstm_h(B, index), B["hp"].load(index))
 
 
 def _projected_masked(B, index):
-    return _masked(B, index, B["v"].load(index), B["hp"].load(index))
+    return masked(B, index, B["v"].load(index), B["hp"].load(index))
 
 
 def lstm_layer(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, weight_hr=None,
@@ -145,18 +146,18 @@ def lstm_layer(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, 
     h, c = hx, cx
     for t in _order(steps, reverse):
         matmul(op_name, h, w_hh_t, hidden_gates)
-        reads = {"xg": _step(gates_in, t), "hg": hidden_gates, "cp": c, "hp": h}
+        reads = {"xg": time_step(gates_in, t), "hg": hidden_gates, "cp": c, "hp": h}
         if b_ih is not None:
             reads.update(bi=b_ih, bh=b_hh)
         if lengths is not None:
             reads["len"] = lengths
             ints["t"] = t
-        step_gates = _feature_major(gates, t)
-        outs = [(w, _GATE_OUTS[n]) for w, n in zip(_columns(step_gates, 4, hidden), "ifgo")]
-        outs.append((_feature_major(cells, t), _lstm_c_masked))
-        out_t = _step(output, t)
-        outs.append((out_t, _lstm_h_masked) if w_hr is None else (projected, _lstm_h))
-        gate_kernel(op_name, reads, ints, _LSTM_TEMPS, outs, x.dtype.name)
+        step_gates = feature_major(gates, t)
+        outs = [(w, GATE_OUTS[n]) for w, n in zip(columns(step_gates, 4, hidden), "ifgo")]
+        outs.append((feature_major(cells, t), _lstm_c_masked))
+        out_t = time_step(output, t)
+        outs.append((out_t, _lstm_h_masked) if w_hr is None else (projected, lstm_h))
+        gate_kernel(op_name, reads, ints, LSTM_TEMPS, outs, x.dtype.name)
         if w_hr is not None:            # h' = (o tanh(c')) W_hr^T
             if lengths is None:
                 matmul(op_name, projected, w_hr_t, out_t)
@@ -164,7 +165,7 @@ def lstm_layer(input, hx, cx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, 
                 product = matmul(op_name, projected, w_hr_t, _empty(x, (batch, out_size)))
                 gate_kernel(op_name, {"v": product, "hp": h, "len": lengths}, {"t": t}, (),
                             [(out_t, _projected_masked)], x.dtype.name)
-        h, c = out_t, _feature_major(cells, t)
+        h, c = out_t, feature_major(cells, t)
     dt = specs[0].dtype
     return (_result(op_name, output, dt), _result(op_name, h, dt, False),
             _result(op_name, c, dt, False), _result(op_name, gates, dt),
@@ -179,7 +180,7 @@ def _step_grad(op_name, dh, grad_output, t):
     """The gradient reaching step t's h: the one carried back plus the output's."""
     if grad_output is None:
         return dh
-    return pointwise(op_name, _add, [(dh, dh.dtype), (_step(grad_output, t), dh.dtype)],
+    return pointwise(op_name, _add, [(dh, dh.dtype), (time_step(grad_output, t), dh.dtype)],
                      _empty(dh, tuple(dh._shape)))
 
 
@@ -206,23 +207,23 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
         step_grad = _step_grad(op_name, dh, grad_output, t)
         d_hidden = step_grad if w_hr is None else \
             matmul(op_name, step_grad, w_hr, _empty(x, (batch, hidden)))
-        c_prev = cx if s == 0 else _feature_major(cells, order[s - 1])
-        reads = {"ws": _feature_major(gates, t), "cy": _feature_major(cells, t), "cp": c_prev,
+        c_prev = cx if s == 0 else feature_major(cells, order[s - 1])
+        reads = {"ws": feature_major(gates, t), "cy": feature_major(cells, t), "cp": c_prev,
                  "dh": d_hidden, "dc": dc}
-        step_gates = _step(grad_gates, t)
-        outs = list(zip(_columns(step_gates, 4, hidden), _LSTM_GRAD_GATES))
+        step_gates = time_step(grad_gates, t)
+        outs = list(zip(columns(step_gates, 4, hidden), LSTM_GRAD_GATES))
         dc = _empty(x, (batch, hidden))
-        outs.append((dc, _lstm_grad_c))
+        outs.append((dc, lstm_grad_c))
         kept = None
         if lengths is not None:
             reads.update(len=lengths, ds=step_grad)
             ints["t"] = t
             kept = _empty(x, (batch, out_size))
-            outs.append((kept, _kept))
+            outs.append((kept, kept_gradient))
         if w_hr is not None:
             reads["ds"] = step_grad
-            outs.append((_step(states, t), _projected_grad))
-        gate_kernel(op_name, reads, ints, _LSTM_BACKWARD_TEMPS, outs, x.dtype.name)
+            outs.append((time_step(states, t), projected_grad))
+        gate_kernel(op_name, reads, ints, LSTM_BACKWARD_TEMPS, outs, x.dtype.name)
         dh = matmul(op_name, step_gates, w_hh, _empty(x, (batch, out_size)), kept)
     flat = _matrix(grad_gates)
     grads = _layer_weight_grads(op_name, flat, x, w_ih, _previous_states(op_name, output, hx,
@@ -248,7 +249,7 @@ def _time_batch(t, start, count):
     """Features [start, start + count) of a (T, features, B) workspace as a (T, B, count)
     view."""
     steps, features, batch = t._shape
-    return _view(t, (steps, batch, count), (features * batch, 1, batch), start * batch)
+    return strided_view(t, (steps, batch, count), (features * batch, 1, batch), start * batch)
 
 
 def _layer_weight_grads(op_name, flat, x, w_ih, prev, input_grad):
@@ -290,17 +291,17 @@ def gru_layer(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengt
     h = hx
     for t in _order(steps, reverse):
         matmul(op_name, h, w_hh_t, hidden_gates)
-        reads = {"ig": _step(gates_in, t), "hg": hidden_gates, "hp": h}
+        reads = {"ig": time_step(gates_in, t), "hg": hidden_gates, "hp": h}
         if b_ih is not None:
             reads.update(bi=b_ih, bh=b_hh)
         if lengths is not None:
             reads["len"] = lengths
             ints["t"] = t
-        out_t = _step(output, t)
-        columns = _columns(_feature_major(workspace, t), 4, hidden)
-        outs = [(w, _GATE_OUTS[n]) for w, n in zip(columns, ("r", "z", "hn", "n"))]
-        outs.append((out_t, _gru_h))
-        gate_kernel(op_name, reads, ints, _GRU_TEMPS, outs, x.dtype.name)
+        out_t = time_step(output, t)
+        step_gates = columns(feature_major(workspace, t), 4, hidden)
+        outs = [(w, GATE_OUTS[n]) for w, n in zip(step_gates, ("r", "z", "hn", "n"))]
+        outs.append((out_t, gru_h))
+        gate_kernel(op_name, reads, ints, GRU_TEMPS, outs, x.dtype.name)
         h = out_t
     dt = specs[0].dtype
     return (_result(op_name, output, dt), _result(op_name, h, dt, False),
@@ -311,15 +312,9 @@ def gru_layer(input, hx, weight_ih, weight_hh, bias_ih=None, bias_hh=None, lengt
 # t2 = (1 - z)(1 - n^2); d n' = ds t2; d z = ds (((h - n) z)(1 - z));
 # d r = ds ((t2 hn)(r (1 - r))); d hn = ds (t2 r); h's share: ds z, plus d(hidden gates) W_hh.
 
-def _layer_ws(k):
-    def gate(B, index):
-        return _column(B, "ws", index, k)
-    return gate
-
-
 def _layer_t2(B, index):
-    n = _temp("n")
-    return ops.mul(_complement(_temp("z")), _complement(ops.mul(n, n)))
+    n = temp("n")
+    return ops.mul(complement(temp("z")), complement(ops.mul(n, n)))
 
 
 def _layer_ds(B, index):
@@ -327,34 +322,33 @@ def _layer_ds(B, index):
 
 
 def _layer_grad_r(B, index):
-    r = _temp("r")
-    return _zero_unless_running(B, index, ops.mul(_temp("ds"), ops.mul(
-        ops.mul(_temp("t2"), _temp("hn")), ops.mul(r, _complement(r)))))
+    r = temp("r")
+    return zero_unless_running(B, index, ops.mul(temp("ds"), ops.mul(
+        ops.mul(temp("t2"), temp("hn")), ops.mul(r, complement(r)))))
 
 
 def _layer_grad_z(B, index):
-    z = _temp("z")
-    to_z = ops.mul(ops.mul(ops.sub(B["hp"].load(index), _temp("n")), z), _complement(z))
-    return _zero_unless_running(B, index, ops.mul(_temp("ds"), to_z))
+    z = temp("z")
+    to_z = ops.mul(ops.mul(ops.sub(B["hp"].load(index), temp("n")), z), complement(z))
+    return zero_unless_running(B, index, ops.mul(temp("ds"), to_z))
 
 
 def _layer_grad_n(B, index):
-    return _zero_unless_running(B, index, ops.mul(_temp("ds"), _temp("t2")))
+    return zero_unless_running(B, index, ops.mul(temp("ds"), temp("t2")))
 
 
 def _layer_grad_hn(B, index):
-    return _zero_unless_running(B, index, ops.mul(_temp("ds"), ops.mul(_temp("t2"),
-                                                                       _temp("r"))))
+    return zero_unless_running(B, index, ops.mul(temp("ds"), ops.mul(temp("t2"),
+                                                                       temp("r"))))
 
 
 def _layer_grad_h(B, index):
     """ds z, or ds itself past the row's length (the hidden gates' gradient is 0 there)."""
-    ds = _temp("ds")
-    return _masked(B, index, ops.mul(ds, _temp("z")), ds)
+    ds = temp("ds")
+    return masked(B, index, ops.mul(ds, temp("z")), ds)
 
 
-_GRU_LAYER_BACKWARD_TEMPS = (*((name, _layer_ws(k)) for k, name in enumerate(("r", "z", "hn",
-                                                                              "n"))),
+_GRU_LAYER_BACKWARD_TEMPS = (*zip(("r", "z", "hn", "n"), WORKSPACE_GATES),
                              ("ds", _layer_ds), ("t2", _layer_t2))
 
 
@@ -374,13 +368,13 @@ def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, ou
     grad_in, grad_hidden = (_empty(x, (steps, batch, 3 * hidden)) for _ in range(2))
     ints = {"hid": hidden} if lengths is None else {"hid": hidden, "t": 0}
     for t in reversed(list(_order(steps, reverse))):
-        reads = {"ws": _feature_major(workspace, t), "hp": _step(prev, t),
+        reads = {"ws": feature_major(workspace, t), "hp": time_step(prev, t),
                  "dh": _step_grad(op_name, dh, grad_output, t)}
         if lengths is not None:
             reads["len"] = lengths
             ints["t"] = t
-        step_in, step_hidden = _step(grad_in, t), _step(grad_hidden, t)
-        gi, gh = _columns(step_in, 3, hidden), _columns(step_hidden, 3, hidden)
+        step_in, step_hidden = time_step(grad_in, t), time_step(grad_hidden, t)
+        gi, gh = columns(step_in, 3, hidden), columns(step_hidden, 3, hidden)
         carried = _empty(x, (batch, hidden))
         outs = [(gi[0], _layer_grad_r), (gi[1], _layer_grad_z), (gi[2], _layer_grad_n),
                 (gh[0], _layer_grad_r), (gh[1], _layer_grad_z), (gh[2], _layer_grad_hn),
