@@ -227,14 +227,18 @@ def _lstm_tc(B, index):
 
 
 def _lstm_dh(B, index):
-    """The gradient reaching h' (0 where a cell's grad_hy is absent)."""
-    return B["dh"].load(index) if "dh" in B else ops.constant(0, temp("o").dtype)
+    """The gradient reaching h': ``dh``, plus the layer output's ``go`` at this step when
+    given (0 where a cell's grad_hy is absent)."""
+    if "dh" not in B:
+        return ops.constant(0, temp("o").dtype)
+    dh = B["dh"].load(index)
+    return ops.add(dh, B["go"].load(index)) if "go" in B else dh
 
 
 def _lstm_dc(B, index):
     """dc' = dh (o (1 - tc^2)) + dc."""
     o, tc = temp("o"), temp("tc")
-    through_h = ops.mul(_lstm_dh(B, index), ops.mul(o, complement(ops.mul(tc, tc))))
+    through_h = ops.mul(temp("dhs"), ops.mul(o, complement(ops.mul(tc, tc))))
     return ops.add(through_h, B["dc"].load(index)) if "dc" in B else through_h
 
 
@@ -258,7 +262,7 @@ def _lstm_grad_g(B, index):
 
 def _lstm_grad_o(B, index):
     o = temp("o")
-    return zero_unless_running(B, index, ops.mul(_lstm_dh(B, index), ops.mul(
+    return zero_unless_running(B, index, ops.mul(temp("dhs"), ops.mul(
         ops.mul(temp("tc"), o), complement(o))))
 
 
@@ -269,8 +273,9 @@ def lstm_grad_c(B, index):
 
 
 def kept_gradient(B, index):
-    """What a masked row passes back to h unchanged: its step gradient (0 where running)."""
-    g = B["ds"].load(index)
+    """What a masked row passes back to h unchanged: its step gradient (0 where running):
+    ``ds`` where a projection made the gates' ``dh`` from it, else their own."""
+    g = B["ds"].load(index) if "ds" in B else temp("dhs")
     return ops.where(_running(B, index), ops.constant(0, g.dtype), g)
 
 
@@ -279,7 +284,7 @@ def projected_grad(B, index):
     return zero_unless_running(B, index, B["ds"].load(index))
 
 
-LSTM_BACKWARD_TEMPS = (*_WS_TEMPS, ("tc", _lstm_tc), ("dcs", _lstm_dc))
+LSTM_BACKWARD_TEMPS = (*_WS_TEMPS, ("tc", _lstm_tc), ("dhs", _lstm_dh), ("dcs", _lstm_dc))
 LSTM_GRAD_GATES = (_lstm_grad_i, _lstm_grad_f, _lstm_grad_g, _lstm_grad_o)
 
 

@@ -204,24 +204,27 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
     order = list(_order(steps, reverse))
     for s in range(steps - 1, -1, -1):
         t = order[s]
-        step_grad = _step_grad(op_name, dh, grad_output, t)
-        d_hidden = step_grad if w_hr is None else \
-            matmul(op_name, step_grad, w_hr, _empty(x, (batch, hidden)))
         c_prev = cx if s == 0 else feature_major(cells, order[s - 1])
         reads = {"ws": feature_major(gates, t), "cy": feature_major(cells, t), "cp": c_prev,
-                 "dh": d_hidden, "dc": dc}
+                 "dh": dh, "dc": dc}
+        if w_hr is None:        # the gate kernel adds the output's gradient itself
+            if grad_output is not None:
+                reads["go"] = time_step(grad_output, t)
+        else:                   # the step's gradient of h_t, then through W_hr
+            step_grad = _step_grad(op_name, dh, grad_output, t)
+            reads.update(dh=matmul(op_name, step_grad, w_hr, _empty(x, (batch, hidden))),
+                         ds=step_grad)
         step_gates = time_step(grad_gates, t)
         outs = list(zip(columns(step_gates, 4, hidden), LSTM_GRAD_GATES))
         dc = _empty(x, (batch, hidden))
         outs.append((dc, lstm_grad_c))
         kept = None
         if lengths is not None:
-            reads.update(len=lengths, ds=step_grad)
+            reads["len"] = lengths
             ints["t"] = t
             kept = _empty(x, (batch, out_size))
             outs.append((kept, kept_gradient))
         if w_hr is not None:
-            reads["ds"] = step_grad
             outs.append((time_step(states, t), projected_grad))
         gate_kernel(op_name, reads, ints, LSTM_BACKWARD_TEMPS, outs, x.dtype.name)
         dh = matmul(op_name, step_gates, w_hh, _empty(x, (batch, out_size)), kept)
@@ -318,7 +321,9 @@ def _layer_t2(B, index):
 
 
 def _layer_ds(B, index):
-    return B["dh"].load(index)
+    """The step's incoming gradient: the one carried back, plus the output's at this step."""
+    dh = B["dh"].load(index)
+    return ops.add(dh, B["go"].load(index)) if "go" in B else dh
 
 
 def _layer_grad_r(B, index):
@@ -368,8 +373,9 @@ def gru_layer_backward(grad_output, grad_hy, input, hx, weight_ih, weight_hh, ou
     grad_in, grad_hidden = (_empty(x, (steps, batch, 3 * hidden)) for _ in range(2))
     ints = {"hid": hidden} if lengths is None else {"hid": hidden, "t": 0}
     for t in reversed(list(_order(steps, reverse))):
-        reads = {"ws": feature_major(workspace, t), "hp": time_step(prev, t),
-                 "dh": _step_grad(op_name, dh, grad_output, t)}
+        reads = {"ws": feature_major(workspace, t), "hp": time_step(prev, t), "dh": dh}
+        if grad_output is not None:
+            reads["go"] = time_step(grad_output, t)
         if lengths is not None:
             reads["len"] = lengths
             ints["t"] = t
