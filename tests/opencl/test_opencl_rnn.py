@@ -68,12 +68,12 @@ def test_two_layer_bidirectional_batch_first_trains_as_on_cpu_and_torch(mode):
         assert p.device.type == "opencl" and p.grad.device.type == "opencl"
 
 
-@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
-def test_packed_sequences_match_torch(mode):
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_packed_sequences_match_the_cpu_device_and_torch(mode):
     """A packed batch of unsorted lengths, with an initial state: outputs, the last states and
-    every gradient as PyTorch's."""
-    reference, _, model = _models(mode, 1, input_size=4, hidden_size=5, num_layers=2,
-                                  bidirectional=True)
+    every gradient as the CPU device's and PyTorch's."""
+    reference, on_cpu, model = _models(mode, 1, input_size=4, hidden_size=5, num_layers=2,
+                                       bidirectional=True)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((6, 3, 4)).astype(np.float32)
     h0 = rng.standard_normal((4, 3, 5)).astype(np.float32)
@@ -92,8 +92,10 @@ def test_packed_sequences_match_torch(mode):
         loss.backward()
         grads = [p.grad for p in model.parameters()] + [xs.grad, hs.grad]
         return [t.detach().cpu().numpy() for t in (padded, last, *grads)]
-    for got, want in zip(run(strata, model, "opencl"), run(torch, reference, "cpu")):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    got, cpu = run(strata, model, "opencl"), run(strata, on_cpu, "cpu")
+    for g, c, want in zip(got, cpu, run(torch, reference, "cpu")):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
 
 
 @settings(max_examples=3, deadline=None)
