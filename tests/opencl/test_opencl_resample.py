@@ -132,3 +132,21 @@ def test_bad_padding_raises_torchs_error_before_anything_runs():
     with pytest.raises(RuntimeError) as want:
         torch.nn.functional.pad(torch.zeros(1, 2, 3), (3, 0), mode="reflect")
     assert str(got.value) == str(want.value)
+
+
+def test_resampling_and_its_backward_never_read_the_device_back(monkeypatch):
+    """Indices come from sizes and scales, never from the data: no download (a sync point)."""
+    from strata.backends.opencl import runtime
+    downloads = []
+    download = runtime.OpenCLRuntime.download
+
+    def counted(self, *args, **kwargs):
+        downloads.append(args)
+        return download(self, *args, **kwargs)
+    x = strata.randn(1, 2, 3, 4, device="opencl").requires_grad_()
+    monkeypatch.setattr(runtime.OpenCLRuntime, "download", counted)
+    for mode in ("nearest", "bilinear", "bicubic"):
+        strata.nn.functional.interpolate(x, scale_factor=1.5, mode=mode).sum().backward()
+    strata.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect").sum().backward()
+    strata.nn.functional.pad(x, (1, 2, 2, 1), mode="replicate").sum().backward()
+    assert downloads == []

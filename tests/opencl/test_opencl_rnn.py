@@ -156,3 +156,23 @@ def test_a_bad_state_raises_the_cpu_error_before_anything_runs():
         torch.nn.LSTM(3, 4)(torch.zeros(5, 2, 3), (torch.zeros(1, 2, 4), torch.zeros(1, 3, 4)))
     assert str(got.value) == str(want.value)
     np.testing.assert_array_equal(lstm.weight_hh_l0.detach().cpu().numpy(), before)
+
+
+def test_training_steps_never_read_the_device_back(monkeypatch):
+    """The layers loop over time on the host but never wait for the device: no download (a
+    sync point) between the inputs' upload and the loss's ``.item()``."""
+    from strata.backends.opencl import runtime
+    downloads = []
+    download = runtime.OpenCLRuntime.download
+
+    def counted(self, *args, **kwargs):
+        downloads.append(args)
+        return download(self, *args, **kwargs)
+    models = [strata.nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2),
+              strata.nn.GRU(3, 4, batch_first=True)]
+    x = strata.randn(5, 2, 3, device="opencl")
+    monkeypatch.setattr(runtime.OpenCLRuntime, "download", counted)
+    for model in models:
+        out, _ = model.to("opencl")(x)
+        out.sum().backward()
+    assert downloads == []
