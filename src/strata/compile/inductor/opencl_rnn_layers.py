@@ -47,18 +47,17 @@ def _compute_copy(op_name, t):
     if t is None:
         return None
     dtype = opmath(t.dtype)
-    if dtype is t.dtype and t.is_contiguous():
-        return t
-    shape = tuple(t._shape)
-    out = runtime_of(t).empty(shape, contiguous_strides(shape), dtype)
-    return pointwise(op_name, identity, [(t, dtype)], out)
+    return t if dtype is t.dtype and t.is_contiguous() else _copy(op_name, t, dtype)
 
 
 def _result(op_name, t, dtype, fresh=True):
     """``t`` as a result of ``dtype``: itself when it is a fresh tensor of that dtype, else a
     copy (rounded to a half dtype)."""
-    if fresh and t.dtype is dtype:
-        return t
+    return t if fresh and t.dtype is dtype else _copy(op_name, t, dtype)
+
+
+def _copy(op_name, t, dtype):
+    """A contiguous copy of ``t`` in ``dtype``."""
     shape = tuple(t._shape)
     out = runtime_of(t).empty(shape, contiguous_strides(shape), dtype)
     return pointwise(op_name, identity, [(t, dtype)], out)
