@@ -22,7 +22,7 @@ from ...core.shape import contiguous_strides
 from ...ops import sorting as SO
 from .ir import ops
 from .opencl_checks import host_indices
-from .opencl_nn import window
+from .opencl_nn import _reduced, window
 from .opencl_pointwise import fill_, identity, pointwise, runtime_of
 from .opencl_rows import opmath
 
@@ -75,10 +75,6 @@ def _density(B, index):
     return ops.truediv(B["hist"].load((b,)), ops.mul(ops.load("red", "0"), width))
 
 
-def _loaded(B, index):
-    return ops.load("red", "0")
-
-
 def _scalar(rt, value, dtype):
     return fill_(rt.empty((), (), dtype), value)
 
@@ -93,7 +89,7 @@ def _histogram(op_name, flat, edges, weight, density, spec):
         reads = {"vals": flat, "edges": edges}
         if weight is not None:
             reads["w"] = weight.reshape(-1)
-        window(op_name, reads, {"bins": bins}, [(hist, _loaded)], (flat.numel(),), "sum",
+        window(op_name, reads, {"bins": bins}, [(hist, _reduced)], (flat.numel(),), "sum",
                _count_term, compute.name)
     else:
         fill_(hist, 0)
@@ -122,7 +118,7 @@ def histogram_bin_ct(self, bins=100, range=None, weight=None, density=False):
                             rt.empty((), (), compute)) for t in (lo, hi))
     edges = rt.empty((bins + 1,), (1,), compute)
     window("aten::histogram.bin_ct", {"lo": lo, "hi": hi}, {"bins": bins},
-           [(edges, _loaded)], (1,), "sum", _edge_term, compute.name)
+           [(edges, _reduced)], (1,), "sum", _edge_term, compute.name)
     return _histogram("aten::histogram.bin_ct", flat, edges, weight, density, spec)
 
 
@@ -187,15 +183,15 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
     def index_buffer(shape):
         return rt.empty(shape, contiguous_strides(shape), D.int64)
     diff, rank, order = index_buffer((n, n)), index_buffer((n,)), index_buffer((n,))
-    window(op_name, {"rows": rows}, ints, [(diff, _loaded)], (m,), "min",
+    window(op_name, {"rows": rows}, ints, [(diff, _reduced)], (m,), "min",
            _first_difference_term, "int64")
-    window(op_name, {"rows": rows, "diff": diff}, ints, [(rank, _loaded)], (n,), "sum",
+    window(op_name, {"rows": rows, "diff": diff}, ints, [(rank, _reduced)], (n,), "sum",
            _rank_term, "int64")
-    window(op_name, {"rank": rank}, {}, [(order, _loaded)], (n,), "sum", _place_term, "int64")
+    window(op_name, {"rank": rank}, {}, [(order, _reduced)], (n,), "sum", _place_term, "int64")
     starts = np.ones(n, bool)
     if n > 1:
         flags = index_buffer((n - 1,))
-        window(op_name, {"order": order, "diff": diff}, ints, [(flags, _loaded)], (1,), "sum",
+        window(op_name, {"order": order, "diff": diff}, ints, [(flags, _reduced)], (1,), "sum",
                _starts_value_term, "int64")
         starts[1:] = host_indices(flags).astype(bool)
     sorted_rows = host_indices(order)
