@@ -130,3 +130,23 @@ def test_resize_bad_size_raises_the_cpu_error_before_changing_the_tensor():
     assert str(got.value) == str(want.value)
     assert tuple(x.shape) == (4,)
     np.testing.assert_array_equal(x.cpu().numpy(), np.arange(4))
+
+
+@settings(max_examples=6, deadline=None)
+@given(rows=st.integers(0, 7), cols=st.integers(1, 3), dim=st.sampled_from([0, 1]),
+       high=st.integers(1, 3), inverse=st.booleans(), counts=st.booleans(),
+       seed=st.integers(0, 99))
+def test_unique_consecutive_along_a_dim_matches_torch(rows, cols, dim, high, inverse, counts,
+                                                      seed):
+    x = np.random.default_rng(seed).integers(0, high, (rows, cols)).astype(np.float32)
+    if rows == 0:
+        dim = 0          # torch refuses to pick a non-empty dim of an empty tensor
+    kwargs = {"return_inverse": inverse, "return_counts": counts, "dim": dim}
+    got = strata.unique_consecutive(_on_device(x), **kwargs)
+    want = torch.unique_consecutive(torch.tensor(x), **kwargs)
+    got, want = (got if isinstance(got, tuple) else (got,)), \
+        (want if isinstance(want, tuple) else (want,))
+    assert len(got) == len(want)
+    for g, t in zip(got, want):
+        assert g.device.type == "opencl"
+        np.testing.assert_array_equal(g.cpu().numpy(), t.numpy())

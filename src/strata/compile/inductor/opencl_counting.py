@@ -167,6 +167,50 @@ def _starts_value_term(B, index, rindex):
     return ops.index_expr(f"{B['diff'].load((here, before))} < m", "int64")
 
 
+def _differs_from_previous_term(B, index, rindex):
+    """1 where row r + 1 differs from row r in column k: reduced by max over the columns."""
+    (r,), (k,) = index, rindex
+    a, b = B["rows"].load((f"({r} + 1)", k)), B["rows"].load((r, k))
+    return ops.index_expr(f"{a} != {b}", "int64")
+
+
+def _as_rows(self, d):
+    """``self``'s slices along ``d`` as the rows of an (n, m) matrix."""
+    return self.movedim(d, 0).reshape(self._shape[d], -1)
+
+
+def _grouped(self, d, starts, sorted_rows, return_inverse, return_counts):
+    """(values, inverse, counts) from the host's flags of the (sorted) rows that start a new
+    value: the values gathered on the device, inverse and counts uploaded (empty where not
+    asked for)."""
+    first = np.flatnonzero(starts)
+    inverse = np.empty(len(starts), np.int64)
+    inverse[sorted_rows] = np.cumsum(starts) - 1
+    picked = from_array(np.ascontiguousarray(sorted_rows[first], np.int64)).to(self.device)
+    values = self.index_select(d, picked).contiguous()
+    counts = np.diff(np.append(first, len(starts)))
+    empty = np.zeros(0, np.int64)
+    return values, *(from_array(np.ascontiguousarray(a if wanted else empty, np.int64))
+                     .to(self.device) for a, wanted in ((inverse, return_inverse),
+                                                        (counts, return_counts)))
+
+
+def unique_consecutive_dim(self, dim, return_inverse=False, return_counts=False):
+    """``unique_consecutive`` along ``dim``: the first of each run of equal neighbouring
+    slices; one kernel flags where a slice differs from the one before (read back: the
+    result's size)."""
+    d = SO.check_unique_dim(self, dim)
+    n = self._shape[d]
+    starts = np.ones(n, bool)
+    if n > 1:
+        rows = _as_rows(self, d)
+        flags = runtime_of(self).empty((n - 1,), (1,), D.int64)
+        window("aten::unique_consecutive", {"rows": rows}, {}, [(flags, _reduced)],
+               (rows._shape[1],), "max", _differs_from_previous_term, "int64")
+        starts[1:] = host_indices(flags).astype(bool)
+    return _grouped(self, d, starts, np.arange(n), return_inverse, return_counts)
+
+
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
     """Unique slices along ``dim``, sorted lexicographically; inverse and counts always."""
     d = SO.check_unique_dim(self, dim)
@@ -176,7 +220,7 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
     if n == 0:
         empty = rt.empty((0,), (1,), D.int64)
         return self.clone(), empty, rt.empty((0,), (1,), D.int64)
-    rows = self.movedim(d, 0).reshape(n, -1)
+    rows = _as_rows(self, d)
     m = rows._shape[1]
     ints = {"m": m}
 
@@ -194,15 +238,7 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
         window(op_name, {"order": order, "diff": diff}, ints, [(flags, _reduced)], (1,), "sum",
                _starts_value_term, "int64")
         starts[1:] = host_indices(flags).astype(bool)
-    sorted_rows = host_indices(order)
-    first = np.flatnonzero(starts)
-    inverse = np.empty(n, np.int64)
-    inverse[sorted_rows] = np.cumsum(starts) - 1
-    picked = from_array(sorted_rows[first]).to(self.device)
-    values = self.index_select(d, picked).contiguous()
-    counts = np.diff(np.append(first, n))
-    return values, *(from_array(np.ascontiguousarray(a, np.int64)).to(self.device)
-                     for a in (inverse, counts))
+    return _grouped(self, d, starts, host_indices(order), True, True)
 
 
 def kernels() -> dict:
