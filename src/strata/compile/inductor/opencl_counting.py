@@ -1,5 +1,5 @@
-"""The OpenCL device's ``histogram`` (both overloads) and ``unique(dim=)``, as the CPU device
-computes them (backends/cpu/sorting.py).
+"""The OpenCL device's ``histogram`` (both overloads), ``unique(dim=)`` and
+``unique_consecutive(dim=)``, as the CPU device computes them (backends/cpu/sorting.py).
 
 ``histogram``: the edges are one kernel (ATen's linspace in the input's compute dtype, from the
 low end for the first half and the high end for the rest, the data's range kept on the device),
@@ -12,6 +12,7 @@ each pair of rows, the first column where they differ, one ranks each row (rows 
 before it lexicographically, or equal ones earlier), one places each row at its rank; where a
 row of that order starts a new value is found on the device and read back (the result's size:
 one sync, as ``unique`` without a dim), and the unique slices are gathered on the device.
+``unique_consecutive(dim=)`` flags each row that differs from the one before, with no ranking.
 """
 
 import numpy as np
