@@ -396,6 +396,9 @@ def test_normalize_errors_and_out():
     lambda m, x: F(m).upsample(x, scale_factor=2),
     lambda m, x: F(m).upsample_nearest(x, size=5),
     lambda m, x: F(m).upsample_bilinear(x, scale_factor=2),
+    lambda m, x: F(m).interpolate(x, size=(5, 9), mode="bicubic"),
+    lambda m, x: F(m).interpolate(x.reshape(1, 2, 2, 2, 6), scale_factor=1.5, mode="trilinear"),
+    lambda m, x: F(m).interpolate(x.reshape(1, 2, 2, 2, 6), size=(3, 1, 4)),
 ])
 def test_interpolate_modes_and_aliases(fn):
     import warnings
@@ -405,8 +408,8 @@ def test_interpolate_modes_and_aliases(fn):
 
 
 def test_interpolate_unsupported_mode_says_so():
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F(strata).interpolate(strata.ones(1, 1, 2, 2), size=3, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="area"):
+        F(strata).interpolate(strata.ones(1, 1, 2, 2, 2), size=3, mode="area")
 
 
 @pytest.mark.parametrize("affine", [True, False])

@@ -217,6 +217,26 @@ RESAMPLE = {
         Sample(lambda m, x: F(m).interpolate(x.half(), size=(5, 7), mode="bilinear"),
                (_f(1, 2, 3, 4),), **_LOW),
     ],
+    "aten::upsample_nearest3d": [
+        Sample(lambda m, x: F(m).interpolate(x, size=(3, 5, 2)), (_f(1, 2, 2, 3, 4),)),
+        Sample(lambda m, x: F(m).interpolate(x, scale_factor=(1.5, 2, 0.7)), (_f(1, 1, 2, 3, 4),),
+               name="scales"),
+    ],
+    "aten::upsample_trilinear3d": [
+        Sample(lambda m, x: F(m).interpolate(x, size=(3, 5, 2), mode="trilinear"),
+               (_f(1, 2, 2, 3, 4),)),
+        Sample(lambda m, x: F(m).interpolate(x, scale_factor=1.5, mode="trilinear",
+                                             align_corners=True),
+               (_f(1, 1, 2, 3, 2, dtype=np.float64),), name="corners"),
+    ],
+    "aten::upsample_bicubic2d": [
+        Sample(lambda m, x: F(m).interpolate(x, size=(5, 7), mode="bicubic"), (_f(1, 2, 3, 4),)),
+        Sample(lambda m, x: F(m).interpolate(x, scale_factor=0.6, mode="bicubic",
+                                             align_corners=True), (_f(2, 1, 6, 6),),
+               name="corners"),
+        Sample(lambda m, x: F(m).interpolate(x, scale_factor=(1.5, 2.25), mode="bicubic"),
+               (_f(1, 1, 4, 4, dtype=np.float64),), name="scales"),
+    ],
     "aten::pixel_shuffle": [
         Sample(lambda m, x: F(m).pixel_shuffle(x, 2), (_f(1, 8, 2, 3),)),
         Sample(lambda m, x: m.pixel_shuffle(x, 3), (_i(2, 1, 9, 1, 2),), name="batch_dims"),

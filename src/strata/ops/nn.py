@@ -364,6 +364,32 @@ def nearest_source(in_size, out_size, scale, exact):
     return np.minimum(src.astype(np.int64), in_size - 1)
 
 
+def cubic_taps(in_size, out_size, align_corners, scale, dtype):
+    """The four (source indices, weights) taps of bicubic interpolation along one dim, as ATen
+    computes them in ``dtype`` (``area_pixel_compute_source_index`` unclamped for cubic, the
+    indices clamped into the input, Keys' cubic convolution with A = -0.75): shared by the kernel
+    and the backward."""
+    if align_corners:
+        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    s, one, a = dtype.type(s), dtype.type(1), dtype.type(-0.75)
+    dst = np.arange(out_size, dtype=dtype)
+    src = s * dst if align_corners else s * (dst + dtype.type(0.5)) - dtype.type(0.5)
+    start = np.floor(src)
+    t = src - start
+
+    def near(x):      # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + one
+
+    def far(x):       # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    weights = (far(t + one), near(t), near(one - t), far(one - t + one))
+    first = start.astype(np.int64) - 1
+    return [(np.clip(first + k, 0, in_size - 1), w.astype(dtype))
+            for k, w in enumerate(weights)]
+
+
 upsample_nearest1d = defop("upsample_nearest1d(Tensor self, SymInt[1] output_size, "
                            "float? scales=None) -> Tensor",
                            _upsample_meta("upsample_nearest1d", 1))
@@ -382,6 +408,16 @@ upsample_linear1d = defop("upsample_linear1d(Tensor self, SymInt[1] output_size,
 upsample_bilinear2d = defop("upsample_bilinear2d(Tensor self, SymInt[2] output_size, "
                             "bool align_corners, float? scales_h=None, float? scales_w=None) -> "
                             "Tensor", _upsample_meta("upsample_bilinear2d", 2))
+upsample_nearest3d = defop("upsample_nearest3d(Tensor self, SymInt[3] output_size, "
+                           "float? scales_d=None, float? scales_h=None, float? scales_w=None) -> "
+                           "Tensor", _upsample_meta("upsample_nearest3d", 3))
+upsample_trilinear3d = defop("upsample_trilinear3d(Tensor self, SymInt[3] output_size, "
+                             "bool align_corners, float? scales_d=None, float? scales_h=None, "
+                             "float? scales_w=None) -> Tensor",
+                             _upsample_meta("upsample_trilinear3d", 3))
+upsample_bicubic2d = defop("upsample_bicubic2d(Tensor self, SymInt[2] output_size, "
+                           "bool align_corners, float? scales_h=None, float? scales_w=None) -> "
+                           "Tensor", _upsample_meta("upsample_bicubic2d", 2))
 
 # --- composites -----------------------------------------------------------------------------------
 conv1d = defop("conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], "

@@ -151,8 +151,8 @@ def linear_taps(in_size, out_size, align_corners, scale, dtype):
 
 def _upsample_name(op):
     parts = op.schema.name.strip("_").split("_")
-    return "".join(p.capitalize() for p in parts).replace("1d", "1D").replace("2d", "2D") + \
-        "Backward0"
+    name = "".join(p.capitalize() for p in parts)
+    return name.replace("1d", "1D").replace("2d", "2D").replace("3d", "3D") + "Backward0"
 
 
 def _nearest(op, exact):
@@ -169,6 +169,8 @@ def _scales(ctx):
     names = ctx._deriv.index
     if "scales" in names:
         return [ctx.scales]
+    if "scales_d" in names:
+        return [ctx.scales_d, ctx.scales_h, ctx.scales_w]
     return [ctx.scales_h, ctx.scales_w]
 
 
@@ -185,12 +187,28 @@ def _linear(op):
         return grad
 
 
+def _cubic(op):
+    @derivative(op, _upsample_name(op))
+    def formula(ctx, grad):
+        shape = ctx.sizes("self")
+        scales = _scales(ctx)
+        dtype = np.dtype(np.float64 if grad.dtype.itemsize == 8 else np.float32)
+        for i, (n, o) in enumerate(zip(shape[2:], ctx.output_size)):
+            taps = NN.cubic_taps(n, o, ctx.align_corners, scales[i], dtype)
+            parts = [_gather_back(grad, 2 + i, idx, n, w) for idx, w in taps]
+            grad = P.add(P.add(parts[0], parts[1]), P.add(parts[2], parts[3]))
+        return grad
+
+
 _nearest(NN.upsample_nearest1d, False)
 _nearest(NN.upsample_nearest2d, False)
 _nearest(NN.upsample_nearest_exact1d, True)
 _nearest(NN.upsample_nearest_exact2d, True)
 _linear(NN.upsample_linear1d)
 _linear(NN.upsample_bilinear2d)
+_nearest(NN.upsample_nearest3d, False)
+_linear(NN.upsample_trilinear3d)
+_cubic(NN.upsample_bicubic2d)
 
 
 # the shuffles are composites with rows of their own (CompositeExplicitAutograd); each one's

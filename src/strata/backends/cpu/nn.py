@@ -255,6 +255,24 @@ def _linear(op):
     return kernel
 
 
+def _cubic(op):
+    """Bicubic: along each dim, four taps (ops/nn.py's ``cubic_taps``), one dim after the
+    other."""
+    def kernel(self, output_size, align_corners, *scales):
+        spec = op.meta(self, output_size, align_corners, *scales)
+        out = compute_data(self, spec.dtype)
+        for i, (n, o) in enumerate(zip(self.shape[2:], output_size)):
+            axis = 2 + i
+            shape = [1] * out.ndim
+            shape[axis] = o
+            taps = NN.cubic_taps(n, o, align_corners, scales[i] if i < len(scales) else None,
+                                 out.dtype)
+            out = sum(np.take(out, idx, axis=axis) * w.reshape(shape) for idx, w in taps)
+        return wrap(out, spec.dtype)
+    kernel.__name__ = kernel.__qualname__ = op.name
+    return kernel
+
+
 KERNELS = {
     NN.convolution: convolution, NN.im2col: im2col, NN.col2im: col2im,
     NN.constant_pad_nd: constant_pad_nd,
@@ -264,6 +282,9 @@ KERNELS = {
     NN.upsample_nearest_exact2d: _nearest(NN.upsample_nearest_exact2d, True),
     NN.upsample_linear1d: _linear(NN.upsample_linear1d),
     NN.upsample_bilinear2d: _linear(NN.upsample_bilinear2d),
+    NN.upsample_nearest3d: _nearest(NN.upsample_nearest3d, False),
+    NN.upsample_trilinear3d: _linear(NN.upsample_trilinear3d),
+    NN.upsample_bicubic2d: _cubic(NN.upsample_bicubic2d),
 }
 KERNELS.update({op: _mode_pad(op, "reflect" if mode == "reflection" else "edge")
                 for (mode, _), op in NN.MODE_PADS.items()})

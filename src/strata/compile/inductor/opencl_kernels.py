@@ -20,6 +20,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from ...optim import _native_update
+from . import opencl_counting as counting
 from . import opencl_elementwise as elementwise
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
@@ -28,6 +29,10 @@ from . import opencl_norm as norm
 from . import opencl_optim as optim
 from . import opencl_random as random
 from . import opencl_reductions as reductions
+from . import opencl_resample as resample
+from . import opencl_resize as resize
+from . import opencl_rnn as rnn
+from . import opencl_rnn_layers as rnn_layers
 from . import opencl_rows as rows
 from . import opencl_samplers as samplers
 from . import opencl_shape as shape
@@ -88,6 +93,11 @@ def kernels() -> dict:
     table.update(nn.kernels())
     table.update(norm.KERNELS)
     table.update(samplers.KERNELS)
+    table.update(resample.kernels())
+    table.update(rnn.kernels())
+    table.update(rnn_layers.kernels())
+    table.update(counting.kernels())
+    table.update(resize.kernels())
     table.update(sorting.kernels())
     table.update(reductions.kernels())
     table.update(shape.kernels())

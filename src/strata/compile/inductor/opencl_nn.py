@@ -26,38 +26,43 @@ from .opencl_pointwise import (
     new_output,
     pointwise,
     runtime_of,
+    scalar_argument,
     tensor_names,
     tensor_values,
 )
 from .opencl_rows import _NORMALIZE, opmath, reduce, tiled_matmul
 
 
-def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
+def window(op_name, reads, ints, outs, rsizes, kind, inner, compute, floats=None):
     """One work-item per output element: ``red = kind-reduce(inner(B, index, rindex))`` over
     ``rsizes``, then ``out_n[index] = finish_n(B, index)`` for each ``(tensor, finish_n)`` of
     ``outs`` (a finish reads ``ops.load("red", "0")``, and ``"red_value"`` for argmax).
     ``reads``: {name: tensor} (not ``x``, ``y``, ``lid``: the printer's variables);
-    ``ints``: {name: int} passed by value; ``B``: their
-    ``InputBuffer``s by name. Every output has the first one's shape."""
+    ``ints``: {name: int} passed by value; ``floats``: {name: (number, dtype)} passed by value
+    (``ops.load(name, "0")`` reads one); ``B``: the tensors' ``InputBuffer``s by name. Every
+    output has the first one's shape."""
+    floats = floats or {}
     out = outs[0][0]
     rt = runtime_of(out)
     if kind == "sum" and tuple(rsizes) == (1,):
         kind = "max"      # a gather's one element: 0 + -0.0 would be +0.0, max(-inf, v) is v
     tensors = [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]
     values = list(ints.values())
+    values += [scalar_argument(v, dt) for v, dt in floats.values()]
     for _, t in tensors:
         values += tensor_values(rt, t)
     values += (*out._shape, *rsizes)
 
     def names():
-        listed = list(ints)
+        listed = list(ints) + list(floats)
         for name, t in tensors:
             listed += tensor_names(name, t.ndim)
         return listed + [f"s{d}" for d in range(out.ndim)] + \
             [f"rs{d}" for d in range(len(rsizes))]
     key = (op_name, kind, inner, tuple(f for _, f in outs), compute, len(rsizes),
            tuple((n, t.ndim, t.dtype.name) for n, t in reads.items()),
-           tuple((t.ndim, t.dtype.name) for t, _ in outs), tuple(ints))
+           tuple((t.ndim, t.dtype.name) for t, _ in outs), tuple(ints),
+           tuple((n, dt.name) for n, (_, dt) in floats.items()))
 
     def buf(name, t):
         return InputBuffer(name, t.dtype.name, (None,) * t.ndim,
@@ -66,6 +71,7 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     def build():
         B = {name: buf(name, t) for name, t in reads.items()}
         scalars = [InputBuffer(name, "int64", (), ()) for name in ints]
+        scalars += [InputBuffer(name, dt.name, (), ()) for name, (_, dt) in floats.items()]
         ranges = tuple(f"s{d}" for d in range(out.ndim))
         rranges = tuple(f"rs{d}" for d in range(len(rsizes)))
         red_dtype = "int64" if kind.startswith("arg") else compute
@@ -77,7 +83,7 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
                                    partial(_cast, finish, B, t.dtype.name)))
         kernel = Kernel(kernel_name(op_name), [*B.values(), *scalars], nodes,
                         frozenset({"red"}))
-        return print_kernel(kernel, ranges, layouts, frozenset(ints))
+        return print_kernel(kernel, ranges, layouts, frozenset((*ints, *floats)))
     launch(op_name, key, build, values, [*reads.values(), *(t for t, _ in outs)], out.numel(),
            rt, names=names)
 

@@ -24,6 +24,7 @@ from .ir import ops
 from .opencl_nn import highest, window
 from .opencl_pointwise import clone, fill_, pointwise, runtime_of
 from .opencl_checks import host_indices
+from .opencl_counting import unique_consecutive_dim
 from .opencl_rows import gather
 
 
@@ -251,11 +252,11 @@ def unique(self, sorted=True, return_inverse=False, return_counts=False):
 
 
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-    """The first of each run of equal neighbours of the flat input (``dim=None`` only)."""
+    """The first of each run of equal neighbours of the flat input (along ``dim``:
+    opencl_counting.py)."""
     SO._check_unique_consecutive(self, return_inverse, return_counts, dim)
     if dim is not None:
-        raise NotImplementedError("aten::unique_consecutive with a dim is not implemented for "
-                                  "the 'OpenCL' backend yet")
+        return unique_consecutive_dim(self, dim, return_inverse, return_counts)
     flat = self.reshape(-1)
     group, first = _runs("aten::unique_consecutive", flat)
     return _results(self, flat, group, first, np.arange(flat._shape[0]), return_inverse,

@@ -430,6 +430,8 @@ _UPSAMPLE = {
     ("nearest-exact", 3): NN.upsample_nearest_exact1d,
     ("nearest-exact", 4): NN.upsample_nearest_exact2d,
     ("linear", 3): NN.upsample_linear1d, ("bilinear", 4): NN.upsample_bilinear2d,
+    ("nearest", 5): NN.upsample_nearest3d, ("trilinear", 5): NN.upsample_trilinear3d,
+    ("bicubic", 4): NN.upsample_bicubic2d,
 }
 _WRONG_RANK = {("bilinear", 3): "Got 3D input, but bilinear mode needs 4D input",
                ("trilinear", 3): "Got 3D input, but trilinear mode needs 5D input",
@@ -455,7 +457,7 @@ def _per_spatial_dim(value, input, what, got, expected):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resample the spatial dims (PyTorch's argument rules; modes nearest, nearest-exact, area,
-    linear (3-D) and bilinear (4-D))."""
+    linear (3-D), bilinear and bicubic (4-D), trilinear (5-D))."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
@@ -488,7 +490,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     op = _UPSAMPLE.get((mode, input.ndim))
     if op is not None:
         scales = scale_factors if scale_factors is not None else [None] * dim
-        if mode in ("linear", "bilinear"):
+        if mode in ("linear", "bilinear", "trilinear", "bicubic"):
             return op(input, output_size, align_corners, *scales)
         return op(input, output_size, *scales)
     if (mode, input.ndim) in _WRONG_RANK:
