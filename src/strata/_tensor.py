@@ -192,12 +192,33 @@ class DLDeviceType(IntEnum):
 # ``array / tensor`` is ``tensor.reciprocal() * array``, as PyTorch's ``__rtruediv__`` is.
 def _binary_operator(name, op, *extra, reflected=False):
     """``Tensor.__<name>__``: ``op(self, other, *extra)`` (``op(other, self, *extra)`` when
-    ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator."""
+    ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator.
+    With plain operands it calls the kernel ``call`` would (Note [Operator fast path])."""
+    plain = op._plain_kernels
+    fast = not reflected and op.tensor_positions == (0, 1) and op.nargs == 2 + len(extra) \
+        and not op.tensorlist_positions and op.device_position is None
     if reflected:
         def operator(self, other):
             if isinstance(other, np.ndarray):
                 return NotImplemented
             return op(other, self, *extra)
+    elif fast:
+        def operator(self, other):
+            if self._ag is None and (self._base is None or self._base._ag is None):
+                keys = getattr(other, "_keyset", None)
+                if keys is None:   # not a tensor
+                    if isinstance(other, np.ndarray):
+                        return NotImplemented
+                    kernel = plain.get((self._keyset | _tls.include) & ~_tls.exclude)
+                elif other._ag is None and (other._base is None or other._base._ag is None):
+                    kernel = plain.get((self._keyset | keys | _tls.include) & ~_tls.exclude)
+                else:
+                    kernel = None
+                if kernel is not None:
+                    return kernel(self, other, *extra)
+            elif isinstance(other, np.ndarray):
+                return NotImplemented
+            return op(self, other, *extra)
     else:
         def operator(self, other):
             if isinstance(other, np.ndarray):

@@ -61,13 +61,13 @@ def register_kernel(op: OpOverload, key, fn, *, boxed: bool = False, allow_overr
             f"registering twice for the same (operator, key) is not allowed "
             f"(existing: {table[key]!r})")
     table[key] = Kernel(fn, boxed, _kernel_name(fn))
-    op._dispatch_cache.clear()
+    _clear_caches(op)
 
 
 def deregister_kernel(op: OpOverload, key):
     key = K.key_by_name(key) if isinstance(key, str) else key
     del _tables[op][key]
-    op._dispatch_cache.clear()
+    _clear_caches(op)
 
 
 def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False):
@@ -81,14 +81,20 @@ def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = 
     _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback",
                              skips_plain_calls=skips_plain_calls)
     for op in REGISTRY.values():
-        op._dispatch_cache.clear()
+        _clear_caches(op)
 
 
 def deregister_fallback(key):
     key = K.key_by_name(key) if isinstance(key, str) else key
     del _fallbacks[key]
     for op in REGISTRY.values():
-        op._dispatch_cache.clear()
+        _clear_caches(op)
+
+
+def _clear_caches(op):
+    """Forget every kernel selection of ``op`` (a registration or the trace changed)."""
+    op._dispatch_cache.clear()
+    op._plain_kernels.clear()
 
 
 def _decomposition_kernel(op):
@@ -144,9 +150,11 @@ def _select(op: OpOverload, ks: int, args=None):
             _select(op, below_ks, args)
         below = below_kernel.fn if not below_kernel.boxed else \
             _boxed_call(below_kernel.fn, op, below_ks & below_mask)
-    entry = (kernel, key, mask,
-             bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags, below)
+    mixed = bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags
+    entry = (kernel, key, mask, mixed, below)
     op._dispatch_cache[start] = entry
+    if below is not None and not mixed and not trace.active:
+        op._plain_kernels[start] = below   # Note [Operator fast path]
     return entry
 
 
@@ -215,6 +223,15 @@ def _device_keyset(device):
 # in-place op's ADInplaceOrView kernel): most calls of an inference or optimizer step, and of a
 # backward pass, are plain, and this saves them the autograd frame and a second table look-up.
 # The traced ``call`` below never skips, so a trace still shows the autograd key's decision.
+#
+# Note [Operator fast path]: ``op._plain_kernels`` maps a key set to that kernel below autograd,
+# for the entries whose plain calls ``call`` would send there (not a cross-device call). A
+# Python operator (``Tensor.__add__``, ``_tensor._binary_operator``) whose operands are plain
+# looks its key set up there and calls the kernel itself: one dict look-up instead of ``call``'s
+# binding check, loops and cache entry. The key set is the full one (thread-local include and
+# exclude sets applied), so a mode or an excluded key gets the same kernel ``call`` would pick.
+# The map is emptied with the dispatch cache (a registration) and whenever a trace starts or
+# stops, and not filled while one is on: traced operators go through ``call``'s traced twin.
 
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
@@ -362,6 +379,10 @@ _fast = {"call": call, "redispatch": redispatch}
 
 def _on_trace_change(enabled: bool):
     global redispatch
+    # Python operators call the kernels of plain calls directly (Note [Operator fast path]):
+    # while a trace is on they must not, and afterwards the selections fill the caches anew.
+    for op in REGISTRY.values():
+        _clear_caches(op)
     if enabled:
         OpOverload.__call__ = _call_traced
         redispatch = _redispatch_traced

@@ -16,14 +16,16 @@ import math
 
 import numpy as np
 
+from ..._tensor import from_array
 from ...core import dtype as D
+from ...core import fp_errors
 from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
-from ..._tensor import from_array
 from . import native
-from .array import COMPUTE, compute_data, empty_apart, parallel_for, wrap
+from .array import COMPUTE, allocation_error, compute_data, empty_apart, parallel_for, wrap
 
+set_state, reset_state, IGNORE = fp_errors.state.set, fp_errors.state.reset, fp_errors.IGNORE
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 
@@ -264,27 +266,41 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 same_dtype_lane[key] = lane_call(extra)
 
     def kernel(self, other, *extra):
-        a = getattr(self, "_array", None)   # None for Python numbers and lazily viewed tensors
-        if a is not None:
-            b = getattr(other, "_array", None)
-            lane = None
-            if b is not None and self.dtype is other.dtype and a.size < LARGE \
-                    and b.size < LARGE:
-                if not extra:   # lane_key, inlined: every small same-dtype call asks
-                    lane = same_dtype_lane.get(self.dtype)
-                elif len(extra) == 1 and type(extra[0]) is int:
-                    lane = same_dtype_lane.get((self.dtype, extra[0]))
-            if lane is not None:
-                callee, args = lane
-                try:
-                    r = callee(a, b, *args)
-                except ValueError:  # NumPy's broadcast error: raise PyTorch's
-                    R.broadcast_shapes(self._shape, other._shape)
-                    raise
-                if type(r) is np.ndarray and r.dtype is a.dtype and (
-                        r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
-                    return from_array(r, self.dtype)
-                return result(r, self.dtype, (self, other))
+        token = set_state(IGNORE)   # as cpu_kernel does (Note [One-frame CPU kernels])
+        try:
+            a = getattr(self, "_array", None)   # None for Python numbers, lazily viewed tensors
+            if a is not None:
+                b = getattr(other, "_array", None)
+                dt = self.dtype
+                lane = None
+                if b is not None and dt is other.dtype and a.size < LARGE and b.size < LARGE:
+                    if not extra:   # lane_key, inlined: every small same-dtype call asks
+                        lane = same_dtype_lane.get(dt)
+                    elif len(extra) == 1 and type(extra[0]) is int:
+                        lane = same_dtype_lane.get((dt, extra[0]))
+                if lane is not None:
+                    callee, args = lane
+                    try:
+                        r = callee(a, b, *args)
+                    except ValueError:  # NumPy's broadcast error: raise PyTorch's
+                        R.broadcast_shapes(self._shape, other._shape)
+                        raise
+                    if type(r) is np.ndarray and r.dtype is a.dtype and (
+                            r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
+                        return from_array(r, dt)
+                    return result(r, dt, (self, other))
+            return full_path(self, other, extra)
+        except (MemoryError, ValueError) as exc:
+            error = allocation_error(exc)
+            if error is None:
+                raise
+            raise error from None
+        finally:
+            reset_state(token)
+    kernel.manages_cpu_state = True
+
+    def full_path(self, other, extra):
+        """The dtype rule, checks and operand conversions: what the lane skips."""
         if validate is not None:
             validate(self, other)
         dt, cdt = dtypes(self, other)
