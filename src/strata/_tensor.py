@@ -193,8 +193,8 @@ class DLDeviceType(IntEnum):
 def _binary_operator(name, op, *extra, reflected=False):
     """``Tensor.__<name>__``: ``op(self, other, *extra)`` (``op(other, self, *extra)`` when
     ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator.
-    With plain operands it calls the kernel ``call`` would (Note [Operator fast path])."""
-    plain = op._plain_kernels
+    It calls the kernel ``call`` would pick, past ``call`` (Note [Operator fast path])."""
+    entries = op._operator_entries
     fast = not reflected and op.tensor_positions == (0, 1) and op.nargs == 2 + len(extra) \
         and not op.tensorlist_positions and op.device_position is None
     if reflected:
@@ -204,21 +204,20 @@ def _binary_operator(name, op, *extra, reflected=False):
             return op(other, self, *extra)
     elif fast:
         def operator(self, other):
-            if self._ag is None and (self._base is None or self._base._ag is None):
-                keys = getattr(other, "_keyset", None)
-                if keys is None:   # not a tensor
-                    if isinstance(other, np.ndarray):
-                        return NotImplemented
-                    kernel = plain.get((self._keyset | _tls.include) & ~_tls.exclude)
-                elif other._ag is None and (other._base is None or other._base._ag is None):
-                    kernel = plain.get((self._keyset | keys | _tls.include) & ~_tls.exclude)
-                else:
-                    kernel = None
-                if kernel is not None:
-                    return kernel(self, other, *extra)
-            elif isinstance(other, np.ndarray):
-                return NotImplemented
-            return op(self, other, *extra)
+            keys = getattr(other, "_keyset", None)
+            if keys is None:   # not a tensor
+                if isinstance(other, np.ndarray):
+                    return NotImplemented
+                keys = 0
+                plain = True
+            else:
+                plain = other._ag is None and (other._base is None or other._base._ag is None)
+            entry = entries.get((self._keyset | keys | _tls.include) & ~_tls.exclude)
+            if entry is None:
+                return op(self, other, *extra)
+            if plain and self._ag is None and (self._base is None or self._base._ag is None):
+                return entry[0](self, other, *extra)
+            return entry[1](op, entry[2], (self, other, *extra))
     else:
         def operator(self, other):
             if isinstance(other, np.ndarray):

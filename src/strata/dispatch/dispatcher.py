@@ -94,7 +94,7 @@ def deregister_fallback(key):
 def _clear_caches(op):
     """Forget every kernel selection of ``op`` (a registration or the trace changed)."""
     op._dispatch_cache.clear()
-    op._plain_kernels.clear()
+    op._operator_entries.clear()
 
 
 def _decomposition_kernel(op):
@@ -153,8 +153,8 @@ def _select(op: OpOverload, ks: int, args=None):
     mixed = bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags
     entry = (kernel, key, mask, mixed, below)
     op._dispatch_cache[start] = entry
-    if below is not None and not mixed and not trace.active:
-        op._plain_kernels[start] = below   # Note [Operator fast path]
+    if below is not None and not mixed and not trace.active:   # Note [Operator fast path]
+        op._operator_entries[start] = (below, kernel.fn, start & mask)
     return entry
 
 
@@ -224,14 +224,16 @@ def _device_keyset(device):
 # backward pass, are plain, and this saves them the autograd frame and a second table look-up.
 # The traced ``call`` below never skips, so a trace still shows the autograd key's decision.
 #
-# Note [Operator fast path]: ``op._plain_kernels`` maps a key set to that kernel below autograd,
-# for the entries whose plain calls ``call`` would send there (not a cross-device call). A
-# Python operator (``Tensor.__add__``, ``_tensor._binary_operator``) whose operands are plain
-# looks its key set up there and calls the kernel itself: one dict look-up instead of ``call``'s
-# binding check, loops and cache entry. The key set is the full one (thread-local include and
-# exclude sets applied), so a mode or an excluded key gets the same kernel ``call`` would pick.
-# The map is emptied with the dispatch cache (a registration) and whenever a trace starts or
-# stops, and not filled while one is on: traced operators go through ``call``'s traced twin.
+# Note [Operator fast path]: ``op._operator_entries`` maps a key set whose kernel is the
+# autograd fallback (and not a cross-device call) to ``(kernel below it, the fallback, the key
+# set below it)``: what ``call`` would run for a plain call and for a recorded one. A Python
+# operator (``Tensor.__add__``, ``_tensor._binary_operator``) looks its key set up there and
+# calls one of the two itself: one dict look-up instead of ``call``'s binding check, loops and
+# cache entry. The key set is the full one (thread-local include and exclude sets applied), so a
+# mode or an excluded key gets what ``call`` would pick, and a key set without an entry (autograd
+# excluded, a mix of devices) goes through ``call``. The map is emptied with the dispatch cache
+# (a registration) and whenever a trace starts or stops, and is not filled while one is on:
+# traced operators go through ``call``'s traced twin.
 
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
