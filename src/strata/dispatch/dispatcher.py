@@ -235,6 +235,29 @@ def _device_keyset(device):
 # (a registration) and whenever a trace starts or stops, and is not filled while one is on:
 # traced operators go through ``call``'s traced twin.
 
+def direct_caller(op: OpOverload):
+    """``op`` as a function for a frontend that passes every argument positionally, and whose
+    one tensor argument is the first: Note [Operator fast path] first, ``call`` otherwise."""
+    if op.tensor_positions != (0,) or op.tensorlist_positions or op.device_position is not None:
+        raise ValueError(f"{op.qualname}: direct_caller needs one tensor argument, the first")
+    entries, n_rest, state = op._operator_entries, op.nargs - 1, _state
+
+    def direct(self, *args):
+        keys = getattr(self, "_keyset", None)
+        if keys is not None and len(args) == n_rest:
+            entry = entries.get((keys | state.include) & ~state.exclude)
+            if entry is not None:
+                if self._ag is None and (self._base is None or self._base._ag is None):
+                    return entry[0](self, *args)
+                return entry[1](op, entry[2], (self, *args))
+        return op(self, *args)
+    _PASS_THROUGH.add(direct.__code__)
+    return direct
+
+
+_PASS_THROUGH = set()   # code of the functions a traced call looks past for its caller
+
+
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
     if kwargs or len(args) != op.nargs:
@@ -368,7 +391,10 @@ def _call_traced(op, *args, **kwargs):
         check_same_device(op, args)
     # The Python function that made the call (``Tensor.__add__``): the frontend's entry point;
     # a call (not a redispatch) also records its input shapes, for the profiler.
-    return _run_traced("call", op, ks, entry, args, sys._getframe(1).f_code.co_qualname)
+    caller = sys._getframe(1)
+    if caller.f_code in _PASS_THROUGH:   # a frontend's ``direct_caller``: name its own caller
+        caller = caller.f_back
+    return _run_traced("call", op, ks, entry, args, caller.f_code.co_qualname)
 
 
 def _redispatch_traced(op, ks, args):
