@@ -268,3 +268,25 @@ def test_addmm_lane_errors_match_torch(shapes, match):
         check_error(lambda m, s, x, y: m.addmm(s, x, y), *arrays, match=match)
     check_error(lambda m, s, x, y: m.addmm(s, x, y), np.ones(2, np.float32),
                 np.ones((3, 4), np.float64), np.ones((4, 2), np.float32), match="same dtype")
+
+
+# --- Note [Transposed arrays] --------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda x: x.t(), lambda x: x.transpose(0, 1), lambda x: x.transpose(-1, -2),
+    lambda x: x.transpose(0, 0), lambda x: x.transpose(1, 1), lambda x: x[1:].t(),
+    lambda x: x[:, ::2].t(), lambda x: x.t().t(), lambda x: x[0].t(),
+])
+def test_transposes_match_torch_and_share_memory(make):
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    check(lambda m, x: make(x), a, check_stride=True)
+    x = strata.tensor(a)
+    view = make(x)
+    x.add_(1)   # the view's array, made at once or later, sees the base's memory
+    np.testing.assert_array_equal(view.numpy(), make(torch.tensor(a + 1)).numpy())
+
+
+def test_a_transposed_matrix_gets_its_array_at_once():
+    x = strata.ones(2, 3)
+    assert x.t()._array is not None and x.t()._array.base is x._array
+    assert x.transpose(0, 0)._array is None   # not a swap: made from the storage on need

@@ -8,10 +8,12 @@ the root tensor it views, except for reinterpretations autograd does not track a
 
 from ..dispatch import register_kernel
 from ..ops import factory as F
+from ..ops import shape as S
 from ..ops.op import REGISTRY
 from .._tensor import make_view
 
 UNTRACKED = (F.view_dtype,)  # aliases of the same memory that are not autograd views
+TRANSPOSES = (S.t, S.transpose)
 
 
 def view_kernel(op):
@@ -20,11 +22,26 @@ def view_kernel(op):
     def kernel(self, *args):
         return make_view(self, meta(self, *args))
 
+    # Note [Transposed arrays]: a view's NumPy array is made on first need from its storage
+    # (``TensorImpl._np``: its strides in bytes, ``np.ndarray`` over the buffer), about 0.5 us.
+    # The transpose of a matrix that has its array (every ``linear``'s weight, most backward
+    # formulas' operands) gets ``array.T`` at once, which is that array exactly when the view
+    # swaps the matrix's two dims (same offset, reversed sizes and strides).
+    def transpose_kernel(self, *args):
+        out = make_view(self, meta(self, *args))
+        arr = self._array
+        if arr is not None and len(self._shape) == 2 and out._offset == self._offset and \
+                out._shape == self._shape[::-1] and \
+                out._strides == (self._strides or self._get_strides())[::-1]:
+            out._array = arr.T
+        return out
+
     def untracked_kernel(self, *args):
         out = make_view(self, meta(self, *args))
         out._base = None
         return out
-    out = untracked_kernel if op in UNTRACKED else kernel
+    out = untracked_kernel if op in UNTRACKED else transpose_kernel if op in TRANSPOSES \
+        else kernel
     out.__name__ = out.__qualname__ = f"view_kernel[{op.name}]"
     return out
 
