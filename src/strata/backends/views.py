@@ -6,11 +6,11 @@ the root tensor it views, except for reinterpretations autograd does not track a
 (``view(dtype)``: PyTorch reports ``_is_view() == False`` for it).
 """
 
+from .._tensor import make_view
 from ..dispatch import register_kernel
 from ..ops import factory as F
 from ..ops import shape as S
 from ..ops.op import REGISTRY
-from .._tensor import make_view
 
 UNTRACKED = (F.view_dtype,)  # aliases of the same memory that are not autograd views
 TRANSPOSES = (S.t, S.transpose)

@@ -280,8 +280,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                         lane = same_dtype_lane.get((dt, extra[0]))
                 if lane is not None:
                     callee, args = lane
-                    try:
-                        r = callee(a, b, *args)
+                    try:   # (a call with ``*()`` costs as much again as one without)
+                        r = callee(a, b, *args) if args else callee(a, b)
                     except ValueError:  # NumPy's broadcast error: raise PyTorch's
                         R.broadcast_shapes(self._shape, other._shape)
                         raise
