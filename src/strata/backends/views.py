@@ -25,14 +25,12 @@ def view_kernel(op):
     # Note [Transposed arrays]: a view's NumPy array is made on first need from its storage
     # (``TensorImpl._np``: its strides in bytes, ``np.ndarray`` over the buffer), about 0.5 us.
     # The transpose of a matrix that has its array (every ``linear``'s weight, most backward
-    # formulas' operands) gets ``array.T`` at once, which is that array exactly when the view
-    # swaps the matrix's two dims (same offset, reversed sizes and strides).
-    def transpose_kernel(self, *args):
-        out = make_view(self, meta(self, *args))
+    # formulas' operands) gets ``array.T`` at once: ``t()``, or ``transpose`` of two different
+    # dims, which for a matrix (the meta has checked them) are an odd distance apart.
+    def transpose_kernel(self, *dims):
+        out = make_view(self, meta(self, *dims))
         arr = self._array
-        if arr is not None and len(self._shape) == 2 and out._offset == self._offset and \
-                out._shape == self._shape[::-1] and \
-                out._strides == (self._strides or self._get_strides())[::-1]:
+        if arr is not None and arr.ndim == 2 and (not dims or (dims[0] - dims[1]) % 2):
             out._array = arr.T
         return out
 
