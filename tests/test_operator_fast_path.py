@@ -96,7 +96,7 @@ def test_recorded_operators_match_torch(grad, op, seed):
     (s_out, s_name, *s_grads), (t_out, t_name, *t_grads) = results
     assert s_name == t_name
     assert_same(s_out, t_out, rtol=1e-5, atol=1e-6)
-    for sg, tg in zip(s_grads, t_grads):
+    for sg, tg in zip(s_grads, t_grads, strict=True):
         assert (sg is None) == (tg is None)
         if tg is not None:
             assert_same(sg, tg, rtol=1e-5, atol=1e-6)
@@ -187,7 +187,9 @@ def test_a_trace_sees_the_shortcut_calls():
 
 def test_direct_caller_refuses_ops_it_cannot_serve():
     with pytest.raises(ValueError, match="add.Tensor"):
-        DP.direct_caller(P.add)
+        DP.direct_caller(P.add)          # two tensors
+    with pytest.raises(ValueError, match="neg"):
+        DP.direct_caller(P.neg)          # no argument after the tensor
 
 
 def test_select_and_sum_match_torch():
@@ -250,8 +252,9 @@ def test_addmm_lane_leaves_other_scalars_to_the_full_path():
     rng = np.random.default_rng(0)
     bias, a, b = (rng.standard_normal(s).astype(np.float32) for s in ((2,), (3, 4), (4, 2)))
     for beta, alpha in [(1, 1), (2, 1), (1, 0.5), (0, 1), (1.0, 1.0), (True, True)]:
-        check(lambda m, s, x, y: m.addmm(s, x, y, beta=beta, alpha=alpha), bias, a, b,
-              rtol=1e-5, atol=1e-5)
+        check(lambda m, s, x, y, beta=beta, alpha=alpha: m.addmm(s, x, y, beta=beta,
+                                                                  alpha=alpha),
+              bias, a, b, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("shapes, match", [

@@ -237,12 +237,15 @@ def _device_keyset(device):
 
 def direct_caller(op: OpOverload):
     """``op`` as a function for a frontend that passes every argument positionally, and whose
-    one tensor argument is the first: Note [Operator fast path] first, ``call`` otherwise. Two
-    or three more arguments (``select``, ``sum``) are spelled out: a call with ``*args`` costs
-    as much again as one without."""
-    if op.tensor_positions != (0,) or op.tensorlist_positions or op.device_position is not None:
-        raise ValueError(f"{op.qualname}: direct_caller needs one tensor argument, the first")
-    entries, n_rest, state = op._operator_entries, op.nargs - 1, _state
+    one tensor argument is the first, followed by two or three more (``select``, ``sum``):
+    Note [Operator fast path] first, ``call`` otherwise. The arguments are spelled out: a call
+    with ``*args`` costs as much again as one without."""
+    n_rest = op.nargs - 1
+    if op.tensor_positions != (0,) or op.tensorlist_positions or \
+            op.device_position is not None or n_rest not in (2, 3):
+        raise ValueError(f"{op.qualname}: direct_caller needs one tensor argument, the first, "
+                         f"and two or three others")
+    entries, state = op._operator_entries, _state
 
     # Each variant: the entry of ``self``'s key set, then plain (no autograd state on ``self``
     # or its base) or recorded, as ``_tensor._fast_operator``; no entry: ``call``.
@@ -256,7 +259,7 @@ def direct_caller(op: OpOverload):
                         return entry[0](self, a, b)
                     return entry[1](op, entry[2], (self, a, b))
             return op(self, a, b)
-    elif n_rest == 3:
+    else:
         def direct(self, a, b, c):
             keys = getattr(self, "_keyset", None)
             if keys is not None:
@@ -266,16 +269,6 @@ def direct_caller(op: OpOverload):
                         return entry[0](self, a, b, c)
                     return entry[1](op, entry[2], (self, a, b, c))
             return op(self, a, b, c)
-    else:
-        def direct(self, *args):
-            keys = getattr(self, "_keyset", None)
-            if keys is not None and len(args) == n_rest:
-                entry = entries.get((keys | state.include) & ~state.exclude)
-                if entry is not None:
-                    if self._ag is None and (self._base is None or self._base._ag is None):
-                        return entry[0](self, *args)
-                    return entry[1](op, entry[2], (self, *args))
-            return op(self, *args)
     _PASS_THROUGH.add(direct.__code__)
     return direct
 
@@ -432,8 +425,8 @@ _fast = {"call": call, "redispatch": redispatch}
 
 def _on_trace_change(enabled: bool):
     global redispatch
-    # Python operators call the kernels of plain calls directly (Note [Operator fast path]):
-    # while a trace is on they must not, and afterwards the selections fill the caches anew.
+    # Python operators and direct callers call what ``call`` would pick past it (Note [Operator
+    # fast path]): while a trace is on they must not, and afterwards selections fill it anew.
     for op in REGISTRY.values():
         _clear_caches(op)
     if enabled:
