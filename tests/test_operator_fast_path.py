@@ -10,7 +10,7 @@ import operator
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same, check, check_error
+from helpers import assert_same, check, check_error, check_outcome
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -293,3 +293,22 @@ def test_a_transposed_matrix_gets_its_array_at_once():
     x = strata.ones(2, 3)
     assert x.t()._array is not None and x.t()._array.base is x._array
     assert x.transpose(0, 0)._array is None   # not a swap: made from the storage on need
+
+
+# --- Note [Binary fast lane]: keys of (dtype, extra arguments) ---------------------------------
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "uint8"])
+@pytest.mark.parametrize("alpha", [1.0, True, 2.5, -1])
+def test_an_alpha_equal_to_the_lanes_int_is_checked(dtype, alpha):
+    """1.0 and True hash like the int 1 whose lane is open: they must still get the checks (an
+    integer tensor refuses a float or bool alpha), out of place and in place."""
+    a = np.arange(1, 4).astype(dtype)
+    for _ in range(2):   # the int-alpha lanes of add/add_ and sub are open after the first pass
+        check(lambda m, x, y: (x + y, x - y, x.clone().add_(y)), a, a)
+    check_error_or_same = [
+        lambda m, x, y: m.add(x, y, alpha=alpha),
+        lambda m, x, y: m.sub(x, y, alpha=alpha),
+        lambda m, x, y: x.clone().add_(y, alpha=alpha),
+    ]
+    for fn in check_error_or_same:
+        check_outcome(fn, a, a)
