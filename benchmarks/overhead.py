@@ -3,11 +3,13 @@ deeper entry point of the same call, so the differences are the layers' own cost
 
     python -m benchmarks.overhead        # strata alone; no PyTorch needed
 
-Rows for ``x + y`` on 1-element float32 tensors: the whole call; the op called directly (the
-frontend's ``Tensor.__add__`` is the difference); the CPU kernel called directly (the
-dispatcher: key set, cached kernel selection, the autograd decision); NumPy's ``np.add`` plus
-wrapping its result as a tensor (the kernel's own policy: dtypes, checks, layout); wrapping
-alone (the Tensor object; its Storage is made on first need, Note [Lazy storage]). With
+Rows for ``x + y`` on 1-element float32 tensors: the whole call; the op called through the
+dispatcher's ``call`` (key set, cached kernel selection, the autograd decision), which the
+operator itself goes past (Note [Operator fast path]: it looks the kernel up by key set), so
+this row reads above the whole call; the CPU kernel called directly (the whole call less it is
+the operator's own cost); NumPy's ``np.add`` plus wrapping its result as a tensor (the kernel's
+own policy: dtypes, checks, layout, NumPy's error state); wrapping alone (the Tensor object;
+its Storage is made on first need, Note [Lazy storage]). With
 ``requires_grad``, the autograd record is split into its parts; the record runs them inlined in
 one frame (Note [One-frame record]), the rows time their out-of-line equivalents, so each part
 reads a frame's cost high. Times are thread CPU time, so waiting for a core on a shared machine
@@ -63,7 +65,8 @@ def breakdown(strata):
     dt = x.dtype
     rows = [
         ("x + y (whole call)", _best_us(lambda: x + y)),
-        ("P.add(x, y, 1): dispatcher and below", _best_us(lambda: P.add(x, y, 1))),
+        ("P.add(x, y, 1): through call() (x + y goes past it)",
+         _best_us(lambda: P.add(x, y, 1))),
         ("CPU kernel called directly", _best_us(lambda: cpu_kernel(x, y, 1))),
         ("np.add + wrap as a tensor", _best_us(lambda: from_array(np.add(a, b), dt))),
         ("wrap as a tensor (its Storage is lazy)", _best_us(lambda: from_array(a, dt))),

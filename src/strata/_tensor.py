@@ -192,8 +192,14 @@ class DLDeviceType(IntEnum):
 # ``array / tensor`` is ``tensor.reciprocal() * array``, as PyTorch's ``__rtruediv__`` is.
 def _binary_operator(name, op, *extra, reflected=False):
     """``Tensor.__<name>__``: ``op(self, other, *extra)`` (``op(other, self, *extra)`` when
-    ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator."""
-    if reflected:
+    ``reflected``), NotImplemented for a NumPy array operand; one frame per Python operator.
+    It calls the kernel ``call`` would pick, past ``call`` (Note [Operator fast path])."""
+    entries = op._operator_entries
+    fast = not reflected and op.tensor_positions == (0, 1) and op.nargs == 2 + len(extra) \
+        and not op.tensorlist_positions and op.device_position is None
+    if fast and len(extra) < 2:
+        operator = _fast_operator(op, entries, *extra)
+    elif reflected:
         def operator(self, other):
             if isinstance(other, np.ndarray):
                 return NotImplemented
@@ -207,6 +213,46 @@ def _binary_operator(name, op, *extra, reflected=False):
     operator.__qualname__ = f"Tensor.__{name}__"
     # the tracer names the frontend entry point by its code's qualname (dispatcher._call_traced)
     operator.__code__ = operator.__code__.replace(co_qualname=operator.__qualname__)
+    return operator
+
+
+def _fast_operator(op, entries, *extra):
+    """The operator of Note [Operator fast path], one copy per number of extra arguments (none,
+    or an add's or sub's alpha): a call with ``*extra`` costs as much again as one without."""
+    if not extra:
+        def operator(self, other):
+            keys = getattr(other, "_keyset", None)
+            if keys is None:   # not a tensor
+                if isinstance(other, np.ndarray):
+                    return NotImplemented
+                keys = 0
+                plain = True
+            else:
+                plain = other._ag is None and (other._base is None or other._base._ag is None)
+            entry = entries.get((self._keyset | keys | _tls.include) & ~_tls.exclude)
+            if entry is None:
+                return op(self, other)
+            if plain and self._ag is None and (self._base is None or self._base._ag is None):
+                return entry[0](self, other)
+            return entry[1](op, entry[2], (self, other))
+        return operator
+    (alpha,) = extra
+
+    def operator(self, other):
+        keys = getattr(other, "_keyset", None)
+        if keys is None:   # not a tensor
+            if isinstance(other, np.ndarray):
+                return NotImplemented
+            keys = 0
+            plain = True
+        else:
+            plain = other._ag is None and (other._base is None or other._base._ag is None)
+        entry = entries.get((self._keyset | keys | _tls.include) & ~_tls.exclude)
+        if entry is None:
+            return op(self, other, alpha)
+        if plain and self._ag is None and (self._base is None or self._base._ag is None):
+            return entry[0](self, other, alpha)
+        return entry[1](op, entry[2], (self, other, alpha))
     return operator
 
 

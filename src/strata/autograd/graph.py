@@ -147,8 +147,14 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__((), ((tuple(variable._shape), variable.dtype, variable.device),))
+        # Node's slots set here, in one frame (a leaf's node is made anew whenever the graph
+        # that held it is gone: at every call that records an op of a parameter and drops the
+        # result); like PyTorch's, it takes no sequence number from the counter.
+        self.next_functions = ()
         self._seq = ACCUMULATE_GRAD_SEQUENCE_NR
+        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retain_hooks = None
+        self._output_meta = ((variable._shape, variable.dtype, variable.device),)
+        self._trace = self._metadata = None
         self.variable = variable
 
     def tensor_hooks(self, output_nr):

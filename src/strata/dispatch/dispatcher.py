@@ -61,13 +61,13 @@ def register_kernel(op: OpOverload, key, fn, *, boxed: bool = False, allow_overr
             f"registering twice for the same (operator, key) is not allowed "
             f"(existing: {table[key]!r})")
     table[key] = Kernel(fn, boxed, _kernel_name(fn))
-    op._dispatch_cache.clear()
+    _clear_caches(op)
 
 
 def deregister_kernel(op: OpOverload, key):
     key = K.key_by_name(key) if isinstance(key, str) else key
     del _tables[op][key]
-    op._dispatch_cache.clear()
+    _clear_caches(op)
 
 
 def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False):
@@ -81,14 +81,20 @@ def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = 
     _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback",
                              skips_plain_calls=skips_plain_calls)
     for op in REGISTRY.values():
-        op._dispatch_cache.clear()
+        _clear_caches(op)
 
 
 def deregister_fallback(key):
     key = K.key_by_name(key) if isinstance(key, str) else key
     del _fallbacks[key]
     for op in REGISTRY.values():
-        op._dispatch_cache.clear()
+        _clear_caches(op)
+
+
+def _clear_caches(op):
+    """Forget every kernel selection of ``op`` (a registration or the trace changed)."""
+    op._dispatch_cache.clear()
+    op._operator_entries.clear()
 
 
 def _decomposition_kernel(op):
@@ -144,9 +150,11 @@ def _select(op: OpOverload, ks: int, args=None):
             _select(op, below_ks, args)
         below = below_kernel.fn if not below_kernel.boxed else \
             _boxed_call(below_kernel.fn, op, below_ks & below_mask)
-    entry = (kernel, key, mask,
-             bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags, below)
+    mixed = bin(start & K.BACKEND_MASK).count("1") > 1 and "cross_device" not in op.tags
+    entry = (kernel, key, mask, mixed, below)
     op._dispatch_cache[start] = entry
+    if below is not None and not mixed and not trace.active:   # Note [Operator fast path]
+        op._operator_entries[start] = (below, kernel.fn, start & mask)
     return entry
 
 
@@ -215,6 +223,58 @@ def _device_keyset(device):
 # in-place op's ADInplaceOrView kernel): most calls of an inference or optimizer step, and of a
 # backward pass, are plain, and this saves them the autograd frame and a second table look-up.
 # The traced ``call`` below never skips, so a trace still shows the autograd key's decision.
+#
+# Note [Operator fast path]: ``op._operator_entries`` maps a key set whose kernel is the
+# autograd fallback (and not a cross-device call) to ``(kernel below it, the fallback, the key
+# set below it)``: what ``call`` would run for a plain call and for a recorded one. A Python
+# operator (``Tensor.__add__``, ``_tensor._binary_operator``) looks its key set up there and
+# calls one of the two itself: one dict look-up instead of ``call``'s binding check, loops and
+# cache entry. The key set is the full one (thread-local include and exclude sets applied), so a
+# mode or an excluded key gets what ``call`` would pick, and a key set without an entry (autograd
+# excluded, a mix of devices) goes through ``call``. The map is emptied with the dispatch cache
+# (a registration) and whenever a trace starts or stops, and is not filled while one is on:
+# traced operators go through ``call``'s traced twin.
+
+def direct_caller(op: OpOverload):
+    """``op`` as a function for a frontend that passes every argument positionally, and whose
+    one tensor argument is the first, followed by two or three more (``select``, ``sum``):
+    Note [Operator fast path] first, ``call`` otherwise. The arguments are spelled out: a call
+    with ``*args`` costs as much again as one without."""
+    n_rest = op.nargs - 1
+    if op.tensor_positions != (0,) or op.tensorlist_positions or \
+            op.device_position is not None or n_rest not in (2, 3):
+        raise ValueError(f"{op.qualname}: direct_caller needs one tensor argument, the first, "
+                         f"and two or three others")
+    entries, state = op._operator_entries, _state
+
+    # Each variant: the entry of ``self``'s key set, then plain (no autograd state on ``self``
+    # or its base) or recorded, as ``_tensor._fast_operator``; no entry: ``call``.
+    if n_rest == 2:
+        def direct(self, a, b):
+            keys = getattr(self, "_keyset", None)
+            if keys is not None:
+                entry = entries.get((keys | state.include) & ~state.exclude)
+                if entry is not None:
+                    if self._ag is None and (self._base is None or self._base._ag is None):
+                        return entry[0](self, a, b)
+                    return entry[1](op, entry[2], (self, a, b))
+            return op(self, a, b)
+    else:
+        def direct(self, a, b, c):
+            keys = getattr(self, "_keyset", None)
+            if keys is not None:
+                entry = entries.get((keys | state.include) & ~state.exclude)
+                if entry is not None:
+                    if self._ag is None and (self._base is None or self._base._ag is None):
+                        return entry[0](self, a, b, c)
+                    return entry[1](op, entry[2], (self, a, b, c))
+            return op(self, a, b, c)
+    _PASS_THROUGH.add(direct.__code__)
+    return direct
+
+
+_PASS_THROUGH = set()   # code of the functions a traced call looks past for its caller
+
 
 def call(op: OpOverload, *args, **kwargs):
     """Dispatch one call of ``op``: the fast path every eager op takes."""
@@ -349,7 +409,10 @@ def _call_traced(op, *args, **kwargs):
         check_same_device(op, args)
     # The Python function that made the call (``Tensor.__add__``): the frontend's entry point;
     # a call (not a redispatch) also records its input shapes, for the profiler.
-    return _run_traced("call", op, ks, entry, args, sys._getframe(1).f_code.co_qualname)
+    caller = sys._getframe(1)
+    if caller.f_code in _PASS_THROUGH:   # a frontend's ``direct_caller``: name its own caller
+        caller = caller.f_back
+    return _run_traced("call", op, ks, entry, args, caller.f_code.co_qualname)
 
 
 def _redispatch_traced(op, ks, args):
@@ -362,6 +425,10 @@ _fast = {"call": call, "redispatch": redispatch}
 
 def _on_trace_change(enabled: bool):
     global redispatch
+    # Python operators and direct callers call what ``call`` would pick past it (Note [Operator
+    # fast path]): while a trace is on they must not, and afterwards selections fill it anew.
+    for op in REGISTRY.values():
+        _clear_caches(op)
     if enabled:
         OpOverload.__call__ = _call_traced
         redispatch = _redispatch_traced

@@ -24,6 +24,7 @@ import numpy as np
 from .._tensor import install_indexing
 from ..core import dtype as D
 from ..core.tensor_impl import TensorImpl
+from ..dispatch.dispatcher import direct_caller
 from ..functions import write_out
 from ..ops import factory as F
 from ..ops import indexing as I
@@ -107,7 +108,10 @@ def _select(t, dim, index, real_dim):
     if not -size <= index < size:
         raise IndexError(f"index {index} is out of bounds for dimension {real_dim} with size "
                          f"{size}")
-    return SH.select(t, dim, index)
+    return _select_op(t, dim, index)
+
+
+_select_op = direct_caller(SH.select)   # Note [Operator fast path]
 
 
 def _slice_bound(value):

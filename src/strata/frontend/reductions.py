@@ -9,6 +9,7 @@ skips argument binding.
 """
 
 from .. import return_types as RT
+from ..dispatch.dispatcher import direct_caller
 from ..functions import write_out
 from ..ops import aten
 from ..ops import pointwise as P
@@ -42,8 +43,11 @@ def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):
         dim = axis
     elif dim is None:
         dim = []
-    result = RD.sum(input, dim, keepdim, dtype)
+    result = _sum(input, dim, keepdim, dtype)
     return result if out is None else write_out(out, result)
+
+
+_sum = direct_caller(RD.sum)   # Note [Operator fast path]
 
 
 def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None, axis=None, out=None):

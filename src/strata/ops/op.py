@@ -68,6 +68,7 @@ class OpOverload:
         self.written_positions = tuple(i for i, a in enumerate(args) if a.is_write)
         self.dtype_rule = None      # pointwise ops: the promotion rule their meta uses
         self._dispatch_cache = {}   # DispatchKeySet -> kernel, owned by the dispatcher
+        self._operator_entries = {}  # Note [Operator fast path], also the dispatcher's
 
     @property
     def is_composite(self) -> bool:

@@ -30,7 +30,10 @@ _NUMPY_SIZE_ERRORS = ("array is too big", "Maximum allowed dimension exceeded",
 
 def cpu_kernel(fn):
     """``fn`` as the dispatcher calls it: under Note [Silent IEEE arithmetic] (core/fp_errors.py),
-    with NumPy's allocation failures raised as PyTorch's CPU allocator raises them."""
+    with NumPy's allocation failures raised as PyTorch's CPU allocator raises them. A kernel
+    marked ``manages_cpu_state`` does both in its own frame (Note [One-frame CPU kernels])."""
+    if getattr(fn, "manages_cpu_state", False):
+        return fn
     set_state, reset_state = fp_errors.state.set, fp_errors.state.reset
     ignore = fp_errors.IGNORE
 
@@ -38,18 +41,30 @@ def cpu_kernel(fn):
         token = set_state(ignore)
         try:
             return fn(*args)
-        except MemoryError as exc:
-            nbytes = getattr(exc, "_total_size", None)   # NumPy's _ArrayMemoryError has it
-            raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
-                               f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
-                               f"memory)") from None
-        except ValueError as exc:
-            if not str(exc).startswith(_NUMPY_SIZE_ERRORS):
+        except (MemoryError, ValueError) as exc:
+            error = allocation_error(exc)
+            if error is None:
                 raise
-            raise RuntimeError(f"Storage size calculation overflowed: {exc}") from None
+            raise error from None
         finally:
             reset_state(token)
     return functools.update_wrapper(kernel, fn)
+
+
+# Note [One-frame CPU kernels]: ``cpu_kernel``'s wrapper is a Python frame around every CPU
+# kernel. The kernels of the smallest, most frequent calls (binary pointwise ops) set NumPy's
+# error state and translate allocation failures themselves, as the wrapper would, and are
+# registered unwrapped: ``x + y`` on one element spends a tenth of its time in that frame.
+def allocation_error(exc):
+    """PyTorch's CPU allocator error for NumPy's ``MemoryError`` or size ``ValueError``; None
+    for any other error (re-raised as it was)."""
+    if isinstance(exc, MemoryError):
+        nbytes = getattr(exc, "_total_size", None)   # NumPy's _ArrayMemoryError has it
+        return RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
+                            f"allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
+    if str(exc).startswith(_NUMPY_SIZE_ERRORS):
+        return RuntimeError(f"Storage size calculation overflowed: {exc}")
+    return None
 
 
 COMPUTE = {d: (np.dtype(np.float32) if d in (D.float16, D.bfloat16) else d.np)

@@ -8,6 +8,8 @@ otherwise multiply with its slow generic loop.
 
 import numpy as np
 
+from ..._tensor import from_array
+from ...core import dtype as D
 from ...ops import factorizations as LF
 from ...ops import linalg as L
 from . import array
@@ -89,7 +91,30 @@ def bmm(self, mat2):
     return wrap(matmul(a, b), dt)
 
 
+# Note [addmm lane]: ``linear``'s call — float32 or float64 operands of one dtype, two matrices,
+# ``beta`` and ``alpha`` the int 1 — is ``matmul`` (``np.dot`` unless large: Note [Parallel
+# GEMM]) plus an in-place add of the bias, computed
+# before any check: every argument the meta refuses there (shapes that do not multiply, a bias
+# that does not expand to the result) makes one of the two NumPy calls raise ValueError, and
+# only then does the meta run, to raise PyTorch's error instead. Nothing is written but the
+# fresh result, so no state changes before the error.
+_LANE_DTYPES = (D.float32, D.float64)
+
+
 def addmm(self, mat1, mat2, beta=1, alpha=1):
+    dt = mat2.dtype
+    if dt in _LANE_DTYPES and self.dtype is dt and mat1.dtype is dt and \
+            beta.__class__ is int and alpha.__class__ is int and beta == 1 and alpha == 1 \
+            and len(mat1._shape) == 2 and len(mat2._shape) == 2:
+        a, b, bias = mat1._array, mat2._array, self._array
+        try:
+            out = matmul(_blas_ready(a if a is not None else mat1._np()),
+                         _blas_ready(b if b is not None else mat2._np()))
+            out += bias if bias is not None else self._np()
+        except ValueError:
+            L.addmm.meta(self, mat1, mat2, beta, alpha)   # raises PyTorch's error
+            raise
+        return from_array(out, dt)
     dt = L.addmm.meta(self, mat1, mat2, beta, alpha).dtype
     a, b = _operands(dt, mat1, mat2)
     out = matmul(a, b)

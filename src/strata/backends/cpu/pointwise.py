@@ -16,14 +16,16 @@ import math
 
 import numpy as np
 
+from ..._tensor import from_array
 from ...core import dtype as D
+from ...core import fp_errors
 from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
-from ..._tensor import from_array
 from . import native
-from .array import COMPUTE, compute_data, empty_apart, parallel_for, wrap
+from .array import COMPUTE, allocation_error, compute_data, empty_apart, parallel_for, wrap
 
+set_state, reset_state, IGNORE = fp_errors.state.set, fp_errors.state.reset, fp_errors.IGNORE
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 
@@ -236,19 +238,18 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
     other)`` checks what the dtype rule cannot see (values of Python numbers)."""
     dtypes = _cached_dtypes(op.dtype_rule, compute)
     direct = compute is None and writes_out(fn)
-    # Note [Binary fast lane]: the dtypes (with an int ``alpha``: (dtype, alpha)) already seen to
-    # need nothing but ``fn``: two tensors of that dtype give it, computing natively in it, with
-    # the checks passed. Other argument types (a float or bool alpha, a rounding mode) never
-    # take the lane, so a check that depends on them always runs. Each key maps to the call
-    # that computes it: ``fn`` with its extra arguments, or for ``add``/``sub`` with alpha 1
+    # Note [Binary fast lane]: the (dtype, extra arguments) already seen to need nothing but
+    # ``fn``: two tensors of that dtype give it, computing natively in it, with the checks
+    # passed. Only no extra argument or an int ``alpha`` opens a lane; a float or bool alpha
+    # equal to an int one finds its key but is turned away by its type, and other arguments (a
+    # rounding mode) have none, so a check that depends on them always runs. Each key maps to
+    # the call that computes it: ``fn`` with its extra arguments, or for ``add``/``sub`` with alpha 1
     # the ufunc itself (``_scaled``'s ``plain``), one Python frame less.
     same_dtype_lane = {}
 
     def lane_key(dt, extra):
-        if not extra:
-            return dt
-        if len(extra) == 1 and type(extra[0]) is int:
-            return dt, extra[0]
+        if not extra or len(extra) == 1 and type(extra[0]) is int:
+            return dt, extra
         return None
 
     def lane_call(extra):
@@ -264,27 +265,40 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 same_dtype_lane[key] = lane_call(extra)
 
     def kernel(self, other, *extra):
-        a = getattr(self, "_array", None)   # None for Python numbers and lazily viewed tensors
-        if a is not None:
-            b = getattr(other, "_array", None)
-            lane = None
-            if b is not None and self.dtype is other.dtype and a.size < LARGE \
-                    and b.size < LARGE:
-                if not extra:   # lane_key, inlined: every small same-dtype call asks
-                    lane = same_dtype_lane.get(self.dtype)
-                elif len(extra) == 1 and type(extra[0]) is int:
-                    lane = same_dtype_lane.get((self.dtype, extra[0]))
-            if lane is not None:
-                callee, args = lane
-                try:
-                    r = callee(a, b, *args)
-                except ValueError:  # NumPy's broadcast error: raise PyTorch's
-                    R.broadcast_shapes(self._shape, other._shape)
-                    raise
-                if type(r) is np.ndarray and r.dtype is a.dtype and (
-                        r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
-                    return from_array(r, self.dtype)
-                return result(r, self.dtype, (self, other))
+        token = set_state(IGNORE)   # as cpu_kernel does (Note [One-frame CPU kernels])
+        try:
+            a = getattr(self, "_array", None)   # None for Python numbers, lazily viewed tensors
+            if a is not None:
+                b = getattr(other, "_array", None)
+                dt = self.dtype
+                lane = None
+                if b is not None and dt is other.dtype and a.size < LARGE and b.size < LARGE:
+                    lane = same_dtype_lane.get((dt, extra))
+                    if lane is not None and extra and type(extra[0]) is not int:
+                        lane = None   # 1.0 or True, equal to the int alpha 1 (lane_key)
+                if lane is not None:
+                    callee, args = lane
+                    try:   # (a call with ``*()`` costs as much again as one without)
+                        r = callee(a, b, *args) if args else callee(a, b)
+                    except ValueError:  # NumPy's broadcast error: raise PyTorch's
+                        R.broadcast_shapes(self._shape, other._shape)
+                        raise
+                    if type(r) is np.ndarray and r.dtype is a.dtype and (
+                            r.ndim < 2 or a.flags.c_contiguous and b.flags.c_contiguous):
+                        return from_array(r, dt)
+                    return result(r, dt, (self, other))
+            return full_path(self, other, extra)
+        except (MemoryError, ValueError) as exc:
+            error = allocation_error(exc)
+            if error is None:
+                raise
+            raise error from None
+        finally:
+            reset_state(token)
+    kernel.manages_cpu_state = True
+
+    def full_path(self, other, extra):
+        """The dtype rule, checks and operand conversions: what the lane skips."""
         if validate is not None:
             validate(self, other)
         dt, cdt = dtypes(self, other)
@@ -316,12 +330,9 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         # ``_lane_arrays`` checks (no element written twice, no partial overlap).
         if direct and isinstance(other, TensorImpl) and self.dtype is other.dtype and \
                 self._shape == other._shape:
-            if not extra:
-                lane = same_dtype_lane.get(self.dtype)
-            elif len(extra) == 1 and type(extra[0]) is int:
-                lane = same_dtype_lane.get((self.dtype, extra[0]))
-            else:
-                lane = None
+            lane = same_dtype_lane.get((self.dtype, extra))
+            if lane is not None and extra and type(extra[0]) is not int:
+                lane = None   # 1.0 or True, equal to the int alpha 1 (lane_key)
             arrays = _lane_arrays(self, other) if lane is not None else None
             if arrays is not None:
                 callee, args = lane
@@ -376,7 +387,7 @@ def _scaled(ufunc):
             return ufunc(a, b, out=out)
         if type(b) is not np.ndarray:
             return ufunc(a, b * alpha, out=out)   # a Python number stays a weak scalar
-        scaled = np.multiply(b, alpha)
+        scaled = np.multiply(b, scalar(alpha, b.dtype))   # uint8's alpha -1 wraps to 255
         if out is None and type(scaled) is np.ndarray and \
                 (type(a) is not np.ndarray or a.shape == scaled.shape):
             out = scaled
