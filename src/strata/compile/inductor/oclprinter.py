@@ -24,6 +24,8 @@ expose the value as ``<name>_value``.
 
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
+from .opencl_complex import PART, ComplexRules, reduction_rules
+from .opencl_complex import helpers_for as complex_helpers_for
 from .opencl_special import helpers_for
 
 # Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
@@ -36,6 +38,7 @@ HALF = frozenset(("float16", "bfloat16"))
 CL_TYPES = {
     "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
     "int8": "char", "uint8": "uchar", "bool": "bool", "float16": "float", "bfloat16": "float",
+    "complex64": "float2", "complex128": "double2",     # opencl_complex.py
 }
 # a kernel argument cannot point to bool; half values are stored as their 16 bits
 BUFFER_TYPES = {**CL_TYPES, "bool": "uchar", "float16": "ushort", "bfloat16": "ushort"}
@@ -104,7 +107,7 @@ def store_statement(dtype, pointer, index, value) -> str:
 
 def with_helpers(source) -> str:
     """``source`` with the helper functions it calls defined first."""
-    source = helpers_for(source) + source
+    source = complex_helpers_for(source) + helpers_for(source) + source
     if "f16_round(" in source:
         source = F16_ROUND + source
     return (BF16_ROUND + source) if "bf16_round(" in source else source
@@ -428,7 +431,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     lines.append("}")
     dtypes = set(buffers.values())
     body = "\n".join(lines) + "\n"
-    fp64 = "float64" in dtypes or "philox_uniform_float64" in body or \
+    fp64 = "float64" in dtypes or "complex128" in dtypes or "philox_uniform_float64" in body or \
         "philox_normal_float64" in body
     if "philox(" in body:
         body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
@@ -438,8 +441,12 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     return (FP64 + text if fp64 else text), names
 
 
+class ComplexAwareHandler(ComplexRules, OpenCLHandler):
+    """The handler kernels print with: complex values take opencl_complex.py's rules."""
+
+
 def _handler(buffers, lines, indent, aliases, scalars):
-    h = OpenCLHandler(buffers, lines, indent, aliases, scalars)
+    h = ComplexAwareHandler(buffers, lines, indent, aliases, scalars)
     h.count = len(lines)       # unique names across the nodes of one kernel
     return h
 
@@ -471,17 +478,18 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
             aliases[node.name + "_value"] = acc
             result = f"{acc}_index"
         else:
-            if kind == "i" and node.reduction_type in ("max", "min"):
+            combine = _COMBINE[node.reduction_type]
+            if value.dtype in PART:
+                init, combine = reduction_rules(node.reduction_type, ctype)
+            elif kind == "i" and node.reduction_type in ("max", "min"):
                 init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
             else:
                 init = INIT[node.reduction_type, kind]
             lines[head] = f"{indent}{ctype} {acc} = {init};"
-            update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
-                      "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
-            lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+            lines.append(f"{body}{acc} = {combine.format(a=value, b=acc)};")
             lines.append(f"{indent}}}")
             if group:
-                _tree(lines, indent, node.reduction_type, acc, ctype, group)
+                _tree(lines, indent, combine, acc, ctype, group)
             result = acc
         if layout is None:
             aliases[node.name] = result
@@ -518,9 +526,9 @@ _COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "MAX_PROP({a}, {b})"
             "min": "MIN_PROP({a}, {b})"}
 
 
-def _tree(lines, indent, reduction_type, acc, ctype, group):
+def _tree(lines, indent, combine, acc, ctype, group):
     part = f"part_{acc}"
-    combined = _COMBINE[reduction_type].format(a=f"{part}[lid]", b=f"{part}[lid + s]")
+    combined = combine.format(a=f"{part}[lid]", b=f"{part}[lid + s]")
     lines += [f"{indent}__local {ctype} {part}[{group}];",
               f"{indent}{part}[lid] = {acc};",
               f"{indent}barrier(CLK_LOCAL_MEM_FENCE);",
