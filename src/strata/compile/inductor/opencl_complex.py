@@ -262,8 +262,8 @@ class ComplexRules:
 
 def reduction_rules(reduction_type, ctype):
     """(initial value, combination of ``{a}`` and ``{b}``) of a complex sum or product."""
-    if reduction_type == "sum":
-        return f"({ctype})(0, 0)", "{a} + {b}"
+    if reduction_type == "sum":     # from -0.0, IEEE's additive identity: a one-element sum
+        return f"({ctype})(-0.0, -0.0)", "{a} + {b}"     # (a gather) keeps a -0.0 part
     if reduction_type == "prod":
         return f"({ctype})(1, 0)", f"cmul_{ctype[:-1]}({{a}}, {{b}})"
     raise NotImplementedError(f"no complex {reduction_type} reduction on the 'OpenCL' backend")

@@ -22,6 +22,7 @@ from ...ops import special as SPC
 from ...optim import _native_update
 from . import opencl_complex_ops as complex_ops
 from . import opencl_elementwise as elementwise
+from . import opencl_fft as fft
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
 from . import opencl_nn as nn
@@ -91,6 +92,7 @@ def kernels() -> dict:
     table.update(indexing.kernels())
     table.update(elementwise.kernels())
     table.update(complex_ops.kernels())
+    table.update(fft.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

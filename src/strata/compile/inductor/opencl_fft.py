@@ -1,0 +1,223 @@
+"""The FFT primitives of ops/fft.py (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``) on the ``opencl``
+device, so every ``torch.fft`` function, ``stft`` and ``istft`` run there, with gradients
+through the primitives' derivatives.
+
+A transform over several dims runs one dim after another on a contiguous complex copy; a dim of
+``n`` points is a batch of rows (element k of a row at ``base + k * inner``, so no dim is moved):
+
+- ``n`` a power of two: the Stockham autosort FFT (Bainville, "OpenCL Fast Fourier Transform"),
+  log2(n) radix-2 passes, each reading one buffer and writing the other (no bit reversal), one
+  work-item per butterfly; twiddles by ``cospi``/``sinpi`` of k / p, exact fractions.
+- any other ``n``: Bluestein's chirp-z, the DFT as a convolution with the chirp
+  w_k = exp(sign * i pi k^2 / n) (k^2 taken modulo 2n, so the angle stays small), done by two
+  power-of-two FFTs of m >= 2n - 1 points (the chirp's own transform is a third).
+
+Each dim's normalization factor (1, 1/sqrt(n), 1/n) is folded into its last pass. Hand-written
+OpenCL C, not loop IR: a pass is a butterfly over two elements, which the IR cannot express.
+"""
+
+import math
+
+import numpy as np
+
+from ...core.shape import contiguous_strides
+from ...ops import fft as FFT
+from .ir import ops
+from .oclprinter import FP64
+from .opencl_pointwise import identity, new_output, pointwise, runtime_of
+
+SOURCE = """V cmul(const V a, const V b) {
+    return (V)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+/* exp(sign * i * pi * q / n), q in [0, 2n) */
+V unit(const long q, const long n, const T sign) {
+    const T turns = (T)q / (T)n;
+    return (V)(cospi(turns), sign * sinpi(turns));
+}
+long row_base(const long row, const long n, const long inner) {
+    return (row / inner) * n * inner + row % inner;
+}
+/* one radix-2 Stockham pass over the rows: butterflies of span p (p = 1, 2, 4, ..., n / 2) */
+__kernel void radix2(__global const V* src, const long src_off, __global V* dst,
+                     const long dst_off, const long n, const long inner, const long p,
+                     const T sign, const T scale) {
+    const long i = get_global_id(0), row = get_global_id(1);
+    const long base = row_base(row, n, inner), halfway = n / 2;
+    const long k = i & (p - 1);
+    const V u0 = src[src_off + base + i * inner];
+    const V u1 = cmul(src[src_off + base + (i + halfway) * inner], unit(k, p, sign));
+    const long j = ((i - k) << 1) + k;
+    dst[dst_off + base + j * inner] = (u0 + u1) * scale;
+    dst[dst_off + base + (j + p) * inner] = (u0 - u1) * scale;
+}
+/* Bluestein: a[row, k] = x[row, k] * w_k, zero past n */
+__kernel void chirp_premultiply(__global const V* src, const long src_off, __global V* a,
+                                const long a_off, const long n, const long inner,
+                                const long m, const T sign) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    V value = (V)(0, 0);
+    if (k < n)
+        value = cmul(src[src_off + row_base(row, n, inner) + k * inner],
+                     unit((k * k) % (2 * n), n, sign));
+    a[a_off + row * m + k] = value;
+}
+/* Bluestein's filter: conj(w_k) at k and at m - k, zero between */
+__kernel void chirp_filter(__global V* b, const long b_off, const long n, const long m,
+                           const T sign) {
+    const long k = get_global_id(0);
+    const long at = k < n ? k : (k > m - n ? m - k : -1);
+    b[b_off + k] = at < 0 ? (V)(0, 0) : unit((at * at) % (2 * n), n, -sign);
+}
+__kernel void spectrum_multiply(__global V* a, const long a_off, __global const V* b,
+                                const long b_off, const long m) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    a[a_off + row * m + k] = cmul(a[a_off + row * m + k], b[b_off + k]);
+}
+/* Bluestein: X_k = w_k * (the convolution at k), times the dim's normalization */
+__kernel void chirp_postmultiply(__global const V* a, const long a_off, __global V* dst,
+                                 const long dst_off, const long n, const long inner,
+                                 const long m, const T sign, const T scale) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    dst[dst_off + row_base(row, n, inner) + k * inner] =
+        cmul(a[a_off + row * m + k], unit((k * k) % (2 * n), n, sign)) * scale;
+}
+/* a real transform's Hermitian half (h points) -> all n points: X_{n-k} = conj(X_k) */
+__kernel void hermitian_extend(__global const V* src, const long src_off, __global V* dst,
+                               const long dst_off, const long h, const long n,
+                               const long inner) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    const long at = k <= n / 2 ? k : n - k;
+    V value = at < h ? src[src_off + row_base(row, h, inner) + at * inner] : (V)(0, 0);
+    if (k > n / 2)
+        value.y = -value.y;
+    dst[dst_off + row_base(row, n, inner) + k * inner] = value;
+}
+"""
+_SOURCES = {"complex64": "#define T float\n#define V float2\n" + SOURCE,
+            "complex128": FP64 + "#define T double\n#define V double2\n" + SOURCE}
+_REAL = {"complex64": np.float32, "complex128": np.float64}
+
+
+def _launch(kernel, dtype, size, args, tensors):
+    rt = runtime_of(tensors[0])
+    values = []
+    for a in args:
+        values += rt.buffer_of(a) if hasattr(a, "_storage") else [a]
+    rt.launch(f"aten::_fft:{kernel}", _SOURCES[dtype.name], kernel, size, values, tensors)
+
+
+def _empty_like(x, shape=None, dtype=None):
+    """A contiguous tensor on x's device (x's shape and dtype unless given)."""
+    shape = tuple(x._shape) if shape is None else tuple(shape)
+    return runtime_of(x).empty(shape, contiguous_strides(shape), dtype or x.dtype)
+
+
+def _power_of_two(x, scratch, n, inner, batch, sign, scale):
+    """The rows of ``x`` transformed by log2(n) Stockham passes, ping-ponging with
+    ``scratch``; returns the tensor holding the result."""
+    real = _REAL[x.dtype.name]
+    src, dst, p = x, scratch, 1
+    while p < n:
+        last = 2 * p == n
+        _launch("radix2", x.dtype, (n // 2, batch),
+                [src, dst, n, inner, p, real(sign), real(scale if last else 1.0)], [src, dst])
+        src, dst, p = dst, src, 2 * p
+    return src
+
+
+def _bluestein(x, out, n, inner, batch, sign, scale):
+    """Rows of ``n`` points (any n) of ``x`` transformed into ``out``: Bluestein's chirp-z."""
+    m = 1 << (2 * n - 2).bit_length()          # the power of two >= 2n - 1
+    real, dt = _REAL[x.dtype.name], x.dtype
+    a, a_scratch = _empty_like(x, (batch, m)), _empty_like(x, (batch, m))
+    b = _empty_like(x, (m,))
+    _launch("chirp_premultiply", dt, (m, batch), [x, a, n, inner, m, real(sign)], [x, a])
+    _launch("chirp_filter", dt, (m,), [b, n, m, real(sign)], [b])
+    spectrum = _power_of_two(a, a_scratch, m, 1, batch, -1.0, 1.0)
+    free = a_scratch if spectrum is a else a
+    b = _power_of_two(b, _empty_like(b), m, 1, 1, -1.0, 1.0)
+    _launch("spectrum_multiply", dt, (m, batch), [spectrum, b, m], [spectrum, b])
+    a = _power_of_two(spectrum, free, m, 1, batch, 1.0, 1.0 / m)
+    _launch("chirp_postmultiply", dt, (n, batch), [a, out, n, inner, m, real(sign),
+                                                   real(scale)], [a, out])
+    return out
+
+
+def _transform_dim(x, d, sign, scale):
+    """``x`` (contiguous, complex) transformed along dim ``d``; returns the result (``x`` or a
+    new tensor)."""
+    shape = tuple(x._shape)
+    n = shape[d]
+    inner = math.prod(shape[d + 1:])
+    batch = math.prod(shape) // n
+    if n == 1:
+        return x if scale == 1.0 else pointwise("aten::_fft_c2c", _scaled,
+                                                [(x, x.dtype), (scale, x.dtype)], x)
+    if n & (n - 1) == 0:
+        return _power_of_two(x, _empty_like(x), n, inner, batch, sign, scale)
+    return _bluestein(x, _empty_like(x), n, inner, batch, sign, scale)
+
+
+def _scaled(x, s):
+    return ops.mul(x, s)
+
+
+def _c2c(x, dims, normalization, forward, sizes=None):
+    """The complex transform of contiguous ``x`` over ``dims`` (per-dim normalization)."""
+    sign = -1.0 if forward else 1.0
+    for d in dims:
+        n = x._shape[d] if sizes is None else sizes[d]
+        x = _transform_dim(x, d, sign, FFT.normalization_scale(normalization, n))
+    return x
+
+
+def _contiguous_copy(self, dtype):
+    out = _empty_like(self, dtype=dtype)
+    return pointwise("aten::_fft_copy", identity, [(self, dtype)], out)
+
+
+def fft_c2c(self, dim, normalization, forward):
+    spec = FFT.fft_c2c.meta(self, dim, normalization, forward)
+    x = _contiguous_copy(self, spec.dtype)
+    if not x.numel():
+        return x
+    return _c2c(x, [d % self.ndim for d in dim], normalization, forward)
+
+
+def fft_r2c(self, dim, normalization, onesided):
+    """The complex transform of the real input made complex; ``onesided`` keeps the first
+    n // 2 + 1 points of the last dim (the others are their conjugates)."""
+    spec = FFT.fft_r2c.meta(self, dim, normalization, onesided)
+    x = _contiguous_copy(self, spec.dtype)
+    if not x.numel():
+        return new_output(spec, self)
+    full = _c2c(x, [d % self.ndim for d in dim], normalization, True)
+    if tuple(full._shape) == tuple(spec.shape):
+        return full
+    last = dim[-1] % self.ndim
+    return _contiguous_copy(full.narrow(last, 0, spec.shape[last]), spec.dtype)
+
+
+def fft_c2r(self, dim, normalization, last_dim_size):
+    """The inverse of ``fft_r2c``: the other dims' inverse transforms, then the last dim's
+    Hermitian half extended to all ``last_dim_size`` points, inverse-transformed, its real
+    part (pocketfft's c2r ignores the imaginary parts of X_0 and X_{n/2} the same way)."""
+    spec = FFT.fft_c2r.meta(self, dim, normalization, last_dim_size)
+    out = new_output(spec, self)
+    if not out.numel():
+        return out
+    dims = [d % self.ndim for d in dim]
+    x = _c2c(_contiguous_copy(self, self.dtype), dims[:-1], normalization, False)
+    last, shape = dims[-1], list(x._shape)
+    h, n = shape[last], last_dim_size
+    shape[last] = n
+    full = _empty_like(x, shape)
+    inner = math.prod(shape[last + 1:])
+    _launch("hermitian_extend", x.dtype, (n, math.prod(shape) // n),
+            [x, full, h, n, inner], [x, full])
+    full = _transform_dim(full, last, 1.0, FFT.normalization_scale(normalization, n))
+    return pointwise("aten::_fft_c2r", identity, [(full, full.dtype)], out)
+
+
+def kernels() -> dict:
+    return {FFT.fft_c2c: fft_c2c, FFT.fft_r2c: fft_r2c, FFT.fft_c2r: fft_c2r}
