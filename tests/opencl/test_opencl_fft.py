@@ -74,7 +74,8 @@ def test_real_transforms(n, rows, dtype, norm, size, seed):
     assert_close_fft(got, want, size or n)
     z = signal((rows, n), "complex64" if dtype == "float32" else "complex128", seed)
     for name in ("irfft", "hfft"):
-        got, want = run_both(lambda m, t: getattr(m.fft, name)(t, n=size, norm=norm), z)
+        got, want = run_both(lambda m, t, name=name: getattr(m.fft, name)(t, n=size, norm=norm),
+                             z)
         assert_close_fft(got, want, size or 2 * (n - 1))
 
 

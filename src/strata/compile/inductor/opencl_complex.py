@@ -103,8 +103,8 @@ def helpers_for(body) -> str:
         called |= {need for name in called for need in NEEDS.get(name, ())}
         for name, source in HELPERS.items():        # in dependency order
             if name in called:
-                text += (f"#define T {ctype}\n#define V {ctype}2\n{source.replace('_T(', f'_{ctype}(')}"
-                         f"#undef V\n#undef T\n")
+                typed = source.replace("_T(", f"_{ctype}(")
+                text += f"#define T {ctype}\n#define V {ctype}2\n{typed}#undef V\n#undef T\n"
     return text
 
 

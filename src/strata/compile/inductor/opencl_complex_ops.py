@@ -7,6 +7,7 @@ from ...ops import complex as CX
 from .ir import ops
 from .opencl_pointwise import is_device, new_output, pointwise
 
+
 def _conj(x):
     return ops.conj(x)
 

@@ -6,8 +6,9 @@ A transform over several dims runs one dim after another on a contiguous complex
 ``n`` points is a batch of rows (element k of a row at ``base + k * inner``, so no dim is moved):
 
 - ``n`` a power of two: the Stockham autosort FFT (Bainville, "OpenCL Fast Fourier Transform"),
-  log2(n) radix-2 passes, each reading one buffer and writing the other (no bit reversal), one
-  work-item per butterfly; twiddles by ``cospi``/``sinpi`` of k / p, exact fractions.
+  log4(n) radix-4 passes (and one radix-2 pass when log2(n) is odd), each reading one buffer and
+  writing the other (no bit reversal), one work-item per butterfly; twiddles by
+  ``cospi``/``sinpi`` of exact fractions.
 - any other ``n``: Bluestein's chirp-z, the DFT as a convolution with the chirp
   w_k = exp(sign * i pi k^2 / n) (k^2 taken modulo 2n, so the angle stays small), done by two
   power-of-two FFTs of m >= 2n - 1 points (the chirp's own transform is a third).
@@ -49,6 +50,26 @@ __kernel void radix2(__global const V* src, const long src_off, __global V* dst,
     const long j = ((i - k) << 1) + k;
     dst[dst_off + base + j * inner] = (u0 + u1) * scale;
     dst[dst_off + base + (j + p) * inner] = (u0 - u1) * scale;
+}
+/* one radix-4 Stockham pass: two radix-2 stages in one read and one write of the rows, span p
+   to 4p (twiddles exp(sign * i * pi * j * k / 2p) for the inputs j = 1, 2, 3) */
+__kernel void radix4(__global const V* src, const long src_off, __global V* dst,
+                     const long dst_off, const long n, const long inner, const long p,
+                     const T sign, const T scale) {
+    const long i = get_global_id(0), row = get_global_id(1);
+    const long quarter = n / 4, k = i & (p - 1);
+    __global const V* x = src + src_off + row_base(row, n, inner) + i * inner;
+    const V u0 = x[0];
+    const V u1 = cmul(x[quarter * inner], unit(k, 2 * p, sign));
+    const V u2 = cmul(x[2 * quarter * inner], unit(2 * k, 2 * p, sign));
+    const V u3 = cmul(x[3 * quarter * inner], unit(3 * k, 2 * p, sign));
+    const V v0 = u0 + u2, v1 = u0 - u2, v2 = u1 + u3, d = u1 - u3;
+    const V v3 = (V)(-sign * d.y, sign * d.x);           /* (u1 - u3) * sign * i */
+    __global V* y = dst + dst_off + row_base(row, n, inner) + (((i - k) << 2) + k) * inner;
+    y[0] = (v0 + v2) * scale;
+    y[p * inner] = (v1 + v3) * scale;
+    y[2 * p * inner] = (v0 - v2) * scale;
+    y[3 * p * inner] = (v1 - v3) * scale;
 }
 /* Bluestein: a[row, k] = x[row, k] * w_k, zero past n */
 __kernel void chirp_premultiply(__global const V* src, const long src_off, __global V* a,
@@ -113,15 +134,16 @@ def _empty_like(x, shape=None, dtype=None):
 
 
 def _power_of_two(x, scratch, n, inner, batch, sign, scale):
-    """The rows of ``x`` transformed by log2(n) Stockham passes, ping-ponging with
-    ``scratch``; returns the tensor holding the result."""
+    """The rows of ``x`` transformed by Stockham passes (radix 4, then one radix-2 pass when
+    log2(n) is odd), ping-ponging with ``scratch``; returns the tensor holding the result."""
     real = _REAL[x.dtype.name]
     src, dst, p = x, scratch, 1
     while p < n:
-        last = 2 * p == n
-        _launch("radix2", x.dtype, (n // 2, batch),
+        radix = 4 if 4 * p <= n else 2
+        last = radix * p == n
+        _launch(f"radix{radix}", x.dtype, (n // radix, batch),
                 [src, dst, n, inner, p, real(sign), real(scale if last else 1.0)], [src, dst])
-        src, dst, p = dst, src, 2 * p
+        src, dst, p = dst, src, radix * p
     return src
 
 
