@@ -261,9 +261,18 @@ class ComplexRules:
 
 
 def reduction_rules(reduction_type, ctype):
-    """(initial value, combination of ``{a}`` and ``{b}``) of a complex sum or product."""
-    if reduction_type == "sum":     # from -0.0, IEEE's additive identity: a one-element sum
-        return f"({ctype})(-0.0, -0.0)", "{a} + {b}"     # (a gather) keeps a -0.0 part
+    """(initial value, combination of ``{a}`` and ``{b}``) of a complex reduction. PyTorch has
+    no complex max or min (their meta functions refuse them); the one-element gathers of the
+    window kernels (``roll``, ``flip``, ...) reduce with ``max``, which here is NumPy's
+    lexicographic order, NaN in either part propagating, so a gather returns its element with
+    its zeros' signs (a sum from 0 would turn -0.0 into +0.0)."""
+    if reduction_type == "sum":
+        return f"({ctype})(0, 0)", "{a} + {b}"
     if reduction_type == "prod":
         return f"({ctype})(1, 0)", f"cmul_{ctype[:-1]}({{a}}, {{b}})"
+    if reduction_type in ("max", "min"):
+        order, bound = (">", "-INFINITY") if reduction_type == "max" else ("<", "INFINITY")
+        wins = (f"{{a}}.x != {{a}}.x || {{a}}.y != {{a}}.y || {{a}}.x {order} {{b}}.x || "
+                f"({{a}}.x == {{b}}.x && {{a}}.y {order} {{b}}.y)")
+        return f"({ctype})({bound}, {bound})", f"({wins}) ? {{a}} : {{b}}"
     raise NotImplementedError(f"no complex {reduction_type} reduction on the 'OpenCL' backend")

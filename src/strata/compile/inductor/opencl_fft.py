@@ -23,9 +23,8 @@ import numpy as np
 
 from ...core.shape import contiguous_strides
 from ...ops import fft as FFT
-from .ir import ops
 from .oclprinter import FP64
-from .opencl_pointwise import identity, new_output, pointwise, runtime_of
+from .opencl_pointwise import identity, is_device, new_output, pointwise, runtime_of
 
 SOURCE = """V cmul(const V a, const V b) {
     return (V)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -123,7 +122,7 @@ def _launch(kernel, dtype, size, args, tensors):
     rt = runtime_of(tensors[0])
     values = []
     for a in args:
-        values += rt.buffer_of(a) if hasattr(a, "_storage") else [a]
+        values += rt.buffer_of(a) if is_device(a) else [a]
     rt.launch(f"aten::_fft:{kernel}", _SOURCES[dtype.name], kernel, size, values, tensors)
 
 
@@ -172,24 +171,20 @@ def _transform_dim(x, d, sign, scale):
     n = shape[d]
     inner = math.prod(shape[d + 1:])
     batch = math.prod(shape) // n
-    if n == 1:
-        return x if scale == 1.0 else pointwise("aten::_fft_c2c", _scaled,
-                                                [(x, x.dtype), (scale, x.dtype)], x)
+    if n == 1:              # the identity, and every norm's factor is 1
+        return x
     if n & (n - 1) == 0:
         return _power_of_two(x, _empty_like(x), n, inner, batch, sign, scale)
     return _bluestein(x, _empty_like(x), n, inner, batch, sign, scale)
 
 
-def _scaled(x, s):
-    return ops.mul(x, s)
-
-
-def _c2c(x, dims, normalization, forward, sizes=None):
-    """The complex transform of contiguous ``x`` over ``dims`` (per-dim normalization)."""
+def _c2c(x, dims, normalization, forward):
+    """The complex transform of contiguous ``x`` over ``dims``; each dim applies its own factor
+    (1/sqrt(n1 n2) = 1/sqrt(n1) * 1/sqrt(n2), and so on)."""
     sign = -1.0 if forward else 1.0
     for d in dims:
-        n = x._shape[d] if sizes is None else sizes[d]
-        x = _transform_dim(x, d, sign, FFT.normalization_scale(normalization, n))
+        scale = FFT.normalization_scale(normalization, x._shape[d])
+        x = _transform_dim(x, d, sign, scale)
     return x
 
 

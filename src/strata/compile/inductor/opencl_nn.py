@@ -41,7 +41,7 @@ def window(op_name, reads, ints, outs, rsizes, kind, inner, compute):
     ``InputBuffer``s by name. Every output has the first one's shape."""
     out = outs[0][0]
     rt = runtime_of(out)
-    if kind == "sum" and tuple(rsizes) == (1,) and not out.dtype.is_complex:
+    if kind == "sum" and tuple(rsizes) == (1,):
         kind = "max"      # a gather's one element: 0 + -0.0 would be +0.0, max(-inf, v) is v
     tensors = [*reads.items(), *((f"out{n}", t) for n, (t, _) in enumerate(outs))]
     values = list(ints.values())
