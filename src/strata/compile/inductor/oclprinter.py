@@ -479,14 +479,19 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
             result = f"{acc}_index"
         else:
             combine = _COMBINE[node.reduction_type]
-            if value.dtype in PART:
+            if value.dtype in PART:     # opencl_complex.py
                 init, combine = reduction_rules(node.reduction_type, ctype)
-            elif kind == "i" and node.reduction_type in ("max", "min"):
-                init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+                update = combine.format(a=value, b=acc)
             else:
-                init = INIT[node.reduction_type, kind]
+                if kind == "i" and node.reduction_type in ("max", "min"):
+                    init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+                else:
+                    init = INIT[node.reduction_type, kind]
+                update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
+                          "max": f"MAX_PROP({value}, {acc})",
+                          "min": f"MIN_PROP({value}, {acc})"}[node.reduction_type]
             lines[head] = f"{indent}{ctype} {acc} = {init};"
-            lines.append(f"{body}{acc} = {combine.format(a=value, b=acc)};")
+            lines.append(f"{body}{acc} = {update};")
             lines.append(f"{indent}}}")
             if group:
                 _tree(lines, indent, combine, acc, ctype, group)
