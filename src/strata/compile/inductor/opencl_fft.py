@@ -7,8 +7,8 @@ A transform over several dims runs one dim after another on a contiguous complex
 
 - ``n`` a power of two: the Stockham autosort FFT (Bainville, "OpenCL Fast Fourier Transform"),
   log4(n) radix-4 passes (and one radix-2 pass when log2(n) is odd), each reading one buffer and
-  writing the other (no bit reversal), one work-item per butterfly; twiddles by
-  ``cospi``/``sinpi`` of exact fractions.
+  writing the other (no bit reversal), one work-item per butterfly; twiddles read from a table
+  of the n-th roots of unity (Note [FFT tables]).
 - any other ``n``: Bluestein's chirp-z, the DFT as a convolution with the chirp
   w_k = exp(sign * i pi k^2 / n) (k^2 taken modulo 2n, so the angle stays small), done by two
   power-of-two FFTs of m >= 2n - 1 points (the chirp's own transform is a third).
@@ -29,23 +29,26 @@ from .opencl_pointwise import identity, is_device, new_output, pointwise, runtim
 SOURCE = """V cmul(const V a, const V b) {
     return (V)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
-/* exp(sign * i * pi * q / n), q in [0, 2n) */
-V unit(const long q, const long n, const T sign) {
-    const T turns = (T)q / (T)n;
-    return (V)(cospi(turns), sign * sinpi(turns));
+/* table[at] (a root of unity), conjugated for sign -1 */
+V root(__global const V* table, const long at, const T sign) {
+    const V w = table[at];
+    return (V)(w.x, sign * w.y);
 }
 long row_base(const long row, const long n, const long inner) {
     return (row / inner) * n * inner + row % inner;
 }
-/* one radix-2 Stockham pass over the rows: butterflies of span p (p = 1, 2, 4, ..., n / 2) */
+/* one radix-2 Stockham pass over the rows: butterflies of span p (p = 1, 2, 4, ..., n / 2);
+   roots[j] = exp(2 pi i j / n) */
 __kernel void radix2(__global const V* src, const long src_off, __global V* dst,
-                     const long dst_off, const long n, const long inner, const long p,
-                     const T sign, const T scale) {
+                     const long dst_off, __global const V* roots, const long roots_off,
+                     const long n, const long inner, const long p, const T sign,
+                     const T scale) {
     const long i = get_global_id(0), row = get_global_id(1);
     const long base = row_base(row, n, inner), halfway = n / 2;
     const long k = i & (p - 1);
     const V u0 = src[src_off + base + i * inner];
-    const V u1 = cmul(src[src_off + base + (i + halfway) * inner], unit(k, p, sign));
+    const V twiddle = root(roots + roots_off, k * (n / (2 * p)), sign);
+    const V u1 = cmul(src[src_off + base + (i + halfway) * inner], twiddle);
     const long j = ((i - k) << 1) + k;
     dst[dst_off + base + j * inner] = (u0 + u1) * scale;
     dst[dst_off + base + (j + p) * inner] = (u0 - u1) * scale;
@@ -53,15 +56,17 @@ __kernel void radix2(__global const V* src, const long src_off, __global V* dst,
 /* one radix-4 Stockham pass: two radix-2 stages in one read and one write of the rows, span p
    to 4p (twiddles exp(sign * i * pi * j * k / 2p) for the inputs j = 1, 2, 3) */
 __kernel void radix4(__global const V* src, const long src_off, __global V* dst,
-                     const long dst_off, const long n, const long inner, const long p,
-                     const T sign, const T scale) {
+                     const long dst_off, __global const V* roots, const long roots_off,
+                     const long n, const long inner, const long p, const T sign,
+                     const T scale) {
     const long i = get_global_id(0), row = get_global_id(1);
-    const long quarter = n / 4, k = i & (p - 1);
+    const long quarter = n / 4, k = i & (p - 1), step = k * (n / (4 * p));
     __global const V* x = src + src_off + row_base(row, n, inner) + i * inner;
+    roots += roots_off;
     const V u0 = x[0];
-    const V u1 = cmul(x[quarter * inner], unit(k, 2 * p, sign));
-    const V u2 = cmul(x[2 * quarter * inner], unit(2 * k, 2 * p, sign));
-    const V u3 = cmul(x[3 * quarter * inner], unit(3 * k, 2 * p, sign));
+    const V u1 = cmul(x[quarter * inner], root(roots, step, sign));
+    const V u2 = cmul(x[2 * quarter * inner], root(roots, 2 * step, sign));
+    const V u3 = cmul(x[3 * quarter * inner], root(roots, 3 * step, sign));
     const V v0 = u0 + u2, v1 = u0 - u2, v2 = u1 + u3, d = u1 - u3;
     const V v3 = (V)(-sign * d.y, sign * d.x);           /* (u1 - u3) * sign * i */
     __global V* y = dst + dst_off + row_base(row, n, inner) + (((i - k) << 2) + k) * inner;
@@ -70,23 +75,24 @@ __kernel void radix4(__global const V* src, const long src_off, __global V* dst,
     y[2 * p * inner] = (v0 - v2) * scale;
     y[3 * p * inner] = (v1 - v3) * scale;
 }
-/* Bluestein: a[row, k] = x[row, k] * w_k, zero past n */
+/* Bluestein: a[row, k] = x[row, k] * w_k, zero past n; chirp[q] = exp(i pi q / n) */
 __kernel void chirp_premultiply(__global const V* src, const long src_off, __global V* a,
-                                const long a_off, const long n, const long inner,
+                                const long a_off, __global const V* chirp,
+                                const long chirp_off, const long n, const long inner,
                                 const long m, const T sign) {
     const long k = get_global_id(0), row = get_global_id(1);
     V value = (V)(0, 0);
     if (k < n)
         value = cmul(src[src_off + row_base(row, n, inner) + k * inner],
-                     unit((k * k) % (2 * n), n, sign));
+                     root(chirp + chirp_off, (k * k) % (2 * n), sign));
     a[a_off + row * m + k] = value;
 }
 /* Bluestein's filter: conj(w_k) at k and at m - k, zero between */
-__kernel void chirp_filter(__global V* b, const long b_off, const long n, const long m,
-                           const T sign) {
+__kernel void chirp_filter(__global V* b, const long b_off, __global const V* chirp,
+                           const long chirp_off, const long n, const long m, const T sign) {
     const long k = get_global_id(0);
     const long at = k < n ? k : (k > m - n ? m - k : -1);
-    b[b_off + k] = at < 0 ? (V)(0, 0) : unit((at * at) % (2 * n), n, -sign);
+    b[b_off + k] = at < 0 ? (V)(0, 0) : root(chirp + chirp_off, (at * at) % (2 * n), -sign);
 }
 __kernel void spectrum_multiply(__global V* a, const long a_off, __global const V* b,
                                 const long b_off, const long m) {
@@ -95,11 +101,12 @@ __kernel void spectrum_multiply(__global V* a, const long a_off, __global const 
 }
 /* Bluestein: X_k = w_k * (the convolution at k), times the dim's normalization */
 __kernel void chirp_postmultiply(__global const V* a, const long a_off, __global V* dst,
-                                 const long dst_off, const long n, const long inner,
+                                 const long dst_off, __global const V* chirp,
+                                 const long chirp_off, const long n, const long inner,
                                  const long m, const T sign, const T scale) {
     const long k = get_global_id(0), row = get_global_id(1);
     dst[dst_off + row_base(row, n, inner) + k * inner] =
-        cmul(a[a_off + row * m + k], unit((k * k) % (2 * n), n, sign)) * scale;
+        cmul(a[a_off + row * m + k], root(chirp + chirp_off, (k * k) % (2 * n), sign)) * scale;
 }
 /* a real transform's Hermitian half (h points) -> all n points: X_{n-k} = conj(X_k) */
 __kernel void hermitian_extend(__global const V* src, const long src_off, __global V* dst,
@@ -132,16 +139,37 @@ def _empty_like(x, shape=None, dtype=None):
     return runtime_of(x).empty(shape, contiguous_strides(shape), dtype or x.dtype)
 
 
+# Note [FFT tables]: the roots of unity are computed once per (device, dtype, length) on the
+# host in float64 (NumPy's exp, correctly rounded to the dtype) and kept on the device, as cuFFT
+# keeps a plan per size. Computing them in the kernels (cospi/sinpi per butterfly) made a pass
+# on PoCL 8-30 times slower (its trigonometry is software) and less accurate in float32.
+_TABLES = {}
+
+
+def _table(x, kind, n):
+    """``roots``: exp(2 pi i j / n), j < n; ``chirp``: exp(i pi q / n), q < 2n (Bluestein)."""
+    key = (x.device, x.dtype.name, kind, n)
+    table = _TABLES.get(key)
+    if table is None:
+        turns = np.arange(n) / n if kind == "roots" else np.arange(2 * n) / (2 * n)
+        values = np.exp(2j * np.pi * turns).astype(x.dtype.np)
+        table = _TABLES[key] = _empty_like(x, values.shape)
+        runtime_of(x).upload(table, values)
+    return table
+
+
 def _power_of_two(x, scratch, n, inner, batch, sign, scale):
     """The rows of ``x`` transformed by Stockham passes (radix 4, then one radix-2 pass when
     log2(n) is odd), ping-ponging with ``scratch``; returns the tensor holding the result."""
     real = _REAL[x.dtype.name]
+    roots = _table(x, "roots", n)
     src, dst, p = x, scratch, 1
     while p < n:
         radix = 4 if 4 * p <= n else 2
         last = radix * p == n
         _launch(f"radix{radix}", x.dtype, (n // radix, batch),
-                [src, dst, n, inner, p, real(sign), real(scale if last else 1.0)], [src, dst])
+                [src, dst, roots, n, inner, p, real(sign), real(scale if last else 1.0)],
+                [src, dst, roots])
         src, dst, p = dst, src, radix * p
     return src
 
@@ -151,16 +179,17 @@ def _bluestein(x, out, n, inner, batch, sign, scale):
     m = 1 << (2 * n - 2).bit_length()          # the power of two >= 2n - 1
     real, dt = _REAL[x.dtype.name], x.dtype
     a, a_scratch = _empty_like(x, (batch, m)), _empty_like(x, (batch, m))
-    b = _empty_like(x, (m,))
-    _launch("chirp_premultiply", dt, (m, batch), [x, a, n, inner, m, real(sign)], [x, a])
-    _launch("chirp_filter", dt, (m,), [b, n, m, real(sign)], [b])
+    b, chirp = _empty_like(x, (m,)), _table(x, "chirp", n)
+    _launch("chirp_premultiply", dt, (m, batch), [x, a, chirp, n, inner, m, real(sign)],
+            [x, a, chirp])
+    _launch("chirp_filter", dt, (m,), [b, chirp, n, m, real(sign)], [b, chirp])
     spectrum = _power_of_two(a, a_scratch, m, 1, batch, -1.0, 1.0)
     free = a_scratch if spectrum is a else a
     b = _power_of_two(b, _empty_like(b), m, 1, 1, -1.0, 1.0)
     _launch("spectrum_multiply", dt, (m, batch), [spectrum, b, m], [spectrum, b])
     a = _power_of_two(spectrum, free, m, 1, batch, 1.0, 1.0 / m)
-    _launch("chirp_postmultiply", dt, (n, batch), [a, out, n, inner, m, real(sign),
-                                                   real(scale)], [a, out])
+    _launch("chirp_postmultiply", dt, (n, batch),
+            [a, out, chirp, n, inner, m, real(sign), real(scale)], [a, out, chirp])
     return out
 
 
