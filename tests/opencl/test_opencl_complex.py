@@ -3,6 +3,8 @@ PyTorch's CPU: views, pointwise math with ATen's formulas (division and abs that
 overflow), comparisons, type promotion, where, reductions, matrix products, cat/stack/
 index_select, errors and gradients."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -217,3 +219,25 @@ def test_gradients_through_complex_ops_match_torch():
     for got, want in zip(grads(strata, on_device), grads(torch, on_torch)):
         assert got.device.type == "opencl"
         np.testing.assert_allclose(got.cpu().numpy(), want.resolve_conj().numpy(), rtol=1e-10)
+
+
+def test_bad_in_place_ops_raise_as_torch_and_leave_self_untouched():
+    real = np.arange(4.0, dtype="float32")
+    z = cnormal((3,), "complex64", 12)
+    for self, other in ((real, np.array([1j], "complex64")), (z, cnormal((4,), "complex64", 13))):
+        with pytest.raises(RuntimeError) as want:
+            torch.tensor(self).add_(torch.tensor(other))
+        target = on_device(self)
+        with pytest.raises(RuntimeError, match=re.escape(str(want.value)[:30])):
+            target.add_(on_device(other))
+        np.testing.assert_array_equal(target.cpu().numpy(), self)
+
+
+def test_compiled_graphs_fuse_complex_ops():
+    a = cnormal((2, 3), "complex64", 14)
+
+    def f(m, x):
+        return (x * x).exp().sum(-1) + x.abs().sum()
+    compiled = strata.compile(lambda x: f(strata, x))
+    got = compiled(on_device(a))
+    np.testing.assert_allclose(got.cpu().numpy(), f(torch, torch.tensor(a)).numpy(), rtol=1e-5)
