@@ -175,6 +175,11 @@ class ComplexRules:
             a, b = self._both(a, b)
         return super().sub(a, b)
 
+    def where(self, cond, a, b):
+        if is_complex(a) or is_complex(b):     # a real branch would widen to (v, v)
+            a, b = self._both(a, b)
+        return super().where(cond, a, b)
+
     def eq(self, a, b):
         if not (is_complex(a) or is_complex(b)):
             return super().__getattr__("eq")(a, b)
