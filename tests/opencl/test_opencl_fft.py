@@ -83,9 +83,10 @@ def test_real_transforms(n, rows, dtype, norm, size, seed):
     ("fft2", {}), ("ifft2", {"norm": "ortho"}), ("fftn", {"dim": (0, 2)}),
     ("ifftn", {"s": (5, 8), "dim": (1, 2)}), ("rfftn", {}), ("rfft2", {"norm": "forward"}),
     ("irfftn", {"s": (4, 6, 9)}), ("irfft2", {}), ("hfft", {"dim": 1}), ("ihfft", {}),
-    ("fftshift", {}), ("ifftshift", {"dim": 1})])
+    ("fftshift", {}), ("ifftshift", {"dim": 1}), ("rfftn", {"dim": (0, 1)}),
+    ("rfft2", {"s": (5, 8), "norm": "ortho"}), ("rfft", {"dim": 0})])
 def test_multi_dim_functions_match_torch(name, kwargs):
-    real = name in ("rfftn", "rfft2", "ihfft")
+    real = name in ("rfft", "rfftn", "rfft2", "ihfft")     # even last dims: a half-length transform
     x = signal((4, 6, 7), "float64" if real else "complex128", 11)
     got, want = run_both(lambda m, t: getattr(m.fft, name)(t, **kwargs), x)
     assert_close_fft(got, want, 4 * 6 * 9)

@@ -108,6 +108,28 @@ __kernel void chirp_postmultiply(__global const V* a, const long a_off, __global
     dst[dst_off + row_base(row, n, inner) + k * inner] =
         cmul(a[a_off + row * m + k], root(chirp + chirp_off, (k * k) % (2 * n), sign)) * scale;
 }
+/* a real row of n = 2h points as h complex points z_j = x_2j + i x_2j+1 */
+__kernel void pack_real(__global const T* src, const long src_off, __global V* dst,
+                        const long dst_off, const long h, const long inner) {
+    const long j = get_global_id(0), row = get_global_id(1);
+    __global const T* x = src + src_off + row_base(row, 2 * h, inner) + 2 * j * inner;
+    dst[dst_off + row_base(row, h, inner) + j * inner] = (V)(x[0], x[inner]);
+}
+/* X_k, k <= h, of the real row from Z, the h-point transform of its packing: the transforms
+   of the even and odd points are (Z_k + conj(Z_{h-k})) / 2 and (Z_k - conj(Z_{h-k})) / 2i;
+   roots[j] = exp(2 pi i j / 2h) */
+__kernel void split_real(__global const V* z, const long z_off, __global V* dst,
+                         const long dst_off, __global const V* roots, const long roots_off,
+                         const long h, const long inner, const T scale) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    __global const V* zrow = z + z_off + row_base(row, h, inner);
+    const V a = zrow[(k % h) * inner], b = zrow[((h - k) % h) * inner];
+    const V even = (V)(a.x + b.x, a.y - b.y) / 2;
+    const V d = (V)(a.x - b.x, a.y + b.y) / 2;
+    const V odd = (V)(d.y, -d.x);                     /* d / i */
+    dst[dst_off + row_base(row, h + 1, inner) + k * inner] =
+        (even + cmul(root(roots + roots_off, k, -1), odd)) * scale;
+}
 /* a real transform's Hermitian half (h points) -> all n points: X_{n-k} = conj(X_k) */
 __kernel void hermitian_extend(__global const V* src, const long src_off, __global V* dst,
                                const long dst_off, const long h, const long n,
@@ -231,17 +253,44 @@ def fft_c2c(self, dim, normalization, forward):
 
 
 def fft_r2c(self, dim, normalization, onesided):
-    """The complex transform of the real input made complex; ``onesided`` keeps the first
-    n // 2 + 1 points of the last dim (the others are their conjugates)."""
+    """The transform of a real input. ``onesided`` keeps the first n // 2 + 1 points of the
+    last dim (the others are their conjugates): for an even n, by a transform of n / 2 points
+    (``_half_length``), then the other dims; else the input made complex is transformed whole
+    and cut."""
     spec = FFT.fft_r2c.meta(self, dim, normalization, onesided)
-    x = _contiguous_copy(self, spec.dtype)
-    if not x.numel():
+    dims = [d % self.ndim for d in dim]
+    if not math.prod(self._shape):
         return new_output(spec, self)
-    full = _c2c(x, [d % self.ndim for d in dim], normalization, True)
+    if onesided and self._shape[dims[-1]] % 2 == 0:
+        half = _half_length(self, dims[-1], spec.dtype, normalization)
+        return _c2c(half, dims[:-1], normalization, True)
+    x = _contiguous_copy(self, spec.dtype)
+    full = _c2c(x, dims, normalization, True)
     if tuple(full._shape) == tuple(spec.shape):
         return full
     last = dim[-1] % self.ndim
     return _contiguous_copy(full.narrow(last, 0, spec.shape[last]), spec.dtype)
+
+
+def _half_length(self, d, dtype, normalization):
+    """The first n / 2 + 1 points of the transform along ``d`` of the real ``self`` (n even):
+    its n points packed as n / 2 complex ones, their transform, split into the real row's."""
+    real = self if self.is_contiguous() else _contiguous_copy(self, self.dtype)
+    shape = list(real._shape)
+    n = shape[d]
+    h = shape[d] = n // 2
+    packed = _empty_like(real, shape, dtype)
+    inner = math.prod(shape[d + 1:])
+    batch = math.prod(shape) // h
+    _launch("pack_real", dtype, (h, batch), [real, packed, h, inner], [real, packed])
+    spectrum = _transform_dim(packed, d, -1.0, 1.0)
+    shape[d] = h + 1
+    out = _empty_like(real, shape, dtype)
+    roots = _table(out, "roots", n)
+    scale = _REAL[dtype.name](FFT.normalization_scale(normalization, n))
+    _launch("split_real", dtype, (h + 1, batch), [spectrum, out, roots, h, inner, scale],
+            [spectrum, out, roots])
+    return out
 
 
 def fft_c2r(self, dim, normalization, last_dim_size):
