@@ -130,6 +130,30 @@ __kernel void split_real(__global const V* z, const long z_off, __global V* dst,
     dst[dst_off + row_base(row, h + 1, inner) + k * inner] =
         (even + cmul(root(roots + roots_off, k, -1), odd)) * scale;
 }
+/* split_real's inverse: Z_k = E_k + i O_k (k < h) from the Hermitian half X_0..X_h of a real
+   row of n = 2h points (given of them stored, the rest 0; the imaginary parts of X_0 and X_h
+   are ignored, as pocketfft ignores them) */
+__kernel void merge_real(__global const V* src, const long src_off, __global V* z,
+                         const long z_off, __global const V* roots, const long roots_off,
+                         const long given, const long h, const long inner) {
+    const long k = get_global_id(0), row = get_global_id(1);
+    __global const V* x = src + src_off + row_base(row, given, inner);
+    V a = k < given ? x[k * inner] : (V)(0, 0), b = h - k < given ? x[(h - k) * inner] : (V)(0, 0);
+    if (k == 0)
+        a.y = b.y = 0;
+    const V even = (V)(a.x + b.x, a.y - b.y) / 2;
+    const V odd = cmul(root(roots + roots_off, k, 1), (V)(a.x - b.x, a.y + b.y) / 2);
+    z[z_off + row_base(row, h, inner) + k * inner] = (V)(even.x - odd.y, even.y + odd.x);
+}
+/* pack_real's inverse, scaled: x_2j = Re z_j, x_2j+1 = Im z_j */
+__kernel void unpack_real(__global const V* z, const long z_off, __global T* dst,
+                          const long dst_off, const long h, const long inner, const T scale) {
+    const long j = get_global_id(0), row = get_global_id(1);
+    const V v = z[z_off + row_base(row, h, inner) + j * inner] * scale;
+    __global T* y = dst + dst_off + row_base(row, 2 * h, inner) + 2 * j * inner;
+    y[0] = v.x;
+    y[inner] = v.y;
+}
 /* a real transform's Hermitian half (h points) -> all n points: X_{n-k} = conj(X_k) */
 __kernel void hermitian_extend(__global const V* src, const long src_off, __global V* dst,
                                const long dst_off, const long h, const long n,
@@ -293,9 +317,30 @@ def _half_length(self, d, dtype, normalization):
     return out
 
 
+def _half_length_inverse(x, out, d, n, normalization):
+    """``out`` (real, n even points along ``d``) from the Hermitian halves along ``d`` of
+    ``x``: Z from ``merge_real``, its inverse transform of n / 2 points, unpacked. The
+    unnormalized inverse of n / 2 points gives half of the n-point one, hence the 2."""
+    shape = list(x._shape)
+    given, h = shape[d], n // 2
+    shape[d] = h
+    packed = _empty_like(x, shape)
+    inner = math.prod(shape[d + 1:])
+    batch = math.prod(shape) // h
+    roots = _table(x, "roots", n)
+    _launch("merge_real", x.dtype, (h, batch), [x, packed, roots, given, h, inner],
+            [x, packed, roots])
+    spectrum = _transform_dim(packed, d, 1.0, 1.0)
+    scale = _REAL[x.dtype.name](2 * FFT.normalization_scale(normalization, n))
+    _launch("unpack_real", x.dtype, (h, batch), [spectrum, out, h, inner, scale],
+            [spectrum, out])
+    return out
+
+
 def fft_c2r(self, dim, normalization, last_dim_size):
-    """The inverse of ``fft_r2c``: the other dims' inverse transforms, then the last dim's
-    Hermitian half extended to all ``last_dim_size`` points, inverse-transformed, its real
+    """The inverse of ``fft_r2c``: the other dims' inverse transforms, then the last dim's. For
+    an even length that is ``merge_real``, a transform of n / 2 points and ``unpack_real``;
+    for an odd one, the Hermitian half extended to all n points, inverse-transformed, its real
     part (pocketfft's c2r ignores the imaginary parts of X_0 and X_{n/2} the same way)."""
     spec = FFT.fft_c2r.meta(self, dim, normalization, last_dim_size)
     out = new_output(spec, self)
@@ -305,6 +350,8 @@ def fft_c2r(self, dim, normalization, last_dim_size):
     x = _c2c(_contiguous_copy(self, self.dtype), dims[:-1], normalization, False)
     last, shape = dims[-1], list(x._shape)
     h, n = shape[last], last_dim_size
+    if n % 2 == 0:
+        return _half_length_inverse(x, out, last, n, normalization)
     shape[last] = n
     full = _empty_like(x, shape)
     inner = math.prod(shape[last + 1:])
