@@ -177,6 +177,15 @@ def test_matrix_products_match_torch(m, k, n, dtype, seed):
     check(lambda t, x, y: t.bmm(x.unsqueeze(0), y.unsqueeze(0)), a, b, atol=atol)
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_register_blocked_gemm_of_complex_matrices(dtype):
+    """Outputs of 128 x 128 and more take the register-blocked GEMM with complex multiply-adds
+    (a transposed B: strided tile loads)."""
+    a, b, c = (cnormal(s, dtype, i) for i, s in enumerate(((130, 70), (129, 70), (130, 129))))
+    atol = 1e-4 if dtype == "complex64" else 1e-11
+    check(lambda t, x, y, z: t.addmm(z, x, y.t(), beta=0.5 - 1j, alpha=2j), a, b, c, atol=atol)
+
+
 def test_matmul_of_real_and_complex_raises_as_torch():
     a, b = cnormal((2, 3), "complex64", 6), np.ones((3, 2), "float32")
     with pytest.raises(RuntimeError) as want:

@@ -566,14 +566,15 @@ def print_gemm(name, dtype, bias) -> tuple:
               f"__global {buf}* restrict out0", "const long out0_off", "const long out0_stb",
               "const long out0_stm", "const long out0_stn", "const long ms", "const long ns",
               "const long ks", f"const {t} alpha"]
-    result = "alpha * acc"
+    result = _times(dtype, "alpha", "acc")
     if bias:
         params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
                    "const long c_stn", f"const {t} beta"]
-        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + alpha * acc"
+        bias_term = _times(dtype, "beta", load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn'))
+        result = f"{bias_term} + {result}"
     store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
                             "j * out0_stn", result)
-    source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
+    source = f"""#define TILE {TILE}
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void {name}({", ".join(params)}) {{
     const int lj = get_local_id(0), li = get_local_id(1);
@@ -590,14 +591,25 @@ void {name}({", ".join(params)}) {{
         b_tile[li][lj] = (k0 + li < ks && j < ns) ? {load_expr(dtype, "b", b_index)} : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TILE; k++)
-            acc += a_tile[li][k] * b_tile[k][lj];
+            acc += {_times(dtype, "a_tile[li][k]", "b_tile[k][lj]")};
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
     if (i < ms && j < ns)
         {store}
 }}
 """
-    return with_helpers(source), list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+    return _with_fp64(dtype, with_helpers(source)), \
+        list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+
+
+def _times(dtype, a, b) -> str:
+    """``a * b`` in the GEMMs: a complex product for complex dtypes (opencl_complex.py)."""
+    return f"cmul_{CL_TYPES[dtype][:-1]}({a}, {b})" if dtype in PART else f"{a} * {b}"
+
+
+def _with_fp64(dtype, source) -> str:
+    """``source`` after the fp64 pragma where its dtype needs it (before the helpers)."""
+    return (FP64 + source) if dtype in ("float64", "complex128") else source
 
 
 # The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
@@ -621,12 +633,13 @@ def print_gemm_blocked(name, dtype, bias, vector=False, block=BLOCK, wpt=WPT) ->
     head = source.index("void ")
     params = source[source.index("(", head) + 1:source.index(") {", head)]
     t = CL_TYPES[dtype]
-    result = "alpha * acc[v][w]"
+    result = _times(dtype, "alpha", "acc[v][w]")
     if bias:
-        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + {result}"
+        bias_term = _times(dtype, "beta", load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn'))
+        result = f"{bias_term} + {result}"
     store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
                             "j * out0_stn", result)
-    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {block}
+    blocked = f"""#define BLOCK {block}
 #define WPT {wpt}
 #define RTS {rts}
 #define TK {rts}
@@ -653,7 +666,7 @@ void {name}({params}) {{
             for (int v = 0; v < WPT; v++) {{
                 const {t} a_reg = a_tile[li + v * RTS][k];
                 for (int w = 0; w < WPT; w++)
-                    acc[v][w] += a_reg * b_reg[w];
+                    acc[v][w] += {_times(dtype, "a_reg", "b_reg[w]")};
             }}
         }}
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -668,7 +681,7 @@ void {name}({params}) {{
     }}
 }}
 """
-    return with_helpers(blocked), names
+    return _with_fp64(dtype, with_helpers(blocked)), names
 
 
 def _scalar_loads(dtype):
