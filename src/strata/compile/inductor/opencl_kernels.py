@@ -20,8 +20,8 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from ...optim import _native_update
-from . import opencl_complex_ops as complex_ops
 from . import opencl_elementwise as elementwise
+from . import opencl_elementwise_complex as elementwise_complex
 from . import opencl_fft as fft
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
@@ -91,7 +91,7 @@ def kernels() -> dict:
     table.update(shape.kernels())
     table.update(indexing.kernels())
     table.update(elementwise.kernels())
-    table.update(complex_ops.kernels())
+    table.update(elementwise_complex.kernels())
     table.update(fft.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
