@@ -14,7 +14,8 @@ A transform over several dims runs one dim after another on a contiguous complex
   power-of-two FFTs of m >= 2n - 1 points (the chirp's own transform is a third).
 
 Each dim's normalization factor (1, 1/sqrt(n), 1/n) is folded into its last pass. Hand-written
-OpenCL C, not loop IR: a pass is a butterfly over two elements, which the IR cannot express.
+OpenCL C, not loop IR: a pass is a butterfly over two or four elements, which the IR cannot
+express.
 """
 
 import math
@@ -24,12 +25,10 @@ import numpy as np
 from ...core.shape import contiguous_strides
 from ...ops import fft as FFT
 from .oclprinter import FP64
+from .opencl_complex import helpers_for
 from .opencl_pointwise import identity, is_device, new_output, pointwise, runtime_of
 
-SOURCE = """V cmul(const V a, const V b) {
-    return (V)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-/* table[at] (a root of unity), conjugated for sign -1 */
+SOURCE = """/* table[at] (a root of unity), conjugated for sign -1 */
 V root(__global const V* table, const long at, const T sign) {
     const V w = table[at];
     return (V)(w.x, sign * w.y);
@@ -48,7 +47,7 @@ __kernel void radix2(__global const V* src, const long src_off, __global V* dst,
     const long k = i & (p - 1);
     const V u0 = src[src_off + base + i * inner];
     const V twiddle = root(roots + roots_off, k * (n / (2 * p)), sign);
-    const V u1 = cmul(src[src_off + base + (i + halfway) * inner], twiddle);
+    const V u1 = cmul_T(src[src_off + base + (i + halfway) * inner], twiddle);
     const long j = ((i - k) << 1) + k;
     dst[dst_off + base + j * inner] = (u0 + u1) * scale;
     dst[dst_off + base + (j + p) * inner] = (u0 - u1) * scale;
@@ -64,9 +63,9 @@ __kernel void radix4(__global const V* src, const long src_off, __global V* dst,
     __global const V* x = src + src_off + row_base(row, n, inner) + i * inner;
     roots += roots_off;
     const V u0 = x[0];
-    const V u1 = cmul(x[quarter * inner], root(roots, step, sign));
-    const V u2 = cmul(x[2 * quarter * inner], root(roots, 2 * step, sign));
-    const V u3 = cmul(x[3 * quarter * inner], root(roots, 3 * step, sign));
+    const V u1 = cmul_T(x[quarter * inner], root(roots, step, sign));
+    const V u2 = cmul_T(x[2 * quarter * inner], root(roots, 2 * step, sign));
+    const V u3 = cmul_T(x[3 * quarter * inner], root(roots, 3 * step, sign));
     const V v0 = u0 + u2, v1 = u0 - u2, v2 = u1 + u3, d = u1 - u3;
     const V v3 = (V)(-sign * d.y, sign * d.x);           /* (u1 - u3) * sign * i */
     __global V* y = dst + dst_off + row_base(row, n, inner) + (((i - k) << 2) + k) * inner;
@@ -83,7 +82,7 @@ __kernel void chirp_premultiply(__global const V* src, const long src_off, __glo
     const long k = get_global_id(0), row = get_global_id(1);
     V value = (V)(0, 0);
     if (k < n)
-        value = cmul(src[src_off + row_base(row, n, inner) + k * inner],
+        value = cmul_T(src[src_off + row_base(row, n, inner) + k * inner],
                      root(chirp + chirp_off, (k * k) % (2 * n), sign));
     a[a_off + row * m + k] = value;
 }
@@ -97,7 +96,7 @@ __kernel void chirp_filter(__global V* b, const long b_off, __global const V* ch
 __kernel void spectrum_multiply(__global V* a, const long a_off, __global const V* b,
                                 const long b_off, const long m) {
     const long k = get_global_id(0), row = get_global_id(1);
-    a[a_off + row * m + k] = cmul(a[a_off + row * m + k], b[b_off + k]);
+    a[a_off + row * m + k] = cmul_T(a[a_off + row * m + k], b[b_off + k]);
 }
 /* Bluestein: X_k = w_k * (the convolution at k), times the dim's normalization */
 __kernel void chirp_postmultiply(__global const V* a, const long a_off, __global V* dst,
@@ -106,7 +105,7 @@ __kernel void chirp_postmultiply(__global const V* a, const long a_off, __global
                                  const long m, const T sign, const T scale) {
     const long k = get_global_id(0), row = get_global_id(1);
     dst[dst_off + row_base(row, n, inner) + k * inner] =
-        cmul(a[a_off + row * m + k], root(chirp + chirp_off, (k * k) % (2 * n), sign)) * scale;
+        cmul_T(a[a_off + row * m + k], root(chirp + chirp_off, (k * k) % (2 * n), sign)) * scale;
 }
 /* a real row of n = 2h points as h complex points z_j = x_2j + i x_2j+1 */
 __kernel void pack_real(__global const T* src, const long src_off, __global V* dst,
@@ -128,7 +127,7 @@ __kernel void split_real(__global const V* z, const long z_off, __global V* dst,
     const V d = (V)(a.x - b.x, a.y + b.y) / 2;
     const V odd = (V)(d.y, -d.x);                     /* d / i */
     dst[dst_off + row_base(row, h + 1, inner) + k * inner] =
-        (even + cmul(root(roots + roots_off, k, -1), odd)) * scale;
+        (even + cmul_T(root(roots + roots_off, k, -1), odd)) * scale;
 }
 /* split_real's inverse: Z_k = E_k + i O_k (k < h) from the Hermitian half X_0..X_h of a real
    row of n = 2h points (given of them stored, the rest 0; the imaginary parts of X_0 and X_h
@@ -142,7 +141,7 @@ __kernel void merge_real(__global const V* src, const long src_off, __global V* 
     if (k == 0)
         a.y = b.y = 0;
     const V even = (V)(a.x + b.x, a.y - b.y) / 2;
-    const V odd = cmul(root(roots + roots_off, k, 1), (V)(a.x - b.x, a.y + b.y) / 2);
+    const V odd = cmul_T(root(roots + roots_off, k, 1), (V)(a.x - b.x, a.y + b.y) / 2);
     z[z_off + row_base(row, h, inner) + k * inner] = (V)(even.x - odd.y, even.y + odd.x);
 }
 /* pack_real's inverse, scaled: x_2j = Re z_j, x_2j+1 = Im z_j */
@@ -166,8 +165,15 @@ __kernel void hermitian_extend(__global const V* src, const long src_off, __glob
     dst[dst_off + row_base(row, n, inner) + k * inner] = value;
 }
 """
-_SOURCES = {"complex64": "#define T float\n#define V float2\n" + SOURCE,
-            "complex128": FP64 + "#define T double\n#define V double2\n" + SOURCE}
+
+
+def _source(ctype):
+    """SOURCE for one part type, after the complex helpers it calls (opencl_complex.py)."""
+    body = SOURCE.replace("cmul_T(", f"cmul_{ctype}(")
+    return f"{helpers_for(body)}#define T {ctype}\n#define V {ctype}2\n{body}"
+
+
+_SOURCES = {"complex64": _source("float"), "complex128": FP64 + _source("double")}
 _REAL = {"complex64": np.float32, "complex128": np.float64}
 
 
