@@ -1,5 +1,5 @@
-"""The FFTs on opencl (compile/inductor/opencl_fft.py: Stockham radix-2 for powers of two,
-Bluestein's chirp-z for other lengths) against PyTorch's CPU (pocketfft): every length, dim,
+"""The FFTs on opencl (compile/inductor/opencl_fft.py: Stockham radix-4/2/3/5/7 passes,
+Bluestein's chirp-z for lengths with another prime factor) against PyTorch's CPU (pocketfft): every length, dim,
 norm mode and the torch.fft functions over the three primitives, within a tolerance scaled by
 log2(n) * eps; gradients; stft/istft."""
 
@@ -45,7 +45,7 @@ def run_both(fn, x):
     return fn(strata, strata.tensor(x).to("opencl")), fn(torch, torch.tensor(x))
 
 
-LENGTHS = st.one_of(st.integers(1, 70), st.sampled_from([128, 256, 1000, 1024, 1009]))
+LENGTHS = st.one_of(st.integers(1, 70), st.sampled_from([128, 256, 343, 1000, 1001, 1024, 1125]))
 
 
 @settings(max_examples=30, deadline=None)
@@ -92,8 +92,15 @@ def test_multi_dim_functions_match_torch(name, kwargs):
     assert_close_fft(got, want, 4 * 6 * 9)
 
 
+def test_radices_cover_smooth_lengths_only():
+    from strata.compile.inductor.opencl_fft import radices
+    assert radices(1024) == [4] * 5 and radices(2048) == [4] * 5 + [2]
+    assert radices(1000) == [4, 2, 5, 5, 5] and radices(1) == []
+    assert radices(22) is None and radices(1009) is None
+
+
 def test_long_transforms_stay_accurate():
-    """2^14 points (14 radix-2 passes) and a prime length (Bluestein through 2^12 points)."""
+    """2^14 points (7 radix-4 passes) and a prime length (Bluestein through 2^12 points)."""
     for n in (1 << 14, 1543):
         x = signal((n,), "complex64", n)
         got, want = run_both(lambda m, t: m.fft.fft(t), x)

@@ -167,9 +167,36 @@ __kernel void hermitian_extend(__global const V* src, const long src_off, __glob
 """
 
 
+ODD_RADICES = (3, 5, 7)
+# one Stockham pass of a small odd radix R (3, 5 or 7; after the radix-4/2 passes, so the span p
+# need not be a power of two): R inputs twiddled by exp(sign * 2 pi i j k / Rp), their R-point
+# DFT, written R apart by p. R is a literal, so the compiler unrolls the loops.
+RADIX_ODD = """__kernel void radixR(__global const V* src, const long src_off, __global V* dst,
+                     const long dst_off, __global const V* roots, const long roots_off,
+                     const long n, const long inner, const long p, const T sign,
+                     const T scale) {
+    const long i = get_global_id(0), row = get_global_id(1);
+    const long base = row_base(row, n, inner), k = i % p, step = n / (R * p);
+    roots += roots_off;
+    V u[R];
+    for (int j = 0; j < R; j++)
+        u[j] = cmul_T(src[src_off + base + (i + j * (n / R)) * inner],
+                      root(roots, j * k * step, sign));
+    __global V* y = dst + dst_off + base + ((i - k) * R + k) * inner;
+    for (int m = 0; m < R; m++) {
+        V sum = u[0];
+        for (int j = 1; j < R; j++)
+            sum += cmul_T(u[j], root(roots, ((j * m) % R) * (n / R), sign));
+        y[m * p * inner] = sum * scale;
+    }
+}
+"""
+
+
 def _source(ctype):
     """SOURCE for one part type, after the complex helpers it calls (opencl_complex.py)."""
-    body = SOURCE.replace("cmul_T(", f"cmul_{ctype}(")
+    odd = "".join(RADIX_ODD.replace("R", str(r)) for r in ODD_RADICES)
+    body = (SOURCE + odd).replace("cmul_T(", f"cmul_{ctype}(")
     return f"{helpers_for(body)}#define T {ctype}\n#define V {ctype}2\n{body}"
 
 
@@ -210,18 +237,30 @@ def _table(x, kind, n):
     return table
 
 
-def _power_of_two(x, scratch, n, inner, batch, sign, scale):
-    """The rows of ``x`` transformed by Stockham passes (radix 4, then one radix-2 pass when
-    log2(n) is odd), ping-ponging with ``scratch``; returns the tensor holding the result."""
+def radices(n):
+    """The Stockham passes of ``n`` points, in order: radix 4 while it divides what is left of
+    the power of two, one radix 2 if needed, then 3, 5 and 7; None if another prime divides n
+    (Bluestein's case)."""
+    twos = (n & -n).bit_length() - 1
+    passes = [4] * (twos // 2) + [2] * (twos % 2)
+    rest = n >> twos
+    for r in ODD_RADICES:
+        while rest % r == 0:
+            passes.append(r)
+            rest //= r
+    return passes if rest == 1 else None
+
+
+def _stockham(x, scratch, n, inner, batch, sign, scale):
+    """The rows of ``x`` transformed by the Stockham passes of ``radices(n)``, ping-ponging
+    with ``scratch``; returns the tensor holding the result."""
     real = _REAL[x.dtype.name]
     roots = _table(x, "roots", n)
     src, dst, p = x, scratch, 1
-    while p < n:
-        radix = 4 if 4 * p <= n else 2
-        last = radix * p == n
+    for radix in radices(n):
+        factor = real(scale if radix * p == n else 1.0)
         _launch(f"radix{radix}", x.dtype, (n // radix, batch),
-                [src, dst, roots, n, inner, p, real(sign), real(scale if last else 1.0)],
-                [src, dst, roots])
+                [src, dst, roots, n, inner, p, real(sign), factor], [src, dst, roots])
         src, dst, p = dst, src, radix * p
     return src
 
@@ -235,11 +274,11 @@ def _bluestein(x, out, n, inner, batch, sign, scale):
     _launch("chirp_premultiply", dt, (m, batch), [x, a, chirp, n, inner, m, real(sign)],
             [x, a, chirp])
     _launch("chirp_filter", dt, (m,), [b, chirp, n, m, real(sign)], [b, chirp])
-    spectrum = _power_of_two(a, a_scratch, m, 1, batch, -1.0, 1.0)
+    spectrum = _stockham(a, a_scratch, m, 1, batch, -1.0, 1.0)
     free = a_scratch if spectrum is a else a
-    b = _power_of_two(b, _empty_like(b), m, 1, 1, -1.0, 1.0)
+    b = _stockham(b, _empty_like(b), m, 1, 1, -1.0, 1.0)
     _launch("spectrum_multiply", dt, (m, batch), [spectrum, b, m], [spectrum, b])
-    a = _power_of_two(spectrum, free, m, 1, batch, 1.0, 1.0 / m)
+    a = _stockham(spectrum, free, m, 1, batch, 1.0, 1.0 / m)
     _launch("chirp_postmultiply", dt, (n, batch),
             [a, out, chirp, n, inner, m, real(sign), real(scale)], [a, out, chirp])
     return out
@@ -254,8 +293,8 @@ def _transform_dim(x, d, sign, scale):
     batch = math.prod(shape) // n
     if n == 1:              # the identity, and every norm's factor is 1
         return x
-    if n & (n - 1) == 0:
-        return _power_of_two(x, _empty_like(x), n, inner, batch, sign, scale)
+    if radices(n) is not None:
+        return _stockham(x, _empty_like(x), n, inner, batch, sign, scale)
     return _bluestein(x, _empty_like(x), n, inner, batch, sign, scale)
 
 
