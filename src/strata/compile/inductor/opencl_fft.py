@@ -5,10 +5,11 @@ through the primitives' derivatives.
 A transform over several dims runs one dim after another on a contiguous complex copy; a dim of
 ``n`` points is a batch of rows (element k of a row at ``base + k * inner``, so no dim is moved):
 
-- ``n`` a power of two: the Stockham autosort FFT (Bainville, "OpenCL Fast Fourier Transform"),
-  log4(n) radix-4 passes (and one radix-2 pass when log2(n) is odd), each reading one buffer and
-  writing the other (no bit reversal), one work-item per butterfly; twiddles read from a table
-  of the n-th roots of unity (Note [FFT tables]).
+- ``n`` with prime factors 2, 3, 5, 7 only: the Stockham autosort FFT (Bainville, "OpenCL Fast
+  Fourier Transform"), radix-4 passes (one radix-2 pass where the power of two is odd), then
+  radix-3, 5 and 7 passes (``radices``), each reading one buffer and writing the other (no bit
+  reversal), one work-item per butterfly; twiddles read from a table of the n-th roots of unity
+  (Note [FFT tables]).
 - any other ``n``: Bluestein's chirp-z, the DFT as a convolution with the chirp
   w_k = exp(sign * i pi k^2 / n) (k^2 taken modulo 2n, so the angle stays small), done by two
   power-of-two FFTs of m >= 2n - 1 points (the chirp's own transform is a third).
