@@ -99,9 +99,9 @@ def check_sample(sample, where) -> str:
         if name in TOL:
             atol, rtol = DEVICE_TOL.get(name, TOL[name])
             atol, rtol = max(atol, sample.atol or 0), max(rtol, sample.rtol or 0)
-            np.testing.assert_allclose(_values(b).astype(np.float64),
-                                       _values(a).astype(np.float64), atol=atol, rtol=rtol,
-                                       equal_nan=True, err_msg=where)
+            wide = np.complex128 if a.dtype.is_complex else np.float64   # keep imaginary parts
+            np.testing.assert_allclose(_values(b).astype(wide), _values(a).astype(wide),
+                                       atol=atol, rtol=rtol, equal_nan=True, err_msg=where)
         else:
             np.testing.assert_array_equal(_values(b), _values(a), err_msg=where)
     return "ran"

@@ -21,7 +21,8 @@ from .reductions import sum as reduce_sum
 # The C++ type names PyTorch's BLAS dtype checks print ("float != double").
 CTYPE = {D.float32: "float", D.float64: "double", D.float16: "c10::Half",
          D.bfloat16: "c10::BFloat16", D.int64: "long int", D.int32: "int", D.int16: "short int",
-         D.int8: "signed char", D.uint8: "unsigned char", D.bool_: "bool"}
+         D.int8: "signed char", D.uint8: "unsigned char", D.bool_: "bool",
+         D.complex64: "c10::complex<float>", D.complex128: "c10::complex<double>"}
 
 
 def _not_implemented(name, dt):

@@ -24,6 +24,8 @@ expose the value as ``<name>_value``.
 
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
 from .ir import Reduction, use_handler
+from .opencl_complex import PART, ComplexRules, reduction_rules
+from .opencl_complex import helpers_for as complex_helpers_for
 from .opencl_special import helpers_for
 
 # Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
@@ -36,6 +38,7 @@ HALF = frozenset(("float16", "bfloat16"))
 CL_TYPES = {
     "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
     "int8": "char", "uint8": "uchar", "bool": "bool", "float16": "float", "bfloat16": "float",
+    "complex64": "float2", "complex128": "double2",     # opencl_complex.py
 }
 # a kernel argument cannot point to bool; half values are stored as their 16 bits
 BUFFER_TYPES = {**CL_TYPES, "bool": "uchar", "float16": "ushort", "bfloat16": "ushort"}
@@ -104,7 +107,7 @@ def store_statement(dtype, pointer, index, value) -> str:
 
 def with_helpers(source) -> str:
     """``source`` with the helper functions it calls defined first."""
-    source = helpers_for(source) + source
+    source = complex_helpers_for(source) + helpers_for(source) + source
     if "f16_round(" in source:
         source = F16_ROUND + source
     return (BF16_ROUND + source) if "bf16_round(" in source else source
@@ -430,7 +433,7 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     lines.append("}")
     dtypes = set(buffers.values())
     body = "\n".join(lines) + "\n"
-    fp64 = "float64" in dtypes or "philox_uniform_float64" in body or \
+    fp64 = "float64" in dtypes or "complex128" in dtypes or "philox_uniform_float64" in body or \
         "philox_normal_float64" in body
     if "philox(" in body:
         body = PHILOX + (PHILOX_FP64 if fp64 else "") + body
@@ -440,8 +443,12 @@ def print_kernel(kernel, outer_ranges, layouts, scalars=frozenset(), based=False
     return (FP64 + text if fp64 else text), names
 
 
+class ComplexAwareHandler(ComplexRules, OpenCLHandler):
+    """The handler kernels print with: complex values take opencl_complex.py's rules."""
+
+
 def _handler(buffers, lines, indent, aliases, scalars):
-    h = OpenCLHandler(buffers, lines, indent, aliases, scalars)
+    h = ComplexAwareHandler(buffers, lines, indent, aliases, scalars)
     h.count = len(lines)       # unique names across the nodes of one kernel
     return h
 
@@ -473,17 +480,23 @@ def _print_node(node, index, buffers, lines, aliases, scalars, layout, group=Non
             aliases[node.name + "_value"] = acc
             result = f"{acc}_index"
         else:
-            if kind == "i" and node.reduction_type in ("max", "min"):
-                init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+            combine = _COMBINE[node.reduction_type]
+            if value.dtype in PART:     # opencl_complex.py
+                init, combine = reduction_rules(node.reduction_type, ctype)
+                update = combine.format(a=value, b=acc)
             else:
-                init = INIT[node.reduction_type, kind]
+                if kind == "i" and node.reduction_type in ("max", "min"):
+                    init = INTEGER_LIMITS[ctype][node.reduction_type == "min"]
+                else:
+                    init = INIT[node.reduction_type, kind]
+                update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
+                          "max": f"MAX_PROP({value}, {acc})",
+                          "min": f"MIN_PROP({value}, {acc})"}[node.reduction_type]
             lines[head] = f"{indent}{ctype} {acc} = {init};"
-            update = {"sum": f"{acc} + {value}", "prod": f"{acc} * {value}",
-                      "max": f"MAX_PROP({value}, {acc})", "min": f"MIN_PROP({value}, {acc})"}
-            lines.append(f"{body}{acc} = {update[node.reduction_type]};")
+            lines.append(f"{body}{acc} = {update};")
             lines.append(f"{indent}}}")
             if group:
-                _tree(lines, indent, node.reduction_type, acc, ctype, group)
+                _tree(lines, indent, combine, acc, ctype, group)
             result = acc
         if layout is None:
             aliases[node.name] = result
@@ -520,9 +533,9 @@ _COMBINE = {"sum": "{a} + {b}", "prod": "{a} * {b}", "max": "MAX_PROP({a}, {b})"
             "min": "MIN_PROP({a}, {b})"}
 
 
-def _tree(lines, indent, reduction_type, acc, ctype, group):
+def _tree(lines, indent, combine, acc, ctype, group):
     part = f"part_{acc}"
-    combined = _COMBINE[reduction_type].format(a=f"{part}[lid]", b=f"{part}[lid + s]")
+    combined = combine.format(a=f"{part}[lid]", b=f"{part}[lid + s]")
     lines += [f"{indent}__local {ctype} {part}[{group}];",
               f"{indent}{part}[lid] = {acc};",
               f"{indent}barrier(CLK_LOCAL_MEM_FENCE);",
@@ -555,14 +568,15 @@ def print_gemm(name, dtype, bias) -> tuple:
               f"__global {buf}* restrict out0", "const long out0_off", "const long out0_stb",
               "const long out0_stm", "const long out0_stn", "const long ms", "const long ns",
               "const long ks", f"const {t} alpha"]
-    result = "alpha * acc"
+    result = _times(dtype, "alpha", "acc")
     if bias:
         params += [f"__global const {buf}* restrict c", "const long c_off", "const long c_stm",
                    "const long c_stn", f"const {t} beta"]
-        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + alpha * acc"
+        bias_term = _times(dtype, "beta", load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn'))
+        result = f"{bias_term} + {result}"
     store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
                             "j * out0_stn", result)
-    source = f"""{FP64 if dtype == "float64" else ""}#define TILE {TILE}
+    source = f"""#define TILE {TILE}
 __kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))
 void {name}({", ".join(params)}) {{
     const int lj = get_local_id(0), li = get_local_id(1);
@@ -579,14 +593,25 @@ void {name}({", ".join(params)}) {{
         b_tile[li][lj] = (k0 + li < ks && j < ns) ? {load_expr(dtype, "b", b_index)} : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < TILE; k++)
-            acc += a_tile[li][k] * b_tile[k][lj];
+            acc += {_times(dtype, "a_tile[li][k]", "b_tile[k][lj]")};
         barrier(CLK_LOCAL_MEM_FENCE);
     }}
     if (i < ms && j < ns)
         {store}
 }}
 """
-    return with_helpers(source), list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+    return _with_fp64(dtype, with_helpers(source)), \
+        list(GEMM_PARAMS) + (list(BIAS_PARAMS) if bias else [])
+
+
+def _times(dtype, a, b) -> str:
+    """``a * b`` in the GEMMs: a complex product for complex dtypes (opencl_complex.py)."""
+    return f"cmul_{CL_TYPES[dtype][:-1]}({a}, {b})" if dtype in PART else f"{a} * {b}"
+
+
+def _with_fp64(dtype, source) -> str:
+    """``source`` after the fp64 pragma where its dtype needs it (before the helpers)."""
+    return (FP64 + source) if dtype in ("float64", "complex128") else source
 
 
 # The register-blocked variant (Cedric Nugteren's "myGEMM" kernel 6, CLBlast's "xgemm" in its
@@ -610,12 +635,13 @@ def print_gemm_blocked(name, dtype, bias, vector=False, block=BLOCK, wpt=WPT) ->
     head = source.index("void ")
     params = source[source.index("(", head) + 1:source.index(") {", head)]
     t = CL_TYPES[dtype]
-    result = "alpha * acc[v][w]"
+    result = _times(dtype, "alpha", "acc[v][w]")
     if bias:
-        result = f"beta * {load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn')} + {result}"
+        bias_term = _times(dtype, "beta", load_expr(dtype, 'c', 'c_off + i * c_stm + j * c_stn'))
+        result = f"{bias_term} + {result}"
     store = store_statement(dtype, "out0", "out0_off + batch * out0_stb + i * out0_stm + "
                             "j * out0_stn", result)
-    blocked = f"""{FP64 if dtype == "float64" else ""}#define BLOCK {block}
+    blocked = f"""#define BLOCK {block}
 #define WPT {wpt}
 #define RTS {rts}
 #define TK {rts}
@@ -642,7 +668,7 @@ void {name}({params}) {{
             for (int v = 0; v < WPT; v++) {{
                 const {t} a_reg = a_tile[li + v * RTS][k];
                 for (int w = 0; w < WPT; w++)
-                    acc[v][w] += a_reg * b_reg[w];
+                    acc[v][w] += {_times(dtype, "a_reg", "b_reg[w]")};
             }}
         }}
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -657,7 +683,7 @@ void {name}({params}) {{
     }}
 }}
 """
-    return with_helpers(blocked), names
+    return _with_fp64(dtype, with_helpers(blocked)), names
 
 
 def _scalar_loads(dtype):

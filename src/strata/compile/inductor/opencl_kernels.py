@@ -22,6 +22,8 @@ from ...ops import special as SPC
 from ...optim import _native_update
 from . import opencl_counting as counting
 from . import opencl_elementwise as elementwise
+from . import opencl_elementwise_complex as elementwise_complex
+from . import opencl_fft as fft
 from . import opencl_indexing as indexing
 from . import opencl_loss as loss
 from . import opencl_nn as nn
@@ -103,6 +105,8 @@ def kernels() -> dict:
     table.update(shape.kernels())
     table.update(indexing.kernels())
     table.update(elementwise.kernels())
+    table.update(elementwise_complex.kernels())
+    table.update(fft.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

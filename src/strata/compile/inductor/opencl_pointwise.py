@@ -104,7 +104,7 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     NotImplementedError for dtypes without OpenCL kernels before anything is built or
     enqueued."""
     for t in tensors:
-        if t.dtype.name not in CL_TYPES and not t.dtype.is_complex:
+        if t.dtype.name not in CL_TYPES:
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
                                       f"'{type_name(t.dtype)}' on the 'OpenCL' backend")
     plan = _plans.get(key)
@@ -123,12 +123,6 @@ def _plan(op_name, key, build, tensors, names):
     launch."""
     entry = _sources.get(key)
     if entry is None:
-        complex_ = next((t.dtype for t in tensors if t.dtype.is_complex), None)
-        if complex_ is not None:   # OpenCL C has no complex type: only copies move them
-            raise NotImplementedError(
-                f"Could not run '{op_name}' with arguments from the 'OpenCL' backend: its "
-                f"kernels have no complex dtypes (got {complex_}). Complex tensors can be "
-                f"copied to and from the opencl device; compute with them on the CPU.")
         entry = _sources[key] = build()
     source, params = entry
     if names is not None:
@@ -402,8 +396,10 @@ def unary(op, fn):
                 return out
         spec = op.meta(self, *extra)
         out = self if spec is self else new_output(spec, self)
-        # predicates (isnan, isinf, ...) look at the input, not at it converted to bool
-        compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
+        # predicates (isnan, isinf, ...) look at the input, not at it converted to bool; abs
+        # of a complex input is real
+        compute = self.dtype if spec is self or spec.dtype == D.bool_ or \
+            self.dtype.is_complex else spec.dtype
         layout = []
         pointwise(op.qualname, fn, [(self, compute)], out, layout)
         if sig is not None and out is not self:

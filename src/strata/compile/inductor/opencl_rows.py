@@ -460,8 +460,9 @@ def stack(tensors, dim=0):
 
 def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
     """``out = beta * bias + alpha * (a @ b)`` for 2-d or batched 3-d operands: the tiled GEMM
-    for floating dtypes, a loop-IR reduction over k per output element for integers."""
-    if out.dtype.is_floating_point:
+    for floating and complex dtypes, a loop-IR reduction over k per output element for
+    integers."""
+    if out.dtype.is_floating_point or out.dtype.is_complex:
         return tiled_matmul(op_name, a, b, out, bias, beta, alpha)
     rt = runtime_of(out)
     batched = a.ndim == 3
@@ -534,7 +535,7 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
     block, wpt = next(((b, w) for b, w in GEMM_BLOCKINGS if m >= b and n >= b), GEMM_BLOCKINGS[-1])
     blocked = m >= block and n >= block
     vector = blocked and a._get_strides()[-1] == 1 and b._get_strides()[-1] == 1 and \
-        k % 4 == 0 and n % 4 == 0           # whole 4-vectors along rows of A and B
+        k % 4 == 0 and n % 4 == 0 and not out.dtype.is_complex  # whole 4-vectors of A and B
     key = ("aten::gemm", use_bias, out.dtype.name, blocked, vector, block, wpt)
     printer = partial(print_gemm_blocked, vector=vector, block=block, wpt=wpt) if blocked \
         else print_gemm
