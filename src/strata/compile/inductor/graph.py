@@ -253,9 +253,9 @@ class GraphLowering:
                 if node in new_values and isinstance(env[node], TensorValue):
                     env[node] = self.realize(env[node])
             elif node.op == "output":
-                for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
+                for out in outs if isinstance(outs, (tuple, list)) else (outs,):
                     value = env[out] if out is not None else None
-                    self.outputs.append(self._output(value, exact=k < num_mutated))
+                    self.outputs.append(self._output(value))
         # only the C wrapper (compile_fx.py) aliases an output's array to its input's
         for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())
                                    if self.device_type == "cpu" else ()):
@@ -306,17 +306,10 @@ class GraphLowering:
     def is_view(self, buffer):
         return buffer is not self.buffers[buffer.name]
 
-    def _output(self, value, exact=False):
-        """``exact``: the new value of a mutated input (parameters and optimizer state), which
-        must be eager's bit for bit, so its kernel does not contract (Note [No contraction])."""
+    def _output(self, value):
         if not isinstance(value, TensorValue):
             return ("const", value)
         buffer = self.realize(value).buffer
-        if exact:
-            for step in self.steps:
-                for n in getattr(step, "nodes", ()):
-                    if n.name == buffer.name:
-                        n.exact = True
         return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
 
     def _call(self, node, env):

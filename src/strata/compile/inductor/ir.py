@@ -95,7 +95,6 @@ class Pointwise:
     ranges: tuple
     inner_fn: Callable
     store_into: str = None   # write over an earlier node's buffer of the kernel (in place)
-    exact: bool = False      # printed without FMA contraction (graph.py's ``_output``)
 
 
 @dataclass
