@@ -41,14 +41,17 @@ OPTIMIZERS = {
         params, lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True),
     "Adadelta": lambda lib, params: lib.optim.Adadelta(params, lr=0.5),
     "Rprop": lambda lib, params: lib.optim.Rprop(params, lr=0.01),
+    # t0=2: the running average starts (mu < 1) within the tested steps
+    "ASGD": lambda lib, params: lib.optim.ASGD(params, lr=0.05, lambd=0.01, t0=2,
+                                               weight_decay=0.1),
 }
-# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator, RAdam's unrectified update
-# and Adadelta's delta are read twice by these updates, so the compiler realizes them in a
-# temporary buffer: parameters and state are still written in place, with one more buffer.
+# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator, RAdam's unrectified update,
+# Adadelta's delta, Rprop's sign factors and ASGD's new parameter are read twice by these
+# updates, so the compiler realizes them in a temporary buffer: parameters and state are still
+# written in place, with one more buffer.
 IN_PLACE_WITHOUT_TEMPORARIES = [kind for kind in OPTIMIZERS if "weight_decay" not in kind
-                                and not kind.startswith(("NAdam", "RAdam", "Adadelta"))]
-# Rprop's ``sign`` has no inductor lowering yet: it runs as a Fallback kernel in the graph.
-WITH_FALLBACK = {"Rprop"}
+                                and not kind.startswith(("NAdam", "RAdam", "Adadelta", "Rprop",
+                                                         "ASGD"))]
 STEPS = 4
 
 
@@ -173,9 +176,7 @@ def _recording_backend(runs):
     return backend
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason="aten::sign has no lowering"))
-    if kind in WITH_FALLBACK else kind for kind in OPTIMIZERS])
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
 def test_update_lowers_to_generated_kernels_written_in_place(kind):
     x, y = _data(strata)
     model, opt = _mlp(strata, kind)
