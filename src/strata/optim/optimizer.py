@@ -201,7 +201,12 @@ def _check_adam_args(lr, betas, eps, weight_decay):
 # PyTorch's fused pointwise kernels, written as their elementwise steps in the CPU kernel's own
 # order (so the numbers match PyTorch's), in place on one fresh temporary each.
 def _lerp_(start, end, weight):
-    """``start.lerp_(end, weight)``: from whichever end is nearer, as the kernel does."""
+    """``start.lerp_(end, weight)``: from whichever end is nearer, as the kernel does. A traced
+    float64 0-dim ``weight`` (Note [Traced optimizer step]) computes both ends and selects."""
+    if isinstance(weight, Tensor):
+        near_start = P.add(start, P.sub(end, start).mul_(weight))
+        near_end = P.sub(end, P.sub(end, start).mul_(1 - weight))
+        return start.copy_(P.where(P.lt(P.abs(weight), 0.5), near_start, near_end))
     if abs(weight) < 0.5:
         return start.add_(P.sub(end, start).mul_(weight))
     return start.copy_(P.sub(end, P.sub(end, start).mul_(1 - weight)))
