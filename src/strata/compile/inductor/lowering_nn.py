@@ -29,9 +29,10 @@ def _sum_text(terms):
     return f"({' + '.join(parts)})" if parts else "0"
 
 
-def _im2col(G, x, kernel, stride, padding, dilation, out):
+def _im2col(G, x, kernel, stride, padding, dilation, out, row_major=False):
     """The realized (C*K, N*L) matrix: row (c, k...), column (n, o...) holds the input pixel
-    ``o*stride + k*dilation - padding`` of channel c of sample n, 0 outside the image."""
+    ``o*stride + k*dilation - padding`` of channel c of sample n, 0 outside the image.
+    ``row_major``: never stored transposed (a grouped GEMM reads it as eager's layout)."""
     n, c = x.size[:2]
     spatial = x.size[2:]
     nd = len(kernel)
@@ -40,7 +41,7 @@ def _im2col(G, x, kernel, stride, padding, dilation, out):
     # the kernel's inner loop runs over the last range: output columns (ow) normally; kernel
     # columns (kw) when they are longer (a weight gradient's "kernel" is the output gradient),
     # so the matrix is then stored transposed (BLAS reads either)
-    transposed = kernel[-1] > out[-1]
+    transposed = kernel[-1] > out[-1] and not row_major
 
     def load(index):
         if transposed:
@@ -73,23 +74,24 @@ def _im2col(G, x, kernel, stride, padding, dilation, out):
 def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     dtype, size = out_spec(node)
-    if groups != 1 or dtype not in FLOATS or x.dtype != weight.dtype:
-        raise NoLowering("convolution: grouped or integer")
+    if dtype not in FLOATS or x.dtype != weight.dtype:
+        raise NoLowering("convolution: integer")
     nd = len(weight.size) - 2
     kernel = tuple(weight.size[2:])
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
     if transposed:
-        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
+        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size,
+                                       groups)
     out = tuple(size[2:])
-    cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out)
+    cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out, groups != 1)
     filters = weight.size[0]
     weight = G.realize(weight)
     if weight.buffer.stride != contiguous_stride(weight.size):
         weight = G.realize(TensorValue(weight.dtype, weight.size, weight.load))
-    matrix = TensorValue.of_buffer(InputBuffer(
-        weight.buffer.name, dtype, (filters, cols.size[0]),
-        contiguous_stride((filters, cols.size[0])), weight.buffer.offset))
-    product = G.extern(aten.mm.default, (matrix, cols), dtype, (filters, cols.size[1]))
+    rows, columns = cols.size[0] // groups, cols.size[1]
+    product = _group_matmul(G, dtype, groups, (
+        weight.buffer, (filters // groups, rows), (filters // groups * rows, rows, 1)), (
+        cols.buffer, (rows, columns), (rows * columns, *cols.buffer.stride)))
     pixels = math.prod(out)
     pixel_strides = contiguous_stride(out)
     bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
@@ -101,13 +103,35 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
     return TensorValue(dtype, tuple(size), load)
 
 
+def _group_matmul(G, dtype, groups, a, b):
+    """Eager's ``_group_matmul`` (backends/cpu/nn.py) as an Extern: ``a @ b`` of operands
+    (buffer, one group's matrix size, (group, row, column) strides), one ``mm`` for one
+    group, else a ``bmm`` over (G, M, K) @ (G, K, P) views of the same memory (the same
+    ``np.matmul`` call as eager's), its result read as the (G*M, P) matrix."""
+    views = []
+    for buffer, size, (group_stride, *stride) in (a, b):
+        if groups == 1:
+            views.append(InputBuffer(buffer.name, dtype, size, tuple(stride), buffer.offset))
+        else:
+            views.append(InputBuffer(buffer.name, dtype, (groups, *size),
+                                     (group_stride, *stride), buffer.offset))
+    size = (a[1][0], b[1][1])
+    if groups == 1:
+        return G.extern(aten.mm.default, tuple(map(TensorValue.of_buffer, views)), dtype, size)
+    product = G.extern(aten.bmm.default, tuple(map(TensorValue.of_buffer, views)), dtype,
+                       (groups, *size))
+    whole = (groups * size[0], size[1])
+    return TensorValue.of_buffer(InputBuffer(product.buffer.name, dtype, whole,
+                                             contiguous_stride(whole)))
 
-def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size):
+
+def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size, groups):
     """Eager's adjoint (backends/cpu/nn.py ``_conv_transpose``): the GEMM
-    ``weight^T (F*K, C) @ x (C, N*L)`` makes the columns, and col2im, a scatter-add there, is
-    here a gather per output element, unrolled over the kernel offsets in eager's order (so
-    the same sums): offset k adds column ``(h + padding - k*dilation) / stride`` where that
-    divides and lies inside the input. The inner loop runs along output columns."""
+    ``weight^T (F*K, C) @ x (C, N*L)`` (per group: a bmm) makes the columns, and col2im, a
+    scatter-add there, is here a gather per output element, unrolled over the kernel offsets
+    in eager's order (so the same sums): offset k adds column ``(h + padding - k*dilation) /
+    stride`` where that divides and lies inside the input. The inner loop runs along output
+    columns."""
     dtype = x.dtype
     n, channels = x.size[:2]
     spatial = tuple(x.size[2:])
@@ -116,15 +140,15 @@ def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
     x = G.realize(x)
     by_channel = G.realize(TensorValue(dtype, (channels, n, *spatial), lambda i: x.load(
         (i[1], i[0], *i[2:])))).buffer
-    inputs = TensorValue.of_buffer(InputBuffer(by_channel.name, dtype, (channels, n * pixels),
-                                               contiguous_stride((channels, n * pixels))))
     weight = G.realize(weight)
     if weight.buffer.stride != contiguous_stride(weight.size):
         weight = G.realize(TensorValue(dtype, weight.size, weight.load))
-    rows = filters * math.prod(kernel)
-    transposed = TensorValue.of_buffer(InputBuffer(weight.buffer.name, dtype, (rows, channels),
-                                                   (1, rows), weight.buffer.offset))
-    cols = G.extern(aten.mm.default, (transposed, inputs), dtype, (rows, n * pixels))
+    rows, per_group = filters * math.prod(kernel), channels // groups
+    # weight (C, F/G, K...) read as each group's (F/G*K, C/G) transpose; x as (C/G, N*L) rows
+    cols = _group_matmul(G, dtype, groups, (
+        weight.buffer, (rows, per_group), (per_group * rows, 1, rows)), (
+        by_channel, (per_group, n * pixels), (per_group * n * pixels, n * pixels, 1)))
+    filters *= groups
     kernel_strides, pixel_strides = contiguous_stride(kernel), contiguous_stride(spatial)
     bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
 
