@@ -31,7 +31,7 @@ from math import prod as _int_prod
 from .ir import (
     C_TYPES,
     REDUCTION_INIT,
-    BernoulliDraws,
+    RandomDraws,
     IndexAdd,
     Pointwise,
     Reduction,
@@ -313,8 +313,8 @@ def print_kernel(kernel, outer_ranges) -> str:
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
-        elif isinstance(node, BernoulliDraws):
-            _print_bernoulli_draws(node, lines)
+        elif isinstance(node, RandomDraws):
+            _print_random_draws(node, lines)
         else:
             _print_column_reduction(node, outer_ranges, buffers, lines)
         lines.append("}")
@@ -382,13 +382,23 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     lines.append("    }")
 
 
-def _print_bernoulli_draws(node, lines):
+def _draw_text(node, bits):
+    """The C value of ``node``'s element from the 53 random bits ``bits``."""
+    if node.distribution == "bernoulli":
+        # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
+        return f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
+    # NumPy's random_uniform: lower + range * next_double, in double, then rounded to the dtype
+    lo, hi = node.params
+    return (f"({C_TYPES[node.dtype]})({float(lo)!r} + {float(hi) - float(lo)!r} * "
+            f"((double){bits} * 0x1p-53))")
+
+
+def _print_random_draws(node, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
     here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
-    # uniform < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
-    threshold, out = f"{math.ceil(node.p * 2.0 ** 53)}ULL", node.name
+    out = node.name
     lines += [
         f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
         "    strata_u128 lane_mult, lane_plus;",
@@ -399,17 +409,17 @@ def _print_bernoulli_draws(node, lines):
         "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
         "    int64_t x = x_lo;",
         "    for (; x + 4 <= x_hi; x += 4) {",
-        f"        {out}[x] = strata_pcg_bits53(s0) < {threshold};",
-        f"        {out}[x + 1] = strata_pcg_bits53(s1) < {threshold};",
-        f"        {out}[x + 2] = strata_pcg_bits53(s2) < {threshold};",
-        f"        {out}[x + 3] = strata_pcg_bits53(s3) < {threshold};",
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
+        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
+        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
         "        s0 = s0 * lane_mult + lane_plus;",
         "        s1 = s1 * lane_mult + lane_plus;",
         "        s2 = s2 * lane_mult + lane_plus;",
         "        s3 = s3 * lane_mult + lane_plus;",
         "    }",
         "    for (; x < x_hi; x++) {     /* s0 holds place x */",
-        f"        {out}[x] = strata_pcg_bits53(s0) < {threshold};",
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
         "        s0 = s0 * STRATA_PCG_MULT + inc;",
         "    }",
     ]

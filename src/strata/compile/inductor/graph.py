@@ -25,7 +25,7 @@ from . import lowering_select  # noqa: F401  (sign, clamp, masked_fill)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
-    BernoulliDraws,
+    RandomDraws,
     IndexAdd,
     InputBuffer,
     Kernel,
@@ -212,11 +212,12 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def bernoulli_draws(self, dtype, size, state, offset, p):
-        """Note [Random draws] (ir.py): a fresh buffer of ``uniform < p`` draws from the
+    def random_draws(self, dtype, size, state, offset, distribution, params):
+        """Note [Random draws] (ir.py): a fresh buffer of ``distribution`` draws from the
         stream of the state buffer ``state``, from its place ``offset`` on."""
         name = self._name()
-        self._schedule(BernoulliDraws(name, dtype, (_numel_of(size),), state, offset, p))
+        self._schedule(RandomDraws(name, dtype, (_numel_of(size),), state, offset,
+                                   distribution, params))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)

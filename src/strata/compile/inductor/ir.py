@@ -11,7 +11,8 @@ calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever wri
 - ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
   ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
 - ``IndexAdd``: a Reduction whose rows land where an index says (Note [Scatter-add]).
-- ``BernoulliDraws``: a random mask drawn from the graph's PCG64 stream (Note [Random draws]).
+- ``RandomDraws``: a bernoulli mask or uniform values drawn from the graph's PCG64 stream (Note
+  [Random draws]).
 - ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
 
 Example, gelu as one kernel::
@@ -126,19 +127,22 @@ class IndexAdd(Reduction):
 
 
 @dataclass
-class BernoulliDraws:
-    """Note [Random draws]: ``out[x] = uniform(x) < p`` over the flat output, where uniform(x)
-    is the float64 NumPy's ``Generator.random`` draws at place ``offset + x`` of the PCG64
-    stream whose state the int64 buffer ``state`` holds (compile/aot/functionalize.py's
-    ``rng_state``): what eager's ``bernoulli(p)`` draws from that generator, bit for bit.
-    PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
+class RandomDraws:
+    """Note [Random draws]: over the flat output, ``out[x] = u(x) < p`` (``bernoulli``, params
+    ``(p,)``) or ``lo + (hi - lo) * u(x)`` rounded to the dtype (``uniform``, params
+    ``(lo, hi)``), where u(x) is the float64 NumPy's ``Generator.random`` draws at place
+    ``offset + x`` of the PCG64 stream whose state the int64 buffer ``state`` holds
+    (compile/aot/functionalize.py's ``rng_state``): what eager's ``bernoulli(p)`` and
+    ``uniform_(lo, hi)`` (NumPy's ``Generator.uniform``) draw from that generator, bit for
+    bit. PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
     and the chunks may run on several threads."""
     name: str
     dtype: str
     ranges: tuple            # (numel,): the output, flat
     state: str               # the buffer of the 4 state words
     offset: int
-    p: float
+    distribution: str        # "bernoulli" or "uniform"
+    params: tuple
     column: bool = True      # a kernel of its own (Note [Row fusion])
 
     def inner_fn(self, index):
@@ -172,10 +176,11 @@ def format_node(node) -> str:
     """The node as text, for ir_pre_fusion.txt / ir_post_fusion.txt and ``print``."""
     index = tuple(f"i{d}" for d in range(len(node.ranges)))
     with use_handler(_TextHandler()):
-        if isinstance(node, BernoulliDraws):
-            return (f"{node.name} = BernoulliDraws({node.dtype}, ranges={list(node.ranges)})\n"
-                    f"    [{index[0]}] <- uniform(pcg64({node.state}), {node.offset} + "
-                    f"{index[0]}) < {node.p!r}")
+        if isinstance(node, RandomDraws):
+            params = ", ".join(map(repr, node.params))
+            return (f"{node.name} = RandomDraws({node.dtype}, ranges={list(node.ranges)})\n"
+                    f"    [{index[0]}] <- {node.distribution}({params}) of "
+                    f"uniform(pcg64({node.state}), {node.offset} + {index[0]})")
         if isinstance(node, IndexAdd):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             return (f"{node.name} = IndexAdd({node.dtype}, rows={node.rows}, columns="

@@ -349,21 +349,32 @@ def _scatter(G, node, self, dim, index, src):
                        row, lambda at: self.load(at[:1]), accumulate=False)
 
 
-# --- dropout's mask: draws from the graph's random stream ------------------------------------
+# --- dropout's mask and uniform values: draws from the graph's random stream ------------------
 
 @register(seeded_random)
 def _seeded_random(G, node, op, rng_state, offset, *args, **kwargs):
-    """``bernoulli(p)`` drawn at ``offset`` of the graph's PCG64 stream (how a functionalised
-    dropout draws its mask) as a generated kernel: Note [Random draws] in ir.py. Other random
-    ops keep eager's kernel."""
+    """``bernoulli(p)`` (how a functionalised dropout draws its mask) and ``uniform_(lo, hi)``
+    (``rand_like``'s decomposition) drawn at ``offset`` of the graph's PCG64 stream, as a
+    generated kernel: Note [Random draws] in ir.py. Other random ops keep eager's kernel
+    (normal draws by NumPy's ziggurat, whose draw count depends on the values)."""
     dtype, size = out_spec(node)
-    p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
     state = rng_state.buffer if isinstance(rng_state, TensorValue) else None
-    if op is not aten.bernoulli.p or G.device_type != "cpu" or kwargs.get("generator") \
-            or isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1 \
-            or state is None or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
-        raise NoLowering("seeded_random: only bernoulli(p) of a CPU graph draws in C")
-    return G.bernoulli_draws(dtype, size, state.name, offset, float(p))
+    if G.device_type != "cpu" or kwargs.get("generator") or state is None \
+            or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
+        raise NoLowering("seeded_random: only a CPU graph draws in C")
+    if op is aten.bernoulli.p:
+        p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise NoLowering("seeded_random: bernoulli's p")
+        return G.random_draws(dtype, size, state.name, offset, "bernoulli", (float(p),))
+    if op is aten.uniform_.default and dtype in FLOATS:
+        lo = args[1] if len(args) > 1 else kwargs.get("from", 0.0)
+        hi = args[2] if len(args) > 2 else kwargs.get("to", 1.0)
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)) \
+                and lo <= hi and math.isfinite(float(hi) - float(lo)):
+            return G.random_draws(dtype, size, state.name, offset, "uniform",
+                                  (float(lo), float(hi)))
+    raise NoLowering(f"seeded_random: {op} draws with eager's kernel")
 
 
 # --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
