@@ -13,6 +13,8 @@ from hypothesis.extra import numpy as hnp
 
 import strata
 from strata.backends.cpu import native
+from strata.compile.aot import make_fx
+from strata.compile.inductor import codecache
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -76,8 +78,6 @@ def test_a_product_an_fma_would_not_round_is_rounded():
 
 
 def test_contraction_is_off_in_the_build_flags_and_the_graph_cache_key():
-    from strata.compile.inductor import codecache
-    from strata.compile.aot import make_fx
     assert "-ffp-contract=off" in native.FLAGS
     gm = make_fx(lambda x: x * 2 + 1)(strata.ones(3))
     key = codecache.graph_key(gm, [strata.ones(3)], {})

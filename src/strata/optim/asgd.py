@@ -7,8 +7,8 @@
 ``eta`` and ``mu`` are per-parameter 0-dim tensors, as in PyTorch; averaging starts at ``t0``.
 """
 
-from ..core import dtype as D
 from .._tensor import Tensor
+from ..core import dtype as D
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from .optimizer import (

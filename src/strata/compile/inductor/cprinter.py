@@ -31,9 +31,9 @@ from math import prod as _int_prod
 from .ir import (
     C_TYPES,
     REDUCTION_INIT,
-    RandomDraws,
     IndexAdd,
     Pointwise,
+    RandomDraws,
     Reduction,
     use_handler,
 )

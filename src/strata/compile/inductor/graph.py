@@ -20,16 +20,18 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 
 import operator
 
-from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
-from . import lowering_select  # noqa: F401  (sign, clamp, masked_fill)
+from . import (
+    lowering_nn,  # noqa: F401  (registers the rows of the nn family)
+    lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
+)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
-    RandomDraws,
     IndexAdd,
     InputBuffer,
     Kernel,
     Pointwise,
+    RandomDraws,
     Reduction,
     TensorValue,
     contiguous_stride,
