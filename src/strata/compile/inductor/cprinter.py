@@ -356,19 +356,37 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` (or
     ``=``) in a SIMD loop over x (one row's columns are distinct elements)."""
     (columns,) = outer_ranges
+    inner, out = node.inner, node.name
+    if inner is None:
+        def place(row):
+            return f"({row}) * {columns} + x"
+    else:
+        def place(row):
+            return f"(x / {inner}) * {node.rows * inner} + ({row}) * {inner} + x % {inner}"
     lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
     lines.append("        #pragma omp simd")
     lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
     with use_handler(CHandler(buffers, lines, " " * 12)):
         value = node.init_fn(("y", "x"))
-    lines.append(f"            {node.name}[y * {columns} + x] = {value};")
+    lines.append(f"            {out}[{place('y')}] = {value};")
     lines.append("        }")
     lines.append("    }")
     lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
     rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
     lines.extend(rindex_lines)
+    if inner is not None:     # the row depends on the column: loaded in the SIMD loop
+        lines.append("        #pragma omp simd")
+        lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+        with use_handler(CHandler(buffers, lines, " " * 12)):
+            row = node.row_fn(("x",), tuple(rindex))
+            value = node.inner_fn(("x",), tuple(rindex))
+        lines.append(f"            const int64_t at = {place(row)};")
+        lines.append(f"            {out}[at] = {f'{out}[at] + ' if node.accumulate else ''}{value};")
+        lines.append("        }")
+        lines.append("    }")
+        return
     with use_handler(CHandler(buffers, lines, " " * 8)) as h:
-        row = node.row_fn(tuple(rindex))
+        row = node.row_fn(("x",), tuple(rindex))
         count = h.count
     lines.append(f"        {C_TYPES[node.dtype]}* out_row = "
                  f"{node.name} + ({row}) * {columns};")

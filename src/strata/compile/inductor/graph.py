@@ -69,7 +69,7 @@ def _reads(node, outer_k):
                 rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
                 node.inner_fn(index, rindex)
                 if isinstance(node, IndexAdd):
-                    node.row_fn(rindex)
+                    node.row_fn(index, rindex)
                     node.init_fn(("y",) + index)
             else:
                 node.inner_fn(index + extra)
@@ -201,14 +201,17 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True):
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True,
+                  dim=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
         holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
-        row at the row ``row_fn`` names."""
+        row at the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
         name = self._name()
-        rows, columns = size[0], (size[1] if len(size) == 2 else 1)
+        rows = size[0 if dim is None else dim]
+        columns = _numel_of(size) // rows
+        inner = None if dim is None else _numel_of(size[dim + 1:])
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
-                                True, row_fn, init_fn, rows, accumulate))
+                                True, row_fn, init_fn, rows, accumulate, inner))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)

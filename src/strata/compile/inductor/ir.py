@@ -119,11 +119,16 @@ class IndexAdd(Reduction):
     kernel that stores through an index does not fit Pointwise/Reduction (one value per output
     element), so this is a column reduction (``ranges`` = the output's columns, split over
     threads, so no two threads add into one element) whose destination row is loaded, in the
-    order of eager's ``np.add.at``: the same sums, bit for bit."""
-    row_fn: Callable = None     # rindex -> the int64 output row of source row rindex
+    order of eager's ``np.add.at``: the same sums, bit for bit. With ``inner`` (a scatter
+    along any dim of an N-D tensor) the output is (outer, rows, inner), column x is the
+    element (x / inner, x % inner) of the other dims, and the row is loaded per column: an N-D
+    index names a row for every column. Only elements of one column meet, in source-row
+    order, which is their order in eager's C-order ``np.add.at`` (or assignment)."""
+    row_fn: Callable = None     # (column, rindex) -> the int64 output row
     init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
     rows: int = 0
     accumulate: bool = True     # False: ``out[row, x] = value``, the last write wins (scatter)
+    inner: int = None           # N-D: elements of the dims after the scattered one
 
 
 @dataclass
@@ -186,7 +191,7 @@ def format_node(node) -> str:
             return (f"{node.name} = IndexAdd({node.dtype}, rows={node.rows}, columns="
                     f"{list(node.ranges)}, source_rows={list(node.reduction_ranges)})\n"
                     f"    [y, {index[0]}] <- {node.init_fn(('y', index[0]))}\n"
-                    f"    for [{', '.join(rindex)}]: [{node.row_fn(rindex)}, {index[0]}] "
+                    f"    for [{', '.join(rindex)}]: [{node.row_fn(index, rindex)}, {index[0]}] "
                     f"{'+=' if node.accumulate else '='} {node.inner_fn(index, rindex)}")
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))

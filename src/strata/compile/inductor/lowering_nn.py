@@ -318,7 +318,7 @@ def _index_add(G, node, self, dim, index, source, alpha=1):
     index = G.realize(index)
     _index_check(G, aten.index_add_.default, index, 0, rows)
 
-    def row(rindex):
+    def row(column, rindex):
         value = index.load(rindex)
         if index.dtype != "int64":
             value = ops.to_dtype(value, "int64")
@@ -336,17 +336,63 @@ def _scatter(G, node, self, dim, index, src):
     gradient, a view write, into zeros), the same kernel as index_add_'s with an assignment:
     rows in order, so a repeated index keeps the last write, as eager's NumPy assignment."""
     dtype, size = out_spec(node)
-    if len(size) != 1 or dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
+    if len(size) != 1:
+        return _scatter_along(G, node, self, dim, index, src, accumulate=False)
+    if dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
             or index.dtype != "int64" or self.dtype != dtype or src.dtype != dtype \
             or src.size[0] < index.size[0]:
         raise NoLowering("scatter: not 1-D")
     index = G.realize(index)
     _index_check(G, aten.scatter.src, index, 0, size[0])
 
-    def row(rindex):
+    def row(column, rindex):
         return ops.index_expr(_clamped_row(index.load(rindex), size[0]), "int64")
     return G.index_add(dtype, size, index.size[0], lambda column, rindex: src.load(rindex),
                        row, lambda at: self.load(at[:1]), accumulate=False)
+
+
+@register(aten.scatter_add.default)
+def _scatter_add(G, node, self, dim, index, src):
+    return _scatter_along(G, node, self, dim, index, src, accumulate=True)
+
+
+@register(aten.scatter_reduce.two)
+def _scatter_reduce(G, node, self, dim, index, src, reduce, include_self=True):
+    if reduce != "sum" or not include_self:
+        raise NoLowering(f"scatter_reduce: {reduce!r}, include_self={include_self}")
+    return _scatter_along(G, node, self, dim, index, src, accumulate=True)
+
+
+def _scatter_along(G, node, self, dim, index, src, accumulate):
+    """``out = self; out[..., index[..., r, ...], ...] (+)= src[..., r, ...]`` along ``dim`` of an
+    N-D float tensor, the index covering every other dim of the output: the IndexAdd kernel
+    with a row loaded per column (Note [Scatter-add] in ir.py). A Check step first raises
+    eager's RuntimeError for an index outside the dim."""
+    dtype, size = out_spec(node)
+    nd = len(size)
+    d = dim % max(nd, 1)
+    if dtype not in FLOATS or nd < 2 or index.dtype != "int64" or self.dtype != dtype \
+            or src.dtype != dtype or len(index.size) != nd or len(src.size) != nd \
+            or any(index.size[k] != size[k] for k in range(nd) if k != d) \
+            or any(s < i for s, i in zip(src.size, index.size)) or 0 in index.size:
+        raise NoLowering("scatter: the index does not cover the other dims of a float tensor")
+    rows, outer, inner = size[d], size[:d], size[d + 1:]
+    index = G.realize(index)
+    _index_check(G, aten.scatter.src, index, d, rows)
+    others = contiguous_stride(outer + inner)
+
+    def element(column, row):
+        """The (outer..., row, inner...) index texts of column ``column``'s element."""
+        texts = [f"({column}) / {st}" if st != 1 else f"({column})" for st in others]
+        texts = [f"({t}) % {n}" if k else t for k, (t, n) in enumerate(zip(texts, outer + inner))]
+        return (*texts[:d], row, *texts[d:])
+
+    def row(column, rindex):
+        place = index.load(element(column[0], rindex[0]))
+        return ops.index_expr(_clamped_row(place, rows), "int64")
+    return G.index_add(dtype, size, index.size[d],
+                       lambda column, rindex: src.load(element(column[0], rindex[0])), row,
+                       lambda at: self.load(element(at[1], at[0])), accumulate, dim=d)
 
 
 # --- dropout's mask and uniform values: draws from the graph's random stream ------------------
