@@ -76,6 +76,8 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
     dtype, size = out_spec(node)
     if dtype not in FLOATS or x.dtype != weight.dtype:
         raise NoLowering("convolution: integer")
+    if groups != 1 and G.device_type != "cpu":
+        raise NoLowering("convolution: grouped, its bmm views are the C wrapper's")
     nd = len(weight.size) - 2
     kernel = tuple(weight.size[2:])
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
