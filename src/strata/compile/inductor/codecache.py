@@ -8,9 +8,10 @@ a graph may call, such as dropout's ``seeded_random``) and the non-tensor consta
 calls (dtypes, devices, op overloads). The key hashes the graph's code, its inputs' and
 constants' dtypes, shapes and strides, strata's version, the mode, the C build flags (the
 kernels' numbers depend on them: Note [No contraction] in backends/cpu/native.py) and this
-package's own source (a change to the compiler makes new keys). Entries follow the native cache's rules (Note [Native
-cache] in backends/cpu/native.py): a hash beside each, checked before use; a damaged entry is
-made again with a warning. A graph whose wrapper calls anything else is not cached.
+package's own source (a change to the compiler makes new keys). Entries follow the native
+cache's rules (Note [Native cache] in backends/cpu/native.py): a hash beside each, checked
+before use; a damaged entry is made again with a warning. A graph whose wrapper calls
+anything else is not cached.
 """
 
 import hashlib

@@ -380,8 +380,9 @@ def _print_index_add(node, outer_ranges, buffers, lines):
         with use_handler(CHandler(buffers, lines, " " * 12)):
             row = node.row_fn(("x",), tuple(rindex))
             value = node.inner_fn(("x",), tuple(rindex))
+        added = f"{out}[at] + " if node.accumulate else ""
         lines.append(f"            const int64_t at = {place(row)};")
-        lines.append(f"            {out}[at] = {f'{out}[at] + ' if node.accumulate else ''}{value};")
+        lines.append(f"            {out}[at] = {added}{value};")
         lines.append("        }")
         lines.append("    }")
         return
