@@ -430,3 +430,28 @@ def test_compiled_update_on_the_opencl_device(kind):
         reference(x, y)
     for p, q in zip(model.parameters(), ref_model.parameters()):
         assert _bits_equal(p.cpu(), q.cpu())
+
+
+@pytest.mark.parametrize("kind", ["Adam", "ASGD", "Adafactor", "Rprop", "SGD(momentum)"])
+def test_state_is_made_before_tracing_so_one_graph_serves_every_step(kind):
+    """Capture runs ``_init_missing_state`` eagerly (Dynamo's ``_init_group``): the first
+    compiled step is already the steady-state graph. SGD's momentum buffer is made by its
+    first update (PyTorch's rule: a clone of the gradient), so it compiles that step apart."""
+    x, y = _data(strata)
+    (model, opt), (ref_model, ref_opt) = _mlp(strata, kind), _mlp(strata, kind)
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    update = strata.compile(lambda: opt.step(), backend=counting)
+    for _ in range(3):
+        for m, o in ((model, opt), (ref_model, ref_opt)):
+            o.zero_grad()
+            strata.nn.functional.cross_entropy(m(x), y).backward()
+        update()
+        ref_opt.step()
+    assert len(graphs) == (2 if kind == "SGD(momentum)" else 1)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert _equal_for(kind, p, q)
+        assert opt.state[p].keys() == ref_opt.state[q].keys()

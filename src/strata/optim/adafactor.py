@@ -77,9 +77,19 @@ class Adafactor(Optimizer):
         else:
             state["variance"] = grad.new_zeros(grad.shape)
 
+    def _init_missing_state(self):
+        """The state of every dense gradient's parameter that has none (capture runs this
+        eagerly: Note [Traced optimizer step]); a sparse one is refused by ``_update`` first."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is not None and not param.grad.is_sparse and \
+                        not self.state[param]:
+                    self._init_state(self.state[param], param.grad)
+
     def step(self, closure=None):
         loss = _evaluate_closure(closure)
         with no_grad():
+            self._init_missing_state()
             for group in self.param_groups:
                 for param in group["params"]:
                     if param.grad is not None:
@@ -91,8 +101,6 @@ class Adafactor(Optimizer):
             raise RuntimeError("Adafactor does not support sparse gradients")
         grad = -param.grad if group["maximize"] else param.grad
         state = self.state[param]
-        if not state:
-            self._init_state(state, grad)
         lr, (eps1, eps2), d = _to_scalar(group["lr"]), group["eps"], group["d"]
         eps1 = D.finfo(param.dtype).eps if eps1 is None else eps1
         state["step"] += 1

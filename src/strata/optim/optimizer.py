@@ -536,6 +536,17 @@ class _ElementwiseOptimizer(Optimizer):
                     if name in p_state and not isinstance(p_state[name], Tensor):
                         p_state[name] = _scalar_from_number(p_state[name])
 
+    def _init_missing_state(self):
+        """The state of every parameter with a gradient that has none yet. ``step`` calls it
+        first; capture runs it eagerly instead of tracing it (Dynamo's ``_init_group``), so a
+        compiled step never creates state in its graph (Note [Traced optimizer step])."""
+        for group in self.param_groups:
+            if not self._keeps_state(group):
+                continue
+            for p in group["params"]:
+                if p.grad is not None and len(self.state[p]) == 0:
+                    self._init_state(self.state[p], p, group)
+
     def _init_state(self, state, param, group):
         """Fill the empty ``state`` of ``param`` before its first update: by default ``step``
         and a zero tensor like ``param`` for each name in ``_zero_state``."""
@@ -579,6 +590,7 @@ class _ElementwiseOptimizer(Optimizer):
     def step(self, closure=None):
         """One update of every parameter with a gradient; returns the closure's loss."""
         loss = _evaluate_closure(closure)
+        self._init_missing_state()
         for index, group in enumerate(self.param_groups):
             params, grads, states = self._gather(group)
             if not params:
@@ -601,10 +613,7 @@ class _ElementwiseOptimizer(Optimizer):
                 continue
             params.append(p)
             grads.append(p.grad)
-            state = self.state[p] if keeps_state else {}
-            if keeps_state and len(state) == 0:
-                self._init_state(state, p, group)
-            states.append(state)
+            states.append(self.state[p] if keeps_state else {})
         return params, grads, states
 
     def _apply(self, param, grad, state, group):
