@@ -11,6 +11,7 @@ import inspect
 import types
 import weakref
 
+from ...optim.optimizer import Optimizer
 from .source import Source
 from .variables import ContextExitVariable, Unsupported, VariableTracker
 
@@ -202,7 +203,6 @@ def _is_cpu_optimizer(value):
     """An optimizer of CPU parameters. On another device the state is still made by the first
     graph: the OpenCL wrapper passes device buffers only to its kernels, so the CPU ``step``
     counter eager makes (as PyTorch) could not be an argument there."""
-    from ...optim.optimizer import Optimizer   # optim sits above compile (DESIGN.md)
     return isinstance(value, Optimizer) and all(
         p.device.type == "cpu" for group in value.param_groups for p in group["params"])
 
