@@ -3,10 +3,11 @@
 The whole step (``zero_grad``, forward, ``backward``, ``opt.step()``) is compiled with the
 inductor backend and compared with the same step whose forward and backward are compiled and
 whose ``opt.step()`` runs eagerly (the same gradients, so the update alone is compared):
-parameters and optimizer state bit for bit; against eager strata and PyTorch within tolerance
-(compiled kernels round sums differently from eager's); the update is one graph with no break inside
-``opt.step()``, lowered to generated C with no Fallback, written in place (same tensors, version
-counters moved), and hyperparameter changes recompile.
+parameters and optimizer state bit for bit (Adafactor's, whose update reduces, within an ulp per
+step); against eager strata and PyTorch within tolerance (compiled kernels round sums differently
+from eager's); the update is one graph with no break inside ``opt.step()``, lowered to generated
+C with no Fallback (but Adafactor's norms), written in place (same tensors, version counters
+moved), and hyperparameter changes recompile.
 """
 
 import functools
@@ -41,14 +42,22 @@ OPTIMIZERS = {
         params, lr=0.01, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True),
     "Adadelta": lambda lib, params: lib.optim.Adadelta(params, lr=0.5),
     "Rprop": lambda lib, params: lib.optim.Rprop(params, lr=0.01),
+    # t0=2: the running average starts (mu < 1) within the tested steps
+    "ASGD": lambda lib, params: lib.optim.ASGD(params, lr=0.05, lambd=0.01, t0=2,
+                                               weight_decay=0.1),
+    "Adafactor": lambda lib, params: lib.optim.Adafactor(params, lr=0.01, weight_decay=0.1),
 }
-# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator, RAdam's unrectified update
-# and Adadelta's delta are read twice by these updates, so the compiler realizes them in a
-# temporary buffer: parameters and state are still written in place, with one more buffer.
+# Coupled weight decay's gradient ``g + λθ``, NAdam's denominator, RAdam's unrectified update,
+# Adadelta's delta, Rprop's sign factors, ASGD's new parameter and Adafactor's statistics are
+# read twice by these updates, so the compiler realizes them in a temporary buffer: parameters
+# and state are still written in place, with one more buffer.
 IN_PLACE_WITHOUT_TEMPORARIES = [kind for kind in OPTIMIZERS if "weight_decay" not in kind
-                                and not kind.startswith(("NAdam", "RAdam", "Adadelta"))]
-# Rprop's ``sign`` has no inductor lowering yet: it runs as a Fallback kernel in the graph.
-WITH_FALLBACK = {"Rprop"}
+                                and not kind.startswith(("NAdam", "RAdam", "Adadelta", "Rprop",
+                                                         "ASGD", "Adafactor"))]
+# Adafactor's update reduces: the mean of its row statistics is a generated reduction, whose
+# summation order is not NumPy's pairwise one (an ulp apart: compared within tolerance), and its
+# norms keep the eager kernel (``linalg_vector_norm`` has no lowering: a Fallback).
+REDUCING = {"Adafactor"}
 STEPS = 4
 
 
@@ -98,6 +107,14 @@ def _bits_equal(a, b):
     return a.shape == b.shape and a.detach().numpy().tobytes() == b.detach().numpy().tobytes()
 
 
+def _equal_for(kind, a, b):
+    """Bit for bit, or for an update that reduces (``REDUCING``) within a few ulps."""
+    if kind not in REDUCING:
+        return _bits_equal(a, b)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-9)
+    return True
+
+
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
 def test_compiled_training_loop_is_eagers_bit_for_bit_and_torchs_within_tolerance(kind):
     x, y = _data(strata)
@@ -112,11 +129,11 @@ def test_compiled_training_loop_is_eagers_bit_for_bit_and_torchs_within_toleranc
     for _ in range(STEPS):
         loss, ref_loss = float(compiled(x, y)), float(reference(x, y))
         eager_loss, torch_loss = float(eager(x, y)), float(torch_step(tx, ty).detach())
-        assert loss == ref_loss
+        assert loss == ref_loss or (kind in REDUCING and abs(loss - ref_loss) < 1e-6)
         assert abs(loss - eager_loss) < 1e-5 and abs(loss - torch_loss) < 1e-4
     for p, q, e, t in zip(model.parameters(), ref_model.parameters(), eager_model.parameters(),
                           torch_model.parameters()):
-        assert _bits_equal(p, q)
+        assert _equal_for(kind, p, q)
         # Adam's and RMSprop's updates divide by sqrt(v): an ulp of a gradient near zero moves
         # a parameter by up to lr (RMSprop's momentum carries it on)
         for other in (e, t):
@@ -140,7 +157,7 @@ def test_state_dict_after_compiled_steps_equals_eagers(kind):
         assert state.keys() == theirs["state"][index].keys()
         for name, value in state.items():
             assert value.dtype == theirs["state"][index][name].dtype
-            assert _bits_equal(value, theirs["state"][index][name]), (index, name)
+            assert _equal_for(kind, value, theirs["state"][index][name]), (index, name)
     if "step" in mine["state"][0]:
         assert float(mine["state"][0]["step"]) == STEPS and mine["state"][0]["step"].ndim == 0
 
@@ -173,9 +190,7 @@ def _recording_backend(runs):
     return backend
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason="aten::sign has no lowering"))
-    if kind in WITH_FALLBACK else kind for kind in OPTIMIZERS])
+@pytest.mark.parametrize("kind", list(OPTIMIZERS))
 def test_update_lowers_to_generated_kernels_written_in_place(kind):
     x, y = _data(strata)
     model, opt = _mlp(strata, kind)
@@ -190,7 +205,9 @@ def test_update_lowers_to_generated_kernels_written_in_place(kind):
     versions = [p._version for p in params]
     update()
     (run,) = runs
-    assert "Fallback" not in run.ir_post_fusion and "kernel" in run.ir_post_fusion
+    fallbacks = run.ir_post_fusion.count("Fallback")
+    assert fallbacks == run.ir_post_fusion.count("linalg_vector_norm") and "kernel" in \
+        run.ir_post_fusion and (fallbacks == 0 or kind in REDUCING)
     # one kernel per parameter updates it and its state: no copies back
     if kind in IN_PLACE_WITHOUT_TEMPORARIES:
         assert "np.empty((" + ", ".join(map(str, params[0].shape)) + ")" not in run.output_code
@@ -413,3 +430,28 @@ def test_compiled_update_on_the_opencl_device(kind):
         reference(x, y)
     for p, q in zip(model.parameters(), ref_model.parameters()):
         assert _bits_equal(p.cpu(), q.cpu())
+
+
+@pytest.mark.parametrize("kind", ["Adam", "ASGD", "Adafactor", "Rprop", "SGD(momentum)"])
+def test_state_is_made_before_tracing_so_one_graph_serves_every_step(kind):
+    """Capture runs ``_init_missing_state`` eagerly (Dynamo's ``_init_group``): the first
+    compiled step is already the steady-state graph. SGD's momentum buffer is made by its
+    first update (PyTorch's rule: a clone of the gradient), so it compiles that step apart."""
+    x, y = _data(strata)
+    (model, opt), (ref_model, ref_opt) = _mlp(strata, kind), _mlp(strata, kind)
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    update = strata.compile(lambda: opt.step(), backend=counting)
+    for _ in range(3):
+        for m, o in ((model, opt), (ref_model, ref_opt)):
+            o.zero_grad()
+            strata.nn.functional.cross_entropy(m(x), y).backward()
+        update()
+        ref_opt.step()
+    assert len(graphs) == (2 if kind == "SGD(momentum)" else 1)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert _equal_for(kind, p, q)
+        assert opt.state[p].keys() == ref_opt.state[q].keys()

@@ -1,7 +1,7 @@
 """Graphs with random ops are stored in the graph cache: a fresh process with a warm cache
 lowers nothing and draws what a cold one draws, which is what eager draws from the same seed.
-Dropout's mask is a generated kernel (Note [Random draws]); other random ops (``rand_like``)
-are ``seeded_random`` steps, stored by name."""
+Dropout's mask and ``rand_like`` are generated kernels (Note [Random draws]); other random ops
+(``bernoulli`` of a tensor of probabilities) are ``seeded_random`` steps, stored by name."""
 
 import json
 import os
@@ -27,7 +27,8 @@ model = strata.nn.Sequential(strata.nn.Linear(8, 32), strata.nn.Dropout(0.4),
 x = strata.randn(1, 8)
 def step(x):
     out = model(x)
-    loss = (out * (1 + strata.rand_like(out))).square().mean()
+    noise = strata.rand_like(out) + strata.bernoulli(strata.full_like(out, 0.3))
+    loss = (out * (1 + noise)).square().mean()
     loss.backward()
     return loss
 def run_step(fn):

@@ -9,9 +9,41 @@ columns, and their outer product estimates the second moment; a vector keeps the
     U = G / max(√V, ε1);  θ −= α / max(1, RMS(U) / d) · U
 """
 
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..core import dtype as D
-from .optimizer import Optimizer, _evaluate_closure, _lerp_, _new_step, _to_scalar
+from ..dispatch.tls import is_compiling
+from ..ops import pointwise as P
+from .optimizer import (
+    Optimizer, _double, _evaluate_closure, _lerp_, _new_step, _power, _step_along_, _to_scalar,
+)
+
+
+def _larger(a, b):
+    """Python's ``max(a, b)`` (``a`` unless ``b > a``), of floats or traced float64 tensors."""
+    if isinstance(b, Tensor):
+        return P.where(P.gt(b, a), b, _double(a) if not isinstance(a, Tensor) else a)
+    return max(a, b)
+
+
+def _smaller(a, b):
+    """Python's ``min(a, b)`` (``a`` unless ``b < a``), of floats or traced float64 tensors."""
+    if isinstance(b, Tensor):
+        return P.where(P.lt(b, a), b, _double(a) if not isinstance(a, Tensor) else a)
+    return min(a, b)
+
+
+def _value(tensor):
+    """A 0-dim tensor as the scalar math's operand: its Python float in eager, a float64 tensor
+    while compiling (Note [Traced optimizer step]: no ``.item()``, the same IEEE operations)."""
+    return tensor.to(D.float64) if is_compiling() else tensor.item()
+
+
+def _divide(a, b):
+    """``a / b`` as one IEEE division (PyTorch's ``number / tensor`` would round twice)."""
+    if isinstance(b, Tensor) and not isinstance(a, Tensor):
+        return P.div(_double(float(a)), b)
+    return a / b
 
 
 class Adafactor(Optimizer):
@@ -45,9 +77,19 @@ class Adafactor(Optimizer):
         else:
             state["variance"] = grad.new_zeros(grad.shape)
 
+    def _init_missing_state(self):
+        """The state of every dense gradient's parameter that has none (capture runs this
+        eagerly: Note [Traced optimizer step]); a sparse one is refused by ``_update`` first."""
+        for group in self.param_groups:
+            for param in group["params"]:
+                if param.grad is not None and not param.grad.is_sparse and \
+                        not self.state[param]:
+                    self._init_state(self.state[param], param.grad)
+
     def step(self, closure=None):
         loss = _evaluate_closure(closure)
         with no_grad():
+            self._init_missing_state()
             for group in self.param_groups:
                 for param in group["params"]:
                     if param.grad is not None:
@@ -59,15 +101,13 @@ class Adafactor(Optimizer):
             raise RuntimeError("Adafactor does not support sparse gradients")
         grad = -param.grad if group["maximize"] else param.grad
         state = self.state[param]
-        if not state:
-            self._init_state(state, grad)
         lr, (eps1, eps2), d = _to_scalar(group["lr"]), group["eps"], group["d"]
         eps1 = D.finfo(param.dtype).eps if eps1 is None else eps1
         state["step"] += 1
-        step = state["step"].item()
-        beta2_hat = step ** group["beta2_decay"]
-        rho = min(lr, 1 / step ** 0.5)
-        alpha = max(eps2, param.norm(2).item() / param.numel() ** 0.5) * rho
+        step = _value(state["step"])
+        beta2_hat = _power(step, group["beta2_decay"])
+        rho = _smaller(lr, _divide(1, _power(step, 0.5)))
+        alpha = _larger(eps2, _divide(_value(param.norm(2)), param.numel() ** 0.5)) * rho
         if group["weight_decay"] != 0:
             param.mul_(1 - lr * group["weight_decay"])
         if grad.ndim > 1:
@@ -83,5 +123,5 @@ class Adafactor(Optimizer):
             _lerp_(variance, grad * grad, beta2_hat)
             var_estimate = variance.clone()
         update = var_estimate.clamp_(min=eps1 * eps1).rsqrt_().mul_(grad)
-        denom = max(1.0, update.norm(2).item() / (update.numel() ** 0.5 * d))
-        param.add_(update, alpha=-alpha / denom)
+        denom = _larger(1.0, _divide(_value(update.norm(2)), update.numel() ** 0.5 * d))
+        _step_along_(param, update, _divide(alpha, denom))

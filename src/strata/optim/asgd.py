@@ -7,10 +7,13 @@
 ``eta`` and ``mu`` are per-parameter 0-dim tensors, as in PyTorch; averaging starts at ``t0``.
 """
 
+from .._tensor import Tensor
+from ..core import dtype as D
+from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from .optimizer import (
-    _check_lr, _check_nonnegative, _ElementwiseOptimizer,
-    _new_step, _scalar_from_number, _scalar_value, _to_scalar,
+    _check_lr, _check_nonnegative, _double, _ElementwiseOptimizer, _get_scalar_dtype,
+    _new_step, _power, _scalar_from_number, _scalar_value, _step_along_, _to_scalar,
 )
 
 
@@ -40,18 +43,35 @@ class ASGD(_ElementwiseOptimizer):
         state["ax"] = param.new_zeros(param.shape)
 
     def _update(self, param, grad, state, group):
+        # Eager reads eta, mu and the step as Python floats; while compiling (Note [Traced
+        # optimizer step]) they stay tensors, the scalar math in float64 by the same IEEE
+        # operations, and ``mu != 1`` is a ``where``: the same numbers, no ``.item()``.
         lr, lambd = _to_scalar(group["lr"]), group["lambd"]
         eta, mu, ax = state["eta"], state["mu"], state["ax"]
-        eta_value = _scalar_value(eta)
+        traced = is_compiling()
+        eta_value = eta.to(D.float64) if traced else _scalar_value(eta)
         param.mul_(1 - lambd * eta_value)
-        param.add_(grad, alpha=-eta_value)
-        mu_value = _scalar_value(mu)
-        if mu_value != 1:
-            ax.add_(P.sub(param, ax).mul_(mu_value))
+        _step_along_(param, grad, eta_value)
+        if traced:
+            ax.copy_(P.where(P.eq(mu, 1), param, P.add(ax, P.mul(P.sub(param, ax), mu))))
+        elif _scalar_value(mu) != 1:
+            ax.add_(P.sub(param, ax).mul_(_scalar_value(mu)))
         else:
             ax.copy_(param)
-        step = _scalar_value(state["step"])
+        step = state["step"].to(D.float64) if traced else _scalar_value(state["step"])
         # PyTorch rounds the new values through ``torch.as_tensor`` (float32) before copying
         # them in, which matters once a float64 checkpoint has made eta and mu float64.
-        eta.copy_(_scalar_from_number(lr / ((1 + lambd * lr * step) ** group["alpha"])))
-        mu.copy_(_scalar_from_number(1 / max(1, step - group["t0"])))
+        new_eta = _divide(lr, _power(1 + lambd * lr * step, group["alpha"]))
+        new_mu = _divide(1, P.clamp(step - group["t0"], min=1.0) if traced
+                         else max(1, step - group["t0"]))
+        for state_scalar, value in ((eta, new_eta), (mu, new_mu)):
+            state_scalar.copy_(value.to(_get_scalar_dtype()) if traced
+                               else _scalar_from_number(value))
+
+
+def _divide(a, b):
+    """``a / b`` of Python numbers, or an IEEE division of traced float64 tensors (PyTorch's
+    ``number / tensor`` is a reciprocal and a product, which rounds twice)."""
+    if isinstance(b, Tensor):
+        return P.div(_double(float(a)), b)
+    return a / b

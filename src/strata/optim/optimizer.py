@@ -201,7 +201,12 @@ def _check_adam_args(lr, betas, eps, weight_decay):
 # PyTorch's fused pointwise kernels, written as their elementwise steps in the CPU kernel's own
 # order (so the numbers match PyTorch's), in place on one fresh temporary each.
 def _lerp_(start, end, weight):
-    """``start.lerp_(end, weight)``: from whichever end is nearer, as the kernel does."""
+    """``start.lerp_(end, weight)``: from whichever end is nearer, as the kernel does. A traced
+    float64 0-dim ``weight`` (Note [Traced optimizer step]) computes both ends and selects."""
+    if isinstance(weight, Tensor):
+        near_start = P.add(start, P.sub(end, start).mul_(weight))
+        near_end = P.sub(end, P.sub(end, start).mul_(1 - weight))
+        return start.copy_(P.where(P.lt(P.abs(weight), 0.5), near_start, near_end))
     if abs(weight) < 0.5:
         return start.add_(P.sub(end, start).mul_(weight))
     return start.copy_(P.sub(end, P.sub(end, start).mul_(1 - weight)))
@@ -531,6 +536,17 @@ class _ElementwiseOptimizer(Optimizer):
                     if name in p_state and not isinstance(p_state[name], Tensor):
                         p_state[name] = _scalar_from_number(p_state[name])
 
+    def _init_missing_state(self):
+        """The state of every parameter with a gradient that has none yet. ``step`` calls it
+        first; capture runs it eagerly instead of tracing it (Dynamo's ``_init_group``), so a
+        compiled step never creates state in its graph (Note [Traced optimizer step])."""
+        for group in self.param_groups:
+            if not self._keeps_state(group):
+                continue
+            for p in group["params"]:
+                if p.grad is not None and len(self.state[p]) == 0:
+                    self._init_state(self.state[p], p, group)
+
     def _init_state(self, state, param, group):
         """Fill the empty ``state`` of ``param`` before its first update: by default ``step``
         and a zero tensor like ``param`` for each name in ``_zero_state``."""
@@ -574,6 +590,7 @@ class _ElementwiseOptimizer(Optimizer):
     def step(self, closure=None):
         """One update of every parameter with a gradient; returns the closure's loss."""
         loss = _evaluate_closure(closure)
+        self._init_missing_state()
         for index, group in enumerate(self.param_groups):
             params, grads, states = self._gather(group)
             if not params:
@@ -596,10 +613,7 @@ class _ElementwiseOptimizer(Optimizer):
                 continue
             params.append(p)
             grads.append(p.grad)
-            state = self.state[p] if keeps_state else {}
-            if keeps_state and len(state) == 0:
-                self._init_state(state, p, group)
-            states.append(state)
+            states.append(self.state[p] if keeps_state else {})
         return params, grads, states
 
     def _apply(self, param, grad, state, group):

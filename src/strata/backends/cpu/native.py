@@ -46,9 +46,12 @@ from ... import config
 from .array import empty_apart, parallel_for
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
-# only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen.
+# only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen;
+# Note [No contraction]: -ffp-contract=off rounds each product as NumPy (eager) does; gcc's
+# default fuses a product and a later sum into one fma, even across statements, so a compiled
+# x * y + z would differ from eager's by an ulp.
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
-         "-fwrapv", "-shared", "-fPIC")
+         "-fwrapv", "-ffp-contract=off", "-shared", "-fPIC")
 LIBS = ("-lmvec", "-lm")
 
 _lock = threading.Lock()

@@ -11,6 +11,7 @@ import inspect
 import types
 import weakref
 
+from ...optim.optimizer import Optimizer
 from .source import Source
 from .variables import ContextExitVariable, Unsupported, VariableTracker
 
@@ -198,6 +199,18 @@ class AutocastExitVariable(VariableTracker):
         raise Unsupported("graph break inside an autocast block")
 
 
+def _is_cpu_optimizer(value):
+    """An optimizer of CPU parameters. On another device the state is still made by the first
+    graph: the OpenCL wrapper passes device buffers only to its kernels, so the CPU ``step``
+    counter eager makes (as PyTorch) could not be an argument there."""
+    return isinstance(value, Optimizer) and all(
+        p.device.type == "cpu" for group in value.param_groups for p in group["params"])
+
+
+def _state_made():
+    """What a traced ``_init_missing_state()`` call does: nothing, capture made the state."""
+
+
 class PythonObjectVariable(VariableTracker):
     """Any other object read from outside the frame: its attributes are read through sources;
     calling it is a graph break."""
@@ -222,6 +235,12 @@ class PythonObjectVariable(VariableTracker):
         overlay = tx.output.side_effects.read_attr(self.value, name)
         if overlay is not None:
             return overlay
+        if name == "_init_missing_state" and _is_cpu_optimizer(self.value):
+            # Dynamo's OptimizerVariable runs ``_init_group`` eagerly while tracing: the state
+            # exists before the update is traced, so the first compiled step is the
+            # steady-state graph (Note [Traced optimizer step] in optim/optimizer.py)
+            self.value._init_missing_state()
+            return UserFunctionVariable(_state_made)
         static = None
         if not isinstance(self.value, (types.ModuleType, type)) and \
                 name not in getattr(self.value, "__dict__", {}):

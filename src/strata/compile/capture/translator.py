@@ -14,6 +14,7 @@ import sys
 from types import MappingProxyType
 
 from ...amp import autocast_mode
+from ...core import dtype as D
 from ...core.shape import Size
 from .callables import AutocastVariable, GradModeVariable, NestedFunctionVariable
 from .modules import NNModuleVariable
@@ -247,6 +248,9 @@ class InstructionTranslator:
             return NamedTupleVariable(fields, cls)
         if cls is slice:
             return ConstantVariable(slice(*(a.as_python_constant() for a in args)))
+        if cls in (D.finfo, D.iinfo):     # a dtype's limits: constants, as Dynamo folds them
+            return self.wrap_constant(cls(*(a.as_python_constant() for a in args),
+                                          **{k: v.as_python_constant() for k, v in kwargs.items()}))
         raise Unsupported(f"constructing {cls.__qualname__}")
 
     def inline_call(self, code, f_globals, bound_locals, cells, name):

@@ -6,10 +6,12 @@ the kernels' pointer counts and loop choices (timed ones under max-autotune), th
 kernels the wrapper calls (by op name, or by name in ``NAMED_TARGETS`` for the Python functions
 a graph may call, such as dropout's ``seeded_random``) and the non-tensor constants of its
 calls (dtypes, devices, op overloads). The key hashes the graph's code, its inputs' and
-constants' dtypes, shapes and strides, strata's version, the mode and this package's own source
-(a change to the compiler makes new keys). Entries follow the native cache's rules (Note [Native
-cache] in backends/cpu/native.py): a hash beside each, checked before use; a damaged entry is
-made again with a warning. A graph whose wrapper calls anything else is not cached.
+constants' dtypes, shapes and strides, strata's version, the mode, the C build flags (the
+kernels' numbers depend on them: Note [No contraction] in backends/cpu/native.py) and this
+package's own source (a change to the compiler makes new keys). Entries follow the native
+cache's rules (Note [Native cache] in backends/cpu/native.py): a hash beside each, checked
+before use; a damaged entry is made again with a warning. A graph whose wrapper calls
+anything else is not cached.
 """
 
 import hashlib
@@ -48,6 +50,7 @@ def _meta(value):
 
 def graph_key(gm, example_inputs, constants, max_autotune=False) -> str:
     parts = [gm.code, native._strata_version(), _compiler_digest(), f"autotune={max_autotune}",
+             " ".join(native.FLAGS),
              f"mutated={gm.meta.get('num_mutated', 0)} {gm.meta.get('mutated_inputs', [])}",
              json.dumps([_meta(v) for v in example_inputs]),
              json.dumps({k: _meta(v) for k, v in constants.items()})]

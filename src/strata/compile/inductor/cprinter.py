@@ -31,9 +31,9 @@ from math import prod as _int_prod
 from .ir import (
     C_TYPES,
     REDUCTION_INIT,
-    BernoulliDraws,
     IndexAdd,
     Pointwise,
+    RandomDraws,
     Reduction,
     use_handler,
 )
@@ -60,10 +60,12 @@ ERF_ONE_FROM = 3.8325069    # erfinv(1 - 2^-25): from here erf(x) rounds to 1.0f
 
 
 def _horner(name, coefficients, variable):
-    """C lines computing the polynomial ``sum(c[i] * variable^i)`` into ``name``."""
+    """C lines computing the polynomial ``sum(c[i] * variable^i)`` into ``name``: each step one
+    explicit ``fmaf`` (one rounding, an instruction under -march=native), as the measured error
+    assumes; kernels are built without implicit contraction (Note [No contraction])."""
     top, *rest = reversed(coefficients)
     return [f"    float {name} = {top!r}f;",
-            *(f"    {name} = {name} * {variable} + {c!r}f;" for c in rest)]
+            *(f"    {name} = fmaf({name}, {variable}, {c!r}f);" for c in rest)]
 
 
 STRATA_ERFF = "\n".join([
@@ -116,15 +118,6 @@ PREAMBLE = "\n".join([
     # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
     "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
     "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
-    # Note [No contraction]: gcc's default -ffp-contract=fast fuses a product and a later sum
-    # into one fma even across statements; a kernel whose sums must be eager's bit for bit
-    # (NumPy rounds each product) opts out. clang contracts only within one expression, and
-    # each printed statement holds one operation.
-    "#if defined(__GNUC__) && !defined(__clang__)",
-    '#define STRATA_NO_CONTRACT __attribute__((optimize("fp-contract=off")))',
-    "#else",
-    "#define STRATA_NO_CONTRACT",
-    "#endif",
     "", PCG64, "",
 ])
 
@@ -315,16 +308,13 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
-    # Note [No contraction]
-    exact = any(isinstance(n, IndexAdd) or getattr(n, "exact", False) for n in kernel.nodes)
-    attribute = "STRATA_NO_CONTRACT " if exact else ""
-    lines = [f"{attribute}void {kernel.name}({', '.join(params)}) {{"]
+    lines = [f"void {kernel.name}({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):
         (node,) = kernel.nodes      # a column reduction has its kernel to itself
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
-        elif isinstance(node, BernoulliDraws):
-            _print_bernoulli_draws(node, lines)
+        elif isinstance(node, RandomDraws):
+            _print_random_draws(node, lines)
         else:
             _print_column_reduction(node, outer_ranges, buffers, lines)
         lines.append("}")
@@ -366,19 +356,38 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` (or
     ``=``) in a SIMD loop over x (one row's columns are distinct elements)."""
     (columns,) = outer_ranges
+    inner, out = node.inner, node.name
+    if inner is None:
+        def place(row):
+            return f"({row}) * {columns} + x"
+    else:
+        def place(row):
+            return f"(x / {inner}) * {node.rows * inner} + ({row}) * {inner} + x % {inner}"
     lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
     lines.append("        #pragma omp simd")
     lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
     with use_handler(CHandler(buffers, lines, " " * 12)):
         value = node.init_fn(("y", "x"))
-    lines.append(f"            {node.name}[y * {columns} + x] = {value};")
+    lines.append(f"            {out}[{place('y')}] = {value};")
     lines.append("        }")
     lines.append("    }")
     lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
     rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
     lines.extend(rindex_lines)
+    if inner is not None:     # the row depends on the column: loaded in the SIMD loop
+        lines.append("        #pragma omp simd")
+        lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+        with use_handler(CHandler(buffers, lines, " " * 12)):
+            row = node.row_fn(("x",), tuple(rindex))
+            value = node.inner_fn(("x",), tuple(rindex))
+        added = f"{out}[at] + " if node.accumulate else ""
+        lines.append(f"            const int64_t at = {place(row)};")
+        lines.append(f"            {out}[at] = {added}{value};")
+        lines.append("        }")
+        lines.append("    }")
+        return
     with use_handler(CHandler(buffers, lines, " " * 8)) as h:
-        row = node.row_fn(tuple(rindex))
+        row = node.row_fn(("x",), tuple(rindex))
         count = h.count
     lines.append(f"        {C_TYPES[node.dtype]}* out_row = "
                  f"{node.name} + ({row}) * {columns};")
@@ -392,13 +401,23 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     lines.append("    }")
 
 
-def _print_bernoulli_draws(node, lines):
+def _draw_text(node, bits):
+    """The C value of ``node``'s element from the 53 random bits ``bits``."""
+    if node.distribution == "bernoulli":
+        # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
+        return f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
+    # NumPy's random_uniform: lower + range * next_double, in double, then rounded to the dtype
+    lo, hi = node.params
+    return (f"({C_TYPES[node.dtype]})({float(lo)!r} + {float(hi) - float(lo)!r} * "
+            f"((double){bits} * 0x1p-53))")
+
+
+def _print_random_draws(node, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
     here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
-    # uniform < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
-    threshold, out = f"{math.ceil(node.p * 2.0 ** 53)}ULL", node.name
+    out = node.name
     lines += [
         f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
         "    strata_u128 lane_mult, lane_plus;",
@@ -409,17 +428,17 @@ def _print_bernoulli_draws(node, lines):
         "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
         "    int64_t x = x_lo;",
         "    for (; x + 4 <= x_hi; x += 4) {",
-        f"        {out}[x] = strata_pcg_bits53(s0) < {threshold};",
-        f"        {out}[x + 1] = strata_pcg_bits53(s1) < {threshold};",
-        f"        {out}[x + 2] = strata_pcg_bits53(s2) < {threshold};",
-        f"        {out}[x + 3] = strata_pcg_bits53(s3) < {threshold};",
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
+        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
+        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
         "        s0 = s0 * lane_mult + lane_plus;",
         "        s1 = s1 * lane_mult + lane_plus;",
         "        s2 = s2 * lane_mult + lane_plus;",
         "        s3 = s3 * lane_mult + lane_plus;",
         "    }",
         "    for (; x < x_hi; x++) {     /* s0 holds place x */",
-        f"        {out}[x] = strata_pcg_bits53(s0) < {threshold};",
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
         "        s0 = s0 * STRATA_PCG_MULT + inc;",
         "    }",
     ]

@@ -4,9 +4,10 @@ one in-place pass each.
 optim/adam.py's update is a dozen strata ops (lerp, mul, addcmul, sqrt, div, add, addcdiv), each
 a NumPy pass with a temporary over a parameter or a flat bucket of them. ``adam_step`` does the
 same arithmetic per element in one loop, in the same order and each operation rounded to the
-dtype as the ops round it, so its results are the op path's bit for bit (tested): no FMA
-contraction (gcc's ``optimize("fp-contract=off")`` per function, clang's ``STDC FP_CONTRACT
-OFF``; -march=native would otherwise fuse ``m + (g - m) * w`` into one rounding). ``params``
+dtype as the ops round it, so its results are the op path's bit for bit (tested): built, as
+every generated kernel, without FMA contraction (Note [No contraction] in
+backends/cpu/native.py; -march=native would otherwise fuse ``m + (g - m) * w`` into one
+rounding). ``params``
 holds the scalars in the tensor's dtype, as the ops convert a Python number: 1 - beta1 (the
 lerp weight, below 0.5), beta2, 1 - beta2, sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t).
 ``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then
@@ -26,7 +27,6 @@ DTYPES = ("float32", "float64")
 SQRT = {"float32": "sqrtf", "float64": "sqrt"}
 
 _KERNEL = """
-__attribute__((optimize("fp-contract=off")))
 void adam_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
                        {ctype}* restrict exp_avg, {ctype}* restrict exp_avg_sq,
                        const {ctype}* restrict params, int64_t n, int64_t lo, int64_t hi) {{
@@ -47,7 +47,6 @@ void adam_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
 
 
 _SGD = """
-__attribute__((optimize("fp-contract=off")))
 void sgd_momentum_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
                                {ctype}* restrict buf, const {ctype}* restrict params,
                                int64_t nesterov, int64_t n, int64_t lo, int64_t hi) {{
@@ -67,8 +66,7 @@ void sgd_momentum_step_{dtype}({ctype}* restrict param, const {ctype}* restrict 
 def source() -> str:
     body = "".join(_KERNEL.format(dtype=d, ctype=C_TYPES[d], sqrt=SQRT[d]) +
                    _SGD.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
-    # gcc reads the optimize attribute of each function, clang this pragma
-    return "#include <math.h>\n#include <stdint.h>\n#pragma STDC FP_CONTRACT OFF\n" + body
+    return "#include <math.h>\n#include <stdint.h>\n" + body
 
 
 _SIGNATURES = {}

@@ -20,15 +20,18 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 
 import operator
 
-from . import lowering_nn  # noqa: F401  (registers the rows of the nn family)
+from . import (
+    lowering_nn,  # noqa: F401  (registers the rows of the nn family)
+    lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
+)
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
     C_TYPES,
-    BernoulliDraws,
     IndexAdd,
     InputBuffer,
     Kernel,
     Pointwise,
+    RandomDraws,
     Reduction,
     TensorValue,
     contiguous_stride,
@@ -66,7 +69,7 @@ def _reads(node, outer_k):
                 rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
                 node.inner_fn(index, rindex)
                 if isinstance(node, IndexAdd):
-                    node.row_fn(rindex)
+                    node.row_fn(index, rindex)
                     node.init_fn(("y",) + index)
             else:
                 node.inner_fn(index + extra)
@@ -198,24 +201,28 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True):
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True,
+                  dim=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
         holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
-        row at the row ``row_fn`` names."""
+        row at the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
         name = self._name()
-        rows, columns = size[0], (size[1] if len(size) == 2 else 1)
+        rows = size[0 if dim is None else dim]
+        columns = _numel_of(size) // rows
+        inner = None if dim is None else _numel_of(size[dim + 1:])
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
-                                True, row_fn, init_fn, rows, accumulate))
+                                True, row_fn, init_fn, rows, accumulate, inner))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def bernoulli_draws(self, dtype, size, state, offset, p):
-        """Note [Random draws] (ir.py): a fresh buffer of ``uniform < p`` draws from the
+    def random_draws(self, dtype, size, state, offset, distribution, params):
+        """Note [Random draws] (ir.py): a fresh buffer of ``distribution`` draws from the
         stream of the state buffer ``state``, from its place ``offset`` on."""
         name = self._name()
-        self._schedule(BernoulliDraws(name, dtype, (_numel_of(size),), state, offset, p))
+        self._schedule(RandomDraws(name, dtype, (_numel_of(size),), state, offset,
+                                   distribution, params))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
@@ -253,9 +260,9 @@ class GraphLowering:
                 if node in new_values and isinstance(env[node], TensorValue):
                     env[node] = self.realize(env[node])
             elif node.op == "output":
-                for k, out in enumerate(outs if isinstance(outs, (tuple, list)) else (outs,)):
+                for out in outs if isinstance(outs, (tuple, list)) else (outs,):
                     value = env[out] if out is not None else None
-                    self.outputs.append(self._output(value, exact=k < num_mutated))
+                    self.outputs.append(self._output(value))
         # only the C wrapper (compile_fx.py) aliases an output's array to its input's
         for k, target in enumerate(self.gm.meta.get("mutated_inputs", ())
                                    if self.device_type == "cpu" else ()):
@@ -306,17 +313,10 @@ class GraphLowering:
     def is_view(self, buffer):
         return buffer is not self.buffers[buffer.name]
 
-    def _output(self, value, exact=False):
-        """``exact``: the new value of a mutated input (parameters and optimizer state), which
-        must be eager's bit for bit, so its kernel does not contract (Note [No contraction])."""
+    def _output(self, value):
         if not isinstance(value, TensorValue):
             return ("const", value)
         buffer = self.realize(value).buffer
-        if exact:
-            for step in self.steps:
-                for n in getattr(step, "nodes", ()):
-                    if n.name == buffer.name:
-                        n.exact = True
         return ("view", buffer) if self.is_view(buffer) else ("buffer", buffer.name)
 
     def _call(self, node, env):

@@ -11,7 +11,8 @@ calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever wri
 - ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
   ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
 - ``IndexAdd``: a Reduction whose rows land where an index says (Note [Scatter-add]).
-- ``BernoulliDraws``: a random mask drawn from the graph's PCG64 stream (Note [Random draws]).
+- ``RandomDraws``: a bernoulli mask or uniform values drawn from the graph's PCG64 stream (Note
+  [Random draws]).
 - ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
 
 Example, gelu as one kernel::
@@ -95,7 +96,6 @@ class Pointwise:
     ranges: tuple
     inner_fn: Callable
     store_into: str = None   # write over an earlier node's buffer of the kernel (in place)
-    exact: bool = False      # printed without FMA contraction (graph.py's ``_output``)
 
 
 @dataclass
@@ -119,27 +119,35 @@ class IndexAdd(Reduction):
     kernel that stores through an index does not fit Pointwise/Reduction (one value per output
     element), so this is a column reduction (``ranges`` = the output's columns, split over
     threads, so no two threads add into one element) whose destination row is loaded, in the
-    order of eager's ``np.add.at``: the same sums, bit for bit."""
-    row_fn: Callable = None     # rindex -> the int64 output row of source row rindex
+    order of eager's ``np.add.at``: the same sums, bit for bit. With ``inner`` (a scatter
+    along any dim of an N-D tensor) the output is (outer, rows, inner), column x is the
+    element (x / inner, x % inner) of the other dims, and the row is loaded per column: an N-D
+    index names a row for every column. Only elements of one column meet, in source-row
+    order, which is their order in eager's C-order ``np.add.at`` (or assignment)."""
+    row_fn: Callable = None     # (column, rindex) -> the int64 output row
     init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
     rows: int = 0
     accumulate: bool = True     # False: ``out[row, x] = value``, the last write wins (scatter)
+    inner: int = None           # N-D: elements of the dims after the scattered one
 
 
 @dataclass
-class BernoulliDraws:
-    """Note [Random draws]: ``out[x] = uniform(x) < p`` over the flat output, where uniform(x)
-    is the float64 NumPy's ``Generator.random`` draws at place ``offset + x`` of the PCG64
-    stream whose state the int64 buffer ``state`` holds (compile/aot/functionalize.py's
-    ``rng_state``): what eager's ``bernoulli(p)`` draws from that generator, bit for bit.
-    PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
+class RandomDraws:
+    """Note [Random draws]: over the flat output, ``out[x] = u(x) < p`` (``bernoulli``, params
+    ``(p,)``) or ``lo + (hi - lo) * u(x)`` rounded to the dtype (``uniform``, params
+    ``(lo, hi)``), where u(x) is the float64 NumPy's ``Generator.random`` draws at place
+    ``offset + x`` of the PCG64 stream whose state the int64 buffer ``state`` holds
+    (compile/aot/functionalize.py's ``rng_state``): what eager's ``bernoulli(p)`` and
+    ``uniform_(lo, hi)`` (NumPy's ``Generator.uniform``) draw from that generator, bit for
+    bit. PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
     and the chunks may run on several threads."""
     name: str
     dtype: str
     ranges: tuple            # (numel,): the output, flat
     state: str               # the buffer of the 4 state words
     offset: int
-    p: float
+    distribution: str        # "bernoulli" or "uniform"
+    params: tuple
     column: bool = True      # a kernel of its own (Note [Row fusion])
 
     def inner_fn(self, index):
@@ -173,16 +181,17 @@ def format_node(node) -> str:
     """The node as text, for ir_pre_fusion.txt / ir_post_fusion.txt and ``print``."""
     index = tuple(f"i{d}" for d in range(len(node.ranges)))
     with use_handler(_TextHandler()):
-        if isinstance(node, BernoulliDraws):
-            return (f"{node.name} = BernoulliDraws({node.dtype}, ranges={list(node.ranges)})\n"
-                    f"    [{index[0]}] <- uniform(pcg64({node.state}), {node.offset} + "
-                    f"{index[0]}) < {node.p!r}")
+        if isinstance(node, RandomDraws):
+            params = ", ".join(map(repr, node.params))
+            return (f"{node.name} = RandomDraws({node.dtype}, ranges={list(node.ranges)})\n"
+                    f"    [{index[0]}] <- {node.distribution}({params}) of "
+                    f"uniform(pcg64({node.state}), {node.offset} + {index[0]})")
         if isinstance(node, IndexAdd):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             return (f"{node.name} = IndexAdd({node.dtype}, rows={node.rows}, columns="
                     f"{list(node.ranges)}, source_rows={list(node.reduction_ranges)})\n"
                     f"    [y, {index[0]}] <- {node.init_fn(('y', index[0]))}\n"
-                    f"    for [{', '.join(rindex)}]: [{node.row_fn(rindex)}, {index[0]}] "
+                    f"    for [{', '.join(rindex)}]: [{node.row_fn(index, rindex)}, {index[0]}] "
                     f"{'+=' if node.accumulate else '='} {node.inner_fn(index, rindex)}")
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))

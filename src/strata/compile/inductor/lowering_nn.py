@@ -29,9 +29,10 @@ def _sum_text(terms):
     return f"({' + '.join(parts)})" if parts else "0"
 
 
-def _im2col(G, x, kernel, stride, padding, dilation, out):
+def _im2col(G, x, kernel, stride, padding, dilation, out, row_major=False):
     """The realized (C*K, N*L) matrix: row (c, k...), column (n, o...) holds the input pixel
-    ``o*stride + k*dilation - padding`` of channel c of sample n, 0 outside the image."""
+    ``o*stride + k*dilation - padding`` of channel c of sample n, 0 outside the image.
+    ``row_major``: never stored transposed (a grouped GEMM reads it as eager's layout)."""
     n, c = x.size[:2]
     spatial = x.size[2:]
     nd = len(kernel)
@@ -40,7 +41,7 @@ def _im2col(G, x, kernel, stride, padding, dilation, out):
     # the kernel's inner loop runs over the last range: output columns (ow) normally; kernel
     # columns (kw) when they are longer (a weight gradient's "kernel" is the output gradient),
     # so the matrix is then stored transposed (BLAS reads either)
-    transposed = kernel[-1] > out[-1]
+    transposed = kernel[-1] > out[-1] and not row_major
 
     def load(index):
         if transposed:
@@ -73,23 +74,26 @@ def _im2col(G, x, kernel, stride, padding, dilation, out):
 def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
     dtype, size = out_spec(node)
-    if groups != 1 or dtype not in FLOATS or x.dtype != weight.dtype:
-        raise NoLowering("convolution: grouped or integer")
+    if dtype not in FLOATS or x.dtype != weight.dtype:
+        raise NoLowering("convolution: integer")
+    if groups != 1 and G.device_type != "cpu":
+        raise NoLowering("convolution: grouped, its bmm views are the C wrapper's")
     nd = len(weight.size) - 2
     kernel = tuple(weight.size[2:])
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
     if transposed:
-        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
+        return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size,
+                                       groups)
     out = tuple(size[2:])
-    cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out)
+    cols = _im2col(G, G.realize(x), kernel, stride, padding, dilation, out, groups != 1)
     filters = weight.size[0]
     weight = G.realize(weight)
     if weight.buffer.stride != contiguous_stride(weight.size):
         weight = G.realize(TensorValue(weight.dtype, weight.size, weight.load))
-    matrix = TensorValue.of_buffer(InputBuffer(
-        weight.buffer.name, dtype, (filters, cols.size[0]),
-        contiguous_stride((filters, cols.size[0])), weight.buffer.offset))
-    product = G.extern(aten.mm.default, (matrix, cols), dtype, (filters, cols.size[1]))
+    rows, columns = cols.size[0] // groups, cols.size[1]
+    product = _group_matmul(G, dtype, groups, (
+        weight.buffer, (filters // groups, rows), (filters // groups * rows, rows, 1)), (
+        cols.buffer, (rows, columns), (rows * columns, *cols.buffer.stride)))
     pixels = math.prod(out)
     pixel_strides = contiguous_stride(out)
     bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
@@ -101,13 +105,35 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
     return TensorValue(dtype, tuple(size), load)
 
 
+def _group_matmul(G, dtype, groups, a, b):
+    """Eager's ``_group_matmul`` (backends/cpu/nn.py) as an Extern: ``a @ b`` of operands
+    (buffer, one group's matrix size, (group, row, column) strides), one ``mm`` for one
+    group, else a ``bmm`` over (G, M, K) @ (G, K, P) views of the same memory (the same
+    ``np.matmul`` call as eager's), its result read as the (G*M, P) matrix."""
+    views = []
+    for buffer, size, (group_stride, *stride) in (a, b):
+        if groups == 1:
+            views.append(InputBuffer(buffer.name, dtype, size, tuple(stride), buffer.offset))
+        else:
+            views.append(InputBuffer(buffer.name, dtype, (groups, *size),
+                                     (group_stride, *stride), buffer.offset))
+    size = (a[1][0], b[1][1])
+    if groups == 1:
+        return G.extern(aten.mm.default, tuple(map(TensorValue.of_buffer, views)), dtype, size)
+    product = G.extern(aten.bmm.default, tuple(map(TensorValue.of_buffer, views)), dtype,
+                       (groups, *size))
+    whole = (groups * size[0], size[1])
+    return TensorValue.of_buffer(InputBuffer(product.buffer.name, dtype, whole,
+                                             contiguous_stride(whole)))
 
-def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size):
+
+def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size, groups):
     """Eager's adjoint (backends/cpu/nn.py ``_conv_transpose``): the GEMM
-    ``weight^T (F*K, C) @ x (C, N*L)`` makes the columns, and col2im, a scatter-add there, is
-    here a gather per output element, unrolled over the kernel offsets in eager's order (so
-    the same sums): offset k adds column ``(h + padding - k*dilation) / stride`` where that
-    divides and lies inside the input. The inner loop runs along output columns."""
+    ``weight^T (F*K, C) @ x (C, N*L)`` (per group: a bmm) makes the columns, and col2im, a
+    scatter-add there, is here a gather per output element, unrolled over the kernel offsets
+    in eager's order (so the same sums): offset k adds column ``(h + padding - k*dilation) /
+    stride`` where that divides and lies inside the input. The inner loop runs along output
+    columns."""
     dtype = x.dtype
     n, channels = x.size[:2]
     spatial = tuple(x.size[2:])
@@ -116,15 +142,15 @@ def _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size)
     x = G.realize(x)
     by_channel = G.realize(TensorValue(dtype, (channels, n, *spatial), lambda i: x.load(
         (i[1], i[0], *i[2:])))).buffer
-    inputs = TensorValue.of_buffer(InputBuffer(by_channel.name, dtype, (channels, n * pixels),
-                                               contiguous_stride((channels, n * pixels))))
     weight = G.realize(weight)
     if weight.buffer.stride != contiguous_stride(weight.size):
         weight = G.realize(TensorValue(dtype, weight.size, weight.load))
-    rows = filters * math.prod(kernel)
-    transposed = TensorValue.of_buffer(InputBuffer(weight.buffer.name, dtype, (rows, channels),
-                                                   (1, rows), weight.buffer.offset))
-    cols = G.extern(aten.mm.default, (transposed, inputs), dtype, (rows, n * pixels))
+    rows, per_group = filters * math.prod(kernel), channels // groups
+    # weight (C, F/G, K...) read as each group's (F/G*K, C/G) transpose; x as (C/G, N*L) rows
+    cols = _group_matmul(G, dtype, groups, (
+        weight.buffer, (rows, per_group), (per_group * rows, 1, rows)), (
+        by_channel, (per_group, n * pixels), (per_group * n * pixels, n * pixels, 1)))
+    filters *= groups
     kernel_strides, pixel_strides = contiguous_stride(kernel), contiguous_stride(spatial)
     bias_load = as_loader(bias, (filters,), dtype) if bias is not None else None
 
@@ -294,7 +320,7 @@ def _index_add(G, node, self, dim, index, source, alpha=1):
     index = G.realize(index)
     _index_check(G, aten.index_add_.default, index, 0, rows)
 
-    def row(rindex):
+    def row(column, rindex):
         value = index.load(rindex)
         if index.dtype != "int64":
             value = ops.to_dtype(value, "int64")
@@ -312,34 +338,91 @@ def _scatter(G, node, self, dim, index, src):
     gradient, a view write, into zeros), the same kernel as index_add_'s with an assignment:
     rows in order, so a repeated index keeps the last write, as eager's NumPy assignment."""
     dtype, size = out_spec(node)
-    if len(size) != 1 or dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
+    if len(size) != 1:
+        return _scatter_along(G, node, self, dim, index, src, accumulate=False)
+    if dim not in (0, -1) or len(index.size) != 1 or len(src.size) != 1 \
             or index.dtype != "int64" or self.dtype != dtype or src.dtype != dtype \
             or src.size[0] < index.size[0]:
         raise NoLowering("scatter: not 1-D")
     index = G.realize(index)
     _index_check(G, aten.scatter.src, index, 0, size[0])
 
-    def row(rindex):
+    def row(column, rindex):
         return ops.index_expr(_clamped_row(index.load(rindex), size[0]), "int64")
     return G.index_add(dtype, size, index.size[0], lambda column, rindex: src.load(rindex),
                        row, lambda at: self.load(at[:1]), accumulate=False)
 
 
-# --- dropout's mask: draws from the graph's random stream ------------------------------------
+@register(aten.scatter_add.default)
+def _scatter_add(G, node, self, dim, index, src):
+    return _scatter_along(G, node, self, dim, index, src, accumulate=True)
+
+
+@register(aten.scatter_reduce.two)
+def _scatter_reduce(G, node, self, dim, index, src, reduce, include_self=True):
+    if reduce != "sum" or not include_self:
+        raise NoLowering(f"scatter_reduce: {reduce!r}, include_self={include_self}")
+    return _scatter_along(G, node, self, dim, index, src, accumulate=True)
+
+
+def _scatter_along(G, node, self, dim, index, src, accumulate):
+    """``out = self; out[..., index[..., r, ...], ...] (+)= src[..., r, ...]`` along ``dim`` of an
+    N-D float tensor, the index covering every other dim of the output: the IndexAdd kernel
+    with a row loaded per column (Note [Scatter-add] in ir.py). A Check step first raises
+    eager's RuntimeError for an index outside the dim."""
+    dtype, size = out_spec(node)
+    nd = len(size)
+    d = dim % max(nd, 1)
+    if dtype not in FLOATS or nd < 2 or index.dtype != "int64" or self.dtype != dtype \
+            or src.dtype != dtype or len(index.size) != nd or len(src.size) != nd \
+            or any(index.size[k] != size[k] for k in range(nd) if k != d) \
+            or any(s < i for s, i in zip(src.size, index.size)) or 0 in index.size:
+        raise NoLowering("scatter: the index does not cover the other dims of a float tensor")
+    rows, outer, inner = size[d], size[:d], size[d + 1:]
+    index = G.realize(index)
+    _index_check(G, aten.scatter.src, index, d, rows)
+    others = contiguous_stride(outer + inner)
+
+    def element(column, row):
+        """The (outer..., row, inner...) index texts of column ``column``'s element."""
+        texts = [f"({column}) / {st}" if st != 1 else f"({column})" for st in others]
+        texts = [f"({t}) % {n}" if k else t for k, (t, n) in enumerate(zip(texts, outer + inner))]
+        return (*texts[:d], row, *texts[d:])
+
+    def row(column, rindex):
+        place = index.load(element(column[0], rindex[0]))
+        return ops.index_expr(_clamped_row(place, rows), "int64")
+    return G.index_add(dtype, size, index.size[d],
+                       lambda column, rindex: src.load(element(column[0], rindex[0])), row,
+                       lambda at: self.load(element(at[1], at[0])), accumulate, dim=d)
+
+
+# --- dropout's mask and uniform values: draws from the graph's random stream ------------------
 
 @register(seeded_random)
 def _seeded_random(G, node, op, rng_state, offset, *args, **kwargs):
-    """``bernoulli(p)`` drawn at ``offset`` of the graph's PCG64 stream (how a functionalised
-    dropout draws its mask) as a generated kernel: Note [Random draws] in ir.py. Other random
-    ops keep eager's kernel."""
+    """``bernoulli(p)`` (how a functionalised dropout draws its mask) and ``uniform_(lo, hi)``
+    (``rand_like``'s decomposition) drawn at ``offset`` of the graph's PCG64 stream, as a
+    generated kernel: Note [Random draws] in ir.py. Other random ops keep eager's kernel
+    (normal draws by NumPy's ziggurat, whose draw count depends on the values)."""
     dtype, size = out_spec(node)
-    p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
     state = rng_state.buffer if isinstance(rng_state, TensorValue) else None
-    if op is not aten.bernoulli.p or G.device_type != "cpu" or kwargs.get("generator") \
-            or isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1 \
-            or state is None or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
-        raise NoLowering("seeded_random: only bernoulli(p) of a CPU graph draws in C")
-    return G.bernoulli_draws(dtype, size, state.name, offset, float(p))
+    if G.device_type != "cpu" or kwargs.get("generator") or state is None \
+            or G.is_view(state) or state.size != (4,) or state.dtype != "int64":
+        raise NoLowering("seeded_random: only a CPU graph draws in C")
+    if op is aten.bernoulli.p:
+        p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise NoLowering("seeded_random: bernoulli's p")
+        return G.random_draws(dtype, size, state.name, offset, "bernoulli", (float(p),))
+    if op is aten.uniform_.default and dtype in FLOATS:
+        lo = args[1] if len(args) > 1 else kwargs.get("from", 0.0)
+        hi = args[2] if len(args) > 2 else kwargs.get("to", 1.0)
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)) \
+                and lo <= hi and math.isfinite(float(hi) - float(lo)):
+            return G.random_draws(dtype, size, state.name, offset, "uniform",
+                                  (float(lo), float(hi)))
+    raise NoLowering(f"seeded_random: {op} draws with eager's kernel")
 
 
 # --- nll_loss: the picked log-probabilities, fused with their neighbours ------------------------
