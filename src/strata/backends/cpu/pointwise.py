@@ -502,7 +502,15 @@ def _reciprocal(a, out=None):
 
 @_out_aware
 def _relu(a, out=None):
-    return np.maximum(a, 0, out=out)
+    """ATen's clamp_min(x, 0), ``x < 0 ? 0 : x``: -0.0 and NaN pass through (``np.maximum``
+    gives +0.0 for -0.0). Large float arrays run the generated kernel of that formula."""
+    if np.asarray(a).dtype.kind != "f":
+        return np.maximum(a, 0, out=out)
+    result = np.where(a < 0, 0, a)
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out
 
 
 def _round(a, decimals=0):
@@ -683,7 +691,7 @@ UNARY = [
     ("silu", native.generated_or("silu", _silu)),
     ("neg", np.negative), ("sign", _sign), ("floor", _keep_int(np.floor)),
     ("ceil", _keep_int(np.ceil)), ("trunc", _keep_int(np.trunc)), ("frac", _frac),
-    ("relu", _relu), ("bitwise_not", np.invert),
+    ("relu", native.generated_or("relu", _relu)), ("bitwise_not", np.invert),
 ]
 UNARY_CHECKED = [("round", _round, P.check_round), ("gelu", _gelu, P.check_gelu)]
 UNARY_OF_INPUT = [  # computed on the input's own values: bool tests, abs (complex -> real)
