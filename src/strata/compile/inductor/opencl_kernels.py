@@ -23,6 +23,7 @@ from ...optim import _native_update
 from . import opencl_elementwise as elementwise
 from . import opencl_indexing as indexing
 from . import opencl_linalg as linalg
+from . import opencl_orthogonal as orthogonal
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_optim as optim
@@ -91,6 +92,7 @@ def kernels() -> dict:
     table.update(indexing.kernels())
     table.update(elementwise.kernels())
     table.update(linalg.kernels())
+    table.update(orthogonal.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -31,7 +31,7 @@ from .opencl_pointwise import copy_, fill_, runtime_of
 
 # Copies a matrix of ``MN`` elements from ``g`` into local memory when CAP > 0 (Note [One
 # work-group per matrix]); ``a`` names the matrix worked on either way.
-_MATRIX_IN = """#if CAP
+MATRIX_IN = """#if CAP
     __local T a[CAP];
     for (int e = lid; e < MN; e += WG) a[e] = g[e];
     SYNC;
@@ -39,7 +39,7 @@ _MATRIX_IN = """#if CAP
     __global T* a = g;
 #endif
 """
-_MATRIX_OUT = """#if CAP
+MATRIX_OUT = """#if CAP
     SYNC;
     for (int e = lid; e < MN; e += WG) g[e] = a[e];
 #endif
@@ -59,7 +59,7 @@ _GETRF = """KERNEL k_getrf(__global T* g, const long g_off, const int m, const i
     piv += piv_off + b * k;
     __local T best[WG];
     __local int best_row[WG];
-""" + _MATRIX_IN + """
+""" + MATRIX_IN + """
     int zero_at = 0;
     for (int j = 0; j < k; j++) {
         /* idamax: the first largest |entry|; a NaN counts only where it comes first */
@@ -110,7 +110,7 @@ _GETRF = """KERNEL k_getrf(__global T* g, const long g_off, const int m, const i
         }
         SYNC;
     }
-""" + _MATRIX_OUT + """
+""" + MATRIX_OUT + """
     if (lid == 0)
         info[info_off + b] = zero_at;
 }
@@ -253,13 +253,24 @@ _UNPACK = """KERNEL k_lu_unpack(__global const T* lu, const long lu_off, __globa
 }
 """
 
-_IDENTITY = """__kernel void k_identity(__global T* x, const long x_off, const int n,
-                         const long numel) {
+# the first ``cols`` columns of the identity of order ``rows``, for every matrix of a batch
+_IDENTITY = """__kernel void k_identity(__global T* x, const long x_off, const long rows,
+                         const long cols, const long numel) {
     const long e = get_global_id(0);
     if (e < numel)
-        x[x_off + e] = (e % (n * n)) / n == e % n ? 1 : 0;
+        x[x_off + e] = (e % (rows * cols)) / cols == e % cols ? 1 : 0;
 }
 """
+
+
+def identity(rt, shape, dtype, op_name):
+    """A new contiguous tensor of ``shape`` (..., rows, cols) holding identity columns."""
+    x = rt.empty(tuple(shape), contiguous_strides(tuple(shape)), dtype)
+    if x.numel():
+        rt.launch(op_name, source(_IDENTITY, dtype), "k_identity", x.numel(),
+                  [*rt.buffer_of(x), shape[-2], shape[-1], x.numel()], [x])
+    return x
+
 
 # potrf: left-looking Cholesky on the triangle ``upper`` names, in place (L^T is the upper
 # triangle read as rows); the other triangle is zeroed. info: the order of the first leading
@@ -271,7 +282,7 @@ _POTRF = """KERNEL k_potrf(__global T* g, const long g_off, const int n, __globa
     const int MN = n * n;
     g += g_off + b * MN;
     __local T partial[WG];
-""" + _MATRIX_IN + """
+""" + MATRIX_IN + """
 #define AT(i, j) a[upper ? (j) * n + (i) : (i) * n + (j)]
     int failed_at = 0;
     for (int j = 0; j < n; j++) {
@@ -307,7 +318,7 @@ _POTRF = """KERNEL k_potrf(__global T* g, const long g_off, const int n, __globa
         if (upper ? r > c : c > r)
             a[e] = 0;
     }
-""" + _MATRIX_OUT + """
+""" + MATRIX_OUT + """
     if (lid == 0)
         info[info_off + b] = failed_at;
 }
@@ -515,12 +526,8 @@ def linalg_inv(A):
     raise_first_failure(info, batch, lambda where, j: (
         f"linalg.inv: {where}The diagonal element {j} is zero, the inversion could not be "
         f"completed because the input matrix is singular."))
-    rt = runtime_of(A)
-    identity = rt.empty((n, n), (n, 1), A.dtype)
-    if n:
-        rt.launch("aten::linalg_inv", source(_IDENTITY, A.dtype), "k_identity", n * n,
-                  [*rt.buffer_of(identity), np.int32(n), n * n], [identity])
-    return getrs(lu, pivots, identity, batch)
+    eye = identity(runtime_of(A), (n, n), A.dtype, "aten::linalg_inv")
+    return getrs(lu, pivots, eye, batch)
 
 
 def linalg_det(A):
