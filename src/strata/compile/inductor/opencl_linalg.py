@@ -347,12 +347,16 @@ def group_size(rt, n):
 
 
 def local_capacity(rt, elements, dtype):
-    """The local copy's size in elements for a matrix of ``elements`` (a power of two, so few
-    programs), or 0 where it does not fit in half the local memory."""
+    """The local copy's size in elements for a matrix of ``elements``: a power of two, at least
+    ``_SMALLEST_COPY`` (so few programs), or 0 where it does not fit in half the local
+    memory."""
     if not elements:
         return 0
-    cap = 1 << (elements - 1).bit_length()
+    cap = max(_SMALLEST_COPY, 1 << (elements - 1).bit_length())
     return cap if cap * dtype.itemsize <= rt.cl_device.local_mem_size // 2 else 0
+
+
+_SMALLEST_COPY = 1024
 
 
 def launch_per_matrix(op_name, body, name, dtype, count, n, args, tensors, cap=0):

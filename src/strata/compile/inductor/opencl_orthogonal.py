@@ -11,11 +11,16 @@ diagonal pair (relative accuracy, as Demmel and Veselic's criterion), eigenvalue
 Eigenvectors are unique only up to sign: those of LAPACK's ``syevd`` may have the other one.
 """
 
+import math
+
 import numpy as np
 
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factorizations as LF
+from ...ops import linalg as L
+from ...ops import pointwise as P
+from ...ops import reductions as RED
 from .opencl_linalg import (
     MATRIX_IN,
     MATRIX_OUT,
@@ -25,7 +30,7 @@ from .opencl_linalg import (
     local_capacity,
     source,
 )
-from .opencl_pointwise import runtime_of
+from .opencl_pointwise import fill_, runtime_of
 
 # geqrf: Householder QR in place on a contiguous (m, n) matrix; the column norm is scaled by the
 # largest entry first (dnrm2 neither overflows nor underflows)
@@ -327,6 +332,229 @@ def linalg_eigh(self, UPLO="L"):
     return w, vecs
 
 
+# gesvj: one-sided Jacobi (Hestenes) on a contiguous (r, c) copy ``g`` of A or A^T, r >= c:
+# column pairs rotated until orthogonal (|p.q| <= eps ||p|| ||q|| for every pair in a sweep),
+# rotations accumulated in ``gv`` (c, c). Singular values: the columns' norms, ranked
+# descending; the left vectors: the columns over their norms, written through strides (so A^T's
+# land transposed), completed to an orthonormal set by Gram-Schmidt on unit vectors where a
+# value is zero or ``left_cols`` > c; the right vectors: V's columns, through strides.
+_GESVJ = """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, const long gv_off,
+                   __global T* sv, const long sv_off, __global T* left, const long left_off,
+                   const long left_stb, const long left_str, const long left_stc,
+                   __global T* right, const long right_off, const long right_stb,
+                   const long right_str, const long right_stc, const int r, const int c,
+                   const int left_cols, const int vectors) {
+    const long b = get_group_id(0);
+    const int lid = get_local_id(0);
+    const int MN = r * c;
+    g += g_off + b * MN;
+    gv += gv_off + b * c * c;
+    sv += sv_off + b * c;
+    left += left_off + b * left_stb;
+    right += right_off + b * right_stb;
+    __local T rot_c[PAIRS], rot_s[PAIRS];
+    __local int rot_p[PAIRS], rot_q[PAIRS];
+    __local int rotated;
+    __local T norms[PAIRS * 2];
+    __local int rank_of[PAIRS * 2];
+#define LEFT(i, j) left[(i) * left_str + (j) * left_stc]
+""" + MATRIX_IN + """
+    __global T* v = gv;
+    for (int e = lid; e < c * c && vectors; e += WG)
+        v[e] = e / c == e % c ? 1 : 0;
+    const int players = c + (c & 1), pairs = players / 2;
+    for (int sweep = 0; sweep < SWEEPS; sweep++) {
+        if (lid == 0)
+            rotated = 0;
+        SYNC;
+        for (int step = 0; step < players - 1; step++) {
+            for (int k = lid; k < pairs; k += WG) {
+                int p = k == 0 ? step : (step + k) % (players - 1);
+                int q = k == 0 ? players - 1 : (step - k + players - 1) % (players - 1);
+                if (p > q) {
+                    const int t = p; p = q; q = t;
+                }
+                T cs = 1, sn = 0;
+                if (q < c) {
+                    T alpha = 0, beta = 0, gamma = 0;
+                    for (int i = 0; i < r; i++) {
+                        const T x = a[i * c + p], y = a[i * c + q];
+                        alpha += x * x;
+                        beta += y * y;
+                        gamma += x * y;
+                    }
+                    if (fabs(gamma) > EPS * sqrt(alpha) * sqrt(beta) && fabs(gamma) > TINY) {
+                        const T zeta = (beta - alpha) / (2 * gamma);
+                        const T t = fabs(zeta) > 1e8 ? 0.5 / zeta :
+                            copysign((T)1, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+                        cs = 1 / sqrt(1 + t * t);
+                        sn = t * cs;
+                        rotated = 1;
+                    }
+                }
+                rot_p[k] = p;
+                rot_q[k] = q;
+                rot_c[k] = cs;
+                rot_s[k] = sn;
+            }
+            SYNC;
+            for (int e = lid; e < pairs * (r + c); e += WG) {
+                const int k = e / (r + c), i = e % (r + c);
+                const T sn = rot_s[k];
+                if (sn != 0) {
+                    const int p = rot_p[k], q = rot_q[k];
+                    const T cs = rot_c[k];
+                    if (i < r) {
+                        const T x = a[i * c + p], y = a[i * c + q];
+                        a[i * c + p] = cs * x - sn * y;
+                        a[i * c + q] = sn * x + cs * y;
+                    } else if (vectors) {
+                        const int j = i - r;
+                        const T x = v[j * c + p], y = v[j * c + q];
+                        v[j * c + p] = cs * x - sn * y;
+                        v[j * c + q] = sn * x + cs * y;
+                    }
+                }
+            }
+            SYNC;
+        }
+        const int done = !rotated;
+        SYNC;
+        if (done)
+            break;
+    }
+    for (int j = lid; j < c; j += WG) {
+        T norm = 0;
+        for (int i = 0; i < r; i++)
+            norm += a[i * c + j] * a[i * c + j];
+        norms[j] = sqrt(norm);
+    }
+    SYNC;
+    for (int j = lid; j < c; j += WG) {    /* rank: descending, ties by position */
+        int rank = 0;
+        for (int i = 0; i < c; i++)
+            rank += norms[i] > norms[j] || (norms[i] == norms[j] && i < j);
+        rank_of[j] = rank;
+        sv[rank] = norms[j];
+    }
+    SYNC;
+    if (!vectors)
+        return;
+    for (int e = lid; e < r * c; e += WG) {
+        const int i = e / c, j = e % c;
+        if (rank_of[j] < left_cols && norms[j] > 0)
+            LEFT(i, rank_of[j]) = a[e] / norms[j];
+    }
+    for (int e = lid; e < c * c; e += WG)
+        right[(e / c) * right_str + rank_of[e % c] * right_stc] = v[e];
+    SYNC;
+    if (lid == 0) {    /* complete the left vectors: Gram-Schmidt (twice) on e_0, e_1, ... */
+        int first = 0;
+        while (first < c && sv[first] > 0)
+            first++;
+        int candidate = 0;
+        for (int col = first; col < left_cols; col++)
+            for (; candidate < r; candidate++) {
+                for (int i = 0; i < r; i++)
+                    LEFT(i, col) = i == candidate ? 1 : 0;
+                for (int pass = 0; pass < 2; pass++)
+                    for (int k = 0; k < col; k++) {
+                        T d = 0;
+                        for (int i = 0; i < r; i++)
+                            d += LEFT(i, k) * LEFT(i, col);
+                        for (int i = 0; i < r; i++)
+                            LEFT(i, col) -= d * LEFT(i, k);
+                    }
+                T norm = 0;
+                for (int i = 0; i < r; i++)
+                    norm += LEFT(i, col) * LEFT(i, col);
+                if (norm > 0.25) {
+                    norm = sqrt(norm);
+                    for (int i = 0; i < r; i++)
+                        LEFT(i, col) /= norm;
+                    candidate++;
+                    break;
+                }
+            }
+    }
+}
+"""
+
+
+def _svd(A, left_full, vectors):
+    """(S, U, Vh) of ``A`` by ``gesvj`` on A (m >= n) or A^T (U and Vh swap roles and are
+    written transposed); U has ``left_full`` rows' worth of columns when asked."""
+    rt = runtime_of(A)
+    *batch, m, n = A._shape
+    batch, k = tuple(batch), min(m, n)
+    tall = m >= n
+    work = contiguous_copy(A if tall else A.transpose(-2, -1))
+    r, c = (m, n) if tall else (n, m)
+    left_cols = r if left_full else c
+    S = rt.empty(batch + (k,), contiguous_strides(batch + (k,)), A.dtype)
+    u_shape = batch + ((m, m if left_full else k) if tall else (m, m))
+    vh_shape = batch + ((n, n) if tall else (n if left_full else k, n))
+    U = rt.empty(u_shape, contiguous_strides(u_shape), A.dtype) if vectors else S
+    Vh = rt.empty(vh_shape, contiguous_strides(vh_shape), A.dtype) if vectors else S
+    count = math.prod(batch)
+    if not count or not k:
+        return S, U, Vh
+    scratch = rt.empty((count * c * c,), (1,), A.dtype)
+    # left vectors: U (m, left_cols) for A, Vh^T for A^T; right vectors: Vh^T, or U
+    left, right = (U, Vh) if tall else (Vh, U)
+    left_strides = (left_cols, 1) if tall else (1, r)
+    right_strides = (1, c) if tall else (c, 1)
+    eps, tiny = _EPSILON[A.dtype]
+    pairs = 1 << ((c + 1) // 2 - 1).bit_length()
+    defines = f"#define PAIRS {pairs}\n#define SWEEPS {_SWEEPS}\n#define EPS {eps}\n" \
+              f"#define TINY {tiny}\n"
+    launch_per_matrix("aten::linalg_svd", defines + _GESVJ, "k_gesvj", A.dtype, count, r,
+                      [*rt.buffer_of(work), *rt.buffer_of(scratch), *rt.buffer_of(S),
+                       *rt.buffer_of(left), r * left_cols, *left_strides, *rt.buffer_of(right),
+                       c * c, *right_strides, np.int32(r), np.int32(c), np.int32(left_cols),
+                       np.int32(vectors)], [work, scratch, S, left, right],
+                      local_capacity(rt, r * c, A.dtype))
+    return S, U, Vh
+
+
+def linalg_svd(A, full_matrices=True, driver=None):
+    LF.linalg_svd.meta(A, full_matrices, driver)
+    S, U, Vh = _svd(A, full_matrices, True)
+    if not S.numel() and U.numel():     # an empty matrix's singular vectors: identities
+        U, Vh = (identity(runtime_of(A), tuple(t._shape), A.dtype, "aten::linalg_svd")
+                 for t in (U, Vh))
+    return U, S, Vh
+
+
+def linalg_svdvals(A, driver=None):
+    LF.linalg_svdvals.meta(A, driver)
+    return _svd(A, False, False)[0]
+
+
+def linalg_pinv(self, atol=None, rtol=None, hermitian=False):
+    """The CPU kernel's rule on the device: invert the singular values (|eigenvalues| when
+    hermitian) above max(atol, rtol * the largest), zero the others."""
+    spec = LF.linalg_pinv.meta(self, atol, rtol, hermitian)
+    if not self.numel():
+        out = runtime_of(self).empty(tuple(spec.shape), contiguous_strides(tuple(spec.shape)),
+                                     self.dtype)
+        return fill_(out, 0)
+    atol, rtol = LF.pinv_tolerances(self.dtype, self._shape[-2], self._shape[-1], atol, rtol)
+    if hermitian:
+        values, vectors = linalg_eigh(self)
+        size = P.abs(values)
+        left, right = vectors, vectors.transpose(-2, -1)
+    else:
+        values, left, right = _svd(self, False, True)
+        size, left, right = values, right.transpose(-2, -1), left.transpose(-2, -1)
+    largest = RED.amax(size, [-1], True)
+    keep = P.gt(size, P.maximum(P.mul(largest, rtol), P.add(P.mul(largest, 0), atol)))
+    scale = P.where(keep, P.reciprocal(values), P.mul(values, 0))
+    return L.matmul(P.mul(left, scale.unsqueeze(-2)), right).contiguous()
+
+
 def kernels() -> dict:
     """{op: OpenCL kernel} of the orthogonal factorizations."""
-    return {LF.geqrf: geqrf, LF.linalg_qr: linalg_qr, LF.linalg_eigh: linalg_eigh}
+    return {LF.geqrf: geqrf, LF.linalg_qr: linalg_qr, LF.linalg_eigh: linalg_eigh,
+            LF.linalg_svd: linalg_svd, LF.linalg_svdvals: linalg_svdvals,
+            LF.linalg_pinv: linalg_pinv}
