@@ -1,6 +1,6 @@
 """The opencl device's linear algebra (compile/inductor/opencl_linalg.py, opencl_orthogonal.py)
 against PyTorch's CPU on the same NumPy inputs: LU with LAPACK's pivots, solves, inverse,
-determinants, Cholesky, QR, eigh; their errors and their gradients. Shapes are small: PoCL
+determinants, Cholesky, QR, eigh, SVD, pinv; their errors and their gradients. Shapes are small: PoCL
 builds each program once (then loads its cached binary)."""
 
 import numpy as np
@@ -268,6 +268,9 @@ GRADIENT_CASES = {
     "lu": lambda m, A, B: sum((i + 1) * x.sum(-1) for i, x in enumerate(m.linalg.lu(A))),
     "lu_solve": lambda m, A, B: m.linalg.lu_solve(*m.linalg.lu_factor(A), B, adjoint=True),
     "solve_triangular": lambda m, A, B: m.linalg.solve_triangular(A, B, upper=True),
+    "svd": lambda m, A, B: m.linalg.svd(A)[1] + (m.linalg.svd(A)[0] ** 2).sum(-1),
+    "svdvals": lambda m, A, B: m.linalg.svdvals(B),
+    "pinv": lambda m, A, B: m.linalg.pinv(B),
 }
 
 
@@ -285,3 +288,52 @@ def test_gradients_match_torch(name):
     for s, t in zip(ours, theirs):
         if t.grad is not None:
             assert_close(s.grad, t.grad, 1e-9)
+
+
+def _orthonormal_columns(x, tol):
+    k = x.shape[-1]
+    np.testing.assert_allclose(np.swapaxes(x, -1, -2) @ x,
+                               np.broadcast_to(np.eye(k), x.shape[:-2] + (k, k)), atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SQUARE + RECTANGULAR + [(0, 3), (2, 0, 0), (6, 2)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_svd_matches_torch_up_to_the_vectors_signs(shape, dtype, full_matrices):
+    a = matrices(shape, dtype)
+    tol = TOL[dtype] * 10 * max(1, shape[-1])
+    U, S, Vh = strata.linalg.svd(on_device(a), full_matrices=full_matrices)
+    U_t, S_t, Vh_t = torch.linalg.svd(torch.tensor(a), full_matrices=full_matrices)
+    assert (U.shape, Vh.shape) == (U_t.shape, Vh_t.shape)
+    assert_close(S, S_t, tol)
+    assert_close(strata.linalg.svdvals(on_device(a)), S_t, tol)
+    u, s, vh = U.cpu().numpy(), S.cpu().numpy(), Vh.cpu().numpy()
+    k = s.shape[-1]
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=tol)
+    _orthonormal_columns(u, tol)
+    _orthonormal_columns(np.swapaxes(vh, -1, -2), tol)
+    sign = np.sign((u[..., :k] * U_t.numpy()[..., :k]).sum(-2, keepdims=True))
+    np.testing.assert_allclose(u[..., :k] * sign, U_t.numpy()[..., :k], atol=tol * 10)
+
+
+def test_svd_of_rank_deficient_matrices_completes_the_vectors():
+    for a in (np.zeros((4, 3)), np.ones((3, 5)), np.outer(np.arange(1.0, 5), [1.0, -2.0])):
+        U, S, Vh = strata.linalg.svd(on_device(a))
+        assert_close(S, torch.linalg.svdvals(torch.tensor(a)), 1e-12)
+        u, s, vh = U.cpu().numpy(), S.cpu().numpy(), Vh.cpu().numpy()
+        _orthonormal_columns(u, 1e-12)
+        _orthonormal_columns(vh.T, 1e-12)
+        k = len(s)
+        np.testing.assert_allclose((u[:, :k] * s) @ vh[:k], a, atol=1e-12)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+def test_pinv_matrix_rank_and_norms_match_torch(hermitian):
+    a = matrices((2, 5, 3), np.float64)
+    if hermitian:
+        a = a[..., :3, :] + np.swapaxes(a[..., :3, :], -1, -2)
+    for fn in (lambda m, A: m.linalg.pinv(A, hermitian=hermitian),
+               lambda m, A: m.linalg.matrix_rank(A, hermitian=hermitian),
+               lambda m, A: m.linalg.matrix_norm(A, 2), lambda m, A: m.linalg.matrix_norm(A, -2),
+               lambda m, A: m.linalg.matrix_norm(A, "nuc")):
+        assert_close(fn(strata, on_device(a)), fn(torch, torch.tensor(a)), 1e-10)

@@ -520,7 +520,7 @@ def _svd(A, left_full, vectors):
 def linalg_svd(A, full_matrices=True, driver=None):
     LF.linalg_svd.meta(A, full_matrices, driver)
     S, U, Vh = _svd(A, full_matrices, True)
-    if not S.numel() and U.numel():     # an empty matrix's singular vectors: identities
+    if not S.numel():     # an empty matrix's singular vectors: identities
         U, Vh = (identity(runtime_of(A), tuple(t._shape), A.dtype, "aten::linalg_svd")
                  for t in (U, Vh))
     return U, S, Vh
