@@ -23,10 +23,10 @@ from ...optim import _native_update
 from . import opencl_elementwise as elementwise
 from . import opencl_indexing as indexing
 from . import opencl_linalg as linalg
-from . import opencl_orthogonal as orthogonal
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_optim as optim
+from . import opencl_orthogonal as orthogonal
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_rows as rows
