@@ -337,3 +337,43 @@ def test_pinv_matrix_rank_and_norms_match_torch(hermitian):
                lambda m, A: m.linalg.matrix_norm(A, 2), lambda m, A: m.linalg.matrix_norm(A, -2),
                lambda m, A: m.linalg.matrix_norm(A, "nuc")):
         assert_close(fn(strata, on_device(a)), fn(torch, torch.tensor(a)), 1e-10)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_matches_torch_on_both_devices(upper):
+    a = spd(matrices((2, 1, 4, 4), np.float64))
+    factor = np.linalg.cholesky(a)
+    factor = np.swapaxes(factor, -1, -2) if upper else factor
+    b = matrices((3, 4, 2), np.float64, seed=1)
+    want = torch.cholesky_solve(torch.tensor(b), torch.tensor(factor), upper)
+    for device in ("cpu", "opencl"):
+        B = strata.tensor(b).to(device).requires_grad_()
+        F = strata.tensor(factor).to(device).requires_grad_()
+        got = strata.cholesky_solve(B, F, upper)
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want.numpy(), atol=1e-10)
+        B_t, F_t = torch.tensor(b, requires_grad=True), torch.tensor(factor, requires_grad=True)
+        g = matrices(tuple(want.shape), np.float64, seed=2)
+        torch.cholesky_solve(B_t, F_t, upper).backward(torch.tensor(g))
+        got.backward(strata.tensor(g).to(device))
+        np.testing.assert_allclose(B.grad.cpu().numpy(), B_t.grad.numpy(), atol=1e-10)
+        # the factor's other triangle is never read: ATen's formula still gives it a gradient
+        triangle = np.triu if upper else np.tril
+        np.testing.assert_allclose(triangle(F.grad.cpu().numpy()), triangle(F_t.grad.numpy()),
+                                   atol=1e-10)
+
+
+@pytest.mark.parametrize("args", [((3,), (3, 3)), ((3, 2), (3,)), ((3, 2), (3, 4)),
+                                  ((4, 2), (3, 3)), ((2, 3, 2), (3, 3, 3))])
+def test_cholesky_solve_errors_match_torch(args):
+    b_shape, u_shape = args
+    with pytest.raises(RuntimeError) as want:
+        torch.cholesky_solve(torch.ones(b_shape), torch.ones(u_shape))
+    with pytest.raises(RuntimeError) as got:
+        strata.cholesky_solve(strata.ones(b_shape).to("opencl"),
+                              strata.ones(u_shape).to("opencl"))
+    assert str(got.value) == str(want.value)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        strata.cholesky_solve(strata.ones(3, 2), strata.eye(3, dtype=strata.float64))
+    with pytest.raises(NotImplementedError, match="cholesky_solve_cpu"):
+        strata.cholesky_solve(strata.ones(3, 2, dtype=strata.int64),
+                              strata.eye(3, dtype=strata.int64))
