@@ -115,6 +115,21 @@ def test_solve_inv_det_match_torch(shape, dtype):
     assert_close(strata.logdet(A), torch.logdet(A_t), tol)
 
 
+@pytest.mark.parametrize("columns", [1, 3, 9])
+def test_lu_solve_of_few_and_many_columns(columns):
+    """Fewer columns than rows: the work-group shares each substitution step; as many or
+    more: a work-item solves whole columns."""
+    a, b = matrices((2, 3, 3), np.float64), matrices((2, 3, columns), np.float64, seed=1)
+    LU, pivots = strata.linalg.lu_factor(on_device(a))
+    LU_t, pivots_t = torch.linalg.lu_factor(torch.tensor(a))
+    for left, adjoint in ((True, False), (True, True), (False, False), (False, True)):
+        rhs = b if left else np.swapaxes(b, -1, -2)
+        assert_close(strata.linalg.lu_solve(LU, pivots, on_device(rhs), left=left,
+                                            adjoint=adjoint),
+                     torch.linalg.lu_solve(LU_t, pivots_t, torch.tensor(rhs), left=left,
+                                           adjoint=adjoint), 1e-10)
+
+
 def test_solve_broadcasts_a_single_matrix_over_a_batch_of_right_hand_sides():
     a, b = matrices((4, 4), np.float64), matrices((3, 2, 4, 5), np.float64, seed=1)
     assert_close(strata.linalg.solve(on_device(a), on_device(b)),

@@ -129,6 +129,46 @@ _GETRS = """KERNEL k_getrs(__global const T* lu, const long lu_off, const long l
     x += x_off + b * x_stb;
 #define X(r, c) x[(r) * x_str + (c) * x_stc]
 #define LU(r, c) lu[(r) * n + (c)]
+    if (nrhs >= n) {       /* columns are independent: a whole solve per column, no barrier */
+        for (int c = lid; c < nrhs; c += WG) {
+            if (!adjoint) {
+                for (int i = 0; i < n; i++) {
+                    const int p = piv[i] - 1;
+                    if (p != i && p >= 0 && p < n) {
+                        const T t = X(i, c);
+                        X(i, c) = X(p, c);
+                        X(p, c) = t;
+                    }
+                }
+                for (int i = 0; i < n; i++)
+                    for (int r = i + 1; r < n; r++)
+                        X(r, c) -= LU(r, i) * X(i, c);
+                for (int i = n - 1; i >= 0; i--) {
+                    X(i, c) /= LU(i, i);
+                    for (int r = 0; r < i; r++)
+                        X(r, c) -= LU(r, i) * X(i, c);
+                }
+            } else {
+                for (int i = 0; i < n; i++) {
+                    X(i, c) /= LU(i, i);
+                    for (int r = i + 1; r < n; r++)
+                        X(r, c) -= LU(i, r) * X(i, c);
+                }
+                for (int i = n - 1; i >= 0; i--)
+                    for (int r = 0; r < i; r++)
+                        X(r, c) -= LU(i, r) * X(i, c);
+                for (int i = n - 1; i >= 0; i--) {
+                    const int p = piv[i] - 1;
+                    if (p != i && p >= 0 && p < n) {
+                        const T t = X(i, c);
+                        X(i, c) = X(p, c);
+                        X(p, c) = t;
+                    }
+                }
+            }
+        }
+        return;
+    }
     if (!adjoint) {
         for (int c = lid; c < nrhs; c += WG)        /* P^T B, a column per work-item */
             for (int i = 0; i < n; i++) {
