@@ -172,6 +172,16 @@ def test_singular_and_not_positive_definite_inputs_raise_torchs_errors():
     _same_error(lambda m, A: m.linalg.inv(A), np.ones((2, 3)))
 
 
+def test_a_right_hand_side_on_the_cpu_is_refused():
+    """The dispatcher's device check, before any kernel (no silent upload)."""
+    A = on_device(np.eye(3))
+    LU, pivots = strata.linalg.lu_factor(A)
+    B = strata.ones(3, 1, dtype=strata.float64)
+    for fn in (lambda: strata.linalg.solve(A, B), lambda: strata.linalg.lu_solve(LU, pivots, B)):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            fn()
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SQUARE)
 def test_cholesky_and_triangular_solves_match_torch(shape, dtype):

@@ -416,10 +416,6 @@ def contiguous_copy(x, shape=None):
     return out
 
 
-def _batch_count(shape):
-    return math.prod(shape)
-
-
 def host_info(info):
     """The ``info`` values on the host (a sync point), flat."""
     return host_indices(info).reshape(-1) if info.numel() else np.zeros(0, np.int32)
@@ -447,7 +443,7 @@ def getrf(A):
         return lu, pivots, info
     cap = local_capacity(rt, m * n, A.dtype)
     launch_per_matrix("aten::linalg_lu_factor_ex", _GETRF, "k_getrf", A.dtype,
-                      _batch_count(batch), max(m, n),
+                      math.prod(batch), max(m, n),
                       [*rt.buffer_of(lu), np.int32(m), np.int32(n), *rt.buffer_of(pivots),
                        *rt.buffer_of(info)], [lu, pivots, info], cap)
     return lu, pivots, info
@@ -480,7 +476,7 @@ def getrs(lu, pivots, B, batch, left=True, adjoint=False):
     nrhs = cols if left else rows
     lu, lu_stb = batched(lu, 2, batch)
     pivots, piv_stb = batched(pivots, 1, batch)
-    launch_per_matrix("aten::linalg_lu_solve", _GETRS, "k_getrs", lu.dtype, _batch_count(batch),
+    launch_per_matrix("aten::linalg_lu_solve", _GETRS, "k_getrs", lu.dtype, math.prod(batch),
                       max(n, nrhs),
                       [*rt.buffer_of(lu), lu_stb, *rt.buffer_of(pivots), piv_stb,
                        *rt.buffer_of(x), rows * cols, *strides, np.int32(n), np.int32(nrhs),
@@ -513,7 +509,7 @@ def _unpack(lu, pivots, unpack_data, unpack_pivots, specs):
     rt = runtime_of(lu)
     parts = [rt.empty(tuple(s.shape), contiguous_strides(tuple(s.shape)), s.dtype) for s in specs]
     *batch, m, n = lu._shape
-    count = _batch_count(batch)
+    count = math.prod(batch)
     if not count or not (unpack_data and m * n or unpack_pivots and m):
         return tuple(parts)
     lu = lu if lu.is_contiguous() else contiguous_copy(lu)
@@ -600,7 +596,7 @@ def linalg_cholesky(self, upper=False):
     if not out.numel():
         return out
     info = rt.empty(batch, contiguous_strides(batch), D.int32)
-    launch_per_matrix("aten::linalg_cholesky", _POTRF, "k_potrf", self.dtype, _batch_count(batch),
+    launch_per_matrix("aten::linalg_cholesky", _POTRF, "k_potrf", self.dtype, math.prod(batch),
                       n, [*rt.buffer_of(out), np.int32(n), *rt.buffer_of(info),
                           np.int32(upper)], [out, info], local_capacity(rt, n * n, self.dtype))
     raise_first_failure(info, batch, lambda where, order: (
