@@ -1,7 +1,7 @@
 """The opencl device's linear algebra (compile/inductor/opencl_linalg.py, opencl_orthogonal.py)
 against PyTorch's CPU on the same NumPy inputs: LU with LAPACK's pivots, solves, inverse,
-determinants, Cholesky, QR, eigh, SVD, pinv; their errors and their gradients. Shapes are small: PoCL
-builds each program once (then loads its cached binary)."""
+determinants, Cholesky, QR, eigh, SVD, pinv; their errors and their gradients. Shapes are small:
+PoCL builds each program once (then loads its cached binary)."""
 
 import numpy as np
 import pytest

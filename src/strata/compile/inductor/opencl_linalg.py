@@ -3,9 +3,10 @@
 strata's linalg ops reduce to a few primitives (ops/factorizations.py, ops/lu.py): the LU
 factorization (``getrf``: partial pivoting, the pivot the first largest |entry| as ``idamax``
 picks it, so P, L, U and the pivots equal the CPU's), its solve (``getrs``), Cholesky (``potrf``),
-Householder QR (``geqrf`` + ``orgqr``, LAPACK's ``dlarfg`` signs) and the symmetric eigensolver
-(opencl_eigen.py). ``solve``, ``inv``, ``det`` are built here from ``getrf`` + ``getrs``;
-``slogdet``, ``logdet``, ``solve_triangular``, ``matrix_power``... decompose into these.
+Householder QR (``geqrf`` + ``orgqr``, LAPACK's ``dlarfg`` signs), the symmetric eigensolver
+and the SVD (those three in opencl_orthogonal.py). ``solve``, ``inv``, ``det`` are built here
+from ``getrf`` + ``getrs``; ``slogdet``, ``logdet``, ``solve_triangular``, ``cholesky_solve``,
+``matrix_power``... decompose into these.
 
 Note [One work-group per matrix]: each kernel runs one work-group of ``WG`` work-items per
 matrix of the batch; the work-items share each step (a pivot search is a tree in local memory, a

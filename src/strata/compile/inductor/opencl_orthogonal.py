@@ -1,6 +1,6 @@
-"""The OpenCL device's orthogonal factorizations: Householder QR (``geqrf``, ``linalg_qr``) and
-the symmetric eigensolver (``linalg_eigh``), batched as opencl_linalg.py's kernels are (Note
-[One work-group per matrix]).
+"""The OpenCL device's orthogonal factorizations: Householder QR (``geqrf``, ``linalg_qr``), the
+symmetric eigensolver (``linalg_eigh``) and the SVD (``linalg_svd``, ``linalg_svdvals``, so
+``linalg_pinv``), batched as opencl_linalg.py's kernels are (Note [One work-group per matrix]).
 
 QR follows LAPACK: ``dlarfg``'s reflectors (beta = -sign(alpha) * ||x||, tau = (beta - alpha) /
 beta, no reflection where the column below the diagonal is zero), ``dorg2r``'s backward
@@ -9,6 +9,8 @@ cyclic Jacobi method in the parallel (round-robin) order: each step rotates n/2 
 once, sweeps repeat until a whole sweep finds every off-diagonal entry negligible against its
 diagonal pair (relative accuracy, as Demmel and Veselic's criterion), eigenvalues ascending.
 Eigenvectors are unique only up to sign: those of LAPACK's ``syevd`` may have the other one.
+The SVD is one-sided Jacobi on the columns, with the same pair order and a relative
+orthogonality test; singular vectors are unique up to a sign shared by a pair (u_j, v_j).
 """
 
 import math
