@@ -278,6 +278,9 @@ def test_kernels_agree_without_local_memory(global_memory_only):
     for g, w in zip(strata.linalg.qr(A, mode="complete"), torch.linalg.qr(A_t, mode="complete")):
         assert_close(g, w, 1e-12)
     assert_close(strata.linalg.eigh(A)[0], torch.linalg.eigh(A_t)[0], 1e-12)
+    tall = matrices((2, 7, 4), np.float64, seed=3)
+    assert_close(strata.linalg.svdvals(on_device(tall)), torch.linalg.svdvals(torch.tensor(tall)),
+                 1e-12)
 
 
 GRADIENT_CASES = {
