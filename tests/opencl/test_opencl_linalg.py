@@ -71,6 +71,24 @@ def test_lu_of_any_shape_matches_torch(batch, m, n, seed, dtype):
     assert_close(LU, LU_t, TOL[dtype])
 
 
+@settings(max_examples=8, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), n=st.integers(1, 10),
+       columns=st.integers(1, 12), seed=st.integers(0, 99), dtype=st.sampled_from(DTYPES))
+def test_solve_cholesky_qr_eigh_of_any_shape_match_torch(batch, n, columns, seed, dtype):
+    a = matrices((*batch, n, n), dtype, seed)
+    b = matrices((*batch, n, columns), dtype, seed + 1)
+    tol = TOL[dtype] * 100
+    A, A_t = on_device(a), torch.tensor(a)
+    assert_close(strata.linalg.solve(A, on_device(b)), torch.linalg.solve(A_t, torch.tensor(b)),
+                 tol)
+    assert_close(strata.linalg.cholesky(on_device(spd(a))),
+                 torch.linalg.cholesky(torch.tensor(spd(a))), tol)
+    assert_close(strata.linalg.eigh(on_device(spd(a)))[0],
+                 torch.linalg.eigh(torch.tensor(spd(a)))[0], tol)
+    for got, want in zip(strata.linalg.qr(on_device(b)), torch.linalg.qr(torch.tensor(b))):
+        assert_close(got, want, tol)
+
+
 def test_lu_of_a_singular_matrix_reports_its_zero_pivot():
     a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]],
                   [[2.0, 1.0], [1.0, 3.0]]])
