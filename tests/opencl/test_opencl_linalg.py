@@ -423,3 +423,15 @@ def test_cholesky_solve_errors_match_torch(args):
     with pytest.raises(NotImplementedError, match="cholesky_solve_cpu"):
         strata.cholesky_solve(strata.ones(3, 2, dtype=strata.int64),
                               strata.eye(3, dtype=strata.int64))
+
+
+def test_a_nan_stays_in_its_own_matrix():
+    """As the CPU device: an SVD of a matrix holding NaN is all NaN, its batch-mates are
+    unaffected; eigh keeps every diagonal value (NaN sorted last), no slot left unwritten."""
+    a = np.stack([np.eye(3), np.diag([3.0, 1.0, 2.0])])
+    a[0, 1, 1] = np.nan
+    for got, want in zip(strata.linalg.svd(on_device(a)), strata.linalg.svd(strata.tensor(a))):
+        np.testing.assert_array_equal(np.isnan(got.cpu().numpy()), np.isnan(want.numpy()))
+    np.testing.assert_allclose(strata.linalg.svdvals(on_device(a)).cpu().numpy()[1], [3, 2, 1])
+    w = strata.linalg.eigh(on_device(a))[0].cpu().numpy()
+    np.testing.assert_array_equal(w, [[1.0, 1.0, np.nan], [1.0, 2.0, 3.0]])

@@ -198,10 +198,16 @@ def linalg_qr(A, mode="reduced"):
     return Q, R
 
 
+# x (at position i) sorts before y (at j): smaller, NaN after every number, ties by position, so
+# ranks are a permutation even with NaN (no output slot left unwritten)
+_BEFORE = """#define BEFORE(x, y, i, j) ((!isnan(x) && isnan(y)) || (x) < (y) || \\
+    (((x) == (y) || (isnan(x) && isnan(y))) && (i) < (j)))
+"""
+
 # syevj: parallel cyclic Jacobi on a contiguous copy ``g`` of A (symmetrised from the triangle
 # ``lower`` names), rotations accumulated in ``v`` (scratch, both in local memory when they fit);
 # then the eigenvalues ranked ascending and the vectors' columns written in that order
-_SYEVJ = """KERNEL k_syevj(__global T* g, const long g_off, __global T* gv, const long gv_off,
+_SYEVJ = _BEFORE + """KERNEL k_syevj(__global T* g, const long g_off, __global T* gv, const long gv_off,
                    __global T* w, const long w_off, __global T* vecs, const long vecs_off,
                    const int n, const int lower) {
     const long b = get_group_id(0);
@@ -294,13 +300,11 @@ _SYEVJ = """KERNEL k_syevj(__global T* g, const long g_off, __global T* gv, cons
         if (done)
             break;
     }
-    for (int i = lid; i < n; i += WG) {    /* rank: the ascending order, ties by position */
+    for (int i = lid; i < n; i += WG) {    /* rank: ascending, NaN last, ties by position */
         const T value = a[i * n + i];
         int rank = 0;
-        for (int j = 0; j < n; j++) {
-            const T other = a[j * n + j];
-            rank += other < value || (other == value && j < i);
-        }
+        for (int j = 0; j < n; j++)
+            rank += BEFORE(a[j * n + j], value, j, i);
         w[rank] = value;
         for (int r = 0; r < n; r++)
             vecs[r * n + rank] = v[r * n + i];
@@ -340,7 +344,7 @@ def linalg_eigh(self, UPLO="L"):
 # descending; the left vectors: the columns over their norms, written through strides (so A^T's
 # land transposed), completed to an orthonormal set by Gram-Schmidt on unit vectors where a
 # value is zero or ``left_cols`` > c; the right vectors: V's columns, through strides.
-_GESVJ = """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, const long gv_off,
+_GESVJ = _BEFORE + """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, const long gv_off,
                    __global T* sv, const long sv_off, __global T* left, const long left_off,
                    const long left_stb, const long left_str, const long left_stc,
                    __global T* right, const long right_off, const long right_stb,
@@ -431,11 +435,21 @@ _GESVJ = """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, cons
             norm += a[i * c + j] * a[i * c + j];
         norms[j] = sqrt(norm);
     }
+    if (lid == 0)
+        rotated = 0;     /* now: whether a value is NaN, which makes the whole result NaN */
+    SYNC;
+    for (int j = lid; j < c; j += WG)
+        if (isnan(norms[j]))
+            rotated = 1;
+    SYNC;
+    const int bad = rotated;
+    for (int j = lid; j < c && bad; j += WG)
+        norms[j] = NAN;
     SYNC;
     for (int j = lid; j < c; j += WG) {    /* rank: descending, ties by position */
         int rank = 0;
         for (int i = 0; i < c; i++)
-            rank += norms[i] > norms[j] || (norms[i] == norms[j] && i < j);
+            rank += BEFORE(-norms[i], -norms[j], i, j);
         rank_of[j] = rank;
         sv[rank] = norms[j];
     }
@@ -444,13 +458,15 @@ _GESVJ = """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, cons
         return;
     for (int e = lid; e < r * c; e += WG) {
         const int i = e / c, j = e % c;
-        if (rank_of[j] < left_cols && norms[j] > 0)
-            LEFT(i, rank_of[j]) = a[e] / norms[j];
+        if (rank_of[j] < left_cols && (norms[j] > 0 || bad))
+            LEFT(i, rank_of[j]) = bad ? NAN : a[e] / norms[j];
     }
     for (int e = lid; e < c * c; e += WG)
-        right[(e / c) * right_str + rank_of[e % c] * right_stc] = v[e];
+        right[(e / c) * right_str + rank_of[e % c] * right_stc] = bad ? NAN : v[e];
+    for (int e = lid; e < r * (left_cols - c) && bad; e += WG)
+        LEFT(e / (left_cols - c), c + e % (left_cols - c)) = NAN;
     SYNC;
-    if (lid == 0) {    /* complete the left vectors: Gram-Schmidt (twice) on e_0, e_1, ... */
+    if (lid == 0 && !bad) {    /* complete the left vectors: Gram-Schmidt (twice) on e_0, e_1, ... */
         int first = 0;
         while (first < c && sv[first] > 0)
             first++;
