@@ -435,3 +435,15 @@ def test_a_nan_stays_in_its_own_matrix():
     np.testing.assert_allclose(strata.linalg.svdvals(on_device(a)).cpu().numpy()[1], [3, 2, 1])
     w = strata.linalg.eigh(on_device(a))[0].cpu().numpy()
     np.testing.assert_array_equal(w, [[1.0, 1.0, np.nan], [1.0, 2.0, 3.0]])
+
+
+def test_lu_pivots_with_nan_follow_the_cpu_devices_idamax():
+    """A NaN is a pivot only where it comes first in its column (reference BLAS idamax)."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 5, 5))
+    a[rng.random(a.shape) < 0.2] = np.nan
+    cpu = strata.linalg.lu_factor_ex(strata.tensor(a))
+    device = strata.linalg.lu_factor_ex(on_device(a))
+    np.testing.assert_array_equal(device.pivots.cpu().numpy(), cpu.pivots.numpy())
+    np.testing.assert_allclose(device.LU.cpu().numpy(), cpu.LU.numpy(), atol=1e-12,
+                               equal_nan=True)
