@@ -513,6 +513,39 @@ def _solve_triangular(self, B, upper, left=True, unitriangular=False):
     return linalg_solve(triangle, B, left=left)
 
 
+cholesky_solve = defop("cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+                      method=True, function=True)
+
+
+@register_decomposition(cholesky_solve)
+def _cholesky_solve(self, input2, upper=False):
+    """X of L L^T X = B (U^T U X = B with ``upper``) from a Cholesky factor: two triangular
+    solves, reading only the factor's triangle (so its other triangle gets no gradient; ATen's
+    formula gives it one)."""
+    for name, t in (("b", self), ("u", input2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.ndim} "
+                               f"dimensions instead")
+    if self.dtype is not input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{R.type_name(self.dtype)} and A of type "
+                           f"{R.type_name(input2.dtype)} instead.")
+    rows, n = input2.shape[-2:]
+    if rows != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {rows} by {n} "
+                           f"matrices")
+    if self.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} "
+                           f"by {n} but each b matrix is {self.shape[-2]} by {self.shape[-1]}")
+    if self.dtype not in (D.float32, D.float64):
+        _not_implemented("cholesky_solve_cpu", self.dtype)
+    broadcast_shapes(tuple(self.shape[:-2]), tuple(input2.shape[:-2]))
+    transposed = S.transpose(input2, -2, -1)
+    lower, upper_factor = (transposed, input2) if upper else (input2, transposed)
+    return linalg_solve_triangular(upper_factor, linalg_solve_triangular(lower, self, upper=False),
+                                   upper=True)
+
+
 @register_decomposition(linalg_lstsq)
 def _lstsq(self, b, rcond=None, driver=None):
     """The least-squares solution through the pseudo-inverse (cut at ``rcond`` times the

@@ -25,10 +25,12 @@ from . import opencl_elementwise as elementwise
 from . import opencl_elementwise_complex as elementwise_complex
 from . import opencl_fft as fft
 from . import opencl_indexing as indexing
+from . import opencl_linalg as linalg
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_norm as norm
 from . import opencl_optim as optim
+from . import opencl_orthogonal as orthogonal
 from . import opencl_random as random
 from . import opencl_reductions as reductions
 from . import opencl_resample as resample
@@ -107,6 +109,8 @@ def kernels() -> dict:
     table.update(elementwise.kernels())
     table.update(elementwise_complex.kernels())
     table.update(fft.kernels())
+    table.update(linalg.kernels())
+    table.update(orthogonal.kernels())
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):
