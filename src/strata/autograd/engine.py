@@ -17,7 +17,12 @@ import sys
 import threading
 import warnings
 
-from ..core import trace
+import numpy as np
+
+from .._tensor import CPU_KEYSET
+from ..core import dtype as D
+from ..core import fp_errors, trace
+from ..core.tensor_impl import INFERENCE_VERSION
 from ..dispatch.tls import _state
 from ..ops import pointwise as P
 from . import anomaly_mode
@@ -192,7 +197,7 @@ def _add_to_buffer(buffers, node, input_nr, grad):
     if old is None:
         buf[input_nr] = grad
     elif _can_accumulate_in_place(old, grad):
-        P.add_(old, grad, 1)
+        _accumulate_in_place(old, grad)
     else:
         buf[input_nr] = P.add(old, grad, 1)
 
@@ -216,6 +221,43 @@ def _can_accumulate_in_place(old, grad) -> bool:
         return storage is None or sys.getrefcount(storage) <= 2
     return base._base is None and sys.getrefcount(base) <= 2 and \
         sys.getrefcount(old._storage) <= 3
+
+
+# Note [Direct buffer accumulation]: the in-place accumulation of Note [In-place gradient
+# accumulation] writes into a tensor only the engine's buffer holds, so no one can observe how
+# the sum is made. For two dense CPU tensors of one float dtype, outside any trace or dispatch
+# mode, it is one ``np.add(old, grad, out=old)`` (the ufunc ``add_``'s CPU kernel runs, with the
+# same silent IEEE state) instead of a dispatcher call through ADInplaceOrView and the kernel's
+# checks: 800 such sums in an RL episode's backward. Anything else (another device, half
+# precision, a strided buffer, a trace that should show the ``add_``) takes ``add_``.
+_DIRECT_DTYPES = frozenset((D.float32, D.float64))
+_set_fp_state, _reset_fp_state, _IGNORE_FP = fp_errors.state.set, fp_errors.state.reset, \
+    fp_errors.IGNORE
+
+
+def _accumulate_in_place(old, grad):
+    vc = old._vc
+    if trace.active or _state.include or old._keyset != CPU_KEYSET \
+            or grad._keyset != CPU_KEYSET or old.dtype not in _DIRECT_DTYPES \
+            or vc is INFERENCE_VERSION:
+        P.add_(old, grad, 1)
+        return
+    out = old._array
+    if out is None:
+        out = old._np()
+    if not (out.flags.c_contiguous or out.flags.f_contiguous):   # not dense: add_ decides
+        P.add_(old, grad, 1)
+        return
+    other = grad._array
+    if other is None:
+        other = grad._np()
+    token = _set_fp_state(_IGNORE_FP)
+    try:
+        np.add(out, other, out=out)
+    finally:
+        _reset_fp_state(token)
+    if vc is not None:
+        vc.value += 1
 
 
 def _tensor_pre_hooks(node, grads):
