@@ -259,6 +259,8 @@ class OpNode(Node):
         else:
             grads = _materialize(self, grads)
         result = deriv.formula(self, *grads)
+        if not deriv.has_lists:   # _flatten's common cases inlined (one frame less)
+            return validate_outputs(self, list(result) if type(result) is tuple else [result])
         return validate_outputs(self, _flatten(deriv, result))
 
     @property

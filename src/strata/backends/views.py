@@ -21,7 +21,8 @@ UNTRACKED = (F.view_dtype,)  # aliases of the same memory that are not autograd 
 # matrix gradient (AddmmBackward0, TBackward0), and the products and gradient accumulations
 # that read those views then find their array ready.
 ARRAY_OF_VIEW = {
-    S.transpose: lambda arr, dim0, dim1: arr.swapaxes(dim0, dim1),
+    # a 0-d tensor transposes dims 0 and -1 (PyTorch wraps them), which NumPy has not
+    S.transpose: lambda arr, dim0, dim1: arr.swapaxes(dim0, dim1) if arr.ndim else arr,
     S.t: lambda arr: arr.T,
 }
 
