@@ -53,7 +53,10 @@ class Categorical(ProbsOrLogits, Distribution):
 
     def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)
-        probs_2d = self.probs.detach()
+        probs = self.__dict__.get("probs")
+        # from logits, the draws (which carry no gradient) come from a softmax that records no
+        # node; ``probs`` itself is made, with its graph, on first use, as before
+        probs_2d = probs.detach() if probs is not None else self.logits.detach().softmax(-1)
         if probs_2d.dim() != 2 or not self._num_events:   # a batch of one dim is 2-D already
             probs_2d = probs_2d.reshape(-1, self._num_events)
         n = sample_shape.numel()
