@@ -117,22 +117,29 @@ def test_dispatch_mode_still_sees_the_accumulation():
         np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 3), 3.0, np.float32))
 
 
-# --- transposed views (Note [Transposed arrays]) ---------------------------------------------------
+# --- views over the base's array (Note [Views over the base's array]) ------------------------------
 
-@settings(max_examples=40, deadline=None)
-@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4), data=st.data())
-def test_transposed_view_array_is_the_view(shape, data):
-    """A transpose's array (taken from its base's) holds the view's elements, follows writes
-    into the base, and matches PyTorch's layout."""
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4), strided=st.booleans(),
+       op=st.sampled_from(["transpose", "squeeze", "squeeze_all", "unsqueeze"]), data=st.data())
+def test_view_array_is_the_view(shape, strided, op, data):
+    """A view's array taken from its base's holds the view's elements, follows writes into the
+    base and into the view, and the view has PyTorch's layout."""
     n = len(shape)
-    dims = st.integers(-max(n, 1), max(n, 1) - 1)
-    d0, d1 = data.draw(dims), data.draw(dims)
+    d0 = data.draw(st.integers(-max(n, 1), max(n, 1) - 1))
+    d1 = data.draw(st.integers(-max(n, 1), max(n, 1) - 1))
+    at = data.draw(st.integers(-n - 1, n))
     a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
 
     def fn(m, x):
-        v = x.transpose(d0, d1)
+        if strided and n:
+            x = x.transpose(0, -1)   # a base that is itself a strided view
+        v = {"transpose": lambda: x.transpose(d0, d1), "squeeze": lambda: x.squeeze(d0),
+             "squeeze_all": lambda: x.squeeze(), "unsqueeze": lambda: x.unsqueeze(at)}[op]()
         x.add_(1)
-        return v, v.contiguous()
+        w = v.mul(1).flatten()   # reads the view's array (values: size-1 strides aside)
+        v.mul_(2)
+        return v, w, x.clone()
 
     check(fn, a, check_stride=True)
 

@@ -291,6 +291,8 @@ class OpNode(Node):
 
     def release_variables(self):
         self._released = True
+        if not self._deriv.saves:   # nothing saved (TBackward0): only plain arguments to keep
+            return
         for v in self._args:
             if isinstance(v, SavedVariable):
                 v.release()

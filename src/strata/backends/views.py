@@ -14,16 +14,20 @@ from .._tensor import CPU_KEYSET, make_view
 
 UNTRACKED = (F.view_dtype,)  # aliases of the same memory that are not autograd views
 
-# Note [Transposed arrays]: a CPU view's NumPy array is otherwise built on first need from its
-# storage's bytes (``TensorImpl._np``, about 1.5 us, and the base's storage made first). A
-# transpose of a tensor whose array exists is that array with two axes swapped (0.15 us): the
-# same memory, shape, strides and offset as the view's spec. Backward formulas transpose every
-# matrix gradient (AddmmBackward0, TBackward0), and the products and gradient accumulations
-# that read those views then find their array ready.
+# Note [Views over the base's array]: a CPU view's NumPy array is otherwise built on first need
+# from its storage's bytes (``TensorImpl._np``: about 1.5 us, and the base's storage made first).
+# For these views of a tensor whose array exists, one NumPy call gives the same memory, shape
+# and element order (0.15-0.3 us): a transpose swaps two axes; squeeze and unsqueeze only drop
+# or add dims of size 1, which NumPy's reshape does without a copy whatever the strides. Backward
+# formulas transpose every matrix gradient (AddmmBackward0, TBackward0) and unsqueeze
+# (SqueezeBackward1); the RL loop's observation and log-probability are (un)squeezed; the
+# products, gathers and accumulations that read those views then find their array ready.
 ARRAY_OF_VIEW = {
     # a 0-d tensor transposes dims 0 and -1 (PyTorch wraps them), which NumPy has not
-    S.transpose: lambda arr, dim0, dim1: arr.swapaxes(dim0, dim1) if arr.ndim else arr,
-    S.t: lambda arr: arr.T,
+    S.transpose: lambda arr, shape, dim0, dim1: arr.swapaxes(dim0, dim1) if arr.ndim else arr,
+    S.t: lambda arr, shape: arr.T,
+    S.squeeze: lambda arr, shape, dim=None: arr.reshape(shape),
+    S.unsqueeze: lambda arr, shape, dim: arr.reshape(shape),
 }
 
 
@@ -38,7 +42,7 @@ def view_kernel(op):
         out = make_view(self, meta(self, *args))
         arr = self._array
         if arr is not None and self._keyset == CPU_KEYSET:
-            out._array = of_array(arr, *args)
+            out._array = of_array(arr, out._shape, *args)
         return out
 
     def untracked_kernel(self, *args):
