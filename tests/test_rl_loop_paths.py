@@ -245,3 +245,20 @@ def test_categorical_sample_shapes_and_draws(batch, sample_shape):
     np.testing.assert_array_equal(s_draws.numpy(), by_probs.numpy())
     assert ((s_draws.numpy() >= 0) & (s_draws.numpy() < 4)).all()
     assert by_logits.probs.grad_fn.name() == "SoftmaxBackward0"
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float32", "float64", "int64"]),
+       reduce=st.sampled_from(["add", "sum", "prod", "mean", "amax"]), data=st.data())
+def test_scatter_of_one_index_matches_torch(shape, dtype, reduce, data):
+    """A single-element index scatters with a plain indexed add (sum) or ``ufunc.at``."""
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    position = [data.draw(st.integers(0, n - 1)) for n in shape]
+    index = np.full([1] * len(shape), position[dim], np.int64)
+    a = (np.random.default_rng(4).standard_normal(shape) * 3).astype(dtype)
+    src = np.full([1] * len(shape), 2, dtype)
+    if reduce == "add":
+        check(lambda m, x, i, s: x.scatter_add(dim, i, s), a, index, src)
+    else:
+        check(lambda m, x, i, s: x.scatter_reduce(dim, i, s, reduce), a, index, src)
