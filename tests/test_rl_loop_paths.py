@@ -262,3 +262,14 @@ def test_scatter_of_one_index_matches_torch(shape, dtype, reduce, data):
         check(lambda m, x, i, s: x.scatter_add(dim, i, s), a, index, src)
     else:
         check(lambda m, x, i, s: x.scatter_reduce(dim, i, s, reduce), a, index, src)
+
+
+def test_profiler_still_sees_the_accumulation():
+    """While a trace is installed the engine's sums are ops the profiler counts (the direct
+    path is for untraced runs)."""
+    w = strata.ones(4, 3, requires_grad=True)
+    loss = sum((strata.ones(1, 3) @ w.t()).sum() for _ in range(3))
+    with strata.profiler.profile() as prof:
+        loss.backward()
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts.get("aten::add_", 0) + counts.get("aten::add", 0) == 2, counts
