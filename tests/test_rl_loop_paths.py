@@ -79,7 +79,7 @@ def test_weight_used_at_every_step_matches_torch(dtype, steps, seed):
     def fn(m, w, b, xs):
         w.requires_grad_(True)
         b.requires_grad_(True)
-        total = sum((m.nn.functional.linear(xs[i], w, b).tanh().sum() for i in range(steps)))
+        total = sum(m.nn.functional.linear(xs[i], w, b).tanh().sum() for i in range(steps))
         total.backward()
         return w.grad, b.grad
 
