@@ -273,7 +273,7 @@ def test_addmm_lane_errors_match_torch(shapes, match):
                 np.ones((3, 4), np.float64), np.ones((4, 2), np.float32), match="same dtype")
 
 
-# --- Note [Transposed arrays] --------------------------------------------------------------------
+# --- Note [Views over the base's array] (transposes) ------------------------------------------
 
 @pytest.mark.parametrize("make", [
     lambda x: x.t(), lambda x: x.transpose(0, 1), lambda x: x.transpose(-1, -2),

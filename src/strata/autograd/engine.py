@@ -17,7 +17,12 @@ import sys
 import threading
 import warnings
 
-from ..core import trace
+import numpy as np
+
+from .._tensor import CPU_KEYSET
+from ..core import dtype as D
+from ..core import fp_errors, trace
+from ..core.tensor_impl import INFERENCE_VERSION
 from ..dispatch.tls import _state
 from ..ops import pointwise as P
 from . import anomaly_mode
@@ -71,10 +76,11 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
     _checkpoint.valid = prev_valid and inputs is None
     span = trace.begin("autograd", "backward", kind="engine", roots=len(roots)) \
         if trace.active else None
+    heappush, heappop = heapq.heappush, heapq.heappop
     try:
         while ready:
-            node = heapq.heappop(ready)[2]
-            inputs_ = buffers.pop(node, None) or [None] * node.num_outputs()
+            node = heappop(ready)[2]
+            inputs_ = buffers.pop(node, None) or [None] * (len(node._output_meta) or 1)
             if captures is not None:
                 is_needed = node in needed
                 if node in captures:
@@ -87,7 +93,7 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 outputs = _call_function_traced(node, inputs_)
             elif node._tensor_hooks is None and node._retain_hooks is None \
                     and not node._pre_hooks and not node._post_hooks \
-                    and not isinstance(node, AccumulateGrad) and not anomaly_mode.ever_enabled:
+                    and type(node) is not AccumulateGrad and not anomaly_mode.ever_enabled:
                 outputs = node.apply(inputs_)   # Note [Plain node call]
             else:
                 outputs = _call_function(node, inputs_)
@@ -99,14 +105,14 @@ def execute(roots, grads, keep_graph, create_graph, inputs=None, accumulate_grad
                 if grad is not None:
                     buf = buffers.get(nxt)   # _add_to_buffer's first gradient, inlined
                     if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs()
+                        buf = buffers[nxt] = [None] * (len(nxt._output_meta) or 1)
                         buf[input_nr] = grad
                     else:
                         _add_to_buffer(buffers, nxt, input_nr, grad)
                 left = dependencies[nxt] - 1
                 dependencies[nxt] = left
                 if left == 0 and (needed is None or nxt in needed or nxt in captures):
-                    heapq.heappush(ready, (-nxt._seq, counter, nxt))
+                    heappush(ready, (-nxt._seq, counter, nxt))
                     counter += 1
             # the buffers now hold the only engine reference to each gradient, so AccumulateGrad
             # can steal one that no one else holds (graph.py, ``_owned_by_engine``)
@@ -133,20 +139,20 @@ def is_checkpoint_valid() -> bool:
 
 def _dependencies(roots):
     deps = {}
-    seen = set()
     # one entry per node: two outputs of one node as roots (an LSTM cell's h and c) must not
     # count its edges twice
     stack = list(dict.fromkeys(node for node, _ in roots if node is not None))
-    seen.update(stack)
+    root_nodes = set(stack)   # visited already; every other node is visited when first counted
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            count = deps.get(nxt)
+            if count is not None:
+                deps[nxt] = count + 1
+            elif nxt is not None:
+                deps[nxt] = 1
+                if nxt not in root_nodes:
+                    stack.append(nxt)
     return deps
 
 
@@ -187,12 +193,12 @@ def _needed_nodes(roots, targets, run_targets):
 def _add_to_buffer(buffers, node, input_nr, grad):
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = [None] * node.num_outputs()
+        buf = buffers[node] = [None] * (len(node._output_meta) or 1)
     old = buf[input_nr]
     if old is None:
         buf[input_nr] = grad
     elif _can_accumulate_in_place(old, grad):
-        P.add_(old, grad, 1)
+        _accumulate_in_place(old, grad)
     else:
         buf[input_nr] = P.add(old, grad, 1)
 
@@ -216,6 +222,43 @@ def _can_accumulate_in_place(old, grad) -> bool:
         return storage is None or sys.getrefcount(storage) <= 2
     return base._base is None and sys.getrefcount(base) <= 2 and \
         sys.getrefcount(old._storage) <= 3
+
+
+# Note [Direct buffer accumulation]: the in-place accumulation of Note [In-place gradient
+# accumulation] writes into a tensor only the engine's buffer holds, so no one can observe how
+# the sum is made. For two dense CPU tensors of one float dtype, outside any trace or dispatch
+# mode, it is one ``np.add(old, grad, out=old)`` (the ufunc ``add_``'s CPU kernel runs, with the
+# same silent IEEE state) instead of a dispatcher call through ADInplaceOrView and the kernel's
+# checks: 800 such sums in an RL episode's backward. Anything else (another device, half
+# precision, a strided buffer, a trace that should show the ``add_``) takes ``add_``.
+_DIRECT_DTYPES = frozenset((D.float32, D.float64))
+_set_fp_state, _reset_fp_state, _IGNORE_FP = fp_errors.state.set, fp_errors.state.reset, \
+    fp_errors.IGNORE
+
+
+def _accumulate_in_place(old, grad):
+    vc = old._vc
+    if trace.active or _state.include or old._keyset != CPU_KEYSET \
+            or grad._keyset != CPU_KEYSET or old.dtype not in _DIRECT_DTYPES \
+            or vc is INFERENCE_VERSION:
+        P.add_(old, grad, 1)
+        return
+    out = old._array
+    if out is None:
+        out = old._np()
+    if not (out.flags.c_contiguous or out.flags.f_contiguous):   # not dense: add_ decides
+        P.add_(old, grad, 1)
+        return
+    other = grad._array
+    if other is None:
+        other = grad._np()
+    token = _set_fp_state(_IGNORE_FP)
+    try:
+        np.add(out, other, out=out)
+    finally:
+        _reset_fp_state(token)
+    if vc is not None:
+        vc.value += 1
 
 
 def _tensor_pre_hooks(node, grads):

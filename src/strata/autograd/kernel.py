@@ -262,6 +262,8 @@ class OpNode(Node):
         else:
             grads = _materialize(self, grads)
         result = deriv.formula(self, *grads)
+        if not deriv.has_lists:   # _flatten's common cases inlined (one frame less)
+            return validate_outputs(self, list(result) if type(result) is tuple else [result])
         return validate_outputs(self, _flatten(deriv, result))
 
     @property
@@ -292,6 +294,8 @@ class OpNode(Node):
 
     def release_variables(self):
         self._released = True
+        if not self._deriv.saves:   # nothing saved (TBackward0): only plain arguments to keep
+            return
         for v in self._args:
             if isinstance(v, SavedVariable):
                 v.release()

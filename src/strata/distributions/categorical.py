@@ -53,7 +53,12 @@ class Categorical(ProbsOrLogits, Distribution):
 
     def sample(self, sample_shape=()):
         sample_shape = Size(sample_shape)
-        probs_2d = self.probs.detach().reshape(-1, self._num_events)
+        probs = self.__dict__.get("probs")
+        # from logits, the draws (which carry no gradient) come from a softmax that records no
+        # node; ``probs`` itself is made, with its graph, on first use, as before
+        probs_2d = probs.detach() if probs is not None else self.logits.detach().softmax(-1)
+        if probs_2d.dim() != 2 or not self._num_events:   # a batch of one dim is 2-D already
+            probs_2d = probs_2d.reshape(-1, self._num_events)
         n = sample_shape.numel()
         if n == 1:   # (batch, 1) holds its draws in the order (1, batch) does: no transpose
             samples = probs_2d.multinomial(1, True)
@@ -66,7 +71,8 @@ class Categorical(ProbsOrLogits, Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        index = value.long().unsqueeze(-1)
+        # ``long()`` of an int64 tensor is the tensor itself: skip the conversion's call
+        index = (value if value.dtype is D.int64 else value.long()).unsqueeze(-1)
         logits = self.logits
         if index._shape[:-1] == logits._shape[:-1]:   # one value per batch element: nothing
             return logits.gather(-1, index).squeeze(-1)   # to broadcast (fewer ops, same result)

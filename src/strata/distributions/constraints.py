@@ -135,6 +135,16 @@ class _IntegerInterval(_Bounded):
             return in_range
         return (value % 1 == 0) & in_range
 
+    def _all_valid(self, value) -> bool:
+        """Integers between two fixed bounds: all of them are in range when the smallest and the
+        largest are (two reductions instead of two comparisons, an ``&`` and an ``all``; a
+        Categorical's ``log_prob`` validates every action this way)."""
+        lower, upper = self.lower_bound, self.upper_bound
+        if value.dtype.category != D.INTEGRAL or type(lower) is not int \
+                or type(upper) is not int or not value.numel():
+            return super()._all_valid(value)
+        return lower <= value.amin().item() and value.amax().item() <= upper
+
 
 class _IntegerGreaterThan(_Bounded):
     is_discrete = True

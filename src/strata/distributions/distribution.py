@@ -36,7 +36,9 @@ class Distribution:
                         isinstance(getattr(type(self), param), lazy_property):
                     continue   # the other parametrisation was given
                 value = getattr(self, param)
-                if not constraint._all_valid(value):
+                with no_grad():   # a yes/no answer: the checks' ops need no autograd record
+                    valid = constraint._all_valid(value)
+                if not valid:
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "

@@ -100,10 +100,26 @@ class Derivative:
         cls = self._classes.get(name)
         if cls is None:
             from ..kernel import OpNode
-            cls = self._classes[name] = type(name, (OpNode,), {"__slots__": ()})
+            cls = self._classes[name] = type(name, (OpNode,),
+                                             {"__slots__": (), **self._saved_properties(OpNode)})
             if fixed:
                 self.fixed_node_class = cls
         return cls
+
+    def _saved_properties(self, node_base):
+        """Note [Saved values as properties]: ``ctx.mat2`` is a property of the node class, one
+        per argument name and saved result. Through ``OpNode.__getattr__`` every read first
+        failed the normal look-up, which builds an AttributeError (about 2 us against 0.2 us):
+        an RL episode's backward reads 3,000 saved values. A name the node class already has
+        (``name``, ``needs``) keeps the class's meaning, as before."""
+        props = {}
+        for name, pos in self.index.items():
+            if not hasattr(node_base, name):
+                props[name] = property(_argument_getter(name, pos))
+        for k, _ in self.result_saves:
+            for name in (f"result{k}", "result") if k == 0 else (f"result{k}",):
+                props.setdefault(name, property(_result_getter(name, k)))
+        return props
 
     def save_into(self, out, args, needs, inplace):
         """Put the saved inputs the formula asks for into ``out`` (the arguments' list)."""
@@ -163,6 +179,27 @@ class Derivative:
 
     def arg_meta(self, node, name):
         return node._input_meta[self.edge_of[name]]
+
+
+def _argument_getter(name, pos):
+    """``ctx.<name>``: what ``Derivative.unpack`` gives, its common cases inline."""
+    def saved_argument(node):
+        value = node._args[pos]
+        if type(value) is SavedVariable:
+            return value.unpack()
+        if value is not NOT_SAVED and type(value) is not list:
+            return value
+        return node._deriv.unpack(node, name)
+    return saved_argument
+
+
+def _result_getter(name, k):
+    def saved_result(node):
+        results = node._results
+        if results and results[k] is not None:
+            return results[k].unpack()
+        return node._deriv.unpack(node, name)
+    return saved_result
 
 
 def derivative(op, name, save=(), outputs=None):

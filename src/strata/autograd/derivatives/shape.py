@@ -87,7 +87,14 @@ def _squeeze_name(self, dim=None):
 
 @derivative(S.squeeze, _squeeze_name)
 def _squeeze(ctx, grad):
-    return S.reshape(grad, ctx.sizes("self"))
+    """``unsqueeze_to``: one squeezed dim comes back as a view (``unsqueeze``, one primitive),
+    as in PyTorch; other forms reshape to the input's sizes."""
+    sizes = ctx.sizes("self")
+    dim = ctx.dim
+    if type(dim) is int and sizes:
+        dim = wrap_dim(dim, len(sizes))
+        return S.unsqueeze(grad, dim) if sizes[dim] == 1 else grad
+    return S.reshape(grad, sizes)
 
 
 @derivative(S.unsqueeze, "UnsqueezeBackward0")

@@ -58,6 +58,13 @@ def sum(self, dim=None, keepdim=False, dtype=None):
             # PyTorch), without NumPy's reduction machinery (0.9 us of a 3 us call).
             return wrap(np.array(arr.item() + 0, dt.np), dt)
         return wrap(np.add.reduce(arr, axis=None, dtype=COMPUTE[dt]), dt)
+    if dtype is None and type(dim) is list and len(dim) == 1 and type(dim[0]) is int \
+            and 0 <= dim[0] < len(self._shape):
+        # one in-range dim (``sum_to``'s leading dim: every bias's gradient): nothing to wrap,
+        # sort or cast
+        dt = _SUM_DTYPE[self.dtype]
+        out = np.add.reduce(data(self), axis=dim[0], dtype=COMPUTE[dt], keepdims=keepdim)
+        return row_major(out, dt)
     dims = R.reduction_dims(self, dim)  # sum's meta is this rule and sum_dtype
     dt = R.sum_dtype(self, dtype)
     out = np.add.reduce(_source(self, dtype), axis=_axes(self, dims), dtype=COMPUTE[dt],
