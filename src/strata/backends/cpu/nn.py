@@ -52,33 +52,61 @@ def col2im_nd(cols, out, kernel, stride, padding, dilation):
     return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
 
 
-def _group_matmul(weights, cols):
-    """``weights`` (G, M, K) @ ``cols`` (G, K, P): one large GEMM per group, which BLAS runs
-    much faster than NumPy's broadcast batch of per-sample GEMMs."""
+def _group_matmul(weights, cols, out=None):
+    """``weights`` (G, M, K) @ ``cols`` (G, K, P) into ``out`` (fresh if None): one large GEMM
+    per group, which BLAS runs much faster than NumPy's broadcast batch of per-sample GEMMs."""
     if weights.shape[0] == 1:
-        return matmul(weights[0], cols[0])[None]
-    return matmul(weights, cols)
+        if out is None:
+            return matmul(weights[0], cols[0])[None]
+        return matmul(weights[0], cols[0], out=out[0])[None]
+    return matmul(weights, cols, out=out)
 
 
 # Column-matrix rows shorter than this (N * oh * ow: a weight gradient's huge kernel and tiny
 # output) cost the C loop more per row than NumPy's strided copy.
 GENERATED_IM2COL_MIN_ROW = 64
+# Note [Batch-blocked convolution]: a 2-d float convolution (and its input gradient, the
+# transposed convolution) runs over blocks of samples on the pool, each block its im2col (or
+# GEMM into columns), one GEMM per group, and its col2im, so that the block's column matrix is
+# still in the core's cache (L2: 1 MiB here) when the GEMM or col2im reads it, instead of a
+# whole batch's matrix written to memory and read back (4.4 MiB for 32x32x13x13, 3x3). A
+# block holds at least BLOCK_MIN_COLUMNS output positions (a narrower GEMM runs slower per
+# multiply-add) and at most BLOCK_COLUMN_BYTES of columns. A block of one sample reads and
+# writes the sample's own (C, H*W) plane: no transposed copy of the batch on either side. Block
+# bounds depend on the thread count only, so results repeat run to run.
+BLOCK_MIN_COLUMNS = 256
+BLOCK_COLUMN_BYTES = 512 << 10
+
+
+def _samples_per_block(column_rows, plane, itemsize):
+    wanted = -(-BLOCK_MIN_COLUMNS // max(plane, 1))
+    fits = BLOCK_COLUMN_BYTES // max(1, column_rows * plane * itemsize)
+    return max(1, min(wanted, fits))
+
+
+def _generated(name, x, kernel):
+    """The generated 2-d kernel ``name`` for ``x``'s dtype, or None (NumPy must run)."""
+    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size:
+        return None
+    return native.function("eager_conv", f"{name}_{x.dtype.name}")
+
+
+def _im2col_args(x, kernel, stride, padding, dilation, out):
+    """``im2col2d``'s arguments between the two pointers and ``[lo, hi)``, ``x`` read through
+    its strides."""
+    steps = tuple(s // x.itemsize for s in x.strides)
+    return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
 
 
 def _im2col2d(x, kernel, stride, padding, dilation, out):
     """The column matrix ``(C, kh, kw, N, oh, ow)`` of a float ``x`` from the generated C loop
     (compile/inductor/eager_conv.py), or None where NumPy's windows must make it."""
-    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size \
-            or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
-        return None
-    fn = native.function("eager_conv", f"im2col2d_{x.dtype.name}")
-    if fn is None:
+    fn = _generated("im2col2d", x, kernel)
+    if fn is None or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
         return None
     n, c = x.shape[:2]
     cols = np.empty((c, *kernel, n, *out), x.dtype)
-    steps = tuple(s // x.itemsize for s in x.strides)
-    args = (cols.ctypes.data, n, c, *x.shape[2:], *steps, *out, *kernel, *stride, *padding,
-            *dilation)
+    args = (cols.ctypes.data,) + _im2col_args(x, kernel, stride, padding, dilation, out)
     src = x.ctypes.data
     rows = c * kernel[0] * kernel[1]
     parallel_for(0, rows, max(1, native.GENERATED_GRAIN // max(1, n * out[0] * out[1])),
@@ -89,11 +117,8 @@ def _im2col2d(x, kernel, stride, padding, dilation, out):
 def _col2im2d(cols, n, out, kernel, stride, padding, dilation):
     """The generated adjoint of ``_im2col2d``: ``cols`` (C, kh, kw, N, bh, bw), contiguous,
     summed into a fresh ``(N, C, *out)`` image; None where NumPy's ``col2im_nd`` must."""
-    if len(kernel) != 2 or cols.dtype not in native.GENERATED_DTYPES or not cols.size \
-            or not cols.flags.c_contiguous:
-        return None
-    fn = native.function("eager_conv", f"col2im2d_{cols.dtype.name}")
-    if fn is None:
+    fn = _generated("col2im2d", cols, kernel)
+    if fn is None or not cols.flags.c_contiguous:
         return None
     c, blocks = cols.shape[0], cols.shape[-2:]
     image = np.empty((n, c, *out), cols.dtype)
@@ -104,19 +129,119 @@ def _col2im2d(cols, n, out, kernel, stride, padding, dilation):
     return image
 
 
+def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
+    """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
+    group, written straight into the block's samples when the block is one sample."""
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    plane = out[0] * out[1]
+    rows = c * kernel[0] * kernel[1]
+    step = _samples_per_block(rows, plane, x.itemsize)
+    weights = w.reshape(groups, f // groups, -1)
+    result = np.empty((n, f, plane), x.dtype)
+    args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
+    src, sample = x.ctypes.data, x.strides[0]
+
+    def run(lo, hi):
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            cols = np.empty((groups, rows // groups, m * plane), x.dtype)
+            fn(src + first * sample, cols.ctypes.data, m, *args, 0, rows)
+            if m == 1:
+                _group_matmul(weights, cols, result[first].reshape(groups, f // groups, plane))
+            else:
+                block = _group_matmul(weights, cols).reshape(f, m, plane)
+                result[first:first + m] = block.swapaxes(0, 1)
+
+    parallel_for(0, n, step, run)
+    return result.reshape((n, f) + tuple(out))
+def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
+    """A kernel larger than its output (the weight gradient's convolution, whose kernel is the
+    output gradient): one GEMM over every kernel position, columns ``(N, oh, ow, C, kh, kw)``.
+
+    The usual layout copies runs of ``ow`` elements, here a few; this one copies runs of ``kw``.
+    It is the same im2col loop with the roles exchanged: ``x`` read as (C, N, H, W) through
+    its strides, the output as the kernel, stride and dilation swapped."""
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    rows, length = n * out[0] * out[1], c * kernel[0] * kernel[1]
+    cols = np.empty((rows, length), x.dtype)
+    swapped = x.swapaxes(0, 1)
+    args = (cols.ctypes.data,) + _im2col_args(swapped, out, dilation, padding, stride, kernel)
+    src = swapped.ctypes.data
+    parallel_for(0, rows, max(1, native.GENERATED_GRAIN // length),
+                 lambda lo, hi: fn(src, *args, lo, hi))
+    res = matmul(w.reshape(f, length), cols.T)                         # (F, N*oh*ow)
+    return np.ascontiguousarray(res.reshape((f, n) + tuple(out)).swapaxes(0, 1))
+
+
 def _conv(x, w, stride, padding, dilation, groups, out):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
-    cols = _im2col2d(x, kernel, stride, padding, dilation, out)
-    if cols is None:
-        view = windows(x, kernel, stride, padding, dilation, out)      # (N, C, *out, *kernel)
-        order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-        cols = np.ascontiguousarray(view.transpose(order))             # (C, *kernel, N, *out)
+    fn = _generated("im2col2d", x, kernel)
+    if fn is not None:
+        if groups == 1 and math.prod(kernel) > math.prod(out) \
+                and c * math.prod(kernel) >= GENERATED_IM2COL_MIN_ROW:
+            return _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out)
+        if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
+            return _conv_blocked(fn, x, w, stride, padding, dilation, groups, out)
+    view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
     cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
     return np.ascontiguousarray(np.swapaxes(res, 0, 1))
+
+
+def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
+                            dilation):
+    """Note [Batch-blocked convolution] for the transposed convolution: per block, one GEMM per
+    group into columns, then the generated col2im into the block's samples."""
+    n, cin = x.shape[:2]
+    spatial = x.shape[2:]
+    plane = spatial[0] * spatial[1]
+    channels = groups * fg
+    step = _samples_per_block(channels * kernel[0] * kernel[1], plane, x.itemsize)
+    x = np.ascontiguousarray(x)
+    image = np.empty((n, channels, *out), x.dtype)
+    args = (*out, *spatial, *kernel, *stride, *padding, *dilation)
+    dst, sample = image.ctypes.data, image.strides[0]
+
+    def run(lo, hi):
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            block = x[first] if m == 1 else np.swapaxes(x[first:first + m], 0, 1)
+            inputs = np.ascontiguousarray(block).reshape(groups, cin // groups, m * plane)
+            cols = _group_matmul(weights, inputs)                      # (G, Fg*K, m*L)
+            fn(cols.ctypes.data, dst + first * sample, m, channels, *args, 0, m * channels)
+
+    parallel_for(0, n, step, run)
+    return image
+
+
+def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilation):
+    """The transposed convolution of one group, sample by sample: one GEMM ``x[n]^T (L, Cin) @
+    w (Cin, kh*kw*C)`` makes the sample's columns channels-last, (bh, bw, kh, kw, C), and the
+    generated col2im adds each as a run of C channels (three times faster than adding runs of
+    ``bw``, a few elements, into the image's rows), then writes the (C, h, w) image."""
+    n, cin = x.shape[:2]
+    channels = w.shape[1]
+    plane = x.shape[2] * x.shape[3]
+    weights = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(cin, -1)
+    x = np.ascontiguousarray(x)
+    image = np.empty((n, channels, *out), x.dtype)
+    args = (channels, *out, *x.shape[2:], *kernel, *stride, *padding, *dilation)
+
+    def run(lo, hi):
+        scratch = np.empty(channels * out[0] * out[1], x.dtype)
+        for i in range(lo, hi):
+            cols = np.dot(x[i].reshape(cin, plane).T, weights)
+            fn(cols.ctypes.data, image[i].ctypes.data, scratch.ctypes.data, *args)
+
+    parallel_for(0, n, 1, run)
+    return image
 
 
 def _conv_transpose(x, w, stride, padding, dilation, groups, out):
@@ -124,13 +249,19 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     fg, kernel = w.shape[1], w.shape[2:]
     spatial = x.shape[2:]
     nd = len(kernel)
+    if groups == 1:
+        fn = _generated("col2im2d_channels_last", x, kernel)
+        if fn is not None:
+            return _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding,
+                                                 dilation)
     weights = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)  # (G, Fg*K, Cin/G)
+    fn = _generated("col2im2d", x, kernel)
+    if fn is not None:
+        return _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
+                                       dilation)
     inputs = np.ascontiguousarray(np.swapaxes(x, 0, 1)).reshape(groups, cin // groups, -1)
     cols = _group_matmul(weights, inputs)                              # (G, Fg*K, N*L)
     cols = cols.reshape((groups * fg,) + tuple(kernel) + (n,) + tuple(spatial))
-    image = _col2im2d(cols, n, out, kernel, stride, padding, dilation)
-    if image is not None:
-        return image
     order = (1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, 2 + 2 * nd))
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 
