@@ -70,16 +70,17 @@ GENERATED_IM2COL_MIN_ROW = 64
 # GEMM into columns), one GEMM per group, and its col2im, so that the block's column matrix is
 # still in the core's cache (L2: 1 MiB here) when the GEMM or col2im reads it, instead of a
 # whole batch's matrix written to memory and read back (4.4 MiB for 32x32x13x13, 3x3). A
-# block holds at least BLOCK_MIN_COLUMNS output positions (a narrower GEMM runs slower per
-# multiply-add) and at most BLOCK_COLUMN_BYTES of columns. A block of one sample reads and
+# block's GEMM makes at least BLOCK_MIN_MACS multiply-adds (a smaller one runs slower per
+# multiply-add: the first layer of a CNN, one input channel, has 9 rows) and holds at most
+# BLOCK_COLUMN_BYTES of columns. A block of one sample reads and
 # writes the sample's own (C, H*W) plane: no transposed copy of the batch on either side. Block
 # bounds depend on the thread count only, so results repeat run to run.
-BLOCK_MIN_COLUMNS = 256
+BLOCK_MIN_MACS = 1 << 21
 BLOCK_COLUMN_BYTES = 512 << 10
 
 
-def _samples_per_block(column_rows, plane, itemsize):
-    wanted = -(-BLOCK_MIN_COLUMNS // max(plane, 1))
+def _samples_per_block(column_rows, plane, itemsize, filters):
+    wanted = -(-BLOCK_MIN_MACS // max(1, plane * column_rows * filters))
     fits = BLOCK_COLUMN_BYTES // max(1, column_rows * plane * itemsize)
     return max(1, min(wanted, fits))
 
@@ -136,7 +137,7 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
     f, kernel = w.shape[0], w.shape[2:]
     plane = out[0] * out[1]
     rows = c * kernel[0] * kernel[1]
-    step = _samples_per_block(rows, plane, x.itemsize)
+    step = _samples_per_block(rows // groups, plane, x.itemsize, f // groups)
     weights = w.reshape(groups, f // groups, -1)
     result = np.empty((n, f, plane), x.dtype)
     args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
@@ -220,7 +221,7 @@ def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, pad
     spatial = x.shape[2:]
     plane = spatial[0] * spatial[1]
     channels = groups * fg
-    step = _samples_per_block(channels * kernel[0] * kernel[1], plane, x.itemsize)
+    step = _samples_per_block(fg * kernel[0] * kernel[1], plane, x.itemsize, cin // groups)
     x = np.ascontiguousarray(x)
     image = np.empty((n, channels, *out), x.dtype)
     args = (*out, *spatial, *kernel, *stride, *padding, *dilation)
