@@ -83,3 +83,78 @@ def test_columns_are_numpys_bit_for_bit():
     image = nn._col2im2d(np.ascontiguousarray(cols), 3, (9, 7), *args)
     want = nn.col2im_nd(np.ascontiguousarray(cols).transpose(3, 0, 1, 2, 4, 5), (9, 7), *args)
     assert np.array_equal(image, want)
+
+
+# Kernels larger than their output take the kernel-row columns (the weight gradient's shape,
+# Note [Batch-blocked convolution]); their own weight gradient is then a usual convolution.
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(5, 12), k=st.integers(4, 9), s=st.integers(1, 2), p=st.integers(0, 2),
+       d=st.integers(1, 2), channels=st.integers(1, 9), dtype=st.sampled_from(["float32", "float64"]),
+       seed=st.integers(0, 9))
+def test_kernels_larger_than_their_output(path, size, k, s, p, d, channels, dtype, seed):
+    if size + 2 * p - d * (k - 1) - 1 < 0:
+        return
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((3, channels, size, size + 1)).astype(dtype)
+    _check(a, rng.standard_normal((5, channels, k, k)).astype(dtype), (s, p, d, 1))
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(h=st.integers(1, 7), k=st.integers(1, 4), s=st.integers(1, 3), p=st.integers(0, 2),
+       d=st.integers(1, 2), groups=st.sampled_from([1, 2]), n=st.integers(1, 5),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 9))
+def test_transposed_convolution_matches_torch(path, h, k, s, p, d, groups, n, dtype, seed):
+    extra = seed % max(s, d)   # output_padding must be below stride or dilation
+    if (h - 1) * s - 2 * p + d * (k - 1) + extra + 1 <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, 4, h, h + 2)).astype(dtype)
+    wt = rng.standard_normal((4, 6 // groups, k, k)).astype(dtype)
+    results = []
+    for m in (strata, torch):
+        y = m.nn.functional.conv_transpose2d(m.tensor(a), m.tensor(wt), None, s, p, extra,
+                                             groups, d)
+        results.append(y)
+    tol = 2e-4 if dtype == "float32" else 1e-10
+    assert_same(results[0], results[1], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_sample_blocks_on_the_pool(path, threads):
+    """The benchmark's layer: blocks of one sample (forward), the channels-last col2im (input
+    gradient), channel blocks of kernel-row columns (weight gradient), on one and two threads;
+    the same bits on every run."""
+    before = strata.get_num_threads()
+    strata.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(4)
+        a = rng.standard_normal((6, 32, 13, 13)).astype(np.float32)
+        wt = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
+        _check(a, wt, (1, 1, 1, 1))
+        x, w = strata.tensor(a), strata.tensor(wt)
+        runs = [strata.nn.functional.conv2d(x, w).numpy() for _ in range(2)]
+        assert np.array_equal(*runs)
+    finally:
+        strata.set_num_threads(before)
+
+
+def test_each_gradient_takes_its_blocked_path(monkeypatch):
+    """Which path ran: a path's test passing through the NumPy fallback would prove nothing."""
+    native.reset()
+    if native.function("eager_conv", "im2col2d_float32") is None:
+        pytest.skip("no C compiler")
+    ran = []
+    for name in ("_conv_blocked", "_conv_by_kernel_rows", "_conv_transpose_channels_last",
+                 "_conv_transpose_blocked"):
+        real = getattr(nn, name)
+        monkeypatch.setattr(nn, name, lambda *a, _real=real, _name=name: (ran.append(_name),
+                                                                          _real(*a))[1])
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 8, 9, 9)).astype(np.float32)
+    _check(a, rng.standard_normal((6, 8, 3, 3)).astype(np.float32), (1, 0, 1, 1))
+    assert ran == ["_conv_blocked", "_conv_transpose_channels_last", "_conv_by_kernel_rows"]
+    ran.clear()
+    _check(a, rng.standard_normal((6, 4, 3, 3)).astype(np.float32), (1, 0, 1, 2))
+    assert ran[:2] == ["_conv_blocked", "_conv_transpose_blocked"]   # groups: not by kernel rows
