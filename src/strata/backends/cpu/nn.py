@@ -144,10 +144,12 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
     src, sample = x.ctypes.data, x.strides[0]
 
     def run(lo, hi):
+        buffer = np.empty(rows * min(step, hi - lo) * plane, x.dtype)
+        address = buffer.ctypes.data   # once per chunk: ``arr.ctypes`` costs microseconds
         for first in range(lo, hi, step):
             m = min(step, hi - first)
-            cols = np.empty((groups, rows // groups, m * plane), x.dtype)
-            fn(src + first * sample, cols.ctypes.data, m, *args, 0, rows)
+            cols = buffer[:rows * m * plane].reshape(groups, rows // groups, m * plane)
+            fn(src + first * sample, address, m, *args, 0, rows)
             if m == 1:
                 _group_matmul(weights, cols, result[first].reshape(groups, f // groups, plane))
             else:
@@ -252,11 +254,15 @@ def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilati
     image = np.empty((n, channels, *out), x.dtype)
     args = (channels, *out, *x.shape[2:], *kernel, *stride, *padding, *dilation)
 
-    def run(lo, hi):
+    dst, sample = image.ctypes.data, image.strides[0]
+
+    def run(lo, hi):   # one buffer each per chunk: ``arr.ctypes`` costs microseconds
         scratch = np.empty(channels * out[0] * out[1], x.dtype)
+        cols = np.empty((plane, weights.shape[1]), x.dtype)
+        buffers = (cols.ctypes.data, scratch.ctypes.data)
         for i in range(lo, hi):
-            cols = np.dot(x[i].reshape(cin, plane).T, weights)
-            fn(cols.ctypes.data, image[i].ctypes.data, scratch.ctypes.data, *args)
+            np.dot(x[i].reshape(cin, plane).T, weights, out=cols)
+            fn(buffers[0], dst + i * sample, buffers[1], *args)
 
     parallel_for(0, n, 1, run)
     return image
