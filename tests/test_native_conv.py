@@ -71,18 +71,33 @@ def test_special_values_stay_in_their_windows(path):
 
 
 def test_columns_are_numpys_bit_for_bit():
+    """The generated im2col and col2im against NumPy's windows and ``col2im_nd`` (the
+    fallback's), on a flipped view with stride, padding and dilation; the channels-last col2im
+    adds the same terms in another order (rounding may differ)."""
     x = np.random.default_rng(3).standard_normal((3, 2, 9, 7)).astype(np.float32)[:, :, ::-1]
-    args = ((3, 2), (2, 1), (1, 2), (1, 2))
+    kernel, stride, padding, dilation = (3, 2), (2, 1), (1, 2), (1, 2)
     out = (4, 6)
     native.reset()
-    cols = nn._im2col2d(x, *args, out)
-    if cols is None:
+    im2col = nn._generated("im2col2d", x, kernel)
+    if im2col is None:
         pytest.skip("no C compiler")
-    view = nn.windows(x, *args, out).transpose(1, 4, 5, 0, 2, 3)
-    assert np.array_equal(cols, view)
-    image = nn._col2im2d(np.ascontiguousarray(cols), 3, (9, 7), *args)
-    want = nn.col2im_nd(np.ascontiguousarray(cols).transpose(3, 0, 1, 2, 4, 5), (9, 7), *args)
+    args = (kernel, stride, padding, dilation)
+    cols = np.empty((2, *kernel, 3, *out), np.float32)
+    im2col(x.ctypes.data, cols.ctypes.data, *nn._im2col_args(x, *args, out), 0, 12)
+    view = nn.windows(x, *args, out)                                   # (N, C, *out, *kernel)
+    assert np.array_equal(cols, view.transpose(1, 4, 5, 0, 2, 3))
+    want = nn.col2im_nd(cols.transpose(3, 0, 1, 2, 4, 5), (9, 7), *args)
+    image = np.empty((3, 2, 9, 7), np.float32)
+    geometry = (9, 7, *out, *kernel, *stride, *padding, *dilation)
+    nn._generated("col2im2d", x, kernel)(cols.ctypes.data, image.ctypes.data, 3, 2, *geometry,
+                                         0, 6)
     assert np.array_equal(image, want)
+    last = np.ascontiguousarray(cols.transpose(3, 4, 5, 1, 2, 0))    # (N, *out, *kernel, C)
+    scratch = np.empty(2 * 9 * 7, np.float32)
+    for n in range(3):
+        nn._generated("col2im2d_channels_last", x, kernel)(
+            last[n].ctypes.data, image[n].ctypes.data, scratch.ctypes.data, 2, *geometry)
+    np.testing.assert_allclose(image, want, rtol=1e-6, atol=1e-6)
 
 
 # Kernels larger than their output take the kernel-row columns (the weight gradient's shape,

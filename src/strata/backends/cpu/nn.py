@@ -4,7 +4,9 @@ Convolution never loops over pixels: ``windows`` is a strided view of every kern
 (``sliding_window_view``), reshaped once into the im2col matrix, and one batched matmul per group
 multiplies it by the weights. The transposed convolution is the adjoint: a matmul into columns,
 then ``col2im`` adds each kernel offset's slab into the output (a loop over kernel positions).
-For 2-d float convolutions both copies are generated C loops (compile/inductor/eager_conv.py).
+That is the NumPy path. A 2-d float convolution runs generated C copies
+(compile/inductor/eager_conv.py) over blocks on the pool, each block one BLAS-ready GEMM (Note
+[Batch-blocked convolution]).
 """
 
 import math
@@ -97,37 +99,6 @@ def _im2col_args(x, kernel, stride, padding, dilation, out):
     its strides."""
     steps = tuple(s // x.itemsize for s in x.strides)
     return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
-
-
-def _im2col2d(x, kernel, stride, padding, dilation, out):
-    """The column matrix ``(C, kh, kw, N, oh, ow)`` of a float ``x`` from the generated C loop
-    (compile/inductor/eager_conv.py), or None where NumPy's windows must make it."""
-    fn = _generated("im2col2d", x, kernel)
-    if fn is None or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
-        return None
-    n, c = x.shape[:2]
-    cols = np.empty((c, *kernel, n, *out), x.dtype)
-    args = (cols.ctypes.data,) + _im2col_args(x, kernel, stride, padding, dilation, out)
-    src = x.ctypes.data
-    rows = c * kernel[0] * kernel[1]
-    parallel_for(0, rows, max(1, native.GENERATED_GRAIN // max(1, n * out[0] * out[1])),
-                 lambda lo, hi: fn(src, *args, lo, hi))
-    return cols
-
-
-def _col2im2d(cols, n, out, kernel, stride, padding, dilation):
-    """The generated adjoint of ``_im2col2d``: ``cols`` (C, kh, kw, N, bh, bw), contiguous,
-    summed into a fresh ``(N, C, *out)`` image; None where NumPy's ``col2im_nd`` must."""
-    fn = _generated("col2im2d", cols, kernel)
-    if fn is None or not cols.flags.c_contiguous:
-        return None
-    c, blocks = cols.shape[0], cols.shape[-2:]
-    image = np.empty((n, c, *out), cols.dtype)
-    args = (image.ctypes.data, n, c, *out, *blocks, *kernel, *stride, *padding, *dilation)
-    src = cols.ctypes.data
-    parallel_for(0, n * c, max(1, native.GENERATED_GRAIN // max(1, out[0] * out[1])),
-                 lambda lo, hi: fn(src, *args, lo, hi))
-    return image
 
 
 def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):

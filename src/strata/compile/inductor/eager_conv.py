@@ -8,9 +8,12 @@ in one pass, reading the input through its strides (no padded copy, zeros writte
 overhangs), each column row a contiguous run. ``col2im2d`` is its adjoint for the transposed
 convolution (the input gradient): each kernel offset's block of columns added into the output
 image, offsets in row-major order as NumPy's ``col2im_nd`` adds them, so both give the same
-bits, and padding cropped on the fly. The C is printed once per dtype and built by the CPU
-backend's one build path (backends/cpu/native.py); each call covers ``[lo, hi)`` of its outer
-loop (column rows, output planes), so the caller's threads split it.
+bits, and padding cropped on the fly. ``col2im2d_channels_last`` sums one sample's columns
+stored ``(bh, bw, kh, kw, C)`` (what ``x[n]^T @ w`` makes), each add a run of C channels
+instead of a few output columns. The C is printed once per dtype and built by the CPU
+backend's one build path (backends/cpu/native.py); the first two cover ``[lo, hi)`` of their
+outer loop (column rows, output planes), so the caller's threads can split them; the caller
+(backends/cpu/nn.py, Note [Batch-blocked convolution]) mostly runs them per block of samples.
 """
 
 import ctypes
