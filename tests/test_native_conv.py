@@ -105,14 +105,15 @@ def test_columns_are_numpys_bit_for_bit():
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(size=st.integers(5, 12), k=st.integers(4, 9), s=st.integers(1, 2), p=st.integers(0, 2),
-       d=st.integers(1, 2), channels=st.integers(1, 9), dtype=st.sampled_from(["float32", "float64"]),
-       seed=st.integers(0, 9))
-def test_kernels_larger_than_their_output(path, size, k, s, p, d, channels, dtype, seed):
+       d=st.integers(1, 2), channels=st.integers(1, 9), groups=st.sampled_from([1, 2]),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 9))
+def test_kernels_larger_than_their_output(path, size, k, s, p, d, channels, groups, dtype, seed):
     if size + 2 * p - d * (k - 1) - 1 < 0:
         return
     rng = np.random.default_rng(seed)
-    a = rng.standard_normal((3, channels, size, size + 1)).astype(dtype)
-    _check(a, rng.standard_normal((5, channels, k, k)).astype(dtype), (s, p, d, 1))
+    a = rng.standard_normal((3, channels * groups, size, size + 1)).astype(dtype)
+    wt = rng.standard_normal((6, channels, k, k)).astype(dtype)
+    _check(a, wt, (s, p, d, groups))
 
 
 @settings(max_examples=25, deadline=None,
@@ -172,4 +173,4 @@ def test_each_gradient_takes_its_blocked_path(monkeypatch):
     assert ran == ["_conv_blocked", "_conv_transpose_channels_last", "_conv_by_kernel_rows"]
     ran.clear()
     _check(a, rng.standard_normal((6, 4, 3, 3)).astype(np.float32), (1, 0, 1, 2))
-    assert ran[:2] == ["_conv_blocked", "_conv_transpose_blocked"]   # groups: not by kernel rows
+    assert ran == ["_conv_blocked", "_conv_transpose_blocked"] + ["_conv_by_kernel_rows"] * 2

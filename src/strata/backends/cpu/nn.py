@@ -174,9 +174,13 @@ def _conv(x, w, stride, padding, dilation, groups, out):
     nd = len(kernel)
     fn = _generated("im2col2d", x, kernel)
     if fn is not None:
-        if groups == 1 and math.prod(kernel) > math.prod(out) \
-                and c * math.prod(kernel) >= GENERATED_IM2COL_MIN_ROW:
-            return _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out)
+        cg, fg = c // groups, f // groups
+        if math.prod(kernel) > math.prod(out) \
+                and cg * math.prod(kernel) >= GENERATED_IM2COL_MIN_ROW:
+            parts = [_conv_by_kernel_rows(fn, x[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg],
+                                          stride, padding, dilation, out)
+                     for g in range(groups)]
+            return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
         if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
             return _conv_blocked(fn, x, w, stride, padding, dilation, groups, out)
     view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
