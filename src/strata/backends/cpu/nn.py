@@ -72,19 +72,22 @@ GENERATED_IM2COL_MIN_ROW = 64
 # GEMM into columns), one GEMM per group, and its col2im, so that the block's column matrix is
 # still in the core's cache (L2: 1 MiB here) when the GEMM or col2im reads it, instead of a
 # whole batch's matrix written to memory and read back (4.4 MiB for 32x32x13x13, 3x3). A
-# block's GEMM makes at least BLOCK_MIN_MACS multiply-adds (a smaller one runs slower per
-# multiply-add: the first layer of a CNN, one input channel, has 9 rows) and holds at most
-# BLOCK_COLUMN_BYTES of columns. A block of one sample reads and
+# block covers at least BLOCK_MIN_POSITIONS output positions (fewer would re-read the weights
+# per block: a 1x1 output would be one matrix-vector product per sample) and, where the
+# columns stay under BLOCK_COLUMN_BYTES, at least BLOCK_MIN_MACS multiply-adds (a smaller GEMM
+# runs slower per multiply-add: the first layer of a CNN, one input channel, has 9 rows). A block of one sample reads and
 # writes the sample's own (C, H*W) plane: no transposed copy of the batch on either side. Block
 # bounds depend on the thread count only, so results repeat run to run.
+BLOCK_MIN_POSITIONS = 64
 BLOCK_MIN_MACS = 1 << 21
 BLOCK_COLUMN_BYTES = 512 << 10
 
 
 def _samples_per_block(column_rows, plane, itemsize, filters):
+    positions = -(-BLOCK_MIN_POSITIONS // max(plane, 1))
     wanted = -(-BLOCK_MIN_MACS // max(1, plane * column_rows * filters))
     fits = BLOCK_COLUMN_BYTES // max(1, column_rows * plane * itemsize)
-    return max(1, min(wanted, fits))
+    return max(1, positions, min(wanted, fits))
 
 
 def _generated(name, x, kernel):
@@ -129,6 +132,11 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
 
     parallel_for(0, n, step, run)
     return result.reshape((n, f) + tuple(out))
+# Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
+# kernel over a 1x1 output) copy runs as short as the usual layout's, and its GEMM is faster.
+KERNEL_ROWS_MIN_RUN = 8
+
+
 def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     """A kernel larger than its output (the weight gradient's convolution, whose kernel is the
     output gradient): GEMMs over every kernel position, columns ``(N, oh, ow, C, kh, kw)``.
@@ -146,6 +154,7 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     step = max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize))
     starts = range(0, c, step)
     partial = np.empty((len(starts), rows, f), x.dtype)
+    flat = w.reshape(f, c * area) if w.flags.c_contiguous else None
     swapped = x.swapaxes(0, 1)
     args = _im2col_args(swapped, out, dilation, padding, stride, kernel)[1:]
     src, channel = swapped.ctypes.data, swapped.strides[0]
@@ -156,9 +165,10 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
             size = min(step, c - first)
             cols = np.empty((rows, size * area), x.dtype)
             fn(src + first * channel, cols.ctypes.data, size, *args, 0, rows)
-            # the block's kernel slice, copied here (cached for the GEMM) where the kernel is a
-            # transposed view (the output gradient's), not all at once before
-            weights = w[:, first:first + size].reshape(f, size * area)
+            # a contiguous kernel's slice is a view; a transposed one (the output gradient's)
+            # is copied here, block by block, into cache for the GEMM
+            weights = (flat[:, first * area:(first + size) * area] if flat is not None
+                       else w[:, first:first + size].reshape(f, size * area))
             # (N*oh*ow, F): BLAS runs this orientation 20% faster than (F, C*kh*kw) @ cols^T
             np.dot(cols, weights.T, out=partial[block])
 
@@ -175,7 +185,8 @@ def _conv(x, w, stride, padding, dilation, groups, out):
     fn = _generated("im2col2d", x, kernel)
     if fn is not None:
         cg, fg = c // groups, f // groups
-        if math.prod(kernel) > math.prod(out) \
+        if kernel[1] >= KERNEL_ROWS_MIN_RUN and kernel[1] > out[1] \
+                and math.prod(kernel) > math.prod(out) \
                 and cg * math.prod(kernel) >= GENERATED_IM2COL_MIN_ROW:
             parts = [_conv_by_kernel_rows(fn, x[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg],
                                           stride, padding, dilation, out)
@@ -219,29 +230,36 @@ def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, pad
 
 
 def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilation):
-    """The transposed convolution of one group, sample by sample: one GEMM ``x[n]^T (L, Cin) @
-    w (Cin, kh*kw*C)`` makes the sample's columns channels-last, (bh, bw, kh, kw, C), and the
-    generated col2im adds each as a run of C channels (three times faster than adding runs of
-    ``bw``, a few elements, into the image's rows), then writes the (C, h, w) image."""
+    """The transposed convolution of one group over blocks of samples (Note [Batch-blocked
+    convolution]): one GEMM ``x^T (m*L, Cin) @ w (Cin, kh*kw*C)`` makes the block's columns
+    channels-last, (bh, bw, kh, kw, C) per sample, and the generated col2im adds each as a run
+    of C channels (three times faster than adding runs of ``bw``, a few elements, into the
+    image's rows), then writes the sample's (C, h, w) image."""
     n, cin = x.shape[:2]
-    channels = w.shape[1]
-    plane = x.shape[2] * x.shape[3]
+    channels, spatial = w.shape[1], x.shape[2:]
+    plane = spatial[0] * spatial[1]
     weights = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(cin, -1)
-    x = np.ascontiguousarray(x)
+    width = weights.shape[1]
+    step = _samples_per_block(width, plane, x.itemsize, cin)
+    x = np.ascontiguousarray(x).reshape(n, cin, plane)
     image = np.empty((n, channels, *out), x.dtype)
-    args = (channels, *out, *x.shape[2:], *kernel, *stride, *padding, *dilation)
-
+    args = (channels, *out, *spatial, *kernel, *stride, *padding, *dilation)
     dst, sample = image.ctypes.data, image.strides[0]
 
     def run(lo, hi):   # one buffer each per chunk: ``arr.ctypes`` costs microseconds
         scratch = np.empty(channels * out[0] * out[1], x.dtype)
-        cols = np.empty((plane, weights.shape[1]), x.dtype)
-        buffers = (cols.ctypes.data, scratch.ctypes.data)
-        for i in range(lo, hi):
-            np.dot(x[i].reshape(cin, plane).T, weights, out=cols)
-            fn(buffers[0], dst + i * sample, buffers[1], *args)
+        buffer = np.empty(min(step, hi - lo) * plane * width, x.dtype)
+        address, pointer = buffer.ctypes.data, scratch.ctypes.data
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            inputs = x[first].T if m == 1 else x[first:first + m].transpose(0, 2, 1)
+            cols = buffer[:m * plane * width].reshape(m * plane, width)
+            np.dot(inputs.reshape(m * plane, cin), weights, out=cols)
+            for i in range(m):
+                fn(address + i * plane * width * x.itemsize, dst + (first + i) * sample,
+                   pointer, *args)
 
-    parallel_for(0, n, 1, run)
+    parallel_for(0, n, step, run)
     return image
 
 
