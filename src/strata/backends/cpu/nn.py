@@ -75,9 +75,10 @@ GENERATED_IM2COL_MIN_ROW = 64
 # block covers at least BLOCK_MIN_POSITIONS output positions (fewer would re-read the weights
 # per block: a 1x1 output would be one matrix-vector product per sample) and, where the
 # columns stay under BLOCK_COLUMN_BYTES, at least BLOCK_MIN_MACS multiply-adds (a smaller GEMM
-# runs slower per multiply-add: the first layer of a CNN, one input channel, has 9 rows). A block of one sample reads and
-# writes the sample's own (C, H*W) plane: no transposed copy of the batch on either side. Block
-# bounds depend on the thread count only, so results repeat run to run.
+# runs slower per multiply-add: the first layer of a CNN, one input channel, has 9 rows). A
+# block of one sample reads and writes the sample's own (C, H*W) plane: no transposed copy of
+# the batch on either side. Block bounds depend on the thread count only, so results repeat
+# run to run. A weight gradient blocks its channels instead (``_conv_by_kernel_rows``).
 BLOCK_MIN_POSITIONS = 64
 BLOCK_MIN_MACS = 1 << 21
 BLOCK_COLUMN_BYTES = 512 << 10
@@ -132,8 +133,10 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
 
     parallel_for(0, n, step, run)
     return result.reshape((n, f) + tuple(out))
+
+
 # Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
-# kernel over a 1x1 output) copy runs as short as the usual layout's, and its GEMM is faster.
+# kernel over a 1x1 output) copy runs as short as the usual layout's, whose GEMM is faster.
 KERNEL_ROWS_MIN_RUN = 8
 
 
