@@ -71,15 +71,106 @@ def test_special_values_stay_in_their_windows(path):
 
 
 def test_columns_are_numpys_bit_for_bit():
+    """The generated im2col and col2im against NumPy's windows and ``col2im_nd`` (the
+    fallback's), on a flipped view with stride, padding and dilation; the channels-last col2im
+    adds the same terms in another order (rounding may differ)."""
     x = np.random.default_rng(3).standard_normal((3, 2, 9, 7)).astype(np.float32)[:, :, ::-1]
-    args = ((3, 2), (2, 1), (1, 2), (1, 2))
+    kernel, stride, padding, dilation = (3, 2), (2, 1), (1, 2), (1, 2)
     out = (4, 6)
     native.reset()
-    cols = nn._im2col2d(x, *args, out)
-    if cols is None:
+    im2col = nn._generated("im2col2d", x, kernel)
+    if im2col is None:
         pytest.skip("no C compiler")
-    view = nn.windows(x, *args, out).transpose(1, 4, 5, 0, 2, 3)
-    assert np.array_equal(cols, view)
-    image = nn._col2im2d(np.ascontiguousarray(cols), 3, (9, 7), *args)
-    want = nn.col2im_nd(np.ascontiguousarray(cols).transpose(3, 0, 1, 2, 4, 5), (9, 7), *args)
+    args = (kernel, stride, padding, dilation)
+    cols = np.empty((2, *kernel, 3, *out), np.float32)
+    im2col(x.ctypes.data, cols.ctypes.data, *nn._im2col_args(x, *args, out), 0, 12)
+    view = nn.windows(x, *args, out)                                   # (N, C, *out, *kernel)
+    assert np.array_equal(cols, view.transpose(1, 4, 5, 0, 2, 3))
+    want = nn.col2im_nd(cols.transpose(3, 0, 1, 2, 4, 5), (9, 7), *args)
+    image = np.empty((3, 2, 9, 7), np.float32)
+    geometry = (9, 7, *out, *kernel, *stride, *padding, *dilation)
+    nn._generated("col2im2d", x, kernel)(cols.ctypes.data, image.ctypes.data, 3, 2, *geometry,
+                                         0, 6)
     assert np.array_equal(image, want)
+    last = np.ascontiguousarray(cols.transpose(3, 4, 5, 1, 2, 0))    # (N, *out, *kernel, C)
+    scratch = np.empty(2 * 9 * 7, np.float32)
+    for n in range(3):
+        nn._generated("col2im2d_channels_last", x, kernel)(
+            last[n].ctypes.data, image[n].ctypes.data, scratch.ctypes.data, 2, *geometry)
+    np.testing.assert_allclose(image, want, rtol=1e-6, atol=1e-6)
+
+
+# Kernels larger than their output take the kernel-row columns (the weight gradient's shape,
+# Note [Batch-blocked convolution]); their own weight gradient is then a usual convolution.
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(8, 14), k=st.integers(6, 12), s=st.integers(1, 2), p=st.integers(0, 2),
+       d=st.integers(1, 2), channels=st.integers(1, 9), groups=st.sampled_from([1, 2]),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 9))
+def test_kernels_larger_than_their_output(path, size, k, s, p, d, channels, groups, dtype, seed):
+    if size + 2 * p - d * (k - 1) - 1 < 0:
+        return
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((3, channels * groups, size, size + 1)).astype(dtype)
+    wt = rng.standard_normal((6, channels, k, k)).astype(dtype)
+    _check(a, wt, (s, p, d, groups))
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(h=st.integers(1, 7), k=st.integers(1, 4), s=st.integers(1, 3), p=st.integers(0, 2),
+       d=st.integers(1, 2), groups=st.sampled_from([1, 2]), n=st.integers(1, 5),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 9))
+def test_transposed_convolution_matches_torch(path, h, k, s, p, d, groups, n, dtype, seed):
+    extra = seed % max(s, d)   # output_padding must be below stride or dilation
+    if (h - 1) * s - 2 * p + d * (k - 1) + extra + 1 <= 0:
+        return
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, 4, h, h + 2)).astype(dtype)
+    wt = rng.standard_normal((4, 6 // groups, k, k)).astype(dtype)
+    results = []
+    for m in (strata, torch):
+        y = m.nn.functional.conv_transpose2d(m.tensor(a), m.tensor(wt), None, s, p, extra,
+                                             groups, d)
+        results.append(y)
+    tol = 2e-4 if dtype == "float32" else 1e-10
+    assert_same(results[0], results[1], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_sample_blocks_on_the_pool(path, threads):
+    """The benchmark's layer: blocks of one sample (forward), the channels-last col2im (input
+    gradient), channel blocks of kernel-row columns (weight gradient), on one and two threads;
+    the same bits on every run."""
+    before = strata.get_num_threads()
+    strata.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(4)
+        a = rng.standard_normal((6, 32, 13, 13)).astype(np.float32)
+        wt = (rng.standard_normal((64, 32, 3, 3)) * 0.1).astype(np.float32)
+        _check(a, wt, (1, 1, 1, 1))
+        x, w = strata.tensor(a), strata.tensor(wt)
+        runs = [strata.nn.functional.conv2d(x, w).numpy() for _ in range(2)]
+        assert np.array_equal(*runs)
+    finally:
+        strata.set_num_threads(before)
+
+
+def test_each_gradient_takes_its_blocked_path(monkeypatch):
+    """Which path ran: a path's test passing through the NumPy fallback would prove nothing."""
+    native.reset()
+    if native.function("eager_conv", "im2col2d_float32") is None:
+        pytest.skip("no C compiler")
+    ran = []
+    for name in ("_conv_blocked", "_conv_by_kernel_rows", "_conv_transpose_channels_last",
+                 "_conv_transpose_blocked"):
+        real = getattr(nn, name)
+        monkeypatch.setattr(nn, name, lambda *a, _real=real, _name=name: (ran.append(_name),
+                                                                          _real(*a))[1])
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 8, 11, 11)).astype(np.float32)
+    _check(a, rng.standard_normal((6, 8, 3, 3)).astype(np.float32), (1, 0, 1, 1))
+    assert ran == ["_conv_blocked", "_conv_transpose_channels_last", "_conv_by_kernel_rows"]
+    ran.clear()
+    _check(a, rng.standard_normal((6, 4, 3, 3)).astype(np.float32), (1, 0, 1, 2))
+    assert ran == ["_conv_blocked", "_conv_transpose_blocked"] + ["_conv_by_kernel_rows"] * 2

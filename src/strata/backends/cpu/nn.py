@@ -4,7 +4,9 @@ Convolution never loops over pixels: ``windows`` is a strided view of every kern
 (``sliding_window_view``), reshaped once into the im2col matrix, and one batched matmul per group
 multiplies it by the weights. The transposed convolution is the adjoint: a matmul into columns,
 then ``col2im`` adds each kernel offset's slab into the output (a loop over kernel positions).
-For 2-d float convolutions both copies are generated C loops (compile/inductor/eager_conv.py).
+That is the NumPy path. A 2-d float convolution runs generated C copies
+(compile/inductor/eager_conv.py) over blocks on the pool, each block one BLAS-ready GEMM (Note
+[Batch-blocked convolution]).
 """
 
 import math
@@ -52,71 +54,216 @@ def col2im_nd(cols, out, kernel, stride, padding, dilation):
     return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
 
 
-def _group_matmul(weights, cols):
-    """``weights`` (G, M, K) @ ``cols`` (G, K, P): one large GEMM per group, which BLAS runs
-    much faster than NumPy's broadcast batch of per-sample GEMMs."""
+def _group_matmul(weights, cols, out=None):
+    """``weights`` (G, M, K) @ ``cols`` (G, K, P) into ``out`` (fresh if None): one large GEMM
+    per group, which BLAS runs much faster than NumPy's broadcast batch of per-sample GEMMs."""
     if weights.shape[0] == 1:
-        return matmul(weights[0], cols[0])[None]
-    return matmul(weights, cols)
+        if out is None:
+            return matmul(weights[0], cols[0])[None]
+        return matmul(weights[0], cols[0], out=out[0])[None]
+    return matmul(weights, cols, out=out)
 
 
 # Column-matrix rows shorter than this (N * oh * ow: a weight gradient's huge kernel and tiny
 # output) cost the C loop more per row than NumPy's strided copy.
 GENERATED_IM2COL_MIN_ROW = 64
+# Note [Batch-blocked convolution]: a 2-d float convolution (and its input gradient, the
+# transposed convolution) runs over blocks of samples on the pool, each block its im2col (or
+# GEMM into columns), one GEMM per group, and its col2im, so that the block's column matrix is
+# still in the core's cache (L2: 1 MiB here) when the GEMM or col2im reads it, instead of a
+# whole batch's matrix written to memory and read back (4.4 MiB for 32x32x13x13, 3x3). A
+# block covers at least BLOCK_MIN_POSITIONS output positions (fewer would re-read the weights
+# per block: a 1x1 output would be one matrix-vector product per sample) and, where the
+# columns stay under BLOCK_COLUMN_BYTES, at least BLOCK_MIN_MACS multiply-adds (a smaller GEMM
+# runs slower per multiply-add: the first layer of a CNN, one input channel, has 9 rows). A
+# block of one sample reads and writes the sample's own (C, H*W) plane: no transposed copy of
+# the batch on either side. Block bounds depend on the thread count only, so results repeat
+# run to run. A weight gradient blocks its channels instead (``_conv_by_kernel_rows``).
+BLOCK_MIN_POSITIONS = 64
+BLOCK_MIN_MACS = 1 << 21
+BLOCK_COLUMN_BYTES = 512 << 10
 
 
-def _im2col2d(x, kernel, stride, padding, dilation, out):
-    """The column matrix ``(C, kh, kw, N, oh, ow)`` of a float ``x`` from the generated C loop
-    (compile/inductor/eager_conv.py), or None where NumPy's windows must make it."""
-    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size \
-            or x.shape[0] * out[0] * out[1] < GENERATED_IM2COL_MIN_ROW:
+def _samples_per_block(column_rows, plane, itemsize, filters):
+    positions = -(-BLOCK_MIN_POSITIONS // max(plane, 1))
+    wanted = -(-BLOCK_MIN_MACS // max(1, plane * column_rows * filters))
+    fits = BLOCK_COLUMN_BYTES // max(1, column_rows * plane * itemsize)
+    return max(1, positions, min(wanted, fits))
+
+
+def _generated(name, x, kernel):
+    """The generated 2-d kernel ``name`` for ``x``'s dtype, or None (NumPy must run)."""
+    if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size:
         return None
-    fn = native.function("eager_conv", f"im2col2d_{x.dtype.name}")
-    if fn is None:
-        return None
-    n, c = x.shape[:2]
-    cols = np.empty((c, *kernel, n, *out), x.dtype)
+    return native.function("eager_conv", f"{name}_{x.dtype.name}")
+
+
+def _im2col_args(x, kernel, stride, padding, dilation, out):
+    """``im2col2d``'s arguments between the two pointers and ``[lo, hi)``, ``x`` read through
+    its strides."""
     steps = tuple(s // x.itemsize for s in x.strides)
-    args = (cols.ctypes.data, n, c, *x.shape[2:], *steps, *out, *kernel, *stride, *padding,
-            *dilation)
-    src = x.ctypes.data
+    return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
+
+
+def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
+    """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
+    group, written straight into the block's samples when the block is one sample."""
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    plane = out[0] * out[1]
     rows = c * kernel[0] * kernel[1]
-    parallel_for(0, rows, max(1, native.GENERATED_GRAIN // max(1, n * out[0] * out[1])),
-                 lambda lo, hi: fn(src, *args, lo, hi))
-    return cols
+    step = _samples_per_block(rows // groups, plane, x.itemsize, f // groups)
+    weights = w.reshape(groups, f // groups, -1)
+    result = np.empty((n, f, plane), x.dtype)
+    args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
+    src, sample = x.ctypes.data, x.strides[0]
+
+    def run(lo, hi):
+        buffer = np.empty(rows * min(step, hi - lo) * plane, x.dtype)
+        address = buffer.ctypes.data   # once per chunk: ``arr.ctypes`` costs microseconds
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            cols = buffer[:rows * m * plane].reshape(groups, rows // groups, m * plane)
+            fn(src + first * sample, address, m, *args, 0, rows)
+            if m == 1:
+                _group_matmul(weights, cols, result[first].reshape(groups, f // groups, plane))
+            else:
+                block = _group_matmul(weights, cols).reshape(f, m, plane)
+                result[first:first + m] = block.swapaxes(0, 1)
+
+    parallel_for(0, n, step, run)
+    return result.reshape((n, f) + tuple(out))
 
 
-def _col2im2d(cols, n, out, kernel, stride, padding, dilation):
-    """The generated adjoint of ``_im2col2d``: ``cols`` (C, kh, kw, N, bh, bw), contiguous,
-    summed into a fresh ``(N, C, *out)`` image; None where NumPy's ``col2im_nd`` must."""
-    if len(kernel) != 2 or cols.dtype not in native.GENERATED_DTYPES or not cols.size \
-            or not cols.flags.c_contiguous:
-        return None
-    fn = native.function("eager_conv", f"col2im2d_{cols.dtype.name}")
-    if fn is None:
-        return None
-    c, blocks = cols.shape[0], cols.shape[-2:]
-    image = np.empty((n, c, *out), cols.dtype)
-    args = (image.ctypes.data, n, c, *out, *blocks, *kernel, *stride, *padding, *dilation)
-    src = cols.ctypes.data
-    parallel_for(0, n * c, max(1, native.GENERATED_GRAIN // max(1, out[0] * out[1])),
-                 lambda lo, hi: fn(src, *args, lo, hi))
-    return image
+# Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
+# kernel over a 1x1 output) copy runs as short as the usual layout's, whose GEMM is faster.
+KERNEL_ROWS_MIN_RUN = 8
+
+
+def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
+    """A kernel larger than its output (the weight gradient's convolution, whose kernel is the
+    output gradient): GEMMs over every kernel position, columns ``(N, oh, ow, C, kh, kw)``.
+
+    The usual layout copies runs of ``ow`` elements, here a few; this one copies runs of ``kw``.
+    It is the same im2col loop with the roles exchanged: ``x`` read as (C, N, H, W) through
+    its strides, the output as the kernel, stride and dilation swapped. The channels are cut
+    into blocks whose columns fit BLOCK_COLUMN_BYTES (Note [Batch-blocked convolution]), each
+    block one GEMM into its own partial sum on the pool; the partial sums are added in block
+    order, so the result does not depend on which thread ran which block."""
+    n, c = x.shape[:2]
+    f, kernel = w.shape[0], w.shape[2:]
+    area = kernel[0] * kernel[1]
+    rows = n * out[0] * out[1]
+    step = max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize))
+    starts = range(0, c, step)
+    partial = np.empty((len(starts), rows, f), x.dtype)
+    flat = w.reshape(f, c * area) if w.flags.c_contiguous else None
+    swapped = x.swapaxes(0, 1)
+    args = _im2col_args(swapped, out, dilation, padding, stride, kernel)[1:]
+    src, channel = swapped.ctypes.data, swapped.strides[0]
+
+    def run(lo, hi):
+        for block in range(lo, hi):
+            first = starts[block]
+            size = min(step, c - first)
+            cols = np.empty((rows, size * area), x.dtype)
+            fn(src + first * channel, cols.ctypes.data, size, *args, 0, rows)
+            # a contiguous kernel's slice is a view; a transposed one (the output gradient's)
+            # is copied here, block by block, into cache for the GEMM
+            weights = (flat[:, first * area:(first + size) * area] if flat is not None
+                       else w[:, first:first + size].reshape(f, size * area))
+            # (N*oh*ow, F): BLAS runs this orientation 20% faster than (F, C*kh*kw) @ cols^T
+            np.dot(cols, weights.T, out=partial[block])
+
+    parallel_for(0, len(starts), 1, run)
+    res = partial[0] if len(starts) == 1 else partial.sum(0)
+    return np.ascontiguousarray(res.reshape(n, out[0] * out[1], f).swapaxes(1, 2)).reshape(
+        (n, f) + tuple(out))
 
 
 def _conv(x, w, stride, padding, dilation, groups, out):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
-    cols = _im2col2d(x, kernel, stride, padding, dilation, out)
-    if cols is None:
-        view = windows(x, kernel, stride, padding, dilation, out)      # (N, C, *out, *kernel)
-        order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-        cols = np.ascontiguousarray(view.transpose(order))             # (C, *kernel, N, *out)
+    fn = _generated("im2col2d", x, kernel)
+    if fn is not None:
+        cg, fg = c // groups, f // groups
+        if kernel[1] >= KERNEL_ROWS_MIN_RUN and kernel[1] > out[1] \
+                and math.prod(kernel) > math.prod(out) \
+                and cg * math.prod(kernel) >= GENERATED_IM2COL_MIN_ROW:
+            parts = [_conv_by_kernel_rows(fn, x[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg],
+                                          stride, padding, dilation, out)
+                     for g in range(groups)]
+            return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+        if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
+            return _conv_blocked(fn, x, w, stride, padding, dilation, groups, out)
+    view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
+    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
+    cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
     cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
     return np.ascontiguousarray(np.swapaxes(res, 0, 1))
+
+
+def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
+                            dilation):
+    """Note [Batch-blocked convolution] for the transposed convolution: per block, one GEMM per
+    group into columns, then the generated col2im into the block's samples."""
+    n, cin = x.shape[:2]
+    spatial = x.shape[2:]
+    plane = spatial[0] * spatial[1]
+    channels = groups * fg
+    step = _samples_per_block(fg * kernel[0] * kernel[1], plane, x.itemsize, cin // groups)
+    x = np.ascontiguousarray(x)
+    image = np.empty((n, channels, *out), x.dtype)
+    args = (*out, *spatial, *kernel, *stride, *padding, *dilation)
+    dst, sample = image.ctypes.data, image.strides[0]
+
+    def run(lo, hi):
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            block = x[first] if m == 1 else np.swapaxes(x[first:first + m], 0, 1)
+            inputs = np.ascontiguousarray(block).reshape(groups, cin // groups, m * plane)
+            cols = _group_matmul(weights, inputs)                      # (G, Fg*K, m*L)
+            fn(cols.ctypes.data, dst + first * sample, m, channels, *args, 0, m * channels)
+
+    parallel_for(0, n, step, run)
+    return image
+
+
+def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilation):
+    """The transposed convolution of one group over blocks of samples (Note [Batch-blocked
+    convolution]): one GEMM ``x^T (m*L, Cin) @ w (Cin, kh*kw*C)`` makes the block's columns
+    channels-last, (bh, bw, kh, kw, C) per sample, and the generated col2im adds each as a run
+    of C channels (three times faster than adding runs of ``bw``, a few elements, into the
+    image's rows), then writes the sample's (C, h, w) image."""
+    n, cin = x.shape[:2]
+    channels, spatial = w.shape[1], x.shape[2:]
+    plane = spatial[0] * spatial[1]
+    weights = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(cin, -1)
+    width = weights.shape[1]
+    step = _samples_per_block(width, plane, x.itemsize, cin)
+    x = np.ascontiguousarray(x).reshape(n, cin, plane)
+    image = np.empty((n, channels, *out), x.dtype)
+    args = (channels, *out, *spatial, *kernel, *stride, *padding, *dilation)
+    dst, sample = image.ctypes.data, image.strides[0]
+
+    def run(lo, hi):   # one buffer each per chunk: ``arr.ctypes`` costs microseconds
+        scratch = np.empty(channels * out[0] * out[1], x.dtype)
+        buffer = np.empty(min(step, hi - lo) * plane * width, x.dtype)
+        address, pointer = buffer.ctypes.data, scratch.ctypes.data
+        for first in range(lo, hi, step):
+            m = min(step, hi - first)
+            inputs = x[first].T if m == 1 else x[first:first + m].transpose(0, 2, 1)
+            cols = buffer[:m * plane * width].reshape(m * plane, width)
+            np.dot(inputs.reshape(m * plane, cin), weights, out=cols)
+            for i in range(m):
+                fn(address + i * plane * width * x.itemsize, dst + (first + i) * sample,
+                   pointer, *args)
+
+    parallel_for(0, n, step, run)
+    return image
 
 
 def _conv_transpose(x, w, stride, padding, dilation, groups, out):
@@ -124,13 +271,19 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     fg, kernel = w.shape[1], w.shape[2:]
     spatial = x.shape[2:]
     nd = len(kernel)
+    if groups == 1:
+        fn = _generated("col2im2d_channels_last", x, kernel)
+        if fn is not None:
+            return _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding,
+                                                 dilation)
     weights = w.reshape(groups, cin // groups, -1).transpose(0, 2, 1)  # (G, Fg*K, Cin/G)
+    fn = _generated("col2im2d", x, kernel)
+    if fn is not None:
+        return _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
+                                       dilation)
     inputs = np.ascontiguousarray(np.swapaxes(x, 0, 1)).reshape(groups, cin // groups, -1)
     cols = _group_matmul(weights, inputs)                              # (G, Fg*K, N*L)
     cols = cols.reshape((groups * fg,) + tuple(kernel) + (n,) + tuple(spatial))
-    image = _col2im2d(cols, n, out, kernel, stride, padding, dilation)
-    if image is not None:
-        return image
     order = (1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, 2 + 2 * nd))
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 

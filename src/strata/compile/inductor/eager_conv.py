@@ -8,9 +8,12 @@ in one pass, reading the input through its strides (no padded copy, zeros writte
 overhangs), each column row a contiguous run. ``col2im2d`` is its adjoint for the transposed
 convolution (the input gradient): each kernel offset's block of columns added into the output
 image, offsets in row-major order as NumPy's ``col2im_nd`` adds them, so both give the same
-bits, and padding cropped on the fly. The C is printed once per dtype and built by the CPU
-backend's one build path (backends/cpu/native.py); each call covers ``[lo, hi)`` of its outer
-loop (column rows, output planes), so the caller's threads split it.
+bits, and padding cropped on the fly. ``col2im2d_channels_last`` sums one sample's columns
+stored ``(bh, bw, kh, kw, C)`` (what ``x[n]^T @ w`` makes), each add a run of C channels
+instead of a few output columns. The C is printed once per dtype and built by the CPU
+backend's one build path (backends/cpu/native.py); the first two cover ``[lo, hi)`` of their
+outer loop (column rows, output planes), so the caller's threads can split them; the caller
+(backends/cpu/nn.py, Note [Batch-blocked convolution]) mostly runs them per block of samples.
 """
 
 import ctypes
@@ -86,12 +89,47 @@ void col2im2d_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out, int64
                     if (r < 0 || r >= h) continue;
                     {ctype}* row = o + r * w;
                     const {ctype}* s = src + bi * bw;
-                    #pragma omp simd
-                    for (int64_t bj = j0; bj < j1; bj++) row[bj * sw + shift] += s[bj];
+                    if (sw == 1) {{   /* contiguous: a vector add */
+                        {ctype}* d = row + shift;
+                        #pragma omp simd
+                        for (int64_t bj = j0; bj < j1; bj++) d[bj] += s[bj];
+                    }} else {{
+                        #pragma omp simd
+                        for (int64_t bj = j0; bj < j1; bj++) row[bj * sw + shift] += s[bj];
+                    }}
                 }}
             }}
         }}
     }}
+}}
+
+/* One sample's columns in channels-last order, (bh, bw, kh, kw, c), summed into its (c, h, w)
+   image through the (h, w, c) scratch ``acc``: every add is a run of c channels. */
+void col2im2d_channels_last_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out,
+                                    {ctype}* restrict acc, int64_t c, int64_t h, int64_t w,
+                                    int64_t bh, int64_t bw, int64_t kh, int64_t kw, int64_t sh,
+                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                                    int64_t dw) {{
+    for (int64_t k = 0; k < h * w * c; k++) acc[k] = 0;
+    for (int64_t bi = 0; bi < bh; bi++) {{
+        for (int64_t ki = 0; ki < kh; ki++) {{
+            const int64_t r = bi * sh - ph + ki * dh;
+            if (r < 0 || r >= h) continue;
+            for (int64_t bj = 0; bj < bw; bj++) {{
+                const {ctype}* s = cols + ((bi * bw + bj) * kh + ki) * kw * c;
+                for (int64_t kj = 0; kj < kw; kj++) {{
+                    const int64_t col = bj * sw - pw + kj * dw;
+                    if (col < 0 || col >= w) continue;
+                    {ctype}* a = acc + (r * w + col) * c;
+                    const {ctype}* v = s + kj * c;
+                    #pragma omp simd
+                    for (int64_t ci = 0; ci < c; ci++) a[ci] += v[ci];
+                }}
+            }}
+        }}
+    }}
+    for (int64_t ci = 0; ci < c; ci++)
+        for (int64_t k = 0; k < h * w; k++) out[ci * h * w + k] = acc[k * c + ci];
 }}
 """
 
@@ -107,6 +145,7 @@ def _signatures():
     for d in DTYPES:
         out[f"im2col2d_{d}"] = (ptr,) * 2 + (i64,) * 20
         out[f"col2im2d_{d}"] = (ptr,) * 2 + (i64,) * 16
+        out[f"col2im2d_channels_last_{d}"] = (ptr,) * 3 + (i64,) * 13
     return out
 
 
