@@ -95,6 +95,7 @@ class OpenCLRuntime(DeviceRuntime):
     """The runtime of one OpenCL device."""
 
     device_type = "opencl"
+    keyset = OPENCL_KEYSET
 
     def __init__(self, index, cl_device):
         pycl = cl()
@@ -256,6 +257,19 @@ class OpenCLRuntime(DeviceRuntime):
             self._timed.append((event, op_name, stream.id, stream.seq))
         if self.launch_blocking:
             stream.synchronize()
+
+    def enqueue_prepared(self, op_name, stream, kernel, dims, sizes):
+        """The enqueue of a ``PreparedLaunch`` (prepared.py) whose arguments are set: ``sizes``
+        packed ``size_t[dims]``, no event, on ``stream`` (the current stream)."""
+        status = self.driver.enqueue_kernel(stream.handle, kernel.handle, dims, None, sizes,
+                                            None, 0, None, None)
+        if status:
+            try:
+                self.driver.check(status, "clEnqueueNDRangeKernel")
+            except DriverError as exc:
+                raise RuntimeError(f"OpenCL: launching {op_name} (kernel "
+                                   f"'{kernel.kernel.function_name}') failed: {exc}") from None
+        stream.launched()
 
     def philox(self, generator=None):
         """(key, offset) of one random launch (oclprinter's Note [Philox]). The default

@@ -3,9 +3,8 @@ function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py
 ``binary`` kernels use it.
 """
 
-import math
-
 from ...core import dtype as D
+from ...backends.opencl.prepared import PreparedLaunch
 from ...core.tensor_impl import TensorImpl
 
 # Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
@@ -40,29 +39,41 @@ class PointwiseLane:
                 if a.device.type != "opencl":
                     return None
                 sig += (a.device.index, a.dtype, a._shape, a._strides)
-            elif type(a) in _LANE_NUMBERS and not (type(a) is float and math.isnan(a)):
-                sig += (type(a), a)
+            elif type(a) in _LANE_NUMBERS:
+                if a != a:                      # NaN
+                    return None
+                # a number is a constant of its prepared launch: -0.0 must not find 0.0's
+                sig += (type(a), repr(a) if type(a) is float and not a else a)
             else:
                 return None
         return tuple(sig)
 
     def run(self, sig, operands):
         """The output of a remembered signature's launch, or None if it is new."""
-        entry = self.entries.get(sig)
-        if entry is None:
+        launch = self.entries.get(sig)
+        if launch is None:
             return None
-        rt, shape, strides, dtype, layout, (source, name, order) = entry
-        out = rt.empty(shape, strides, dtype)
-        values = layout.values(rt, operands, out)
-        tensors = [v for v in operands if isinstance(v, TensorImpl)]
-        tensors.append(out)
-        rt.launch(self.op_name, source, name, layout.numel, [values[i] for i in order],
-                  tensors)
-        return out
+        return launch([v for v in operands if isinstance(v, TensorImpl)])
 
-    def remember(self, sig, rt, out, layout, plan):
-        """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` (its
-        ``_Layout`` and argument plan: (source, kernel name, order))."""
+    def remember(self, sig, rt, operands, out, layout, plan):
+        """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` from
+        ``operands`` (its ``_Layout`` and argument plan: (source, kernel name, order)) as a
+        ``PreparedLaunch`` (Note [Prepared launches]). An empty output (no launch) is not kept."""
+        if not layout.numel:
+            return
+        source, name, order = plan
+        values = layout.values(rt, operands, out)
+        at = {value: arg for arg, value in enumerate(order)}
+        places, position = [], 0
+        for strides in (*layout.strides, layout.out_tail):
+            if strides is None:                 # a number: one value
+                position += 1
+                continue
+            if position not in at or position + 1 not in at:
+                return                          # a kernel that reads no buffer of it
+            places.append((at[position], at[position + 1]))     # its buffer and its offset
+            position += 2 + (0 if strides is layout.out_tail else len(strides))
         if len(self.entries) >= _LANE_SIZE:
             self.entries.clear()
-        self.entries[sig] = (rt, out._shape, out._strides, out.dtype, layout, plan)
+        self.entries[sig] = PreparedLaunch(rt, self.op_name, source, name, layout.numel,
+                                           [values[i] for i in order], places, out)

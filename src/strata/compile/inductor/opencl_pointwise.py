@@ -406,8 +406,10 @@ def unary(op, fn):
         compute = self.dtype if spec is self or spec.dtype == D.bool_ else spec.dtype
         layout = []
         pointwise(op.qualname, fn, [(self, compute)], out, layout)
+        operands = (self,)
         if sig is not None and out is not self:
-            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+            lane.remember(sig, runtime_of(out), operands, out, layout[0],
+                          _plans[layout[0].key])
         return out
     return kernel
 
@@ -430,8 +432,10 @@ def binary(op, fn, compare=False, alpha=False):
             operands.append((extra[0] if extra else 1, compute))
         layout = []
         pointwise(op.qualname, fn, operands, out, layout)
+        operands = [v for v, _ in operands]
         if sig is not None and out is not self:
-            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+            lane.remember(sig, runtime_of(out), operands, out, layout[0],
+                          _plans[layout[0].key])
         return out
     return kernel
 
