@@ -47,7 +47,7 @@ class PreparedLaunch:
         args = self.args.copy()
         tensors = (*inputs, out)
         for t, (at_buffer, at_offset) in zip(tensors, self.places):
-            block = t._storage.block
+            block = t._storage_or_none.block     # a device tensor always has one
             if block is None:                       # zero bytes: no buffer
                 args[at_buffer], args[at_offset] = None, 0
             else:

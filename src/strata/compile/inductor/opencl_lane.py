@@ -55,10 +55,11 @@ class PointwiseLane:
             return None
         return launch([v for v in operands if isinstance(v, TensorImpl)])
 
-    def remember(self, sig, rt, operands, out, layout, plan):
+    def remember(self, sig, rt, out, layout, operands, plan):
         """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` from
         ``operands`` (its ``_Layout`` and argument plan: (source, kernel name, order)) as a
-        ``PreparedLaunch`` (Note [Prepared launches]). An empty output (no launch) is not kept."""
+        ``PreparedLaunch`` (Note [Prepared launches]). An empty output (no launch) is not
+        kept."""
         if not layout.numel:
             return
         source, name, order = plan
