@@ -36,6 +36,7 @@ from . import opencl_rnn_layers as rnn_layers
 from . import opencl_rows as rows
 from . import opencl_samplers as samplers
 from . import opencl_shape as shape
+from . import opencl_softmax as softmax
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
     BINARY,
@@ -130,6 +131,7 @@ def kernels() -> dict:
         table[op] = rows.extreme_dim(op, kind)
     for op, kind in ((RED.argmax, "argmax"), (RED.argmin, "argmin")):
         table[op] = rows.arg_kernel(op, kind)
+    table.update(softmax.kernels(table))
     return table
 
 
