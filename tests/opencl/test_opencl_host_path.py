@@ -249,3 +249,41 @@ def test_fused_softmax_validates_before_launching(launches):
     with pytest.raises(IndexError, match="Dimension out of range"):
         strata.softmax(y, 2)
     assert launches == []
+
+
+# --- fused layer norm forward ---------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.sampled_from([((4, 8), 1), ((2, 3, 5), 2), ((3, 300), 1), ((0, 4), 1),
+                              ((6,), 1)]),
+       affine=st.sampled_from([(True, True), (True, False), (False, True), (False, False)]),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 99))
+def test_fused_layer_norm_matches_torch(shape, affine, dtype, seed):
+    shape, normalized = shape
+    rng = np.random.default_rng(seed)
+    norm = shape[-normalized:]
+    x = rng.standard_normal(shape).astype(dtype)
+    w, b = (rng.standard_normal(norm).astype(dtype) for _ in range(2))
+    params_t = [torch.from_numpy(p) if on else None for p, on in zip((w, b), affine)]
+    params_s = [_opencl(p) if on else None for p, on in zip((w, b), affine)]
+    want = torch.ops.aten.native_layer_norm(torch.from_numpy(x), list(norm), *params_t, 1e-5)
+    got = strata.ops.aten.native_layer_norm(_opencl(x), list(norm), *params_s, 1e-5)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for g, w_ in zip(got, want):
+        assert tuple(g.shape) == tuple(w_.shape) and g.dtype.itemsize == w_.dtype.itemsize
+        np.testing.assert_allclose(g.cpu().numpy(), w_.numpy(), rtol=tol, atol=tol)
+
+
+def test_fused_layer_norm_is_one_launch_and_long_rows_or_halves_take_two(launches):
+    x = strata.randn(4, 32, device="opencl")
+    w, b = strata.randn(32, device="opencl"), strata.randn(32, device="opencl")
+    launches.clear()
+    strata.nn.functional.layer_norm(x, (32,), w, b)
+    assert launches == ["aten::native_layer_norm"]
+    from strata.compile.inductor.opencl_rows import GROUP_ROW
+    long_rows = strata.randn(2, GROUP_ROW, device="opencl")
+    halves = x.half()
+    launches.clear()
+    strata.nn.functional.layer_norm(long_rows, (GROUP_ROW,))
+    strata.nn.functional.layer_norm(halves, (32,))
+    assert launches == ["aten::native_layer_norm"] * 4

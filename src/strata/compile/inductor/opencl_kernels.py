@@ -83,7 +83,7 @@ def kernels() -> dict:
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
              LOSS.binary_cross_entropy: loss.binary_cross_entropy,
-             NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
+             F.arange: loss.arange,
              SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
              A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
              A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),

@@ -7,8 +7,7 @@ three). For short rows of contiguous float32/float64 tensors, one work-item walk
 (the elements ``inner`` apart: a row along ``dim`` of a contiguous tensor) and does all of it:
 the max and the sum of exp(x - max) in the order the general row reduction adds them, then the
 outputs. Long rows (``GROUP_ROW`` elements or more: the general path gives them a work-group
-each), half dtypes and strided operands take the general path, and so does a graph being
-recorded for replay.
+each), half dtypes and strided operands take the general path.
 """
 
 from ...ops import activation as A
@@ -72,8 +71,8 @@ def _row_layout(x, dim):
     return x.numel() // n if n else 0, n, inner
 
 
-def _fits(rt, tensors, n):
-    return rt.recording is None and n < GROUP_ROW and all(
+def _fits(tensors, n):
+    return n < GROUP_ROW and all(
         t.dtype.name in _CTYPES and t.dtype == tensors[0].dtype and t.is_contiguous() and
         tuple(t._shape) == tuple(tensors[0]._shape) for t in tensors)
 
@@ -109,7 +108,7 @@ def forward(op, general):
         rt = runtime_of(self)
         dim %= max(self.ndim, 1)
         rows, n, inner = _row_layout(self, dim)
-        if spec.dtype != self.dtype or not _fits(rt, [self], n):
+        if spec.dtype != self.dtype or not _fits([self], n):
             return general(self, dim, half_to_float)
         out = new_output(spec, self)
         if not rows:
@@ -126,7 +125,7 @@ def backward(op, name, general):
         rt = runtime_of(output)
         dim %= max(output.ndim, 1)
         rows, n, inner = _row_layout(output, dim)
-        if not _fits(rt, [grad_output, output], n):
+        if not _fits([grad_output, output], n):
             return general(grad_output, output, dim, input_dtype)
         out = new_output(output, output)
         if not rows:
