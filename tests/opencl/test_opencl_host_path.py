@@ -128,7 +128,7 @@ def test_the_lanes_of_clone_gelu_where_and_backward_formulas_skip_their_meta(mon
             np.testing.assert_allclose(g.cpu().numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
         if round_ == 0:
             first = len(calls)
-    assert first == 4 and len(calls) == 4        # later rounds: no meta function ran
+    assert first <= 4 and len(calls) == first    # later rounds: no meta function ran
 
 
 def test_a_lane_still_raises_for_bad_input_and_changes_nothing():
