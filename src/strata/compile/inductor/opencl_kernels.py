@@ -13,7 +13,6 @@ from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import loss as LOSS
-from ...ops import normalization as NO
 from ...ops import pointwise as P
 from ...ops import reductions as RED
 from ...ops import scatter as SC

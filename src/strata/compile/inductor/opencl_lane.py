@@ -1,18 +1,21 @@
 """The OpenCL device's pointwise lane: out-of-place unary and binary ops skip their meta
-function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary`` and
-``binary`` kernels use it.
+function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary``,
+``binary`` and ``laned`` kernels use it.
 """
 
-from ...core import dtype as D
+import math
+
 from ...backends.opencl.prepared import PreparedLaunch
+from ...core import dtype as D
 from ...core.tensor_impl import TensorImpl
 
 # Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
 # broadcasting, the output's layout) and its launch layout depend only on its arguments'
 # devices, dtypes, shapes and strides, its numbers' types and values, and the default dtype.
-# The first call with such a signature runs the whole path and remembers the output's shape,
-# strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
-# signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
+# The first call with such a signature runs the whole path and remembers its launch as a
+# ``PreparedLaunch`` (backends/opencl/prepared.py: the output's layout, the kernel, the
+# arguments with their constants); a later call with the same signature only allocates, writes
+# the buffers and offsets and launches, as the CPU device's binary fast
 # lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
 # checks look at storages; they build no signature), so are NaN numbers (never equal to
 # themselves) and 0-dim CPU tensors.
@@ -40,7 +43,7 @@ class PointwiseLane:
                     return None
                 sig += (a.device.index, a.dtype, a._shape, a._strides)
             elif type(a) in _LANE_NUMBERS:
-                if a != a:                      # NaN
+                if type(a) is float and math.isnan(a):
                     return None
                 # a number is a constant of its prepared launch: -0.0 must not find 0.0's
                 sig += (type(a), repr(a) if type(a) is float and not a else a)
