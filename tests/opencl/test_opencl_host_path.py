@@ -90,7 +90,7 @@ def test_prepared_launches_match_torch(shapes, scalar, op):
             np.testing.assert_allclose(with_number, want_number, rtol=1e-6)
 
 
-def test_prepared_launches_take_the_general_path_while_traced_or_on_a_second_stream(launches):
+def test_prepared_launches_take_the_general_path_while_traced(launches):
     x = strata.ones(3, device="opencl")
     for _ in range(2):
         x * 2
@@ -99,11 +99,22 @@ def test_prepared_launches_take_the_general_path_while_traced_or_on_a_second_str
         strata.opencl.synchronize()
     device = [e.name for e in prof.trace_events() if e.layer == "device"]
     assert "aten::mul.Tensor" in device and traced.cpu().tolist() == [2.0] * 3
+
+
+def test_a_prepared_launch_on_a_second_stream_records_its_use_of_the_first_streams_block():
+    """The allocator must not hand the block of ``x`` (the default stream's) out again while
+    the side stream's kernel may still read it."""
+    rt = _runtime()
+    x = strata.ones(1000, device="opencl")
+    for _ in range(2):
+        x * 2
     side = strata.opencl.Stream()
     with strata.opencl.stream(side):
         other = x * 2
+    block = x._storage.block
+    assert block.uses and side.id in block.uses
     side.synchronize()
-    assert other.cpu().tolist() == [2.0] * 3
+    assert other.cpu().tolist() == [2.0] * 1000 and rt is _runtime()
 
 
 def test_the_lanes_of_clone_gelu_where_and_backward_formulas_skip_their_meta(monkeypatch):

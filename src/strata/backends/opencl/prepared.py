@@ -9,8 +9,8 @@ offset go in it, the packed work size and the output's byte size. A call allocat
 writes the buffers and offsets, sets only the arguments that changed since this launch last
 set its kernel's arguments, and calls ``clEnqueueNDRangeKernel`` itself: no argument plan, no
 dict of kernels, no meta function. While anything needs the general path (the tracer, a graph
-recording, ``STRATA_LAUNCH_BLOCKING``, a second stream, whose cross-stream uses must be
-recorded), it goes through ``OpenCLRuntime.launch`` with the same arguments.
+recording, ``STRATA_LAUNCH_BLOCKING``), it goes through ``OpenCLRuntime.launch`` with the same
+arguments; with several streams it records the uses of other streams' blocks as that does.
 """
 
 from ..._tensor import make_tensor
@@ -54,10 +54,11 @@ class PreparedLaunch:
                 args[at_buffer] = block.segment.handle[0]
                 args[at_offset] = (block.addr - block.segment.addr) // t.dtype.itemsize + \
                     t._offset
-        if trace.active or rt.recording is not None or rt.launch_blocking or \
-                len(rt.streams) > 1:
+        if trace.active or rt.recording is not None or rt.launch_blocking:
             rt.launch(self.op_name, self.source, self.name, self.global_size, args, tensors)
             return out
+        if len(rt.streams) > 1:         # as the general launch: uses of other streams' blocks
+            rt.record_cross_use(tensors, stream)
         kernel = self.kernel
         if kernel.owner is not self:
             kernel.set(args)
