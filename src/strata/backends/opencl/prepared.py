@@ -47,13 +47,10 @@ class PreparedLaunch:
         args = self.args.copy()
         tensors = (*inputs, out)
         for t, (at_buffer, at_offset) in zip(tensors, self.places):
-            block = t._storage_or_none.block     # a device tensor always has one
-            if block is None:                       # zero bytes: no buffer
-                args[at_buffer], args[at_offset] = None, 0
-            else:
-                args[at_buffer] = block.segment.handle[0]
-                args[at_offset] = (block.addr - block.segment.addr) // t.dtype.itemsize + \
-                    t._offset
+            # a device tensor always has a storage; a block, as an empty launch is never kept
+            block = t._storage_or_none.block
+            args[at_buffer] = block.segment.handle[0]
+            args[at_offset] = (block.addr - block.segment.addr) // t.dtype.itemsize + t._offset
         if trace.active or rt.recording is not None or rt.launch_blocking:
             rt.launch(self.op_name, self.source, self.name, self.global_size, args, tensors)
             return out
