@@ -93,10 +93,15 @@ def steps(strata, quick):
     from strata.backends.opencl import runtime
     count = [0]
     launch = runtime.OpenCLRuntime.launch
+    prepared = runtime.OpenCLRuntime.enqueue_prepared     # the pointwise lane's launches
 
     def counted(self, *args, **kwargs):
         count[0] += 1
         return launch(self, *args, **kwargs)
+
+    def counted_prepared(self, *args, **kwargs):
+        count[0] += 1
+        return prepared(self, *args, **kwargs)
 
     sync = strata.opencl.synchronize
     rows = (("MLP 784-512-512-10 Adam, batch 64", lambda: mlp_adam(strata, "opencl",
@@ -112,9 +117,11 @@ def steps(strata, quick):
         step()
         sync()
         runtime.OpenCLRuntime.launch = counted
+        runtime.OpenCLRuntime.enqueue_prepared = counted_prepared
         count[0] = 0
         step()
         runtime.OpenCLRuntime.launch = launch
+        runtime.OpenCLRuntime.enqueue_prepared = prepared
         launches = count[0]
         sync()
         t0, c0 = time.perf_counter(), time.thread_time()

@@ -28,12 +28,13 @@ def counting_launches(monkeypatch):
     """Counts launches by patching the class: a patched instance attribute, restored by a
     pytest older than 9.2, stays behind as an instance entry that hides later class patches."""
     count = [0]
-    launch = R.OpenCLRuntime.launch
+    for name in ("launch", "enqueue_prepared"):     # the pointwise lane's launches: the latter
+        real = getattr(R.OpenCLRuntime, name)
 
-    def counted(*args, **kwargs):
-        count[0] += 1
-        return launch(*args, **kwargs)
-    monkeypatch.setattr(R.OpenCLRuntime, "launch", counted)
+        def counted(*args, real=real, **kwargs):
+            count[0] += 1
+            return real(*args, **kwargs)
+        monkeypatch.setattr(R.OpenCLRuntime, name, counted)
     return count
 
 

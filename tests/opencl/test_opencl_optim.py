@@ -44,12 +44,13 @@ def _train(m, name, dev, steps=4, dtype=np.float32, transposed=False):
 def launches(monkeypatch):
     from strata.backends.opencl import runtime
     names = []
-    real = runtime.OpenCLRuntime.launch
+    for name in ("launch", "enqueue_prepared"):     # the pointwise lane's launches: the latter
+        real = getattr(runtime.OpenCLRuntime, name)
 
-    def counted(self, op_name, *args, **kwargs):
-        names.append(op_name)
-        return real(self, op_name, *args, **kwargs)
-    monkeypatch.setattr(runtime.OpenCLRuntime, "launch", counted)
+        def counted(self, op_name, *args, real=real, **kwargs):
+            names.append(op_name)
+            return real(self, op_name, *args, **kwargs)
+        monkeypatch.setattr(runtime.OpenCLRuntime, name, counted)
     return names
 
 

@@ -59,10 +59,17 @@ pairwise_distance = defop("pairwise_distance(Tensor x1, Tensor x2, float p=2., "
 
 @register_decomposition(linear)
 def _linear(input, weight, bias=None):
-    """``input @ weight.T + bias``: one addmm for 2-D inputs (BLAS adds the bias)."""
+    """``input @ weight.T + bias``: one addmm for 2-D inputs (BLAS adds the bias) and, as
+    ATen, for contiguous inputs of other ranks with a 1-D bias (flattened to 2-D)."""
     weight_t = S.t(weight)   # ATen's linear calls t(): the weight's edge is a TBackward0
     if input.ndim == 2 and bias is not None:
         return addmm(bias, input, weight_t, 1, 1)   # every argument given: no binding
+    if bias is not None and input.ndim and bias.ndim == 1 and bias.is_contiguous() and \
+            input.is_contiguous():
+        # ATen's _flatten_nd_linear: one addmm over the rows, viewed back (one GPU kernel)
+        rows = math.prod(input.shape[:-1])
+        out = addmm(bias, S.reshape(input, (rows, input.shape[-1])), weight_t, 1, 1)
+        return S.view(out, (*input.shape[:-1], out.shape[-1]))
     out = matmul(input, weight_t)
     return out if bias is None else P.add(out, bias)
 

@@ -6,6 +6,7 @@ GPUs). See docs/opencl.md.
                   host copies, synchronisation
     driver.py     the launch hot path, straight into libOpenCL: changed arguments only, no
                   event per kernel
+    prepared.py   a pointwise launch worked out once, replayed with new buffers and offsets
     memory.py     segments of cl.Buffer memory, for both caching allocators
     pinned.py     pinned host memory (``pin_memory("opencl")``, non-blocking copies' staging)
     graphs.py     recording launches and replaying them (``mode="reduce-overhead"``)

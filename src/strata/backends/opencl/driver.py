@@ -87,18 +87,20 @@ class KernelArgs:
     """A ``cl_kernel`` and the arguments it holds: a kernel object keeps its arguments between
     launches, so only the ones that changed are set again (``set``)."""
 
-    __slots__ = ("driver", "handle", "held", "kernel")
+    __slots__ = ("driver", "handle", "held", "kernel", "owner")
 
     def __init__(self, driver, kernel):
         self.driver = driver
         self.kernel = kernel                        # the cl.Kernel, kept alive
         self.handle = ctypes.c_void_p(kernel.int_ptr)
         self.held = []
+        self.owner = None       # the PreparedLaunch that set every argument last (prepared.py)
 
     def set(self, args):
         """``args``: ``cl.Buffer``s (None: no buffer), Python ints (a ``long``) and NumPy
         scalars (their own type). Buffers compare by identity: a released buffer's handle may
         be reused by a new one; numbers by value, except zeros (the sign of a float zero)."""
+        self.owner = None
         held = self.held
         if len(held) != len(args):
             held = self.held = [_UNSET] * len(args)
@@ -117,6 +119,19 @@ class KernelArgs:
             if status:
                 self.driver.check(status, f"clSetKernelArg({i})")
             held[i] = new
+
+    def set_at(self, i, new):
+        """Set argument ``i`` to ``new`` (as ``set`` encodes it), known to have changed."""
+        value = _encode(new, type(new))
+        status = self.driver.set_arg(self.handle, i, _ARG_SIZES[len(value)], value)
+        if status:
+            self.driver.check(status, f"clSetKernelArg({i})")
+        self.held[i] = new
+
+
+def packed_sizes(sizes):
+    """``sizes`` (a tuple of 1 to 3 ints) as the ``size_t`` array an enqueue takes."""
+    return _SIZES[len(sizes)].pack(*sizes)
 
 
 _UNSET = object()

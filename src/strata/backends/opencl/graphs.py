@@ -63,7 +63,7 @@ class LaunchRecording:
         pycl = cl()
         stream = self.runtime.current_stream()
         if stream is not self.stream:
-            self.runtime._record_cross_use(self.tensors, stream)
+            self.runtime.record_cross_use(self.tensors, stream)
         driver = self.runtime.driver
         for command in self.commands:
             if command[0] == "kernel":

@@ -95,6 +95,7 @@ class OpenCLRuntime(DeviceRuntime):
     """The runtime of one OpenCL device."""
 
     device_type = "opencl"
+    keyset = OPENCL_KEYSET
 
     def __init__(self, index, cl_device):
         pycl = cl()
@@ -160,7 +161,7 @@ class OpenCLRuntime(DeviceRuntime):
         start = block.addr - block.segment.addr
         return block.segment.handle[0], start // tensor.dtype.itemsize + tensor._offset
 
-    def _record_cross_use(self, tensors, stream):
+    def record_cross_use(self, tensors, stream):
         for t in tensors:
             block = t._storage.block
             if block is not None and block.stream != stream.id:
@@ -231,7 +232,7 @@ class OpenCLRuntime(DeviceRuntime):
         knl = self._kernels.get((source, name)) or self.kernel(source, name)
         stream = self.current_stream()
         if len(self.streams) > 1:         # with one stream, every block is that stream's
-            self._record_cross_use(tensors, stream)
+            self.record_cross_use(tensors, stream)
         span = trace.begin("runtime", "launch", op=op_name, kernel=name,
                            stream=stream.id) if trace.active else None
         try:
@@ -256,6 +257,19 @@ class OpenCLRuntime(DeviceRuntime):
             self._timed.append((event, op_name, stream.id, stream.seq))
         if self.launch_blocking:
             stream.synchronize()
+
+    def enqueue_prepared(self, op_name, stream, kernel, dims, sizes):
+        """The enqueue of a ``PreparedLaunch`` (prepared.py) whose arguments are set: ``sizes``
+        packed ``size_t[dims]``, no event, on ``stream`` (the current stream)."""
+        status = self.driver.enqueue_kernel(stream.handle, kernel.handle, dims, None, sizes,
+                                            None, 0, None, None)
+        if status:
+            try:
+                self.driver.check(status, "clEnqueueNDRangeKernel")
+            except DriverError as exc:
+                raise RuntimeError(f"OpenCL: launching {op_name} (kernel "
+                                   f"'{kernel.kernel.function_name}') failed: {exc}") from None
+        stream.launched()
 
     def philox(self, generator=None):
         """(key, offset) of one random launch (oclprinter's Note [Philox]). The default
@@ -309,7 +323,7 @@ class OpenCLRuntime(DeviceRuntime):
             array = keep._storage.data
         buffer, offset = self.buffer_of(dst)
         stream = self.current_stream()
-        self._record_cross_use((dst,), stream)
+        self.record_cross_use((dst,), stream)
         event = self._traced_copy("H2D", array.nbytes, stream, lambda: pycl.enqueue_copy(
             stream.queue, buffer, array, dst_offset=offset * dst.dtype.itemsize,
             is_blocking=not non_blocking))
@@ -328,7 +342,7 @@ class OpenCLRuntime(DeviceRuntime):
         pycl = cl()
         buffer, offset = self.buffer_of(src)
         stream = self.current_stream()
-        self._record_cross_use((src,), stream)
+        self.record_cross_use((src,), stream)
         event = self._traced_copy("D2H", array.nbytes, stream, lambda: pycl.enqueue_copy(
             stream.queue, array, buffer, src_offset=offset * src.dtype.itemsize,
             is_blocking=not non_blocking))
@@ -344,7 +358,7 @@ class OpenCLRuntime(DeviceRuntime):
         dst_buffer, dst_offset = self.buffer_of(dst)
         src_buffer, src_offset = self.buffer_of(src)
         stream = self.current_stream()
-        self._record_cross_use((dst, src), stream)
+        self.record_cross_use((dst, src), stream)
         event = self._traced_copy("D2D", nbytes, stream, lambda: pycl.enqueue_copy(
             stream.queue, dst_buffer, src_buffer, byte_count=nbytes,
             dst_offset=dst_offset * dst.dtype.itemsize,

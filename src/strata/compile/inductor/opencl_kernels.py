@@ -13,7 +13,6 @@ from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import loss as LOSS
-from ...ops import normalization as NO
 from ...ops import pointwise as P
 from ...ops import reductions as RED
 from ...ops import scatter as SC
@@ -40,6 +39,7 @@ from . import opencl_rnn_layers as rnn_layers
 from . import opencl_rows as rows
 from . import opencl_samplers as samplers
 from . import opencl_shape as shape
+from . import opencl_softmax as softmax
 from . import opencl_sort as sorting
 from .opencl_pointwise import (
     BINARY,
@@ -86,7 +86,7 @@ def kernels() -> dict:
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
              LOSS.nll_loss_backward: loss.nll_loss_backward,
              LOSS.binary_cross_entropy: loss.binary_cross_entropy,
-             NO.native_layer_norm: rows.native_layer_norm, F.arange: loss.arange,
+             F.arange: loss.arange,
              SC.index_add_: loss.index_add_, P.pow: pow_(P.pow), P.pow_: pow_(P.pow_),
              A.tanh_backward: backward_formula(A.tanh_backward, "tanh_backward"),
              A.sigmoid_backward: backward_formula(A.sigmoid_backward, "sigmoid_backward"),
@@ -138,6 +138,7 @@ def kernels() -> dict:
         table[op] = rows.extreme_dim(op, kind)
     for op, kind in ((RED.argmax, "argmax"), (RED.argmin, "argmin")):
         table[op] = rows.arg_kernel(op, kind)
+    table.update(softmax.kernels(table))
     return table
 
 

@@ -1,19 +1,21 @@
 """The OpenCL device's pointwise lane: out-of-place unary and binary ops skip their meta
-function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary`` and
-``binary`` kernels use it.
+function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary``,
+``binary`` and ``laned`` kernels use it.
 """
 
 import math
 
+from ...backends.opencl.prepared import PreparedLaunch
 from ...core import dtype as D
 from ...core.tensor_impl import TensorImpl
 
 # Note [Pointwise lane]: an out-of-place pointwise op's meta function (validation, promotion,
 # broadcasting, the output's layout) and its launch layout depend only on its arguments'
 # devices, dtypes, shapes and strides, its numbers' types and values, and the default dtype.
-# The first call with such a signature runs the whole path and remembers the output's shape,
-# strides and dtype, the ``_Layout`` and the argument plan; a later call with the same
-# signature only allocates, gathers the buffers and launches, as the CPU device's binary fast
+# The first call with such a signature runs the whole path and remembers its launch as a
+# ``PreparedLaunch`` (backends/opencl/prepared.py: the output's layout, the kernel, the
+# arguments with their constants); a later call with the same signature only allocates, writes
+# the buffers and offsets and launches, as the CPU device's binary fast
 # lane skips its checks (Note [Binary fast lane]). In-place ops are left out (their overlap
 # checks look at storages; they build no signature), so are NaN numbers (never equal to
 # themselves) and 0-dim CPU tensors.
@@ -40,29 +42,42 @@ class PointwiseLane:
                 if a.device.type != "opencl":
                     return None
                 sig += (a.device.index, a.dtype, a._shape, a._strides)
-            elif type(a) in _LANE_NUMBERS and not (type(a) is float and math.isnan(a)):
-                sig += (type(a), a)
+            elif type(a) in _LANE_NUMBERS:
+                if type(a) is float and math.isnan(a):
+                    return None
+                # a number is a constant of its prepared launch: -0.0 must not find 0.0's
+                sig += (type(a), repr(a) if type(a) is float and not a else a)
             else:
                 return None
         return tuple(sig)
 
     def run(self, sig, operands):
         """The output of a remembered signature's launch, or None if it is new."""
-        entry = self.entries.get(sig)
-        if entry is None:
+        launch = self.entries.get(sig)
+        if launch is None:
             return None
-        rt, shape, strides, dtype, layout, (source, name, order) = entry
-        out = rt.empty(shape, strides, dtype)
-        values = layout.values(rt, operands, out)
-        tensors = [v for v in operands if isinstance(v, TensorImpl)]
-        tensors.append(out)
-        rt.launch(self.op_name, source, name, layout.numel, [values[i] for i in order],
-                  tensors)
-        return out
+        return launch([v for v in operands if isinstance(v, TensorImpl)])
 
-    def remember(self, sig, rt, out, layout, plan):
-        """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` (its
-        ``_Layout`` and argument plan: (source, kernel name, order))."""
+    def remember(self, sig, rt, out, layout, operands, plan):
+        """Keep a slow-path launch on runtime ``rt`` that made the new tensor ``out`` from
+        ``operands`` (its ``_Layout`` and argument plan: (source, kernel name, order)) as a
+        ``PreparedLaunch`` (Note [Prepared launches]). An empty output (no launch) is not
+        kept."""
+        if not layout.numel:
+            return
+        source, name, order = plan
+        values = layout.values(rt, operands, out)
+        at = {value: arg for arg, value in enumerate(order)}
+        places, position = [], 0
+        for strides in (*layout.strides, layout.out_tail):
+            if strides is None:                 # a number: one value
+                position += 1
+                continue
+            if position not in at or position + 1 not in at:
+                return                          # a kernel that reads no buffer of it
+            places.append((at[position], at[position + 1]))     # its buffer and its offset
+            position += 2 + (0 if strides is layout.out_tail else len(strides))
         if len(self.entries) >= _LANE_SIZE:
             self.entries.clear()
-        self.entries[sig] = (rt, out._shape, out._strides, out.dtype, layout, plan)
+        self.entries[sig] = PreparedLaunch(rt, self.op_name, source, name, layout.numel,
+                                           [values[i] for i in order], places, out)

@@ -19,7 +19,7 @@ from ...ops import factory as F
 from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
-from .oclprinter import print_kernel
+from .oclprinter import FP64, print_kernel
 from .opencl_checks import check_indices
 from .opencl_pointwise import (
     fill_,
@@ -92,6 +92,10 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     out_spec, _ = LOSS.nll_loss_forward.meta(self, target, weight, reduction, ignore_index)
     rt = runtime_of(self)
     classes = self._shape[-1]
+    if not out_spec.shape:
+        fused = _reduced_nll_loss(rt, self, target, weight, reduction, ignore_index)
+        if fused is not None:
+            return fused
     check_indices(target, classes, IndexError, "Target {} is out of bounds.", ignore_index)
     x = self if self.ndim == 2 else self.reshape(1, classes)
     rows = x._shape[0]
@@ -132,6 +136,96 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 
 _DIVIDE = math_formula("truediv")   # made once: a formula is part of its kernel's key
+
+# Note [Fused nll_loss]: a summed or averaged ``nll_loss`` is one work-group, as CUDA's
+# nll_loss_forward_reduce_cuda_kernel_2d is one block: each work-item walks a stride of the rows,
+# checks its targets (a bad one is flagged in the device-side assert slot of opencl_checks.py's
+# check and counts as ignored), sums -w[t] * x[r, t] and w[t], a tree in local memory adds the
+# work-items' sums, and the first writes the total weight and the loss (divided by it for
+# 'mean': all ignored gives 0 / 0 = nan, as in PyTorch). One launch, where the general path
+# makes six (the check, two pointwise kernels, two sums, the division).
+_REDUCED = """__kernel void k_nll_loss_forward(
+        __global const T* restrict inp, const long inp_off, const long inp_st0,
+        const long inp_st1, __global const I* restrict target, const long target_off,
+        const long target_st0, __global const T* restrict weight, const long weight_off,
+        const long weight_st0, const long weighted, const long rows, const long classes,
+        const long ignore, const long mean, __global T* restrict out, const long out_off,
+        __global T* restrict total_weight, const long total_weight_off,
+        __global long* restrict flags, const long slot) {
+    __local T losses[GROUP];
+    __local T weights[GROUP];
+    const int lid = get_local_id(0);
+    T loss = 0, weight_sum = 0;
+    for (long r = lid; r < rows; r += GROUP) {
+        const long t = target[target_off + r * target_st0];
+        if (t == ignore) continue;
+        if (t < 0 || t >= classes) {
+            flags[2 * slot + 1] = t;
+            flags[2 * slot] = 1;
+            continue;
+        }
+        const T w = weighted ? weight[weight_off + t * weight_st0] : (T)1;
+        loss += -(inp[inp_off + r * inp_st0 + t * inp_st1] * w);
+        weight_sum += w;
+    }
+    losses[lid] = loss;
+    weights[lid] = weight_sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int width = GROUP / 2; width > 0; width >>= 1) {
+        if (lid < width) {
+            losses[lid] += losses[lid + width];
+            weights[lid] += weights[lid + width];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        total_weight[total_weight_off] = weights[0];
+        out[out_off] = mean ? losses[0] / weights[0] : losses[0];
+    }
+}
+"""
+_REDUCED_NAMES = ["inp", "inp_off", "inp_st0", "inp_st1", "target", "target_off", "target_st0",
+                  "weight", "weight_off", "weight_st0", "weighted", "rows", "classes", "ignore",
+                  "mean", "out", "out_off", "total_weight", "total_weight_off", "flags", "slot"]
+_TARGET_TYPES = {"int64": "long", "int32": "int"}
+_TARGET_ERROR = (IndexError, "Target {} is out of bounds.")     # opencl_checks.py's key
+
+
+def _reduced_nll_loss(rt, x, target, weight, reduction, ignore_index):
+    """(loss, total weight) of a summed or averaged ``nll_loss`` in one launch (Note [Fused
+    nll_loss]), or None where the general path must run: half dtypes, a graph being recorded
+    (it checks targets on the host), every assert slot taken."""
+    index_type = _TARGET_TYPES.get(target.dtype.name)
+    if x.dtype.name not in ("float32", "float64") or index_type is None or \
+            rt.recording is not None:
+        return None
+    stream = rt.current_stream()
+    slot = rt.asserts.slot(_TARGET_ERROR, lambda bad: IndexError(_TARGET_ERROR[1].format(bad)),
+                           stream)
+    if slot is None:
+        return None
+    rows, classes = (x._shape if x.ndim == 2 else (1, x._shape[0]))
+    x_strides = x._get_strides() if x.ndim == 2 else (0, *x._get_strides())
+    group = 1 << (min(rt.cl_device.max_work_group_size, 256).bit_length() - 1)
+    out, total_weight = (rt.empty((), (), x.dtype) for _ in range(2))
+    weighted = weight is not None
+    values = [*rt.buffer_of(x), *x_strides, *rt.buffer_of(target),
+              target._get_strides()[0] if target.ndim else 0,
+              *(rt.buffer_of(weight) if weighted else (None, 0)),
+              weight._get_strides()[0] if weighted else 0, int(weighted), rows, classes,
+              ignore_index, int(LOSS.reduction_enum(reduction) == LOSS.MEAN),
+              *rt.buffer_of(out), *rt.buffer_of(total_weight), rt.asserts.buffer, slot]
+    ctype = "double" if x.dtype.name == "float64" else "float"
+
+    def build():
+        source = f"#define T {ctype}\n#define I {index_type}\n#define GROUP {group}\n" + \
+            _REDUCED
+        return (FP64 + source if ctype == "double" else source), _REDUCED_NAMES
+    tensors = [x, target, out, total_weight] + ([weight] if weighted else [])
+    launch("aten::nll_loss_forward", ("nll_loss_forward_reduce", ctype, index_type, group),
+           build, values, tensors, (group,), rt, local_size=(group,),
+           names=lambda: _REDUCED_NAMES)
+    return out, total_weight
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):

@@ -1,4 +1,5 @@
-"""The OpenCL device's fused layer norm backward: two launches instead of about a dozen.
+"""The OpenCL device's fused layer norm: the forward in one launch for short contiguous rows
+(Note [Fused layer norm forward]); the backward in two launches instead of about a dozen.
 
 ``native_layer_norm_backward`` views its operands as (rows, N) with N the normalized elements.
 grad_input is one row kernel: per row the sums of g*w and g*w*xhat, then
@@ -13,6 +14,8 @@ from ...ops import normalization as NO
 from ...ops.op import TensorSpec
 from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
 from .opencl_pointwise import kernel_name, launch, new_output, runtime_of
+from .opencl_rows import GROUP_ROW
+from .opencl_rows import native_layer_norm as general_layer_norm
 
 _OP = "aten::native_layer_norm_backward"
 
@@ -128,4 +131,77 @@ __kernel void {kernel_name(_OP)}({", ".join(_params(dtypes, outputs) + ["const l
     return with_helpers(source), _names(len(dtypes)) + ["ns", "ms"]
 
 
-KERNELS = {NO.native_layer_norm_backward: native_layer_norm_backward}
+# Note [Fused layer norm forward]: for rows shorter than ``GROUP_ROW`` of contiguous float32/
+# float64 operands, one work-item per row computes the mean, the sum of squared deviations (the
+# general path's two passes, in its order), rstd = rsqrt(var + eps), and writes the statistics
+# and the normalized row: one launch where the general path (opencl_rows.py) makes two, as
+# CUDA's layer norm is one kernel. Anything else takes the general path.
+_FORWARD = """__kernel void k_native_layer_norm(__global const T* restrict x, const long x_off,
+        __global const T* restrict w, const long w_off, __global const T* restrict b,
+        const long b_off, __global T* restrict out, const long out_off,
+        __global T* restrict mean, const long mean_off, __global T* restrict rstd,
+        const long rstd_off, const long ns, const T eps) {
+    const long r = get_global_id(0);
+    __global const T* row = x + x_off + r * ns;
+    __global T* dst = out + out_off + r * ns;
+    T total = 0;
+    for (long j = 0; j < ns; ++j) total += row[j];
+    const T mu = total / (T)ns;
+    T den = 0;
+    for (long j = 0; j < ns; ++j) {
+        const T d = row[j] - mu;
+        den += d * d;
+    }
+    const T rs = rsqrt(den / (T)ns + eps);
+    mean[mean_off + r] = mu;
+    rstd[rstd_off + r] = rs;
+    for (long j = 0; j < ns; ++j) {
+        const T y = (row[j] - mu) * rs;
+        dst[j] = BIAS(WEIGHT(y));
+    }
+}
+"""
+_FORWARD_NAMES = ["x", "x_off", "w", "w_off", "b", "b_off", "out", "out_off", "mean", "mean_off",
+                  "rstd", "rstd_off", "ns", "eps"]
+_CTYPES = {"float32": "float", "float64": "double"}
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd) in one launch where it fits (Note [Fused layer norm forward])."""
+    out_spec, stats_spec, _ = NO.native_layer_norm.meta(input, normalized_shape, weight, bias,
+                                                         eps)
+    n = 1
+    for size in normalized_shape:
+        n *= size
+    operands = [t for t in (input, weight, bias) if t is not None]
+    if not (0 < n < GROUP_ROW and out_spec.dtype == stats_spec.dtype == input.dtype and
+            all(t.dtype == input.dtype and t.dtype.name in _CTYPES and t.is_contiguous()
+                for t in operands)):
+        return general_layer_norm(input, normalized_shape, weight, bias, eps)
+    rt = runtime_of(input)
+    out, mean, rstd = (new_output(out_spec, input), new_output(stats_spec, input),
+                       new_output(stats_spec, input))
+    rows = input.numel() // n
+    if not rows:
+        return out, mean, rstd
+    ctype = _CTYPES[input.dtype.name]
+    values = [*rt.buffer_of(input)]
+    for t in (weight, bias):
+        values += rt.buffer_of(t) if t is not None else (None, 0)
+    for t in (out, mean, rstd):
+        values += rt.buffer_of(t)
+    values += [n, input.dtype.np.type(eps)]
+    affine = (weight is not None, bias is not None)
+
+    def build():
+        source = _FORWARD.replace("WEIGHT(y)", "(y * w[w_off + j])" if affine[0] else "y") \
+            .replace("BIAS(", "(b[b_off + j] + " if affine[1] else "(")
+        source = f"#define T {ctype}\n" + source
+        return (FP64 + source if ctype == "double" else source), _FORWARD_NAMES
+    launch("aten::native_layer_norm", ("aten::native_layer_norm", "fused", ctype, affine), build,
+           values, [*operands, out, mean, rstd], rows, rt, names=lambda: _FORWARD_NAMES)
+    return out, mean, rstd
+
+
+KERNELS = {NO.native_layer_norm_backward: native_layer_norm_backward,
+           NO.native_layer_norm: native_layer_norm}

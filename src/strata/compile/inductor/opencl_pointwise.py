@@ -193,7 +193,8 @@ def pointwise(op_name, formula, operands, out, layout=None):
     """``out[i] = formula(*operands at i, cast to compute dtypes)``, broadcasting operands.
 
     ``operands``: (value, compute dtype) pairs; a value is an opencl tensor or a number.
-    Returns ``out``; ``layout`` (if given, a list) receives the launch's ``_Layout``."""
+    Returns ``out``; ``layout`` (if given, a list) receives the launch's ``_Layout``, its
+    operands' values and its argument plan."""
     rt = runtime_of(out)
     shape = _Layout(op_name, formula, operands, out)
     values = shape.values(rt, [v for v, _ in operands], out)
@@ -233,7 +234,7 @@ def pointwise(op_name, formula, operands, out, layout=None):
     launch(op_name, shape.key, build, values, tensors, shape.numel, rt,
            names=lambda: _value_names(kinds, rank))
     if layout is not None:
-        layout.append(shape)
+        layout += (shape, [v for v, _ in operands], _plans[shape.key])
     return out
 
 
@@ -272,14 +273,14 @@ def filled(op, value_position):
     return kernel
 
 
-def clone(self, memory_format=None):
+def _clone(self, memory_format=None, layout=None):
     """A copy with the layout the meta function chose (``preserve_format`` keeps dense
     strides)."""
     spec = F.clone.meta(self, memory_format)
     shape = tuple(spec.shape)
     strides = spec.strides if spec.strides is not None else contiguous_strides(shape)
     out = runtime_of(self).empty(shape, tuple(strides), spec.dtype)
-    return pointwise("aten::clone", identity, [(self, self.dtype)], out)
+    return pointwise("aten::clone", identity, [(self, self.dtype)], out, layout)
 
 
 def reshape_copy(self, size):
@@ -292,11 +293,12 @@ def reshape_copy(self, size):
     return out.view(tuple(spec.shape))
 
 
-def gelu(self, approximate="none"):
+def _gelu(self, approximate="none", layout=None):
     """The eager CPU kernels' formula (compile/inductor/eager.py), printed for OpenCL."""
     spec = P.gelu.meta(self, approximate)
     name = "gelu_tanh" if approximate == "tanh" else "gelu"
-    return pointwise("aten::gelu", GELU[name], [(self, spec.dtype)], new_output(spec, self))
+    return pointwise("aten::gelu", GELU[name], [(self, spec.dtype)], new_output(spec, self),
+                     layout)
 
 
 def _gelu_formula(name):
@@ -403,7 +405,7 @@ def unary(op, fn):
         layout = []
         pointwise(op.qualname, fn, [(self, compute)], out, layout)
         if sig is not None and out is not self:
-            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+            lane.remember(sig, runtime_of(out), out, *layout)
         return out
     return kernel
 
@@ -427,16 +429,47 @@ def binary(op, fn, compare=False, alpha=False):
         layout = []
         pointwise(op.qualname, fn, operands, out, layout)
         if sig is not None and out is not self:
-            lane.remember(sig, runtime_of(out), out, layout[0], _plans[layout[0].key])
+            lane.remember(sig, runtime_of(out), out, *layout)
         return out
     return kernel
 
 
-def where(condition, self, other):
+def _where(condition, self, other, layout=None):
     spec = P.where.meta(condition, self, other)
     out = new_output(spec, next(t for t in (condition, self, other) if is_device(t)))
     return pointwise("aten::where.self", where_formula, [(condition, D.bool_), (self, spec.dtype),
-                                                     (other, spec.dtype)], out)
+                                                     (other, spec.dtype)], out, layout)
+
+
+def laned(op_name, fn):
+    """``fn(*args, layout=[])``, an out-of-place op that ends in one ``pointwise`` launch
+    whose tensor operands are its tensor arguments in order, with a pointwise lane (Note
+    [Pointwise lane])."""
+    lane = PointwiseLane(op_name)
+
+    def kernel(*args):
+        sig = lane.signature(args)
+        if sig is not None:
+            out = lane.run(sig, args)
+            if out is not None:
+                return out
+        layout = []
+        out = fn(*args, layout=layout)
+        if sig is not None and layout and _same_tensors(args, layout[1]):
+            lane.remember(sig, runtime_of(out), out, *layout)
+        return out
+    return kernel
+
+
+def _same_tensors(args, operands):
+    """Whether the device tensors of ``args`` are those of ``operands``, in order."""
+    given, used = [a for a in args if is_device(a)], [v for v in operands if is_device(v)]
+    return len(given) == len(used) and all(a is b for a, b in zip(given, used))
+
+
+clone = laned("aten::clone", _clone)
+gelu = laned("aten::gelu", _gelu)
+where = laned("aten::where.self", _where)
 
 
 def where_formula(c, a, b):
@@ -449,12 +482,12 @@ def backward_formula(op, name):
     formulas = {tanh: _backward_formula("gelu_tanh_backward" if tanh else name)
                 for tanh in (False, True)}
 
-    def kernel(grad_output, x, *approximate):
+    def kernel(grad_output, x, *approximate, layout=None):
         spec = op.meta(grad_output, x, *approximate)
         return pointwise(op.qualname, formulas[approximate == ("tanh",)],
                          [(grad_output, spec.dtype), (x, spec.dtype)],
-                         new_output(spec, grad_output if is_device(grad_output) else x))
-    return kernel
+                         new_output(spec, grad_output if is_device(grad_output) else x), layout)
+    return laned(op.qualname, kernel)
 
 
 def _backward_formula(name):
