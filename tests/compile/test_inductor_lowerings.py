@@ -272,7 +272,7 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
     import threading
 
     from strata.compile.inductor import autotune
-    x = strata.tensor(_rand(512, 256))
+    x = strata.tensor(_rand(2048, 512))   # 1M elements: several chunks of array.GRAIN_SIZE
     fn = strata.compile(lambda t: (t.exp() * 2).softmax(-1) + t.sum(0), backend="inductor")
     before = strata.get_num_threads()
     names, chunks, original = set(), [], autotune.parallel_for

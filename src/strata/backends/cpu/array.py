@@ -176,8 +176,10 @@ def write(self, result):
 # thread, which on a busy machine is one waiting for a core (Note [Default thread count]).
 
 NUM_THREADS = 1   # set by threads.set_num_threads (backends/cpu/threads.py) at registration
-GRAIN_SIZE = 1 << 16  # elements: a smaller chunk is not worth a thread (twice ATen's: a sleeping
-# pool thread takes ~5-10 us to wake, where an OpenMP thread spinning for work takes ~1 us)
+GRAIN_SIZE = 1 << 18  # elements: a smaller chunk is not worth a thread. ATen's is 32768, for
+# OpenMP threads spinning for work; a loop on this pool pays ~30-50 us to wake a sleeping thread
+# and hand the GIL back and forth (measured on the 2-core VM of docs/performance.md, "Threads":
+# a sigmoid over 256K float32 took 114 us on one thread and 144 us on two, over 1M 421 vs 317 us)
 CHUNKS_PER_THREAD = 4   # enough to rebalance around a late thread; each chunk costs ~1-2 us
 
 _pool = None
@@ -207,7 +209,7 @@ def resize_pool(num_threads: int) -> None:
 class _Loop:
     """One ``parallel_for``: its chunks, the counter handing them out, and how many are left."""
 
-    __slots__ = ("fn", "begin", "end", "step", "chunks", "left", "done", "lock", "error")
+    __slots__ = ("begin", "chunks", "done", "end", "error", "fn", "left", "lock", "step")
 
     def __init__(self, fn, begin, end, chunks):
         self.fn, self.begin, self.end = fn, begin, end

@@ -38,7 +38,7 @@ def _operands(dt, a, b):
 # multiples of 64 rows or columns, and are the same for the same thread count whichever thread
 # runs them, so a product's bits do not change from run to run; between thread counts they can
 # differ in the last place (BLAS picks its kernels by block shape), as PyTorch's do.
-PARALLEL_GEMM_MACS = 1 << 21   # m*n*k: below this one thread is faster than two (~60 us)
+PARALLEL_GEMM_MACS = 1 << 23   # m*n*k: below this one thread is faster than two (~300 us)
 GEMM_BLOCK_ALIGN = 64
 
 
@@ -68,13 +68,13 @@ def matmul(a, b, out=None):
         out = np.empty(a.shape[:-1] + (n,), np.result_type(a, b))
     if batch:
         starts, step = _blocks(batch, threads, 1)
-        block = lambda i: np.matmul(a[i:i + step], b[i:i + step], out=out[i:i + step])  # noqa: E731
+        block = lambda i: np.matmul(a[i:i + step], b[i:i + step], out=out[i:i + step])
     elif m >= n:
         starts, step = _blocks(m, threads, GEMM_BLOCK_ALIGN)
-        block = lambda i: np.matmul(a[i:i + step], b, out=out[i:i + step])  # noqa: E731
+        block = lambda i: np.matmul(a[i:i + step], b, out=out[i:i + step])
     else:
         starts, step = _blocks(n, threads, GEMM_BLOCK_ALIGN)
-        block = lambda i: np.matmul(a, b[:, i:i + step], out=out[:, i:i + step])  # noqa: E731
+        block = lambda i: np.matmul(a, b[:, i:i + step], out=out[:, i:i + step])
     parallel_for(0, len(starts), 1, lambda lo, hi: [block(starts[j]) for j in range(lo, hi)])
     return out
 

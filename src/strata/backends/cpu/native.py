@@ -254,7 +254,7 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # Elements from which a generated eager kernel beats NumPy (below it the ctypes call costs more
 # than it saves).
 GENERATED_MIN_SIZE = 1024
-GENERATED_GRAIN = 1 << 16   # elements per chunk at least (array.GRAIN_SIZE says why)
+GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

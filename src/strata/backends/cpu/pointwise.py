@@ -23,7 +23,15 @@ from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from . import native
-from .array import COMPUTE, allocation_error, compute_data, empty_apart, parallel_for, wrap
+from .array import (
+    COMPUTE,
+    GRAIN_SIZE,
+    allocation_error,
+    compute_data,
+    empty_apart,
+    parallel_for,
+    wrap,
+)
 
 set_state, reset_state, IGNORE = fp_errors.state.set, fp_errors.state.reset, fp_errors.IGNORE
 _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
@@ -154,7 +162,7 @@ def _run_chunks(fn, flat, extra, flat_out):
 
     def chunk(lo, hi):
         fn(*[x[lo:hi] if s else x for x, s in zip(flat, sliced)], *extra, out=flat_out[lo:hi])
-    parallel_for(0, flat_out.shape[0], LARGE // 2, chunk)
+    parallel_for(0, flat_out.shape[0], GRAIN_SIZE, chunk)
 
 
 def large_result(fn, dtype, operands, extra, source):
