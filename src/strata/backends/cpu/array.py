@@ -180,6 +180,10 @@ GRAIN_SIZE = 1 << 18  # elements: a smaller chunk is not worth a thread. ATen's 
 # OpenMP threads spinning for work; a loop on this pool pays ~30-50 us to wake a sleeping thread
 # and hand the GIL back and forth (measured on the 2-core VM of docs/performance.md, "Threads":
 # a sigmoid over 256K float32 took 114 us on one thread and 144 us on two, over 1M 421 vs 317 us)
+# A loop of a few flops per element (``x * y``, ``tanh_backward``) is bound by memory, and pays a
+# second thread's wake-up only from about 2M elements (``x * x`` over 0.5M float32: 55 us on one
+# thread, 113 us on two; over 2M: 257 vs 220 us).
+MEMORY_BOUND_GRAIN = 1 << 20
 CHUNKS_PER_THREAD = 4   # enough to rebalance around a late thread; each chunk costs ~1-2 us
 
 _pool = None

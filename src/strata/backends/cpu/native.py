@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import config
-from .array import empty_apart, parallel_for
+from .array import MEMORY_BOUND_GRAIN, empty_apart, parallel_for
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen;
@@ -255,6 +255,8 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # than it saves).
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
+# formulas of a few flops per element: chunks of array.MEMORY_BOUND_GRAIN
+MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -291,7 +293,8 @@ def _run(formula, a, inputs, scalars):
     pointers = [x.ctypes.data for x in inputs] + ([params.ctypes.data] if scalars else [])
     pointers.append(out.ctypes.data)
     n = a.size
-    parallel_for(0, n, GENERATED_GRAIN, lambda lo, hi: fn(*pointers, n, lo, hi))
+    grain = MEMORY_BOUND_GRAIN if formula in MEMORY_BOUND_FORMULAS else GENERATED_GRAIN
+    parallel_for(0, n, grain, lambda lo, hi: fn(*pointers, n, lo, hi))
     return out
 
 

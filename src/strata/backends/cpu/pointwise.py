@@ -25,7 +25,7 @@ from ...ops import pointwise as P
 from . import native
 from .array import (
     COMPUTE,
-    GRAIN_SIZE,
+    MEMORY_BOUND_GRAIN,
     allocation_error,
     compute_data,
     empty_apart,
@@ -162,7 +162,7 @@ def _run_chunks(fn, flat, extra, flat_out):
 
     def chunk(lo, hi):
         fn(*[x[lo:hi] if s else x for x, s in zip(flat, sliced)], *extra, out=flat_out[lo:hi])
-    parallel_for(0, flat_out.shape[0], GRAIN_SIZE, chunk)
+    parallel_for(0, flat_out.shape[0], MEMORY_BOUND_GRAIN, chunk)
 
 
 def large_result(fn, dtype, operands, extra, source):
