@@ -416,3 +416,23 @@ def test_integer_fmod_by_zero_raises_and_leaves_self_alone():
         x.fmod_(0)
     assert x.cpu().tolist() == [0, 1, 2]
     assert x.fmod_(2).cpu().tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_in_place_matches_torch(approximate, dtype):
+    a = np.random.default_rng(0).standard_normal((5, 7)).astype(dtype)
+    x = strata.tensor(a).to("opencl")
+    assert strata.ops.aten.gelu_(x, approximate=approximate) is x
+    expected = torch.nn.functional.gelu(torch.tensor(a), approximate=approximate).numpy()
+    np.testing.assert_allclose(x.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_gelu_in_place_of_integers_raises_as_torch_and_changes_nothing():
+    x = strata.tensor([1, 2]).to("opencl")
+    with pytest.raises(NotImplementedError) as err:
+        strata.ops.aten.gelu_(x)
+    with pytest.raises(NotImplementedError) as torch_err:
+        torch.ops.aten.gelu_(torch.tensor([1, 2]))
+    assert str(err.value) == str(torch_err.value)
+    assert x.cpu().tolist() == [1, 2]

@@ -55,6 +55,7 @@ from .opencl_pointwise import (
     fill_,
     filled,
     gelu,
+    gelu_,
     math_formula,
     pow_,
     reshape_copy,
@@ -68,7 +69,7 @@ from .opencl_pointwise import (
 def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
-             F.clone: clone, P.gelu: gelu, SPC.erf: unary(SPC.erf, math_formula("erf")),
+             F.clone: clone, P.gelu: gelu, P.gelu_: gelu_, SPC.erf: unary(SPC.erf, math_formula("erf")),
              SPC.erf_: unary(SPC.erf_, math_formula("erf")),
              SPC.erfc: unary(SPC.erfc, math_formula("erfc")),
              SPC.erfc_: unary(SPC.erfc_, math_formula("erfc")),

@@ -301,6 +301,14 @@ def _gelu(self, approximate="none", layout=None):
                      layout)
 
 
+def gelu_(self, approximate="none"):
+    """In place: each element read and written by the same work-item."""
+    P.gelu_.meta(self, approximate)
+    name = "gelu_tanh" if approximate == "tanh" else "gelu"
+    pointwise("aten::gelu_", GELU[name], [(self, self.dtype)], self)
+    return self
+
+
 def _gelu_formula(name):
     def formula(x):
         return eager.FORMULAS[name](x, x.dtype)
