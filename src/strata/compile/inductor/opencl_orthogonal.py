@@ -202,6 +202,10 @@ def linalg_qr(A, mode="reduced"):
 # ranks are a permutation even with NaN (no output slot left unwritten)
 _BEFORE = """#define BEFORE(x, y, i, j) ((!isnan(x) && isnan(y)) || (x) < (y) || \\
     (((x) == (y) || (isnan(x) && isnan(y))) && (i) < (j)))
+/* the tangent of the Jacobi rotation that zeroes a pair, from cot(2 theta) (the smaller root of
+   t^2 + 2 cot t - 1 = 0; for a huge cot, its limit 1 / (2 cot)) */
+#define JACOBI_TANGENT(cot) (fabs(cot) > 1e8 ? 0.5 / (cot) : \\
+    copysign((T)1, (cot)) / (fabs(cot) + sqrt(1 + (cot) * (cot))))
 """
 
 # syevj: parallel cyclic Jacobi on a contiguous copy ``g`` of A (symmetrised from the triangle
@@ -250,8 +254,7 @@ _SYEVJ = _BEFORE + """KERNEL k_syevj(__global T* g, const long g_off, __global T
                     if (fabs(apq) > EPS * sqrt(fabs(app)) * sqrt(fabs(aqq)) &&
                             fabs(apq) > TINY) {
                         const T theta = (aqq - app) / (2 * apq);
-                        const T t = fabs(theta) > 1e8 ? 0.5 / theta :
-                            copysign((T)1, theta) / (fabs(theta) + sqrt(1 + theta * theta));
+                        const T t = JACOBI_TANGENT(theta);
                         c = 1 / sqrt(1 + t * t);
                         s = t * c;
                         rotated = 1;
@@ -391,8 +394,7 @@ _GESVJ = _BEFORE + """KERNEL k_gesvj(__global T* g, const long g_off, __global T
                     }
                     if (fabs(gamma) > EPS * sqrt(alpha) * sqrt(beta) && fabs(gamma) > TINY) {
                         const T zeta = (beta - alpha) / (2 * gamma);
-                        const T t = fabs(zeta) > 1e8 ? 0.5 / zeta :
-                            copysign((T)1, zeta) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+                        const T t = JACOBI_TANGENT(zeta);
                         cs = 1 / sqrt(1 + t * t);
                         sn = t * cs;
                         rotated = 1;
