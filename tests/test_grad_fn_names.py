@@ -50,6 +50,8 @@ ALLOWED = {
     "aten::adaptive_avg_pool2d": "a primitive in strata (own node); ATen's CPU path for an "
                                  "output of 1x1 is mean (MeanBackward1)",
     "aten::bilinear": DECOMPOSED_OTHERWISE,
+    "aten::cholesky_solve": "a composite of two triangular solves in strata (one "
+                            "LinalgSolveTriangularBackward0 each); ATen's op has its own row",
     "aten::coalesce": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",

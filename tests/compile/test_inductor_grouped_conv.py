@@ -63,10 +63,12 @@ def test_grouped_convolution_training_step(nd, groups, per_group, stride, paddin
     got = _conv_step(strata, *args, backend=_recording_backend(runs))
     eager = _conv_step(strata, *args)
     want = _conv_step(torch, *args)
-    # the loss is a generated sum (its own summation order); the gradients are eager's bits
+    # the loss is a generated sum (its own summation order); the gradients are one batched
+    # matmul each, eager's the batch-blocked GEMMs of backends/cpu/nn.py (Note [Batch-blocked
+    # convolution]): the same products, summed in blocks, so equal to rounding
     np.testing.assert_allclose(got[0], eager[0], rtol=1e-6)
     for g, e, t in zip(got, eager, want):
-        assert g is got[0] or g.tobytes() == e.tobytes()
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-4)
     for run in runs:
         assert "Fallback" not in run.ir_post_fusion
@@ -74,8 +76,8 @@ def test_grouped_convolution_training_step(nd, groups, per_group, stride, paddin
     forward = strata.compile(lambda *t: conv(*t, stride, padding, dilation, groups),
                              backend="inductor")
     tensors = [strata.tensor(a) for a in (x, w, b)]
-    assert forward(*tensors).numpy().tobytes() == conv(
-        *tensors, stride, padding, dilation, groups).numpy().tobytes()
+    np.testing.assert_allclose(forward(*tensors).numpy(), conv(
+        *tensors, stride, padding, dilation, groups).numpy(), rtol=1e-5, atol=1e-5)
     externs = [e for r in runs for e in re.findall(r"Extern\(<OpOverload aten::(\w+)",
                                                    r.ir_post_fusion)]
     assert externs.count("bmm") == 3     # the forward, the input and the weight gradients

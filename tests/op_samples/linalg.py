@@ -253,6 +253,14 @@ SAMPLES = {
         Sample(lambda m, a: m.linalg.cholesky(a, upper=True), (_spd(3, 2, dtype=np.float32),),
                atol=1e-4, rtol=1e-4),
     ],
+    "aten::cholesky_solve": [
+        # the factor comes from cholesky, whose backward reads only its triangle: strata's
+        # composite reads only the factor's triangle too (PyTorch's formula fills both)
+        Sample(lambda m, b, a: m.cholesky_solve(b, m.linalg.cholesky(a)),
+               (_f(3, 2, dtype=np.float64), _spd(3))),
+        Sample(lambda m, b, a: m.cholesky_solve(b, m.linalg.cholesky(a).mT, upper=True),
+               (_f(2, 3, 2), _spd(3, 2, dtype=np.float32)), atol=1e-4, rtol=1e-4),
+    ],
     "aten::cholesky": [
         Sample(lambda m, a: m.cholesky(a), (_spd(3),)),
         Sample(lambda m, a: a.cholesky(upper=True), (_spd(2),)),

@@ -109,6 +109,7 @@ def test_a_prepared_launch_on_a_second_stream_records_its_use_of_the_first_strea
     for _ in range(2):
         x * 2
     side = strata.opencl.Stream()
+    side.wait_stream(strata.opencl.current_stream())   # x is written on the default stream
     with strata.opencl.stream(side):
         other = x * 2
     block = x._storage.block
