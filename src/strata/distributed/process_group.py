@@ -15,6 +15,7 @@ import datetime
 import os
 import sys
 import threading
+import time
 import traceback
 
 from .. import config
@@ -287,6 +288,9 @@ def record_failure(text):
         pass
 
 
+ABORT_OUTPUT_GRACE_S = 0.25
+
+
 def _abort(message, code=1):
     """Print ``message`` and end the whole MPI job (Note [Ending the job when a rank fails])."""
     record_failure(message)
@@ -295,6 +299,9 @@ def _abort(message, code=1):
                      f"(MPI_Abort) so that no rank waits forever\n")
     sys.stderr.flush()
     sys.stdout.flush()
+    # mpiexec's proxy forwards a rank's output on its own time and MPI_Abort tears it down: on
+    # a busy machine the message above was sometimes lost. A moment lets it through.
+    time.sleep(ABORT_OUTPUT_GRACE_S)
     _mpi().COMM_WORLD.Abort(code)
     os._exit(code)   # MPI_Abort can return once a peer has finalized; never go on regardless
 
