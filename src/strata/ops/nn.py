@@ -350,6 +350,35 @@ def _upsample_meta(name, dims):
     return meta
 
 
+def nearest_scale(in_size, out_size, scale):
+    """ATen's ``compute_scales_value`` in float32, as the nearest modes use it: 1 / scale when
+    one is given, else in / out."""
+    if scale is not None and scale > 0:
+        return np.float32(1.0 / scale)
+    return np.float32(in_size) / np.float32(out_size)
+
+
+def area_pixel_scale(in_size, out_size, align_corners, scale):
+    """ATen's ``area_pixel_compute_scale`` (linear and cubic modes), as a Python float."""
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def linear_taps(in_size, out_size, align_corners, scale, dtype):
+    """Source indices and weights of linear interpolation along one dim
+    (``area_pixel_compute_source_index``, computed in ``dtype``): shared by the kernel and the
+    backward."""
+    s = dtype.type(area_pixel_scale(in_size, out_size, align_corners, scale))
+    dst = np.arange(out_size, dtype=dtype)
+    src = s * dst if align_corners else np.maximum(s * (dst + dtype.type(0.5)) - dtype.type(0.5),
+                                                   0)
+    i0 = np.minimum(src.astype(np.int64), in_size - 1)
+    i1 = i0 + (i0 < in_size - 1)
+    w1 = np.clip(src - i0, 0, 1).astype(dtype)
+    return i0, i1, (1 - w1).astype(dtype), w1
+
+
 def nearest_source(in_size, out_size, scale, exact):
     """The input index each output index of a nearest upsampling reads (PyTorch's ``nearest_idx``/
     ``nearest_neighbor_exact_idx``, in float32 as there): shared by the kernel and the backward."""
@@ -357,8 +386,7 @@ def nearest_source(in_size, out_size, scale, exact):
         return np.arange(out_size)
     if not exact and out_size == 2 * in_size:
         return np.arange(out_size) >> 1
-    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
-        np.float32(in_size) / np.float32(out_size)
+    s = nearest_scale(in_size, out_size, scale)
     dst = np.arange(out_size, dtype=np.float32)
     src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
     return np.minimum(src.astype(np.int64), in_size - 1)
@@ -369,10 +397,7 @@ def cubic_taps(in_size, out_size, align_corners, scale, dtype):
     computes them in ``dtype`` (``area_pixel_compute_source_index`` unclamped for cubic, the
     indices clamped into the input, Keys' cubic convolution with A = -0.75): shared by the kernel
     and the backward."""
-    if align_corners:
-        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    s = area_pixel_scale(in_size, out_size, align_corners, scale)
     s, one, a = dtype.type(s), dtype.type(1), dtype.type(-0.75)
     dst = np.arange(out_size, dtype=dtype)
     src = s * dst if align_corners else s * (dst + dtype.type(0.5)) - dtype.type(0.5)

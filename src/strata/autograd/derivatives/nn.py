@@ -19,7 +19,7 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from . import derivative, non_differentiable, not_implemented, zeros
+from . import derivative, not_implemented, zeros
 
 
 def _index(values, like):
@@ -133,22 +133,6 @@ for (_mode, _dims), _op in NN.MODE_PADS.items():
     _mode_pad(_op, _mode, _dims)
 
 
-def linear_taps(in_size, out_size, align_corners, scale, dtype):
-    """Source indices and weights of linear interpolation (``area_pixel_compute_source_index``)."""
-    if align_corners:
-        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
-    s = dtype.type(s)
-    dst = np.arange(out_size, dtype=dtype)
-    src = s * dst if align_corners else np.maximum(s * (dst + dtype.type(0.5)) - dtype.type(0.5),
-                                                   0)
-    i0 = np.minimum(src.astype(np.int64), in_size - 1)
-    i1 = i0 + (i0 < in_size - 1)
-    w1 = np.clip(src - i0, 0, 1).astype(dtype)
-    return i0, i1, 1 - w1, w1
-
-
 def _upsample_name(op):
     parts = op.schema.name.strip("_").split("_")
     name = "".join(p.capitalize() for p in parts)
@@ -181,7 +165,7 @@ def _linear(op):
         scales = _scales(ctx)
         dtype = np.float64 if grad.dtype.itemsize == 8 else np.float32
         for i, (n, o) in enumerate(zip(shape[2:], ctx.output_size)):
-            i0, i1, w0, w1 = linear_taps(n, o, ctx.align_corners, scales[i], np.dtype(dtype))
+            i0, i1, w0, w1 = NN.linear_taps(n, o, ctx.align_corners, scales[i], np.dtype(dtype))
             d = 2 + i
             grad = P.add(_gather_back(grad, d, i0, n, w0), _gather_back(grad, d, i1, n, w1))
         return grad

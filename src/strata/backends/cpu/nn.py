@@ -375,21 +375,6 @@ def _nearest(op, exact):
     return kernel
 
 
-def _linear_taps(in_size, out_size, align_corners, scale, cdt):
-    """Source indices and weights of linear interpolation (``area_pixel_compute_source_index``)."""
-    if align_corners:
-        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    else:
-        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
-    s = cdt.type(s)
-    dst = np.arange(out_size, dtype=cdt)
-    src = s * dst if align_corners else np.maximum(s * (dst + cdt.type(0.5)) - cdt.type(0.5), 0)
-    i0 = np.minimum(src.astype(np.int64), in_size - 1)
-    i1 = i0 + (i0 < in_size - 1)
-    w1 = np.clip(src - i0, 0, 1).astype(cdt)
-    return i0, i1, (1 - w1).astype(cdt), w1
-
-
 def _linear(op):
     def kernel(self, output_size, align_corners, *scales):
         spec = op.meta(self, output_size, align_corners, *scales)
@@ -397,8 +382,8 @@ def _linear(op):
         cdt = out.dtype
         for i, (n, o) in enumerate(zip(self.shape[2:], output_size)):
             axis = 2 + i
-            i0, i1, w0, w1 = _linear_taps(n, o, align_corners,
-                                          scales[i] if i < len(scales) else None, cdt)
+            i0, i1, w0, w1 = NN.linear_taps(n, o, align_corners,
+                                            scales[i] if i < len(scales) else None, cdt)
             shape = [1] * out.ndim
             shape[axis] = o
             out = np.take(out, i0, axis=axis) * w0.reshape(shape) + \

@@ -9,7 +9,6 @@ program serves every shape of a rank and dtype. The backward ops are the derivat
 (``index_add_`` along each dim, autograd/derivatives/nn.py), which run on the device too.
 """
 
-import numpy as np
 
 from ...core import dtype as D
 from ...ops import nn as NN
@@ -62,21 +61,6 @@ def _mode_pad(op, reflect):
 
 
 # --- upsampling -----------------------------------------------------------------------------------
-
-
-def _nearest_scale(in_size, out_size, scale):
-    """ATen's ``compute_scales_value`` in float, as nearest modes use it: 1 / scale when one is
-    given, else in / out."""
-    if scale is not None and scale > 0:
-        return np.float32(1.0 / scale)
-    return np.float32(in_size) / np.float32(out_size)
-
-
-def _linear_scale(in_size, out_size, align_corners, scale):
-    """ATen's ``area_pixel_compute_scale``, as the CPU device's linear taps compute it."""
-    if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
 
 
 def _nearest_term(dims, exact):
@@ -187,7 +171,7 @@ def _nearest(op, exact):
             return out
         sizes, dims = self._shape[2:], len(output_size)
         scales = (*scales, *(None,) * (dims - len(scales)))
-        floats = {f"sc{d}": (_nearest_scale(n, o, s), D.float32)
+        floats = {f"sc{d}": (NN.nearest_scale(n, o, s), D.float32)
                   for d, (n, o, s) in enumerate(zip(sizes, output_size, scales))}
         ints = {**_geometry("xs", sizes), **_geometry("os", output_size)}
         window(op.qualname, {"inp": self}, ints, [(out, _reduced)], (1,), "sum",
@@ -207,7 +191,7 @@ def _linear(op, taps=2, terms=_LINEAR_TERMS):
         sizes, dims = self._shape[2:], len(output_size)
         scales = (*scales, *(None,) * (dims - len(scales)))
         compute = opmath(out.dtype)
-        floats = {f"sc{d}": (_linear_scale(n, o, align_corners, s), compute)
+        floats = {f"sc{d}": (NN.area_pixel_scale(n, o, align_corners, s), compute)
                   for d, (n, o, s) in enumerate(zip(sizes, output_size, scales))}
         term = terms[bool(align_corners)] if taps == 4 else terms[dims, bool(align_corners)]
         window(op.qualname, {"inp": self}, _geometry("xs", sizes), [(out, _reduced)],
