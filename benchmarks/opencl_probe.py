@@ -11,6 +11,11 @@
 3. Training steps: kernel launches per step, host time to enqueue a step (the device may still
    be busy; wall and CPU time) and the device-inclusive step time, for the benchmark's MLP and
    tiny GPT.
+4. Per-op profile (``--parts ops``): one tiny GPT step's host CPU time and launches by what the
+   model called: each top-level op of the forward (by op name), each backward node (by node
+   name, the ops its formula calls included), the optimizer's step, and what is left (the
+   engine, modules, Python). Profiling routes every op through the dispatcher's ``call`` (the
+   operator fast path is cleared), so each figure is a little above the unprofiled one.
 """
 
 import argparse
@@ -134,12 +139,101 @@ def steps(strata, quick):
               f"{full * 1e3:.2f} |")
 
 
+class _OpProfile:
+    """Host CPU time (``time.thread_time``) and launches of the outermost op or backward node
+    running, by name (see the module docstring, part 4)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.launches = 0
+        self.rows = {}          # name -> [calls, seconds, launches]
+
+    def timed(self, name, fn, *args, **kwargs):
+        if self.depth:
+            return fn(*args, **kwargs)
+        self.depth = 1
+        launches, t0 = self.launches, time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            row = self.rows.setdefault(name, [0, 0.0, 0])
+            row[0] += 1
+            row[1] += time.thread_time() - t0
+            row[2] += self.launches - launches
+            self.depth = 0
+
+
+def op_profile(strata, quick, top=25):
+    from strata.autograd import graph, kernel
+    from strata.backends.opencl import runtime
+    from strata.ops.op import REGISTRY, OpOverload
+    step = tiny_gpt(strata, "opencl", 32 if quick else 128, context=16 if quick else 64,
+                    batch=4 if quick else 16)
+    for _ in range(2):
+        step()
+    strata.opencl.synchronize()
+    prof = _OpProfile()
+    patched = []
+
+    def patch(owner, attr, wrapper_of):
+        original = getattr(owner, attr)
+        patched.append((owner, attr, original))
+        setattr(owner, attr, wrapper_of(original))
+
+    def counting(original):
+        def counted(*args, **kwargs):
+            prof.launches += 1
+            return original(*args, **kwargs)
+        return counted
+
+    patch(runtime.OpenCLRuntime, "launch", counting)
+    patch(runtime.OpenCLRuntime, "enqueue_prepared", counting)
+    patch(OpOverload, "__call__", lambda call: lambda op, *a, **k: prof.timed(
+        f"op {op.qualname}", call, op, *a, **k))
+    for node_class in (kernel.OpNode, graph.AccumulateGrad, kernel.CopySlices):
+        patch(node_class, "apply", lambda apply: lambda node, grads: prof.timed(
+            f"backward {node.name()}", apply, node, grads))
+    optimizer = type(step.__closure__[step.__code__.co_freevars.index("opt")].cell_contents)
+    patch(optimizer, "step", lambda fn: lambda self, *a, **k: prof.timed(
+        f"optimizer {type(self).__name__}.step", fn, self, *a, **k))
+    for op in REGISTRY.values():        # every op through ``call``: see the docstring
+        op._operator_entries.clear()
+    steps = 5
+    t0 = time.thread_time()
+    try:
+        for _ in range(steps):
+            step()
+    finally:
+        total = time.thread_time() - t0
+        for owner, attr, original in reversed(patched):
+            setattr(owner, attr, original)
+    strata.opencl.synchronize()
+    rows = sorted(prof.rows.items(), key=lambda kv: -kv[1][1])
+    counted = sum(r[1] for r in prof.rows.values())
+    print(f"\n## Host CPU time of one tiny GPT step by op (profiled: {total / steps * 1e3:.2f} "
+          f"ms, {prof.launches / steps:.0f} launches)")
+    print("| op or node | calls | launches | host us per call | host us per step | share |")
+    print("|---|---|---|---|---|---|")
+    for name, (calls, seconds, launches) in rows[:top]:
+        print(f"| {name} | {calls / steps:.0f} | {launches / steps:.0f} | "
+              f"{seconds / calls * 1e6:.1f} | {seconds / steps * 1e6:.0f} | "
+              f"{seconds / total:.1%} |")
+    rest = rows[top:]
+    print(f"| {len(rest)} others | {sum(r[1][0] for r in rest) / steps:.0f} | "
+          f"{sum(r[1][2] for r in rest) / steps:.0f} | | "
+          f"{sum(r[1][1] for r in rest) / steps * 1e6:.0f} | "
+          f"{sum(r[1][1] for r in rest) / total:.1%} |")
+    print(f"| outside ops and nodes (engine, modules, Python) | | | | "
+          f"{(total - counted) / steps * 1e6:.0f} | {(total - counted) / total:.1%} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (PoCL)")
     parser.add_argument("--parts", default="launch,steps,gemm",
-                        help="which parts to run, comma-separated (default: all three)")
+                        help="which parts to run, comma-separated: launch, steps, gemm, ops "
+                             "(default: the first three)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     import strata
@@ -148,6 +242,8 @@ def main():
         launch_cost(strata)
     if "steps" in parts:
         steps(strata, args.quick)
+    if "ops" in parts:
+        op_profile(strata, args.quick)
     if "gemm" in parts:
         gemm_blockings(strata, 256 if args.quick else 4096)
 

@@ -10,7 +10,9 @@ step overwrote. Anywhere else the caller runs its ops.
 
 A device with fused updates of its own registers them (``register_device_update``: the opencl
 device's are compile/inductor/opencl_optim.py); they run under the same conditions, on the
-device's tensors.
+device's tensors. A device may also update every parameter of a group at once
+(``register_device_group_update``; ``adam_group_step``, ``sgd_momentum_group_step``), as
+torch's ``_fused_adam_`` does: one launch instead of one per parameter, the same arithmetic.
 """
 
 import numpy as np
@@ -18,7 +20,9 @@ import numpy as np
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends.cpu import native
 from ..backends.cpu.array import data, parallel_for
+from ..core import dtype as D
 from ..core.tensor_impl import INFERENCE_VERSION
+from ..dispatch.tls import is_compiling
 from ..dispatch.tls import state as dispatch_state
 
 
@@ -45,6 +49,17 @@ def register_device_update(device_type, name, fn):
     """Run ``fn`` instead of the ops of update ``name`` ("adam_step", "sgd_momentum_step") on
     ``device_type``'s tensors; it returns False where it cannot (the ops run)."""
     _DEVICE_UPDATES[device_type, name] = fn
+
+
+_DEVICE_GROUP_UPDATES = {}   # (device type, update name) -> hook with .fits(lists), (lists, ...)
+
+
+def register_device_group_update(device_type, name, hook):
+    """Update a whole group's parameters with ``hook`` on ``device_type``: ``hook.fits(lists)``
+    says, with no side effect, whether it can take ``lists`` (one list per tensor of update
+    ``name``: params, grads, then the state, one entry per parameter); ``hook(lists, scalars,
+    *flags)`` updates them all with one set of scalars."""
+    _DEVICE_GROUP_UPDATES[device_type, name] = hook
 
 
 def has_device_update(device_type, name) -> bool:
@@ -102,13 +117,18 @@ def sgd_momentum_step(param, grad, buf, momentum, dampening, lr, nesterov):
     return True
 
 
+def _adam_scalars(lerp_weight, beta2, bias_correction2_sqrt, eps, step_size):
+    """The scalars of the Adam kernels, in eager_optim.py's order."""
+    return (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size)
+
+
 def adam_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correction2_sqrt,
               eps, step_size):
     """Adam's update of ``param`` and its state in place, as ``Adam._update``'s ops compute it
     (lerp weight below 0.5, no amsgrad); False where the caller must run the ops instead."""
     if not abs(lerp_weight) < 0.5:
         return False
-    scalars = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size)
+    scalars = _adam_scalars(lerp_weight, beta2, bias_correction2_sqrt, eps, step_size)
     if not _run("adam_step", (param, grad, exp_avg, exp_avg_sq), scalars,
                 (beta2, eps, step_size)):
         return False
@@ -122,9 +142,79 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correc
     where the device has one ("adamw_step": opencl); False where the caller runs them apart."""
     if not (abs(lerp_weight) < 0.5 and has_device_update(param.device.type, "adamw_step")):
         return False
-    scalars = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps, -step_size, decay)
+    scalars = (*_adam_scalars(lerp_weight, beta2, bias_correction2_sqrt, eps, step_size), decay)
     if not _run("adamw_step", (param, grad, exp_avg, exp_avg_sq), scalars,
                 (beta2, eps, step_size, decay)):
         return False
     _bump((param, exp_avg, exp_avg_sq), (2, 1, 2))   # mul_ and addcdiv_; lerp_; mul_, addcmul_
     return True
+
+
+# --- whole groups --------------------------------------------------------------------------------
+
+def _group_hook(update, lists, checked):
+    """The device's multi-tensor ``update`` where it can take ``lists`` unobserved, else None."""
+    hook = _DEVICE_GROUP_UPDATES.get((lists[0][0].device.type, update)) if lists[0] else None
+    if hook is None or is_compiling() or \
+            not _unobserved([t for tensors in lists for t in tensors], *checked):
+        return None
+    return hook if hook.fits(lists) else None
+
+
+def count_steps(steps):
+    """``step.add_(1)`` for each optimizer step count; a float 0-dim CPU tensor (as PyTorch
+    keeps it) is counted in its array with its version moved, as the op would (the callers
+    run with nothing observing the ops: ``_unobserved``)."""
+    for step in steps:
+        if step.device.type == "cpu" and step.ndim == 0 and \
+                step.dtype in (D.float32, D.float64) and \
+                step._version_counter().value != INFERENCE_VERSION:
+            array = data(step)
+            array += 1
+            step._version_counter().value += 1
+        else:
+            step.add_(1)
+
+
+def adam_group_step(params, grads, exp_avgs, exp_avg_sqs, steps, corrections, lerp_weight,
+                    beta2, eps, lr, decay=None):
+    """Count each of ``steps`` up by one, then Adam's update (AdamW's, ``param.mul_(decay)``
+    first, with ``decay``) of every parameter in place, as ``adam_step``/``adamw_step`` compute
+    it, with one device launch per distinct step count; ``corrections(i)`` gives parameter
+    ``i``'s (step size, sqrt of bias correction 2) once its step is counted. False, with
+    nothing done, where the device has no multi-tensor update for them: the caller loops."""
+    update = "adam_step" if decay is None else "adamw_step"
+    lists = (params, grads, exp_avgs, exp_avg_sqs)
+    checked = (beta2, eps, lr) + (() if decay is None else (decay,))
+    hook = _group_hook(update, lists, checked) if abs(lerp_weight) < 0.5 else None
+    if hook is None:
+        return False
+    count_steps(steps)
+    batches = {}            # (step size, correction) -> parameter indices
+    for i in range(len(params)):
+        batches.setdefault(corrections(i), []).append(i)
+    for (step_size, bias_correction2_sqrt), members in batches.items():
+        scalars = _adam_scalars(lerp_weight, beta2, bias_correction2_sqrt, eps, step_size)
+        hook([[tensors[i] for i in members] for tensors in lists] if len(batches) > 1
+             else lists, scalars if decay is None else (*scalars, decay))
+    _bump_lists(lists, (1 if decay is None else 2, 0, 1, 2))
+    return True
+
+
+def sgd_momentum_group_step(params, grads, bufs, momentum, dampening, lr, nesterov):
+    """``sgd_momentum_step`` of every parameter, with one device launch; False, with nothing
+    done, where the device has no multi-tensor update for them: the caller loops."""
+    lists = (params, grads, bufs)
+    hook = _group_hook("sgd_momentum_step", lists, (momentum, dampening, lr))
+    if hook is None:
+        return False
+    hook(lists, (momentum, 1 - dampening, -lr), int(bool(nesterov)))
+    _bump_lists(lists, (1, 0, 2))
+    return True
+
+
+def _bump_lists(lists, counts):
+    for tensors, count in zip(lists, counts):
+        if count:
+            for t in tensors:
+                t._version_counter().value += count

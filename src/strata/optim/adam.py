@@ -9,7 +9,7 @@ eps is added after the bias-corrected square root, as PyTorch does.
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
-from ._native_update import adam_step, adamw_step
+from ._native_update import adam_group_step, adam_step, adamw_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
     _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
@@ -56,6 +56,20 @@ class Adam(_ElementwiseOptimizer):
         return adamw_step(
             param, grad, state["exp_avg"], state["exp_avg_sq"], 1 - beta1, beta2,
             bias_correction2_sqrt, group["eps"], step_size, factor)
+
+    def _grouped_step(self, params, grads, states, group):
+        weight_decay = group["weight_decay"]
+        decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
+        if group["amsgrad"] or group["maximize"] or (weight_decay != 0 and not decoupled):
+            return False
+        lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
+
+        def corrections(i):
+            return self._scalars(states[i], group)[2:]
+        return adam_group_step(
+            params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
+            [s["step"] for s in states], corrections, 1 - beta1, beta2, group["eps"], lr,
+            1 - lr * weight_decay if decoupled else None)   # ``_apply``'s decay factor
 
     def _update(self, param, grad, state, group):
         beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(state, group)

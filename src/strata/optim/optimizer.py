@@ -633,7 +633,14 @@ class _ElementwiseOptimizer(Optimizer):
                 grad = P.add(grad, param, alpha=weight_decay)
         self._update(param, grad, state, group)
 
+    def _grouped_step(self, params, grads, states, group):
+        """Update every parameter at once where the device has a multi-tensor update
+        (optim/_native_update.py: opencl's Adam, AdamW, SGD); False: the for-loop runs."""
+        return False
+
     def _loop_step(self, params, grads, states, group):
+        if self._grouped_step(params, grads, states, group):
+            return
         for param, grad, state in zip(params, grads, states):
             self._apply(param, grad, state, group)
 

@@ -8,7 +8,7 @@ The learning rate multiplies the buffer at the update (not inside it, unlike Sut
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
-from ._native_update import sgd_momentum_step
+from ._native_update import sgd_momentum_group_step, sgd_momentum_step
 from .optimizer import (_check_lr, _check_nonnegative, _ElementwiseOptimizer, _lr,
                         _step_along_)
 
@@ -45,6 +45,14 @@ class SGD(_ElementwiseOptimizer):
 
     def _init_state(self, state, param, group):
         """The momentum buffer is created from the first gradient, in ``_update``."""
+
+    def _grouped_step(self, params, grads, states, group):
+        if group["momentum"] == 0 or group["weight_decay"] != 0 or group["maximize"]:
+            return False
+        bufs = [state.get("momentum_buffer") for state in states]
+        return None not in bufs and sgd_momentum_group_step(
+            params, grads, bufs, group["momentum"], group["dampening"], _lr(group),
+            group["nesterov"])
 
     def _update(self, param, grad, state, group):
         momentum, lr = group["momentum"], _lr(group)

@@ -146,3 +146,5 @@ def kernels() -> dict:
 backend.register(kernels())
 for _update in ("adam_step", "adamw_step", "sgd_momentum_step"):
     _native_update.register_device_update("opencl", _update, optim.fused_update(_update))
+    _native_update.register_device_group_update("opencl", _update,
+                                                optim.MultiTensorUpdate(_update))

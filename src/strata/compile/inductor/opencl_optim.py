@@ -1,70 +1,123 @@
 """The OpenCL device's fused optimizer updates: Adam's (and AdamW's) and SGD-with-momentum's
-step of one parameter (or flat bucket) as one kernel, where the op path launches about ten.
+step as one kernel per parameter (or flat bucket), or one kernel for every parameter of a group
+(multi-tensor), where the op path launches about ten per parameter.
 
 The same hook and the same arithmetic as the CPU's generated C (eager_optim.py, reached through
 optim/_native_update.py): each operation in the op path's order, each result rounded to the
-dtype, no contraction into FMAs (``FP_CONTRACT OFF``). Written by hand like the GEMM: it is one
-line per op of the update. The tensors must be contiguous opencl tensors of one floating dtype
-and size; ``False`` sends the caller back to its ops.
+dtype, no contraction into FMAs (``FP_CONTRACT OFF``). Written by hand like the GEMM: one device
+function per update, one line per op, called by both kernels, so a parameter updated alone and
+one updated with its group get the same bits. The tensors must be contiguous opencl tensors of
+one floating dtype; ``False`` sends the caller back to its ops.
+
+Note [Multi-tensor updates]: as torch's ``_fused_adam_`` and ``multi_tensor_apply``, one launch
+updates a list of parameters. OpenCL 1.2 has no pointers in buffers, so a launch takes up to
+``SLOTS`` segment buffers as arguments (the caching allocator packs small tensors into a few
+2 MiB segments: the tiny GPT's 30 parameters, their gradients and Adam's state sit in 4-6) and
+a table in device memory with one row per parameter: where its elements start in the launch,
+then for each of its tensors (param, grad, state...) the slot of its buffer and its element
+offset there. Work-item ``g`` finds its row by bisection over the starts. A group whose tensors
+span more buffers takes a launch per ``SLOTS`` of them. The table is uploaded once and kept
+while the tensors stay where they are (an LRU of ``TABLES_KEPT`` tables per device): a training
+step frees and allocates the same blocks in the same order, so its gradients come back to the
+same offsets and the table is uploaded in the first steps only.
 """
+
+from collections import OrderedDict
+
+import numpy as np
 
 from ...core import dtype as D
 from .oclprinter import CL_TYPES, FP64
 from .opencl_pointwise import is_device, launch, runtime_of
 
-_ADAM = """#pragma OPENCL FP_CONTRACT OFF
-__kernel void KERNEL(__global T* restrict param, const long param_off,
-                     __global const T* restrict grad, const long grad_off,
-                     __global T* restrict exp_avg, const long exp_avg_off,
-                     __global T* restrict exp_avg_sq, const long exp_avg_sq_off,
-                     const T weight, const T beta2, const T one_minus_beta2,
-                     const T bias_correction2_sqrt, const T eps, const T step DECAY_PARAM) {
-    const long i = get_global_id(0);
-    const T p = param[param_off + i] DECAY;
-    const T g = grad[grad_off + i];
-    const T m0 = exp_avg[exp_avg_off + i];
+SLOTS = 8              # segment buffers one multi-tensor launch takes (Note [Multi-tensor updates])
+TABLES_KEPT = 16       # tables kept on each device, least recently used dropped first
+
+_ADAM = """void adam_step(__global T* param, __global const T* grad, __global T* exp_avg,
+               __global T* exp_avg_sq, const long i, const T weight, const T beta2,
+               const T one_minus_beta2, const T bias_correction2_sqrt, const T eps,
+               const T step DECAY_PARAM) {
+    const T p = param[i] DECAY;
+    const T g = grad[i];
+    const T m0 = exp_avg[i];
     const T m = m0 + (g - m0) * weight;                                        /* lerp_ */
-    const T v = exp_avg_sq[exp_avg_sq_off + i] * beta2 + (g * one_minus_beta2) * g;
+    const T v = exp_avg_sq[i] * beta2 + (g * one_minus_beta2) * g;
     const T denom = sqrt(v) / bias_correction2_sqrt + eps;
-    param[param_off + i] = p + (m * step) / denom;                            /* addcdiv_ */
-    exp_avg[exp_avg_off + i] = m;
-    exp_avg_sq[exp_avg_sq_off + i] = v;
+    param[i] = p + (m * step) / denom;                                        /* addcdiv_ */
+    exp_avg[i] = m;
+    exp_avg_sq[i] = v;
 }
 """
-_SGD = """#pragma OPENCL FP_CONTRACT OFF
-__kernel void k_sgd_momentum_step(__global T* restrict param, const long param_off,
-                                  __global const T* restrict grad, const long grad_off,
-                                  __global T* restrict buf, const long buf_off,
-                                  const T momentum, const T one_minus_dampening, const T step,
-                                  const long nesterov) {
-    const long i = get_global_id(0);
-    const T g = grad[grad_off + i];
-    const T b = buf[buf_off + i] * momentum + g * one_minus_dampening;       /* mul_, add_ */
+_SGD = """void sgd_momentum_step(__global T* param, __global const T* grad, __global T* buf,
+                       const long i, const T momentum, const T one_minus_dampening,
+                       const T step, const long nesterov) {
+    const T g = grad[i];
+    const T b = buf[i] * momentum + g * one_minus_dampening;                  /* mul_, add_ */
     const T direction = nesterov ? g + b * momentum : b;
-    param[param_off + i] = param[param_off + i] + direction * step;          /* add_ */
-    buf[buf_off + i] = b;
+    param[i] = param[i] + direction * step;                                   /* add_ */
+    buf[i] = b;
 }
 """
 # AdamW: the decoupled decay's ``param.mul_(decay)`` folded in, rounded as the op rounds it
-_ADAMW = _ADAM.replace("KERNEL", "k_adamw_step").replace(" DECAY_PARAM", ", const T decay") \
+_ADAMW = _ADAM.replace("void adam_step", "void adamw_step") \
+    .replace(" DECAY_PARAM", ", const T decay") \
     .replace(" DECAY;", " * decay;                    /* mul_ */")
-_ADAM = _ADAM.replace("KERNEL", "k_adam_step").replace(" DECAY_PARAM", "").replace(" DECAY;", ";")
+_ADAM = _ADAM.replace(" DECAY_PARAM", "").replace(" DECAY;", ";")
 _TENSORS = {"adam_step": ("param", "grad", "exp_avg", "exp_avg_sq"),
             "adamw_step": ("param", "grad", "exp_avg", "exp_avg_sq"),
             "sgd_momentum_step": ("param", "grad", "buf")}
 _ADAM_SCALARS = ("weight", "beta2", "one_minus_beta2", "bias_correction2_sqrt", "eps", "step")
 _SCALARS = {"adam_step": _ADAM_SCALARS, "adamw_step": (*_ADAM_SCALARS, "decay"),
             "sgd_momentum_step": ("momentum", "one_minus_dampening", "step")}
-_SOURCES = {"adam_step": _ADAM, "adamw_step": _ADAMW, "sgd_momentum_step": _SGD}
+_FUNCTIONS = {"adam_step": _ADAM, "adamw_step": _ADAMW, "sgd_momentum_step": _SGD}
 _FLAGS = {"adam_step": (), "adamw_step": (), "sgd_momentum_step": ("nesterov",)}
 
 
-def _fits(tensors):
-    first = tensors[0]
-    if first.dtype not in (D.float32, D.float64):
-        return False
-    return all(is_device(t) and t.device == first.device and t.dtype == first.dtype and
-               t.numel() == first.numel() and t.is_contiguous() for t in tensors)
+def _constants(update):
+    """The kernels' by-value parameters of ``update``, declared, and their names."""
+    names = (*_SCALARS[update], *_FLAGS[update])
+    declared = [f"const T {n}" for n in _SCALARS[update]] + \
+        [f"const long {n}" for n in _FLAGS[update]]
+    return declared, names
+
+
+def _single_kernel(update):
+    """``k_<update>``: one parameter (or flat bucket), work-item ``i`` its element ``i``."""
+    declared, names = _constants(update)
+    params = []
+    for name in _TENSORS[update]:
+        params += (f"__global T* restrict {name}", f"const long {name}_off")
+    pointers = ", ".join(f"{name} + {name}_off" for name in _TENSORS[update])
+    return (f"__kernel void k_{update}({', '.join(params + declared)}) {{\n"
+            f"    {update}({pointers}, get_global_id(0), {', '.join(names)});\n}}\n")
+
+
+def _multi_kernel(update):
+    """``k_multi_tensor_<update>``: the parameters of a table's rows (Note [Multi-tensor
+    updates])."""
+    declared, names = _constants(update)
+    slots = [f"__global T* b{s}" for s in range(SLOTS)]
+    width = 1 + 2 * len(_TENSORS[update])
+    pointers = ", ".join(f"slots[row[{1 + 2 * r}]] + row[{2 + 2 * r}]"
+                         for r in range(len(_TENSORS[update])))
+    return f"""__kernel void k_multi_tensor_{update}({", ".join(slots)},
+        __global const long* table, const long table_off, const long count,
+        {", ".join(declared)}) {{
+    __global T* const slots[{SLOTS}] = {{{", ".join(f"b{s}" for s in range(SLOTS))}}};
+    const long g = get_global_id(0);
+    table += table_off;
+    long lo = 0, hi = count;               /* the last row whose start is at most g */
+    while (hi - lo > 1) {{
+        const long mid = (lo + hi) / 2;
+        if (table[mid * {width}] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }}
+    __global const long* row = table + lo * {width};
+    {update}({pointers}, g - row[0], {", ".join(names)});
+}}
+"""
 
 
 def _names(update):
@@ -74,15 +127,31 @@ def _names(update):
     return [*names, *_SCALARS[update], *_FLAGS[update]]
 
 
+def _multi_names(update):
+    return [*(f"b{s}" for s in range(SLOTS)), "table", "table_off", "count",
+            *_SCALARS[update], *_FLAGS[update]]
+
+
 _NAMES = {update: _names(update) for update in _TENSORS}
 
 
-def _build(update, dtype):
+def _build(update, dtype, multi):
     def build():
         ctype = CL_TYPES[dtype.name]
-        source = f"#define T {ctype}\n" + _SOURCES[update]
-        return (FP64 + source if ctype == "double" else source), _NAMES[update]
+        kernel = _multi_kernel(update) if multi else _single_kernel(update)
+        source = f"#pragma OPENCL FP_CONTRACT OFF\n#define T {ctype}\n" + \
+            _FUNCTIONS[update] + kernel
+        names = _multi_names(update) if multi else _NAMES[update]
+        return (FP64 + source if ctype == "double" else source), names
     return build
+
+
+def _fits(tensors):
+    first = tensors[0]
+    if first.dtype not in (D.float32, D.float64):
+        return False
+    return all(is_device(t) and t.device == first.device and t.dtype == first.dtype and
+               t.numel() == first.numel() and t.is_contiguous() for t in tensors)
 
 
 def fused_update(update):
@@ -99,7 +168,87 @@ def fused_update(update):
             values += rt.buffer_of(t)
         values += [first.dtype.np.type(v) for v in scalars]
         values += flags
-        launch(update, (update, first.dtype.name), _build(update, first.dtype), values,
+        launch(update, (update, first.dtype.name), _build(update, first.dtype, False), values,
                list(tensors), first.numel(), rt, names=lambda: _NAMES[update])
         return True
     return run
+
+
+class MultiTensorUpdate:
+    """The multi-tensor hook of optim/_native_update.py for ``update``: ``fits(lists)`` says
+    whether the lists (one per tensor of the update: params, grads, state...; one entry per
+    parameter) can run here, with no side effect; ``self(lists, scalars, *flags)`` launches
+    the update of them all with one set of scalars (Note [Multi-tensor updates])."""
+
+    def __init__(self, update):
+        if len(_TENSORS[update]) > SLOTS:
+            raise ValueError(f"{update}: a multi-tensor launch needs a slot per tensor of a row")
+        self.update = update
+        self._tables = {}        # device index -> OrderedDict(table rows -> device tensor)
+
+    @staticmethod
+    def fits(lists):
+        first = lists[0][0]
+        if first.dtype not in (D.float32, D.float64):
+            return False
+        device, dtype = first.device, first.dtype
+        for column in zip(*lists):
+            numel = column[0].numel()
+            for t in column:
+                if not (is_device(t) and t.device == device and t.dtype == dtype and
+                        t.numel() == numel and t.is_contiguous()):
+                    return False
+        return True
+
+    def __call__(self, lists, scalars, *flags):
+        first = lists[0][0]
+        rt = runtime_of(first)
+        constants = [*(first.dtype.np.type(v) for v in scalars), *flags]
+        for buffers, rows, tensors, total in self._chunks(rt, lists):
+            table = self._table(rt, rows)
+            count = len(tensors) // len(lists)
+            values = [*buffers, *([None] * (SLOTS - len(buffers))), *rt.buffer_of(table),
+                      count, *constants]
+            launch(f"multi_tensor_{self.update}",
+                   (self.update, first.dtype.name, "multi", SLOTS),
+                   _build(self.update, first.dtype, True), values, [*tensors, table], total,
+                   rt, names=lambda: _multi_names(self.update))
+
+    @staticmethod
+    def _chunks(rt, lists):
+        """(segment buffers, table rows flattened, tensors, work-items) of each launch: the
+        parameters in order, a new launch where the next one's tensors would need more than
+        ``SLOTS`` buffers. Empty parameters are left out."""
+        slots, rows, tensors, total = {}, [], [], 0
+        for column in zip(*lists):
+            numel = column[0].numel()
+            if not numel:
+                continue
+            places = [rt.buffer_of(t) for t in column]
+            new = {buffer for buffer, _ in places if buffer not in slots}
+            if len(slots) + len(new) > SLOTS:       # (SLOTS >= the tensors of one row)
+                yield list(slots), rows, tensors, total
+                slots, rows, tensors, total = {}, [], [], 0
+            rows.append(total)
+            for buffer, offset in places:
+                rows += (slots.setdefault(buffer, len(slots)), offset)
+            tensors += column
+            total += numel
+        if rows:
+            yield list(slots), rows, tensors, total
+
+    def _table(self, rt, rows):
+        """The device copy of ``rows`` (int64), uploaded once and kept (an LRU)."""
+        tables = self._tables.setdefault(rt.index, OrderedDict())
+        key = tuple(rows)
+        table = tables.get(key)
+        if table is not None:
+            tables.move_to_end(key)
+            return table
+        array = np.array(rows, np.int64)
+        table = rt.empty((array.size,), (1,), D.int64)
+        rt.upload(table, array, non_blocking=True)
+        tables[key] = table
+        if len(tables) > TABLES_KEPT:
+            tables.popitem(last=False)
+        return table
