@@ -75,3 +75,92 @@ def _check_both_layouts(m, k, n, seed):
     np.testing.assert_allclose((sa @ sb).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
     bt = strata.tensor(np.ascontiguousarray(b.T)).to("opencl").t()
     np.testing.assert_allclose((sa @ bt).cpu().numpy(), a @ b, rtol=1e-4, atol=1e-4)
+
+
+# --- the GEMM lane: a repeated signature replays its launch (opencl_rows._gemm_lane) -----------
+
+@pytest.fixture
+def meta_calls(monkeypatch):
+    from strata.ops import linalg as L
+    calls = []
+    for op in (L.mm, L.bmm, L.addmm):
+        real = op.meta
+        monkeypatch.setattr(op, "meta", lambda *a, real=real, **k: calls.append(1) or
+                            real(*a, **k))
+    return calls
+
+
+def _product(m, name, operands, beta, alpha):
+    if name == "addmm":
+        return m.addmm(*operands, beta=beta, alpha=alpha)
+    return getattr(m, name)(*operands)
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(["mm", "bmm", "addmm"]), m=st.sampled_from([1, 5, BLOCK + 3]),
+       k=st.integers(1, 20), n=st.sampled_from([3, BLOCK]), transpose=st.booleans(),
+       bias_rank=st.sampled_from([1, 2]), beta=st.sampled_from([1, 0.5, 0]),
+       alpha=st.sampled_from([1, -2.0]), dtype=st.sampled_from([np.float32, np.float64]),
+       seed=st.integers(0, 9))
+def test_repeated_products_replay_their_launch_and_match_torch(
+        name, m, k, n, transpose, bias_rank, beta, alpha, dtype, seed):
+    rng = np.random.default_rng(seed)
+    batch = (2,) if name == "bmm" else ()
+    a = rng.standard_normal((*batch, k, m) if transpose else (*batch, m, k)).astype(dtype)
+    b = rng.standard_normal((*batch, k, n)).astype(dtype)
+    c = rng.standard_normal((n,) if bias_rank == 1 else (m, n)).astype(dtype)
+    ours = [strata.tensor(v).to("opencl") for v in (a, b, c)]
+    theirs = [torch.from_numpy(v) for v in (a, b, c)]
+    if transpose:
+        ours[0], theirs[0] = ours[0].transpose(-2, -1), theirs[0].transpose(-2, -1)
+    order = (2, 0, 1) if name == "addmm" else (0, 1)
+    want = _product(torch, name, [theirs[i] for i in order], beta, alpha).numpy()
+    for _ in range(3):                       # the first call remembers, the others replay
+        got = _product(strata, name, [ours[i] for i in order], beta, alpha)
+        assert tuple(got.shape) == want.shape
+        assert got.dtype == (strata.float32 if dtype == np.float32 else strata.float64)
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_replayed_product_skips_its_meta_function(meta_calls):
+    a, b = strata.randn(6, 4, device="opencl"), strata.randn(4, 5, device="opencl")
+    c = strata.randn(5, device="opencl")
+    for _ in range(3):
+        a @ b
+        strata.addmm(c, a, b, beta=0.5)
+        strata.bmm(a[None], b[None])
+    assert len(meta_calls) == 3                       # each signature's first call only
+    strata.addmm(c, a, b, beta=0.25)                  # a new number: a new signature
+    assert len(meta_calls) == 4
+
+
+def test_a_replayed_product_still_raises_for_bad_shapes_and_launches_nothing(monkeypatch):
+    from strata.backends.opencl import runtime
+    a, b = strata.randn(6, 4, device="opencl"), strata.randn(4, 5, device="opencl")
+    wrong = strata.randn(5, 4, device="opencl")
+    for _ in range(2):
+        a @ b
+    launched = []
+    for name in ("launch", "enqueue_prepared"):
+        real = getattr(runtime.OpenCLRuntime, name)
+        monkeypatch.setattr(runtime.OpenCLRuntime, name,
+                            lambda *args, real=real, **kw: launched.append(1) or
+                            real(*args, **kw))
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        a @ wrong
+    assert launched == []
+
+
+def test_a_product_after_the_blockings_change_is_not_replayed(monkeypatch):
+    from strata.compile.inductor import opencl_rows
+    a, b = strata.randn(BLOCK, 8, device="opencl"), strata.randn(8, BLOCK, device="opencl")
+    want = (a @ b).cpu().numpy()
+    a @ b
+    keys = []
+    real = opencl_pointwise.launch
+    monkeypatch.setattr(opencl_rows, "launch", lambda op_name, key, *args, **kwargs:
+                        keys.append(key) or real(op_name, key, *args, **kwargs))
+    monkeypatch.setattr(opencl_rows, "GEMM_BLOCKINGS", ((BLOCK, 4),))
+    got = (a @ b).cpu().numpy()
+    assert keys and keys[0][5:] == (BLOCK, 4)         # the new blocking's kernel ran
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -22,16 +22,20 @@ from .driver import packed_sizes
 class PreparedLaunch:
     """One remembered launch of kernel ``name`` of ``source`` that makes a new tensor of
     ``shape``, ``strides``, ``dtype``: ``args`` is a launch's argument list, ``places`` the
-    positions of each tensor's (buffer, element offset) in it, the output's last."""
+    positions of each tensor's (buffer, element offset) in it, the output's last;
+    ``global_size`` an int or a tuple, with ``local_size`` (a tuple) or None."""
 
-    __slots__ = ("args", "dtype", "global_size", "kernel", "name", "nbytes", "op_name",
-                 "places", "rt", "shape", "sizes", "source", "strides")
+    __slots__ = ("args", "dtype", "global_size", "kernel", "local_size", "local_sizes", "name",
+                 "nbytes", "op_name", "places", "rt", "shape", "sizes", "source", "strides")
 
-    def __init__(self, rt, op_name, source, name, global_size, args, places, out):
+    def __init__(self, rt, op_name, source, name, global_size, args, places, out,
+                 local_size=None):
         self.rt, self.op_name, self.source, self.name = rt, op_name, source, name
         self.kernel = rt.kernel(source, name)
-        self.global_size = (global_size,)
+        self.global_size = (global_size,) if type(global_size) is int else tuple(global_size)
         self.sizes = packed_sizes(self.global_size)
+        self.local_size = local_size
+        self.local_sizes = None if local_size is None else packed_sizes(tuple(local_size))
         self.args = list(args)
         self.places = tuple(places)
         self.shape, self.strides, self.dtype = out._shape, out._strides, out.dtype
@@ -52,7 +56,8 @@ class PreparedLaunch:
             args[at_buffer] = block.segment.handle[0]
             args[at_offset] = (block.addr - block.segment.addr) // t.dtype.itemsize + t._offset
         if trace.active or rt.recording is not None or rt.launch_blocking:
-            rt.launch(self.op_name, self.source, self.name, self.global_size, args, tensors)
+            rt.launch(self.op_name, self.source, self.name, self.global_size, args, tensors,
+                      self.local_size)
             return out
         if len(rt.streams) > 1:         # as the general launch: uses of other streams' blocks
             rt.record_cross_use(tensors, stream)
@@ -67,5 +72,6 @@ class PreparedLaunch:
                     kernel.set_at(at_buffer, args[at_buffer])
                 if held[at_offset] != args[at_offset]:
                     kernel.set_at(at_offset, args[at_offset])
-        rt.enqueue_prepared(self.op_name, stream, kernel, 1, self.sizes)
+        rt.enqueue_prepared(self.op_name, stream, kernel, len(self.global_size), self.sizes,
+                            self.local_sizes)
         return out

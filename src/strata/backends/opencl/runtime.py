@@ -258,11 +258,12 @@ class OpenCLRuntime(DeviceRuntime):
         if self.launch_blocking:
             stream.synchronize()
 
-    def enqueue_prepared(self, op_name, stream, kernel, dims, sizes):
+    def enqueue_prepared(self, op_name, stream, kernel, dims, sizes, local_sizes=None):
         """The enqueue of a ``PreparedLaunch`` (prepared.py) whose arguments are set: ``sizes``
-        packed ``size_t[dims]``, no event, on ``stream`` (the current stream)."""
+        and ``local_sizes`` (or None) packed ``size_t[dims]``, no event, on ``stream`` (the
+        current stream)."""
         status = self.driver.enqueue_kernel(stream.handle, kernel.handle, dims, None, sizes,
-                                            None, 0, None, None)
+                                            local_sizes, 0, None, None)
         if status:
             try:
                 self.driver.check(status, "clEnqueueNDRangeKernel")

@@ -1,6 +1,6 @@
 """The OpenCL device's pointwise lane: out-of-place unary and binary ops skip their meta
 function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary``,
-``binary`` and ``laned`` kernels use it.
+``binary`` and ``laned`` kernels use it, and the matrix products (opencl_rows.py) the same way.
 """
 
 import math
@@ -81,3 +81,20 @@ class PointwiseLane:
             self.entries.clear()
         self.entries[sig] = PreparedLaunch(rt, self.op_name, source, name, layout.numel,
                                            [values[i] for i in order], places, out)
+
+    def remember_launch(self, sig, rt, out, plan, values, positions, global_size,
+                        local_size=None):
+        """Keep a launch made by ``opencl_pointwise.launch`` (its returned ``plan`` and its
+        ``values``) that made ``out``: ``positions`` gives, for each device tensor the lane
+        passes (in ``run``'s order) and then ``out``, the index in ``values`` of its buffer
+        (its element offset follows)."""
+        source, name, order = plan
+        at = {value: arg for arg, value in enumerate(order)}
+        if any(p not in at or p + 1 not in at for p in positions):
+            return                              # a kernel that reads no buffer of one
+        places = [(at[p], at[p + 1]) for p in positions]
+        if len(self.entries) >= _LANE_SIZE:
+            self.entries.clear()
+        self.entries[sig] = PreparedLaunch(rt, self.op_name, source, name, global_size,
+                                           [values[i] for i in order], places, out,
+                                           local_size)

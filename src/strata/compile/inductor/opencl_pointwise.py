@@ -100,9 +100,9 @@ def kernel_name(op_name):
 def launch(op_name, key, build, values, tensors, global_size, rt, local_size=None, names=None):
     """Print ``build()`` once per ``key``, then launch with ``values``: {param: value}, or a
     list in the order of ``names()`` (the same for every launch of a key: where each kernel
-    parameter sits in it is worked out once, Note [Argument plans]). Raises
-    NotImplementedError for dtypes without OpenCL kernels before anything is built or
-    enqueued."""
+    parameter sits in it is worked out once, Note [Argument plans]); returns that plan
+    (source, kernel name, the value index of each parameter). Raises NotImplementedError for
+    dtypes without OpenCL kernels before anything is built or enqueued."""
     for t in tensors:
         if t.dtype.name not in CL_TYPES:
             raise NotImplementedError(f"\"{op_name}\" not implemented for "
@@ -116,6 +116,7 @@ def launch(op_name, key, build, values, tensors, global_size, rt, local_size=Non
     else:
         args = [values[i] for i in order]
     rt.launch(op_name, source, name, global_size, args, tensors, local_size)
+    return plan
 
 
 def _plan(op_name, key, build, tensors, names):

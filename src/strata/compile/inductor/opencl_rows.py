@@ -21,6 +21,7 @@ from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
 from .opencl_checks import check_indices
+from .opencl_lane import PointwiseLane
 from .opencl_pointwise import (
     broadcast_strides,
     identity,
@@ -458,12 +459,13 @@ def stack(tensors, dim=0):
 
 # --- matrix products ------------------------------------------------------------------------------
 
-def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
+def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1, lane=None):
     """``out = beta * bias + alpha * (a @ b)`` for 2-d or batched 3-d operands: the tiled GEMM
     for floating and complex dtypes, a loop-IR reduction over k per output element for
-    integers."""
+    integers. ``lane``: (a ``PointwiseLane``, the call's signature) to remember the GEMM's
+    launch in."""
     if out.dtype.is_floating_point or out.dtype.is_complex:
-        return tiled_matmul(op_name, a, b, out, bias, beta, alpha)
+        return tiled_matmul(op_name, a, b, out, bias, beta, alpha, lane)
     rt = runtime_of(out)
     batched = a.ndim == 3
     values = [*tensor_values(rt, a), *tensor_values(rt, b), *tensor_values(rt, out),
@@ -518,7 +520,7 @@ def matmul(op_name, a, b, out, bias=None, beta=1, alpha=1):
 _GEMM_STRIDES = {"a": ("stm", "stk"), "b": ("stk", "stn"), "out0": ("stm", "stn")}
 
 
-def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
+def tiled_matmul(op_name, a, b, out, bias, beta, alpha, lane=None):
     rt = runtime_of(out)
     batched = a.ndim == 3
     values = []                 # in the order of _gemm_names
@@ -541,9 +543,14 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha):
         else print_gemm
     tile, per_item = (block // wpt, block) if blocked else (TILE, TILE)
     size = (-(-n // per_item) * tile, -(-m // per_item) * tile, a._shape[0] if batched else 1)
-    launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias), values,
-           [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1),
-           _GEMM_NAMES[use_bias])
+    plan = launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias),
+                  values, [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1),
+                  _GEMM_NAMES[use_bias])
+    if lane is not None and (use_bias or bias is None):    # the kernel reads each operand
+        # where each operand's buffer is in ``values`` (_gemm_names' order), in the order
+        # the lane passes them (``self`` of addmm, the bias, first), then the output's
+        positions = ([19] if use_bias else []) + [0, 5, 10]
+        lane[0].remember_launch(lane[1], rt, out, plan, values, positions, size, (tile, tile, 1))
     return out
 
 
@@ -566,19 +573,41 @@ _GEMM_NAMES = {use_bias: partial(_gemm_names, use_bias) for use_bias in (False, 
 GEMM_BLOCKINGS = ((128, 8), (BLOCK, WPT))
 
 
-def mm(self, mat2):
+def _gemm_lane(op_name, fn):
+    """``fn(*args, lane=...)`` (a matrix product) with a lane: a call whose signature was seen
+    before (the operands' layouts, the numbers, the GEMM blockings in use) replays its GEMM
+    launch, with no meta function (Note [Pointwise lane], Note [Prepared launches])."""
+    lane = PointwiseLane(op_name)
+
+    def kernel(*args):
+        sig = lane.signature(args)
+        if sig is not None:
+            sig = (sig, GEMM_BLOCKINGS)
+            out = lane.run(sig, args)
+            if out is not None:
+                return out
+        return fn(*args, lane=None if sig is None else (lane, sig))
+    return kernel
+
+
+def _mm(self, mat2, lane):
     out = new_output(L.mm.meta(self, mat2), self)
-    return matmul("aten::mm", self, mat2, out)
+    return matmul("aten::mm", self, mat2, out, lane=lane)
 
 
-def bmm(self, mat2):
+def _bmm(self, mat2, lane):
     out = new_output(L.bmm.meta(self, mat2), self)
-    return matmul("aten::bmm", self, mat2, out)
+    return matmul("aten::bmm", self, mat2, out, lane=lane)
 
 
-def addmm(self, mat1, mat2, beta=1, alpha=1):
+def _addmm(self, mat1, mat2, beta=1, alpha=1, lane=None):
     out = new_output(L.addmm.meta(self, mat1, mat2, beta=beta, alpha=alpha), self)
     if not is_device(self):
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                            f"two devices, {mat1.device} and {self.device}!")
-    return matmul("aten::addmm", mat1, mat2, out, self, beta, alpha)
+    return matmul("aten::addmm", mat1, mat2, out, self, beta, alpha, lane)
+
+
+mm = _gemm_lane("aten::gemm", _mm)     # prepared launches named as the general path names them
+bmm = _gemm_lane("aten::gemm", _bmm)
+addmm = _gemm_lane("aten::gemm", _addmm)
