@@ -96,9 +96,9 @@ def _product(m, name, operands, beta, alpha):
     return getattr(m, name)(*operands)
 
 
-@settings(max_examples=20, deadline=None)
-@given(name=st.sampled_from(["mm", "bmm", "addmm"]), m=st.sampled_from([1, 5, BLOCK + 3]),
-       k=st.integers(1, 20), n=st.sampled_from([3, BLOCK]), transpose=st.booleans(),
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["mm", "bmm", "addmm"]), m=st.sampled_from([0, 1, 5, BLOCK + 3]),
+       k=st.integers(0, 20), n=st.sampled_from([3, BLOCK]), transpose=st.booleans(),
        bias_rank=st.sampled_from([1, 2]), beta=st.sampled_from([1, 0.5, 0]),
        alpha=st.sampled_from([1, -2.0]), dtype=st.sampled_from([np.float32, np.float64]),
        seed=st.integers(0, 9))

@@ -299,3 +299,49 @@ def test_fused_layer_norm_is_one_launch_and_long_rows_or_halves_take_two(launche
     strata.nn.functional.layer_norm(long_rows, (GROUP_ROW,))
     strata.nn.functional.layer_norm(halves, (32,))
     assert launches == ["aten::native_layer_norm"] * 4
+
+
+# --- cat in one launch (opencl_cat.py) ------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(count=st.integers(1, 6), rank=st.integers(1, 3), data=st.data(),
+       dtypes=st.lists(st.sampled_from(["float32", "float64", "int64", "float16"]), min_size=6,
+                       max_size=6),
+       transposed=st.booleans())
+def test_cat_matches_torch(count, rank, data, dtypes, transposed):
+    """Any inputs (sizes along ``dim`` from 0, promoted dtypes, a transposed input): torch's
+    values and dtype."""
+    dim = data.draw(st.integers(-rank, rank - 1))
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    rng = np.random.default_rng(len(shape))
+    arrays = []
+    for k in range(count):
+        own = list(shape)
+        own[dim] = data.draw(st.integers(0, 3))
+        arrays.append((rng.standard_normal(own) * 4).astype(dtypes[k]))
+    ours = [_opencl(a) for a in arrays]
+    theirs = [torch.from_numpy(a) for a in arrays]
+    if transposed and rank > 1:
+        ours[0] = _opencl(np.ascontiguousarray(arrays[0].swapaxes(0, -1))).transpose(0, -1)
+    got = strata.cat(ours, dim)
+    want = torch.cat(theirs, dim)
+    assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("count, expected", [(2, 1), (3, 1), (4, 1), (5, 5)])
+def test_cat_of_a_few_inputs_is_one_launch(count, expected, launches):
+    parts = [strata.ones(2, 3, device="opencl") * k for k in range(count)]
+    launches.clear()
+    out = strata.cat(parts, 1)
+    assert launches == ["aten::cat"] * expected
+    assert out.cpu().numpy().tolist() == np.concatenate(
+        [np.full((2, 3), k, np.float32) for k in range(count)], 1).tolist()
+
+
+def test_cat_refuses_a_cpu_input_before_launching(launches):
+    parts = [strata.ones(2, device="opencl"), strata.ones(2, device="opencl"), strata.ones(2)]
+    launches.clear()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        strata.cat(parts)
+    assert launches == []

@@ -19,6 +19,7 @@ from ...ops import scatter as SC
 from ...ops import shape as SH
 from ...ops import special as SPC
 from ...optim import _native_update
+from . import opencl_cat as cat
 from . import opencl_counting as counting
 from . import opencl_elementwise as elementwise
 from . import opencl_elementwise_complex as elementwise_complex
@@ -81,7 +82,7 @@ def kernels() -> dict:
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
              A._softmax_backward_data: rows.softmax_backward, A._safe_softmax: rows.safe_softmax,
              A._log_softmax_backward_data: rows.log_softmax_backward,
-             SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: rows.cat,
+             SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: cat.cat,
              SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,

@@ -420,27 +420,6 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
 
 
-def cat(tensors, dim=0):
-    """Each input copied into its slice of the output (a strided pointwise copy each)."""
-    spec = SH.cat.meta(tensors, dim)
-    devices = [t for t in tensors if is_device(t)]
-    out = new_output(spec, devices[0])
-    if out.ndim == 0 or not out.numel():
-        return out
-    dim = dim % out.ndim
-    at = 0
-    for t in tensors:
-        if t.ndim == 1 and t._shape[0] == 0 and out.ndim > 1:
-            continue        # legacy: 1-d empty tensors are skipped
-        if not is_device(t):
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {out.device} and {t.device}!")
-        n = t._shape[dim]
-        pointwise("aten::cat", identity, [(t, out.dtype)], out.narrow(dim, at, n))
-        at += n
-    return out
-
-
 def stack(tensors, dim=0):
     """Each input copied into its slice of a new dim of the output (the meta function's
     layout)."""
@@ -546,7 +525,9 @@ def tiled_matmul(op_name, a, b, out, bias, beta, alpha, lane=None):
     plan = launch("aten::gemm", key, lambda: printer("k_gemm", out.dtype.name, use_bias),
                   values, [a, b, out] + ([bias] if use_bias else []), size, rt, (tile, tile, 1),
                   _GEMM_NAMES[use_bias])
-    if lane is not None and (use_bias or bias is None):    # the kernel reads each operand
+    operands = [a, b, out] + ([bias] if use_bias else [])
+    # kept where the kernel reads each operand, each with a block (an empty one has none)
+    if lane is not None and (use_bias or bias is None) and all(t.numel() for t in operands):
         # where each operand's buffer is in ``values`` (_gemm_names' order), in the order
         # the lane passes them (``self`` of addmm, the bias, first), then the output's
         positions = ([19] if use_bias else []) + [0, 5, 10]
