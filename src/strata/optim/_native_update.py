@@ -51,14 +51,14 @@ def register_device_update(device_type, name, fn):
     _DEVICE_UPDATES[device_type, name] = fn
 
 
-_DEVICE_GROUP_UPDATES = {}   # (device type, update name) -> hook with .fits(lists), (lists, ...)
+_DEVICE_GROUP_UPDATES = {}   # (device type, update name) -> hook: .plan(lists), (plan, ...)
 
 
 def register_device_group_update(device_type, name, hook):
-    """Update a whole group's parameters with ``hook`` on ``device_type``: ``hook.fits(lists)``
-    says, with no side effect, whether it can take ``lists`` (one list per tensor of update
-    ``name``: params, grads, then the state, one entry per parameter); ``hook(lists, scalars,
-    *flags)`` updates them all with one set of scalars."""
+    """Update a whole group's parameters with ``hook`` on ``device_type``: ``hook.plan(lists)``
+    works out, with no side effect, how it updates ``lists`` (one list per tensor of update
+    ``name``: params, grads, then the state, one entry per parameter), or returns None where
+    it cannot; ``hook(plan, scalars, *flags)`` updates them all with one set of scalars."""
     _DEVICE_GROUP_UPDATES[device_type, name] = hook
 
 
@@ -152,13 +152,28 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correc
 
 # --- whole groups --------------------------------------------------------------------------------
 
-def _group_hook(update, lists, checked):
-    """The device's multi-tensor ``update`` where it can take ``lists`` unobserved, else None."""
+def _group_plans(update, lists, checked, steps=None):
+    """[(parameter indices, the device's plan for them)] where the device's multi-tensor
+    ``update`` can take ``lists`` unobserved, else None: one entry per distinct count in
+    ``steps`` (parameters that skipped steps have their own bias corrections), or one for
+    all; and the device's hook."""
     hook = _DEVICE_GROUP_UPDATES.get((lists[0][0].device.type, update)) if lists[0] else None
     if hook is None or is_compiling() or \
             not _unobserved([t for tensors in lists for t in tensors], *checked):
-        return None
-    return hook if hook.fits(lists) else None
+        return None, None
+    batches = {}
+    for i, step in enumerate(steps or ()):
+        batches.setdefault(step.item(), []).append(i)
+    if len(batches) <= 1:
+        plan = hook.plan(lists)
+        return (None if plan is None else [(range(len(lists[0])), plan)]), hook
+    plans = []
+    for members in batches.values():
+        plan = hook.plan([[tensors[i] for i in members] for tensors in lists])
+        if plan is None:
+            return None, None
+        plans.append((members, plan))
+    return plans, hook
 
 
 def count_steps(steps):
@@ -181,22 +196,22 @@ def adam_group_step(params, grads, exp_avgs, exp_avg_sqs, steps, corrections, le
     """Count each of ``steps`` up by one, then Adam's update (AdamW's, ``param.mul_(decay)``
     first, with ``decay``) of every parameter in place, as ``adam_step``/``adamw_step`` compute
     it, with one device launch per distinct step count; ``corrections(i)`` gives parameter
-    ``i``'s (step size, sqrt of bias correction 2) once its step is counted. False, with
-    nothing done, where the device has no multi-tensor update for them: the caller loops."""
+    ``i``'s (step size, sqrt of bias correction 2) once its step is counted (the same for
+    every parameter at the same step). False, with nothing done, where the device has no
+    multi-tensor update for them: the caller loops."""
     update = "adam_step" if decay is None else "adamw_step"
     lists = (params, grads, exp_avgs, exp_avg_sqs)
     checked = (beta2, eps, lr) + (() if decay is None else (decay,))
-    hook = _group_hook(update, lists, checked) if abs(lerp_weight) < 0.5 else None
-    if hook is None:
+    if not abs(lerp_weight) < 0.5:
+        return False
+    plans, hook = _group_plans(update, lists, checked, steps)
+    if plans is None:
         return False
     count_steps(steps)
-    batches = {}            # (step size, correction) -> parameter indices
-    for i in range(len(params)):
-        batches.setdefault(corrections(i), []).append(i)
-    for (step_size, bias_correction2_sqrt), members in batches.items():
+    for members, plan in plans:
+        step_size, bias_correction2_sqrt = corrections(members[0])
         scalars = _adam_scalars(lerp_weight, beta2, bias_correction2_sqrt, eps, step_size)
-        hook([[tensors[i] for i in members] for tensors in lists] if len(batches) > 1
-             else lists, scalars if decay is None else (*scalars, decay))
+        hook(plan, scalars if decay is None else (*scalars, decay))
     _bump_lists(lists, (1 if decay is None else 2, 0, 1, 2))
     return True
 
@@ -205,10 +220,10 @@ def sgd_momentum_group_step(params, grads, bufs, momentum, dampening, lr, nester
     """``sgd_momentum_step`` of every parameter, with one device launch; False, with nothing
     done, where the device has no multi-tensor update for them: the caller loops."""
     lists = (params, grads, bufs)
-    hook = _group_hook("sgd_momentum_step", lists, (momentum, dampening, lr))
-    if hook is None:
+    plans, hook = _group_plans("sgd_momentum_step", lists, (momentum, dampening, lr))
+    if plans is None:
         return False
-    hook(lists, (momentum, 1 - dampening, -lr), int(bool(nesterov)))
+    hook(plans[0][1], (momentum, 1 - dampening, -lr), int(bool(nesterov)))
     _bump_lists(lists, (1, 0, 2))
     return True
 

@@ -175,10 +175,11 @@ def fused_update(update):
 
 
 class MultiTensorUpdate:
-    """The multi-tensor hook of optim/_native_update.py for ``update``: ``fits(lists)`` says
-    whether the lists (one per tensor of the update: params, grads, state...; one entry per
-    parameter) can run here, with no side effect; ``self(lists, scalars, *flags)`` launches
-    the update of them all with one set of scalars (Note [Multi-tensor updates])."""
+    """The multi-tensor hook of optim/_native_update.py for ``update``: ``plan(lists)`` works
+    out the launches for the lists (one per tensor of the update: params, grads, state...; one
+    entry per parameter), with no side effect, or returns None where they cannot run here;
+    ``self(plan, scalars, *flags)`` launches them with one set of scalars (Note [Multi-tensor
+    updates])."""
 
     def __init__(self, update):
         if len(_TENSORS[update]) > SLOTS:
@@ -187,47 +188,30 @@ class MultiTensorUpdate:
         self._tables = {}        # device index -> OrderedDict(table rows -> device tensor)
 
     @staticmethod
-    def fits(lists):
+    def plan(lists):
+        """[(segment buffers, table rows flattened, tensors, work-items)] of each launch: the
+        parameters in order, a new launch where the next one's tensors would need more than
+        ``SLOTS`` buffers; empty parameters left out. None unless every tensor is a
+        contiguous opencl tensor of one device and floating dtype, the same size as the
+        other tensors of its parameter."""
         first = lists[0][0]
-        if first.dtype not in (D.float32, D.float64):
-            return False
         device, dtype = first.device, first.dtype
+        if dtype not in (D.float32, D.float64) or device.type != "opencl":
+            return None
+        rt = runtime_of(first)
+        chunks, slots, rows, tensors, total = [], {}, [], [], 0
         for column in zip(*lists):
             numel = column[0].numel()
             for t in column:
-                if not (is_device(t) and t.device == device and t.dtype == dtype and
+                if not (is_device(t) and t.dtype is dtype and t.device == device and
                         t.numel() == numel and t.is_contiguous()):
-                    return False
-        return True
-
-    def __call__(self, lists, scalars, *flags):
-        first = lists[0][0]
-        rt = runtime_of(first)
-        constants = [*(first.dtype.np.type(v) for v in scalars), *flags]
-        for buffers, rows, tensors, total in self._chunks(rt, lists):
-            table = self._table(rt, rows)
-            count = len(tensors) // len(lists)
-            values = [*buffers, *([None] * (SLOTS - len(buffers))), *rt.buffer_of(table),
-                      count, *constants]
-            launch(f"multi_tensor_{self.update}",
-                   (self.update, first.dtype.name, "multi", SLOTS),
-                   _build(self.update, first.dtype, True), values, [*tensors, table], total,
-                   rt, names=lambda: _multi_names(self.update))
-
-    @staticmethod
-    def _chunks(rt, lists):
-        """(segment buffers, table rows flattened, tensors, work-items) of each launch: the
-        parameters in order, a new launch where the next one's tensors would need more than
-        ``SLOTS`` buffers. Empty parameters are left out."""
-        slots, rows, tensors, total = {}, [], [], 0
-        for column in zip(*lists):
-            numel = column[0].numel()
+                    return None
             if not numel:
                 continue
             places = [rt.buffer_of(t) for t in column]
             new = {buffer for buffer, _ in places if buffer not in slots}
             if len(slots) + len(new) > SLOTS:       # (SLOTS >= the tensors of one row)
-                yield list(slots), rows, tensors, total
+                chunks.append((list(slots), rows, tensors, total))
                 slots, rows, tensors, total = {}, [], [], 0
             rows.append(total)
             for buffer, offset in places:
@@ -235,7 +219,24 @@ class MultiTensorUpdate:
             tensors += column
             total += numel
         if rows:
-            yield list(slots), rows, tensors, total
+            chunks.append((list(slots), rows, tensors, total))
+        return chunks
+
+    def __call__(self, plan, scalars, *flags):
+        if not plan:
+            return
+        first = plan[0][2][0]
+        rt = runtime_of(first)
+        width = len(_TENSORS[self.update])
+        constants = [*(first.dtype.np.type(v) for v in scalars), *flags]
+        for buffers, rows, tensors, total in plan:
+            table = self._table(rt, rows)
+            values = [*buffers, *([None] * (SLOTS - len(buffers))), *rt.buffer_of(table),
+                      len(tensors) // width, *constants]
+            launch(f"multi_tensor_{self.update}",
+                   (self.update, first.dtype.name, "multi", SLOTS),
+                   _build(self.update, first.dtype, True), values, [*tensors, table], total,
+                   rt, names=lambda: _multi_names(self.update))
 
     def _table(self, rt, rows):
         """The device copy of ``rows`` (int64), uploaded once and kept (an LRU)."""
