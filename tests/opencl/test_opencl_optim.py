@@ -268,3 +268,20 @@ def test_a_saved_parameter_overwritten_by_the_step_is_caught():
     opt.step()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_an_inference_step_count_raises_as_the_loop_does_and_leaves_the_parameter(
+        grouped, monkeypatch):
+    if not grouped:
+        monkeypatch.setattr(_native_update, "_DEVICE_GROUP_UPDATES", {})
+    p = strata.randn(4, device="opencl", requires_grad=True)
+    opt = strata.optim.Adam([p], lr=0.1)
+    p.grad = strata.ones(4, device="opencl")
+    opt.step()
+    with strata.inference_mode():
+        opt.state[p]["step"] = strata.scalar_tensor(1.0)
+    before = p.detach().cpu().numpy().copy()
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        opt.step()
+    np.testing.assert_array_equal(p.detach().cpu().numpy(), before)

@@ -183,7 +183,7 @@ def count_steps(steps):
     for step in steps:
         if step.device.type == "cpu" and step.ndim == 0 and \
                 step.dtype in (D.float32, D.float64) and \
-                step._version_counter().value != INFERENCE_VERSION:
+                step._version_counter() is not INFERENCE_VERSION:
             array = data(step)
             array += 1
             step._version_counter().value += 1
