@@ -578,8 +578,8 @@ class _ElementwiseOptimizer(Optimizer):
         its foreach path where it is the faster one (CUDA); in strata it is the faster one on
         every device, a dozen dispatches per bucket instead of per parameter, and its numbers
         are the for-loop's exactly. ``foreach=False`` keeps the for-loop. So does a device
-        with a fused update of its own (opencl): one launch per parameter, where flattening a
-        bucket and copying it back take three."""
+        with a fused update of its own (opencl): one launch per group (``_grouped_step``) or
+        per parameter, where flattening a bucket and copying it back take more."""
         if group["foreach"] is False or group["differentiable"]:
             return False
         params = group["params"]
