@@ -61,3 +61,46 @@ def test_softmax_and_layer_norm_over_long_rows():
     np.testing.assert_allclose(
         strata.nn.functional.layer_norm(t, (x.shape[1],)).cpu().numpy(),
         torch.nn.functional.layer_norm(ref, (x.shape[1],)).numpy(), rtol=1e-4, atol=1e-5)
+
+
+# --- the reduction lane: a repeated sum/mean replays its launch (opencl_rows._reduction_lane) ---
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple), data=st.data(),
+       op=st.sampled_from(["sum", "mean"]), keepdim=st.booleans(),
+       dtype=st.sampled_from(["float32", "float64", "int64"]), long_row=st.booleans())
+def test_repeated_sums_and_means_replay_their_launch_and_match_torch(shape, data, op, keepdim,
+                                                                     dtype, long_row):
+    if long_row:
+        shape = (*shape[:-1], LONG + 3)                  # a work-group per row
+    dims = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1,
+                              max_size=len(shape), unique_by=lambda d: d % len(shape)))
+    x = (np.random.default_rng(len(dims)).standard_normal(shape) * 3).astype(dtype)
+    ours, theirs = strata.tensor(x).to("opencl"), torch.from_numpy(x)
+    if op == "mean" and dtype == "int64":
+        with pytest.raises(RuntimeError, match="mean"):
+            torch.mean(theirs, dims, keepdim)
+        for _ in range(2):                               # raises every time, from its meta
+            with pytest.raises(RuntimeError, match="mean"):
+                strata.mean(ours, dims, keepdim)
+        return
+    want = getattr(torch, op)(theirs, dims, keepdim)
+    for _ in range(3):                                   # the first remembers, then replays
+        got = getattr(strata, op)(ours, dims, keepdim)
+        assert tuple(got.shape) == tuple(want.shape) and got.stride() == want.stride()
+        assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_replayed_sum_skips_its_meta_function_and_still_raises(monkeypatch):
+    from strata.ops import reductions as RED
+    calls = []
+    real = RED.sum.meta
+    monkeypatch.setattr(RED.sum, "meta", lambda *a, **k: calls.append(1) or real(*a, **k))
+    x = strata.randn(4, 6, device="opencl")
+    for _ in range(3):
+        x.sum(0)
+        x.sum([1], dtype=strata.float64)
+    assert len(calls) == 2
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.sum(2)

@@ -47,6 +47,10 @@ class PointwiseLane:
                     return None
                 # a number is a constant of its prepared launch: -0.0 must not find 0.0's
                 sig += (type(a), repr(a) if type(a) is float and not a else a)
+            elif type(a) is D.dtype:
+                sig.append(a)
+            elif type(a) in (list, tuple) and all(type(v) is int for v in a):
+                sig += (type(a), tuple(a))              # dims (a reduction's)
             else:
                 return None
         return tuple(sig)

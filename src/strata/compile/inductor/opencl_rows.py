@@ -48,7 +48,7 @@ def opmath(dtype):
 # --- reductions -----------------------------------------------------------------------------------
 
 def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=None,
-           element=None, finish=None):
+           element=None, finish=None, lane=None):
     """Reduce ``x`` over ``dims`` with ``kind`` (sum/prod/max/min/argmax/argmin; logsumexp: the
     max and the sum of exp(x - max); meanvar: the mean and the sum of squared deviations), one
     work-item per output element. ``outputs``: (tensor, "value" | "index" | "den" | "mu" |
@@ -56,7 +56,8 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
     keeps size-1 dims at the reduced positions). ``element`` maps each element (in x's
     dtype) before the conversion to ``compute`` and the reduction, ``finish`` maps the result
     (formulas of one value). Rows of ``GROUP_ROW`` elements or more get a
-    work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions])."""
+    work-group each, with a tree in local memory (oclprinter's Note [Work-group reductions]).
+    ``lane``: (a ``PointwiseLane``, the call's signature) to remember a one-output launch in."""
     rt = runtime_of(x)
     nd = x.ndim
     dims = sorted({d % nd for d in dims}) if nd else []
@@ -121,10 +122,12 @@ def reduce(op_name, kind, x, dims, keepdim, compute, outputs, mean=False, eps=No
         kernel = Kernel(kernel_name(op_name), [source], nodes, frozenset({"red", "den", "mu"}))
         return print_kernel(kernel, ranges, layouts, group=group)
     tensors = [x, *(t for t, _ in outputs)]
-    if group:
-        launch(op_name, key, build, values, tensors, (total * group,), rt, (group,), names)
-    else:
-        launch(op_name, key, build, values, tensors, total, rt, names=names)
+    size, local = ((total * group,), (group,)) if group else (total, None)
+    plan = launch(op_name, key, build, values, tensors, size, rt, local, names)
+    if lane is not None and len(outputs) == 1 and x.numel() and outputs[0][0].numel():
+        # x's buffer is the first value, the output's follows the sizes and strides
+        lane[0].remember_launch(lane[1], rt, outputs[0][0], plan, values,
+                                [0, 2 + 2 * (len(kept) + len(dims))], size, local)
 
 
 GROUP_ROW = 256       # rows at least this long get a work-group each (Note [Work-group ...])
@@ -173,20 +176,39 @@ def _dims(x, dim):
     return [dim] if isinstance(dim, int) else list(dim)
 
 
-def sum_dim(self, dim=None, keepdim=False, dtype=None):
+def _reduction_lane(op_name, fn):
+    """``fn(*args, lane=...)`` (a one-output reduction) with a lane: a call whose signature
+    was seen before replays its launch, with no meta function (Note [Pointwise lane])."""
+    lane = PointwiseLane(op_name)
+
+    def kernel(*args):
+        sig = lane.signature(args)
+        if sig is not None:
+            out = lane.run(sig, args)
+            if out is not None:
+                return out
+        return fn(*args, lane=None if sig is None else (lane, sig))
+    return kernel
+
+
+def _sum_dim(self, dim=None, keepdim=False, dtype=None, lane=None):
     spec = RED.sum.meta(self, dim, keepdim, dtype)
     out = new_output(spec, self)
     reduce("aten::sum.dim_IntList", "sum", self, _dims(self, dim), keepdim, spec.dtype,
-           [(out, "value")])
+           [(out, "value")], lane=lane)
     return out
 
 
-def mean_dim(self, dim=None, keepdim=False, dtype=None):
+def _mean_dim(self, dim=None, keepdim=False, dtype=None, lane=None):
     spec = RED.mean.meta(self, dim, keepdim, dtype)
     out = new_output(spec, self)
     reduce("aten::mean.dim", "sum", self, _dims(self, dim), keepdim, spec.dtype,
-           [(out, "value")], mean=True)
+           [(out, "value")], mean=True, lane=lane)
     return out
+
+
+sum_dim = _reduction_lane("aten::sum.dim_IntList", _sum_dim)
+mean_dim = _reduction_lane("aten::mean.dim", _mean_dim)
 
 
 def extreme(op, kind):
