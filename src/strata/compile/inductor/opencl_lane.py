@@ -1,6 +1,7 @@
 """The OpenCL device's pointwise lane: out-of-place unary and binary ops skip their meta
 function on a signature seen before (Note [Pointwise lane]); opencl_pointwise.py's ``unary``,
-``binary`` and ``laned`` kernels use it, and the matrix products (opencl_rows.py) the same way.
+``binary`` and ``laned`` kernels use it, and through ``launch_lane`` the matrix products and
+the sums and means of opencl_rows.py.
 """
 
 import math
@@ -102,3 +103,22 @@ class PointwiseLane:
         self.entries[sig] = PreparedLaunch(rt, self.op_name, source, name, global_size,
                                            [values[i] for i in order], places, out,
                                            local_size)
+
+
+def launch_lane(op_name, fn, context=None):
+    """``fn(*args, lane=...)``, an op that makes one new tensor with one ``launch``
+    (opencl_pointwise.py) and keeps it with ``PointwiseLane.remember_launch``, with a lane: a
+    call whose signature was seen before replays that launch, with no meta function (Note
+    [Pointwise lane]). ``context()``: what else the launch depends on (a module setting)."""
+    lane = PointwiseLane(op_name)
+
+    def kernel(*args):
+        sig = lane.signature(args)
+        if sig is not None:
+            if context is not None:
+                sig = (sig, context())
+            out = lane.run(sig, args)
+            if out is not None:
+                return out
+        return fn(*args, lane=None if sig is None else (lane, sig))
+    return kernel

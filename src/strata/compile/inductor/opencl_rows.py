@@ -21,7 +21,7 @@ from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
 from .opencl_checks import check_indices
-from .opencl_lane import PointwiseLane
+from .opencl_lane import launch_lane
 from .opencl_pointwise import (
     broadcast_strides,
     identity,
@@ -176,21 +176,6 @@ def _dims(x, dim):
     return [dim] if isinstance(dim, int) else list(dim)
 
 
-def _reduction_lane(op_name, fn):
-    """``fn(*args, lane=...)`` (a one-output reduction) with a lane: a call whose signature
-    was seen before replays its launch, with no meta function (Note [Pointwise lane])."""
-    lane = PointwiseLane(op_name)
-
-    def kernel(*args):
-        sig = lane.signature(args)
-        if sig is not None:
-            out = lane.run(sig, args)
-            if out is not None:
-                return out
-        return fn(*args, lane=None if sig is None else (lane, sig))
-    return kernel
-
-
 def _sum_dim(self, dim=None, keepdim=False, dtype=None, lane=None):
     spec = RED.sum.meta(self, dim, keepdim, dtype)
     out = new_output(spec, self)
@@ -207,8 +192,8 @@ def _mean_dim(self, dim=None, keepdim=False, dtype=None, lane=None):
     return out
 
 
-sum_dim = _reduction_lane("aten::sum.dim_IntList", _sum_dim)
-mean_dim = _reduction_lane("aten::mean.dim", _mean_dim)
+sum_dim = launch_lane("aten::sum.dim_IntList", _sum_dim)
+mean_dim = launch_lane("aten::mean.dim", _mean_dim)
 
 
 def extreme(op, kind):
@@ -576,23 +561,6 @@ _GEMM_NAMES = {use_bias: partial(_gemm_names, use_bias) for use_bias in (False, 
 GEMM_BLOCKINGS = ((128, 8), (BLOCK, WPT))
 
 
-def _gemm_lane(op_name, fn):
-    """``fn(*args, lane=...)`` (a matrix product) with a lane: a call whose signature was seen
-    before (the operands' layouts, the numbers, the GEMM blockings in use) replays its GEMM
-    launch, with no meta function (Note [Pointwise lane], Note [Prepared launches])."""
-    lane = PointwiseLane(op_name)
-
-    def kernel(*args):
-        sig = lane.signature(args)
-        if sig is not None:
-            sig = (sig, GEMM_BLOCKINGS)
-            out = lane.run(sig, args)
-            if out is not None:
-                return out
-        return fn(*args, lane=None if sig is None else (lane, sig))
-    return kernel
-
-
 def _mm(self, mat2, lane):
     out = new_output(L.mm.meta(self, mat2), self)
     return matmul("aten::mm", self, mat2, out, lane=lane)
@@ -611,6 +579,8 @@ def _addmm(self, mat1, mat2, beta=1, alpha=1, lane=None):
     return matmul("aten::addmm", mat1, mat2, out, self, beta, alpha, lane)
 
 
-mm = _gemm_lane("aten::gemm", _mm)     # prepared launches named as the general path names them
-bmm = _gemm_lane("aten::gemm", _bmm)
-addmm = _gemm_lane("aten::gemm", _addmm)
+# prepared launches named as the general path names them; the blockings in use are part of a
+# replayed launch (the probe changes them)
+mm = launch_lane("aten::gemm", _mm, lambda: GEMM_BLOCKINGS)
+bmm = launch_lane("aten::gemm", _bmm, lambda: GEMM_BLOCKINGS)
+addmm = launch_lane("aten::gemm", _addmm, lambda: GEMM_BLOCKINGS)
