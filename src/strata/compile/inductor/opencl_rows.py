@@ -7,8 +7,6 @@ pointwise kernel; floating matrix products use the tiled GEMM of oclprinter.py.
 
 from functools import partial
 
-import numpy as np
-
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import activation as A
