@@ -27,15 +27,18 @@ FALLTHROUGH = object()   # register this to make a key transparent for an op
 
 
 class Kernel:
-    __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls")
+    __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls",
+                 "specialize")
 
-    def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False):
+    def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False,
+                 specialize=None):
         self.fn = fn
         self.boxed = boxed
         self.fallthrough = fn is FALLTHROUGH
         self.name = name
         self.source = source
         self.skips_plain_calls = skips_plain_calls   # Note [Plain calls skip autograd]
+        self.specialize = specialize   # a fallback's per-op twin maker (Note [Generated records])
 
     def __repr__(self):
         return "fallthrough" if self.fallthrough else f"{self.name} [{self.source}]"
@@ -70,16 +73,19 @@ def deregister_kernel(op: OpOverload, key):
     _clear_caches(op)
 
 
-def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False):
+def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False,
+                      specialize=None):
     """A backend fallback for a runtime key: runs for every op with no kernel of its own there.
 
     ``skips_plain_calls``: the fallback only redispatches for a *plain* call (Note [Plain calls
-    skip autograd]), so the dispatcher may run the kernel below it directly."""
+    skip autograd]), so the dispatcher may run the kernel below it directly. ``specialize(op)``:
+    a boxed kernel doing for ``op`` what ``fn`` does, or None; selection runs it in ``fn``'s
+    place (the autograd fallback's generated records, Note [Generated records])."""
     key = K.key_by_name(key) if isinstance(key, str) else key
     if key in _fallbacks:
         raise RuntimeError(f"a fallback is already registered for dispatch key {key}")
     _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback",
-                             skips_plain_calls=skips_plain_calls)
+                             skips_plain_calls=skips_plain_calls, specialize=specialize)
     for op in REGISTRY.values():
         _clear_caches(op)
 
@@ -142,6 +148,10 @@ def _select(op: OpOverload, ks: int, args=None):
         if not kernel.fallthrough:
             break
         ks = K.after(ks, key)
+    if kernel.specialize is not None:
+        fn = kernel.specialize(op)
+        if fn is not None:   # the same fallback, by the same name, written for this op
+            kernel = Kernel(fn, True, kernel.name, kernel.source, kernel.skips_plain_calls)
     mask = (1 << (K.NB + key.functionality)) - 1
     below = None
     if kernel.skips_plain_calls and not op.tensorlist_positions:
