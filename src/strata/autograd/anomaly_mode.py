@@ -9,7 +9,9 @@ output.``
     ...     loss.backward()
 """
 
+import os
 import threading
+import traceback
 import warnings
 
 from ..ops import pointwise as P
@@ -25,6 +27,20 @@ _state = _AnomalyState()
 # Has any thread ever turned anomaly mode on? Until then every recorded op skips the
 # thread-local read (one attribute of a ``threading.local`` costs about an op's tenth).
 ever_enabled = False
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def forward_stack() -> list:
+    """The Python stack of the forward call being recorded, up to the user's line: the frames
+    strata itself runs (the operator, the dispatcher, the record, generated code) are left out,
+    however many the path took."""
+    frames = traceback.extract_stack()
+    while frames and (frames[-1].filename.startswith(_PACKAGE) or
+                      frames[-1].filename.startswith("<generated ")):
+        frames.pop()
+    return traceback.format_list(frames)
 
 
 def _set_enabled(mode: bool):

@@ -16,7 +16,6 @@ without a formula.
 """
 
 import linecache
-import traceback
 
 from ..core import trace
 from ..core.tensor_impl import AutogradMeta
@@ -37,7 +36,8 @@ from .kernel import (
     _unrecorded,
 )
 
-_sources = {}   # op -> the generated source of its record
+RECORDS = {}    # op -> its generated record, once made
+_sources = {}   # op -> the record's source
 
 
 def specialize(op):
@@ -57,7 +57,7 @@ def specialize(op):
     # tracebacks and ``inspect.getsource`` (benchmarks/tracer.py) read the generated lines
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     _sources[op] = source
-    record = namespace[name]
+    record = RECORDS[op] = namespace[name]
     record.__qualname__ = f"autograd_kernel[{op.name}]"
     return record
 
@@ -72,7 +72,7 @@ def record_source(op) -> str:
 _GLOBALS = {
     "_state": _state, "trace": trace, "DP": DP, "AutogradMeta": AutogradMeta,
     "SavedVariable": SavedVariable, "grad_accumulator": grad_accumulator,
-    "gradient_edge": gradient_edge, "anomaly_mode": anomaly_mode, "traceback": traceback,
+    "gradient_edge": gradient_edge, "anomaly_mode": anomaly_mode,
     "_FLOATING": _FLOATING, "_NO_EDGE": _NO_EDGE, "_NOT_SAVED": _NOT_SAVED,
     "_NOT_TENSOR": _NOT_TENSOR, "_REDISPATCH": _REDISPATCH, "AUTOGRAD_BIT": AUTOGRAD_BIT,
     "MULTI_OUTPUT": MULTI_OUTPUT, "_no_grad_view": _no_grad_view, "_report_node": _report_node,
@@ -108,17 +108,20 @@ _EDGE = """\
 _RUN_AND_HISTORY = """\
     if trace.active:
         _report_node(node, op)
-    s = _state
-    prev = s.exclude
-    s.exclude = prev | AUTOGRAD_BIT
-    try:
-        entry = op._dispatch_cache.get(ks) if DP.redispatch is _REDISPATCH else None
-        if entry is not None and not entry[0].boxed:
-            out = entry[0].fn(*args)
-        else:
-            out = DP.redispatch(op, ks, args)
-    finally:
-        s.exclude = prev
+    entry = op._dispatch_cache.get(ks) if DP.redispatch is _REDISPATCH else None
+    if entry is not None and entry[0].calls_no_ops:   # Note [Kernels that call no ops]
+        out = entry[0].fn(*args)
+    else:
+        s = _state
+        prev = s.exclude
+        s.exclude = prev | AUTOGRAD_BIT
+        try:
+            if entry is not None and not entry[0].boxed:
+                out = entry[0].fn(*args)
+            else:
+                out = DP.redispatch(op, ks, args)
+        finally:
+            s.exclude = prev
     node._output_meta = ((out._shape, out.dtype, out.device),)
 """
 
@@ -155,7 +158,7 @@ def _source(op, deriv, name):
     if deriv.saves_result:
         lines.append("    node._results = deriv.save_results(node, (out,), needs)")
     lines.append("    if anomaly_mode.ever_enabled and anomaly_mode._state.enabled:")
-    lines.append("        node._trace = traceback.format_stack()[:-3]")
+    lines.append("        node._trace = anomaly_mode.forward_stack()")
     differentiable = deriv.differentiable_outputs
     if differentiable is not None and not differentiable[0]:
         lines.append("    return out")

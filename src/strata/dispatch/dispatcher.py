@@ -26,9 +26,16 @@ from .tls import _state
 FALLTHROUGH = object()   # register this to make a key transparent for an op
 
 
+# Note [Kernels that call no ops]: a recorded op runs the kernel below autograd with autograd
+# excluded (``redispatch_below_autograd``), so that the ops a kernel calls inside are not
+# recorded: three thread-local accesses, as much as a tenth of a small recorded op. A backend
+# kernel that calls no op through the dispatcher (NumPy work, a meta function, a view over the
+# same storage) says so with ``fn.calls_no_ops = True``; the generated records (Note [Generated
+# records]) run it without the guard. tests/test_record_paths.py runs every marked kernel's
+# samples under a trace and checks that nothing is dispatched inside it.
 class Kernel:
     __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls",
-                 "specialize")
+                 "specialize", "calls_no_ops")
 
     def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False,
                  specialize=None):
@@ -39,6 +46,7 @@ class Kernel:
         self.source = source
         self.skips_plain_calls = skips_plain_calls   # Note [Plain calls skip autograd]
         self.specialize = specialize   # a fallback's per-op twin maker (Note [Generated records])
+        self.calls_no_ops = not boxed and getattr(fn, "calls_no_ops", False)
 
     def __repr__(self):
         return "fallthrough" if self.fallthrough else f"{self.name} [{self.source}]"
