@@ -268,3 +268,81 @@ def test_kernels_marked_as_calling_no_ops_dispatch_nothing_inside(qualname):
     finally:
         trace.remove_sink(sink)
     assert not [(k, op) for k, op in inside if k in marked]
+
+
+# --- Note [Generated callers] (dispatch/dispatcher.py): nn.functional.linear -----------------
+
+def test_linear_caller_has_torch_signature():
+    import inspect
+    s = inspect.signature(strata.nn.functional.linear)   # torch's is a builtin: its docs'
+    assert list(s.parameters) == ["input", "weight", "bias"]
+    assert s.parameters["bias"].default is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(rank=st.integers(1, 3), bias=st.sampled_from(["none", "1d", "omitted"]),
+       grads=st.sampled_from([(), (0,), (1,), (2,), (0, 1, 2)]),
+       keywords=st.booleans(), dtype=st.sampled_from(["float32", "float64"]),
+       seed=st.integers(0, 2**16))
+def test_linear_caller_matches_torch(rank, bias, grads, keywords, dtype, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((2, 3)[-rank:] if rank < 3 else (2, 2, 3)).astype(dtype),
+              rng.standard_normal((4, 3)).astype(dtype), rng.standard_normal(4).astype(dtype)]
+    results = []
+    for m in (strata, torch):
+        ts = [m.tensor(a, requires_grad=i in grads) for i, a in enumerate(arrays)]
+        f = m.nn.functional.linear
+        for _ in range(2):   # the second call finds the selection the first one cached
+            if bias == "omitted":
+                out = f(input=ts[0], weight=ts[1]) if keywords else f(ts[0], ts[1])
+            else:
+                b = None if bias == "none" else ts[2]
+                out = f(ts[0], ts[1], bias=b) if keywords else f(ts[0], ts[1], b)
+        name = out.grad_fn and out.grad_fn.name()
+        if out.requires_grad:
+            out.sum().backward()
+        results.append((out.detach().numpy(), name, [t.grad for t in ts]))
+    (s_out, s_name, s_grads), (t_out, t_name, t_grads) = results
+    np.testing.assert_allclose(s_out, t_out, rtol=1e-5, atol=1e-5)
+    # known differences of ``matmul`` (linear without a bias), outside the callers: a 1-D
+    # input is squeezed out of place (ATen: squeeze_), a 3-D one viewed (ATen: _unsafe_view)
+    assert s_name == t_name or bias != "1d" and (s_name, t_name) in (
+        ("SqueezeBackward2", "SqueezeBackward4"), ("ViewBackward0", "UnsafeViewBackward0"))
+    for sg, tg in zip(s_grads, t_grads):
+        assert (sg is None) == (tg is None)
+        if sg is not None:
+            np.testing.assert_allclose(sg.numpy(), tg.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_linear_caller_errors_as_torch():
+    for m in (strata, torch):
+        x, w = m.ones(2, 3), m.ones(4, 5, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"cannot be multiplied \(2x3 and 5x4\)"):
+            m.nn.functional.linear(x, w)
+        with pytest.raises(TypeError):
+            m.nn.functional.linear(x)
+        assert w.grad is None and w.grad_fn is None
+
+
+def test_linear_caller_steps_aside_for_modes_traces_and_new_kernels():
+    x, w = strata.ones(1, 3), strata.ones(2, 3, requires_grad=True)
+    strata.nn.functional.linear(x, w)   # warm the selection
+    seen = []
+
+    class Log(strata.dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func.qualname)
+            return func(*args, **(kwargs or {}))
+    with Log():
+        strata.nn.functional.linear(x, w)
+    assert seen == ["aten::t", "aten::mm"]
+    report = str(strata.explain(lambda: strata.nn.functional.linear(x, w)))
+    assert "aten::linear [call from linear]" in report and "node created: MmBackward0" in report
+    lib = strata.library.Library("aten", "IMPL")
+    lib.impl("linear", lambda input, weight, bias=None: strata.zeros(1, 2),
+             "CompositeImplicitAutograd")
+    try:
+        assert strata.nn.functional.linear(x, w).sum().item() == 0   # the new kernel, at once
+    finally:
+        lib._destroy()
+    assert strata.nn.functional.linear(x, w).sum().item() == 6

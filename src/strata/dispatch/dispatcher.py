@@ -14,6 +14,8 @@ backend fallback of K; else missing. A fallthrough kernel skips its key. The res
 (op, key set); any registration clears the caches it can affect.
 """
 
+import keyword
+import linecache
 import sys
 
 from .. import config
@@ -292,6 +294,61 @@ def direct_caller(op: OpOverload):
 
 
 _PASS_THROUGH = set()   # code of the functions a traced call looks past for its caller
+
+
+# Note [Generated callers]: ``call`` is one function for every op, so it checks whether the
+# arguments need binding and loops over the op's tensor positions twice (the key set, then
+# the plain-call test). ``caller(op)`` writes ``call``'s path for one op as Python source: the
+# schema's parameters (names, defaults, keywords as in the schema), the key set read from each
+# tensor argument by name, the cached selection, and the same three outcomes (the kernel below
+# autograd for a plain call, the boxed kernel, the unboxed one). A key set not selected yet, a
+# call across devices, or a trace goes through ``op(...)`` itself, so the tracer and
+# ``explain()`` see every call. ``nn.functional.linear`` is ``caller(linear)``.
+_CALLER = """\
+def {name}({params}):
+    ks = ({keys} | state.include) & ~state.exclude
+    entry = cache.get(ks)
+    if entry is None or entry[3] or trace.active:
+        return op({args})
+    kernel, below = entry[0], entry[4]
+    if below is not None:
+        if {plain}:
+            return below({args})
+        if not state.grad_enabled and not is_view:
+            return below({args})
+    if kernel.boxed:
+        return kernel.fn(op, ks & entry[2], ({args},))
+    return kernel.fn({args})
+"""
+
+
+def caller(op: OpOverload, name=None):
+    """``op`` as a Python function of the schema's parameters (Note [Generated callers]), for a
+    frontend that would call it with every argument; ops with a ``Tensor[]`` or a device
+    argument are refused (their key set needs ``compute_keyset``)."""
+    arguments = op.schema.arguments
+    names = [a.name for a in arguments]
+    if op.tensorlist_positions or op.device_position is not None or not op.tensor_positions \
+            or any(a.kwarg_only for a in arguments) or \
+            not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+        raise ValueError(f"{op.qualname}: caller needs positional parameters and tensor "
+                         f"arguments only (no Tensor[], no device)")
+    params = [f"{a.name}=defaults[{i}]" if a.has_default else a.name
+              for i, a in enumerate(arguments)]
+    tensors = [names[i] for i in op.tensor_positions]
+    plain = " and ".join(f'getattr({t}, "_ag", None) is None and '
+                         f'(getattr({t}, "_base", None) is None or {t}._base._ag is None)'
+                         for t in tensors)
+    name = name or op.schema.name
+    source = _CALLER.format(name=name, params=", ".join(params), args=", ".join(names),
+                            keys=" | ".join(f'getattr({t}, "_keyset", 0)' for t in tensors),
+                            plain=plain)
+    filename = f"<generated caller of {op.qualname}>"
+    namespace = {"op": op, "cache": op._dispatch_cache, "state": _state, "trace": trace,
+                 "is_view": op.is_view, "defaults": [a.default for a in arguments]}
+    exec(compile(source, filename, "exec"), namespace)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return namespace[name]
 
 
 def call(op: OpOverload, *args, **kwargs):
