@@ -16,13 +16,14 @@ without a formula.
 """
 
 import linecache
+import weakref
 
 from ..core import trace
 from ..core.tensor_impl import AutogradMeta
 from ..dispatch import dispatcher as DP
 from ..dispatch.tls import _state
 from . import anomaly_mode, derivatives
-from .graph import SavedVariable, grad_accumulator, gradient_edge
+from .graph import AccumulateGrad, SavedVariable, gradient_edge
 from .kernel import (
     _FLOATING,
     _NO_EDGE,
@@ -71,7 +72,8 @@ def record_source(op) -> str:
 
 _GLOBALS = {
     "_state": _state, "trace": trace, "DP": DP, "AutogradMeta": AutogradMeta,
-    "SavedVariable": SavedVariable, "grad_accumulator": grad_accumulator,
+    "SavedVariable": SavedVariable, "AccumulateGrad": AccumulateGrad,
+    "weakref_ref": weakref.ref,
     "gradient_edge": gradient_edge, "anomaly_mode": anomaly_mode,
     "_FLOATING": _FLOATING, "_NO_EDGE": _NO_EDGE, "_NOT_SAVED": _NOT_SAVED,
     "_NOT_TENSOR": _NOT_TENSOR, "_REDISPATCH": _REDISPATCH, "AUTOGRAD_BIT": AUTOGRAD_BIT,
@@ -98,10 +100,13 @@ _EDGE = """\
             {e} = (fn, ag.output_nr)
         elif ag is None or not ag.requires_grad:
             {e} = _NO_EDGE
-        else:   # a leaf: its AccumulateGrad while the graph holds it
+        else:   # a leaf: its AccumulateGrad while a graph holds it (``grad_accumulator``)
             ref = ag.grad_accumulator
             acc = None if ref is None else ref()
-            {e} = (acc if acc is not None else grad_accumulator({a}), 0)
+            if acc is None:
+                acc = AccumulateGrad({a})
+                ag.grad_accumulator = weakref_ref(acc)
+            {e} = (acc, 0)
 """
 
 # The call below autograd (``redispatch_below_autograd``) and the output's history.
@@ -145,8 +150,8 @@ def _source(op, deriv, name):
         a, s = names[pos], f"s{pos}"
         cond = [f"needs[{k}]" for k in when] if when is not None else []
         if geometry:
-            body = f"if type({s}) is not SavedVariable: {s} = ({a}._shape, {a}.stride(), " \
-                   f"{a}._offset)"
+            body = f"if type({s}) is not SavedVariable: {s} = ({a}._shape, " \
+                   f"{a}._get_strides(), {a}._offset)"
         else:
             body = f"if hasattr({a}, '_ag'): {s} = SavedVariable({a})"
         lines.append(f"    if {' or '.join(cond)}:\n        {body}" if cond else f"    {body}")
