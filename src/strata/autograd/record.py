@@ -52,7 +52,7 @@ def specialize(op):
     name = f"record_{op.name.replace('.', '_')}"
     source = _source(op, deriv, name)
     filename = f"<generated record of {op.qualname}>"
-    namespace = {**_GLOBALS, "op": op, "deriv": deriv, "node_class": deriv.node_class(())
+    namespace = {**_GLOBALS, "__name__": __name__, "op": op, "deriv": deriv, "node_class": deriv.node_class(())
                  if type(deriv.name) is str else None}
     exec(compile(source, filename, "exec"), namespace)
     # tracebacks and ``inspect.getsource`` (benchmarks/tracer.py) read the generated lines

@@ -322,10 +322,11 @@ def {name}({params}):
 """
 
 
-def caller(op: OpOverload, name=None):
+def caller(op: OpOverload, module: str, name=None):
     """``op`` as a Python function of the schema's parameters (Note [Generated callers]), for a
-    frontend that would call it with every argument; ops with a ``Tensor[]`` or a device
-    argument are refused (their key set needs ``compute_keyset``)."""
+    frontend that would call it with every argument, named ``module.name`` (the schema's name by
+    default) as if written there; ops with a ``Tensor[]`` or a device argument are refused
+    (their key set needs ``compute_keyset``)."""
     arguments = op.schema.arguments
     names = [a.name for a in arguments]
     if op.tensorlist_positions or op.device_position is not None or not op.tensor_positions \
@@ -344,8 +345,9 @@ def caller(op: OpOverload, name=None):
                             keys=" | ".join(f'getattr({t}, "_keyset", 0)' for t in tensors),
                             plain=plain)
     filename = f"<generated caller of {op.qualname}>"
-    namespace = {"op": op, "cache": op._dispatch_cache, "state": _state, "trace": trace,
-                 "is_view": op.is_view, "defaults": [a.default for a in arguments]}
+    namespace = {"__name__": module, "op": op, "cache": op._dispatch_cache, "state": _state,
+                 "trace": trace, "is_view": op.is_view,
+                 "defaults": [a.default for a in arguments]}
     exec(compile(source, filename, "exec"), namespace)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return namespace[name]

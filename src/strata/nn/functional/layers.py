@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 
-linear = caller(DN.linear)   # Note [Generated callers]: one frame, past ``call``
+linear = caller(DN.linear, __name__)   # Note [Generated callers]: one frame, past ``call``
 
 
 def bilinear(input1, input2, weight, bias=None):
