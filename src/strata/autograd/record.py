@@ -7,7 +7,7 @@ kernel per op from ``derivatives.yaml`` (``VariableType_*.cpp``); strata does th
 the first time the dispatcher selects the autograd fallback for an op (``Kernel.specialize``),
 ``specialize`` writes that op's record as Python source — one block per tensor argument, the
 node's arguments as one tuple, the saves the formula asks for, one output's history — and
-compiles it. What it records is what ``autograd_kernel`` records (tests/test_autograd_record.py
+compiles it. What it records is what ``autograd_kernel`` records (tests/test_record_paths.py
 compares the graphs with PyTorch's and every node slot between the two paths); it keeps the same
 reporting points, so the tracer, ``explain()`` and the profiler see the same events, and
 ``print(record_source(op))`` shows the code. Ops it does not cover keep the general kernel:
@@ -42,7 +42,11 @@ _sources = {}   # op -> the record's source
 
 
 def specialize(op):
-    """The op's generated record, or None where the general ``autograd_kernel`` applies."""
+    """The op's generated record, or None where the general ``autograd_kernel`` applies. Made
+    once per op (the derivative table is fixed at import), whatever clears the dispatch caches."""
+    record = RECORDS.get(op)
+    if record is not None:
+        return record
     deriv = derivatives.lookup(op)
     returns = op.schema.returns
     if not isinstance(deriv, derivatives.Derivative) or not deriv.slots or deriv.has_lists or \
@@ -52,8 +56,9 @@ def specialize(op):
     name = f"record_{op.name.replace('.', '_')}"
     source = _source(op, deriv, name)
     filename = f"<generated record of {op.qualname}>"
-    namespace = {**_GLOBALS, "__name__": __name__, "op": op, "deriv": deriv, "node_class": deriv.node_class(())
-                 if type(deriv.name) is str else None}
+    node_class = deriv.node_class(()) if type(deriv.name) is str else None   # else per call
+    namespace = {**_GLOBALS, "__name__": __name__, "op": op, "deriv": deriv,
+                 "node_class": node_class}
     exec(compile(source, filename, "exec"), namespace)
     # tracebacks and ``inspect.getsource`` (benchmarks/tracer.py) read the generated lines
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
