@@ -298,12 +298,12 @@ _PASS_THROUGH = set()   # code of the functions a traced call looks past for its
 
 # Note [Generated callers]: ``call`` is one function for every op, so it checks whether the
 # arguments need binding and loops over the op's tensor positions twice (the key set, then
-# the plain-call test). ``caller(op)`` writes ``call``'s path for one op as Python source: the
+# the plain-call test). ``caller(op, module)`` writes ``call``'s path for one op as source: the
 # schema's parameters (names, defaults, keywords as in the schema), the key set read from each
 # tensor argument by name, the cached selection, and the same three outcomes (the kernel below
 # autograd for a plain call, the boxed kernel, the unboxed one). A key set not selected yet, a
 # call across devices, or a trace goes through ``op(...)`` itself, so the tracer and
-# ``explain()`` see every call. ``nn.functional.linear`` is ``caller(linear)``.
+# ``explain()`` see every call. ``nn.functional.linear`` is ``caller(linear, ...)``.
 _CALLER = """\
 def {name}({params}):
     ks = ({keys} | state.include) & ~state.exclude
@@ -322,16 +322,21 @@ def {name}({params}):
 """
 
 
-def caller(op: OpOverload, module: str, name=None):
-    """``op`` as a Python function of the schema's parameters (Note [Generated callers]), for a
-    frontend that would call it with every argument, named ``module.name`` (the schema's name by
-    default) as if written there; ops with a ``Tensor[]`` or a device argument are refused
-    (their key set needs ``compute_keyset``)."""
+# the generated code's own names, which a parameter must not shadow
+_CALLER_NAMES = {"op", "cache", "state", "trace", "is_view", "defaults", "getattr", "ks",
+                 "entry", "kernel", "below"}
+
+
+def caller(op: OpOverload, module: str):
+    """``op`` as a Python function of the schema's parameters (Note [Generated callers]), named
+    as if ``module`` defined it under the schema's name; ops with a ``Tensor[]`` or a device
+    argument are refused (their key set needs ``compute_keyset``)."""
     arguments = op.schema.arguments
     names = [a.name for a in arguments]
     if op.tensorlist_positions or op.device_position is not None or not op.tensor_positions \
             or any(a.kwarg_only for a in arguments) or \
-            not all(n.isidentifier() and not keyword.iskeyword(n) for n in names):
+            not all(n.isidentifier() and not keyword.iskeyword(n) and n not in _CALLER_NAMES
+                    for n in names):
         raise ValueError(f"{op.qualname}: caller needs positional parameters and tensor "
                          f"arguments only (no Tensor[], no device)")
     params = [f"{a.name}=defaults[{i}]" if a.has_default else a.name
@@ -340,7 +345,7 @@ def caller(op: OpOverload, module: str, name=None):
     plain = " and ".join(f'getattr({t}, "_ag", None) is None and '
                          f'(getattr({t}, "_base", None) is None or {t}._base._ag is None)'
                          for t in tensors)
-    name = name or op.schema.name
+    name = op.schema.name
     source = _CALLER.format(name=name, params=", ".join(params), args=", ".join(names),
                             keys=" | ".join(f'getattr({t}, "_keyset", 0)' for t in tensors),
                             plain=plain)
