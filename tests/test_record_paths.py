@@ -194,6 +194,12 @@ def test_anomaly_trace_of_a_generated_record_ends_at_the_users_line():
         y = x * 2 + 1   # the line the trace must end at
     last = y.grad_fn._trace[-1]
     assert "y = x * 2 + 1" in last
+    layer = strata.nn.Linear(2, 2)
+    with strata.autograd.detect_anomaly(check_nan=False):
+        out = layer(x)
+    # as PyTorch's: the library's Python frame that called the op is the last one
+    assert "return F.linear(input, self.weight, self.bias)" in out.grad_fn._trace[-1]
+    assert "out = layer(x)" in out.grad_fn._trace[-3]
 
 
 def test_trace_events_are_those_of_the_general_kernel():

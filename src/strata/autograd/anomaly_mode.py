@@ -30,15 +30,19 @@ ever_enabled = False
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# What PyTorch runs in C++ (its traces never show it): the Tensor class and frontends, the
+# dispatcher, ops and their decompositions, autograd, kernels; and generated code.
+_MACHINERY = tuple(_PACKAGE + part for part in (
+    "_tensor.py", "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
+    "autograd" + os.sep, "backends" + os.sep, "core" + os.sep)) + ("<generated ",)
 
 
 def forward_stack() -> list:
-    """The Python stack of the forward call being recorded, up to the user's line: the frames
-    strata itself runs (the operator, the dispatcher, the record, generated code) are left out,
-    however many the path took."""
+    """The Python stack of the forward call being recorded, up to the line that called the op
+    (a user's line, or a Python library frame such as ``Linear.forward``): the machinery's
+    frames after it are left out, however many the path took."""
     frames = traceback.extract_stack()
-    while frames and (frames[-1].filename.startswith(_PACKAGE) or
-                      frames[-1].filename.startswith("<generated ")):
+    while frames and frames[-1].filename.startswith(_MACHINERY):
         frames.pop()
     return traceback.format_list(frames)
 
