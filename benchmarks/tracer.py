@@ -44,19 +44,19 @@ def compiled_out(fn):
 
 
 def _reporting_functions():
-    """(module, name) of the functions on the measured paths that contain reporting points."""
-    from strata.autograd import engine, kernel
-    return [(kernel, "autograd_kernel"), (engine, "execute")]
+    """The functions on the measured paths that contain reporting points: the general autograd
+    kernel, the engine, and the records generated so far (Note [Generated records])."""
+    from strata.autograd import engine, kernel, record
+    return [kernel.autograd_kernel, engine.execute, *record.RECORDS.values()]
 
 
 class _CompiledOut:
     """Swap in the compiled-out twins' code for the ``with`` block. The code object is swapped,
-    not the module attribute: the dispatcher holds ``autograd_kernel`` itself (a fallback)."""
+    not the module attribute: the dispatcher holds the kernels themselves."""
 
     def __init__(self):
         self.swaps = []
-        for module, name in _reporting_functions():
-            fn = getattr(module, name)
+        for fn in _reporting_functions():
             self.swaps.append((fn, fn.__code__, compiled_out(fn).__code__))
 
     def __enter__(self):
@@ -96,9 +96,9 @@ def _off_and_absent(fn, rounds=150, batch=300):
     compiled out. Each is the fastest of many short batches, interleaved, so that a busy machine
     (which only ever adds time) and its drift do not land on one side: a 2% difference is far
     below the spread of medians on a shared machine."""
+    median_time(fn, min_time=0.05)   # warm up (and generate the records it runs)
     absent_build = _CompiledOut()
     off = again = absent = float("inf")
-    median_time(fn, min_time=0.05)   # warm up
     for _ in range(rounds):
         off = min(off, _batch(fn, batch))
         with absent_build:

@@ -82,8 +82,17 @@ def make_view(base, spec):
     vc = base._vc   # ``base._version_counter()``, inlined: every view op runs this
     if vc is None:
         vc = base._vc = VersionCounter()
-    v = make_tensor(storage, spec.offset, spec.shape, spec.strides,
-                    spec.dtype or base.dtype, base.device, base._keyset, vc)
+    v = _new(Tensor)   # ``make_tensor``, inlined (a view's spec holds tuples already)
+    v._storage_or_none = storage
+    v._offset = spec.offset
+    v._shape = spec.shape
+    v._strides = spec.strides
+    v.dtype = spec.dtype or base.dtype
+    v.device = base.device
+    v._keyset = base._keyset
+    v._vc = vc
+    v._array = None
+    v._ag = None
     v._base = base._base if base._base is not None else base
     return v
 

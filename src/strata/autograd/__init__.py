@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     graph,
     inplace_or_view,
     kernel,
+    record,
 )
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly,
@@ -180,7 +181,7 @@ def register():
     inplace_or_view.register()
     for backend in BACKENDS:
         register_fallback(getattr(DispatchKey, "Autograd" + backend), kernel.autograd_kernel,
-                          skips_plain_calls=True)
+                          skips_plain_calls=True, specialize=record.specialize)
     for op, fn in kernel.MANUAL_KERNELS.items():
         register_kernel(op, "Autograd", fn, boxed=True)
     from . import tensor_methods

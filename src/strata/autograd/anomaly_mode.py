@@ -9,7 +9,9 @@ output.``
     ...     loss.backward()
 """
 
+import os
 import threading
+import traceback
 import warnings
 
 from ..ops import pointwise as P
@@ -25,6 +27,24 @@ _state = _AnomalyState()
 # Has any thread ever turned anomaly mode on? Until then every recorded op skips the
 # thread-local read (one attribute of a ``threading.local`` costs about an op's tenth).
 ever_enabled = False
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# What PyTorch runs in C++ (its traces never show it): the Tensor class and frontends, the
+# dispatcher, ops and their decompositions, autograd, kernels; and generated code.
+_MACHINERY = tuple(_PACKAGE + part for part in (
+    "_tensor.py", "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
+    "autograd" + os.sep, "backends" + os.sep, "core" + os.sep)) + ("<generated ",)
+
+
+def forward_stack() -> list:
+    """The Python stack of the forward call being recorded, up to the line that called the op
+    (a user's line, or a Python library frame such as ``Linear.forward``): the machinery's
+    frames after it are left out, however many the path took."""
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_MACHINERY):
+        frames.pop()
+    return traceback.format_list(frames)
 
 
 def _set_enabled(mode: bool):

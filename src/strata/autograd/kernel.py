@@ -14,7 +14,6 @@ view whose base has history puts a ``CopySlices`` node on the base (Note [View +
 """
 
 import re
-import traceback
 
 from ..core import dtype as D
 from ..core import trace
@@ -140,7 +139,7 @@ def autograd_kernel(op, ks, args):
     if deriv.saves_result:
         node._results = deriv.save_results(node, outputs, needs)
     if anomaly_mode.ever_enabled and anomaly_mode._state.enabled:
-        node._trace = traceback.format_stack()[:-3]
+        node._trace = anomaly_mode.forward_stack()
     if inplace:
         _rebase_history(args[0], node)
         return out

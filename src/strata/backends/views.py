@@ -52,6 +52,7 @@ def view_kernel(op):
     out = untracked_kernel if op in UNTRACKED else \
         array_view_kernel if of_array is not None else kernel
     out.__name__ = out.__qualname__ = f"view_kernel[{op.name}]"
+    out.calls_no_ops = True   # a meta and a tensor (Note [Kernels that call no ops])
     return out
 
 

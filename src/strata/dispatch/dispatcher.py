@@ -14,6 +14,8 @@ backend fallback of K; else missing. A fallthrough kernel skips its key. The res
 (op, key set); any registration clears the caches it can affect.
 """
 
+import keyword
+import linecache
 import sys
 
 from .. import config
@@ -26,16 +28,27 @@ from .tls import _state
 FALLTHROUGH = object()   # register this to make a key transparent for an op
 
 
+# Note [Kernels that call no ops]: a recorded op runs the kernel below autograd with autograd
+# excluded (``redispatch_below_autograd``), so that the ops a kernel calls inside are not
+# recorded: three thread-local accesses, as much as a tenth of a small recorded op. A backend
+# kernel that calls no op through the dispatcher (NumPy work, a meta function, a view over the
+# same storage) says so with ``fn.calls_no_ops = True``; the generated records (Note [Generated
+# records]) run it without the guard. tests/test_record_paths.py runs every marked kernel's
+# samples under a trace and checks that nothing is dispatched inside it.
 class Kernel:
-    __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls")
+    __slots__ = ("fn", "boxed", "fallthrough", "name", "source", "skips_plain_calls",
+                 "specialize", "calls_no_ops")
 
-    def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False):
+    def __init__(self, fn, boxed, name, source="kernel", skips_plain_calls=False,
+                 specialize=None):
         self.fn = fn
         self.boxed = boxed
         self.fallthrough = fn is FALLTHROUGH
         self.name = name
         self.source = source
         self.skips_plain_calls = skips_plain_calls   # Note [Plain calls skip autograd]
+        self.specialize = specialize   # a fallback's per-op twin maker (Note [Generated records])
+        self.calls_no_ops = not boxed and getattr(fn, "calls_no_ops", False)
 
     def __repr__(self):
         return "fallthrough" if self.fallthrough else f"{self.name} [{self.source}]"
@@ -70,16 +83,19 @@ def deregister_kernel(op: OpOverload, key):
     _clear_caches(op)
 
 
-def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False):
+def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False,
+                      specialize=None):
     """A backend fallback for a runtime key: runs for every op with no kernel of its own there.
 
     ``skips_plain_calls``: the fallback only redispatches for a *plain* call (Note [Plain calls
-    skip autograd]), so the dispatcher may run the kernel below it directly."""
+    skip autograd]), so the dispatcher may run the kernel below it directly. ``specialize(op)``:
+    a boxed kernel doing for ``op`` what ``fn`` does, or None; selection runs it in ``fn``'s
+    place (the autograd fallback's generated records, Note [Generated records])."""
     key = K.key_by_name(key) if isinstance(key, str) else key
     if key in _fallbacks:
         raise RuntimeError(f"a fallback is already registered for dispatch key {key}")
     _fallbacks[key] = Kernel(fn, boxed, _kernel_name(fn), source="fallback",
-                             skips_plain_calls=skips_plain_calls)
+                             skips_plain_calls=skips_plain_calls, specialize=specialize)
     for op in REGISTRY.values():
         _clear_caches(op)
 
@@ -142,6 +158,10 @@ def _select(op: OpOverload, ks: int, args=None):
         if not kernel.fallthrough:
             break
         ks = K.after(ks, key)
+    if kernel.specialize is not None:
+        fn = kernel.specialize(op)
+        if fn is not None:   # the same fallback, by the same name, written for this op
+            kernel = Kernel(fn, True, kernel.name, kernel.source, kernel.skips_plain_calls)
     mask = (1 << (K.NB + key.functionality)) - 1
     below = None
     if kernel.skips_plain_calls and not op.tensorlist_positions:
@@ -274,6 +294,68 @@ def direct_caller(op: OpOverload):
 
 
 _PASS_THROUGH = set()   # code of the functions a traced call looks past for its caller
+
+
+# Note [Generated callers]: ``call`` is one function for every op, so it checks whether the
+# arguments need binding and loops over the op's tensor positions twice (the key set, then
+# the plain-call test). ``caller(op, module)`` writes ``call``'s path for one op as source: the
+# schema's parameters (names, defaults, keywords as in the schema), the key set read from each
+# tensor argument by name, the cached selection, and the same three outcomes (the kernel below
+# autograd for a plain call, the boxed kernel, the unboxed one). A key set not selected yet, a
+# call across devices, or a trace goes through ``op(...)`` itself, so the tracer and
+# ``explain()`` see every call. ``nn.functional.linear`` is ``caller(linear, ...)``.
+_CALLER = """\
+def {name}({params}):
+    ks = ({keys} | state.include) & ~state.exclude
+    entry = cache.get(ks)
+    if entry is None or entry[3] or trace.active:
+        return op({args})
+    kernel, below = entry[0], entry[4]
+    if below is not None:
+        if {plain}:
+            return below({args})
+        if not state.grad_enabled and not is_view:
+            return below({args})
+    if kernel.boxed:
+        return kernel.fn(op, ks & entry[2], ({args},))
+    return kernel.fn({args})
+"""
+
+
+# the generated code's own names, which a parameter must not shadow
+_CALLER_NAMES = {"op", "cache", "state", "trace", "is_view", "defaults", "getattr", "ks",
+                 "entry", "kernel", "below"}
+
+
+def caller(op: OpOverload, module: str):
+    """``op`` as a Python function of the schema's parameters (Note [Generated callers]), named
+    as if ``module`` defined it under the schema's name; ops with a ``Tensor[]`` or a device
+    argument are refused (their key set needs ``compute_keyset``)."""
+    arguments = op.schema.arguments
+    names = [a.name for a in arguments]
+    if op.tensorlist_positions or op.device_position is not None or not op.tensor_positions \
+            or any(a.kwarg_only for a in arguments) or \
+            not all(n.isidentifier() and not keyword.iskeyword(n) and n not in _CALLER_NAMES
+                    for n in names):
+        raise ValueError(f"{op.qualname}: caller needs positional parameters and tensor "
+                         f"arguments only (no Tensor[], no device)")
+    params = [f"{a.name}=defaults[{i}]" if a.has_default else a.name
+              for i, a in enumerate(arguments)]
+    tensors = [names[i] for i in op.tensor_positions]
+    plain = " and ".join(f'getattr({t}, "_ag", None) is None and '
+                         f'(getattr({t}, "_base", None) is None or {t}._base._ag is None)'
+                         for t in tensors)
+    name = op.schema.name
+    source = _CALLER.format(name=name, params=", ".join(params), args=", ".join(names),
+                            keys=" | ".join(f'getattr({t}, "_keyset", 0)' for t in tensors),
+                            plain=plain)
+    filename = f"<generated caller of {op.qualname}>"
+    namespace = {"__name__": module, "op": op, "cache": op._dispatch_cache, "state": _state,
+                 "trace": trace, "is_view": op.is_view,
+                 "defaults": [a.default for a in arguments]}
+    exec(compile(source, filename, "exec"), namespace)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return namespace[name]
 
 
 def call(op: OpOverload, *args, **kwargs):

@@ -254,10 +254,10 @@ def _alias_meta(self):
 
 def _t_meta(self):
     """A view of its own (not transpose's decomposition), so autograd records ``TBackward0``."""
-    if self.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.ndim}D")
-    return _transpose_meta(self, 0, 1) if self.ndim == 2 else _alias_meta(self)
+    n = len(self._shape)   # the slot: ``ndim`` is a property (every linear call runs this)
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return _transpose_meta(self, 0, 1) if n == 2 else _alias_meta(self)
 
 
 view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", _view_meta)

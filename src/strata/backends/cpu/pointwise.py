@@ -304,6 +304,7 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         finally:
             reset_state(token)
     kernel.manages_cpu_state = True
+    kernel.calls_no_ops = True   # Note [Kernels that call no ops] (dispatch/dispatcher.py)
 
     def full_path(self, other, extra):
         """The dtype rule, checks and operand conversions: what the lane skips."""

@@ -14,6 +14,7 @@ import warnings
 
 from ...autograd.grad_mode import no_grad
 from ...core import dtype as D
+from ...dispatch.dispatcher import caller
 from ...ops import aten
 from ...ops import dense as DN
 from ...ops import factory as FA
@@ -74,8 +75,7 @@ __all__ = [
 ]
 
 
-def linear(input, weight, bias=None):
-    return DN.linear(input, weight, bias)
+linear = caller(DN.linear, __name__)   # Note [Generated callers]: one frame, past ``call``
 
 
 def bilinear(input1, input2, weight, bias=None):
