@@ -1,0 +1,35 @@
+"""Corners an audit of issue 11 (§2-§4) found by running what a new user would write, each
+against PyTorch: the error ``addmm_`` raises for a product of another shape, ..."""
+
+import numpy as np
+import pytest
+import strata
+import torch
+
+
+@pytest.mark.parametrize("self_shape, mat1_shape, mat2_shape", [
+    ((2, 2), (3, 3), (3, 3)),     # the product is larger than self: PyTorch's in-place check
+    ((2, 2), (2, 3), (3, 3)),     # broadcastable neither way
+    ((2,), (2, 2), (2, 2)),       # self would broadcast, but in place it must match
+    ((2, 2), (2, 2), (3, 3)),     # the product itself is refused first
+])
+def test_addmm_inplace_shape_error_and_untouched_self(self_shape, mat1_shape, mat2_shape):
+    errors = []
+    for m in (strata, torch):
+        out = m.ones(self_shape)
+        with pytest.raises(RuntimeError) as err:
+            out.addmm_(m.ones(mat1_shape), m.ones(mat2_shape))
+        assert out.tolist() == np.ones(self_shape).tolist()
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+
+
+def test_addmm_inplace_values_and_gradient():
+    outs = []
+    for m in (strata, torch):
+        a = m.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        out = m.ones(2, 2, requires_grad=True).clone()
+        out.addmm_(a, m.full((2, 2), 3.), beta=0.5, alpha=2)
+        out.sum().backward()
+        outs.append((out.tolist(), a.grad.tolist()))
+    assert outs[0] == outs[1]
