@@ -33,3 +33,30 @@ def test_addmm_inplace_values_and_gradient():
         out.sum().backward()
         outs.append((out.tolist(), a.grad.tolist()))
     assert outs[0] == outs[1]
+
+
+SCALAR_WARNING_PROGRAM = """
+import sys, warnings
+warnings.simplefilter("always")
+torch = __import__(sys.argv[1])
+w = torch.ones(1, requires_grad=True)
+loss = (w * 2).sum()
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    loss.item(); int(loss); bool(loss)          # no warning from these
+    with torch.no_grad():
+        float(loss)                             # none under no_grad
+    float(loss); float(loss)                    # once per process
+    float(torch.ones(1))
+print([str(x.message).split(" (Triggered")[0] for x in seen], [x.category.__name__ for x in seen])
+"""
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
+    import subprocess
+    import sys
+    outs = [subprocess.run([sys.executable, "-c", SCALAR_WARNING_PROGRAM, name],
+                           capture_output=True, text=True, timeout=120,
+                           check=True).stdout for name in ("strata", "torch")]
+    assert outs[0] == outs[1]
+    assert "requires_grad=True" in outs[0]

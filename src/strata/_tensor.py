@@ -7,6 +7,7 @@ file) or are written here when PyTorch's Python signature is irregular (``view(*
 """
 
 import functools
+import warnings
 from collections import namedtuple
 from enum import IntEnum
 
@@ -254,6 +255,14 @@ def _fast_operator(op, entries, *extra):
             return entry[0](self, other, alpha)
         return entry[1](op, entry[2], (self, other, alpha))
     return operator
+
+
+@functools.cache
+def _warn_scalar_of_requires_grad():
+    """``float(t)`` of a tensor that requires grad warns once per process, as PyTorch's
+    (``TORCH_WARN_ONCE``; ``item()`` and ``int()`` do not warn there)."""
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 class Tensor(TensorImpl):
@@ -603,6 +612,8 @@ class Tensor(TensorImpl):
         return value
 
     def __float__(self):
+        if _tls.grad_enabled and self.requires_grad:
+            _warn_scalar_of_requires_grad()
         return float(self._python_scalar())
 
     def __int__(self):
