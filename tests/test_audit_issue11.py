@@ -60,3 +60,22 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_as_torch():
                            check=True).stdout for name in ("strata", "torch")]
     assert outs[0] == outs[1]
     assert "requires_grad=True" in outs[0]
+
+
+def _warnings_of(fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        fn()
+    return [(w.category.__name__, str(w.message)) for w in seen]
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.autocast("cuda").__enter__(),
+    lambda m: m.cuda.amp.autocast().__enter__(),
+    lambda m: m.cuda.amp.GradScaler(),
+    lambda m: m.amp.GradScaler("cuda"),
+])
+def test_cuda_amp_on_a_machine_without_cuda_warns_as_torch(program):
+    """A CUDA training script run on the CPU: the same warnings, deprecations included."""
+    assert _warnings_of(lambda: program(strata)) == _warnings_of(lambda: program(torch))
