@@ -79,3 +79,23 @@ def _warnings_of(fn):
 def test_cuda_amp_on_a_machine_without_cuda_warns_as_torch(program):
     """A CUDA training script run on the CPU: the same warnings, deprecations included."""
     assert _warnings_of(lambda: program(strata)) == _warnings_of(lambda: program(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.maximum(m.arange(3.), np.ones(3)),
+    lambda m: m.minimum(np.ones(3), m.arange(3.)),
+    lambda m: m.add(m.arange(3.), np.ones(3)),
+    lambda m: m.mul(m.arange(3.), "2"),
+    lambda m: m.add(m.arange(2.), [1, 2]),
+    lambda m: m.atan2(m.arange(3.), other=np.ones(3)),
+    lambda m: m.matmul(m.ones(2, 2), np.eye(2)),
+])
+def test_function_with_a_non_tensor_operand_raises_torchs_parser_error(call):
+    """Functions refuse NumPy arrays, strings and lists where a Tensor goes (only the operators
+    defer to NumPy), with PyTorch's ``f(): argument 'x' (position n) must be Tensor`` words."""
+    errors = []
+    for m in (strata, torch):
+        with pytest.raises(TypeError) as err:
+            call(m)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
