@@ -99,3 +99,19 @@ def test_function_with_a_non_tensor_operand_raises_torchs_parser_error(call):
             call(m)
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.arange(3.).maximum(np.ones(3)),
+    lambda m: m.ones(2, 2).matmul(np.eye(2)),
+    lambda m: m.ones(2).add(np.ones(2)),
+    lambda m: m.ones(2).mul(other="x"),
+])
+def test_method_with_a_non_tensor_operand_raises_torchs_parser_error(call):
+    """The same for methods, whose positions count after ``self``."""
+    errors = []
+    for m in (strata, torch):
+        with pytest.raises(TypeError) as err:
+            call(m)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]

@@ -22,6 +22,7 @@ from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, Versi
 from .dispatch import tls
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
+from .functions import argument_type_error
 from .ops import aten
 from .ops import complex as CX
 from .ops import factory as F
@@ -1071,7 +1072,13 @@ def _parse_to(args, kwargs):
 
 def _make_method(op):
     def method(self, *args, **kwargs):
-        return op(self, *args, **kwargs)
+        try:
+            return op(self, *args, **kwargs)
+        except (TypeError, AttributeError):   # an array where a Tensor goes: PyTorch's words
+            error = argument_type_error(op, (self, *args), kwargs, first_position=0)
+            if error is None:
+                raise
+            raise error from None
     method.__name__ = op.method
     method.__qualname__ = f"Tensor.{op.method}"
     # The tracer names the frontend entry point by its code's qualname (dispatcher._call_traced).

@@ -34,14 +34,15 @@ def write_out(out, result):
     return out
 
 
-def _argument_type_error(op, args, kwargs):
+def argument_type_error(op, args, kwargs, first_position=1):
     """PyTorch's argument-parser error for a value where the schema wants a Tensor and no number
     is taken either (a NumPy array, a string, a list): ``maximum(): argument 'other' (position
-    2) must be Tensor, not numpy.ndarray``. None when no argument is of that kind."""
+    2) must be Tensor, not numpy.ndarray``. None when no argument is of that kind. Methods
+    count positions after ``self`` (``first_position=0``)."""
     names = op.binder.names
     for i in op.tensor_positions:
         if i < len(args):
-            value, where = args[i], f" (position {i + 1})"
+            value, where = args[i], f" (position {i + first_position})"
         elif names[i] in kwargs:
             value, where = kwargs[names[i]], ""
         else:
@@ -52,7 +53,7 @@ def _argument_type_error(op, args, kwargs):
         kind = kind.__qualname__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__}"
         name = "input" if names[i] == "self" else names[i]
-        return TypeError(f"{op.function}(): argument '{name}'{where} must be Tensor, not {kind}")
+        return TypeError(f"{op.function or op.method}(): argument '{name}'{where} must be Tensor, not {kind}")
     return None
 
 
@@ -61,7 +62,7 @@ def _make_function(op):
         try:
             result = op(*args, **kwargs)
         except (TypeError, AttributeError):   # a kernel or meta reading an array's ``_shape``
-            error = _argument_type_error(op, args, kwargs)
+            error = argument_type_error(op, args, kwargs)
             if error is None:
                 raise
             raise error from None
