@@ -115,3 +115,32 @@ def test_method_with_a_non_tensor_operand_raises_torchs_parser_error(call):
             call(m)
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+INTEROP_PROGRAM = """
+import sys
+torch = __import__(sys.argv[1])
+out = [torch.get_num_interop_threads() >= 1]
+for bad in (0, -1, 1.5, True):
+    try:
+        torch.set_num_interop_threads(bad)
+    except RuntimeError as e:
+        out.append(str(e))
+torch.set_num_interop_threads(1)
+out.append(torch.get_num_interop_threads())
+try:
+    torch.set_num_interop_threads(2)
+except RuntimeError as e:
+    out.append(str(e))
+out.append(torch.get_num_interop_threads())
+print(out)
+"""
+
+
+def test_interop_threads_set_once_as_torch():
+    import subprocess
+    import sys
+    outs = [subprocess.run([sys.executable, "-c", INTEROP_PROGRAM, name], capture_output=True,
+                           text=True, timeout=120, check=True).stdout
+            for name in ("strata", "torch")]
+    assert outs[0] == outs[1]

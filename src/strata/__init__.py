@@ -87,7 +87,8 @@ from .compile import compile  # noqa: E402,F811  (the function shadows the packa
 from . import _dynamo, compiler  # noqa: E402,F401
 
 
-from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402
+from .backends.cpu.threads import (  # noqa: E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads)
 
 
 _matmul_precision = ["highest"]
