@@ -144,3 +144,16 @@ def test_interop_threads_set_once_as_torch():
                            text=True, timeout=120, check=True).stdout
             for name in ("strata", "torch")]
     assert outs[0] == outs[1]
+
+
+def test_pth_tar_checkpoint_is_read_by_torch_load(tmp_path):
+    """``checkpoint.pth.tar`` (PyTorch's ImageNet example) is PyTorch's zip format, so
+    ``torch.load`` reads it (a safetensors file there made torch say "Weights only load
+    failed")."""
+    model = strata.nn.Linear(2, 1)
+    path = tmp_path / "checkpoint.pth.tar"
+    strata.save({"epoch": 3, "state_dict": model.state_dict()}, path)
+    loaded = torch.load(path)
+    assert loaded["epoch"] == 3
+    assert loaded["state_dict"]["weight"].tolist() == model.weight.tolist()
+    assert strata.load(path)["state_dict"]["bias"].tolist() == model.bias.tolist()

@@ -3,8 +3,8 @@
 Two file formats, chosen by the path's extension when saving and by the file's first bytes when
 loading (docs/checkpoints.md):
 
-* **PyTorch's zip format** (``.pt``, ``.pth``, ``.pt.tar`` paths, see ``_torch_format``): what
-  ``torch.save`` writes, so ``torch.load`` (``weights_only=True``) reads strata's checkpoints and
+* **PyTorch's zip format** (``.pt``, ``.pth``, ``.pt.tar``, ``.pth.tar`` paths, see
+  ``_torch_format``): what ``torch.save`` writes, so ``torch.load`` (``weights_only=True``) reads strata's checkpoints and
   strata reads PyTorch's. Used when the object is a state-dict-like tree (containers, plain
   values, dtypes, devices, tensors); anything else falls back to the safetensors format.
 * **safetensors** (every other path, and file objects; see ``_safetensors``): every tensor's
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = "2"
-TORCH_EXTENSIONS = (".pt", ".pth", ".pt.tar")
+TORCH_EXTENSIONS = (".pt", ".pth", ".pt.tar", ".pth.tar")   # .pth.tar: PyTorch's ImageNet example
 
 
 # --- tensors pickled by value (multiprocessing, deepcopy, user pickles) --------------------------
