@@ -48,7 +48,7 @@ from .serialization import load, save  # noqa: F401
 from . import fft, linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
-from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
+from . import accelerator, amp, cuda, distributed, distributions, jit, onnx, sparse  # noqa: F401
 from . import func  # noqa: F401
 from . import multiprocessing  # noqa: F401
 from . import special, testing  # noqa: F401
