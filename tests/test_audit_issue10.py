@@ -28,5 +28,5 @@ def test_without_pyopencl_the_device_says_what_to_install():
     out = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True,
                          timeout=120, check=True).stdout.splitlines()
     assert out[0] == "False 0"
-    assert out[1:] == ["the opencl device needs pyopencl and an OpenCL driver: "
-                       "pip install 'strata[opencl]'"] * 2
+    message = "the opencl device needs pyopencl and an OpenCL driver: pip install 'strata[opencl]'"
+    assert out[1:] == [message] * 2

@@ -3,8 +3,9 @@ against PyTorch: the error ``addmm_`` raises for a product of another shape, ...
 
 import numpy as np
 import pytest
-import strata
 import torch
+
+import strata
 
 
 @pytest.mark.parametrize("self_shape, mat1_shape, mat2_shape", [

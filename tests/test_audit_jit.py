@@ -5,8 +5,9 @@ compiling to TorchScript raises a clear NotImplementedError (it raised Attribute
 import typing
 
 import pytest
-import strata
 import torch
+
+import strata
 
 
 def test_eager_answers_and_decorators_as_torch():

@@ -53,7 +53,8 @@ def argument_type_error(op, args, kwargs, first_position=1):
         kind = kind.__qualname__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__}"
         name = "input" if names[i] == "self" else names[i]
-        return TypeError(f"{op.function or op.method}(): argument '{name}'{where} must be Tensor, not {kind}")
+        return TypeError(f"{op.function or op.method}(): argument '{name}'{where} must be "
+                         f"Tensor, not {kind}")
     return None
 
 

@@ -6,8 +6,9 @@ reference, as torch.compile gives its values)."""
 import warnings
 
 import pytest
-import strata
 import torch
+
+import strata
 
 
 def _program(m):

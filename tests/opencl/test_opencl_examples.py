@@ -1,6 +1,7 @@
 """The examples' training on opencl (as CI runs it): the MLP and the CNN on digits print the
-CPU's steps, loss and accuracy. (The character transformer also trains on opencl, but its dropout draws
-Philox numbers, not the CPU's, and sampling its text takes minutes on PoCL: not run here.)"""
+CPU's steps, loss and accuracy. (The character transformer also trains on opencl, but its
+dropout draws Philox numbers, not the CPU's, and sampling its text takes minutes on PoCL: not
+run here.)"""
 
 import pytest
 from test_examples import run_example, summary

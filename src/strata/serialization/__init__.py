@@ -4,9 +4,10 @@ Two file formats, chosen by the path's extension when saving and by the file's f
 loading (docs/checkpoints.md):
 
 * **PyTorch's zip format** (``.pt``, ``.pth``, ``.pt.tar``, ``.pth.tar`` paths, see
-  ``_torch_format``): what ``torch.save`` writes, so ``torch.load`` (``weights_only=True``) reads strata's checkpoints and
-  strata reads PyTorch's. Used when the object is a state-dict-like tree (containers, plain
-  values, dtypes, devices, tensors); anything else falls back to the safetensors format.
+  ``_torch_format``): what ``torch.save`` writes, so ``torch.load`` (``weights_only=True``)
+  reads strata's checkpoints and strata reads PyTorch's. Used when the object is a
+  state-dict-like tree (containers, plain values, dtypes, devices, tensors); anything else falls
+  back to the safetensors format.
 * **safetensors** (every other path, and file objects; see ``_safetensors``): every tensor's
   data is a safetensors tensor and the ``__metadata__`` header says what the file holds
   (``strata.kind``): ``structure`` -- a state-dict-like tree as JSON (``_structure``); a flat dict
