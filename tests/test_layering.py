@@ -21,7 +21,7 @@ LAYERS = [
     {"autograd"},
     {"runtime"},
     {"backends"},
-    {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "amp",
+    {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "jit", "amp",
      "sparse", "func",
      "cuda", "accelerator", "sim", "opencl", "multiprocessing"},
     {"compile", "fx", "_dynamo", "compiler", "_functorch"},

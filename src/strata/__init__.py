@@ -48,7 +48,7 @@ from .serialization import load, save  # noqa: F401
 from . import fft, linalg  # noqa: F401
 from .tensor_str import get_printoptions, printoptions, set_printoptions  # noqa: F401
 from . import utils  # noqa: F401
-from . import accelerator, amp, cuda, distributed, distributions, onnx, sparse  # noqa: F401
+from . import accelerator, amp, cuda, distributed, distributions, jit, onnx, sparse  # noqa: F401
 from . import func  # noqa: F401
 from . import multiprocessing  # noqa: F401
 from . import special, testing  # noqa: F401
@@ -87,7 +87,8 @@ from .compile import compile  # noqa: E402,F811  (the function shadows the packa
 from . import _dynamo, compiler  # noqa: E402,F401
 
 
-from .backends.cpu.threads import get_num_threads, set_num_threads  # noqa: E402
+from .backends.cpu.threads import (  # noqa: E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads)
 
 
 _matmul_precision = ["highest"]

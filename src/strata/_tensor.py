@@ -7,6 +7,7 @@ file) or are written here when PyTorch's Python signature is irregular (``view(*
 """
 
 import functools
+import warnings
 from collections import namedtuple
 from enum import IntEnum
 
@@ -21,6 +22,7 @@ from .core.tensor_impl import INFERENCE_VERSION, AutogradMeta, TensorImpl, Versi
 from .dispatch import tls
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
+from .functions import argument_type_error
 from .ops import aten
 from .ops import complex as CX
 from .ops import factory as F
@@ -263,6 +265,14 @@ def _fast_operator(op, entries, *extra):
             return entry[0](self, other, alpha)
         return entry[1](op, entry[2], (self, other, alpha))
     return operator
+
+
+@functools.cache
+def _warn_scalar_of_requires_grad():
+    """``float(t)`` of a tensor that requires grad warns once per process, as PyTorch's
+    (``TORCH_WARN_ONCE``; ``item()`` and ``int()`` do not warn there)."""
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=3)
 
 
 class Tensor(TensorImpl):
@@ -612,6 +622,8 @@ class Tensor(TensorImpl):
         return value
 
     def __float__(self):
+        if _tls.grad_enabled and self.requires_grad:
+            _warn_scalar_of_requires_grad()
         return float(self._python_scalar())
 
     def __int__(self):
@@ -1069,7 +1081,13 @@ def _parse_to(args, kwargs):
 
 def _make_method(op):
     def method(self, *args, **kwargs):
-        return op(self, *args, **kwargs)
+        try:
+            return op(self, *args, **kwargs)
+        except (TypeError, AttributeError):   # an array where a Tensor goes: PyTorch's words
+            error = argument_type_error(op, (self, *args), kwargs, first_position=0)
+            if error is None:
+                raise
+            raise error from None
     method.__name__ = op.method
     method.__qualname__ = f"Tensor.{op.method}"
     # The tracer names the frontend entry point by its code's qualname (dispatcher._call_traced).

@@ -5,7 +5,10 @@ the result is computed, then copied into ``out`` (resized if it has the wrong sh
 PyTorch's out= contract for the functional ops strata supports.
 """
 
+import numpy as np
+
 from .core.dtype import can_cast
+from .core.tensor_impl import TensorImpl
 from .ops.meta_rules import type_name
 from .ops.op import REGISTRY
 
@@ -31,9 +34,39 @@ def write_out(out, result):
     return out
 
 
+def argument_type_error(op, args, kwargs, first_position=1):
+    """PyTorch's argument-parser error for a value where the schema wants a Tensor and no number
+    is taken either (a NumPy array, a string, a list): ``maximum(): argument 'other' (position
+    2) must be Tensor, not numpy.ndarray``. None when no argument is of that kind. Methods
+    count positions after ``self`` (``first_position=0``)."""
+    names = op.binder.names
+    for i in op.tensor_positions:
+        if i < len(args):
+            value, where = args[i], f" (position {i + first_position})"
+        elif names[i] in kwargs:
+            value, where = kwargs[names[i]], ""
+        else:
+            continue
+        if value is None or isinstance(value, (TensorImpl, bool, int, float, complex, np.generic)):
+            continue
+        kind = type(value)
+        kind = kind.__qualname__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        name = "input" if names[i] == "self" else names[i]
+        return TypeError(f"{op.function or op.method}(): argument '{name}'{where} must be "
+                         f"Tensor, not {kind}")
+    return None
+
+
 def _make_function(op):
     def function(*args, out=None, **kwargs):
-        result = op(*args, **kwargs)
+        try:
+            result = op(*args, **kwargs)
+        except (TypeError, AttributeError):   # a kernel or meta reading an array's ``_shape``
+            error = argument_type_error(op, args, kwargs)
+            if error is None:
+                raise
+            raise error from None
         return result if out is None else write_out(out, result)
     function.__name__ = op.function
     function.__qualname__ = op.function

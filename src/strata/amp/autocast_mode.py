@@ -59,7 +59,9 @@ class autocast:
         self.fast_dtype = dtype or (D.bfloat16 if device_type == "cpu" else D.float16)
         self._enabled = enabled
         if device_type != "cpu" and enabled:
-            warnings.warn(f"User provided device_type of '{device_type}', but {device_type} is "
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast."
+                          if device_type == "cuda" else
+                          f"User provided device_type of '{device_type}', but {device_type} is "
                           "not available in strata. Disabling autocast.")
             self._enabled = False
         if device_type == "cpu" and enabled and self.fast_dtype not in (D.bfloat16, D.float16):

@@ -88,6 +88,16 @@ def _bmm_meta(self, mat2):
 
 
 def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
+    shape = _addmm_shape(self, mat1, mat2)
+    check_expandable(self, shape)
+    if mat2.dtype is D.bool_:
+        _not_implemented("addmm_impl_cpu_", mat2.dtype)
+    return TensorSpec(shape, mat2.dtype)
+
+
+def _addmm_shape(self, mat1, mat2):
+    """The checks ``addmm`` and ``addmm_`` share (dtypes, then the two matrices) and the
+    product's shape; ``addmm_`` then checks it against ``self`` before any broadcasting."""
     dt = mat2.dtype
     if self.dtype is not dt:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
@@ -102,11 +112,7 @@ def _addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     if a[1] != b[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
                            f"{b[0]}x{b[1]})")
-    shape = (a[0], b[1])
-    check_expandable(self, shape)
-    if dt is D.bool_:
-        _not_implemented("addmm_impl_cpu_", dt)
-    return TensorSpec(shape, dt)
+    return (a[0], b[1])
 
 
 class EinsumSpec:
@@ -436,7 +442,7 @@ def _check_baddbmm_dtype(self, batch1, batch2):
 def _addmm_(self, mat1, mat2, beta=1, alpha=1):
     """``addmm`` written into ``self``: every check runs before the write, so a failed call
     leaves ``self`` as it was; autograd sees an addmm and a ``copy_``."""
-    shape = _addmm_meta(self, mat1, mat2, beta, alpha).shape
+    shape = _addmm_shape(self, mat1, mat2)
     if tuple(self.shape) != shape:
         have, want = (", ".join(map(str, s)) for s in (self.shape, shape))
         raise RuntimeError(f"Bad in-place call: input tensor size [{have}] and output tensor "

@@ -112,7 +112,8 @@ def chrome_trace(events, base_ns=None, stop_ns=None) -> dict:
                      "args": {"name": f"{name} (tid {tid})"}})
     for i, (pid, device) in enumerate(device_names.items(), start=1):
         meta.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
-                     "args": {"name": f"{device} (device process {pid})"}})
+                     "args": {"name": device if pid in synthetic_pids.values()
+                              else f"{device} (device process {pid})"}})
         meta.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
                      "args": {"sort_index": i}})
     for (pid, queue), track in device_tracks.items():

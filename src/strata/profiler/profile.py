@@ -268,8 +268,16 @@ class profile:
             self._function_events = function_events(
                 self._events, self._stop_ns, record_shapes=self.record_shapes,
                 with_stack=self.with_stack, profile_memory=self.profile_memory,
-                use_device="sim" if ProfilerActivity.SIM in self.activities else None)
+                use_device=self._device_type())
         return self._function_events
+
+    def _device_type(self):
+        """The device the table's device columns name (``Self OPENCL``, as ``Self CUDA``):
+        the one whose executions were recorded, ``sim`` when none were."""
+        if ProfilerActivity.SIM not in self.activities:
+            return None
+        devices = (e.fields.get("device", "sim") for e in self._events if e.layer == "device")
+        return str(next(devices, "sim")).split(":")[0]
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False):

@@ -3,10 +3,11 @@
 Two file formats, chosen by the path's extension when saving and by the file's first bytes when
 loading (docs/checkpoints.md):
 
-* **PyTorch's zip format** (``.pt``, ``.pth``, ``.pt.tar`` paths, see ``_torch_format``): what
-  ``torch.save`` writes, so ``torch.load`` (``weights_only=True``) reads strata's checkpoints and
-  strata reads PyTorch's. Used when the object is a state-dict-like tree (containers, plain
-  values, dtypes, devices, tensors); anything else falls back to the safetensors format.
+* **PyTorch's zip format** (``.pt``, ``.pth``, ``.pt.tar``, ``.pth.tar`` paths, see
+  ``_torch_format``): what ``torch.save`` writes, so ``torch.load`` (``weights_only=True``)
+  reads strata's checkpoints and strata reads PyTorch's. Used when the object is a
+  state-dict-like tree (containers, plain values, dtypes, devices, tensors); anything else falls
+  back to the safetensors format.
 * **safetensors** (every other path, and file objects; see ``_safetensors``): every tensor's
   data is a safetensors tensor and the ``__metadata__`` header says what the file holds
   (``strata.kind``): ``structure`` -- a state-dict-like tree as JSON (``_structure``); a flat dict
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = "2"
-TORCH_EXTENSIONS = (".pt", ".pth", ".pt.tar")
+TORCH_EXTENSIONS = (".pt", ".pth", ".pt.tar", ".pth.tar")   # .pth.tar: PyTorch's ImageNet example
 
 
 # --- tensors pickled by value (multiprocessing, deepcopy, user pickles) --------------------------

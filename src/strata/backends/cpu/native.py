@@ -96,8 +96,10 @@ def _strata_version() -> str:
 
 def cache_folder(name: str = "native") -> Path:
     """``<cache_dir>/<name>``, created mode 0700; refused if another user owns it."""
-    folder = Path(config.cache_dir) / name
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    root = Path(config.cache_dir)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)   # a root it makes is private too
+    folder = root / name
+    folder.mkdir(mode=0o700, exist_ok=True)
     info = folder.stat()
     if info.st_uid != os.getuid():
         raise BuildError(f"the cache folder {folder} belongs to another user; not using it")

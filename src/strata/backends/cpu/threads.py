@@ -65,6 +65,30 @@ def set_num_threads(n: int) -> None:
     hold_blas()
 
 
+_interop_threads = None   # set once, as PyTorch allows
+
+
+def get_num_interop_threads() -> int:
+    """PyTorch's inter-op pool runs ``torch.jit.fork`` tasks; strata has no such tasks (ops run
+    one after another, each may split over the pool above), so the number is only kept for the
+    programs that set and read it, with PyTorch's default and rules."""
+    return _interop_threads or usable_cores()
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Accepted once, as in PyTorch (a second call raises its RuntimeError)."""
+    global _interop_threads
+    if not isinstance(n, builtins.int) or isinstance(n, bool):   # PyTorch's RuntimeError:
+        raise RuntimeError(  # noqa: TRY004
+            f"set_num_interop_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _interop_threads is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
+                           "started or set_num_interop_threads called")
+    _interop_threads = n
+
+
 def hold_blas() -> None:
     """Hold the BLAS libraries loaded so far at one thread per call."""
     threadpool_limits(limits=BLAS_THREADS, user_api="blas")

@@ -458,6 +458,8 @@ def device_index(dev) -> int:
     index = 0 if dev is None or dev.index is None else dev.index
     count = len(devices())
     if index >= count:
+        if count == 0:
+            cl()   # without pyopencl, say so and how to install it
         raise RuntimeError(f"OpenCL error: invalid device ordinal {index}: {count} OpenCL "
                            f"device(s) available")
     return index

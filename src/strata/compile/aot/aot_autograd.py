@@ -102,7 +102,10 @@ class _StackTraceInterpreter(Interpreter):
         mode = current_tracer()
         if mode is not None:
             mode.node_meta = {"stack_trace": n.stack_trace} if n.stack_trace else {}
-        return super().run_node(n)
+        out = super().run_node(n)
+        if mode is not None and n.op == "call_function":
+            out = mode.lift_fresh(out)
+        return out
 
 
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=None, decompositions=None, *,

@@ -18,7 +18,7 @@ from ...autograd.graph import saved_tensors_hooks
 from ...backends.meta import meta_tensor
 from ...core.device import device as Device
 from ...core.tensor_impl import TensorImpl
-from ...dispatch.modes import TorchDispatchMode
+from ...dispatch.modes import TorchDispatchMode, pop_mode, push_mode
 from ...dispatch.tls import _state
 from ...func.pytree import tree_flatten
 from ...ops.op import TensorSpec
@@ -86,6 +86,7 @@ class ProxyTensorMode(TorchDispatchMode):
         with self.graph.inserting_before(self._first_non_placeholder()):
             node = self.graph.get_attr(name)
         node.meta["val"] = to_meta(t)
+        self.bind(t, node)   # read again (or written in place), it is this node, not a new one
         return node
 
     def _first_non_placeholder(self):
@@ -124,6 +125,17 @@ class ProxyTensorMode(TorchDispatchMode):
         if self.device is None:   # tracing real tensors: run as they are
             return value
         return map_aggregate(value, convert)
+
+    def lift_fresh(self, value):
+        """Real tensors a captured call made while tracing on meta (``strata.tensor([...])`` in
+        the program) become graph constants read through meta stand-ins (PyTorch lifts them)."""
+        if not _state.mode_stack or _state.mode_stack[-1] is not self:
+            return value
+        pop_mode()
+        try:
+            return self.meta_args(value)
+        finally:
+            push_mode(self)
 
     def record(self, func, args, kwargs, out, target=None):
         """Add the node for ``func(*args, **kwargs) -> out`` and tie ``out``'s tensors to it
