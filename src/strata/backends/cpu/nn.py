@@ -288,6 +288,16 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 
 
+def convolution_arrays(x, w, stride, padding, dilation, transposed, groups, out):
+    """The convolution (no bias) of the arrays ``x`` and ``w`` of one dtype into a fresh
+    contiguous array of spatial size ``out``; ``stride``, ``padding`` and ``dilation`` one
+    entry per spatial dim. The compiled graph's wrapper calls it as an Extern
+    (compile/inductor/lowering_nn.py), so compiled and eager convolutions run the same
+    blocks."""
+    run = _conv_transpose if transposed else _conv
+    return run(x, w, stride, padding, dilation, groups, tuple(out))
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     spec = NN.convolution.meta(input, weight, bias, stride, padding, dilation, transposed,
@@ -296,8 +306,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, _ = NN.conv_params(weight, stride, padding, dilation,
                                                   output_padding)
     x, w = compute_data(input, dt), compute_data(weight, dt)
-    run = _conv_transpose if transposed else _conv
-    out = run(x, w, stride, padding, dilation, groups, spec.shape[2:])
+    out = convolution_arrays(x, w, stride, padding, dilation, transposed, groups,
+                             spec.shape[2:])
     if bias is not None:
         out += compute_data(bias, dt).reshape((1, -1) + (1,) * (out.ndim - 2))
     return wrap(out, dt)
