@@ -105,9 +105,10 @@ def _im2col_args(x, kernel, stride, padding, dilation, out):
     return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
 
 
-def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
+def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
     """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
-    group, written straight into the block's samples when the block is one sample."""
+    group, written straight into the block's samples when the block is one sample, and the
+    ``bias`` (an (F, 1) array, or None) added there while the block is in cache."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     plane = out[0] * out[1]
@@ -130,6 +131,8 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
             else:
                 block = _group_matmul(weights, cols).reshape(f, m, plane)
                 result[first:first + m] = block.swapaxes(0, 1)
+            if bias is not None:
+                result[first:first + m] += bias
 
     parallel_for(0, n, step, run)
     return result.reshape((n, f) + tuple(out))
@@ -181,7 +184,7 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
         (n, f) + tuple(out))
 
 
-def _conv(x, w, stride, padding, dilation, groups, out):
+def _conv(x, w, bias, stride, padding, dilation, groups, out):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
@@ -194,16 +197,18 @@ def _conv(x, w, stride, padding, dilation, groups, out):
             parts = [_conv_by_kernel_rows(fn, x[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg],
                                           stride, padding, dilation, out)
                      for g in range(groups)]
-            return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+            res = parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+            return res if bias is None else _add_bias(res, bias)
         if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
-            return _conv_blocked(fn, x, w, stride, padding, dilation, groups, out)
+            return _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out)
     view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
     order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
     cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
     cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
-    return np.ascontiguousarray(np.swapaxes(res, 0, 1))
+    res = np.ascontiguousarray(np.swapaxes(res, 0, 1))
+    return res if bias is None else _add_bias(res, bias)
 
 
 def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
@@ -288,14 +293,26 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 
 
-def convolution_arrays(x, w, stride, padding, dilation, transposed, groups, out):
-    """The convolution (no bias) of the arrays ``x`` and ``w`` of one dtype into a fresh
-    contiguous array of spatial size ``out``; ``stride``, ``padding`` and ``dilation`` one
-    entry per spatial dim. The compiled graph's wrapper calls it as an Extern
+def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups, out):
+    """The convolution of the arrays ``x`` and ``w`` (and ``bias``, or None) of one dtype into
+    a fresh contiguous array of spatial size ``out``; ``stride``, ``padding`` and ``dilation``
+    one entry per spatial dim. The compiled graph's wrapper calls it (no bias) as an Extern
     (compile/inductor/lowering_nn.py), so compiled and eager convolutions run the same
-    blocks."""
-    run = _conv_transpose if transposed else _conv
-    return run(x, w, stride, padding, dilation, groups, tuple(out))
+    blocks. A batch-blocked forward adds the bias per block, in cache; the others after."""
+    if bias is not None:
+        bias = bias.reshape(-1, 1)
+    if not transposed:
+        return _conv(x, w, bias, stride, padding, dilation, groups, tuple(out))
+    result = _conv_transpose(x, w, stride, padding, dilation, groups, tuple(out))
+    if bias is not None:
+        result = _add_bias(result, bias)
+    return result
+
+
+def _add_bias(out, bias):
+    """``out`` (N, F, ...) plus the (F, 1) ``bias``."""
+    out.reshape(out.shape[0], out.shape[1], -1)[...] += bias
+    return out
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -306,10 +323,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, _ = NN.conv_params(weight, stride, padding, dilation,
                                                   output_padding)
     x, w = compute_data(input, dt), compute_data(weight, dt)
-    out = convolution_arrays(x, w, stride, padding, dilation, transposed, groups,
+    b = None if bias is None else compute_data(bias, dt)
+    out = convolution_arrays(x, w, b, stride, padding, dilation, transposed, groups,
                              spec.shape[2:])
-    if bias is not None:
-        out += compute_data(bias, dt).reshape((1, -1) + (1,) * (out.ndim - 2))
     return wrap(out, dt)
 
 

@@ -218,7 +218,7 @@ class CWrapper(Wrapper):
             arrays.append(self._array(b))
         if None in arrays:
             return None
-        return (f"_convolution({arrays[0]}, {arrays[1]}, {tuple(stride)!r}, "
+        return (f"_convolution({arrays[0]}, {arrays[1]}, None, {tuple(stride)!r}, "
                 f"{tuple(padding)!r}, {tuple(dilation)!r}, {transposed!r}, {groups!r}, "
                 f"{tuple(out.size[2:])!r})")
 
