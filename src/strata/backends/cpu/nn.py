@@ -15,7 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops import nn as NN
-from . import native
+from . import array, native
 from .array import compute_data, data, parallel_for, wrap
 from .linalg import matmul
 
@@ -143,6 +143,14 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
 KERNEL_ROWS_MIN_RUN = 8
 
 
+def _even_blocks(size, most):
+    """A block length of at most ``most`` cutting ``size`` into a multiple of the thread
+    count of blocks where it can: 32 channels in blocks of 21 left one thread a third idle."""
+    blocks = -(-size // most)
+    threads = array.NUM_THREADS
+    return -(-size // (-(-blocks // threads) * threads))
+
+
 def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     """A kernel larger than its output (the weight gradient's convolution, whose kernel is the
     output gradient): GEMMs over every kernel position, columns ``(N, oh, ow, C, kh, kw)``.
@@ -157,7 +165,7 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     f, kernel = w.shape[0], w.shape[2:]
     area = kernel[0] * kernel[1]
     rows = n * out[0] * out[1]
-    step = max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize))
+    step = _even_blocks(c, max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize)))
     starts = range(0, c, step)
     partial = np.empty((len(starts), rows, f), x.dtype)
     flat = w.reshape(f, c * area) if w.flags.c_contiguous else None
