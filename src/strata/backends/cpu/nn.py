@@ -115,7 +115,8 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
     rows = c * kernel[0] * kernel[1]
     step = _samples_per_block(rows // groups, plane, x.itemsize, f // groups)
     weights = w.reshape(groups, f // groups, -1)
-    result = np.empty((n, f, plane), x.dtype)
+    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
+    result = image.reshape(n, f, plane)
     args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
     src, sample = x.ctypes.data, x.strides[0]
 
@@ -135,7 +136,7 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
                 result[first:first + m] += bias
 
     parallel_for(0, n, step, run)
-    return result.reshape((n, f) + tuple(out))
+    return image
 
 
 # Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
@@ -188,8 +189,9 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
 
     parallel_for(0, len(starts), 1, run)
     res = partial[0] if len(starts) == 1 else partial.sum(0)
-    return np.ascontiguousarray(res.reshape(n, out[0] * out[1], f).swapaxes(1, 2)).reshape(
-        (n, f) + tuple(out))
+    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
+    image.reshape(n, f, rows // n)[...] = res.reshape(n, rows // n, f).swapaxes(1, 2)
+    return image
 
 
 def _conv(x, w, bias, stride, padding, dilation, groups, out):
