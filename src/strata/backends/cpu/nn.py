@@ -108,7 +108,7 @@ def _im2col_args(x, kernel, stride, padding, dilation, out):
 def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
     """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
     group, written straight into the block's samples when the block is one sample, and the
-    ``bias`` (an (F, 1) array, or None) added there while the block is in cache."""
+    ``bias`` (an (F,) array, or None) added there while the block is in cache."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     plane = out[0] * out[1]
@@ -133,7 +133,7 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
                 block = _group_matmul(weights, cols).reshape(f, m, plane)
                 result[first:first + m] = block.swapaxes(0, 1)
             if bias is not None:
-                result[first:first + m] += bias
+                result[first:first + m] += bias[:, None]
 
     parallel_for(0, n, step, run)
     return image
@@ -309,8 +309,6 @@ def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups
     one entry per spatial dim. The compiled graph's wrapper calls it (no bias) as an Extern
     (compile/inductor/lowering_nn.py), so compiled and eager convolutions run the same
     blocks. A batch-blocked forward adds the bias per block, in cache; the others after."""
-    if bias is not None:
-        bias = bias.reshape(-1, 1)
     if not transposed:
         return _conv(x, w, bias, stride, padding, dilation, groups, tuple(out))
     result = _conv_transpose(x, w, stride, padding, dilation, groups, tuple(out))
@@ -320,8 +318,8 @@ def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups
 
 
 def _add_bias(out, bias):
-    """``out`` (N, F, ...) plus the (F, 1) ``bias``."""
-    out.reshape(out.shape[0], out.shape[1], -1)[...] += bias
+    """``out`` (N, F, ...) plus the (F,) ``bias``."""
+    out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
 
 
