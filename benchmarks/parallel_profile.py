@@ -30,6 +30,9 @@ class _Regions:
     def __init__(self, array):
         self.array, self.original = array, array.parallel_for
         self.one_thread = self.two_threads = 0.0
+
+    def install(self):
+        """After the warm-up steps: the compiler's modules are imported by the first call."""
         for name, module in list(sys.modules.items()):
             if name.startswith("strata") and getattr(module, "parallel_for", None) is \
                     self.original:
@@ -104,6 +107,7 @@ def profile(model, compiled, steps, by_op):
     step = _train_step(strata, compiled, STEPS[model])
     for _ in range(5):
         step()
+    regions.install()
     totals, parallel, modelled = [], [], []
     if ops is not None:
         for counter in (ops.seconds, ops.serial, ops.modelled):
