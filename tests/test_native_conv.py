@@ -174,3 +174,22 @@ def test_each_gradient_takes_its_blocked_path(monkeypatch):
     ran.clear()
     _check(a, rng.standard_normal((6, 4, 3, 3)).astype(np.float32), (1, 0, 1, 2))
     assert ran == ["_conv_blocked", "_conv_transpose_blocked"] + ["_conv_by_kernel_rows"] * 2
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("n", [0, 3])
+def test_bias_and_owned_results(path, n, transposed):
+    """The bias is added per block (forward) or after (the others), an empty batch included;
+    the result owns its memory (the kernel wrapper copies a view: a serial pass)."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((n, 4, 9, 9)).astype(np.float32)
+    wt = rng.standard_normal((4, 5, 3, 3) if transposed else (5, 4, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    conv = "conv_transpose2d" if transposed else "conv2d"
+    got = getattr(strata.nn.functional, conv)(*map(strata.tensor, (a, wt, b)))
+    want = getattr(torch.nn.functional, conv)(*map(torch.tensor, (a, wt, b)))
+    assert_same(got, want, atol=1e-4, rtol=1e-4)
+    out = nn.convolution_arrays(a, wt, b, (1, 1), (0, 0), (1, 1), transposed, 1,
+                                tuple(want.shape[2:]))
+    assert out.flags.c_contiguous and (out.flags.owndata or not n)   # empty: nothing to copy
+    np.testing.assert_allclose(out, want.numpy(), atol=1e-4, rtol=1e-4)

@@ -224,7 +224,11 @@ BACKWARD = {   # (grad, x) -> the backward op; tanh/sigmoid take their forward's
     "silu_backward": lambda m, g, x: m.ops.aten.silu_backward(g, x),
     "softplus_backward": lambda m, g, x: m.ops.aten.softplus_backward(g, x, 1, 20),
     "softplus_scaled_backward": lambda m, g, x: m.ops.aten.softplus_backward(g, x, 0.5, 2),
+    "threshold_backward": lambda m, g, x: m.ops.aten.threshold_backward(g, x, 0),
+    "threshold_shifted_backward": lambda m, g, x: m.ops.aten.threshold_backward(g, x, -1.5),
 }
+# the generated kernel each BACKWARD entry runs, with its scalars
+KERNEL_OF = {"softplus": ("softplus_backward", (1, 20)), "threshold": ("threshold_backward", (0,))}
 
 
 @pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
@@ -234,7 +238,7 @@ def test_generated_backward_ops_match_torch(generated_path, op, dtype, tol):
     g[len(SPECIALS):2 * len(SPECIALS)] = SPECIALS     # special gradients too
     if op.startswith("gelu") and dtype == np.float32:
         x[np.isinf(x)] = 0    # ATen's vectorised float erf/tanh: NaN at +-inf (see above)
-    kernel, scalars = ("softplus_backward", (1, 20)) if op.startswith("softplus") else (op, ())
+    kernel, scalars = KERNEL_OF.get(op.split("_")[0], (op, ()))
     fast = native.run_binary(kernel, g, x, *scalars) is not None
     assert fast == (generated_path == "native")
     atol = tol
@@ -256,6 +260,33 @@ def test_generated_backward_ops_on_views_and_halves(generated_path):
             tol = 1e-3 if want.dtype == torch.float16 else 4e-6
             atol = tol * 10 if op.startswith("gelu") else tol   # (the cancellation above)
             assert_same(got, want, atol=atol, rtol=tol)
+
+
+def test_threshold_backward_boundary_and_dtypes(generated_path):
+    """ReLU's gradient (ReluBackward0 calls it): x equal to the threshold gets 0, a NaN x passes
+    the gradient; any dtype, promoted as a binary op."""
+    x, g = _generated_input(np.float32), _generated_input(np.float32, seed=1)
+    x[100:140] = 0.5
+    x[140:150] = -0.0
+    for threshold in (0.5, 0, -1):
+        assert_same(strata.ops.aten.threshold_backward(strata.tensor(g), strata.tensor(x),
+                                                       threshold),
+                    torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x),
+                                                      threshold), atol=0, rtol=0)
+    ints = np.arange(-2500, 2500)
+    halves = np.clip(g, -6e4, 6e4).astype(np.float16)
+    for gi, xi, threshold in ((ints, ints.astype(np.int32), 7), (halves, x, 0.5),
+                              (ints.astype(np.int16), x, 0)):
+        assert_same(strata.ops.aten.threshold_backward(strata.tensor(gi), strata.tensor(xi),
+                                                       threshold),
+                    torch.ops.aten.threshold_backward(torch.tensor(gi), torch.tensor(xi),
+                                                      threshold), atol=0, rtol=0)
+    xs, xt = strata.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ys = strata.relu(xs)
+    assert type(ys.grad_fn).__name__ == "ReluBackward0"
+    ys.backward(strata.tensor(g))
+    torch.relu(xt).backward(torch.tensor(g))
+    assert_same(xs.grad, xt.grad, atol=0, rtol=0)
 
 
 def test_generated_library_is_one_cached_entry(tmp_path, monkeypatch):

@@ -62,6 +62,7 @@ def test_matches_torch(path, h, w, k, s, p, d, ceil, dtype, seed):
     ((2, 3, 40, 40), (3, 2, 1)),               # padding, long rows: the row kernel
     ((2, 3, 40, 37), (3, 2, 1, 2, True)),      # dilation and an overhanging last window
     ((1, 2, 9, 9), (2, 2, 1)),                 # padding, short rows: NumPy on both paths
+    ((32, 32, 26, 26), (2,)),                  # the backward's planes in several chunks
 ])
 def test_each_kernel_matches_torch(path, shape, args):
     _check(_input(shape, "float32", 3), args)

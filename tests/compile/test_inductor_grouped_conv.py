@@ -1,8 +1,8 @@
-"""Grouped and depthwise convolutions lowered (lowering_nn.py): the im2col gather, one bmm
-Extern over the groups (eager's ``np.matmul``) and a fused epilogue, in the forward and in both
-backward convolutions (the input gradient a grouped transposed convolution, the weight gradient
-a grouped convolution with a wide kernel). Gradients equal eager strata's bit for bit (the loss,
-a generated sum, within an ulp) and PyTorch's within float32 tolerance; no Fallback."""
+"""Grouped and depthwise convolutions lowered (lowering_nn.py): on the CPU eager's grouped
+convolution as an Extern and the bias in a fused epilogue, in the forward and in both backward
+convolutions (the input gradient a grouped transposed convolution, the weight gradient a grouped
+convolution with a wide kernel). Values equal eager strata's to rounding (the sums are
+generated) and PyTorch's within float32 tolerance; no Fallback."""
 
 import re
 
@@ -63,9 +63,8 @@ def test_grouped_convolution_training_step(nd, groups, per_group, stride, paddin
     got = _conv_step(strata, *args, backend=_recording_backend(runs))
     eager = _conv_step(strata, *args)
     want = _conv_step(torch, *args)
-    # the loss is a generated sum (its own summation order); the gradients are one batched
-    # matmul each, eager's the batch-blocked GEMMs of backends/cpu/nn.py (Note [Batch-blocked
-    # convolution]): the same products, summed in blocks, so equal to rounding
+    # the loss is a generated sum (its own summation order); the gradients run eager's
+    # kernels, their bias sums and the pointwise ops between are generated: equal to rounding
     np.testing.assert_allclose(got[0], eager[0], rtol=1e-6)
     for g, e, t in zip(got, eager, want):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
@@ -80,4 +79,5 @@ def test_grouped_convolution_training_step(nd, groups, per_group, stride, paddin
         *tensors, stride, padding, dilation, groups).numpy(), rtol=1e-5, atol=1e-5)
     externs = [e for r in runs for e in re.findall(r"Extern\(<OpOverload aten::(\w+)",
                                                    r.ir_post_fusion)]
-    assert externs.count("bmm") == 3     # the forward, the input and the weight gradients
+    # eager's grouped kernel, as Externs: the forward, the input and the weight gradients
+    assert externs.count("convolution") == 3

@@ -207,12 +207,15 @@ def test_transposed_convolution_values_and_gradients_match_torch(x_shape, w_shap
         assert_same(got, want, atol=1e-4, rtol=1e-4)
 
 
-def test_convolution_is_a_gather_kernel_and_one_gemm():
-    run = _compiled(lambda x, w, b: strata.nn.functional.conv2d(x, w, b).relu(),
-                    strata.randn(2, 3, 8, 8), strata.randn(4, 3, 3, 3), strata.randn(4))
+def test_convolution_is_eagers_extern_and_one_epilogue_kernel():
+    x, w, b = strata.randn(2, 3, 8, 8), strata.randn(4, 3, 3, 3), strata.randn(4)
+    run = _compiled(lambda x, w, b: strata.nn.functional.conv2d(x, w, b).relu(), x, w, b)
     post = run.ir_post_fusion
-    assert "Fallback" not in post and post.count("Extern(") == 1
-    assert post.count("kernel") == 2      # im2col, then bias + relu reading the GEMM transposed
+    assert "Fallback" not in post and post.count("Extern(<OpOverload aten::convolution>)") == 1
+    assert post.count("kernel") == 1      # bias + relu over the convolution's output
+    assert "_convolution(" in run.output_code     # eager's arrays in, no dispatch
+    want = torch.nn.functional.conv2d(*(torch.tensor(t.numpy()) for t in (x, w, b))).relu()
+    assert_same(run(x, w, b)[0], want, atol=1e-5, rtol=1e-5)
 
 
 def test_sums_over_outer_and_trailing_dims_run_in_two_stages():

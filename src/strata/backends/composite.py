@@ -44,7 +44,7 @@ WITH_OWN_DERIVATIVE = (
     F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,
     RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
-    A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
+    A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
     A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
     A._prelu_kernel,
     # dropout, loss

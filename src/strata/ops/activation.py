@@ -9,7 +9,9 @@
   Activation.cpp``). Their gradients are PyTorch's dedicated backward ops (``elu_backward``,
   ``hardtanh_backward``, ...), which fix by convention what a chain of pointwise derivatives
   would leave to chance: the value at the clamp boundaries, at +-inf and at NaN. The backward ops
-  are composites over pointwise ops, so they run on every device and differentiate again.
+  are composites over pointwise ops, so they run on every device and differentiate again;
+  ``threshold_backward`` (ReLU's) and the derivatives of tanh, sigmoid, gelu, silu and softplus
+  are primitives, one generated loop each on the CPU.
 * The rest (selu, relu6, log_sigmoid, rrelu, glu, prelu) decompose into those and into
   pointwise ops, as in PyTorch.
 
@@ -258,8 +260,6 @@ hardswish_backward = defop("hardswish_backward(Tensor grad_output, Tensor self) 
 mish_backward = defop("mish_backward(Tensor grad_output, Tensor self) -> Tensor")
 leaky_relu_backward = defop("leaky_relu_backward(Tensor grad_output, Tensor self, "
                             "Scalar negative_slope, bool self_is_result) -> Tensor")
-threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, "
-                           "Scalar threshold) -> Tensor")
 softshrink_backward = defop("softshrink_backward(Tensor grad_output, Tensor self, "
                             "Scalar lambd) -> Tensor")
 hardshrink_backward = defop("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> "
@@ -296,6 +296,19 @@ silu_backward = _pointwise_backward("silu_backward(Tensor grad_output, Tensor se
 softplus_backward = _pointwise_backward(
     "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
     "softplus_backward_cpu")
+
+
+def _threshold_backward_meta(grad_output, self, threshold):
+    return R.pointwise_meta(R.promote, grad_output, self)
+
+
+# A primitive too, of every dtype: ReLU's gradient (``threshold_backward(grad, result, 0)``, as
+# ATen's ReluBackward0), one generated pass on the CPU where a compare and a select took two,
+# the largest serial step of a CNN's backward (docs/performance.md, "Convolution on the CPU").
+threshold_backward = defop("threshold_backward(Tensor grad_output, Tensor self, "
+                           "Scalar threshold) -> Tensor", _threshold_backward_meta,
+                           tags=("pointwise",))
+threshold_backward.dtype_rule = R.promote
 
 
 _NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is "
@@ -369,12 +382,6 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
                            "github.com/pytorch/pytorch if you do require supporting in-place "
                            "leakRelu backward calculation with negative slope")
     return P.where(P.gt(self, 0), grad_output, P.mul(grad_output, negative_slope))
-
-
-@register_decomposition(threshold_backward)
-@_backward_math
-def _threshold_backward(grad_output, self, threshold):
-    return P.where(P.le(self, threshold), 0, grad_output)
 
 
 def _shrink_backward(grad_output, self, lambd):

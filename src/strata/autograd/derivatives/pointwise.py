@@ -75,8 +75,8 @@ for _op, _name in ((P.sign, "SignBackward0"), (P.floor, "FloorBackward0"),
 derivative(P.round, lambda self, decimals=0: f"RoundBackward{0 if decimals == 0 else 1}")(
     lambda c, g: zeros(g._shape, g))
 _unary(P.frac, "FracBackward0", (), lambda c, g: g)
-_unary(P.relu, "ReluBackward0", ("result",),     # threshold_backward: NaN passes the grad
-       lambda c, g: P.where(P.le(c.result, 0), 0.0, g))
+_unary(P.relu, "ReluBackward0", ("result",),     # ATen's: NaN passes the grad
+       lambda c, g: A.threshold_backward(g, c.result, 0))
 
 
 @derivative(P.gelu, "GeluBackward0", save=("self",))

@@ -334,9 +334,9 @@ def one_hot(self, num_classes=-1):
     return wrap(out, D.int64)
 
 
-# --- the backward ops of tanh, sigmoid, gelu, silu and softplus: a generated C loop for large
-# contiguous float arrays of one dtype (compile/inductor/eager.py, the same formulas), else these
-# NumPy formulas in ATen's order of operations
+# --- the backward ops of tanh, sigmoid, gelu, silu, softplus and threshold: a generated C loop
+# for large contiguous float arrays of one dtype (compile/inductor/eager.py, the same formulas),
+# else these NumPy formulas in ATen's order of operations
 
 def _generated(formula, numpy_formula, scalars):
     """``scalars``: the op's extra arguments are the kernel's scalars (else ``formula`` of them
@@ -381,6 +381,10 @@ def _softplus_backward(grad, x, beta, threshold):
     return np.where(scaled > threshold, grad, grad * z / (z + 1))
 
 
+def _threshold_backward(grad, x, threshold):
+    return np.where(x <= threshold, grad.dtype.type(0), grad)
+
+
 def _backward_kernel(op, formula, numpy_formula, scalars=False):
     return binary(_generated(formula, numpy_formula, scalars), op, None)[0]
 
@@ -413,4 +417,6 @@ KERNELS = {
     A.silu_backward: _backward_kernel(A.silu_backward, "silu_backward", _silu_backward),
     A.softplus_backward: _backward_kernel(A.softplus_backward, "softplus_backward",
                                           _softplus_backward, scalars=True),
+    A.threshold_backward: _backward_kernel(A.threshold_backward, "threshold_backward",
+                                           _threshold_backward, scalars=True),
 }

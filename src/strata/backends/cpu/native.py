@@ -258,7 +258,8 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
 # formulas of a few flops per element: chunks of array.MEMORY_BOUND_GRAIN
-MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu"})
+MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
+                                   "threshold_backward"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops import nn as NN
-from . import native
+from . import array, native
 from .array import compute_data, data, parallel_for, wrap
 from .linalg import matmul
 
@@ -105,16 +105,18 @@ def _im2col_args(x, kernel, stride, padding, dilation, out):
     return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
 
 
-def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
+def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
     """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
-    group, written straight into the block's samples when the block is one sample."""
+    group, written straight into the block's samples when the block is one sample, and the
+    ``bias`` (an (F,) array, or None) added there while the block is in cache."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     plane = out[0] * out[1]
     rows = c * kernel[0] * kernel[1]
     step = _samples_per_block(rows // groups, plane, x.itemsize, f // groups)
     weights = w.reshape(groups, f // groups, -1)
-    result = np.empty((n, f, plane), x.dtype)
+    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
+    result = image.reshape(n, f, plane)
     args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
     src, sample = x.ctypes.data, x.strides[0]
 
@@ -130,14 +132,24 @@ def _conv_blocked(fn, x, w, stride, padding, dilation, groups, out):
             else:
                 block = _group_matmul(weights, cols).reshape(f, m, plane)
                 result[first:first + m] = block.swapaxes(0, 1)
+            if bias is not None:
+                result[first:first + m] += bias[:, None]
 
     parallel_for(0, n, step, run)
-    return result.reshape((n, f) + tuple(out))
+    return image
 
 
 # Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
 # kernel over a 1x1 output) copy runs as short as the usual layout's, whose GEMM is faster.
 KERNEL_ROWS_MIN_RUN = 8
+
+
+def _even_blocks(size, most):
+    """A block length of at most ``most`` cutting ``size`` into a multiple of the thread
+    count of blocks where it can: 32 channels in blocks of 21 left one thread a third idle."""
+    blocks = -(-size // most)
+    threads = array.NUM_THREADS
+    return -(-size // (-(-blocks // threads) * threads))
 
 
 def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
@@ -154,7 +166,7 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     f, kernel = w.shape[0], w.shape[2:]
     area = kernel[0] * kernel[1]
     rows = n * out[0] * out[1]
-    step = max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize))
+    step = _even_blocks(c, max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize)))
     starts = range(0, c, step)
     partial = np.empty((len(starts), rows, f), x.dtype)
     flat = w.reshape(f, c * area) if w.flags.c_contiguous else None
@@ -177,11 +189,12 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
 
     parallel_for(0, len(starts), 1, run)
     res = partial[0] if len(starts) == 1 else partial.sum(0)
-    return np.ascontiguousarray(res.reshape(n, out[0] * out[1], f).swapaxes(1, 2)).reshape(
-        (n, f) + tuple(out))
+    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
+    image.reshape(n, f, rows // n)[...] = res.reshape(n, rows // n, f).swapaxes(1, 2)
+    return image
 
 
-def _conv(x, w, stride, padding, dilation, groups, out):
+def _conv(x, w, bias, stride, padding, dilation, groups, out):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
@@ -194,16 +207,18 @@ def _conv(x, w, stride, padding, dilation, groups, out):
             parts = [_conv_by_kernel_rows(fn, x[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg],
                                           stride, padding, dilation, out)
                      for g in range(groups)]
-            return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+            res = parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+            return res if bias is None else _add_bias(res, bias)
         if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
-            return _conv_blocked(fn, x, w, stride, padding, dilation, groups, out)
+            return _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out)
     view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
     order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
     cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
     cols = cols.reshape(groups, c // groups * math.prod(kernel), n * math.prod(out))
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
-    return np.ascontiguousarray(np.swapaxes(res, 0, 1))
+    res = np.ascontiguousarray(np.swapaxes(res, 0, 1))
+    return res if bias is None else _add_bias(res, bias)
 
 
 def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
@@ -288,6 +303,26 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 
 
+def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups, out):
+    """The convolution of the arrays ``x`` and ``w`` (and ``bias``, or None) of one dtype into
+    a fresh contiguous array of spatial size ``out``; ``stride``, ``padding`` and ``dilation``
+    one entry per spatial dim. The compiled graph's wrapper calls it (no bias) as an Extern
+    (compile/inductor/lowering_nn.py), so compiled and eager convolutions run the same
+    blocks. A batch-blocked forward adds the bias per block, in cache; the others after."""
+    if not transposed:
+        return _conv(x, w, bias, stride, padding, dilation, groups, tuple(out))
+    result = _conv_transpose(x, w, stride, padding, dilation, groups, tuple(out))
+    if bias is not None:
+        result = _add_bias(result, bias)
+    return result
+
+
+def _add_bias(out, bias):
+    """``out`` (N, F, ...) plus the (F,) ``bias``."""
+    out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     spec = NN.convolution.meta(input, weight, bias, stride, padding, dilation, transposed,
@@ -296,10 +331,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, _ = NN.conv_params(weight, stride, padding, dilation,
                                                   output_padding)
     x, w = compute_data(input, dt), compute_data(weight, dt)
-    run = _conv_transpose if transposed else _conv
-    out = run(x, w, stride, padding, dilation, groups, spec.shape[2:])
-    if bias is not None:
-        out += compute_data(bias, dt).reshape((1, -1) + (1,) * (out.ndim - 2))
+    b = None if bias is None else compute_data(bias, dt)
+    out = convolution_arrays(x, w, b, stride, padding, dilation, transposed, groups,
+                             spec.shape[2:])
     return wrap(out, dt)
 
 

@@ -136,10 +136,12 @@ def _generated_max_pool_backward(g, index, shape):
     if fn is None:
         return None
     plane_in, plane_out = shape[-2] * shape[-1], g.shape[-2] * g.shape[-1]
-    planes = g.size // plane_out if plane_out else 0
-    grad = np.zeros(shape, g.dtype)
+    if not plane_out:
+        return np.zeros(shape, g.dtype)
+    planes = g.size // plane_out
+    grad = np.empty(shape, g.dtype)   # each plane zeroed by the kernel, on the pool
     src, where, dst = g.ctypes.data, index.ctypes.data, grad.ctypes.data
-    grain = max(1, native.GENERATED_GRAIN // max(1, plane_out))
+    grain = max(1, native.GENERATED_GRAIN // max(1, plane_in + plane_out))
     parallel_for(0, planes, grain, lambda lo, hi: fn(src, where, dst, plane_in, plane_out, lo, hi))
     return grad
 

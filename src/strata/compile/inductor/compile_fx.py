@@ -27,6 +27,7 @@ from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
+from ...backends.cpu.nn import convolution_arrays
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
@@ -188,6 +189,10 @@ class CWrapper(Wrapper):
             check = _CHECKS[step.target]
             lines.append(f"    {check}({array}, {', '.join(map(repr, bounds))})  # Check")
             return
+        convolution = self._convolution_call(step)
+        if convolution is not None:
+            lines.append(f"    a_{step.name} = {convolution}  # Extern")
+            return
         operands = self._matmul_operands(step)
         if operands is None:
             super()._fallback_call(step, lines)
@@ -195,6 +200,27 @@ class CWrapper(Wrapper):
         out = self.G.buffers[step.name]
         lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
         lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+
+    def _convolution_call(self, step):
+        """The call text of eager's convolution over a float Extern's arrays (no tensor, no
+        dispatch, no meta function: lowering_nn.py ``_eager_convolution``), or None."""
+        if step.target is not aten.convolution.default:
+            return None
+        x, w, bias, stride, padding, dilation, transposed, _, groups = step.args
+        out = self.G.buffers[step.name]
+        if bias is not None or out.dtype not in ("float32", "float64"):
+            return None
+        arrays = []
+        for a in (x, w):
+            b = self.G.buffers.get(a) if isinstance(a, str) else a
+            if not isinstance(b, InputBuffer) or b.dtype != out.dtype:
+                return None
+            arrays.append(self._array(b))
+        if None in arrays:
+            return None
+        return (f"_convolution({arrays[0]}, {arrays[1]}, None, {tuple(stride)!r}, "
+                f"{tuple(padding)!r}, {tuple(dilation)!r}, {transposed!r}, {groups!r}, "
+                f"{tuple(out.size[2:])!r})")
 
     def view(self, b):
         """A contiguous view of a whole contiguous buffer is a NumPy reshape: no dispatch."""
@@ -264,6 +290,9 @@ _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
 def _matmul(a, b, out):
     matmul(_blas_ready(a), _blas_ready(b), out)
+
+
+_convolution = silent_fp(convolution_arrays)   # as around the eager kernel
 
 
 def _flatten(x):
@@ -350,7 +379,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_run_kernel": tuner, "_matmul": _matmul, "_strided": _strided,
+             "_run_kernel": tuner, "_matmul": _matmul, "_convolution": _convolution,
+             "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,

@@ -69,8 +69,13 @@ def softplus_backward(g, x, dtype):
                      ops.truediv(ops.mul(g, z), ops.add(z, ops.constant(1.0, dtype))))
 
 
+def threshold_backward(g, x, dtype):
+    # ATen's threshold_kernel(grad, self, threshold, 0): x <= threshold ? 0 : g (NaN x passes g)
+    return ops.where(ops.le(x, _scalar(0)), ops.constant(0.0, dtype), g)
+
+
 # name -> how many scalars (``params``) the formula of FORMULAS / BINARY_FORMULAS reads
-SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2}
+SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2, "threshold_backward": 1}
 
 
 # name -> the formula of one element (the value, its dtype), written with ops.*
@@ -143,6 +148,7 @@ BINARY_FORMULAS = {
     "gelu_tanh_backward": gelu_tanh_backward,
     "silu_backward": silu_backward,
     "softplus_backward": softplus_backward,
+    "threshold_backward": threshold_backward,
 }
 
 

@@ -8,10 +8,11 @@ each window's elements in ATen's order, vectorised over the outputs: over a whol
 every window lies inside the input (``max_pool2d_inside``), else over one output row (the
 window bounds clipped per kernel column). Window bounds and the NaN rule are ATen's: a window
 starts at its first element inside the input, and a later element replaces the maximum when it
-is greater or NaN (ties keep the first, the last NaN wins). The backward adds each output's
-gradient at its index, in output order. The C is printed once per dtype and built and cached by
-the CPU backend's one build path (backends/cpu/native.py), as eager.py's loop-IR kernels are;
-each call covers the planes ``[lo, hi)``, so the caller's threads split batch * channels.
+is greater or NaN (ties keep the first, the last NaN wins). The backward zeroes each input
+plane, then adds each output's gradient at its index, in output order. The C is printed once
+per dtype and built and cached by the CPU backend's one build path (backends/cpu/native.py), as
+eager.py's loop-IR kernels are; each call covers the planes ``[lo, hi)``, so the caller's
+threads split batch * channels.
 """
 
 import ctypes
@@ -97,8 +98,9 @@ void max_pool2d_inside_{dtype}(const {ctype}* restrict in, const int64_t* restri
 void max_pool2d_backward_{dtype}(const {ctype}* restrict grad_out,
                                  const int64_t* restrict indices, {ctype}* restrict grad_in,
                                  int64_t plane_in, int64_t plane_out, int64_t lo, int64_t hi) {{
-    for (int64_t p = lo; p < hi; p++) {{
+    for (int64_t p = lo; p < hi; p++) {{   /* each plane zeroed here, while it is in cache */
         {ctype}* g = grad_in + p * plane_in;
+        memset(g, 0, plane_in * sizeof({ctype}));
         for (int64_t k = 0; k < plane_out; k++) {{
             const int64_t at = indices[p * plane_out + k];
             if (at >= 0 && at < plane_in) g[at] += grad_out[p * plane_out + k];
@@ -110,7 +112,8 @@ void max_pool2d_backward_{dtype}(const {ctype}* restrict grad_out,
 
 def source() -> str:
     body = "".join(_FORWARD.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
-    return "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n" + body
+    return "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n" \
+        + body
 
 
 def _signatures():

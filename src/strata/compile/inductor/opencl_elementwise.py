@@ -1,5 +1,5 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
-``leaky_relu``, ...), ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
+``leaky_relu``, ...) and ``threshold_backward``, ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
 ``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
 (``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``, ``special.zeta``,
 ``igamma``, ``igammac``, ``_standard_gamma_grad``), ``frexp``. Each is a
@@ -103,6 +103,22 @@ def softplus_backward(op):
         return pointwise(op.qualname, _softplus_backward,
                          [(grad_output, dtype), (self, dtype), (beta, dtype), (threshold, dtype)],
                          out)
+    return kernel
+
+
+def _threshold_backward(g, x, threshold):
+    # ATen's threshold_kernel(grad, self, threshold, 0): NaN x passes the gradient
+    return ops.where(ops.le(x, threshold), ops.constant(0, g.dtype), g)
+
+
+def threshold_backward(op):
+    """``threshold_backward(grad, self, threshold)``: the threshold is a kernel argument."""
+    def kernel(grad_output, self, threshold):
+        spec = op.meta(grad_output, self, threshold)
+        out = new_output(spec, grad_output if is_device(grad_output) else self)
+        dtype = out.dtype
+        return pointwise(op.qualname, _threshold_backward,
+                         [(grad_output, dtype), (self, dtype), (threshold, dtype)], out)
     return kernel
 
 
@@ -349,6 +365,7 @@ def kernels() -> dict:
             if op is not None:
                 table[op] = activation(op, formula)
     table[A.softplus_backward] = softplus_backward(A.softplus_backward)
+    table[A.threshold_backward] = threshold_backward(A.threshold_backward)
     for op in (I.masked_fill, I.masked_fill_, I.masked_fill_tensor, I.masked_fill_tensor_):
         table[op] = masked_fill(op)
     table.update({P.round: round_(P.round), P.round_: round_(P.round_),
