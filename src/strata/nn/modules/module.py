@@ -478,7 +478,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._tensor import _parse_to
+        from ...tensor_conversion import _parse_to
         device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
