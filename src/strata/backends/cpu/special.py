@@ -26,7 +26,7 @@ import numpy as np
 from ...ops import special as SP
 from . import native
 from .array import compute_data, data, wrap
-from .pointwise import add_kernels, binary, unary
+from .elementwise import add_kernels, binary, unary
 
 _SMALL = 512  # below this many elements, one math.* call per element is faster
 
