@@ -31,6 +31,7 @@ from .dispatch.tls import _state as _tls
 from .ops import aten
 from .ops import complex as CX
 from .ops import shape as S
+from .ops import split_join as SJ
 from .ops.op import REGISTRY
 from .tensor_conversion import TensorConversion
 from .tensor_methods import TensorMethods
@@ -417,7 +418,7 @@ class Tensor(TensorOperators, TensorConversion, TensorMethods, TensorImpl):
     def __iter__(self):
         if not self._shape:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(S.unbind(self, 0))
+        return iter(SJ.unbind(self, 0))
 
     def __repr__(self):
         from .tensor_str import tensor_repr

@@ -11,6 +11,7 @@ from .core.tensor_impl import TensorImpl, _is_tensor
 from .ops import factory as F
 from .ops import pointwise as P
 from .ops import shape as S
+from .ops import split_join as SJ
 
 
 def _bound_dims(args):
@@ -81,8 +82,8 @@ class TensorMethods:
 
     def split(self, split_size, dim=0):
         if isinstance(split_size, int):
-            return S.split(self, split_size, dim)
-        return S.split_with_sizes(self, list(split_size), dim)
+            return SJ.split(self, split_size, dim)
+        return SJ.split_with_sizes(self, list(split_size), dim)
 
     def movedim(self, source, destination):
         return S.movedim(self, source, destination)

@@ -20,8 +20,8 @@ from ..ops import pooling as PL
 from ..ops import reductions as RD
 from ..ops import sampling as SA
 from ..ops import scatter as SC
-from ..ops import shape as S
 from ..ops import special as SP
+from ..ops import split_join as SJ
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -41,7 +41,7 @@ WITH_OWN_DERIVATIVE = (
     P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
-    F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,
+    F.zero_, F.fill_tensor_, SJ.split, SJ.split_with_sizes, SJ.unbind, SJ.block_diag, RD.std,
     RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
     A.threshold_backward, A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,

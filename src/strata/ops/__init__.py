@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (importing a family defines its ops)
     activation, factorizations, factory, indexing, linalg, loss, nn, pointwise, reductions, shape,
     sorting, sparse,
 )
+from . import split_join  # noqa: F401  (split, chunk, unbind, hstack, ..., with shape)
 from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)

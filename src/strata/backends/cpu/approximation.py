@@ -42,4 +42,3 @@ def _split(flat, mask):
     several times faster than boolean masks)."""
     idx = np.flatnonzero(mask)
     return idx, flat[idx]
-
