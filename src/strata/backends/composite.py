@@ -15,7 +15,7 @@ from ..ops import loss as LO
 from ..ops import lu as LU
 from ..ops import nn as NN
 from ..ops import normalization as NO
-from ..ops import pointwise as P
+from ..ops import pointwise_composites as PC
 from ..ops import pooling as PL
 from ..ops import reductions as RD
 from ..ops import sampling as SA
@@ -37,8 +37,8 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 # In-place ones use their out-of-place op's row (``addcmul_`` records AddcmulBackward0).
 WITH_OWN_DERIVATIVE = (
     # pointwise, special
-    P.rsub, P.lerp, P.lerp_, P.addcmul, P.addcmul_, P.addcdiv, P.addcdiv_, P.clamp_min,
-    P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
+    PC.rsub, PC.lerp, PC.lerp_, PC.addcmul, PC.addcmul_, PC.addcdiv, PC.addcdiv_, PC.clamp_min,
+    PC.clamp_min_, PC.clamp_max, PC.clamp_max_, PC.logaddexp, PC.logaddexp2, PC.ldexp, PC.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
     F.zero_, F.fill_tensor_, SJ.split, SJ.split_with_sizes, SJ.unbind, SJ.block_diag, RD.std,

@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (importing a family defines its ops)
     activation, factorizations, factory, indexing, linalg, loss, nn, pointwise, reductions, shape,
     sorting, sparse,
 )
+from . import pointwise_composites  # noqa: F401  (lerp, addcmul, isclose, ..., with pointwise)
 from . import split_join  # noqa: F401  (split, chunk, unbind, hstack, ..., with shape)
 from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
