@@ -17,7 +17,7 @@ LAYERS = [
     {"ops"},
     {"dispatch"},
     {"_tensor", "tensor_operators", "tensor_conversion", "tensor_methods", "creation",
-     "tensor_new", "frontend", "tensor_str", "random", "functions",
+     "creation_args", "tensor_new", "frontend", "tensor_str", "random", "functions",
      "library", "return_types", "linalg", "fft", "special", "testing"},
     {"autograd"},
     {"runtime"},
