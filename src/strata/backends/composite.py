@@ -11,6 +11,7 @@ from ..ops import dropout as DO
 from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
+from ..ops import linalg_composites as LC
 from ..ops import loss as LO
 from ..ops import lu as LU
 from ..ops import nn as NN
@@ -51,9 +52,9 @@ WITH_OWN_DERIVATIVE = (
     DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     LO.binary_cross_entropy_backward, LO.binary_cross_entropy_with_logits,
     # scatter, linalg
-    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
-    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,
-    L.cdist,
+    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, LC.trace, L.addmm_,
+    L.dot, LC.vdot, L.mv, LC.addmv, LC.baddbmm, LC.addbmm, LC.linalg_cross, LC.diag_embed,
+    LC.cdist,
     # factorizations, lu
     FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
     FZ.linalg_lstsq,

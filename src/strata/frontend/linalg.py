@@ -14,6 +14,7 @@ from ..functions import write_out
 from ..ops import aten
 from ..ops import factorizations as LF
 from ..ops import linalg as L
+from ..ops import linalg_composites as LC
 from ..ops import lu as LU
 
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
@@ -96,7 +97,7 @@ def tensordot(a, b, dims=2, out=None):
         if dims > min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
-    return _out(L.tensordot(a, b, dims_a, dims_b), out)
+    return _out(LC.tensordot(a, b, dims_a, dims_b), out)
 
 
 _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
@@ -107,7 +108,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances. Every ``compute_mode`` gives the exact (difference) form."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    return L.cdist(x1, x2, p, None)
+    return LC.cdist(x1, x2, p, None)
 
 
 def det(input):
@@ -261,7 +262,7 @@ def linalg_matrix_power(A, n, *, out=None):
 
 
 def linalg_cross(input, other, *, dim=-1, out=None):
-    return _out(L.linalg_cross(input, other, dim=dim), out)
+    return _out(LC.linalg_cross(input, other, dim=dim), out)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):

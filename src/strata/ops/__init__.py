@@ -20,6 +20,7 @@ from . import special  # noqa: F401  (special functions, with pointwise's makers
 from . import complex, fft, spectral  # noqa: F401  (complex parts and views; FFTs, stft)
 from . import rnn  # noqa: F401  (fused recurrent cells)
 from . import lu  # noqa: F401  (LU factorization, with factorizations)
+from . import linalg_composites  # noqa: F401  (mv, dot, outer, ..., with linalg)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]
