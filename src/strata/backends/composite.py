@@ -8,6 +8,7 @@ see both memories) runs, as in PyTorch.
 from ..dispatch import register_kernel
 from ..ops import activation as A
 from ..ops import dropout as DO
+from ..ops import factorization_composites as FC
 from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
@@ -56,8 +57,8 @@ WITH_OWN_DERIVATIVE = (
     L.dot, LC.vdot, L.mv, LC.addmv, LC.baddbmm, LC.addbmm, LC.linalg_cross, LC.diag_embed,
     LC.cdist,
     # factorizations, lu
-    FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
-    FZ.linalg_lstsq,
+    FZ.cholesky, FC.linalg_solve_triangular, FC.linalg_matrix_exp, LU.linalg_slogdet,
+    FC.linalg_lstsq,
     # nn
     NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_layer_norm_backward,
     # pooling

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from ..functions import write_out
 from ..ops import aten
+from ..ops import factorization_composites as FC
 from ..ops import factorizations as LF
 from ..ops import linalg as L
 from ..ops import linalg_composites as LC
@@ -171,12 +172,12 @@ def slogdet(A, *, out=None):
 
 def legacy_svd(input, some=True, compute_uv=True, *, out=None):
     """``torch.svd``: (U, S, V) with V, not Vh (prefer ``linalg.svd``)."""
-    return _out(svd_result(*LF.svd(input, some, compute_uv)), out)
+    return _out(svd_result(*FC.svd(input, some, compute_uv)), out)
 
 
 def multi_dot(tensors, *, out=None):
-    LF.check_multi_dot(list(tensors))
-    return _out(LF.linalg_multi_dot(list(tensors)), out)
+    FC.check_multi_dot(list(tensors))
+    return _out(FC.linalg_multi_dot(list(tensors)), out)
 
 
 def geqrf(input, *, out=None):
@@ -185,27 +186,27 @@ def geqrf(input, *, out=None):
 
 
 def householder_product(A, tau, *, out=None):
-    return _out(LF.linalg_householder_product(A, tau), out)
+    return _out(FC.linalg_householder_product(A, tau), out)
 
 
 def matrix_exp(A):
-    return LF.linalg_matrix_exp(A)
+    return FC.linalg_matrix_exp(A)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """``tol`` is the deprecated name of ``atol`` (with rtol then 0), as in PyTorch."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    return _out(LF.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+    return _out(FC.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    return _out(LF.linalg_solve_triangular(A, B, upper=upper, left=left,
+    return _out(FC.linalg_solve_triangular(A, B, upper=upper, left=left,
                                            unitriangular=unitriangular), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
-    return linalg_lstsq(*LF.linalg_lstsq(A, B, rcond, driver=driver))
+    return linalg_lstsq(*FC.linalg_lstsq(A, B, rcond, driver=driver))
 
 
 def eig(A, *, out=None):

@@ -21,6 +21,7 @@ from . import complex, fft, spectral  # noqa: F401  (complex parts and views; FF
 from . import rnn  # noqa: F401  (fused recurrent cells)
 from . import lu  # noqa: F401  (LU factorization, with factorizations)
 from . import linalg_composites  # noqa: F401  (mv, dot, outer, ..., with linalg)
+from . import factorization_composites  # noqa: F401  (lstsq, matrix_exp, ..., with factorizations)
 from .op import REGISTRY, OpOverload, TensorSpec, ViewSpec, aten, defop, ops
 
 __all__ = ["REGISTRY", "OpOverload", "TensorSpec", "ViewSpec", "aten", "defop", "ops"]
