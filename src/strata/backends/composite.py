@@ -15,7 +15,7 @@ from ..ops import linalg as L
 from ..ops import linalg_composites as LC
 from ..ops import loss as LO
 from ..ops import lu as LU
-from ..ops import nn as NN
+from ..ops import nn_composites as NC
 from ..ops import normalization as NO
 from ..ops import pointwise_composites as PC
 from ..ops import pooling as PL
@@ -60,7 +60,7 @@ WITH_OWN_DERIVATIVE = (
     FZ.cholesky, FC.linalg_solve_triangular, FC.linalg_matrix_exp, LU.linalg_slogdet,
     FC.linalg_lstsq,
     # nn
-    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_layer_norm_backward,
+    NC.pixel_shuffle, NC.pixel_unshuffle, NC.channel_shuffle, NO.native_layer_norm_backward,
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,

@@ -14,6 +14,7 @@ from . import split_join  # noqa: F401  (split, chunk, unbind, hstack, ..., with
 from . import scatter  # noqa: F401  (gather/scatter/index_* ops, with indexing)
 from . import dropout  # noqa: F401  (dropout and attention, with activation)
 from . import dense, normalization, pooling  # noqa: F401  (nn layers, with nn)
+from . import nn_composites  # noqa: F401  (conv2d, pad, pixel_shuffle, ..., with nn)
 from . import sampling  # noqa: F401  (affine grids, grid_sample)
 from . import distributions  # noqa: F401  (sampling ops of strata.distributions)
 from . import special  # noqa: F401  (special functions, with pointwise's makers)
