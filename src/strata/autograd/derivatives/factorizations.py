@@ -1,5 +1,6 @@
-"""Derivatives of ``ops/factorizations.py`` (real inputs), after PyTorch's
-``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/``linalg_eig_backward``/...)."""
+"""Derivatives of ``ops/factorizations.py`` and ``factorization_composites.py`` (real inputs),
+after PyTorch's ``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/
+``linalg_eig_backward``/...)."""
 
 from ...ops import complex as CX
 from ...ops import factorization_composites as FC

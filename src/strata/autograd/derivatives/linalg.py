@@ -1,5 +1,6 @@
-"""Derivatives of ``ops/linalg.py``: matrix products (``d(AB) = dA B + A dB``) and einsum (the
-gradient of one operand is an einsum of the output gradient with the other operands)."""
+"""Derivatives of ``ops/linalg.py`` and ``linalg_composites.py``: matrix products
+(``d(AB) = dA B + A dB``) and einsum (the gradient of one operand is an einsum of the output
+gradient with the other operands)."""
 
 import math
 

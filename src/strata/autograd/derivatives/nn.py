@@ -1,6 +1,7 @@
-"""Derivatives of the nn op files (``ops/nn.py``, ``dense.py``, ``normalization.py``,
-``pooling.py``): convolution by convolutions, windows by col2im/im2col, padding and upsampling by
-index_add along each dim, pooling by scatter, norms by their closed forms."""
+"""Derivatives of the nn op files (``ops/nn.py``, ``nn_composites.py``, ``dense.py``,
+``normalization.py``, ``pooling.py``): convolution by convolutions, windows by col2im/im2col,
+padding and upsampling by index_add along each dim, pooling by scatter, norms by their closed
+forms."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""Derivatives of ``ops/pointwise.py``, in its order (``tools/autograd/derivatives.yaml``)."""
+"""Derivatives of ``ops/pointwise.py`` and ``pointwise_composites.py``, in their order
+(``tools/autograd/derivatives.yaml``)."""
 
 import math
 

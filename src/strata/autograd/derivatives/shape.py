@@ -1,5 +1,6 @@
-"""Derivatives of ``ops/shape.py``: a view's gradient is the view's adjoint (scatter the gradient
-into zeros shaped like the input), a copying shape op's the inverse movement."""
+"""Derivatives of ``ops/shape.py`` and ``split_join.py``: a view's gradient is the view's adjoint
+(scatter the gradient into zeros shaped like the input), a copying shape op's the inverse
+movement."""
 
 from ...core.shape import storage_extent, wrap_dim
 from ...ops import factory as F
