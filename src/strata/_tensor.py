@@ -9,8 +9,6 @@ methods with irregular signatures in ``tensor_methods.py``; this file keeps cons
 autograd attributes, sparse parts, layout properties and the Python protocol.
 """
 
-from collections import namedtuple
-
 import numpy as np
 
 from .core import dtype as D
@@ -171,9 +169,6 @@ _TYPE_NAMES = {D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "
                D.int16: "ShortTensor", D.int8: "CharTensor", D.uint8: "ByteTensor",
                D.bool_: "BoolTensor", D.complex64: "ComplexFloatTensor",
                D.complex128: "ComplexDoubleTensor"}
-
-
-MinMax = namedtuple("MinMax", ["values", "indices"])
 
 
 class Tensor(TensorOperators, TensorConversion, TensorMethods, TensorImpl):
