@@ -461,7 +461,7 @@ def test_numpy_style_aliases():
 # --- the CPU kernels' fast paths: in place through out=, large operands in parallel chunks -------
 
 def _big(dtype="float32", n=None, seed=0):
-    from strata.backends.cpu.pointwise import LARGE
+    from strata.backends.cpu.elementwise import LARGE
     rng = np.random.default_rng(seed)
     return rng.uniform(0.1, 3.0, n or 7 * (LARGE // 7 + 1)).astype(dtype)   # odd, > LARGE
 

@@ -16,6 +16,7 @@ from .core import dtype as D
 from .functions import write_out
 from .ops import activation as A
 from .ops import pointwise as P
+from .ops import pointwise_composites as PC
 from .ops import reductions as RD
 from .ops import special as SP
 from .ops.meta_rules import float_result, is_tensor
@@ -46,7 +47,7 @@ def _xlog1py(self, other):
     product is left alone, so x's gradient is log1p(y), as in PyTorch."""
     like = self if is_tensor(self) else other
     dt = float_result(self, other)
-    x, y = P._as_dtype(self, dt, like), P._as_dtype(other, dt, like)
+    x, y = PC._as_dtype(self, dt, like), PC._as_dtype(other, dt, like)
     unsafe = P.logical_and(P.eq(x, 0), P.logical_or(P.le(y, -1), P.eq(y, math.inf)))
     return P.mul(x, P.log1p(P.where(unsafe, 0.0, y)))
 
@@ -91,7 +92,7 @@ def _ndtri(self):
     p = _in_float(self)
     p64 = p.to(D.float64)
     upper = P.gt(p64, 0.5)
-    q = P.where(upper, P.rsub(p64, 1.0), p64)
+    q = P.where(upper, PC.rsub(p64, 1.0), p64)
     guess = P.mul(SP.erfinv(P.sub(P.mul(q, 2.0), 1.0)), math.sqrt(2.0))
     far = P.neg(P.sqrt(P.mul(P.log(q), -2.0)))
     x = P.where(P.lt(q, 1e-8), far, guess)

@@ -33,7 +33,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # What PyTorch runs in C++ (its traces never show it): the Tensor class and frontends, the
 # dispatcher, ops and their decompositions, autograd, kernels; and generated code.
 _MACHINERY = tuple(_PACKAGE + part for part in (
-    "_tensor.py", "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
+    "_tensor.py", "tensor_operators.py", "tensor_methods.py", "tensor_conversion.py",
+    "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
     "autograd" + os.sep, "backends" + os.sep, "core" + os.sep)) + ("<generated ",)
 
 

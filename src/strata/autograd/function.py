@@ -26,7 +26,8 @@ from ..ops import factory as F
 from .graph import (
     Node, SavedVariable, _alias, _FREED, gradient_edge, requires_grad, set_history,
 )
-from .kernel import check_inplace, validate_outputs
+from .kernel import validate_outputs
+from .view_history import check_inplace
 
 
 class FunctionCtx:

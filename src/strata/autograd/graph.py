@@ -265,7 +265,7 @@ def gradient_edge(t):
     return (None, 0)
 
 
-def refresh_view_grad_fn(view):  # replaced by kernel.py, which knows how to make view nodes
+def refresh_view_grad_fn(view):  # replaced by view_history.py, which makes view nodes
     raise RuntimeError("strata.autograd.kernel is not loaded")
 
 

@@ -12,7 +12,7 @@ is itself a view keeps its base, and its new node, until its data changes again.
 from ..core.tensor_impl import INFERENCE_VERSION
 from ..dispatch.tls import _state
 from .graph import requires_grad, set_history
-from .kernel import check_inplace
+from .view_history import check_inplace
 
 
 def _adopt_view(self, make_view):

@@ -8,20 +8,22 @@ see both memories) runs, as in PyTorch.
 from ..dispatch import register_kernel
 from ..ops import activation as A
 from ..ops import dropout as DO
+from ..ops import factorization_composites as FC
 from ..ops import factorizations as FZ
 from ..ops import factory as F
 from ..ops import linalg as L
+from ..ops import linalg_composites as LC
 from ..ops import loss as LO
 from ..ops import lu as LU
-from ..ops import nn as NN
+from ..ops import nn_composites as NC
 from ..ops import normalization as NO
-from ..ops import pointwise as P
+from ..ops import pointwise_composites as PC
 from ..ops import pooling as PL
 from ..ops import reductions as RD
 from ..ops import sampling as SA
 from ..ops import scatter as SC
-from ..ops import shape as S
 from ..ops import special as SP
+from ..ops import split_join as SJ
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
@@ -37,11 +39,11 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 # In-place ones use their out-of-place op's row (``addcmul_`` records AddcmulBackward0).
 WITH_OWN_DERIVATIVE = (
     # pointwise, special
-    P.rsub, P.lerp, P.lerp_, P.addcmul, P.addcmul_, P.addcdiv, P.addcdiv_, P.clamp_min,
-    P.clamp_min_, P.clamp_max, P.clamp_max_, P.logaddexp, P.logaddexp2, P.ldexp, P.ldexp_,
+    PC.rsub, PC.lerp, PC.lerp_, PC.addcmul, PC.addcmul_, PC.addcdiv, PC.addcdiv_, PC.clamp_min,
+    PC.clamp_min_, PC.clamp_max, PC.clamp_max_, PC.logaddexp, PC.logaddexp2, PC.ldexp, PC.ldexp_,
     SP.xlogy, SP.logit, SP.logit_, SP.sinc, SP.sinc_, SP.mvlgamma, SP.mvlgamma_,
     # factory, shape, reductions
-    F.zero_, F.fill_tensor_, S.split, S.split_with_sizes, S.unbind, S.block_diag, RD.std,
+    F.zero_, F.fill_tensor_, SJ.split, SJ.split_with_sizes, SJ.unbind, SJ.block_diag, RD.std,
     RD.var_mean, RD.std_mean, RD.nansum, RD.aminmax, RD.logsumexp,
     # activation
     A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
@@ -51,14 +53,14 @@ WITH_OWN_DERIVATIVE = (
     DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     LO.binary_cross_entropy_backward, LO.binary_cross_entropy_with_logits,
     # scatter, linalg
-    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, L.trace, L.addmm_,
-    L.dot, L.vdot, L.mv, L.addmv, L.baddbmm, L.addbmm, L.linalg_cross, L.diag_embed,
-    L.cdist,
+    SC.scatter_, SC.scatter_value_, SC.scatter_add_, SC.scatter_reduce_, LC.trace, L.addmm_,
+    L.dot, LC.vdot, L.mv, LC.addmv, LC.baddbmm, LC.addbmm, LC.linalg_cross, LC.diag_embed,
+    LC.cdist,
     # factorizations, lu
-    FZ.cholesky, FZ.linalg_solve_triangular, FZ.linalg_matrix_exp, LU.linalg_slogdet,
-    FZ.linalg_lstsq,
+    FZ.cholesky, FC.linalg_solve_triangular, FC.linalg_matrix_exp, LU.linalg_slogdet,
+    FC.linalg_lstsq,
     # nn
-    NN.pixel_shuffle, NN.pixel_unshuffle, NN.channel_shuffle, NO.native_layer_norm_backward,
+    NC.pixel_shuffle, NC.pixel_unshuffle, NC.channel_shuffle, NO.native_layer_norm_backward,
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,

@@ -3,7 +3,7 @@
 Fields as PyTorch's ``c10/core/TensorImpl.h``: a storage, an element offset into it, sizes and
 strides in elements, a dtype, a device, the dispatch key set, and a version counter shared with
 every view of the same data (bumped by each in-place op, checked by autograd).
-The Python ``Tensor`` class (``strata/tensor.py``) subclasses this and adds the methods.
+The Python ``Tensor`` class (``strata/_tensor.py``) subclasses this and adds the methods.
 """
 
 import numpy as np
@@ -185,6 +185,10 @@ def init_impl(t: TensorImpl, storage, offset, shape, strides, dtype, device, key
     t._array = array
     t._ag = None
     t._base = None
+
+
+def _is_tensor(x):
+    return isinstance(x, TensorImpl)
 
 
 class AutogradMeta:

@@ -247,7 +247,7 @@ def _device_keyset(device):
 # Note [Operator fast path]: ``op._operator_entries`` maps a key set whose kernel is the
 # autograd fallback (and not a cross-device call) to ``(kernel below it, the fallback, the key
 # set below it)``: what ``call`` would run for a plain call and for a recorded one. A Python
-# operator (``Tensor.__add__``, ``_tensor._binary_operator``) looks its key set up there and
+# operator (``Tensor.__add__``, ``tensor_operators._binary_operator``) looks its key set up there and
 # calls one of the two itself: one dict look-up instead of ``call``'s binding check, loops and
 # cache entry. The key set is the full one (thread-local include and exclude sets applied), so a
 # mode or an excluded key gets what ``call`` would pick, and a key set without an entry (autograd
@@ -268,7 +268,7 @@ def direct_caller(op: OpOverload):
     entries, state = op._operator_entries, _state
 
     # Each variant: the entry of ``self``'s key set, then plain (no autograd state on ``self``
-    # or its base) or recorded, as ``_tensor._fast_operator``; no entry: ``call``.
+    # or its base) or recorded, as ``tensor_operators._fast_operator``; no entry: ``call``.
     if n_rest == 2:
         def direct(self, a, b):
             keys = getattr(self, "_keyset", None)

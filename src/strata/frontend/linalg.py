@@ -12,8 +12,10 @@ from collections import namedtuple
 
 from ..functions import write_out
 from ..ops import aten
+from ..ops import factorization_composites as FC
 from ..ops import factorizations as LF
 from ..ops import linalg as L
+from ..ops import linalg_composites as LC
 from ..ops import lu as LU
 
 linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
@@ -96,7 +98,7 @@ def tensordot(a, b, dims=2, out=None):
         if dims > min(a.ndim, b.ndim):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
-    return _out(L.tensordot(a, b, dims_a, dims_b), out)
+    return _out(LC.tensordot(a, b, dims_a, dims_b), out)
 
 
 _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
@@ -107,7 +109,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances. Every ``compute_mode`` gives the exact (difference) form."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    return L.cdist(x1, x2, p, None)
+    return LC.cdist(x1, x2, p, None)
 
 
 def det(input):
@@ -170,12 +172,12 @@ def slogdet(A, *, out=None):
 
 def legacy_svd(input, some=True, compute_uv=True, *, out=None):
     """``torch.svd``: (U, S, V) with V, not Vh (prefer ``linalg.svd``)."""
-    return _out(svd_result(*LF.svd(input, some, compute_uv)), out)
+    return _out(svd_result(*FC.svd(input, some, compute_uv)), out)
 
 
 def multi_dot(tensors, *, out=None):
-    LF.check_multi_dot(list(tensors))
-    return _out(LF.linalg_multi_dot(list(tensors)), out)
+    FC.check_multi_dot(list(tensors))
+    return _out(FC.linalg_multi_dot(list(tensors)), out)
 
 
 def geqrf(input, *, out=None):
@@ -184,27 +186,27 @@ def geqrf(input, *, out=None):
 
 
 def householder_product(A, tau, *, out=None):
-    return _out(LF.linalg_householder_product(A, tau), out)
+    return _out(FC.linalg_householder_product(A, tau), out)
 
 
 def matrix_exp(A):
-    return LF.linalg_matrix_exp(A)
+    return FC.linalg_matrix_exp(A)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """``tol`` is the deprecated name of ``atol`` (with rtol then 0), as in PyTorch."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    return _out(LF.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+    return _out(FC.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    return _out(LF.linalg_solve_triangular(A, B, upper=upper, left=left,
+    return _out(FC.linalg_solve_triangular(A, B, upper=upper, left=left,
                                            unitriangular=unitriangular), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
-    return linalg_lstsq(*LF.linalg_lstsq(A, B, rcond, driver=driver))
+    return linalg_lstsq(*FC.linalg_lstsq(A, B, rcond, driver=driver))
 
 
 def eig(A, *, out=None):
@@ -261,7 +263,7 @@ def linalg_matrix_power(A, n, *, out=None):
 
 
 def linalg_cross(input, other, *, dim=-1, out=None):
-    return _out(L.linalg_cross(input, other, dim=dim), out)
+    return _out(LC.linalg_cross(input, other, dim=dim), out)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):

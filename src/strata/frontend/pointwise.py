@@ -92,7 +92,7 @@ def apply_(self, callable):
 
 FUNCTIONS = {"div": div, "divide": div, "frexp": frexp} | {
     name: _alias(op, name) for name, op in _ALIASES.items() if name not in _METHOD_ONLY}
-# Tensor.clip/clip_/div/div_ are written in _tensor.py.
+# Tensor.clip/clip_/div/div_ are written in tensor_methods.py.
 METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_"),
            "polygamma": polygamma, "frexp": frexp, "apply_": apply_} | {
     name: _method_alias(op, name) for name, op in _ALIASES.items()

@@ -13,6 +13,7 @@ from ..core.shape import wrap_dim
 from ..functions import write_out
 from ..ops import factory as F
 from ..ops import shape as S
+from ..ops import split_join as SJ
 from ..ops.meta_rules import is_tensor
 from .indexing import type_label
 
@@ -62,11 +63,11 @@ def stack(tensors, dim=0, *, out=None):
 
 
 def hstack(tensors, *, out=None):
-    return _out(S.hstack(_non_empty("hstack", tensors)), out)
+    return _out(SJ.hstack(_non_empty("hstack", tensors)), out)
 
 
 def vstack(tensors, *, out=None):
-    return _out(S.vstack(_non_empty("vstack", tensors)), out)
+    return _out(SJ.vstack(_non_empty("vstack", tensors)), out)
 
 
 def concatenate(tensors, axis=0, *, out=None):
@@ -88,8 +89,8 @@ def column_stack(tensors, *, out=None):
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` (the last may be smaller), or of the given section sizes."""
     if isinstance(split_size_or_sections, int):
-        return S.split(tensor, split_size_or_sections, dim)
-    return S.split_with_sizes(tensor, list(split_size_or_sections), dim)
+        return SJ.split(tensor, split_size_or_sections, dim)
+    return SJ.split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -282,12 +283,12 @@ def block_diag(*tensors):
     """A block-diagonal matrix of the given scalars, vectors (as rows) and matrices."""
     if not tensors:   # no tensor to dispatch on: PyTorch's empty default-dtype row
         return F.full((1, 0), 0.0)
-    return S.block_diag(list(tensors))
+    return SJ.block_diag(list(tensors))
 
 
 def cartesian_prod(*tensors):
     """The cartesian product of 1-D tensors, one row per tuple (``itertools.product`` order)."""
-    return S.cartesian_prod(list(tensors))
+    return SJ.cartesian_prod(list(tensors))
 
 
 FUNCTIONS = {

@@ -254,7 +254,8 @@ where_nonzero = defop("where(Tensor condition) -> Tensor[]")
 
 @register_decomposition(nonzero_numpy)
 def _nonzero_numpy(self):
-    from .shape import unbind, unsqueeze
+    from .shape import unsqueeze
+    from .split_join import unbind
     # nonzero's result is column-major, so each column is a contiguous view
     return unbind(nonzero(unsqueeze(self, 0) if self.ndim == 0 else self), 1)
 

@@ -15,6 +15,7 @@ from ..core import dtype as D
 from ..core.shape import broadcast_shapes, contiguous_strides
 from . import meta_rules as R
 from . import pointwise as P
+from . import pointwise_composites as PC
 from . import shape as S
 from .activation import check_float, log_sigmoid, log_softmax, opmath
 from .op import TensorSpec, aten, defop, register_decomposition
@@ -413,7 +414,7 @@ def _cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
 @register_decomposition(margin_ranking_loss)
 def _margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
     # max(0, -y * (x1 - x2) + margin)
-    loss = P.clamp_min(P.add(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
+    loss = PC.clamp_min(P.add(P.mul(P.neg(target), P.sub(input1, input2)), margin), 0)
     return apply_reduction(loss, reduction)
 
 
@@ -444,7 +445,7 @@ def _triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, 
     dist_neg = distance(anchor, negative, p, eps)
     if swap:
         dist_neg = P.minimum(dist_neg, distance(positive, negative, p, eps))
-    loss = P.clamp_min(P.sub(P.add(dist_pos, margin), dist_neg), 0)
+    loss = PC.clamp_min(P.sub(P.add(dist_pos, margin), dist_neg), 0)
     return apply_reduction(loss, reduction)
 
 

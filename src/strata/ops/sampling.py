@@ -12,6 +12,7 @@ import itertools
 from . import factory, scatter
 from . import meta_rules as R
 from . import pointwise as P
+from . import pointwise_composites as PC
 from . import shape as S
 from .nn import fmt
 from .op import aten, defop, register_decomposition
@@ -144,7 +145,7 @@ def _grid_sample(input, grid, interpolation_mode, padding_mode, align_corners):
     for corner in itertools.product((0, 1), repeat=dims):
         weight, indices = None, []
         for bit, low, upper in zip(corner, lows, uppers):
-            w = upper if bit else P.rsub(upper, 1)
+            w = upper if bit else PC.rsub(upper, 1)
             weight = w if weight is None else P.mul(weight, w)
             indices.append(P.add(low.long(), bit) if bit else low.long())
         term = P.mul(_gather_points(input, indices), S.unsqueeze(weight, 1))
@@ -162,7 +163,7 @@ def _cubic_weights(t):
     def far(x):       # 1 < |x| < 2
         return P.sub(P.mul(P.add(P.mul(P.sub(P.mul(x, A), 5 * A), x), 8 * A), x), 4 * A)
 
-    return [far(P.add(t, 1)), near(t), near(P.rsub(t, 1)), far(P.rsub(t, 2))]
+    return [far(P.add(t, 1)), near(t), near(PC.rsub(t, 1)), far(PC.rsub(t, 2))]
 
 
 def _bicubic(input, grid, padding_mode, align_corners):

@@ -13,9 +13,10 @@ from . import meta_rules as R
 from .op import TensorSpec, defop, register_decomposition
 from .pointwise import FLOAT as _FLOAT
 from .pointwise import (
-    _as_dtype, _binary, _float_only, _real_only, _unary, add, clamp, div, eq, gt, inplace_result,
+    _binary, _float_only, _real_only, _unary, add, clamp, div, eq, gt, inplace_result,
     isnan, log, log1p, logical_or, lt, mul, neg, sin, sub, where,
 )
+from .pointwise_composites import _as_dtype
 
 # PyTorch has no complex kernels for these (its message names each kernel, e.g. "erf_vml_cpu")
 FLOAT = _real_only(_FLOAT, NotImplementedError,

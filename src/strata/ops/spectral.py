@@ -19,6 +19,7 @@ import warnings
 from ..core import dtype as D
 from . import factory as F
 from . import nn as N
+from . import nn_composites as NC
 from . import pointwise as P
 from . import reductions as RD
 from . import scatter as SC
@@ -87,7 +88,7 @@ def _stft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center:   # as torch.functional.stft: pad a (1, 1, length)-like view, then view it back
         signal_dim = x.ndim
         extended = S.reshape(x, (1,) * max(0, 3 - signal_dim) + tuple(x.shape))
-        padded = N.pad(extended, [n_fft // 2, n_fft // 2], pad_mode)
+        padded = NC.pad(extended, [n_fft // 2, n_fft // 2], pad_mode)
         x = S.reshape(padded, tuple(padded.shape[-signal_dim:]))
     if x.ndim not in (1, 2):
         raise RuntimeError("stft: expected a 1D or 2D tensor")

@@ -15,6 +15,7 @@ parameters with a gradient changes, the bucket is rebuilt from the current state
 """
 
 from ..ops import shape as S
+from ..ops import split_join as SJ
 
 
 # Flattening pays for itself when per-op overhead dominates (many small tensors). A big tensor
@@ -69,10 +70,10 @@ class FlatBucket:
     def __setitem__(self, name, flat):
         """Make ``flat`` the buffer of state ``name``: each state entry becomes a view of it."""
         if name in self.scalar_names:
-            views = S.unbind(flat, 0)
+            views = SJ.unbind(flat, 0)
         else:
             views = [S.view(v, p._shape) for v, p in
-                     zip(S.split_with_sizes(flat, self.numels), self.params)]
+                     zip(SJ.split_with_sizes(flat, self.numels), self.params)]
         for s, v in zip(self.states, views):
             s[name] = v
         self.flats[name] = flat
@@ -111,7 +112,7 @@ class FlatBucket:
 
     def copy_to_params(self, flat_values):
         for p, view, v in zip(self.params, self.param_views,
-                              S.split_with_sizes(flat_values, self.numels)):
+                              SJ.split_with_sizes(flat_values, self.numels)):
             if view is not None:
                 view.copy_(v)
             else:

@@ -7,10 +7,8 @@
 """
 
 from ..ops import pointwise as P
-from .optimizer import (
-    _addcmul_, _check_lr, _check_nonnegative,
-    _ElementwiseOptimizer, _to_scalar,
-)
+from ._elementwise import _ElementwiseOptimizer
+from .optimizer import _addcmul_, _check_lr, _check_nonnegative, _to_scalar
 
 
 class Adadelta(_ElementwiseOptimizer):

@@ -8,9 +8,9 @@ Unlike the other optimizers, the state (``step`` and ``sum``) is created in the 
 from .._tensor import Tensor
 from ..core import dtype as D
 from ..ops import pointwise as P
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _addcdiv_, _check_lr, _check_nonnegative, _double,
-    _ElementwiseOptimizer, _lr, _negative, _new_step, _step_count,
+    _addcdiv_, _check_lr, _check_nonnegative, _double, _lr, _negative, _new_step, _step_count,
 )
 
 

@@ -10,9 +10,10 @@ eps is added after the bias-corrected square root, as PyTorch does.
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import adam_group_step, adam_step, adamw_step
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
-    _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
+    _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args, _lerp_, _lr, _negative,
+    _to_scalar,
 )
 
 

@@ -6,9 +6,9 @@
 """
 
 from ..ops import pointwise as P
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _addcdiv_, _bias_corrected_lr, _check_adam_args, _ElementwiseOptimizer, _lerp_, _lr,
-    _negative, _step_count,
+    _addcdiv_, _bias_corrected_lr, _check_adam_args, _lerp_, _lr, _negative, _step_count,
 )
 
 

@@ -11,9 +11,10 @@ from .._tensor import Tensor
 from ..core import dtype as D
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _check_lr, _check_nonnegative, _double, _ElementwiseOptimizer, _get_scalar_dtype,
-    _new_step, _power, _scalar_from_number, _scalar_value, _step_along_, _to_scalar,
+    _check_lr, _check_nonnegative, _double, _get_scalar_dtype, _new_step, _power,
+    _scalar_from_number, _scalar_value, _step_along_, _to_scalar,
 )
 
 

@@ -9,9 +9,10 @@
 from .._tensor import Tensor
 from ..core import dtype as D
 from ..ops import pointwise as P
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _addcdiv_, _addcmul_, _check_adam_args, _check_nonnegative, _ElementwiseOptimizer, _lerp_,
-    _lr, _new_step, _power, _scalar_from_number, _scalar_value, _step_count,
+    _addcdiv_, _addcmul_, _check_adam_args, _check_nonnegative, _lerp_, _lr, _new_step, _power,
+    _scalar_from_number, _scalar_value, _step_count,
 )
 
 

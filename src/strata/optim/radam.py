@@ -11,9 +11,8 @@
 from .._tensor import Tensor
 from ..core import dtype as D
 from ..ops import pointwise as P
-from .optimizer import (
-    _addcmul_, _check_adam_args, _ElementwiseOptimizer, _lerp_, _lr, _power, _step_count,
-)
+from ._elementwise import _ElementwiseOptimizer
+from .optimizer import _addcmul_, _check_adam_args, _lerp_, _lr, _power, _step_count
 
 
 class RAdam(_ElementwiseOptimizer):

@@ -7,9 +7,9 @@ eps is added after the square root (TensorFlow adds it inside).
 """
 
 from ..ops import pointwise as P
+from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
-    _addcdiv_, _addcmul_, _check_lr, _check_nonnegative,
-    _ElementwiseOptimizer, _lerp_, _lr, _negative, _step_along_,
+    _addcdiv_, _addcmul_, _check_lr, _check_nonnegative, _lerp_, _lr, _negative, _step_along_,
 )
 
 

@@ -12,10 +12,8 @@ There is no weight decay.
 """
 
 from ..ops import pointwise as P
-from .optimizer import (
-    _addcmul_, _check_lr, _ElementwiseOptimizer,
-    _to_scalar,
-)
+from ._elementwise import _ElementwiseOptimizer
+from .optimizer import _addcmul_, _check_lr, _to_scalar
 
 
 class Rprop(_ElementwiseOptimizer):

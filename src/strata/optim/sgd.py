@@ -9,8 +9,8 @@ The learning rate multiplies the buffer at the update (not inside it, unlike Sut
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._native_update import sgd_momentum_group_step, sgd_momentum_step
-from .optimizer import (_check_lr, _check_nonnegative, _ElementwiseOptimizer, _lr,
-                        _step_along_)
+from ._elementwise import _ElementwiseOptimizer
+from .optimizer import _check_lr, _check_nonnegative, _lr, _step_along_
 
 
 class SGD(_ElementwiseOptimizer):

@@ -13,6 +13,7 @@ import struct
 from ...core.shape import wrap_dim
 from ...ops import activation as A
 from ...ops import pointwise as P
+from ...ops import pointwise_composites as PC
 from ...ops import reductions as RD
 from ...ops import shape as S
 from . import derivative, non_differentiable, zeros_for
@@ -266,7 +267,7 @@ def _glu(ctx, grad):
     a, b = S.narrow(x, d, 0, half), S.narrow(x, d, half, half)
     gate = P.sigmoid(b)
     grad_a = P.mul(grad, gate)
-    grad_b = P.mul(P.mul(grad_a, a), P.rsub(gate, 1))
+    grad_b = P.mul(P.mul(grad_a, a), PC.rsub(gate, 1))
     return S.cat([grad_a, grad_b], d)
 
 

@@ -1,7 +1,9 @@
-"""Derivatives of ``ops/factorizations.py`` (real inputs), after PyTorch's
-``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/``linalg_eig_backward``/...)."""
+"""Derivatives of ``ops/factorizations.py`` and ``factorization_composites.py`` (real inputs),
+after PyTorch's ``FunctionsManual.cpp`` (``linalg_solve_jvp``/``svd_backward``/
+``linalg_eig_backward``/...)."""
 
 from ...ops import complex as CX
+from ...ops import factorization_composites as FC
 from ...ops import factorizations as FZ
 from ...ops import factory as F
 from ...ops import linalg as L
@@ -229,13 +231,13 @@ def _eig(ctx, grad_L, grad_V):
 derivative(FZ.cholesky, "CholeskyBackward0", save=("result",))(_cholesky)
 
 
-@derivative(FZ.linalg_solve_triangular, "LinalgSolveTriangularBackward0",
+@derivative(FC.linalg_solve_triangular, "LinalgSolveTriangularBackward0",
             save=("self", "result if self"))
 def _solve_triangular(ctx, grad):
     """``linalg_solve_triangular_backward``: gB solves the adjoint system; gA = -gB X^H (or
     -X^H gB on the right), kept to A's triangle (its diagonal too unless unitriangular)."""
     upper, left, unit = ctx.upper, ctx.left, ctx.unitriangular
-    gB = FZ.linalg_solve_triangular(_h(ctx.self), grad, upper=not upper, left=left,
+    gB = FC.linalg_solve_triangular(_h(ctx.self), grad, upper=not upper, left=left,
                                     unitriangular=unit)
     gA = None
     if ctx.needs[0]:
@@ -245,7 +247,7 @@ def _solve_triangular(ctx, grad):
     return gA, gB if ctx.needs[1] else None
 
 
-@derivative(FZ.linalg_matrix_exp, "LinalgMatrixExpBackward0", save=("self",))
+@derivative(FC.linalg_matrix_exp, "LinalgMatrixExpBackward0", save=("self",))
 def _matrix_exp(ctx, grad):
     """The upper-right block of exp([[A^H, G], [0, A^H]]) (``linalg_matrix_exp_differential``
     with adjoint): the Fréchet derivative of exp at A^H in the direction G."""
@@ -253,11 +255,11 @@ def _matrix_exp(ctx, grad):
     n = Ah._shape[-1]
     top = S.cat([Ah, grad], -1)
     bottom = S.cat([zeros(Ah._shape, grad), Ah], -1)
-    block = FZ.linalg_matrix_exp(S.cat([top, bottom], -2))
+    block = FC.linalg_matrix_exp(S.cat([top, bottom], -2))
     return S.slice(S.slice(block, -2, 0, n), -1, n, 2 * n)
 
 
-@derivative(FZ.linalg_lstsq, "LinalgLstsqBackward0", save=("self", "b", "result0", "result1"),
+@derivative(FC.linalg_lstsq, "LinalgLstsqBackward0", save=("self", "b", "result0", "result1"),
             outputs=(True, True, False, False))
 def _lstsq(ctx, grad_X, grad_residuals, _g_rank=None, _g_values=None):
     """``linalg_lstsq_backward``: X = pinv(A) B, so gA = pinv_backward(gX B^H) and

@@ -1,10 +1,12 @@
-"""Derivatives of ``ops/linalg.py``: matrix products (``d(AB) = dA B + A dB``) and einsum (the
-gradient of one operand is an einsum of the output gradient with the other operands)."""
+"""Derivatives of ``ops/linalg.py`` and ``linalg_composites.py``: matrix products
+(``d(AB) = dA B + A dB``) and einsum (the gradient of one operand is an einsum of the output
+gradient with the other operands)."""
 
 import math
 
 from ...ops import factory as F
 from ...ops import linalg as L
+from ...ops import linalg_composites as LC
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
@@ -34,7 +36,7 @@ def _mat2_grad(grad, mat1, mat2):
 # mat2's geometry (not the tensor: no version check, nothing kept alive) picks the layout of
 # its gradient; the tensor itself is saved only for mat1's gradient
 # trace is a composite with a row of its own (CompositeExplicitAutograd in backends/composite.py)
-@derivative(L.trace, "TraceBackward0")
+@derivative(LC.trace, "TraceBackward0")
 def _trace(ctx, grad):
     """``trace_backward``: the gradient on the diagonal, zeros elsewhere."""
     out = F.full(tuple(ctx.sizes("self")), 0, dtype=grad.dtype, device=grad.device)
@@ -126,7 +128,7 @@ def _dot(ctx, grad):
             P.mul(grad, conj(ctx.self)) if ctx.needs[1] else None)
 
 
-@derivative(L.vdot, "VdotBackward0", save=("self if other", "other if self"))
+@derivative(LC.vdot, "VdotBackward0", save=("self if other", "other if self"))
 def _vdot(ctx, grad):
     return (P.mul(conj(grad), ctx.other) if ctx.needs[0] else None,
             P.mul(grad, ctx.self) if ctx.needs[1] else None)
@@ -134,25 +136,25 @@ def _vdot(ctx, grad):
 
 @derivative(L.mv, "MvBackward0", save=("self if vec", "vec if self"))
 def _mv(ctx, grad):
-    return (L.outer(grad, conj(ctx.vec)) if ctx.needs[0] else None,
+    return (LC.outer(grad, conj(ctx.vec)) if ctx.needs[0] else None,
             L.mv(_h(ctx.self), grad) if ctx.needs[1] else None)
 
 
-@derivative(L.addmv, "AddmvBackward0", save=("mat if vec", "vec if mat"))
+@derivative(LC.addmv, "AddmvBackward0", save=("mat if vec", "vec if mat"))
 def _addmv(ctx, grad):
     return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
-            _scaled(L.outer(grad, conj(ctx.vec)), ctx.alpha) if ctx.needs[1] else None,
+            _scaled(LC.outer(grad, conj(ctx.vec)), ctx.alpha) if ctx.needs[1] else None,
             _scaled(L.mv(_h(ctx.mat), grad), ctx.alpha) if ctx.needs[2] else None)
 
 
-@derivative(L.baddbmm, "BaddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
+@derivative(LC.baddbmm, "BaddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
 def _baddbmm(ctx, grad):
     return (_scaled(grad, ctx.beta) if ctx.needs[0] else None,
             _scaled(L.bmm(grad, _h(ctx.batch2)), ctx.alpha) if ctx.needs[1] else None,
             _scaled(L.bmm(_h(ctx.batch1), grad), ctx.alpha) if ctx.needs[2] else None)
 
 
-@derivative(L.addbmm, "AddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
+@derivative(LC.addbmm, "AddbmmBackward0", save=("batch1 if batch2", "batch2 if batch1"))
 def _addbmm(ctx, grad):
     """Each batch's product adds into the result: every batch sees the whole gradient."""
     (b, n, _), (_, _, p) = ctx.sizes("batch1"), ctx.sizes("batch2")
@@ -162,20 +164,20 @@ def _addbmm(ctx, grad):
             _scaled(L.bmm(_h(ctx.batch1), spread), ctx.alpha) if ctx.needs[2] else None)
 
 
-@derivative(L.linalg_cross, "LinalgCrossBackward0", save=("self if other", "other if self"))
+@derivative(LC.linalg_cross, "LinalgCrossBackward0", save=("self if other", "other if self"))
 def _linalg_cross(ctx, grad):
-    return (L.linalg_cross(conj(ctx.other), grad, dim=ctx.dim) if ctx.needs[0] else None,
-            L.linalg_cross(grad, conj(ctx.self), dim=ctx.dim) if ctx.needs[1] else None)
+    return (LC.linalg_cross(conj(ctx.other), grad, dim=ctx.dim) if ctx.needs[0] else None,
+            LC.linalg_cross(grad, conj(ctx.self), dim=ctx.dim) if ctx.needs[1] else None)
 
 
-@derivative(L.diag_embed, "DiagEmbedBackward0")
+@derivative(LC.diag_embed, "DiagEmbedBackward0")
 def _diag_embed(ctx, grad):
     return S.diagonal(grad, ctx.offset, ctx.dim1, ctx.dim2)
 
 
 # cdist is a composite with a row of its own (CompositeExplicitAutograd); ATen's node is its
 # _cdist_forward's (strata keeps the exact difference form for p=2 at every size)
-@derivative(L.cdist, "CdistBackward0", save=("x1", "x2", "result"))
+@derivative(LC.cdist, "CdistBackward0", save=("x1", "x2", "result"))
 def _cdist(ctx, grad):
     """``_cdist_backward``: each distance's gradient along diff = x1_i - x2_j (zero where the
     distance is), summed over the other input's rows; x2's is the negative."""

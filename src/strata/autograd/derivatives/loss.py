@@ -6,6 +6,7 @@ import math
 from ...ops import activation as A
 from ...ops import loss as LO
 from ...ops import pointwise as P
+from ...ops import pointwise_composites as PC
 from ...ops import shape as S
 from . import derivative, zeros
 
@@ -83,13 +84,13 @@ def _binary_cross_entropy_backward(ctx, grad):
 
     g_go = g_x = g_y = g_w = None
     if ctx.needs[0]:   # summed to grad_output's shape by the engine
-        g_go = scaled(P.mul(grad, P.div(P.sub(x, y), P.mul(P.add(P.rsub(x, 1), eps),
+        g_go = scaled(P.mul(grad, P.div(P.sub(x, y), P.mul(P.add(PC.rsub(x, 1), eps),
                                                              P.add(x, eps)))))
     if ctx.needs[1]:
         curvature = P.div(P.add(P.sub(P.mul(x, x), P.mul(P.mul(x, y), 2)), y),
-                          P.mul(P.pow(P.add(x, eps), 2), P.pow(P.add(P.rsub(x, 1), eps), 2)))
+                          P.mul(P.pow(P.add(x, eps), 2), P.pow(P.add(PC.rsub(x, 1), eps), 2)))
         g_x = scaled(P.mul(curvature, P.mul(grad, go)))
-    denom = P.clamp_min(P.mul(P.rsub(x, 1), x), eps) if ctx.needs[2] or ctx.needs[3] else None
+    denom = PC.clamp_min(P.mul(PC.rsub(x, 1), x), eps) if ctx.needs[2] or ctx.needs[3] else None
     if ctx.needs[2]:
         g_y = scaled(P.div(P.neg(P.mul(grad, go)), denom))
     if ctx.needs[3]:
@@ -127,7 +128,7 @@ def _bce_with_logits(ctx, grad):
         g_y = P.mul(g_w, slope)
     if ctx.needs[2]:
         w_log = 1 if pw is None else P.add(P.mul(P.sub(pw, 1), y), 1)
-        g_weight = P.mul(g, P.sub(P.mul(P.rsub(y, 1), x), P.mul(w_log, log_sig)))
+        g_weight = P.mul(g, P.sub(P.mul(PC.rsub(y, 1), x), P.mul(w_log, log_sig)))
     if ctx.needs[3]:
         g_pw = P.mul(g_w, P.neg(P.mul(y, log_sig)))
     return g_x, g_y, g_weight, g_pw

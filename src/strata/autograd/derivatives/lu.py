@@ -6,7 +6,7 @@ A (m < n) carries U's extra columns U2 straight through (gA2 = P L^-T gU2), a ta
 rows L2 (gA2 = P gL2 U^-T). Only the parts of gL below and of gU on/above the diagonal count.
 """
 
-from ...ops import factorizations as FZ
+from ...ops import factorization_composites as FC
 from ...ops import factory as F
 from ...ops import linalg as L_
 from ...ops import lu as LU
@@ -20,7 +20,7 @@ def _t(x):
 
 
 def _solve(A, B, upper, left=True, unitriangular=False):
-    return FZ.linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+    return FC.linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 def _plus(a, b):

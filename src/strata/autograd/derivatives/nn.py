@@ -1,6 +1,7 @@
-"""Derivatives of the nn op files (``ops/nn.py``, ``dense.py``, ``normalization.py``,
-``pooling.py``): convolution by convolutions, windows by col2im/im2col, padding and upsampling by
-index_add along each dim, pooling by scatter, norms by their closed forms."""
+"""Derivatives of the nn op files (``ops/nn.py``, ``nn_composites.py``, ``dense.py``,
+``normalization.py``, ``pooling.py``): convolution by convolutions, windows by col2im/im2col,
+padding and upsampling by index_add along each dim, pooling by scatter, norms by their closed
+forms."""
 
 import math
 
@@ -13,6 +14,7 @@ from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import nn as NN
+from ...ops import nn_composites as NC
 from ...ops import normalization as NO
 from ...ops import pointwise as P
 from ...ops import pooling as PL
@@ -197,12 +199,12 @@ _cubic(NN.upsample_bicubic2d)
 
 # the shuffles are composites with rows of their own (CompositeExplicitAutograd); each one's
 # gradient is the inverse shuffle
-derivative(NN.pixel_shuffle, "PixelShuffleBackward0")(
-    lambda ctx, grad: NN.pixel_unshuffle(grad, ctx.upscale_factor))
-derivative(NN.pixel_unshuffle, "PixelUnshuffleBackward0")(
-    lambda ctx, grad: NN.pixel_shuffle(grad, ctx.downscale_factor))
-derivative(NN.channel_shuffle, "ChannelShuffleBackward0")(
-    lambda ctx, grad: NN.channel_shuffle(grad, ctx.sizes("self")[1] // ctx.groups))
+derivative(NC.pixel_shuffle, "PixelShuffleBackward0")(
+    lambda ctx, grad: NC.pixel_unshuffle(grad, ctx.upscale_factor))
+derivative(NC.pixel_unshuffle, "PixelUnshuffleBackward0")(
+    lambda ctx, grad: NC.pixel_shuffle(grad, ctx.downscale_factor))
+derivative(NC.channel_shuffle, "ChannelShuffleBackward0")(
+    lambda ctx, grad: NC.channel_shuffle(grad, ctx.sizes("self")[1] // ctx.groups))
 
 
 # --- dense: embedding -----------------------------------------------------------------------------

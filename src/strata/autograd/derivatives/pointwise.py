@@ -1,10 +1,12 @@
-"""Derivatives of ``ops/pointwise.py``, in its order (``tools/autograd/derivatives.yaml``)."""
+"""Derivatives of ``ops/pointwise.py`` and ``pointwise_composites.py``, in their order
+(``tools/autograd/derivatives.yaml``)."""
 
 import math
 
 from ...ops import activation as A
 from ...ops import complex as CX
 from ...ops import pointwise as P
+from ...ops import pointwise_composites as PC
 from . import conj, derivative, is_tensor, non_differentiable, zeros, zeros_for
 
 LN2 = math.log(2.0)
@@ -258,7 +260,7 @@ def _clamp(ctx, grad):
 
 # clamp_min/clamp_max (and their in-place forms) are composites over clamp with rows of their own
 # (CompositeExplicitAutograd in backends/composite.py): one ClampMin/ClampMax node, as ATen's.
-@derivative(P.clamp_min, lambda self, min: f"ClampMinBackward{1 if is_tensor(min) else 0}",
+@derivative(PC.clamp_min, lambda self, min: f"ClampMinBackward{1 if is_tensor(min) else 0}",
             save=("self", "min"))
 def _clamp_min(ctx, grad):
     x, lo = ctx.self, ctx.min   # a NaN self passes to neither
@@ -266,7 +268,7 @@ def _clamp_min(ctx, grad):
             P.where(P.lt(x, lo), grad, 0.0) if ctx.needs[1] else None)
 
 
-@derivative(P.clamp_max, lambda self, max: f"ClampMaxBackward{1 if is_tensor(max) else 0}",
+@derivative(PC.clamp_max, lambda self, max: f"ClampMaxBackward{1 if is_tensor(max) else 0}",
             save=("self", "max"))
 def _clamp_max(ctx, grad):
     x, hi = ctx.self, ctx.max
@@ -299,28 +301,28 @@ non_differentiable(
 
 @derivative(P.frexp, "FrexpBackward0", save=("result1",))
 def _frexp(ctx, grad, _exponent_grad=None):
-    return P.ldexp(grad, P.neg(ctx.result1))   # grad / 2 ** exponent, in grad's dtype
+    return PC.ldexp(grad, P.neg(ctx.result1))   # grad / 2 ** exponent, in grad's dtype
 
 
 # --- composites with rows of their own ---------------------------------------------------------
 # rsub, lerp, addcmul and addcdiv (and the in-place forms, which use these rows) decompose below
 # autograd (CompositeExplicitAutograd in backends/composite.py), so each records one node as ATen.
-@derivative(P.rsub, "RsubBackward0")
+@derivative(PC.rsub, "RsubBackward0")
 def _rsub(ctx, grad):
     return (P.mul(grad, -conj(ctx.alpha)) if ctx.needs[0] else None,
             grad if ctx.needs[1] else None)
 
 
-@derivative(P.lerp, lambda self, end, weight: f"LerpBackward{1 if is_tensor(weight) else 0}",
+@derivative(PC.lerp, lambda self, end, weight: f"LerpBackward{1 if is_tensor(weight) else 0}",
             save=("self if weight", "end if weight", "weight"))
 def _lerp(ctx, grad):
     w = ctx.weight   # a tensor or a Python number
-    return (P.mul(grad, conj(P.rsub(w, 1) if is_tensor(w) else 1 - w)) if ctx.needs[0] else None,
+    return (P.mul(grad, conj(PC.rsub(w, 1) if is_tensor(w) else 1 - w)) if ctx.needs[0] else None,
             P.mul(grad, conj(w)) if ctx.needs[1] else None,
             P.mul(grad, conj(P.sub(ctx.end, ctx.self))) if ctx.needs[2] else None)
 
 
-@derivative(P.addcmul, "AddcmulBackward0",
+@derivative(PC.addcmul, "AddcmulBackward0",
             save=("tensor1 if tensor2", "tensor2 if tensor1"))
 def _addcmul(ctx, grad):
     value = ctx.value
@@ -329,7 +331,7 @@ def _addcmul(ctx, grad):
             P.mul(grad, conj(P.mul(ctx.tensor1, value))) if ctx.needs[2] else None)
 
 
-@derivative(P.addcdiv, "AddcdivBackward0", save=("tensor1 if tensor2", "tensor2"))
+@derivative(PC.addcdiv, "AddcdivBackward0", save=("tensor1 if tensor2", "tensor2"))
 def _addcdiv(ctx, grad):
     t1, t2, value = ctx.tensor1, ctx.tensor2, ctx.value
     return (grad if ctx.needs[0] else None,
@@ -338,21 +340,21 @@ def _addcdiv(ctx, grad):
             else None)
 
 
-@derivative(P.logaddexp, "LogaddexpBackward0", save=("self", "other"))
+@derivative(PC.logaddexp, "LogaddexpBackward0", save=("self", "other"))
 def _logaddexp(ctx, grad):
     x, y = ctx.self, ctx.other
     return (P.div(grad, P.add(P.exp(P.sub(y, x)), 1)) if ctx.needs[0] else None,
             P.div(grad, P.add(P.exp(P.sub(x, y)), 1)) if ctx.needs[1] else None)
 
 
-@derivative(P.logaddexp2, "Logaddexp2Backward0", save=("self", "other"))
+@derivative(PC.logaddexp2, "Logaddexp2Backward0", save=("self", "other"))
 def _logaddexp2(ctx, grad):
     x, y = ctx.self, ctx.other
     return (P.div(grad, P.add(P.exp2(P.sub(y, x)), 1)) if ctx.needs[0] else None,
             P.div(grad, P.add(P.exp2(P.sub(x, y)), 1)) if ctx.needs[1] else None)
 
 
-@derivative(P.ldexp, "LdexpBackward0", save=("self if other", "other"))
+@derivative(PC.ldexp, "LdexpBackward0", save=("self if other", "other"))
 def _ldexp(ctx, grad):
     """self * 2**other: d/dself = 2**other, d/dother = self * 2**other * ln 2."""
     scale = P.exp2(ctx.other)

@@ -1,11 +1,13 @@
-"""Derivatives of ``ops/shape.py``: a view's gradient is the view's adjoint (scatter the gradient
-into zeros shaped like the input), a copying shape op's the inverse movement."""
+"""Derivatives of ``ops/shape.py`` and ``split_join.py``: a view's gradient is the view's adjoint
+(scatter the gradient into zeros shaped like the input), a copying shape op's the inverse
+movement."""
 
 from ...core.shape import storage_extent, wrap_dim
 from ...ops import factory as F
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
+from ...ops import split_join as SJ
 from . import derivative, inplace_view, non_differentiable, sum_to, zeros
 
 
@@ -126,17 +128,17 @@ def _select(ctx, grad):
 # split/split_with_sizes/unbind are composites with rows of their own (CompositeExplicitAutograd in
 # backends/composite.py): one node for all pieces, as ATen records. The engine gives zeros for the
 # pieces no gradient reached, so the pieces' gradients join back whole.
-@derivative(S.split, "SplitBackward0")
+@derivative(SJ.split, "SplitBackward0")
 def _split(ctx, *grads):
     return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
 
 
-@derivative(S.split_with_sizes, "SplitWithSizesBackward0")
+@derivative(SJ.split_with_sizes, "SplitWithSizesBackward0")
 def _split_with_sizes(ctx, *grads):
     return S.cat(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
 
 
-@derivative(S.unbind, "UnbindBackward0")
+@derivative(SJ.unbind, "UnbindBackward0")
 def _unbind(ctx, *grads):
     return S.stack(grads, wrap_dim(ctx.dim, len(ctx.sizes("self"))))
 
@@ -191,7 +193,7 @@ def _cat(ctx, grad):
 @derivative(S.stack, "StackBackward0")
 def _stack(ctx, grad):
     return [g if edge is not None else None
-            for g, (edge, _) in zip(S.unbind(grad, ctx.dim), ctx.next_functions)]
+            for g, (edge, _) in zip(SJ.unbind(grad, ctx.dim), ctx.next_functions)]
 
 
 @derivative(S.flip, "FlipBackward0")
@@ -250,7 +252,7 @@ non_differentiable(S.repeat_interleave_indices)
 
 
 # block_diag is a composite with a row of its own (CompositeExplicitAutograd)
-@derivative(S.block_diag, "BlockDiagBackward0")
+@derivative(SJ.block_diag, "BlockDiagBackward0")
 def _block_diag(ctx, grad):
     """Each input's block of the gradient (a 0-d or 1-d input sat as a one-row matrix)."""
     grads, row, col = [], 0, 0

@@ -4,6 +4,7 @@ import math
 
 from ...core import dtype as D
 from ...ops import pointwise as P
+from ...ops import pointwise_composites as PC
 from ...ops import special as SP
 from . import conj, derivative, is_tensor
 from .pointwise import _unary
@@ -107,7 +108,7 @@ def _logit_backward(ctx, grad):
     matter, as in ATen's kernel); outside, NaN (no eps) or 0 (clamped by eps)."""
     x, eps = ctx.self, ctx.eps
     at_end = P.logical_or(P.eq(x, 0), P.eq(x, 1))
-    inner = P.where(at_end, P.mul(grad, math.inf), P.div(grad, P.mul(x, P.rsub(x, 1))))
+    inner = P.where(at_end, P.mul(grad, math.inf), P.div(grad, P.mul(x, PC.rsub(x, 1))))
     if eps is None:
         outside = P.logical_or(P.lt(x, 0), P.gt(x, 1))
         return P.where(outside, math.nan, inner)

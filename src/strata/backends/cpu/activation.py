@@ -19,7 +19,7 @@ from ...core import dtype as D
 from ...ops import activation as A
 from . import native
 from .array import COMPUTE, GRAIN_SIZE, compute_data, data, empty_apart, parallel_for, wrap
-from .pointwise import binary
+from .elementwise import binary
 from .special import erf
 
 _BLOCK = 1 << 17   # elements per block: 512 KiB of float32 in and out, inside a 2 MiB L2

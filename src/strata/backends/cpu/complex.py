@@ -4,7 +4,8 @@ import numpy as np
 
 from ...ops import complex as CX
 from .array import COMPUTE, data, wrap
-from .pointwise import _sign, add_kernels, result, unary
+from .elementwise import add_kernels, result, unary
+from .pointwise import _sign
 
 
 def _sgn(a):

@@ -13,7 +13,7 @@ from ...core import dtype as D
 from ...ops import distributions as DS
 from ...random import generator_for
 from .array import data, wrap
-from .special import digamma
+from .special_gamma import digamma
 
 
 def _gamma_draws(alpha, dtype, generator):

@@ -17,7 +17,7 @@ hands it to ``register``. An op without an entry raises the dispatcher's "Could 
 'aten::xxx' with arguments from the 'OpenCL' backend".
 """
 
-from ... import _tensor
+from ... import tensor_conversion
 from ...core.device import register_device_type
 from ...dispatch import register_kernel
 
@@ -30,6 +30,6 @@ def _pin(tensor):
 def register(kernels: dict) -> None:
     """Make ``opencl`` a device type and install ``kernels`` ({op: fn}) at the OpenCL key."""
     register_device_type("opencl", "OpenCL")
-    _tensor.install_pin_memory(_pin, "opencl", default=False)
+    tensor_conversion.install_pin_memory(_pin, "opencl", default=False)
     for op, fn in kernels.items():
         register_kernel(op, "OpenCL", fn)

@@ -14,7 +14,7 @@ device executes with *the CPU backend's kernel* over its own memory. It returns 
   sim storage like any other.
 """
 
-from ... import _tensor
+from ... import tensor_conversion
 from ...core import dtype as D
 from ...core.device import as_device
 from ...core.shape import contiguous_strides
@@ -181,4 +181,4 @@ def register():
             fn = launch_kernel(op)
         register_kernel(op, "Sim", fn)
     register_kernel(F._to_copy, "Sim", _to_copy)
-    _tensor.install_pin_memory(pin_memory)
+    tensor_conversion.install_pin_memory(pin_memory)

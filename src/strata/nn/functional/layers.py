@@ -20,6 +20,7 @@ from ...ops import dense as DN
 from ...ops import factory as FA
 from ...ops import meta_rules as R
 from ...ops import nn as NN
+from ...ops import nn_composites as NC
 from ...ops import normalization as NZ
 from ...ops import pointwise as P
 from ...ops import pooling as PL
@@ -83,35 +84,35 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    op = NN.conv1d_padding if isinstance(padding, str) else NN.conv1d
+    op = NC.conv1d_padding if isinstance(padding, str) else NC.conv1d
     return op(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    op = NN.conv2d_padding if isinstance(padding, str) else NN.conv2d
+    op = NC.conv2d_padding if isinstance(padding, str) else NC.conv2d
     return op(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    op = NN.conv3d_padding if isinstance(padding, str) else NN.conv3d
+    op = NC.conv3d_padding if isinstance(padding, str) else NC.conv3d
     return op(input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return NN.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
+    return NC.conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
                                dilation)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return NN.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups,
+    return NC.conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups,
                                dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return NN.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
+    return NC.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
                                dilation)
 
 
@@ -271,7 +272,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         return input
     sizes = tuple(input.shape)
     div = P.mul(input, input).reshape(sizes[0], 1, sizes[1], -1)   # (N, 1, C, rest)
-    div = NN.pad(div, [0, 0, size // 2, (size - 1) // 2])
+    div = NC.pad(div, [0, 0, size // 2, (size - 1) // 2])
     div = PL.avg_pool2d(div, [size, 1], [1, 1]).reshape(sizes)
     return P.div(input, P.pow(P.add(P.mul(div, alpha), k), beta))
 
@@ -410,19 +411,19 @@ def _bag_padding_idx(padding_idx, num_weights):
 
 
 def channel_shuffle(input, groups):
-    return NN.channel_shuffle(input, groups)
+    return NC.channel_shuffle(input, groups)
 
 
 def pad(input, pad, mode="constant", value=None):
-    return NN.pad(input, list(pad), mode, value)
+    return NC.pad(input, list(pad), mode, value)
 
 
 def pixel_shuffle(input, upscale_factor):
-    return NN.pixel_shuffle(input, upscale_factor)
+    return NC.pixel_shuffle(input, upscale_factor)
 
 
 def pixel_unshuffle(input, downscale_factor):
-    return NN.pixel_unshuffle(input, downscale_factor)
+    return NC.pixel_unshuffle(input, downscale_factor)
 
 
 _UPSAMPLE = {

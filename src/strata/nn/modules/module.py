@@ -4,19 +4,19 @@ Follows ``torch/nn/modules/module.py`` (see reference/nn.md): attribute assignme
 parameters, buffers and submodules in insertion-ordered dicts; that order drives iteration and
 ``state_dict``; ``__call__`` runs forward pre-hooks, ``forward``, forward hooks and sets up full
 backward hooks; ``to()``/``float()``/... go through ``_apply`` and keep the same Parameter objects
-so optimizers stay valid.
+so optimizers stay valid. ``state_dict``/``load_state_dict`` are in ``_state_dict.py`` (a mixin).
 """
 
-import functools
 import itertools
 import warnings
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 
-from ...autograd.grad_mode import no_grad
 from ..._tensor import _TYPE_NAMES, Tensor
+from ...autograd.grad_mode import no_grad
 from ...core import dtype as D
 from ...core.device import no_cuda
 from ..parameter import Buffer, Parameter
+from ._state_dict import ModuleStateDict
 from .hooks import BackwardHook, RemovableHandle
 
 # strata.compile, registered by compile/ at import (it sits above nn/ in the layers).
@@ -26,15 +26,6 @@ _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
 _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
 
 
 def _forward_unimplemented(self, *input):
@@ -76,7 +67,7 @@ def _addindent(s, num_spaces):
     return first + "\n" + "\n".join(" " * num_spaces + line for line in lines)
 
 
-class Module:
+class Module(ModuleStateDict):
     """Base class for all neural network modules. Subclass it and define ``forward``."""
 
     training: bool
@@ -478,7 +469,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._tensor import _parse_to
+        from ...tensor_conversion import _parse_to
         device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
@@ -522,143 +513,6 @@ class Module:
         from ... import multiprocessing  # noqa: F401  (installs Tensor.share_memory_)
         return self._apply(lambda t: t.share_memory_())
 
-    # --- state_dict -------------------------------------------------------------------------------
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        if args:
-            destination = args[0] if len(args) > 0 else destination
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
-        for hook in self._state_dict_hooks.values():
-            out = hook(self, destination, prefix, {})
-            if out is not None:
-                destination = out
-        return destination
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False):
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                 error_msgs)
-        persistent = {k: v for k, v in self._buffers.items()
-                      if k not in self._non_persistent_buffers_set}
-        local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
-                 if v is not None}
-        for name, param in local.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  f"torch.Tensor or Tensor-like object from checkpoint but "
-                                  f"received {type(value)}")
-                continue
-            if tuple(value.shape) != tuple(param.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{_torch_size(value.shape)} from checkpoint, the shape in "
-                                  f"current model is {_torch_size(param.shape)}.")
-                continue
-            try:
-                with no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            new = Parameter(value, requires_grad=param.requires_grad)
-                            setattr(self, name, new)
-                        else:
-                            setattr(self, name, value)
-                    else:
-                        param.copy_(value)
-            except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
-                                  f"in the model are {_torch_size(param.shape)} and whose "
-                                  f"dimensions in the checkpoint are {_torch_size(value.shape)}, "
-                                  f"an exception occurred : {ex.args}.")
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix):
-                    rest = key[len(prefix):]
-                    first = rest.split(".", 1)[0]
-                    if first not in self._modules and rest not in local:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        if not isinstance(state_dict, dict):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-        metadata = getattr(state_dict, "_metadata", None)
-
-        def load(module, prefix=""):
-            local_meta = {} if metadata is None else metadata.get(prefix[:-1], {})
-            module._load_from_state_dict(state_dict, prefix, local_meta, True, missing,
-                                         unexpected, errors, assign)
-            for name, child in module._modules.items():
-                if child is not None:
-                    load(child, prefix + name + ".")
-            result = _IncompatibleKeys(missing, unexpected)
-            for hook in module._load_state_dict_post_hooks.values():
-                hook(module, result)
-
-        load(self)
-        if strict:
-            if unexpected:
-                errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
-            if missing:
-                errors.insert(0, f"Missing key(s) in state_dict: {_quoted(missing)}. ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
-                               + "\n\t".join(errors))
-        return _IncompatibleKeys(missing, unexpected)
-
-    def register_state_dict_pre_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_pre_hook(self, hook):
-        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
-        unexpected_keys, error_msgs)`` before this module's tensors load, as PyTorch's."""
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
-
-    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        """PyTorch's internal form: the hook gets the module first only ``with_module``."""
-        if with_module:
-            hook = functools.partial(hook, self)
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
-
     # --- printing --------------------------------------------------------------------------------
     def _get_name(self):
         return type(self).__name__
@@ -696,11 +550,3 @@ def _type_name(value):
     if isinstance(value, Tensor):
         return f"torch.{_TYPE_NAMES[value.dtype]}"
     return type(value).__name__
-
-
-def _quoted(keys):
-    return ", ".join(f'"{k}"' for k in keys)
-
-
-def _torch_size(shape):
-    return f"torch.Size([{', '.join(map(str, shape))}])"

@@ -9,6 +9,7 @@ from enum import Enum, auto
 from ... import creation
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ...ops import factorization_composites as FC
 from ...ops import factorizations as LF
 from ...ops.shape import cat
 from .. import functional as F
@@ -129,7 +130,7 @@ def _make_orthogonal(A):
     """The Q of A's QR factorization with R's diagonal made positive (unique), as PyTorch
     builds it (Householder form, then the product)."""
     X, tau = LF.geqrf(A)
-    Q = LF.linalg_householder_product(X, tau)
+    Q = FC.linalg_householder_product(X, tau)
     return Q * X.diagonal(0, -2, -1).sign().unsqueeze(-2)
 
 
@@ -154,7 +155,7 @@ class _Orthogonal(Module):
                                  dim=-1)
             A = X - X.mT
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = LF.linalg_matrix_exp(A)
+                Q = FC.linalg_matrix_exp(A)
             else:
                 eye = creation.eye(n, dtype=A.dtype, device=A.device)
                 Q = LF.linalg_solve(eye - 0.5 * A, eye + 0.5 * A)
@@ -163,7 +164,7 @@ class _Orthogonal(Module):
         else:
             A = X.tril(-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = LF.linalg_householder_product(A, tau)
+            Q = FC.linalg_householder_product(A, tau)
             Q = Q * X.diagonal(0, -2, -1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             Q = self.base @ Q

@@ -13,7 +13,7 @@ import warnings
 from ...core import dtype as D
 from ...creation import as_tensor
 from ...ops import factory as F
-from ...ops import shape as S
+from ...ops import split_join as SJ
 from ...random import default_generator
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
@@ -56,7 +56,7 @@ class TensorDataset(Dataset):
         """A whole batch of samples with two ops per tensor (gather the rows, then unbind)
         instead of one indexing op per sample; the values are those of ``__getitem__``."""
         index = as_tensor(indices, dtype=D.int64)
-        columns = [S.unbind(t[index], 0) for t in self.tensors]
+        columns = [SJ.unbind(t[index], 0) for t in self.tensors]
         return list(zip(*columns))
 
     def __len__(self):

@@ -1,0 +1,180 @@
+"""Tensor methods written by hand because their Python signature differs from their op's
+schema (``view(*shape)`` or ``view(dtype)``, ``split(int or list)``, ``div(rounding_mode=)``,
+``new_zeros(*size)``, the ``.T`` family of properties), as a mixin.
+
+Kept apart from ``_tensor.py``, which holds the tensor's own state and protocol; most methods
+need none of this: they are generated from an op's ``method=`` declaration (``bind_methods``).
+"""
+
+from .core import dtype as D
+from .core.tensor_impl import TensorImpl, _is_tensor
+from .ops import factory as F
+from .ops import pointwise as P
+from .ops import shape as S
+from .ops import split_join as SJ
+
+
+def _bound_dims(args):
+    """``f(1, 2)`` and ``f((1, 2))`` both mean dims (1, 2)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+
+class TensorMethods:
+    """``Tensor``'s hand-written methods (a mixin: no state of its own)."""
+
+    __slots__ = ()
+
+    # --- transposes -----------------------------------------------------------------------------
+    @property
+    def T(self):
+        return S.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return S.transpose(self, -2, -1)
+
+    @property
+    def H(self):
+        return self.T
+
+    @property
+    def mH(self):
+        return self.mT
+
+    # --- methods whose Python signature differs from the schema --------------------------------
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            return F.view_dtype(self, shape[0])
+        return S.view(self, _bound_dims(shape))
+
+    def view_as(self, other):
+        return S.view(self, other.shape)
+
+    def reshape(self, *shape):
+        return S.reshape(self, _bound_dims(shape))
+
+    def reshape_as(self, other):
+        return S.reshape(self, other.shape)
+
+    def permute(self, *dims):
+        return S.permute(self, _bound_dims(dims))
+
+    def expand(self, *sizes):
+        return S.expand(self, _bound_dims(sizes))
+
+    def expand_as(self, other):
+        return S.expand(self, other.shape)
+
+    def repeat(self, *sizes):
+        return S.repeat(self, _bound_dims(sizes))
+
+    def flip(self, *dims):
+        return S.flip(self, _bound_dims(dims))
+
+    def tile(self, *dims):
+        return S.tile(self, _bound_dims(dims))
+
+    def split(self, split_size, dim=0):
+        if isinstance(split_size, int):
+            return SJ.split(self, split_size, dim)
+        return SJ.split_with_sizes(self, list(split_size), dim)
+
+    def movedim(self, source, destination):
+        return S.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0, axis1):
+        return S.transpose(self, axis0, axis1)
+
+    swapdims = swapaxes
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        if _is_tensor(repeats):
+            return S.repeat_interleave_tensor(self, repeats, dim, output_size=output_size)
+        return S.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    # --- new tensors with self's dtype and device (the frontend lives in creation.py) -----------
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_empty", size, kwargs, None, dtype, device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_zeros", size, kwargs, 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False, **kwargs):
+        from .creation import new_factory
+        return new_factory(self, "new_ones", size, kwargs, 1, dtype, device, requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
+        from .creation import new_full
+        return new_full(self, size, fill_value, dtype, device, requires_grad)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                          layout=None, pin_memory=False):
+        from .creation import new_empty_strided
+        return new_empty_strided(self, size, stride, dtype, device, requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                   pin_memory=False):
+        from .creation import new_tensor
+        return new_tensor(self, data, dtype, device, requires_grad)
+
+    def fill_(self, value):
+        if _is_tensor(value):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                                   f"with {value.ndim} dimensions.")
+            if value.requires_grad:   # fill_.Tensor: the gradient reaches the value (summed)
+                return F.fill_tensor_(self, value)
+            value = value.item()
+        return F.fill_(self, value)
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        return F.uniform_(self, a, b, generator=generator)
+
+    def size(self, dim=None):
+        return TensorImpl.size(self, dim)
+
+    def dim_order(self):
+        strides = self.stride()
+        return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+    def clamp(self, min=None, max=None):
+        return P.clamp(self, min, max)
+
+    clip = clamp
+
+    def clamp_(self, min=None, max=None):
+        return P.clamp_(self, min, max)
+
+    clip_ = clamp_
+
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return P.div(self, other)
+        return P.div_mode(self, other, rounding_mode)
+
+    divide = div
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return P.div_(self, other)
+        return P.div_mode_(self, other, rounding_mode)
+
+    def pow(self, exponent):
+        return P.pow(self, exponent)
+
+    def where(self, condition, other):
+        return P.where(condition, self, other)
