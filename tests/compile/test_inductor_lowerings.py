@@ -287,6 +287,8 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
         strata.set_num_threads(1)
         one = fn(x).numpy()
         strata.set_num_threads(2)
+        for _ in range(autotune.MEASURED_CALLS):    # Note [Measured row tiles]: one chunk each
+            fn(x)
         autotune.parallel_for = recording
         two = fn(x).numpy()
     finally:

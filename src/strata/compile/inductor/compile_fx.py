@@ -334,7 +334,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
         codecache.store(key, wrapper, source, signatures, targets, consts, choices, tuned)
         if config.compile_debug:
             _write_debug(G, wrapper, source)
-    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else ())
+    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else (),
+                      unmeasured=() if tuned else choices)    # Note [Measured row tiles]
     if tuner.pending:
         def remember_tuning():
             codecache.store(key, wrapper, source, signatures, targets, consts, choices, True)
