@@ -9,7 +9,7 @@ eps is added after the bias-corrected square root, as PyTorch does.
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
-from ._native_update import adam_step, adamw_step
+from ._native_update import AdamUpdate, adam_step, adamw_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args,
     _ElementwiseOptimizer, _lerp_, _lr, _negative, _to_scalar,
@@ -48,6 +48,24 @@ class Adam(_ElementwiseOptimizer):
         tensors while compiling: ``_adam_bias_corrections``)."""
         lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
         return (beta1, beta2, *_adam_bias_corrections(state["step"], lr, beta1, beta2))
+
+    def _update_all(self, params, grads, states, group):
+        """Note [One update kernel] (optim/_native_update.py): the whole group's update, step
+        counts and AdamW's decay included, as one parallel C call where it computes what the
+        per-parameter update would."""
+        lr, (beta1, beta2), eps, decay = (group["lr"], group["betas"], group["eps"],
+                                          group["weight_decay"])
+        if group["amsgrad"] or group["maximize"] or group["differentiable"] or (
+                decay != 0 and not group["decoupled_weight_decay"]):
+            return False
+        update = AdamUpdate.plan(params, grads, states, lr, beta1, beta2, eps, decay)
+        if update is None or not abs(1 - beta1) < 0.5:     # (adam_step's lerp weight)
+            return False
+        update.count_step()
+        beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(states[0], group)
+        update.run(1 - beta1, beta2, bias_correction2_sqrt, eps, step_size,
+                   1 - lr * decay if decay != 0 else None)
+        return True
 
     def _update_decayed(self, param, grad, state, group, factor):
         if group["amsgrad"]:

@@ -569,6 +569,11 @@ class _ElementwiseOptimizer(Optimizer):
         """False where PyTorch keeps no state at all (SGD without momentum)."""
         return True
 
+    def _update_all(self, params, grads, states, group):
+        """Update every parameter of ``group`` at once, as one kernel, and return True; False
+        (the default) where the for-loop or flat path must run."""
+        return False
+
     def _fused_update(self, group):
         """The name of the fused update (optim/_native_update.py) ``_update`` runs, if any:
         none by default."""
@@ -599,6 +604,8 @@ class _ElementwiseOptimizer(Optimizer):
                 # Note [Traced optimizer step]: capture records the per-parameter ops; the
                 # compiler fuses them, so flat buckets would only add copies to the graph.
                 self._loop_step(params, grads, states, group)
+            elif self._update_all(params, grads, states, group):
+                continue
             elif self._use_flat(group):
                 self._flat_step(index, params, grads, states, group)
             else:
