@@ -16,9 +16,11 @@ with its mask, a GELU and its backward, a dropout mask's draws): with the elemen
 the tiny GPT step's 138 kernels ran on the caller's thread alone, 16 of its 17 ms of kernel
 time (``python -m benchmarks.compile_profile --amdahl``). So the first ``MEASURED_CALLS`` calls
 of a kernel run it as one chunk and time it in thread CPU time (not delayed by other
-processes); from then on a kernel that took at least ``SPLIT_SECONDS`` is split into chunks of
-``CHUNK_SECONDS`` of work at least (a chunk costs ~1-2 us to hand out, waking the pool
-~10 us), one that took less keeps one chunk and never pays for the pool. Which thread runs
+processes; the cheapest call counts, since the first one also faults in its fresh buffers);
+from then on a kernel that took at least ``SPLIT_SECONDS`` is split into chunks of
+``CHUNK_SECONDS`` of work at least (a chunk costs ~2-4 us of a ctypes call; a parallel loop
+costs its caller 10-35 us of serial time, measured on a busy 2-core machine), one that took
+less keeps one chunk and never pays for the pool. Which thread runs
 which rows never changes a kernel's result (every row is written by one chunk), so this choice
 is free to depend on timings.
 """
@@ -31,8 +33,8 @@ from ...backends.cpu.array import GRAIN_SIZE, parallel_for
 from .graph import FLAT
 
 REPEATS = 3
-MEASURED_CALLS = 2      # Note [Measured row tiles]: the cheaper of the first two calls counts
-SPLIT_SECONDS = 50e-6   # a kernel cheaper than this runs as one chunk
+MEASURED_CALLS = 3      # Note [Measured row tiles]: the cheapest of the first calls counts
+SPLIT_SECONDS = 80e-6   # a kernel cheaper than this runs as one chunk
 CHUNK_SECONDS = 10e-6   # and a chunk of a split kernel holds at least this much work
 
 
