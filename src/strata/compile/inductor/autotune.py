@@ -35,7 +35,7 @@ from .graph import FLAT
 REPEATS = 3
 MEASURED_CALLS = 3      # Note [Measured row tiles]: the cheapest of the first calls counts
 SPLIT_SECONDS = 80e-6   # a kernel cheaper than this runs as one chunk
-CHUNK_SECONDS = 10e-6   # and a chunk of a split kernel holds at least this much work
+CHUNK_SECONDS = 25e-6   # and a chunk of a split kernel holds at least this much work
 
 
 def default_grain(outer: int, inner: int) -> int:
