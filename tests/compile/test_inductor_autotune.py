@@ -57,15 +57,16 @@ def test_measured_row_tiles(monkeypatch, tmp_path):
     before = strata.get_num_threads()
     strata.set_num_threads(2)
     try:
-        for split_seconds, split in ((1e9, False), (0.0, True)):
+        for split_seconds, split in ((1e9, False), (1e-12, True)):
             monkeypatch.setattr(autotune, "SPLIT_SECONDS", split_seconds)
+            monkeypatch.setattr(autotune, "CHUNK_SECONDS", 1e-15)   # one row per chunk
             compiled = compile_fx(gm, [x])
             defaults = {k: list(v) for k, v in compiled.autotuner.choices.items()}
             results = [compiled(x)[0].numpy() for _ in range(autotune.MEASURED_CALLS + 1)]
             assert not compiled.autotuner.unmeasured
             for name, (fn, rows, grain) in compiled.autotuner.choices.items():
                 assert [fn, rows] == defaults[name][:2]
-                assert (grain < rows) == (split and rows > 1), (name, rows, grain)
+                assert grain == (1 if split else rows), (name, rows, grain)
             for r in results[1:]:
                 np.testing.assert_array_equal(r, results[0])
     finally:
