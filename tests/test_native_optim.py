@@ -144,7 +144,7 @@ def test_one_update_kernel_same_bits_and_versions(monkeypatch, dtype, opt_name, 
     (fast, opt), (fast_two, _) = runs
     _without_one_kernel(monkeypatch)
     monkeypatch.setattr("strata.optim.adam.adam_step", lambda *a: False)   # the ops only
-    slow, slow_opt = _train(strata, opt_name, dtype, **kwargs)
+    slow, _ = _train(strata, opt_name, dtype, **kwargs)
     for a, b, c in zip(fast, fast_two, slow):
         assert np.array_equal(a, b) and np.array_equal(a, c)
     want, torch_opt = _train(torch, opt_name, dtype, **kwargs)
