@@ -2,6 +2,7 @@
 the optimizer, and the Python between them.
 
     python -m benchmarks.compile_profile [MLP|CNN|tiny GPT ...] [--steps N] [--whole]
+    python -m benchmarks.compile_profile --amdahl [--threads 2] [MODEL ...]
 
 Each model's step is benchmarks/compile.py's (forward + loss + backward compiled, then
 ``opt.step()``; ``--whole`` compiles the whole step, ``opt.step()`` included). Times are thread
@@ -10,10 +11,18 @@ shown per step. The wrapper's helpers are wrapped with timers before the graphs 
 "python" is what the compiled call costs beyond its kernels, GEMMs and Fallbacks (the wrapper's
 own lines, allocation, capture's guards, AOT autograd's runtime wrapper). Strata only: run it
 in a fresh process per model for numbers that do not share caches.
+
+``--amdahl`` measures how the step would scale over threads without trusting wall time on a
+shared machine: every chunk of the CPU pool's parallel loops (``array._Loop.drain``) is timed in
+its own thread's CPU time, so each kernel, GEMM and ``opt.step()`` splits into *serial* time (the
+caller's thread outside any parallel loop) and *parallel* time (all threads' CPU time inside
+one). The serial fraction s bounds the step's speedup on n threads by 1 / (s + (1 - s) / n)
+(Amdahl); the largest serial items are listed, since they are what to move into parallel loops.
 """
 
 import collections
 import sys
+import threading
 import time
 
 import numpy as np
@@ -59,6 +68,120 @@ def _instrument(timers):
                             for name, target in scope["targets"].items()}
         exec(code, scope)  # noqa: S102  (the inductor's own wrapper)
     cfx.exec = exec_timing_targets
+
+
+class _ParallelClock:
+    """CPU time spent in the pool's parallel loops: all threads together, and the caller's."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.all = self.caller = 0.0
+        self.caller_ident = threading.get_ident()
+
+    def install(self):
+        from strata.backends.cpu import array
+        drain, clock = array._Loop.drain, self
+
+        def timed_drain(loop):
+            start = time.thread_time()
+            try:
+                drain(loop)
+            finally:
+                spent = time.thread_time() - start
+                with clock.lock:
+                    clock.all += spent
+                    if threading.get_ident() == clock.caller_ident:
+                        clock.caller += spent
+        array._Loop.drain = timed_drain
+
+    def now(self):
+        """(caller's thread CPU time, parallel CPU time of all threads, the caller's share). A
+        pool thread may add its last chunk's time just after the loop returned: it then counts
+        in the next item, never outside the step's total."""
+        with self.lock:
+            return time.thread_time(), self.all, self.caller
+
+
+class _Amdahl:
+    """Serial and parallel CPU seconds per item (a kernel, a GEMM, ``opt.step()``)."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.serial = collections.Counter()
+        self.parallel = collections.Counter()
+
+    def timed(self, key_of, fn):
+        def run(*args, **kwargs):
+            before = self.clock.now()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(key_of(*args), before, self.clock.now())
+        return run
+
+    def add(self, key, before, after):
+        (t0, all0, caller0), (t1, all1, caller1) = before, after
+        self.serial[key] += (t1 - t0) - (caller1 - caller0)
+        self.parallel[key] += all1 - all0
+
+    def clear(self):
+        self.serial.clear()
+        self.parallel.clear()
+
+
+def _instrument_amdahl(amdahl):
+    from strata.compile.inductor import compile_fx as cfx
+    cfx.Autotuner.__call__ = amdahl.timed(
+        lambda tuner, lib, name, outer, inner, arrays: f"kernel {name} ({outer}x{inner})",
+        cfx.Autotuner.__call__)
+    cfx._matmul = amdahl.timed(
+        lambda a, b, out: f"GEMM {'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}",
+        cfx._matmul)
+
+
+def amdahl_profile(name, steps, threads):
+    import strata
+    strata.set_num_threads(threads)
+    clock = _ParallelClock()
+    clock.install()
+    amdahl = _Amdahl(clock)
+    _instrument_amdahl(amdahl)
+    step = _train_step(strata, True, STEPS[name])
+    optimizer = _closure_optimizer(step)
+    optimizer.step = amdahl.timed(lambda: "opt.step()", optimizer.step)
+    for _ in range(3):
+        step()
+    amdahl.clear()
+    before = clock.now()
+    for _ in range(steps):
+        step()
+    amdahl.add("whole step", before, clock.now())
+    return {k: v / steps for k, v in amdahl.serial.items()}, \
+        {k: v / steps for k, v in amdahl.parallel.items()}
+
+
+def amdahl_report(name, threads, serial, parallel):
+    s_total, p_total = serial.pop("whole step"), parallel.pop("whole step")
+    s = s_total / (s_total + p_total)
+    print(f"{name}, {threads} threads: CPU time per step {(s_total + p_total) * 1e3:.2f} ms = "
+          f"serial {s_total * 1e3:.2f} + parallel {p_total * 1e3:.2f} (all threads); "
+          f"serial fraction {s:.2f}; Amdahl bound on {threads} threads "
+          f"{1 / (s + (1 - s) / threads):.2f}x")
+    groups = collections.defaultdict(lambda: [0.0, 0.0, 0])
+    for key in serial:
+        group = groups[key.split(" ")[0]]
+        group[0] += serial[key]
+        group[1] += parallel[key]
+        group[2] += 1
+    python = s_total - sum(g[0] for g in groups.values())
+    for group, (s_ms, p_ms, n) in sorted(groups.items()):
+        print(f"  {group:12s} serial {s_ms * 1e3:7.2f} ms  parallel {p_ms * 1e3:7.2f} ms"
+              f"  ({n} distinct)")
+    print(f"  {'python etc.':12s} serial {python * 1e3:7.2f} ms")
+    print("  largest serial items:")
+    for key in sorted(serial, key=lambda k: -serial[k])[:12]:
+        print(f"    {serial[key] * 1e3:6.2f} ms serial, {parallel[key] * 1e3:6.2f} ms parallel"
+              f"  {key}")
 
 
 def profile(name, steps, whole):
@@ -122,8 +245,17 @@ if __name__ == "__main__":
         i = args.index("--steps")
         steps = int(args[i + 1])
         del args[i:i + 2]
-    whole = "--whole" in args
-    names = [a for a in args if a != "--whole"] or list(STEPS)
+    threads = 2
+    if "--threads" in args:
+        i = args.index("--threads")
+        threads = int(args[i + 1])
+        del args[i:i + 2]
+    whole, amdahl = "--whole" in args, "--amdahl" in args
+    names = [a for a in args if a not in ("--whole", "--amdahl")] or list(STEPS)
     for model in names:
         np.random.seed(0)
-        report(model + (" (whole step compiled)" if whole else ""), *profile(model, steps, whole))
+        if amdahl:
+            amdahl_report(model, threads, *amdahl_profile(model, steps, threads))
+        else:
+            report(model + (" (whole step compiled)" if whole else ""),
+                   *profile(model, steps, whole))

@@ -4,10 +4,12 @@ time counts only what the step's own thread ran, not the time it waited for a co
 is printed too: torch's second thread's work is not in its main thread's CPU time, so for
 "strata 1 thread vs torch 2" read the wall row (inflated by the load, on both sides).
 
-    python -m benchmarks.compile_step_time [--rounds 5] [--steps 20] [--before SRC] [MODEL...]
+    python -m benchmarks.compile_step_time [--rounds 5] [--steps 20] [--before SRC]
+                                           [--threads N] [MODEL...]
 
-Sides: strata (this checkout's ``src``; one thread, its default here), ``strata before`` (the
-``src`` folder of another checkout, with ``--before``), torch with 1 and with 2 threads. The
+Sides: strata (this checkout's ``src``; ``--threads`` threads, default 1, so that its thread
+CPU time is the whole step's), ``strata before`` (the ``src`` folder of another checkout, with
+``--before``; the same threads), torch with 1 and with 2 threads. The
 step is benchmarks/compile.py's: forward, loss and backward compiled (torch: eager), then
 ``opt.step()``. Prints the median over rounds of each process's median step.
 """
@@ -37,9 +39,10 @@ print(statistics.median(cpu), statistics.median(wall))
 """
 
 
-def _one(side, model, steps, root, before):
-    lib, threads, src = {"strata": ("strata", 0, os.path.join(root, "src")),
-                         "strata before": ("strata", 0, before and os.path.join(before, "src")),
+def _one(side, model, steps, root, before, strata_threads):
+    lib, threads, src = {"strata": ("strata", strata_threads, os.path.join(root, "src")),
+                         "strata before": ("strata", strata_threads,
+                                           before and os.path.join(before, "src")),
                          "torch 1 thread": ("torch", 1, None),
                          "torch 2 threads": ("torch", 2, None)}[side]
     env = dict(os.environ)
@@ -55,7 +58,7 @@ def _one(side, model, steps, root, before):
 
 
 def main(argv):
-    rounds, steps, before = 5, 20, None
+    rounds, steps, before, strata_threads = 5, 20, None, 1
     models = []
     args = iter(argv)
     for a in args:
@@ -65,6 +68,8 @@ def main(argv):
             steps = int(next(args))
         elif a == "--before":
             before = next(args)
+        elif a == "--threads":
+            strata_threads = int(next(args))
         else:
             models.append(a)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,7 +79,7 @@ def main(argv):
         samples = {s: [] for s in sides}
         for _ in range(rounds):
             for side in sides:
-                samples[side].append(_one(side, model, steps, root, before))
+                samples[side].append(_one(side, model, steps, root, before, strata_threads))
         for k, what in enumerate(("thread CPU", "wall")):
             medians = {s: statistics.median(v[k] for v in samples[s]) for s in sides}
             parts = [f"{s} {medians[s] * 1e3:.2f} ms" for s in sides]

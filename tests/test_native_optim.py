@@ -42,6 +42,11 @@ def _with_native(monkeypatch, on):
     native.reset()
 
 
+def _without_one_kernel(monkeypatch):
+    """Note [One update kernel] off: Adam takes its per-parameter and flat paths."""
+    monkeypatch.setattr(_native_update.AdamUpdate, "plan", classmethod(lambda cls, *a: None))
+
+
 KERNEL_CALLS = {"Adam": "strata.optim.adam.adam_step", "AdamW": "strata.optim.adam.adam_step",
                 "SGD": "strata.optim.sgd.sgd_momentum_step"}
 
@@ -55,6 +60,7 @@ KERNEL_CALLS = {"Adam": "strata.optim.adam.adam_step", "AdamW": "strata.optim.ad
     ("SGD", {"momentum": 0.5, "dampening": 0.1, "weight_decay": 0.01, "lr": 1e-4}),
 ])
 def test_same_bits_as_the_op_path(monkeypatch, dtype, opt_name, kwargs):
+    _without_one_kernel(monkeypatch)     # the per-parameter and flat paths' kernels
     calls = []
     where = KERNEL_CALLS[opt_name]
     real = getattr(_native_update, where.rsplit(".", 1)[1])
@@ -75,6 +81,7 @@ def test_same_bits_as_the_op_path(monkeypatch, dtype, opt_name, kwargs):
 
 
 def test_versions_move_as_the_ops_move_them(monkeypatch):
+    _without_one_kernel(monkeypatch)
     real = _native_update.adam_step
 
     def run(on):
@@ -98,3 +105,86 @@ def test_op_path_where_the_kernel_must_not_run(monkeypatch):
     with strata.no_grad():
         assert _native_update.adam_step(x, x, *state, *args) == (
             native.function("eager_optim", "adam_step_float32") is not None)
+
+
+def _plans(monkeypatch):
+    """Record what ``AdamUpdate.plan`` answers."""
+    plans, real = [], _native_update.AdamUpdate.plan.__func__
+    monkeypatch.setattr(_native_update.AdamUpdate, "plan", classmethod(
+        lambda cls, *a: plans.append(real(cls, *a)) or plans[-1]))
+    return plans
+
+
+def _versions(opt):
+    return [(p._version, s["exp_avg"]._version, s["exp_avg_sq"]._version, s["step"]._version,
+             float(s["step"])) for p, s in opt.state.items()]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("opt_name,kwargs", [
+    ("Adam", {}), ("AdamW", {"weight_decay": 0.05}), ("Adam", {"foreach": False}),
+    ("AdamW", {"weight_decay": 0.1, "foreach": False}),
+])
+def test_one_update_kernel_same_bits_and_versions(monkeypatch, dtype, opt_name, kwargs):
+    """Note [One update kernel]: every parameter (large and flattened ones) in one parallel
+    call, over 1 and 2 threads: the op path's bits, PyTorch's version counts and values."""
+    _with_native(monkeypatch, True)
+    if native.function("eager_optim", "adam_multi_step_float32") is None:
+        pytest.skip("no C compiler")
+    before = strata.get_num_threads()
+    plans = _plans(monkeypatch)
+    try:
+        runs = []
+        for threads in (1, 2):
+            strata.set_num_threads(threads)
+            runs.append(_train(strata, opt_name, dtype, **kwargs))
+    finally:
+        strata.set_num_threads(before)
+    assert plans and all(p is not None for p in plans)   # it ran, for every step
+    (fast, opt), (fast_two, _) = runs
+    _without_one_kernel(monkeypatch)
+    monkeypatch.setattr("strata.optim.adam.adam_step", lambda *a: False)   # the ops only
+    slow, _ = _train(strata, opt_name, dtype, **kwargs)
+    for a, b, c in zip(fast, fast_two, slow):
+        assert np.array_equal(a, b) and np.array_equal(a, c)
+    want, torch_opt = _train(torch, opt_name, dtype, **kwargs)
+    assert _versions(opt) == _versions(torch_opt)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for a, b in zip(fast, want):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_one_update_kernel_refuses_what_it_cannot_compute(monkeypatch):
+    """Different step counts, amsgrad, maximize, coupled weight decay, a tensor lr, mixed
+    dtypes: the other paths run (and give PyTorch's numbers)."""
+    _with_native(monkeypatch, True)
+    plans = _plans(monkeypatch)
+    model = _model(strata, "float32")
+    opt = strata.optim.Adam(model.parameters(), lr=1e-2)
+    x = strata.randn(8, 300)
+    model(x).square().sum().backward()
+    opt.step()
+    assert plans[-1] is not None
+    opt.state[model[0].weight]["step"].add_(1)      # this parameter is one step ahead
+    before = [p.detach().clone() for p in model.parameters()]
+    opt.step()
+    assert plans[-1] is None
+    assert [float(opt.state[p]["step"]) for p in model.parameters()] == [3, 2, 2, 2]
+    assert not any(strata.equal(a, b) for a, b in zip(before, model.parameters()))
+    for kwargs in ({"amsgrad": True}, {"maximize": True}, {"weight_decay": 0.1},
+                   {"lr": strata.tensor(0.01)}):
+        del plans[:]
+        opt = strata.optim.Adam(model.parameters(), **kwargs)
+        opt.step()
+        assert plans in ([], [None])
+    results = []
+    del plans[:]
+    for m in (strata, torch):       # float32 and float64 parameters in one group
+        mixed = [m.zeros(3, requires_grad=True), m.zeros(3, dtype=m.float64, requires_grad=True)]
+        for p in mixed:
+            p.grad = m.ones_like(p)
+        m.optim.Adam(mixed, lr=0.1).step()
+        results.append([p.detach().numpy() for p in mixed])
+    assert plans == [None]
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

@@ -47,15 +47,15 @@ def test_a_busy_pool_thread_does_not_hold_a_loop_back(restore_threads):
     leaves its chunks to the caller instead of making the loop wait for it."""
     strata.set_num_threads(2)
     array.parallel_for(0, 2, 1, lambda lo, hi: None)      # start the pool
-    release = threading.Event()
-    blocker = array._pool.submit(release.wait, 30)
+    release, blocked = threading.Event(), threading.Event()
+    array._pool.submit(lambda: blocked.set() or release.wait(30))
+    assert blocked.wait(30)
     try:
         names = []
         array.parallel_for(0, 64, 1, lambda lo, hi: names.append(threading.current_thread().name))
         assert set(names) == {"MainThread"} and len(names) == 2 * array.CHUNKS_PER_THREAD
     finally:
         release.set()
-        blocker.result()
 
 
 def test_an_error_in_a_chunk_is_raised_after_every_chunk_ran(restore_threads):

@@ -45,6 +45,34 @@ def test_tiles_are_timed_once_and_cached(tmp_path, monkeypatch):
     np.testing.assert_allclose(first.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_measured_row_tiles(monkeypatch, tmp_path):
+    """Note [Measured row tiles]: the first calls run each kernel as one timed chunk; then a
+    kernel that took SPLIT_SECONDS or more is split into chunks of CHUNK_SECONDS of work, a
+    cheaper one stays one chunk, and the results never change."""
+    assert autotune.measured_grain(1000, autotune.SPLIT_SECONDS / 2) == 1000
+    assert autotune.measured_grain(1000, autotune.CHUNK_SECONDS * 10) == 100
+    assert autotune.measured_grain(0, 0.0) == 1
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path))
+    gm, x = _graph(256, 512)
+    before = strata.get_num_threads()
+    strata.set_num_threads(2)
+    try:
+        for split_seconds, split in ((1e9, False), (1e-12, True)):
+            monkeypatch.setattr(autotune, "SPLIT_SECONDS", split_seconds)
+            monkeypatch.setattr(autotune, "CHUNK_SECONDS", 1e-15)   # one row per chunk
+            compiled = compile_fx(gm, [x])
+            defaults = {k: list(v) for k, v in compiled.autotuner.choices.items()}
+            results = [compiled(x)[0].numpy() for _ in range(autotune.MEASURED_CALLS + 1)]
+            assert not compiled.autotuner.unmeasured
+            for name, (fn, rows, grain) in compiled.autotuner.choices.items():
+                assert [fn, rows] == defaults[name][:2]
+                assert grain == (1 if split else rows), (name, rows, grain)
+            for r in results[1:]:
+                np.testing.assert_array_equal(r, results[0])
+    finally:
+        strata.set_num_threads(before)
+
+
 def test_candidates_cover_serial_and_every_thread():
     grains = autotune.candidate_grains(1000, 64)
     assert grains[0] == autotune.default_grain(1000, 64) and 1000 in grains

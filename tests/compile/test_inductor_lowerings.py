@@ -290,6 +290,8 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
         strata.set_num_threads(1)
         one = fn(x).numpy()
         strata.set_num_threads(2)
+        for _ in range(autotune.MEASURED_CALLS):    # Note [Measured row tiles]: one chunk each
+            fn(x)
         autotune.parallel_for = recording
         two = fn(x).numpy()
     finally:
@@ -392,3 +394,20 @@ def test_nll_loss_out_of_range_target_raises_eagers_error_before_any_update():
     with pytest.raises(IndexError, match="Target 7 is out of bounds."):
         torch.nn.functional.cross_entropy(torch.tensor(x.detach().numpy()),
                                           torch.tensor([0, 7, 1, 1, 1, 1]))
+
+
+def test_matmul_only_inputs_keep_their_strides():
+    """An input that only mm/bmm Externs read whole is not copied into the strides the graph
+    was compiled for (BLAS reads either unit-stride layout): a transposed activation saved for
+    an attention's backward. The product is eager's and torch's."""
+    a, b = _rand(4, 8, 16), _rand(4, 16, 8, seed=1)
+    gm = make_fx(lambda a, b: strata.bmm(a, b) * 2)(strata.tensor(a), strata.tensor(b))
+    run = compile_fx(gm, [strata.tensor(a), strata.tensor(b)])
+    assert "_laid_out(" not in run.output_code.split("#include")[0]     # the wrapper's part
+    transposed = strata.tensor(np.ascontiguousarray(a.transpose(0, 2, 1))).transpose(1, 2)
+    assert transposed.stride() != (128, 16, 1)
+    got = run(transposed, strata.tensor(b))[0]
+    want = torch.bmm(torch.tensor(a), torch.tensor(b)) * 2
+    assert_same(got, want, atol=1e-5)
+    np.testing.assert_array_equal(
+        got.numpy(), (strata.bmm(transposed, strata.tensor(b)) * 2).numpy())

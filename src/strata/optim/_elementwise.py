@@ -122,6 +122,8 @@ class _ElementwiseOptimizer(Optimizer):
                 # Note [Traced optimizer step]: capture records the per-parameter ops; the
                 # compiler fuses them, so flat buckets would only add copies to the graph.
                 self._loop_step(params, grads, states, group)
+            elif self._grouped_step(params, grads, states, group):
+                continue
             elif self._use_flat(group):
                 self._flat_step(index, params, grads, states, group)
             else:
@@ -157,13 +159,13 @@ class _ElementwiseOptimizer(Optimizer):
         self._update(param, grad, state, group)
 
     def _grouped_step(self, params, grads, states, group):
-        """Update every parameter at once where the device has a multi-tensor update
-        (optim/_native_update.py: opencl's Adam, AdamW, SGD); False: the for-loop runs."""
+        """Update every parameter of ``group`` at once, step counts included, and return True:
+        one parallel C call on the CPU (Note [One update kernel]) or a device's multi-tensor
+        launch (opencl's Adam, AdamW, SGD), where it computes what the per-parameter update
+        would; False (the default), with nothing done, where the flat path or the loop runs."""
         return False
 
     def _loop_step(self, params, grads, states, group):
-        if self._grouped_step(params, grads, states, group):
-            return
         for param, grad, state in zip(params, grads, states):
             self._apply(param, grad, state, group)
 

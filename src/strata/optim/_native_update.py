@@ -233,3 +233,67 @@ def _bump_lists(lists, counts):
         if count:
             for t in tensors:
                 t._version_counter().value += count
+
+
+# Note [One update kernel]: Adam's and AdamW's update of every parameter of a group as one C
+# call over all their elements back to back (``adam_multi_step`` in
+# compile/inductor/eager_optim.py), split over the pool in chunks of MULTI_GRAIN elements. The
+# for-loop ran one kernel per large parameter, each too small to split, and the flat path
+# concatenated the small ones' gradients and parameters and copied them back: serial time on
+# the caller's thread (benchmarks.compile_profile --amdahl: 1.2 ms of an MLP step, 2.2 ms of a
+# tiny GPT's). It runs where every parameter qualifies as for ``adam_step`` and all share one
+# step count (so one bias correction is every parameter's own); the arithmetic per element is
+# ``adam_step``'s, so the numbers are the other paths' bit for bit.
+MULTI_GRAIN = 1 << 15    # ~30 us of an Adam update: worth handing to a thread
+
+
+class AdamUpdate:
+    """A group's Adam update through one kernel, checked: ``count_step``, then ``run`` (the
+    caller computes the bias corrections between them, from the new step count)."""
+
+    def __init__(self, fn, tensors, columns, step_tensors, step_arrays):
+        self.fn, self.tensors, self.columns = fn, tensors, columns
+        self.step_tensors, self.step_arrays = step_tensors, step_arrays
+
+    @classmethod
+    def plan(cls, params, grads, states, *scalars):
+        """The update of these parameters, or None where the per-parameter or flat path must
+        run (a tensor or step count that does not qualify: Note [One update kernel])."""
+        step_tensors = [s["step"] for s in states]
+        tensors = [t for p, g, s in zip(params, grads, states)
+                   for t in (p, g, s["exp_avg"], s["exp_avg_sq"])]
+        if not _unobserved(tensors + step_tensors, *scalars):
+            return None
+        columns = [_arrays(tensors[i:i + 4]) for i in range(0, len(tensors), 4)]
+        if any(c is None or c[0].dtype != columns[0][0].dtype for c in columns):
+            return None
+        step_arrays = [t._array if t.device.type == "cpu" else None for t in step_tensors]
+        if any(a is None or a.ndim or a.dtype not in native.GENERATED_DTYPES
+               or not a.flags.writeable for a in step_arrays) \
+                or len({float(a) for a in step_arrays}) != 1:
+            return None
+        fn = native.function("eager_optim", f"adam_multi_step_{columns[0][0].dtype.name}")
+        return None if fn is None else cls(fn, tensors, columns, step_tensors, step_arrays)
+
+    def count_step(self):
+        """``state['step'] += 1`` for every parameter, its version moved as ``add_`` moves it."""
+        for array in self.step_arrays:
+            array += 1
+        _bump(self.step_tensors, (1,) * len(self.step_tensors))
+
+    def run(self, lerp_weight, beta2, bias_correction2_sqrt, eps, step_size, decay=None):
+        """The update, ``param.mul_(decay)`` first when ``decay`` is given (AdamW)."""
+        dtype = self.columns[0][0].dtype
+        scalars = np.array((lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps,
+                            -step_size, 1 if decay is None else decay), dtype)
+        pointers = [np.array([c[k].ctypes.data for c in self.columns], np.uintp)
+                    for k in range(4)]
+        offsets = np.zeros(len(self.columns) + 1, np.int64)
+        np.cumsum([c[0].size for c in self.columns], out=offsets[1:])
+        args = [p.ctypes.data for p in pointers] + [offsets.ctypes.data, len(self.columns),
+                                                    scalars.ctypes.data, int(decay is not None)]
+        fn = self.fn
+        parallel_for(0, int(offsets[-1]), MULTI_GRAIN, lambda lo, hi: fn(*args, lo, hi))
+        # mul_ (AdamW) and addcdiv_; lerp_; mul_ and addcmul_; the gradient is only read
+        counts = (1 + (decay is not None), 0, 1, 2)
+        _bump(self.tensors, counts * len(self.columns))

@@ -9,8 +9,8 @@ eps is added after the bias-corrected square root, as PyTorch does.
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
-from ._native_update import adam_group_step, adam_step, adamw_step
 from ._elementwise import _ElementwiseOptimizer
+from ._native_update import AdamUpdate, adam_group_step, adam_step, adamw_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args, _lerp_, _lr, _negative,
     _to_scalar,
@@ -59,18 +59,31 @@ class Adam(_ElementwiseOptimizer):
             bias_correction2_sqrt, group["eps"], step_size, factor)
 
     def _grouped_step(self, params, grads, states, group):
-        weight_decay = group["weight_decay"]
-        decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
-        if group["amsgrad"] or group["maximize"] or (weight_decay != 0 and not decoupled):
+        """The whole group's update, step counts and AdamW's decay included: one parallel C
+        call on the CPU (Note [One update kernel], optim/_native_update.py) or one device
+        launch per step count (opencl), where it computes what the per-parameter update would."""
+        lr, betas, eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        decoupled = decay != 0 and group["decoupled_weight_decay"]
+        if group["amsgrad"] or group["maximize"] or group["differentiable"] or (
+                decay != 0 and not decoupled):
             return False
-        lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in group["betas"])
+        if params[0].device.type == "cpu":
+            update = AdamUpdate.plan(params, grads, states, lr, *betas, eps, decay)
+            if update is None or not abs(1 - betas[0]) < 0.5:     # (adam_step's lerp weight)
+                return False
+            update.count_step()
+            beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(states[0], group)
+            update.run(1 - beta1, beta2, bias_correction2_sqrt, eps, step_size,
+                       1 - lr * decay if decay != 0 else None)
+            return True
+        lr, (beta1, beta2) = _lr(group), (_to_scalar(beta) for beta in betas)
 
         def corrections(i):
             return self._scalars(states[i], group)[2:]
         return adam_group_step(
             params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
-            [s["step"] for s in states], corrections, 1 - beta1, beta2, group["eps"], lr,
-            1 - lr * weight_decay if decoupled else None)   # ``_apply``'s decay factor
+            [s["step"] for s in states], corrections, 1 - beta1, beta2, eps, lr,
+            1 - lr * decay if decoupled else None)   # ``_apply``'s decay factor
 
     def _update(self, param, grad, state, group):
         beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(state, group)

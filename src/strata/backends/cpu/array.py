@@ -9,9 +9,9 @@
 import ctypes
 import functools
 import os
+import queue
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -207,7 +207,33 @@ def resize_pool(num_threads: int) -> None:
     with _pool_lock:
         NUM_THREADS, old, _pool = num_threads, _pool, None
     if old is not None:
-        old.shutdown(wait=False)   # running chunks finish; new loops get a pool of the new size
+        old.shutdown()   # running chunks finish; new loops get a pool of the new size
+
+
+class _Pool:
+    """The pool's threads, each taking loops from one queue (a C ``SimpleQueue``: handing a loop
+    over costs ~0.1 us, where ``ThreadPoolExecutor.submit``'s Future and locks cost ~20 us of the
+    caller's time per loop, serial time in every parallel kernel: Note [Measured row tiles] in
+    compile/inductor/autotune.py). The threads sleep in ``get`` while idle."""
+
+    def __init__(self, workers):
+        self.loops = queue.SimpleQueue()
+        self.workers = workers
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"strata-cpu_{i}", daemon=True).start()
+
+    def _work(self):
+        ignore_fp_errors()
+        while (task := self.loops.get()) is not None:
+            task()
+
+    def submit(self, task):
+        """Run ``task()`` on a pool thread, when one is free."""
+        self.loops.put(task)
+
+    def shutdown(self):
+        for _ in range(self.workers):
+            self.loops.put(None)
 
 
 class _Loop:
@@ -220,7 +246,8 @@ class _Loop:
         self.step = -(-(end - begin) // chunks)
         self.chunks = iter(range(-(-(end - begin) // self.step)))   # next() is atomic
         self.left = -(-(end - begin) // self.step)
-        self.done = threading.Event()
+        self.done = threading.Lock()   # held until the last chunk ends (an Event costs ~6 us)
+        self.done.acquire()
         self.lock = threading.Lock()
         self.error = None
 
@@ -237,7 +264,7 @@ class _Loop:
                 with self.lock:
                     self.left -= 1
                     if self.left == 0:
-                        self.done.set()
+                        self.done.release()
         finally:
             _region.active = False
 
@@ -255,16 +282,12 @@ def parallel_for(begin: int, end: int, grain_size: int, fn) -> None:
         return
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(NUM_THREADS - 1, thread_name_prefix="strata-cpu",
-                                       initializer=ignore_fp_errors)
+            _pool = _Pool(NUM_THREADS - 1)
         pool = _pool
     loop = _Loop(fn, begin, end, chunks)
-    try:
-        for _ in range(min(NUM_THREADS, chunks) - 1):
-            pool.submit(loop.drain)
-    except RuntimeError:   # set_num_threads shut that pool down meanwhile: the caller drains
-        pass
-    loop.drain()
-    loop.done.wait()   # never return (or raise) while a chunk is still writing
+    for _ in range(min(NUM_THREADS, chunks) - 1):
+        pool.submit(loop.drain)   # (a pool that set_num_threads shut down meanwhile: the
+    loop.drain()                  # caller drains every chunk)
+    loop.done.acquire()   # never return (or raise) while a chunk is still writing
     if loop.error is not None:
         raise loop.error

@@ -8,8 +8,24 @@ one SIMD loop; ``GraphLowering.flat_variant``); each with several row tiles (row
 buffers from its inputs (graphs are functional), so running it several times while timing gives
 the same result. The choices go into the graph cache entry (codecache.py), so a warm process
 runs the tuned kernels without timing again.
+
+Note [Measured row tiles]: in the default mode a kernel's rows are split by its measured cost,
+not by its element count. ATen's rule (GRAIN_SIZE elements per chunk, ``default_grain``) suits
+a memory-bound loop, but a fused kernel may do tens of operations per element (a GPT's softmax
+with its mask, a GELU and its backward, a dropout mask's draws): with the element rule, 101 of
+the tiny GPT step's 138 kernels ran on the caller's thread alone, 16 of its 17 ms of kernel
+time (``python -m benchmarks.compile_profile --amdahl``). So the first ``MEASURED_CALLS`` calls
+of a kernel run it as one chunk and time it in thread CPU time (not delayed by other
+processes; the cheapest call counts, since the first one also faults in its fresh buffers);
+from then on a kernel that took at least ``SPLIT_SECONDS`` is split into chunks of
+``CHUNK_SECONDS`` of work at least (a chunk costs ~2-4 us of a ctypes call; a parallel loop
+costs its caller 10-35 us of serial time, measured on a busy 2-core machine), one that took
+less keeps one chunk and never pays for the pool. Which thread runs
+which rows never changes a kernel's result (every row is written by one chunk), so this choice
+is free to depend on timings.
 """
 
+import math
 import time
 
 from ...backends.cpu import array
@@ -17,6 +33,9 @@ from ...backends.cpu.array import GRAIN_SIZE, parallel_for
 from .graph import FLAT
 
 REPEATS = 3
+MEASURED_CALLS = 3      # Note [Measured row tiles]: the cheapest of the first calls counts
+SPLIT_SECONDS = 80e-6   # a kernel cheaper than this runs as one chunk
+CHUNK_SECONDS = 25e-6   # and a chunk of a split kernel holds at least this much work
 
 
 def default_grain(outer: int, inner: int) -> int:
@@ -27,6 +46,14 @@ def default_grain(outer: int, inner: int) -> int:
 def default_choice(name: str, outer: int, inner: int) -> list:
     """[C function, rows, rows per chunk] of a kernel as the scheduler made it."""
     return [name, outer, default_grain(outer, inner)]
+
+
+def measured_grain(rows: int, seconds: float) -> int:
+    """Rows per chunk of a kernel that took ``seconds`` over ``rows`` rows on one thread (Note
+    [Measured row tiles])."""
+    if seconds < SPLIT_SECONDS:
+        return max(rows, 1)
+    return max(1, math.ceil(rows * CHUNK_SECONDS / seconds))
 
 
 def candidate_grains(outer: int, inner: int) -> list[int]:
@@ -62,18 +89,32 @@ def run_kernel(fn, rows, grain, arrays):
 
 class Autotuner:
     """The wrapper's ``_run_kernel``: runs each kernel as ``choices`` says; a kernel named in
-    ``pending`` is first timed with each candidate and keeps the fastest."""
+    ``pending`` is first timed with each candidate and keeps the fastest; one named in
+    ``unmeasured`` first runs as one timed chunk (Note [Measured row tiles])."""
 
-    def __init__(self, choices: dict, pending=()):
+    def __init__(self, choices: dict, pending=(), unmeasured=()):
         self.choices, self.pending = choices, set(pending)
         self.timings = {}     # kernel -> {candidate: best seconds}, what the tuning measured
+        self.unmeasured = {name: [] for name in unmeasured if name not in self.pending}
 
     def __call__(self, lib, name, outer, inner, arrays):
         if name in self.pending:
             self.pending.discard(name)
             self.choices[name] = list(self._fastest(lib, name, outer, inner, arrays))
         fn, rows, grain = self.choices[name]
+        if name in self.unmeasured:
+            self._measure(getattr(lib, fn), name, rows, arrays)
+            return
         run_kernel(getattr(lib, fn), rows, grain, arrays)
+
+    def _measure(self, kernel, name, rows, arrays):
+        start = time.thread_time()
+        run_kernel(kernel, rows, rows, arrays)
+        samples = self.unmeasured[name]
+        samples.append(time.thread_time() - start)
+        if len(samples) == MEASURED_CALLS:
+            del self.unmeasured[name]
+            self.choices[name][2] = measured_grain(rows, min(samples))
 
     def _fastest(self, lib, name, outer, inner, arrays):
         best = {}

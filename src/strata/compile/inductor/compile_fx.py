@@ -80,14 +80,20 @@ class Wrapper:
     def _step_reads(self, step):
         return self.G._external_reads(step)
 
+    def _any_layout(self, name):
+        """Whether input ``name`` may keep whatever strides it comes with (no kernel reads it)."""
+        return False
+
     def source(self):
         G = self.G
         lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
         for name in G.inputs:
             if name in G.buffers:
                 b = G.buffers[name]
-                lines.append(f"    a_{name} = _laid_out(_checked(data({name}), {b.size!r}), "
-                             f"{b.stride!r})")
+                array = f"_checked(data({name}), {b.size!r})"
+                if not self._any_layout(name):
+                    array = f"_laid_out({array}, {b.stride!r})"
+                lines.append(f"    a_{name} = {array}")
         for name in G.constants:
             lines.append(f"    {name} = constants[{name!r}]")
             lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
@@ -232,6 +238,22 @@ class CWrapper(Wrapper):
             return f"_tensor(a_{b.name}.reshape({b.size!r}), {b.dtype!r})"
         return super().view(b)
 
+    def _any_layout(self, name):
+        """An input read only whole by float mm/bmm Externs (a saved, transposed activation of a
+        backward) keeps its own strides: BLAS reads either unit-stride layout (``_blas_ready``
+        copies any other, as eager's bmm does), where ``_laid_out`` would copy it on every call
+        when the forward's view has other strides than the meta's (six 0.5 MB copies per tiny
+        GPT step)."""
+        G = self.G
+        if any(getattr(value, "name", value) == name for _, value in G.outputs):
+            return False
+        readers = [step for step in G.steps if name in self._step_reads(step)]
+        return bool(readers) and all(
+            isinstance(step, FallbackStep) and self._matmul_operands(step) is not None
+            and all(a == name or getattr(a, "name", None) != name or a is G.buffers[name]
+                    for a in step.args)
+            for step in readers)
+
     def _matmul_operands(self, step):
         """The array texts of a float mm/bmm's operands, or None for the eager kernel."""
         if step.target not in (aten.mm.default, aten.bmm.default) or step.kwargs:
@@ -363,7 +385,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
         codecache.store(key, wrapper, source, signatures, targets, consts, choices, tuned)
         if config.compile_debug:
             _write_debug(G, wrapper, source)
-    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else ())
+    tuner = Autotuner(choices, pending=choices if max_autotune and not tuned else (),
+                      unmeasured=() if tuned else choices)    # Note [Measured row tiles]
     if tuner.pending:
         def remember_tuning():
             codecache.store(key, wrapper, source, signatures, targets, consts, choices, True)

@@ -10,7 +10,9 @@ backends/cpu/native.py; -march=native would otherwise fuse ``m + (g - m) * w`` i
 rounding). ``params``
 holds the scalars in the tensor's dtype, as the ops convert a Python number: 1 - beta1 (the
 lerp weight, below 0.5), beta2, 1 - beta2, sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t).
-``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then
+``adam_multi_step`` runs every parameter of a group in one call, AdamW's ``param.mul_(1 - lr *
+weight_decay)`` first when ``decoupled``, so one parallel loop covers the whole update (Note
+[One update kernel] in optim/_native_update.py). ``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then
 ``param += -lr * (buf, or g + momentum * buf with nesterov)``, for steps after the first (which
 makes the buffer). The C is printed once per dtype and built and cached by the CPU backend's
 one build path (backends/cpu/native.py); each call covers ``[lo, hi)``, so the caller's threads
@@ -27,20 +29,46 @@ DTYPES = ("float32", "float64")
 SQRT = {"float32": "sqrtf", "float64": "sqrt"}
 
 _KERNEL = """
-void adam_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
-                       {ctype}* restrict exp_avg, {ctype}* restrict exp_avg_sq,
-                       const {ctype}* restrict params, int64_t n, int64_t lo, int64_t hi) {{
+static inline void adam_range_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
+                                      {ctype}* restrict exp_avg, {ctype}* restrict exp_avg_sq,
+                                      const {ctype}* restrict params, int64_t decoupled,
+                                      int64_t lo, int64_t hi) {{
     const {ctype} weight = params[0], beta2 = params[1], one_minus_beta2 = params[2];
     const {ctype} bias_correction2_sqrt = params[3], eps = params[4], step = params[5];
+    const {ctype} decay = decoupled ? params[6] : 1;
     #pragma omp simd
     for (int64_t i = lo; i < hi; i++) {{
         const {ctype} g = grad[i];
+        const {ctype} p = decoupled ? param[i] * decay : param[i];   /* AdamW's mul_ */
         const {ctype} m = exp_avg[i] + (g - exp_avg[i]) * weight;          /* lerp_ */
         const {ctype} v = exp_avg_sq[i] * beta2 + (g * one_minus_beta2) * g;  /* mul_, addcmul_ */
         const {ctype} denom = {sqrt}(v) / bias_correction2_sqrt + eps;
-        param[i] = param[i] + (m * step) / denom;                           /* addcdiv_ */
+        param[i] = p + (m * step) / denom;                                  /* addcdiv_ */
         exp_avg[i] = m;
         exp_avg_sq[i] = v;
+    }}
+}}
+
+void adam_step_{dtype}({ctype}* restrict param, const {ctype}* restrict grad,
+                       {ctype}* restrict exp_avg, {ctype}* restrict exp_avg_sq,
+                       const {ctype}* restrict params, int64_t n, int64_t lo, int64_t hi) {{
+    adam_range_{dtype}(param, grad, exp_avg, exp_avg_sq, params, 0, lo, hi);
+}}
+
+/* Note [One update kernel]: every parameter of a group, elements [lo, hi) of all of them
+   back to back (parameter j holds [offsets[j], offsets[j + 1])). */
+void adam_multi_step_{dtype}({ctype}* const* param, {ctype}* const* grad,
+                             {ctype}* const* exp_avg, {ctype}* const* exp_avg_sq,
+                             const int64_t* offsets, int64_t count,
+                             const {ctype}* restrict params, int64_t decoupled,
+                             int64_t lo, int64_t hi) {{
+    int64_t j = 0;
+    while (offsets[j + 1] <= lo) j++;
+    for (; j < count && offsets[j] < hi; j++) {{
+        const int64_t start = lo > offsets[j] ? lo - offsets[j] : 0;
+        const int64_t end = (hi < offsets[j + 1] ? hi : offsets[j + 1]) - offsets[j];
+        adam_range_{dtype}(param[j], grad[j], exp_avg[j], exp_avg_sq[j], params, decoupled,
+                           start, end);
     }}
 }}
 """
@@ -72,5 +100,7 @@ def source() -> str:
 _SIGNATURES = {}
 for _d in DTYPES:
     _SIGNATURES[f"adam_step_{_d}"] = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) * 3
+    _SIGNATURES[f"adam_multi_step_{_d}"] = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) + (
+        ctypes.c_void_p,) + (ctypes.c_int64,) * 3
     _SIGNATURES[f"sgd_momentum_step_{_d}"] = (ctypes.c_void_p,) * 4 + (ctypes.c_int64,) * 4
 native.register_generated(LIBRARY, source, _SIGNATURES)
