@@ -17,16 +17,22 @@ from ..._tensor import CPU_KEYSET, from_array
 from ...autograd.derivatives import register_cpu_backward
 from ...core import dtype as D
 from ...core.shape import wrap_dim
+from ...ops import activation as A
 from ...ops import linalg as L
+from ...ops import pointwise as P
 from ...ops import scatter as SC
 from ...ops import shape as S
 from ..views import view_kernel
+from .activation import KERNELS as ACTIVATION_KERNELS
 from .array import cpu_kernel
 from .linalg import _blas_ready, matmul
 from .scatter import _at_least_1d, _coords
 
 _DTYPES = (D.float32, D.float64)
-_transpose = view_kernel(S.transpose)   # the kernel every ``transpose`` call reaches on the CPU
+# the kernels a formula's op reaches on the CPU (no dispatcher on the way: nothing to choose)
+_transpose, _t = view_kernel(S.transpose), view_kernel(S.t)
+_tanh_backward = ACTIVATION_KERNELS[A.tanh_backward]
+_log_softmax_backward = ACTIVATION_KERNELS[A._log_softmax_backward_data]
 
 
 def _array(t):
@@ -95,12 +101,40 @@ def gather_backward(node, grad):
     return from_array(out, dt), None
 
 
+def t_backward(node, grad):
+    """``t`` is its own adjoint: the view's kernel itself."""
+    return _t(grad) if grad._keyset == CPU_KEYSET else NotImplemented
+
+
+def tanh_backward(node, grad):
+    """``tanh_backward(grad, result)``'s kernel (a complex result takes the formula)."""
+    result = node.result
+    if result.dtype not in _DTYPES or not _takes(grad, result.dtype):
+        return NotImplemented
+    return _tanh_backward(grad, result)
+
+
+def log_softmax_backward(node, grad):
+    """``_log_softmax_backward_data(grad, result, dim, result.dtype)``'s kernel."""
+    result = node.result
+    if not _takes(grad, result.dtype):
+        return NotImplemented
+    return _log_softmax_backward(grad, result, node.dim, result.dtype)
+
+
 LANES = {
     L.addmm: addmm_backward,
     SC.gather: gather_backward,
+    P.tanh: tanh_backward,
+    A._log_softmax: log_softmax_backward,
 }
+
+
+VIEW_LANES = {S.t: t_backward}   # views compute nothing: no IEEE state or allocation to guard
 
 
 def register():
     for op, lane in LANES.items():
         register_cpu_backward(op, cpu_kernel(lane))
+    for op, lane in VIEW_LANES.items():
+        register_cpu_backward(op, lane)
