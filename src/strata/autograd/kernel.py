@@ -379,7 +379,10 @@ def validate_outputs(node, grads):
         if edges[i][0] is None:
             grads[i] = None
             continue
-        shape, dtype, device = metas[i]
+        meta = metas[i]
+        if (g._shape, g.dtype, g.device) == meta:   # the common case: it fits already
+            continue
+        shape, dtype, device = meta
         if g._shape != shape:
             if not derivatives.is_expandable_to(shape, g._shape):
                 raise RuntimeError(
