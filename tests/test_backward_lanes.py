@@ -233,3 +233,46 @@ def test_saved_tensor_errors_unchanged():
         assert w.grad is None and x.grad is None
     assert "modified by an inplace operation" in errors[0]
     assert errors[0].replace("AddmmBackward0", "") == errors[1].replace("AddmmBackward0", "")
+
+
+# --- softmax rows: the generated kernels' pointers (native.address) -----------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 6), n=st.integers(1, 9), layout=st.sampled_from(
+    ["contiguous", "row_slice", "transposed", "read_only", "empty"]),
+    dtype=st.sampled_from(["float32", "float64"]), log=st.booleans(), seed=st.integers(0, 2**16))
+def test_softmax_rows_any_layout(rows, n, layout, dtype, log, seed):
+    """Writable contiguous rows lend their buffer to the C kernel; strided, read-only and empty
+    arrays take ``ctypes.data``: every layout gives PyTorch's values, forward and backward."""
+    base = np.random.default_rng(seed).standard_normal((rows, 2 * n + 1)).astype(dtype)
+    if layout == "read_only":
+        base.flags.writeable = False
+
+    def fn(m):
+        x = m.from_numpy(base) if layout == "read_only" else m.tensor(base)
+        x = {"contiguous": x[:, :n], "row_slice": x[:, 1:n + 1], "transposed": x[:, :n].t(),
+             "read_only": x, "empty": x[:0]}[layout]
+        x = x.detach().requires_grad_(True)
+        y = x.log_softmax(-1) if log else x.softmax(-1)
+        (y * m.arange(y.shape[-1], dtype=y.dtype)).sum().backward()
+        return y, x.grad
+    with warnings_ignored():
+        assert_same(fn(strata), fn(torch))
+
+
+@contextlib.contextmanager
+def warnings_ignored():
+    import warnings   # torch.from_numpy warns about read-only arrays
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_address_lends_or_falls_back():
+    from strata.backends.cpu import native
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert not isinstance(native.address(a), int)   # a byref of the array's own buffer
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    for arr in (a[:, ::2], read_only, a[:0]):
+        assert native.address(arr) == arr.ctypes.data
