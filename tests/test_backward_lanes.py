@@ -276,3 +276,16 @@ def test_address_lends_or_falls_back():
     read_only.flags.writeable = False
     for arr in (a[:, ::2], read_only, a[:0]):
         assert native.address(arr) == arr.ctypes.data
+
+
+@pytest.mark.parametrize("shape, dim, index", [((1, 2), -1, [[1]]), ((3,), 0, [2]),
+                                                ((2, 1, 3), 1, [[[0]]]), ((), 0, 0)])
+def test_gather_one_element_negative_zero(shape, dim, index):
+    """A one-element gather's gradient is ``0 + g`` as scatter_add adds it: -0.0 gives +0.0."""
+    def fn(m):
+        x = m.zeros(shape, requires_grad=True)
+        (x.gather(dim, m.tensor(index)) * -0.0).sum().backward()
+        return x.grad
+    got, want = fn(strata), fn(torch)
+    assert_same(got, want)
+    np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))

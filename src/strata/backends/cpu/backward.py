@@ -91,13 +91,17 @@ def gather_backward(node, grad):
         return NotImplemented
     shape = node.sizes("self")
     out = np.zeros(shape, dt.np)
-    idx = _at_least_1d(_array(index))
-    coords = _coords(idx, wrap_dim(node.dim, len(shape)))
-    target, values = _at_least_1d(out), _at_least_1d(_array(grad))
-    if idx.size == 1:   # nothing can repeat: a plain indexed add (``add.at`` sets up for 3 us)
-        target[coords] += values
+    target, idx, values = _at_least_1d(out), _at_least_1d(_array(index)), _array(grad)
+    d = wrap_dim(node.dim, len(shape))
+    if idx.size == 1:
+        # one element (a policy's action at batch 1): at index 0 on every other dim, so one
+        # scalar add (0 + g, as scatter_add: -0.0 becomes 0.0) where fancy indexing sets up
+        # index arrays for ~2 us
+        at = [0] * target.ndim
+        at[d] = idx.item()
+        target[tuple(at)] += values.reshape(-1)[0]
     else:
-        np.add.at(target, coords, values)
+        np.add.at(target, _coords(idx, d), _at_least_1d(values))
     return from_array(out, dt), None
 
 
