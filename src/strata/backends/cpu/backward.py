@@ -1,14 +1,19 @@
 """CPU backward lanes (Note [CPU backward lanes], ``autograd/derivatives/__init__.py``): the
-formulas of the nodes a small model's backward runs most, computed from the tensors' arrays in a
-few NumPy calls, the same calls the CPU kernels of the formula's ops make.
+formulas of the nodes a small model's backward runs most, computed from the tensors' arrays with
+the NumPy calls the CPU kernels of the formula's ops make, or by those kernels themselves.
 
 A linear layer's ``AddmmBackward0`` is two ``mm``s, three transposes and the bias's ``sum``
 (six dispatched ops, each with its meta); a ``gather``'s backward is a ``full`` of zeros and a
 ``scatter_add``. Each op costs a few microseconds of Python for a product of a few hundred
-numbers, so per node the lane does in ~10 us what the formula does in ~30-40 (an RL episode's
-backward runs 600 of these nodes). Results are the formula's, bit for bit: same NumPy calls
-on the same arrays, same layouts, transposes as views of the products. Anything else (other
-dtypes, devices, scalars, layouts BLAS cannot read) returns NotImplemented and the formula runs.
+numbers; the lane does the node in a third of the bytecodes. ``TBackward0``, ``TanhBackward0``
+and ``LogSoftmaxBackward0`` are one op each: their lanes call that op's CPU kernel, skipping
+only the dispatcher. Results are the formula's, bit for bit (same NumPy calls on the same
+arrays, same layouts, transposes as views of the products). Anything else (other dtypes and
+devices, other scalars, a complex tanh) returns NotImplemented and the formula runs.
+
+A lane stands for the CPU kernels shipped with strata: a kernel registered over one of them
+later (``Library.impl`` on CPU for ``mm``) is called by formulas only, i.e. under
+``create_graph``, a dispatch mode or a trace.
 """
 
 import numpy as np
@@ -113,7 +118,8 @@ def t_backward(node, grad):
 def tanh_backward(node, grad):
     """``tanh_backward(grad, result)``'s kernel (a complex result takes the formula)."""
     result = node.result
-    if result.dtype not in _DTYPES or not _takes(grad, result.dtype):
+    dt = result.dtype
+    if dt not in _DTYPES or not _takes(grad, dt) or result._keyset != CPU_KEYSET:
         return NotImplemented
     return _tanh_backward(grad, result)
 
@@ -121,7 +127,7 @@ def tanh_backward(node, grad):
 def log_softmax_backward(node, grad):
     """``_log_softmax_backward_data(grad, result, dim, result.dtype)``'s kernel."""
     result = node.result
-    if not _takes(grad, result.dtype):
+    if not _takes(grad, result.dtype) or result._keyset != CPU_KEYSET:
         return NotImplemented
     return _log_softmax_backward(grad, result, node.dim, result.dtype)
 
