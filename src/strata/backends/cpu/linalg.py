@@ -56,12 +56,9 @@ def matmul(a, b, out=None):
     Two matrices call ``np.dot`` when not split: the same BLAS call as ``np.matmul``, without
     matmul's generalised-ufunc setup, which is most of a small product's time (0.6 us against
     0.9 us for a 1x2 by 2x128 product)."""
-    threads = array.NUM_THREADS
-    if a.ndim == 2 == b.ndim and (threads == 1 or a.size * b.shape[1] < PARALLEL_GEMM_MACS):
-        # two matrices, not split (checked first: most products of a small model's step)
-        return np.dot(a, b) if out is None else np.dot(a, b, out=out)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[0] if a.ndim == 3 == b.ndim and b.shape[0] == a.shape[0] else 0
+    threads = array.NUM_THREADS
     if threads == 1 or max(batch, 1) * m * n * k < PARALLEL_GEMM_MACS \
             or a.dtype.kind not in "fc" or b.ndim != a.ndim or (a.ndim != 2 and batch < 2):
         if a.ndim == 2 == b.ndim:
