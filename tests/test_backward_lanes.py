@@ -1,4 +1,4 @@
-"""CPU backward lanes (Note [CPU backward lanes], docs/performance.md "Eighth pass"): the nodes a
+"""CPU backward lanes (Note [CPU backward lanes], docs/performance.md "Ninth pass"): the nodes a
 small model's backward runs most (AddmmBackward0, GatherBackward0, TBackward0, TanhBackward0,
 LogSoftmaxBackward0) computed in a few NumPy calls. Each lane gives the formula's gradients bit
 for bit and PyTorch's to rounding; it steps aside for what it does not take (other dtypes and
