@@ -6,6 +6,7 @@ scalars, double backward) and wherever the formula's ops could be observed (a di
 trace); freed and modified saved tensors still raise PyTorch's errors."""
 
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -262,8 +263,7 @@ def test_softmax_rows_any_layout(rows, n, layout, dtype, log, seed):
 
 @contextlib.contextmanager
 def warnings_ignored():
-    import warnings   # torch.from_numpy warns about read-only arrays
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():   # torch.from_numpy warns about read-only arrays
         warnings.simplefilter("ignore")
         yield
 
