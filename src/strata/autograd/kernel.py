@@ -261,6 +261,13 @@ class OpNode(Node):
             return [None] * len(self.next_functions)
         else:
             grads = _materialize(self, grads)
+        lane = deriv.cpu_backward   # Note [CPU backward lanes]: when nothing could see the ops
+        if lane is not None and not _state.grad_enabled and not _state.include \
+                and not trace.active:
+            result = lane(self, *grads)
+            if result is not NotImplemented:
+                return validate_outputs(self, list(result) if type(result) is tuple
+                                        else [result])
         result = deriv.formula(self, *grads)
         if not deriv.has_lists:   # _flatten's common cases inlined (one frame less)
             return validate_outputs(self, list(result) if type(result) is tuple else [result])
@@ -372,7 +379,10 @@ def validate_outputs(node, grads):
         if edges[i][0] is None:
             grads[i] = None
             continue
-        shape, dtype, device = metas[i]
+        meta = metas[i]
+        if (g._shape, g.dtype, g.device) == meta:   # the common case: it fits already
+            continue
+        shape, dtype, device = meta
         if g._shape != shape:
             if not derivatives.is_expandable_to(shape, g._shape):
                 raise RuntimeError(

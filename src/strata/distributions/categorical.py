@@ -62,6 +62,8 @@ class Categorical(ProbsOrLogits, Distribution):
         n = sample_shape.numel()
         if n == 1:   # (batch, 1) holds its draws in the order (1, batch) does: no transpose
             samples = probs_2d.multinomial(1, True)
+            if not sample_shape and self._param.dim() == 2:
+                return samples.squeeze(1)   # (batch,): reshape's view, without its size rules
         elif n:
             samples = probs_2d.multinomial(n, True).t()
         else:

@@ -86,6 +86,7 @@ class Derivative:
         self._classes = {}
         self.fixed_node_class = None   # the node class once made, when ``name`` is a string
         self.inplace_view_name = None   # a view op's in-place method's node (``TBackward1``)
+        self.cpu_backward = None   # Note [CPU backward lanes] (``register_cpu_backward``)
 
     def node_class(self, args, name=None):
         """The node class for this call (``MulBackward0``); a few ops name it by arguments.
@@ -231,6 +232,19 @@ def not_implemented(op, name):
     def formula(ctx, *grads):
         raise NotImplementedError(message)
     derivative(op, name)(formula)
+
+
+def register_cpu_backward(op, lane):
+    """Note [CPU backward lanes]: ``lane(node, *grads)`` computes ``op``'s formula for CPU
+    tensors in a few NumPy calls instead of a dozen dispatched ops, or returns NotImplemented
+    for inputs it does not take (then the formula runs). ``OpNode.apply`` calls it only where
+    the formula's ops could not be observed: no graph being built (``create_graph``), no trace
+    (profiler, ``explain``, tracer), no dispatch mode. The CPU backend registers its lanes
+    (it is the layer below; autograd cannot import it)."""
+    deriv = DERIVATIVES[op]
+    if deriv.cpu_backward is not None:
+        raise RuntimeError(f"a CPU backward lane for {op.qualname} is registered twice")
+    deriv.cpu_backward = lane
 
 
 def non_differentiable(*ops):

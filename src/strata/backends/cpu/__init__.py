@@ -13,6 +13,7 @@ from . import distributions, threads
 from . import rnn
 from . import lu
 from . import complex, fft
+from . import backward
 from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
@@ -37,3 +38,4 @@ def register():
         register_kernel(op, "CPU", cpu_kernel(fn))
     for op, fn in sparse.SPARSE_KERNELS.items():
         register_kernel(op, "SparseCPU", cpu_kernel(fn))
+    backward.register()

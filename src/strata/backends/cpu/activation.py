@@ -88,9 +88,13 @@ def _run(block_fn, x, out, dim):
     fused = _native_rows("softmax" if block_fn is _softmax_block else "log_softmax", rows_x,
                          rows_out)
     if fused is not None:
-        x_ptr, out_ptr = rows_x.ctypes.data, rows_out.ctypes.data
+        x_ptr, out_ptr = native.address(rows_x), native.address(rows_out)
         rows, x_step = rows_x.shape[0], rows_x.strides[0] // rows_x.itemsize
-        parallel_for(0, rows, grain, lambda lo, hi: fused(x_ptr, out_ptr, rows, n, x_step, lo, hi))
+        if rows < 2 * grain:   # one chunk (a policy's row of logits): no closure, no pool
+            fused(x_ptr, out_ptr, rows, n, x_step, 0, rows)
+        else:
+            parallel_for(0, rows, grain,
+                         lambda lo, hi: fused(x_ptr, out_ptr, rows, n, x_step, lo, hi))
         return
     block = max(1, _BLOCK // max(n, 1))
 
@@ -159,7 +163,7 @@ def _softmax_backward_kernel(name, numpy_rows):
             numpy_rows(g, y, d if g.ndim else None, out)
             return _result(out, dt)
         rows, n = rows_g.shape
-        g_ptr, y_ptr, out_ptr = rows_g.ctypes.data, rows_y.ctypes.data, out.ctypes.data
+        g_ptr, y_ptr, out_ptr = (native.address(a) for a in (rows_g, rows_y, out))
         x_step = rows_g.strides[0] // rows_g.itemsize
         parallel_for(0, rows, max(1, GRAIN_SIZE // max(n, 1)),
                      lambda lo, hi: fused(g_ptr, y_ptr, out_ptr, rows, n, x_step, lo, hi))
