@@ -289,3 +289,40 @@ def test_gather_one_element_negative_zero(shape, dim, index):
     got, want = fn(strata), fn(torch)
     assert_same(got, want)
     np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+
+
+def test_lanes_step_aside_while_a_kernel_they_stand_for_is_replaced():
+    """A CPU ``mm`` kernel put in place of strata's (deregister, then ``Library.impl``) is
+    called by a plain backward too; with strata's kernel back the lanes run again."""
+    from strata.dispatch import dispatcher as DP
+    from strata.dispatch.keys import key_by_name
+    from strata.library import Library
+
+    cpu = key_by_name("CPU")
+    original = DP._tables[L.mm][cpu]
+    calls = []
+
+    def counting_mm(a, b):
+        calls.append(a.shape)
+        return original.fn(a, b)
+
+    def linear_grads():
+        x, w = strata.ones(2, 3, requires_grad=True), strata.ones(4, 3, requires_grad=True)
+        strata.nn.functional.linear(x, w, strata.zeros(4)).sum().backward()
+        return x.grad, w.grad
+
+    lanes = {op: derivatives.DERIVATIVES[op].cpu_backward for op in LANE_OPS}
+    expected = linear_grads()
+    DP.deregister_kernel(L.mm, cpu)
+    lib = Library("aten", "IMPL")
+    try:
+        lib.impl("mm", counting_mm, "CPU")
+        assert all(derivatives.DERIVATIVES[op].cpu_backward is None for op in LANE_OPS)
+        for got, want in zip(linear_grads(), expected):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert len(calls) == 2          # both gradients' products went through the new kernel
+    finally:
+        lib._destroy()
+        DP.register_kernel(L.mm, cpu, original.fn, boxed=original.boxed)
+    # strata's own kernel is back: the lanes run again
+    assert {op: derivatives.DERIVATIVES[op].cpu_backward for op in LANE_OPS} == lanes

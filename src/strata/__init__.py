@@ -145,6 +145,9 @@ def numel(input) -> int:
 
 
 from . import version  # noqa: F401  (strata's own build facts; the alias has PyTorch's)
+from .autograd.derivatives import watch_cpu_lane_kernels
+
+watch_cpu_lane_kernels()   # the kernels in place now are the ones the CPU backward lanes stand for
 from .version import __version__
 
 # Note [Frozen import objects]: the ~60,000 objects ``import strata`` leaves alive (modules, op

@@ -64,6 +64,17 @@ def _kernel_name(fn):
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
+# Told ``(op, key, previous kernel or None)`` after a cell's kernel is registered or removed:
+# what stands in for kernels without dispatching (the CPU backward lanes) steps aside meanwhile.
+kernel_change_listeners = []
+
+
+def _kernel_changed(op, key, previous):
+    _clear_caches(op)
+    for listener in kernel_change_listeners:
+        listener(op, key, previous)
+
+
 def register_kernel(op: OpOverload, key, fn, *, boxed: bool = False, allow_override=False):
     """Put ``fn`` in the cell (op, key). ``key`` is a DispatchKey or its name."""
     key = K.key_by_name(key) if isinstance(key, str) else key
@@ -73,14 +84,15 @@ def register_kernel(op: OpOverload, key, fn, *, boxed: bool = False, allow_overr
             f"A kernel for operator {op.qualname} is already registered to dispatch key {key}; "
             f"registering twice for the same (operator, key) is not allowed "
             f"(existing: {table[key]!r})")
+    previous = table.get(key)
     table[key] = Kernel(fn, boxed, _kernel_name(fn))
-    _clear_caches(op)
+    _kernel_changed(op, key, previous)
 
 
 def deregister_kernel(op: OpOverload, key):
     key = K.key_by_name(key) if isinstance(key, str) else key
-    del _tables[op][key]
-    _clear_caches(op)
+    previous = _tables[op].pop(key)
+    _kernel_changed(op, key, previous)
 
 
 def register_fallback(key, fn, *, boxed: bool = True, skips_plain_calls: bool = False,

@@ -25,6 +25,7 @@ The table follows the ops/ family files, one module each, in the same section or
 from importlib import import_module
 
 from ...core import dtype as D
+from ...dispatch import dispatcher as DP
 from ...ops import complex as CX
 from ...ops import factory as F
 from ...ops import reductions as RD
@@ -240,11 +241,40 @@ def register_cpu_backward(op, lane):
     for inputs it does not take (then the formula runs). ``OpNode.apply`` calls it only where
     the formula's ops could not be observed: no graph being built (``create_graph``), no trace
     (profiler, ``explain``, tracer), no dispatch mode. The CPU backend registers its lanes
-    (it is the layer below; autograd cannot import it)."""
+    (it is the layer below; autograd cannot import it). A lane stands for the CPU kernels
+    strata ships: while a kernel of an ``aten`` op on the CPU or autograd keys differs from the
+    one in place once ``import strata`` finished (``Library.impl``), every lane steps aside and
+    the formulas' dispatched ops run (``_track_kernel_change``)."""
     deriv = DERIVATIVES[op]
     if deriv.cpu_backward is not None:
         raise RuntimeError(f"a CPU backward lane for {op.qualname} is registered twice")
-    deriv.cpu_backward = lane
+    deriv.cpu_backward = _LANES[op] = lane
+
+
+def watch_cpu_lane_kernels():
+    """From now on (``import strata`` has registered every kernel), the lanes step aside while
+    a kernel they stand for is not the one in place now."""
+    if _track_kernel_change not in DP.kernel_change_listeners:
+        DP.kernel_change_listeners.append(_track_kernel_change)
+
+
+_LANES = {}            # op -> its CPU backward lane, as registered
+_LANE_KEYS = ("CPU", "AutogradCPU", "Autograd", "CompositeImplicitAutograd")
+_ORIGINAL = {}         # (op, key) -> its kernel function when the lanes were written, while changed
+
+
+def _track_kernel_change(op, key, previous):
+    """Lanes run only while every ``aten`` kernel a formula could reach on the CPU is the one
+    they were written against (a kernel put back makes them run again)."""
+    if op.namespace != "aten" or key.name not in _LANE_KEYS:
+        return
+    _ORIGINAL.setdefault((op, key), previous and previous.fn)
+    for (cell_op, cell_key), fn in list(_ORIGINAL.items()):
+        current = DP._tables.get(cell_op, {}).get(cell_key)
+        if (current and current.fn) is fn:
+            del _ORIGINAL[cell_op, cell_key]
+    for lane_op, lane in _LANES.items():
+        DERIVATIVES[lane_op].cpu_backward = None if _ORIGINAL else lane
 
 
 def non_differentiable(*ops):

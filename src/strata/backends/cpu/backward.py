@@ -11,9 +11,9 @@ only the dispatcher. Results are the formula's, bit for bit (same NumPy calls on
 arrays, same layouts, transposes as views of the products). Anything else (other dtypes and
 devices, other scalars, a complex tanh) returns NotImplemented and the formula runs.
 
-A lane stands for the CPU kernels shipped with strata: a kernel registered over one of them
-later (``Library.impl`` on CPU for ``mm``) is called by formulas only, i.e. under
-``create_graph``, a dispatch mode or a trace.
+A lane stands for the CPU kernels shipped with strata: while one of them is replaced
+(``Library.impl`` on CPU for ``mm``), every lane steps aside and the formulas dispatch to the
+new kernel (``register_cpu_backward``).
 """
 
 import numpy as np
