@@ -22,6 +22,7 @@ import operator
 
 from . import (
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
+    lowering_norms,  # noqa: F401  (linalg_vector_norm)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
 )
 from .cprinter import PREAMBLE, print_kernel

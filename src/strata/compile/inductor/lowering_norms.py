@@ -1,0 +1,56 @@
+"""Lowering rows of the norms: ``linalg_vector_norm`` (``clip_grad_norm_``, ``normalize``,
+``Tensor.norm``), one reduction whose prologue is eager's element formula, and a pointwise
+finish that fuses with the reduction's readers.
+
+Eager (backends/cpu/reductions.py ``vector_norm``) computes |x| in the result dtype, then by
+``ord``: sqrt(sum(|x|^2)) for 2, sum(|x|) for 1, max/min(|x|) for +-inf, the count of nonzeros
+for 0, and sum(|x|^p)^(1/p) (libm's ``pow``, NumPy's ``np.power``) otherwise. The elements
+are the same bits here; the sums run in the kernel's order (a SIMD reduction, NumPy's is
+pairwise), so a sum and what is made of it agree within a few ulps, max and min exactly.
+"""
+
+import math
+
+from .ir import ops
+from .lowering import FLOATS, NoLowering, aten, out_spec, pointwise, reduce, register
+
+
+def _element(ord, dtype):
+    """``|x| -> the reduced value`` for ``ord`` (eager's formula, in the result dtype)."""
+    if ord == 2:
+        return lambda x: ops.mul(x, x)      # |x|*|x| == x*x: the sign never reaches a bit
+    if ord == 0:
+        return lambda x: ops.to_dtype(ops.ne(x, ops.constant(0, dtype)), dtype)
+    if ord in (1, math.inf, -math.inf):
+        return lambda x: ops.abs(x)
+    exponent = ops_constant_rounded(ord, dtype)
+    return lambda x: ops.pow(ops.abs(x), exponent())
+
+
+def ops_constant_rounded(value, dtype):
+    """A Python float as ``dtype`` the way NumPy converts it (the double rounded once), not
+    as a decimal literal parsed into float32 (which may round the other way)."""
+    return lambda: ops.to_dtype(ops.constant(float(value), "float64"), dtype)
+
+
+@register(aten.linalg_vector_norm.default)
+def _vector_norm(G, node, a, ord=2, dim=None, keepdim=False, dtype=None):
+    out_dtype = out_spec(node)[0]
+    if out_dtype not in FLOATS or a.dtype not in FLOATS or isinstance(ord, bool) or \
+            not isinstance(ord, (int, float)) or math.isnan(ord):
+        raise NoLowering("linalg_vector_norm: a complex or half input")
+    generic = ord not in (0, 1, 2, math.inf, -math.inf)
+    if generic and G.device_type != "cpu":
+        raise NoLowering("linalg_vector_norm: pow is the C printer's")
+    if not a.size:
+        raise NoLowering("linalg_vector_norm: a 0-dim input")
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    kind = {math.inf: "max", -math.inf: "min"}.get(ord, "sum")
+    element = _element(ord, out_dtype)
+    total = reduce(G, a, dims, keepdim, kind, out_dtype, lambda x, index: element(x))
+    if ord == 2:
+        return pointwise(G, node, lambda s: ops.sqrt(s), total)
+    if generic:
+        root = ops_constant_rounded(1.0 / ord, out_dtype)
+        return pointwise(G, node, lambda s: ops.pow(s, root()), total)
+    return total
