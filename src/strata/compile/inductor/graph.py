@@ -23,6 +23,7 @@ import operator
 from . import (
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
     lowering_norms,  # noqa: F401  (linalg_vector_norm)
+    lowering_scatter,  # noqa: F401  (scatter, scatter_add, scatter_reduce)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
 )
 from .cprinter import PREAMBLE, print_kernel
@@ -202,17 +203,17 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True,
-                  dim=None):
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, combine="sum",
+                  dim=None, start_fn=None, mask_fn=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
-        holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
-        row at the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
+        holding ``init_fn``'s values combined with (``combine``: IndexAdd's) each source row at
+        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
         name = self._name()
         rows = size[0 if dim is None else dim]
         columns = _numel_of(size) // rows
         inner = None if dim is None else _numel_of(size[dim + 1:])
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
-                                True, row_fn, init_fn, rows, accumulate, inner))
+                                True, row_fn, init_fn, rows, combine, inner, start_fn, mask_fn))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
