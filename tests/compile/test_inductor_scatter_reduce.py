@@ -49,7 +49,8 @@ def test_compiled_scatter_reduce_equals_eager_and_torch(reduction, include_self,
     rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
     index_shape = [data.draw(st.integers(1, n)) for n in shape]     # smaller: a masked kernel
     index_shape[d] = data.draw(st.integers(1, 7))                   # repeats along dim
-    index = rng.integers(0, shape[d], index_shape)
+    index = rng.integers(0, shape[d], index_shape).astype(data.draw(
+        st.sampled_from(["int64", "int32"])))
     x = _values(rng, shape, dtype)
     src = _values(rng, [n + data.draw(st.integers(0, 1)) for n in index_shape], dtype)
 
@@ -69,15 +70,13 @@ def test_compiled_scatter_reduce_equals_eager_and_torch(reduction, include_self,
 SMALLER_INDEX_OPS = {
     "scatter": lambda a, i, s: a.scatter(1, i, s),
     "scatter_add": lambda a, i, s: a.scatter_add(1, i, s),
-    "scatter of a number": lambda a, i, s: a.scatter(1, i, -2.5),
+    "scatter of a number": lambda a, i, s: a.scatter(1, i, -2.5 if a.is_floating_point() else -7),
 }
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32"])
 @pytest.mark.parametrize("name", list(SMALLER_INDEX_OPS))
 def test_scatter_of_a_number_and_a_smaller_index(name, dtype):
-    if dtype == "int64" and name == "scatter of a number":
-        pytest.skip("a float number into an integer tensor: eager's range check")
     fn = SMALLER_INDEX_OPS[name]
     x = np.arange(24).reshape(2, 3, 4).astype(dtype)
     index = np.array([[[2, 0], [1, 1]]])            # (1, 2, 2): smaller in dims 0 and 2
@@ -101,6 +100,23 @@ def test_an_index_out_of_range_raises_eagers_error_before_writing():
                                            "size 3"):
         torch.zeros(2, 3).scatter_reduce_(1, torch.tensor([[0, 1], [0, 3]]), torch.ones(2, 3),
                                           "amax")
+
+
+def test_an_empty_index_gives_self_and_a_number_out_of_range_keeps_eagers_error():
+    x = strata.arange(6, dtype=strata.int32).reshape(2, 3)
+    empty = strata.zeros(2, 0, dtype=strata.int64)
+    got = compile_fx(make_fx(lambda a, i: a.scatter(1, i, 5))(x, empty), [x, empty])
+    assert "Fallback" not in got.ir_post_fusion
+    assert got(x, empty)[0].tolist() == x.tolist()
+    index = strata.tensor([[0], [1]])
+    big = strata.compile(lambda a, i: a.scatter(1, i, 2 ** 40), backend="inductor")
+    message = "value cannot be converted to type int without overflow"
+    with pytest.raises(RuntimeError, match=message):
+        big(x, index)
+    assert x.tolist() == [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(RuntimeError, match=message):
+        torch.arange(6, dtype=torch.int32).reshape(2, 3).scatter(1, torch.tensor([[0], [1]]),
+                                                                  2 ** 40)
 
 
 def test_a_bool_mean_raises_pytorchs_error():

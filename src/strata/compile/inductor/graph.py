@@ -424,7 +424,7 @@ class GraphLowering:
     def pre_fusion_text(self):
         """Every node as it was lowered, in order (printed only when asked: formatting runs
         every inner_fn again)."""
-        return "\n".join(f"{n.name} = {n.kind}({n.target})" if isinstance(n, FallbackStep)
+        return "\n".join(_step_text(n) if isinstance(n, FallbackStep)
                          else format_node(n) for n in self.pre_fusion) + "\n"
 
     def post_fusion_text(self):
@@ -435,7 +435,7 @@ class GraphLowering:
                              f"{len(step.nodes)} node(s) fused")
                 lines.extend("  " + format_node(n).replace("\n", "\n  ") for n in step.nodes)
             else:
-                lines.append(f"{step.name} = {step.kind}({step.target})")
+                lines.append(_step_text(step))
         return "\n".join(lines) + "\n"
 
     def flat_variant(self, step, needed=None):
@@ -459,6 +459,15 @@ class GraphLowering:
             if flat is not None:
                 printed.append(print_kernel(flat, step.outer + step.inner))
         return PREAMBLE + "\n\n".join(printed) + "\n"
+
+
+def _step_text(step):
+    """``buf3 = Fallback(<OpOverload aten::sort.stable>)``; a random op drawn from the graph's
+    stream names the op too: ``Fallback(seeded_random(<OpOverload aten::normal_>))``."""
+    target = step.target
+    if getattr(target, "__name__", None) == "seeded_random" and step.args:
+        return f"{step.name} = {step.kind}(seeded_random({step.args[0]}))"
+    return f"{step.name} = {step.kind}({target})"
 
 
 def _c_types_only(node, args):

@@ -21,6 +21,7 @@ from .lowering_nn import _clamped_row, _index_check
 from .lowering_select import FLOAT32_MAX
 
 DTYPES = FLOATS + ("int64", "int32", "bool")
+INT_BITS = {"int64": 64, "int32": 32}
 COMBINE = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 
 
@@ -48,8 +49,14 @@ def _scatter_value(G, node, self, dim, index, value):
     number eager must range-check (an integer, a finite float beyond float32) keeps eager's
     kernel and its error."""
     dtype = out_spec(node)[0]
-    if dtype not in FLOATS or isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            dtype == "float32" and math.isfinite(value) and abs(value) > FLOAT32_MAX):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise NoLowering("scatter.value: a bool or complex value")
+    if dtype in FLOATS:
+        fits = dtype == "float64" or not math.isfinite(value) or abs(value) <= FLOAT32_MAX
+    else:
+        bits = INT_BITS.get(dtype, 0)
+        fits = isinstance(value, int) and -(1 << (bits - 1)) <= value < 1 << (bits - 1)
+    if not fits:
         raise NoLowering("scatter.value: a value eager range-checks")
     return _scatter_along(G, node, self, dim, index, value, "assign")
 
@@ -86,13 +93,13 @@ def _scatter_along(G, node, self, dim, index, src, reduction, include_self=True)
     nd = len(size)
     d = dim % max(nd, 1)
     number = not isinstance(src, TensorValue)
-    if dtype not in DTYPES or not nd or index.dtype != "int64" or self.dtype != dtype \
+    if 0 in index.size and dtype in DTYPES and self.dtype == dtype:
+        return TensorValue(dtype, size, self.load)      # nothing scattered: self
+    if dtype not in DTYPES or not nd or index.dtype not in INT_BITS or self.dtype != dtype \
             or (not number and (src.dtype != dtype or len(src.size) != nd
                                 or any(s < i for s, i in zip(src.size, index.size)))) \
             or len(index.size) != nd or any(index.size[k] > size[k] for k in range(nd) if k != d):
         raise NoLowering("scatter: an index or source that does not fit the output")
-    if 0 in index.size:
-        return TensorValue(dtype, size, self.load)
     rows, others = size[d], size[:d] + size[d + 1:]
     reach = index.size[:d] + index.size[d + 1:]
     index = G.realize(index)
@@ -124,6 +131,8 @@ def _scatter_along(G, node, self, dim, index, src, reduction, include_self=True)
 
     def row(column, rindex):
         place = index.load(element(column[0], rindex[0], True))
+        if index.dtype != "int64":
+            place = ops.to_dtype(place, "int64")
         return ops.index_expr(_clamped_row(place, rows), "int64")
 
     if number:
