@@ -258,7 +258,8 @@ def _check_index_bounds(index, dim, size):
 _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
            aten.embedding.default: "_check_indices",
            aten.index_add_.default: "_check_index_bounds",
-           aten.scatter.src: "_check_index_bounds"}
+           aten.scatter.src: "_check_index_bounds",
+           aten.gather.default: "_check_index_bounds"}
 
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel

@@ -258,6 +258,22 @@ class CHandler:
     def relu(self, x):
         return self._emit(f"{x} < 0 ? 0 : {x}", x.dtype)   # NaN stays NaN
 
+    def libm(self, fn, *args):
+        """libm's ``fn`` of floats (``fnf`` in float32): the functions beyond VECTOR_MATH
+        (floor, fmod, atan2, asinh...), which gcc inlines or calls per element."""
+        suffix = "f" if args[0].dtype == "float32" else ""
+        return self._emit(f"{fn}{suffix}({', '.join(map(str, args))})", args[0].dtype)
+
+    def classify(self, macro, x):
+        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool."""
+        return self._emit(f"{macro}({x}) != 0", "bool")
+
+    def bitwise(self, operator, a, b=None):
+        """``~a`` (``!a`` for a bool), or ``a & b``, ``a | b``, ``a ^ b`` of integers/bools."""
+        if b is None:
+            return self._emit(f"{'!' if a.dtype == 'bool' else '~'}{a}", a.dtype)
+        return self._emit(f"{a} {operator} {b}", a.dtype)
+
     def __getattr__(self, name):
         if name in VECTOR_MATH:
             return lambda x: self._math(name, x)

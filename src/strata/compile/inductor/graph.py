@@ -21,6 +21,7 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 import operator
 
 from . import (
+    lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
     lowering_norms,  # noqa: F401  (linalg_vector_norm)
     lowering_scatter,  # noqa: F401  (scatter, scatter_add, scatter_reduce)

@@ -1,6 +1,6 @@
-"""Lowering rows of the scatters: ``scatter`` (a tensor or a number), ``scatter_add`` and
-``scatter_reduce`` (sum, prod, mean, amax, amin; with or without self) along any dim, as the
-IndexAdd kernel (Note [Scatter-add] in ir.py).
+"""Lowering rows of gather (an indexed load) and the scatters: ``scatter`` (a tensor or a
+number), ``scatter_add`` and ``scatter_reduce`` (sum, prod, mean, amax, amin; with or without
+self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py).
 
 Each computes what eager's kernel (backends/cpu/scatter.py ``_scatter``) computes: the output
 starts as self; with ``include_self=False`` every element the index reaches is first set to the
@@ -23,6 +23,26 @@ from .lowering_select import FLOAT32_MAX
 DTYPES = FLOATS + ("int64", "int32", "bool")
 INT_BITS = {"int64": 64, "int32": 32}
 COMBINE = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "max", "amin": "min"}
+
+
+@register(aten.gather.default)
+def _gather(G, node, self, dim, index, sparse_grad=False):
+    """``out[..., i, ...] = self[..., index[..., i, ...], ...]``: an indexed load that fuses
+    with its readers; a Check step first raises eager's error for an index outside the dim."""
+    dtype, size = out_spec(node)
+    if not size or len(self.size) != len(size) or index.dtype not in INT_BITS:
+        raise NoLowering("gather: a 0-dim input")
+    d = dim % len(size)
+    rows = self.size[d]
+    index = G.realize(index)
+    _index_check(G, aten.gather.default, index, d, rows)
+
+    def load(i):
+        row = index.load(i)
+        if index.dtype != "int64":
+            row = ops.to_dtype(row, "int64")
+        return self.load((*i[:d], _clamped_row(row, rows), *i[d + 1:]))
+    return TensorValue(dtype, tuple(size), load)
 
 
 @register(aten.scatter.src)

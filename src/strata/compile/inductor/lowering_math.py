@@ -1,0 +1,182 @@
+"""Lowering rows of the pointwise math beyond lowering.py's: libm functions (exp2, log2,
+log10, the trigonometric and hyperbolic ones, erfc, atan2, hypot, copysign, fmax, fmin,
+fmod), rounding (floor, ceil, trunc, round), the float tests (isnan, isinf, isfinite,
+signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a rounding mode.
+
+Each is eager's formula (backends/cpu/pointwise.py: NumPy's ufunc) in the result's dtype:
+rounding, tests, logical and bitwise ops, fmod, copysign and the remainder/floor-division
+steps of NumPy's ``npy_divmod`` give its bits; the transcendental functions are glibc's, which
+agree with NumPy's own (SIMD) versions within a few ulps. Integer division and modulo keep the
+eager kernel (it raises ZeroDivisionError where C would trap). Only C graphs: the OpenCL
+printer has its own names for these.
+"""
+
+from .ir import TensorValue, ops
+from .lowering import FLOATS, NoLowering, aten, out_spec, pointwise, register
+
+INTEGERS = ("int64", "int32")
+
+
+def _c_graph(G, node, dtypes):
+    if G.device_type != "cpu" or out_spec(node)[0] not in dtypes:
+        raise NoLowering(f"{node.target}: a dtype or a printer without it")
+
+
+def _libm(fn):
+    def lower(G, node, *args):
+        _c_graph(G, node, FLOATS)
+        return pointwise(G, node, lambda *xs: ops.libm(fn, *xs), *args)
+    return lower
+
+
+for _name in ("exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+              "acosh", "atanh", "erfc", "atan2", "hypot", "fmax", "fmin"):
+    register(getattr(aten, _name).default)(_libm(_name))
+register(aten.copysign.Tensor)(_libm("copysign"))
+register(aten.fmod.Tensor)(_libm("fmod"))
+
+
+def _rounding(fn):
+    """Whole numbers stay themselves (integers: eager's ``_keep_int``)."""
+    def lower(G, node, a, decimals=0):
+        _c_graph(G, node, FLOATS + INTEGERS)
+        if decimals:
+            raise NoLowering("round: decimals (eager scales by a power of ten)")
+        if out_spec(node)[0] in INTEGERS:
+            return pointwise(G, node, lambda x: x, a)
+        return pointwise(G, node, lambda x: ops.libm(fn, x), a)
+    return lower
+
+
+for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
+                   ("round", "nearbyint")):     # NumPy's rint: half to even
+    register(getattr(aten, _name).default)(_rounding(_fn))
+
+
+def _classify(macro, integer_answer):
+    """A test of the input's own values; an integer is never NaN or infinite."""
+    def lower(G, node, a):
+        _c_graph(G, node, ("bool",))
+        if a.dtype in FLOATS:
+            return pointwise(G, node, lambda x: ops.classify(macro, x), a, compute=a.dtype)
+        if a.dtype not in INTEGERS + ("bool",):
+            raise NoLowering(f"{macro} of {a.dtype}")
+        return pointwise(G, node, lambda x: integer_answer(x, a.dtype), a, compute=a.dtype)
+    return lower
+
+
+register(aten.isnan.default)(_classify("isnan", lambda x, t: ops.constant(False, "bool")))
+register(aten.isinf.default)(_classify("isinf", lambda x, t: ops.constant(False, "bool")))
+register(aten.isfinite.default)(_classify("isfinite", lambda x, t: ops.constant(True, "bool")))
+register(aten.signbit.default)(_classify("signbit", lambda x, t: ops.lt(
+    x, ops.constant(0, t)) if t != "bool" else ops.constant(False, "bool")))
+
+
+def _truth(value, size):
+    """``index -> value != 0`` (NaN is true), in the value's own dtype."""
+    if not isinstance(value, TensorValue):
+        if isinstance(value, complex):
+            raise NoLowering("a complex number")
+        return lambda index: ops.constant(bool(value), "bool")
+    lead = len(size) - len(value.size)
+
+    def load(index):
+        idx = tuple(0 if s == 1 and size[lead + d] != 1 else index[lead + d]
+                    for d, s in enumerate(value.size))
+        x = value.load(idx)
+        return x if value.dtype == "bool" else ops.ne(x, ops.constant(0, value.dtype))
+    return load
+
+
+_LOGICAL = {
+    aten.logical_and.default: lambda a, b: ops.where(a, b, ops.constant(False, "bool")),
+    aten.logical_or.default: lambda a, b: ops.where(a, ops.constant(True, "bool"), b),
+    aten.logical_xor.default: lambda a, b: ops.ne(a, b),
+}
+
+
+@register(*_LOGICAL)
+def _logical(G, node, a, b):
+    _c_graph(G, node, ("bool",))
+    size = out_spec(node)[1]
+    left, right = _truth(a, size), _truth(b, size)
+    if any(isinstance(v, TensorValue) and v.dtype not in FLOATS + INTEGERS + ("bool",)
+           for v in (a, b)):
+        raise NoLowering("logical op of an unsigned or small integer")
+    return TensorValue("bool", size, lambda i: _LOGICAL[node.target](left(i), right(i)))
+
+
+@register(aten.logical_not.default)
+def _logical_not(G, node, a):
+    _c_graph(G, node, ("bool",))
+    if a.dtype not in FLOATS + INTEGERS + ("bool",):
+        raise NoLowering("logical_not of an unsigned or small integer")
+    truth = _truth(a, a.size)
+    return TensorValue("bool", tuple(a.size), lambda i: ops.eq(
+        truth(i), ops.constant(False, "bool")))
+
+
+def _bitwise(operator):
+    def lower(G, node, a, b):
+        _c_graph(G, node, INTEGERS + ("bool",))
+        return pointwise(G, node, lambda x, y: ops.bitwise(operator, x, y), a, b)
+    return lower
+
+
+register(aten.bitwise_and.Tensor)(_bitwise("&"))
+register(aten.bitwise_or.Tensor)(_bitwise("|"))
+register(aten.bitwise_xor.Tensor)(_bitwise("^"))
+
+
+@register(aten.bitwise_not.default)
+def _bitwise_not(G, node, a):
+    _c_graph(G, node, INTEGERS + ("bool",))
+    return pointwise(G, node, lambda x: ops.bitwise("~", x), a)
+
+
+# --- NumPy's npy_divmod: Python's remainder and floor division of floats ---------------------
+
+def _remainder_of(a, b, dtype):
+    """``fmod`` moved into b's sign (a zero remainder takes b's sign); b == 0 gives fmod's
+    NaN."""
+    zero = ops.constant(0, dtype)
+    mod = ops.libm("fmod", a, b)
+    moved = ops.ne(ops.lt(b, zero), ops.lt(mod, zero))
+    adjusted = ops.where(moved, ops.add(mod, b), mod)
+    signed_zero = ops.libm("copysign", zero, b)
+    return ops.where(ops.eq(b, zero), mod, ops.where(ops.ne(mod, zero), adjusted, signed_zero))
+
+
+def _floor_divide_of(a, b, dtype):
+    """``(a - fmod(a, b)) / b``, one less where the remainder moved, snapped to the nearest
+    whole number (a zero quotient takes the sign of a / b); b == 0 gives a / b."""
+    zero, one = ops.constant(0, dtype), ops.constant(1, dtype)
+    mod = ops.libm("fmod", a, b)
+    quotient = ops.truediv(ops.sub(a, mod), b)
+    moved = ops.where(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)),
+                      ops.constant(False, "bool"))
+    quotient = ops.where(moved, ops.sub(quotient, one), quotient)
+    whole = ops.libm("floor", quotient)
+    whole = ops.where(ops.gt(ops.sub(quotient, whole), ops.constant(0.5, dtype)),
+                      ops.add(whole, one), whole)
+    snapped = ops.where(ops.ne(quotient, zero), whole,
+                        ops.libm("copysign", zero, ops.truediv(a, b)))
+    return ops.where(ops.eq(b, zero), ops.truediv(a, b), snapped)
+
+
+@register(aten.remainder.Tensor)
+def _remainder(G, node, a, b):
+    _c_graph(G, node, FLOATS)
+    dtype = out_spec(node)[0]
+    return pointwise(G, node, lambda x, y: _remainder_of(x, y, dtype), a, b)
+
+
+@register(aten.div.Tensor_mode)
+def _div_mode(G, node, a, b, rounding_mode=None):
+    _c_graph(G, node, FLOATS)
+    dtype = out_spec(node)[0]
+    if rounding_mode == "floor":
+        return pointwise(G, node, lambda x, y: _floor_divide_of(x, y, dtype), a, b)
+    if rounding_mode == "trunc":
+        return pointwise(G, node, lambda x, y: ops.libm("trunc", ops.truediv(x, y)), a, b)
+    return pointwise(G, node, lambda x, y: ops.truediv(x, y), a, b)

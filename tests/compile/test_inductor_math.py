@@ -1,0 +1,175 @@
+"""The pointwise rows of lowering_math.py, ``select`` and ``gather``: every op-db sample of
+these ops compiled with inductor == eager strata (bit for bit where eager computes the same
+formula: rounding, tests, logical and bitwise ops, fmod, copysign, remainder, floor division;
+within a few ulps for glibc's transcendental functions against NumPy's), plus hypothesis over
+shapes and values with NaN, Inf and -0.0 against eager and PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+from helpers import to_strata
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from op_samples import all_samples
+
+import strata
+from strata.compile.aot import make_fx
+from strata.compile.inductor.compile_fx import compile_fx
+
+pytestmark = pytest.mark.filterwarnings("error::UserWarning")   # a capture that fell back
+
+EXACT = ["floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "signbit",
+         "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_not",
+         "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor", "fmod.Tensor",
+         "copysign.Tensor", "remainder.Tensor", "div.Tensor_mode", "fmax", "fmin",
+         "select.int", "gather"]
+LIBM = ["exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+        "acosh", "atanh", "erfc", "atan2", "hypot"]
+ULPS = 4
+# NumPy's own fmax/fmin answer a tie of 0.0 and -0.0 with either sign (its SIMD loop and its
+# scalar tail differ), so these are compared by value
+ZERO_SIGN_FREE = {"fmax", "fmin"}
+SAMPLES = all_samples()
+# every third sample of each op (its dtypes, broadcasts and bad inputs), to keep this short
+CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in EXACT + LIBM
+         for i in range(0, len(SAMPLES[f"aten::{name}"]), 3)]
+
+
+def _run(fn, inputs):
+    try:
+        return fn(*inputs), None
+    except Exception as e:       # a bad-input sample: the same error both ways
+        return None, e
+
+
+def _assert_close_in_ulps(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if got.dtype.kind != "f":
+        assert np.array_equal(got, want)
+        return
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    spacing = np.spacing(np.maximum(np.abs(want), np.finfo(want.dtype).tiny).astype(want.dtype))
+    with np.errstate(invalid="ignore"):     # inf - inf where both are the same inf
+        close = np.abs(got.astype(np.float64) - want) <= ULPS * spacing
+    assert (same | close).all(), (got[~(same | close)], want[~(same | close)])
+
+
+@pytest.mark.parametrize("name,i", CASES)
+def test_op_db_sample_compiled_equals_eager(name, i):
+    sample = SAMPLES[f"aten::{name}"][i]
+    inputs = [to_strata(x) if isinstance(x, np.ndarray) else x for x in sample.inputs]
+
+    def fn(*xs):
+        return sample.fn(strata, *xs)
+    want, error = _run(fn, inputs)
+    strata._dynamo.reset()
+    got, got_error = _run(strata.compile(fn, backend="inductor"), inputs)
+    if error is not None:
+        assert type(got_error) is type(error) and str(got_error) == str(error)
+        return
+    assert got_error is None, got_error
+    got, want = (got if isinstance(got, tuple) else (got,)), (
+        want if isinstance(want, tuple) else (want,))
+    for g, w in zip(got, want):
+        if not isinstance(w, strata.Tensor):
+            assert g == w
+        elif name in ZERO_SIGN_FREE:
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        elif name in EXACT or w.dtype.is_floating_point is False:
+            assert g.dtype == w.dtype and g.numpy().tobytes() == w.numpy().tobytes()
+        else:
+            _assert_close_in_ulps(g.numpy(), w.numpy())
+
+
+SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0, 0.5, -0.5, 1.5, -2.5, 1e-40]
+UNARY = {name: (lambda m, x, n=name: getattr(m, n)(x)) for name in (
+    "floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "signbit", "logical_not",
+    "exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+    "atanh", "erfc")}
+BINARY = {name: (lambda m, x, y, n=name: getattr(m, n)(x, y)) for name in (
+    "fmod", "remainder", "copysign", "atan2", "hypot", "fmax", "fmin", "logical_and",
+    "logical_or", "logical_xor")}
+BINARY["floor_divide"] = lambda m, x, y: m.div(x, y, rounding_mode="floor")
+BINARY["trunc_divide"] = lambda m, x, y: m.div(x, y, rounding_mode="trunc")
+
+
+def _floats(rng, shape, dtype):
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    flat = x.reshape(-1)
+    flat[rng.integers(0, flat.size, max(1, flat.size // 3))] = rng.choice(
+        np.array(SPECIAL, dtype), max(1, flat.size // 3))
+    return x
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(sorted(UNARY) + sorted(BINARY)),
+       shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2 ** 16))
+def test_compiled_math_equals_eager_and_torch(name, shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    args = [_floats(rng, shape, dtype) for _ in range(1 if name in UNARY else 2)]
+    fn = UNARY.get(name) or BINARY[name]
+    strata._dynamo.reset()
+    tensors = [strata.tensor(a) for a in args]
+    got = strata.compile(lambda *xs: fn(strata, *xs) * 1, backend="inductor")(*tensors)
+    eager = fn(strata, *tensors) * 1
+    want = fn(torch, *(torch.tensor(a) for a in args)) * 1
+    if name in LIBM:
+        _assert_close_in_ulps(got.numpy(), eager.numpy())
+    elif name in ZERO_SIGN_FREE:
+        np.testing.assert_array_equal(got.numpy(), eager.numpy())
+    else:
+        assert got.numpy().tobytes() == eager.numpy().tobytes()
+    # PyTorch's own (Sleef) functions round differently from NumPy's and glibc's
+    np.testing.assert_allclose(eager.numpy(), want.numpy(), rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
+
+
+@settings(max_examples=20, deadline=None)
+@given(dtype=st.sampled_from(["int64", "int32", "bool"]),
+       name=st.sampled_from(["bitwise_and", "bitwise_or", "bitwise_xor", "logical_and",
+                             "logical_xor", "floor", "signbit", "isfinite", "bitwise_not"]),
+       shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2 ** 16))
+def test_compiled_integer_and_bool_ops_equal_eager_and_torch(dtype, name, shape, seed):
+    if dtype == "bool" and name == "floor":
+        return      # PyTorch has no bool floor
+    rng = np.random.default_rng(seed)
+    args = [(rng.integers(-2 ** 31, 2 ** 31, shape) if dtype != "bool"
+             else rng.random(shape) < 0.5).astype(dtype) for _ in range(2)]
+    unary = name in ("floor", "signbit", "isfinite", "bitwise_not")
+    args = args[:1] if unary else args
+
+    def fn(m, *xs):
+        return getattr(m, name)(*xs)
+    strata._dynamo.reset()
+    tensors = [strata.tensor(a) for a in args]
+    got = strata.compile(lambda *xs: fn(strata, *xs), backend="inductor")(*tensors)
+    eager = fn(strata, *tensors)
+    assert got.numpy().tobytes() == eager.numpy().tobytes()
+    np.testing.assert_array_equal(eager.numpy(), fn(torch, *map(torch.tensor, args)).numpy())
+
+
+@pytest.mark.parametrize("name", sorted(UNARY) + sorted(BINARY) + ["select", "gather"])
+def test_lowered_without_a_fallback(name):
+    x, y = strata.randn(3, 4), strata.randn(3, 4)
+    if name == "select":
+        fn, args = (lambda x: x.select(1, -2) + 1), (x,)
+    elif name == "gather":
+        fn, args = (lambda x, i: x.gather(0, i).exp()), (x, strata.tensor([[2, 0, 1, 1]]))
+    else:
+        op = UNARY.get(name) or BINARY[name]
+        fn, args = (lambda *xs: op(strata, *xs)), (x,) if name in UNARY else (x, y)
+    run = compile_fx(make_fx(fn)(*args), list(args))
+    assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+
+
+def test_gather_index_out_of_range_raises_eagers_error_first():
+    x = strata.arange(6.0).reshape(2, 3)
+    compiled = strata.compile(lambda x, i: x.gather(1, i) * 2, backend="inductor")
+    message = "index 3 is out of bounds for dimension 1 with size 3"
+    with pytest.raises(RuntimeError, match=message):
+        compiled(x, strata.tensor([[0, 3]]))
+    with pytest.raises(RuntimeError, match=message):
+        torch.arange(6.0).reshape(2, 3).gather(1, torch.tensor([[0, 3]]))
+    assert compiled(x, strata.tensor([[2, 0]])).tolist() == [[4.0, 0.0]]
