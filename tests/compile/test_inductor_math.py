@@ -173,3 +173,35 @@ def test_gather_index_out_of_range_raises_eagers_error_first():
     with pytest.raises(RuntimeError, match=message):
         torch.arange(6.0).reshape(2, 3).gather(1, torch.tensor([[0, 3]]))
     assert compiled(x, strata.tensor([[2, 0]])).tolist() == [[4.0, 0.0]]
+
+
+@settings(max_examples=20, deadline=None)
+@given(op=st.sampled_from(["lt", "le", "gt", "ge", "eq", "ne"]),
+       dtypes=st.sampled_from([("int64", "float32"), ("int32", "float64"), ("bool", "int64"),
+                               ("float32", "float64"), ("int64", None), ("int32", None)]),
+       scalar=st.sampled_from([0.5, -1, 2, float("nan"), float("inf")]),
+       seed=st.integers(0, 2 ** 16))
+def test_compiled_comparisons_of_mixed_dtypes_equal_eager_and_torch(op, dtypes, scalar, seed):
+    """The operands compared in their promoted dtype (an integer tensor against 0.5: float32),
+    as eager; a dtype pair with no second tensor compares against the Python number."""
+    rng = np.random.default_rng(seed)
+    a = (rng.integers(-3, 4, (3, 5)) * 0.5 ** rng.integers(0, 2)).astype(dtypes[0])
+    b = scalar if dtypes[1] is None else rng.integers(-3, 4, (5,)).astype(dtypes[1])
+
+    def fn(m, x, y):
+        return getattr(m, op)(x, y)
+    strata._dynamo.reset()
+    tensors = [strata.tensor(v) if isinstance(v, np.ndarray) else v for v in (a, b)]
+    got = strata.compile(lambda x, y: fn(strata, x, y), backend="inductor")(*tensors)
+    eager = fn(strata, *tensors)
+    assert got.numpy().tobytes() == eager.numpy().tobytes()
+    want = fn(torch, *(torch.tensor(v) if isinstance(v, np.ndarray) else v for v in (a, b)))
+    np.testing.assert_array_equal(eager.numpy(), want.numpy())
+
+
+def test_mixed_dtype_comparisons_lowered_without_a_fallback():
+    x, y = strata.tensor([1, 2, 3]), strata.tensor([1.5, 2.0, -1.0])
+    for fn, args in ((lambda a: a > 1.5, (x,)), (lambda a, b: a == b, (x, y))):
+        run = compile_fx(make_fx(fn)(*args), list(args))
+        assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+        assert run(*args)[0].tolist() == fn(*args).tolist()

@@ -10,6 +10,7 @@ the eager BLAS kernel.
 
 import math
 
+from ...core import dtype as D
 from ...ops.op import ops as torch_ops
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
@@ -129,14 +130,11 @@ def _silu(G, node, a):
 
 
 def _compare(fn):
+    """Computed in the operands' promoted dtype, as eager compares (an int64 tensor against
+    0.5 in float32)."""
     def lower(G, node, a, b):
-        tensors = [x for x in (a, b) if isinstance(x, TensorValue)]
-        if len({t.dtype for t in tensors}) != 1:
-            raise NoLowering("mixed dtypes")
-        compute = tensors[0].dtype
-        if compute not in FLOATS and any(isinstance(x, float) for x in (a, b)):
-            raise NoLowering("float scalar against an integer tensor")
-        return pointwise(G, node, fn, a, b, compute=compute)
+        operands = [x.meta["val"] if hasattr(x, "meta") else x for x in node.args[:2]]
+        return pointwise(G, node, fn, a, b, compute=dtype_name(D.result_type(*operands)))
     return lower
 
 
