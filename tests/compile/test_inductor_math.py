@@ -205,3 +205,45 @@ def test_mixed_dtype_comparisons_lowered_without_a_fallback():
         run = compile_fx(make_fx(fn)(*args), list(args))
         assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
         assert run(*args)[0].tolist() == fn(*args).tolist()
+
+
+INTEGER_DIVISIONS = {
+    "fmod": lambda m, x, y: m.fmod(x, y),
+    "remainder": lambda m, x, y: m.remainder(x, y),
+    "floor": lambda m, x, y: m.div(x, y, rounding_mode="floor"),
+    "trunc": lambda m, x, y: m.div(x, y, rounding_mode="trunc"),
+}
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(sorted(INTEGER_DIVISIONS)), dtype=st.sampled_from(["int64", "int32"]),
+       shape=st.lists(st.integers(1, 6), min_size=1, max_size=2), seed=st.integers(0, 2 ** 16))
+def test_compiled_integer_divisions_equal_eager_and_torch(name, dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    low = np.iinfo(dtype).min
+    a = rng.integers(-50, 50, shape).astype(dtype)
+    b = rng.choice(np.array([-7, -3, -1, 1, 2, 5], dtype), shape)
+    a.reshape(-1)[0], b.reshape(-1)[0] = low, -1      # x / -1 wraps, where C would trap
+    fn = INTEGER_DIVISIONS[name]
+    strata._dynamo.reset()
+    tensors = [strata.tensor(a), strata.tensor(b)]
+    got = strata.compile(lambda x, y: fn(strata, x, y), backend="inductor")(*tensors)
+    eager = fn(strata, *tensors)
+    assert got.numpy().tobytes() == eager.numpy().tobytes()
+    # PyTorch's CPU kernel traps (SIGFPE) on INT_MIN / -1: compared without that element
+    want = fn(torch, torch.tensor(a.reshape(-1)[1:]), torch.tensor(b.reshape(-1)[1:])).numpy()
+    np.testing.assert_array_equal(eager.numpy().reshape(-1)[1:], want)
+
+
+@pytest.mark.parametrize("name", sorted(INTEGER_DIVISIONS))
+def test_an_integer_division_by_zero_raises_eagers_error_first(name):
+    fn = INTEGER_DIVISIONS[name]
+    x, y = strata.tensor([5, 7]), strata.tensor([2, 3])
+    run = compile_fx(make_fx(lambda x, y: fn(strata, x, y))(x, y), [x, y])
+    assert "Fallback" not in run.ir_post_fusion and "Check" in run.ir_post_fusion
+    compiled = strata.compile(lambda x, y: fn(strata, x, y).add_(1), backend="inductor")
+    assert compiled(x, y).tolist() == fn(strata, x, y).add(1).tolist()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        compiled(x, strata.tensor([2, 0]))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(torch, torch.tensor([5, 7]), torch.tensor([2, 0]))

@@ -264,6 +264,17 @@ class CHandler:
         suffix = "f" if args[0].dtype == "float32" else ""
         return self._emit(f"{fn}{suffix}({', '.join(map(str, args))})", args[0].dtype)
 
+    def int_fmod(self, a, b):
+        """C's ``%`` of integers (truncated, as ``fmod``), 0 for b = -1 and b = 0, where the
+        hardware traps (INT64_MIN % -1 overflows; a Check step has refused a zero divisor).
+        One conditional expression: C evaluates only the branch it takes."""
+        return self._emit(f"({b} == 0 || {b} == -1) ? 0 : {a} % {b}", a.dtype)
+
+    def int_trunc_divide(self, a, b):
+        """C's ``/`` of integers; b = -1 negates with wrap-around (INT64_MIN / -1 is
+        INT64_MIN, as NumPy's), b = 0 gives 0 (refused by a Check step)."""
+        return self._emit(f"{b} == 0 ? 0 : ({b} == -1 ? -{a} : {a} / {b})", a.dtype)
+
     def classify(self, macro, x):
         """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool."""
         return self._emit(f"{macro}({x}) != 0", "bool")

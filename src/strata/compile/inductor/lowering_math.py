@@ -6,9 +6,10 @@ signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a ro
 Each is eager's formula (backends/cpu/pointwise.py: NumPy's ufunc) in the result's dtype:
 rounding, tests, logical and bitwise ops, fmod, copysign and the remainder/floor-division
 steps of NumPy's ``npy_divmod`` give its bits; the transcendental functions are glibc's, which
-agree with NumPy's own (SIMD) versions within a few ulps. Integer division and modulo keep the
-eager kernel (it raises ZeroDivisionError where C would trap). Only C graphs: the OpenCL
-printer has its own names for these.
+agree with NumPy's own (SIMD) versions within a few ulps. Integer ``fmod``, ``remainder`` and
+``div`` (floor, trunc) first run eager's divisor check (``RuntimeError: ZeroDivisionError``) as
+a Check step, since C would trap; x / -1 wraps as NumPy's. Only C graphs: the OpenCL printer
+has its own names for these.
 """
 
 from .ir import TensorValue, ops
@@ -33,7 +34,6 @@ for _name in ("exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "c
               "acosh", "atanh", "erfc", "atan2", "hypot", "fmax", "fmin"):
     register(getattr(aten, _name).default)(_libm(_name))
 register(aten.copysign.Tensor)(_libm("copysign"))
-register(aten.fmod.Tensor)(_libm("fmod"))
 
 
 def _rounding(fn):
@@ -164,17 +164,67 @@ def _floor_divide_of(a, b, dtype):
     return ops.where(ops.eq(b, zero), ops.truediv(a, b), snapped)
 
 
+def _divisor_check(G, node, b):
+    """Integer division by zero raises eager's ``RuntimeError: ZeroDivisionError`` in a Check
+    step of the wrapper, before any kernel (a generated kernel cannot raise)."""
+    if not isinstance(b, TensorValue):
+        if b == 0:
+            raise NoLowering("an integer division by the number 0: eager raises")
+        return
+    if 0 in out_spec(node)[1]:
+        raise NoLowering("an empty integer division: eager checks the divisor anyway")
+    G.check(node.target, G.realize(b))
+
+
+def _integer_remainder_of(a, b, dtype):
+    """C's truncated ``%`` moved into b's sign where it is not 0 (NumPy's remainder)."""
+    zero = ops.constant(0, dtype)
+    mod = ops.int_fmod(a, b)
+    moved = ops.where(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)),
+                      ops.constant(False, "bool"))
+    return ops.where(moved, ops.add(mod, b), mod)
+
+
+def _integer_floor_divide_of(a, b, dtype):
+    """C's truncated ``/``, one less where the remainder is not 0 and the signs differ."""
+    zero = ops.constant(0, dtype)
+    mod = ops.int_fmod(a, b)
+    moved = ops.where(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)),
+                      ops.constant(False, "bool"))
+    quotient = ops.int_trunc_divide(a, b)
+    return ops.where(moved, ops.sub(quotient, ops.constant(1, dtype)), quotient)
+
+
+@register(aten.fmod.Tensor)
+def _fmod(G, node, a, b):
+    _c_graph(G, node, FLOATS + INTEGERS)
+    if out_spec(node)[0] in FLOATS:
+        return pointwise(G, node, lambda x, y: ops.libm("fmod", x, y), a, b)
+    _divisor_check(G, node, b)
+    return pointwise(G, node, lambda x, y: ops.int_fmod(x, y), a, b)
+
+
 @register(aten.remainder.Tensor)
 def _remainder(G, node, a, b):
-    _c_graph(G, node, FLOATS)
+    _c_graph(G, node, FLOATS + INTEGERS)
     dtype = out_spec(node)[0]
-    return pointwise(G, node, lambda x, y: _remainder_of(x, y, dtype), a, b)
+    if dtype in FLOATS:
+        return pointwise(G, node, lambda x, y: _remainder_of(x, y, dtype), a, b)
+    _divisor_check(G, node, b)
+    return pointwise(G, node, lambda x, y: _integer_remainder_of(x, y, dtype), a, b)
 
 
 @register(aten.div.Tensor_mode)
 def _div_mode(G, node, a, b, rounding_mode=None):
-    _c_graph(G, node, FLOATS)
+    _c_graph(G, node, FLOATS + INTEGERS)
     dtype = out_spec(node)[0]
+    if dtype in INTEGERS:
+        if rounding_mode not in ("floor", "trunc"):
+            raise NoLowering("integer true division")
+        _divisor_check(G, node, b)
+        if rounding_mode == "floor":
+            return pointwise(G, node, lambda x, y: _integer_floor_divide_of(x, y, dtype), a, b)
+        return pointwise(G, node, lambda x, y: ops.int_trunc_divide(x, y), a, b)
     if rounding_mode == "floor":
         return pointwise(G, node, lambda x, y: _floor_divide_of(x, y, dtype), a, b)
     if rounding_mode == "trunc":
