@@ -31,11 +31,11 @@ from math import prod as _int_prod
 
 from .ir import (
     C_TYPES,
-    REDUCTION_INIT,
     IndexAdd,
     Pointwise,
     RandomDraws,
     Reduction,
+    reduction_init,
     use_handler,
 )
 
@@ -508,7 +508,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         kind = "f" if node.dtype.startswith("float") else "i"
         acc = f"acc_{node.name}"
         lines.append(f"{indent}{C_TYPES[node.dtype]} {acc} = "
-                     f"{REDUCTION_INIT[node.reduction_type, kind]};")
+                     f"{reduction_init(node.reduction_type, node.dtype)};")
         floating_extreme = node.reduction_type in ("max", "min") and kind == "f"
         if floating_extreme:   # OpenMP's max/min ignore NaN: a flag carries it (ATen's rule)
             lines.append(f"{indent}int nan_{acc} = 0;")

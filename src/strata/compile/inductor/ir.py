@@ -33,12 +33,18 @@ C_TYPES = {
     "float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
     "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
 }
-# each reduction's starting value, by dtype kind ("f" float, "i" integer)
-REDUCTION_INIT = {
-    ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
-    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY",
-    ("max", "i"): "INT64_MIN", ("min", "i"): "INT64_MAX",
-}
+# each reduction's starting value in C, by dtype: an integer max/min starts at its own type's
+# limit (INT64_MIN stored in an int8_t accumulator would be 0)
+_LIMITS = {"int64": ("INT64_MIN", "INT64_MAX"), "int32": ("INT32_MIN", "INT32_MAX"),
+           "int16": ("INT16_MIN", "INT16_MAX"), "int8": ("INT8_MIN", "INT8_MAX"),
+           "uint8": ("0", "UINT8_MAX"), "bool": ("false", "true"),
+           "float32": ("-INFINITY", "INFINITY"), "float64": ("-INFINITY", "INFINITY")}
+
+
+def reduction_init(reduction_type, dtype) -> str:
+    if reduction_type in ("max", "min"):
+        return _LIMITS[dtype][reduction_type == "min"]
+    return "0" if reduction_type == "sum" else "1"
 
 _handler = threading.local()
 

@@ -18,6 +18,8 @@ aten = torch_ops.aten
 LOWERINGS: dict = {}
 EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
+INTEGERS = ("int64", "int32", "int16", "int8", "uint8")    # C wraps them as NumPy (-fwrapv)
+DTYPES = FLOATS + INTEGERS + ("bool",)
 COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 
 
@@ -64,7 +66,7 @@ def pointwise(G, node, fn, *args, compute=None):
     """The unrealized value ``fn(*loaded args)`` at each index of the node's output."""
     dtype, size = out_spec(node)
     compute = compute or dtype
-    if compute not in FLOATS + ("int64", "int32", "bool"):
+    if compute not in DTYPES:
         raise NoLowering(f"dtype {compute}")
     if math.prod(size) > 1:
         # A one-element formula of another row (a constant) is computed once, not at every
@@ -194,16 +196,18 @@ def _clone(G, node, a, memory_format=None):
 def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
              non_blocking=False, memory_format=None):
     out_dtype = out_spec(node)[0]
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("conversion")
+    if a.dtype in FLOATS and out_dtype in INTEGERS[2:]:
+        raise NoLowering("a float into a small integer: out of range, C's cast is undefined")
     return pointwise(G, node, lambda x: x, a)
 
 
 @register(aten.full.default)
 def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     out_dtype, out_size = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("full")
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
@@ -212,7 +216,7 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
 @register(aten.scalar_tensor.default)
 def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=None):
     out_dtype, _ = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("scalar_tensor")
     return TensorValue(out_dtype, (), lambda i: ops.constant(s, out_dtype))
@@ -232,7 +236,7 @@ def _empty(G, node, size, dtype=None, layout=None, device=None, pin_memory=None,
     """Memory whose values no one may rely on (the tensor a dropout's ``bernoulli_`` fills):
     zeros, as a formula, so it costs nothing unless read."""
     out_dtype, out_size = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or memory_format not in (
+    if out_dtype not in DTYPES or memory_format not in (
             None, "contiguous_format") or (device is not None and str(device) != "cpu"):
         raise NoLowering("empty")
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(0, out_dtype))

@@ -13,9 +13,7 @@ has its own names for these.
 """
 
 from .ir import TensorValue, ops
-from .lowering import FLOATS, NoLowering, aten, out_spec, pointwise, register
-
-INTEGERS = ("int64", "int32")
+from .lowering import DTYPES, FLOATS, INTEGERS, NoLowering, aten, out_spec, pointwise, register
 
 
 def _c_graph(G, node, dtypes):
@@ -100,17 +98,14 @@ def _logical(G, node, a, b):
     _c_graph(G, node, ("bool",))
     size = out_spec(node)[1]
     left, right = _truth(a, size), _truth(b, size)
-    if any(isinstance(v, TensorValue) and v.dtype not in FLOATS + INTEGERS + ("bool",)
-           for v in (a, b)):
-        raise NoLowering("logical op of an unsigned or small integer")
     return TensorValue("bool", size, lambda i: _LOGICAL[node.target](left(i), right(i)))
 
 
 @register(aten.logical_not.default)
 def _logical_not(G, node, a):
     _c_graph(G, node, ("bool",))
-    if a.dtype not in FLOATS + INTEGERS + ("bool",):
-        raise NoLowering("logical_not of an unsigned or small integer")
+    if a.dtype not in DTYPES:
+        raise NoLowering("logical_not of a half or complex")
     truth = _truth(a, a.size)
     return TensorValue("bool", tuple(a.size), lambda i: ops.eq(
         truth(i), ops.constant(False, "bool")))
