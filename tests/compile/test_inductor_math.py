@@ -1,8 +1,9 @@
-"""The pointwise rows of lowering_math.py, ``select`` and ``gather``: every op-db sample of
-these ops (every fourth) compiled with inductor == eager strata (bit for bit where eager computes the same
-formula: rounding, tests, logical and bitwise ops, fmod, copysign, remainder, floor division;
-within a few ulps for glibc's transcendental functions against NumPy's), plus hypothesis over
-shapes and values with NaN, Inf and -0.0 against eager and PyTorch."""
+"""The pointwise rows of lowering_math.py, ``select``, ``gather`` and the small-integer and
+mixed-dtype cases of lowering.py's rows: every fourth op-db sample of these ops compiled with
+inductor == eager strata (bit for bit where eager computes the same formula: rounding, tests,
+logical and bitwise ops, fmod, copysign, remainder, floor division; within a few ulps for
+glibc's transcendental functions against NumPy's), plus hypothesis over shapes and values with
+NaN, Inf and -0.0 against eager and PyTorch."""
 
 import numpy as np
 import pytest
