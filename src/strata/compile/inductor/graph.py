@@ -23,8 +23,9 @@ import operator
 from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
-    lowering_norms,  # noqa: F401  (linalg_vector_norm)
-    lowering_scatter,  # noqa: F401  (scatter, scatter_add, scatter_reduce)
+    lowering_norms,  # noqa: F401  (linalg_vector_norm, any, all)
+    lowering_scatter,  # noqa: F401  (gather, scatter, scatter_add, scatter_reduce)
+    lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
 )
 from .cprinter import PREAMBLE, print_kernel

@@ -1,6 +1,7 @@
-"""Lowering rows of the norms: ``linalg_vector_norm`` (``clip_grad_norm_``, ``normalize``,
-``Tensor.norm``), one reduction whose prologue is eager's element formula, and a pointwise
-finish that fuses with the reduction's readers.
+"""Lowering rows of the norms and logical reductions: ``linalg_vector_norm``
+(``clip_grad_norm_``, ``normalize``, ``Tensor.norm``), one reduction whose prologue is eager's
+element formula, and a pointwise finish that fuses with the reduction's readers; ``any`` and
+``all`` (a max and a min of the elements' truth).
 
 Eager (backends/cpu/reductions.py ``vector_norm``) computes |x| in the result dtype, then by
 ``ord``: sqrt(sum(|x|^2)) for 2, sum(|x|) for 1, max/min(|x|) for +-inf, the count of nonzeros
@@ -12,7 +13,7 @@ pairwise), so a sum and what is made of it agree within a few ulps, max and min 
 import math
 
 from .ir import ops
-from .lowering import FLOATS, NoLowering, aten, out_spec, pointwise, reduce, register
+from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, pointwise, reduce, register
 
 
 def _element(ord, dtype):
@@ -54,3 +55,25 @@ def _vector_norm(G, node, a, ord=2, dim=None, keepdim=False, dtype=None):
         root = ops_constant_rounded(1.0 / ord, out_dtype)
         return pointwise(G, node, lambda s: ops.pow(s, root()), total)
     return total
+
+
+@register(aten.any.dims, aten.all.dims)
+def _any(G, node, a, dim=None, keepdim=False):
+    """Whether any (all) element is nonzero (NaN is): the max (min) of their truth, a bool
+    (a uint8 0/1 for a uint8 input, as PyTorch)."""
+    out_dtype = out_spec(node)[0]
+    if a.dtype not in DTYPES or not a.size or out_dtype not in ("bool", "uint8"):
+        raise NoLowering("any/all: a half or 0-dim input")
+    if dim is not None and not isinstance(dim, int) and not len(dim):     # dim=[]: no reduction
+        return pointwise(G, node, lambda x: ops.ne(x, ops.constant(0, a.dtype)), a,
+                         compute=a.dtype)
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    kind = "max" if node.target is aten.any.dims else "min"
+    if out_dtype == "bool":
+        return reduce(G, a, dims, keepdim, kind, "bool")
+    # counted in int32, then narrowed: gcc 12 with -march=native (AVX-512) vectorises an
+    # unrolled uint8 max of ``x != 0`` in a simd loop into 0xff (the vector mask), not 1
+    truth = reduce(G, a, dims, keepdim, kind, "int32", lambda x, index: ops.where(
+        ops.ne(x, ops.constant(0, "int32")), ops.constant(1, "int32"),
+        ops.constant(0, "int32")))
+    return pointwise(G, node, lambda x: x, truth)
