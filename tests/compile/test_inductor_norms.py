@@ -105,3 +105,30 @@ def test_a_bad_input_raises_eagers_error():
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as "
                                            "input. Got Long"):
         torch.linalg.vector_norm(torch.tensor([1, 2]))
+
+
+@pytest.mark.filterwarnings("ignore:var.*degrees of freedom")     # PyTorch's, correction >= n
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+       correction=st.sampled_from([None, 0, 1, 2, 0.5]), keepdim=st.booleans(),
+       dtype=st.sampled_from(["float32", "float64"]), specials=st.integers(0, 2), data=st.data())
+def test_compiled_var_equals_eager_and_torch(shape, correction, keepdim, dtype, specials, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    flat = x.reshape(-1)
+    flat[rng.integers(0, flat.size, specials)] = rng.choice(SPECIALS, specials)
+    dims = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1),
+                               st.lists(st.integers(0, len(shape) - 1), min_size=1,
+                                        unique=True)))
+
+    def var(m, t):
+        return m.var(t, dims, correction=correction, keepdim=keepdim)
+    a = strata.tensor(x)
+    got = _lowered(lambda t: var(strata, t), a)(a)[0].numpy()
+    eager = var(strata, a).numpy()
+    want = var(torch, torch.tensor(x)).numpy()
+    assert got.dtype == eager.dtype == want.dtype and got.shape == eager.shape == want.shape
+    n = x.size // max(eager.size, 1)
+    rtol = 8 * n * np.finfo(dtype).eps
+    np.testing.assert_allclose(got, eager, rtol=rtol, atol=rtol, equal_nan=True)
+    np.testing.assert_allclose(eager, want, rtol=rtol, atol=rtol, equal_nan=True)

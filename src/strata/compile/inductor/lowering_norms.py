@@ -1,7 +1,8 @@
 """Lowering rows of the norms and logical reductions: ``linalg_vector_norm``
 (``clip_grad_norm_``, ``normalize``, ``Tensor.norm``), one reduction whose prologue is eager's
-element formula, and a pointwise finish that fuses with the reduction's readers; ``any`` and
-``all`` (a max and a min of the elements' truth).
+element formula, and a pointwise finish that fuses with the reduction's readers; ``var`` (the
+mean, then the sum of squared deviations, as eager's two passes); ``any`` and ``all`` (a max
+and a min of the elements' truth).
 
 Eager (backends/cpu/reductions.py ``vector_norm``) computes |x| in the result dtype, then by
 ``ord``: sqrt(sum(|x|^2)) for 2, sum(|x|) for 1, max/min(|x|) for +-inf, the count of nonzeros
@@ -12,8 +13,18 @@ pairwise), so a sum and what is made of it agree within a few ulps, max and min 
 
 import math
 
-from .ir import ops
-from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, pointwise, reduce, register
+from .ir import TensorValue, ops
+from .lowering import (
+    DTYPES,
+    FLOATS,
+    NoLowering,
+    as_loader,
+    aten,
+    out_spec,
+    pointwise,
+    reduce,
+    register,
+)
 
 
 def _element(ord, dtype):
@@ -77,3 +88,28 @@ def _any(G, node, a, dim=None, keepdim=False):
         ops.ne(x, ops.constant(0, "int32")), ops.constant(1, "int32"),
         ops.constant(0, "int32")))
     return pointwise(G, node, lambda x: x, truth)
+
+
+@register(aten.var.correction)
+def _var(G, node, a, dim=None, correction=None, keepdim=False):
+    """Eager's formula (backends/cpu/reductions.py ``var``): the mean (the sum divided by n in
+    the dtype), the sum of squared deviations from it, divided by max(n - correction, 0) (too
+    few elements give inf or nan, as PyTorch). Sums in the kernel's order: within ulps."""
+    dtype = out_spec(node)[0]
+    if dtype not in FLOATS or a.dtype != dtype or not a.size:
+        raise NoLowering("var: a complex, integer or 0-dim input")
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    reduced = {d % len(a.size) for d in dims} if dims else set(range(len(a.size)))
+    n = math.prod(a.size[d] for d in reduced)
+    a = G.realize(a)    # read by both passes
+    total = reduce(G, a, dims, True, "sum")
+    mean = as_loader(G.realize(TensorValue(dtype, total.size, lambda i: ops.truediv(
+        total.load(i), ops.constant(n, dtype)))), a.size, dtype)
+    x = as_loader(a, a.size, dtype)
+
+    def squared(i):
+        deviation = ops.sub(x(i), mean(i))
+        return ops.mul(deviation, deviation)
+    squares = reduce(G, TensorValue(dtype, a.size, squared), dims, keepdim, "sum")
+    divisor = max(n - (1 if correction is None else correction), 0)
+    return pointwise(G, node, lambda s: ops.truediv(s, ops.constant(divisor, dtype)), squares)
