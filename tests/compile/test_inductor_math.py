@@ -26,7 +26,7 @@ EXACT = ["floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "signb
          "select.int", "gather",
          # rows of lowering.py that now take int8/int16/uint8 and mixed-dtype comparisons
          "add.Tensor", "sub.Tensor", "mul.Tensor", "neg", "abs", "eq.Tensor", "lt.Tensor",
-         "ge.Tensor", "amax", "amin", "_to_copy"]
+         "ge.Tensor", "amax", "amin", "_to_copy", "arange.start_step"]
 LIBM = ["exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
         "acosh", "atanh", "erfc", "atan2", "hypot"]
 ULPS = 4
@@ -268,3 +268,35 @@ def test_compiled_integer_max_and_min_start_at_their_own_limits(dtype, kind, see
     got = strata.compile(lambda t: getattr(t, kind)(1), backend="inductor")(strata.tensor(x))
     assert got.numpy().tobytes() == getattr(strata.tensor(x), kind)(1).numpy().tobytes()
     np.testing.assert_array_equal(got.numpy(), getattr(torch.tensor(x), kind)(1).numpy())
+
+
+@settings(max_examples=20, deadline=None)
+@given(start=st.floats(-50, 50), length=st.integers(1, 40), step=st.floats(0.01, 7),
+       negative=st.booleans(), dtype=st.sampled_from(["float32", "float64"]))
+def test_compiled_float_arange_equals_eager_and_torch(start, length, step, negative, dtype):
+    """eager's ``first + i * delta`` in double, rounded to the dtype."""
+    step = -step if negative else step
+    end = start + length * step
+    x = strata.zeros(1, dtype=getattr(strata, dtype))
+
+    def fn(m, a):
+        return m.arange(start, end, step, dtype=getattr(m, dtype)) + a
+    run = compile_fx(make_fx(lambda a: fn(strata, a))(x), [x])
+    assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+    got, eager = run(x)[0].numpy(), fn(strata, x).numpy()
+    assert got.tobytes() == eager.tobytes()
+    want = fn(torch, torch.zeros(1, dtype=getattr(torch, dtype))).numpy()
+    assert want.shape == eager.shape
+    np.testing.assert_allclose(eager, want, rtol=1e-6, atol=1e-5)
+
+
+def test_bool_numbers_and_integer_fmax_lowered():
+    x, y = strata.tensor([1, 5, -3]), strata.tensor([2, 2, 2])
+
+    def fn(m, a, b):
+        return a + True, a * False, a > True, m.fmax(a, b), m.fmin(a, b)
+    run = compile_fx(make_fx(lambda a, b: fn(strata, a, b))(x, y), [x, y])
+    assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+    got = [t.tolist() for t in run(x, y)]
+    assert got == [t.tolist() for t in fn(strata, x, y)]
+    assert got == [t.tolist() for t in fn(torch, torch.tensor([1, 5, -3]), torch.tensor([2] * 3))]

@@ -11,6 +11,7 @@ the eager BLAS kernel.
 import math
 
 from ...core import dtype as D
+from ...ops.factory import arange_params
 from ...ops.op import ops as torch_ops
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
@@ -49,7 +50,7 @@ def as_loader(arg, size, dtype):
     """``index -> value`` of a TensorValue broadcast to ``size``, or of a Python number, in
     ``dtype``."""
     if not isinstance(arg, TensorValue):
-        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        if not isinstance(arg, (int, float)):     # a bool is an int: True reads as 1
             raise NoLowering(f"argument {arg!r}")
         return lambda index: ops.constant(arg, dtype)
     lead = len(size) - len(arg.size)
@@ -486,12 +487,21 @@ def _as_strided(G, node, a, size, stride, storage_offset=None):
 def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
             pin_memory=None):
     """Integer ranges (the index tensors of a functionalized view write): ``start + i*step``
-    is exact in int64."""
+    is exact in int64. Float ranges are eager's ``first + i * delta`` in double (ATen's
+    accumulate type), rounded to the dtype."""
     out_dtype, size = out_spec(node)
+    if device is not None and str(device) != "cpu":
+        raise NoLowering("arange on another device")
+    if out_dtype in FLOATS and all(isinstance(v, (int, float)) for v in (start, end, step)):
+        _, first, delta = arange_params(start, end, step, node.meta["val"].dtype)
+
+        def value(i):
+            at = ops.mul(ops.index_expr(i[0], "float64"), ops.constant(delta, "float64"))
+            return ops.to_dtype(ops.add(ops.constant(first, "float64"), at), out_dtype)
+        return TensorValue(out_dtype, size, value)
     if out_dtype != "int64" or not all(isinstance(v, int) and not isinstance(v, bool)
-                                       for v in (start, step)) or (
-            device is not None and str(device) != "cpu"):
-        raise NoLowering("arange of floats")
+                                       for v in (start, step)):
+        raise NoLowering("arange of a small integer dtype or float bounds")
     return TensorValue(out_dtype, size, lambda i: ops.index_expr(
         f"{start} + ({i[0]})*{step}", "int64"))
 

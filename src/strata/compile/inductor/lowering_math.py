@@ -28,9 +28,21 @@ def _libm(fn):
     return lower
 
 
+def _fmax(fn, integer_fn):
+    """libm's ``fmax``/``fmin`` (a NaN loses); integers have none: their max/min."""
+    def lower(G, node, a, b):
+        _c_graph(G, node, FLOATS + INTEGERS)
+        if out_spec(node)[0] in INTEGERS:
+            return pointwise(G, node, lambda x, y: getattr(ops, integer_fn)(x, y), a, b)
+        return pointwise(G, node, lambda x, y: ops.libm(fn, x, y), a, b)
+    return lower
+
+
 for _name in ("exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-              "acosh", "atanh", "erfc", "atan2", "hypot", "fmax", "fmin"):
+              "acosh", "atanh", "erfc", "atan2", "hypot"):
     register(getattr(aten, _name).default)(_libm(_name))
+register(aten.fmax.default)(_fmax("fmax", "maximum"))
+register(aten.fmin.default)(_fmax("fmin", "minimum"))
 register(aten.copysign.Tensor)(_libm("copysign"))
 
 
