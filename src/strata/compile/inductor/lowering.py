@@ -20,6 +20,7 @@ LOWERINGS: dict = {}
 EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
 INTEGERS = ("int64", "int32", "int16", "int8", "uint8")    # C wraps them as NumPy (-fwrapv)
+INTEGER_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
 DTYPES = FLOATS + INTEGERS + ("bool",)
 COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 

@@ -1,6 +1,6 @@
 """Lowering rows of the pointwise math beyond lowering.py's: libm functions (exp2, log2,
-log10, the trigonometric and hyperbolic ones, erfc, atan2, hypot, copysign, fmax, fmin,
-fmod), rounding (floor, ceil, trunc, round), the float tests (isnan, isinf, isfinite,
+log10, the trigonometric and hyperbolic ones, erfc, lgamma, atan2, hypot, copysign, fmax, fmin,
+fmod), shifts, rounding (floor, ceil, trunc, round), the float tests (isnan, isinf, isfinite,
 signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a rounding mode.
 
 Each is eager's formula (backends/cpu/pointwise.py: NumPy's ufunc) in the result's dtype:
@@ -13,7 +13,17 @@ has its own names for these.
 """
 
 from .ir import TensorValue, ops
-from .lowering import DTYPES, FLOATS, INTEGERS, NoLowering, aten, out_spec, pointwise, register
+from .lowering import (
+    DTYPES,
+    FLOATS,
+    INTEGER_BITS,
+    INTEGERS,
+    NoLowering,
+    aten,
+    out_spec,
+    pointwise,
+    register,
+)
 
 
 def _c_graph(G, node, dtypes):
@@ -44,6 +54,40 @@ for _name in ("exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "c
 register(aten.fmax.default)(_fmax("fmax", "maximum"))
 register(aten.fmin.default)(_fmax("fmin", "minimum"))
 register(aten.copysign.Tensor)(_libm("copysign"))
+
+
+@register(aten.lgamma.default)
+def _lgamma(G, node, a):
+    """glibc's ``lgamma`` in double, rounded to the dtype: eager's (backends/cpu/special.py)
+    for fewer than 512 elements, and within ulps of its vectorised fdlibm formulas (for
+    negative x near a zero of lgamma, glibc's is the more accurate: there they agree
+    absolutely, not relatively)."""
+    _c_graph(G, node, FLOATS)
+    return pointwise(G, node, lambda x: ops.libm("lgamma", x), a, compute="float64")
+
+
+def _shift(G, node, a, b, left):
+    """eager's ``_shift_left``/``_shift_right`` (PyTorch's): a left shift by a negative amount
+    or by the bit width or more gives 0; a right shift by such an amount saturates (the sign
+    fills). The amount is clamped before C shifts by it (C leaves wider shifts undefined)."""
+    dtype = out_spec(node)[0]
+    _c_graph(G, node, INTEGERS)
+    bits = INTEGER_BITS[dtype]
+    widest = bits if left or dtype == "uint8" else bits - 1
+
+    def shift(x, y):
+        outside = ops.where(ops.lt(y, ops.constant(0, dtype)), ops.constant(True, "bool"),
+                            ops.ge(y, ops.constant(widest, dtype)))
+        if left:
+            amount = ops.where(outside, ops.constant(0, dtype), y)
+            return ops.where(outside, ops.constant(0, dtype), ops.bitwise("<<", x, amount))
+        amount = ops.where(outside, ops.constant(widest, dtype), y)
+        return ops.bitwise(">>", x, amount)
+    return pointwise(G, node, shift, a, b)
+
+
+register(aten.bitwise_left_shift.Tensor)(lambda G, node, a, b: _shift(G, node, a, b, True))
+register(aten.bitwise_right_shift.Tensor)(lambda G, node, a, b: _shift(G, node, a, b, False))
 
 
 def _rounding(fn):
