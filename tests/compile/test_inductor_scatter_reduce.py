@@ -129,3 +129,41 @@ def test_a_bool_mean_raises_pytorchs_error():
     with pytest.raises(NotImplementedError, match=message):
         torch.tensor([True, False]).scatter_reduce(0, torch.tensor([0, 1]),
                                                    torch.tensor([True, False]), "mean")
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=2, max_size=4),
+       dtype=st.sampled_from(["float32", "float64", "int64", "int32", "int8"]),
+       alpha=st.sampled_from([1, 2, -1]), count=st.integers(1, 7), data=st.data())
+def test_index_add_along_any_dim_equals_eager_and_torch(shape, dtype, alpha, count, data):
+    """index_add_ of an N-D tensor along any dim (index_select's and nearest upsampling's
+    backward): the N-D IndexAdd kernel, repeated indices summed in order as eager's add.at."""
+    d = data.draw(st.integers(-len(shape), len(shape) - 1))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = _values(rng, shape, dtype)
+    source_shape = list(shape)
+    source_shape[d] = count
+    source = _values(rng, source_shape, dtype)
+    index = rng.integers(0, shape[d], count)
+
+    def fn(a, i, s):
+        return (a * 2).index_add_(d, i, s * 3, alpha=alpha) + 1
+    tensors = [strata.tensor(v) for v in (x, index, source)]
+    got = _lowered(fn, *tensors)(*tensors)[0].numpy()
+    eager = fn(*tensors).numpy()
+    assert got.tobytes() == eager.tobytes()
+    want = fn(*(torch.tensor(v) for v in (x, index, source))).numpy()
+    if dtype.startswith("float"):
+        np.testing.assert_allclose(eager, want, rtol=1e-5, atol=1e-4, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(eager, want)
+
+
+def test_index_add_along_dim_1_raises_eagers_error_first():
+    x, source = strata.zeros(2, 3), strata.ones(2, 2)
+    compiled = strata.compile(lambda x, i, s: (x * 1).index_add_(1, i, s), backend="inductor")
+    message = "index 3 is out of bounds for dimension 1 with size 3"
+    with pytest.raises(RuntimeError, match=message):
+        compiled(x, strata.tensor([0, 3]), source)
+    with pytest.raises(RuntimeError, match=message):
+        torch.zeros(2, 3).index_add_(1, torch.tensor([0, 3]), torch.ones(2, 2))

@@ -301,37 +301,6 @@ def _embedding(G, node, weight, indices, padding_idx=-1, scale_grad_by_freq=Fals
     return TensorValue(dtype, tuple(size), load)
 
 
-@register(aten.index_add_.default)
-def _index_add(G, node, self, dim, index, source, alpha=1):
-    """Rows of ``source`` added into the rows of ``self`` that ``index`` names (an embedding's
-    backward: the output gradient's rows summed per token) as a generated scatter-add, Note
-    [Scatter-add] in ir.py. The result is a fresh buffer, so ``self`` must be a value of the
-    graph that nothing else reads; a Check step first raises eager's error for an index
-    outside the rows."""
-    dtype, size = out_spec(node)
-    if dtype not in FLOATS or len(size) != 2 or dim not in (0, -2) or len(index.size) != 1 \
-            or index.dtype not in ("int64", "int32") or self.dtype != dtype \
-            or source.dtype != dtype or tuple(source.size) != (index.size[0], size[1]):
-        raise NoLowering("index_add_: not whole rows of a 2-D float tensor")
-    written = node.args[0]
-    if written.op != "call_function" or len(written.users) != 1:
-        raise NoLowering("index_add_: its self is read elsewhere (the write must stay in place)")
-    rows = size[0]
-    index = G.realize(index)
-    _index_check(G, aten.index_add_.default, index, 0, rows)
-
-    def row(column, rindex):
-        value = index.load(rindex)
-        if index.dtype != "int64":
-            value = ops.to_dtype(value, "int64")
-        return ops.index_expr(_clamped_row(value, rows), "int64")
-
-    def added(column, rindex):
-        value = source.load((rindex[0], column[0]))
-        return value if alpha == 1 else ops.mul(value, ops.constant(float(alpha), dtype))
-    return G.index_add(dtype, size, index.size[0], added, row, self.load)
-
-
 # --- dropout's mask and uniform values: draws from the graph's random stream ------------------
 
 @register(seeded_random)

@@ -1,6 +1,6 @@
-"""Lowering rows of gather (an indexed load) and the scatters: ``scatter`` (a tensor or a
-number), ``scatter_add`` and ``scatter_reduce`` (sum, prod, mean, amax, amin; with or without
-self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py).
+"""Lowering rows of gather (an indexed load) and the scatters: ``index_add_``, ``scatter`` (a
+tensor or a number), ``scatter_add`` and ``scatter_reduce`` (sum, prod, mean, amax, amin; with
+or without self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py).
 
 Each computes what eager's kernel (backends/cpu/scatter.py ``_scatter``) computes: the output
 starts as self; with ``include_self=False`` every element the index reaches is first set to the
@@ -16,11 +16,11 @@ import math
 
 from ...ops.scatter import scatter_reduction
 from .ir import TensorValue, contiguous_stride, ops
-from .lowering import FLOATS, NoLowering, aten, out_spec, register
+from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, register
 from .lowering_nn import _clamped_row, _index_check
 from .lowering_select import FLOAT32_MAX
 
-DTYPES = FLOATS + ("int64", "int32", "bool")
+SCATTER_DTYPES = FLOATS + ("int64", "int32", "bool")
 INT_BITS = {"int64": 64, "int32": 32}
 COMBINE = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "max", "amin": "min"}
 
@@ -43,6 +43,52 @@ def _gather(G, node, self, dim, index, sparse_grad=False):
             row = ops.to_dtype(row, "int64")
         return self.load((*i[:d], _clamped_row(row, rows), *i[d + 1:]))
     return TensorValue(dtype, tuple(size), load)
+
+
+@register(aten.index_add_.default)
+def _index_add(G, node, self, dim, index, source, alpha=1):
+    """Slices of ``source`` added into the slices of ``self`` that the 1-D ``index`` names
+    (an embedding's backward: the output gradient's rows summed per token; index_select's and
+    nearest upsampling's backward along any dim) as a generated scatter-add, Note
+    [Scatter-add] in ir.py: dim 0 of a 2-D tensor as whole rows, other dims with the row
+    loaded per column. The result is a fresh buffer, so ``self`` must be a value of the graph
+    that nothing else reads; a Check step first raises eager's error for an index outside the
+    dim."""
+    dtype, size = out_spec(node)
+    nd = len(size)
+    d = dim % max(nd, 1)
+    if dtype not in DTYPES or nd < 2 or len(index.size) != 1 or index.dtype not in INT_BITS \
+            or self.dtype != dtype or source.dtype != dtype or isinstance(alpha, float) and \
+            dtype not in FLOATS or tuple(source.size) != (*size[:d], index.size[0], *size[d + 1:]):
+        raise NoLowering("index_add_: a 0-D/1-D, half or mismatched tensor")
+    written = node.args[0]
+    if written.op != "call_function" or len(written.users) != 1:
+        raise NoLowering("index_add_: its self is read elsewhere (the write must stay in place)")
+    rows = size[d]
+    index = G.realize(index)
+    _index_check(G, aten.index_add_.default, index, d, rows)
+
+    def row(column, rindex):
+        value = index.load(rindex)
+        if index.dtype != "int64":
+            value = ops.to_dtype(value, "int64")
+        return ops.index_expr(_clamped_row(value, rows), "int64")
+
+    def scaled(value):
+        return value if alpha == 1 else ops.mul(value, ops.constant(alpha, dtype))
+    if d == 0 and nd == 2:
+        return G.index_add(dtype, size, index.size[0], lambda column, rindex: scaled(
+            source.load((rindex[0], column[0]))), row, self.load)
+    others = size[:d] + size[d + 1:]
+    others_stride = contiguous_stride(others)
+
+    def element(column, at):
+        texts = [f"({column}) / {st}" if st != 1 else f"({column})" for st in others_stride]
+        texts = [f"({t}) % {n}" if k else t for k, (t, n) in enumerate(zip(texts, others))]
+        return (*texts[:d], at, *texts[d:])
+    return G.index_add(dtype, size, index.size[0],
+                       lambda column, rindex: scaled(source.load(element(column[0], rindex[0]))),
+                       row, lambda at: self.load(element(at[1], at[0])), dim=d)
 
 
 @register(aten.scatter.src)
@@ -113,9 +159,9 @@ def _scatter_along(G, node, self, dim, index, src, reduction, include_self=True)
     nd = len(size)
     d = dim % max(nd, 1)
     number = not isinstance(src, TensorValue)
-    if 0 in index.size and dtype in DTYPES and self.dtype == dtype:
+    if 0 in index.size and dtype in SCATTER_DTYPES and self.dtype == dtype:
         return TensorValue(dtype, size, self.load)      # nothing scattered: self
-    if dtype not in DTYPES or not nd or index.dtype not in INT_BITS or self.dtype != dtype \
+    if dtype not in SCATTER_DTYPES or not nd or index.dtype not in INT_BITS or self.dtype != dtype \
             or (not number and (src.dtype != dtype or len(src.size) != nd
                                 or any(s < i for s, i in zip(src.size, index.size)))) \
             or len(index.size) != nd or any(index.size[k] > size[k] for k in range(nd) if k != d):
