@@ -24,11 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))                      # tests/: op_samples
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))     # the root: benchmarks
 
-import strata  # noqa: E402
-from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition  # noqa: E402,E501
-from strata.compile.inductor.graph import GraphLowering  # noqa: E402
+import strata
+from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
+from strata.compile.inductor.graph import GraphLowering
 
-FALLBACK = re.compile(r"^buf\d+ = Fallback\((.*)\)$", re.M)
+FALLBACK = re.compile(r"^buf\d+ = Fallback\((.*)\)$", re.MULTILINE)
 fallbacks = collections.Counter()
 where = collections.defaultdict(set)
 failures = []
@@ -82,7 +82,7 @@ def census_samples(grad, name_filter):
                                 if isinstance(o, strata.Tensor) and o.requires_grad)
                     if isinstance(total, strata.Tensor):
                         total.backward()
-            except Exception as e:      # a bad-input sample's error, or a capture limit
+            except Exception as e:  # noqa: BLE001  (a bad-input sample's error, a capture limit)
                 failures.append((current[0], f"{type(e).__name__}: {str(e)[:100]}"))
 
 
@@ -93,7 +93,8 @@ def census_models():
         current[0] = name
         strata._dynamo.reset()
         original = strata.compile
-        strata.compile = lambda fn, backend=None, **kw: original(fn, backend=lowering_only)
+        strata.compile = (lambda fn, backend=None, compile=original, **kw:
+                          compile(fn, backend=lowering_only))
         try:
             step = _train_step(strata, True, build)
         finally:

@@ -23,10 +23,10 @@ import operator
 from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
-    lowering_norms,  # noqa: F401  (linalg_vector_norm, any, all)
-    lowering_scatter,  # noqa: F401  (gather, scatter, scatter_add, scatter_reduce)
-    lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
+    lowering_norms,  # noqa: F401  (linalg_vector_norm, var, any, all)
+    lowering_scatter,  # noqa: F401  (gather, index_add_, scatter, scatter_reduce)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
+    lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
 )
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (

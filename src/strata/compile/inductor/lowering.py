@@ -420,21 +420,6 @@ def _slice(G, node, a, dim=0, start=None, end=None, step=1):
     return TensorValue(a.dtype, size, load)
 
 
-@register(aten.select.int)
-def _select(G, node, a, dim, index):
-    """One slice along ``dim`` (an out-of-range index has raised while tracing): the same
-    memory at an offset, or the formula read at a fixed index."""
-    d = dim % len(a.size)
-    at = index + a.size[d] if index < 0 else index
-    size = out_spec(node)[1]
-    if a.buffer is not None:
-        b = a.buffer
-        return TensorValue.of_buffer(InputBuffer(
-            b.name, b.dtype, tuple(size), tuple(s for k, s in enumerate(b.stride) if k != d),
-            b.offset + at * b.stride[d]))
-    return TensorValue(a.dtype, size, lambda i: a.load((*i[:d], at, *i[d:])))
-
-
 @register(aten.permute.default)
 def _permute(G, node, a, dims):
     dims = [d % max(len(a.size), 1) for d in dims]

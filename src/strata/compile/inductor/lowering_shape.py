@@ -1,6 +1,6 @@
-"""Lowering rows of the shape ops that copy: ``cat``, ``stack``, ``flip``, ``constant_pad_nd``
-and ``detach``, each a formula of index arithmetic and selects that fuses with its readers
-(no intermediate buffer), as Inductor lowers them.
+"""Lowering rows of shape ops: ``select`` (a view), and those that copy: ``cat``, ``stack``,
+``flip``, ``constant_pad_nd`` and ``detach``, each a formula of index arithmetic and selects
+that fuses with its readers (no intermediate buffer), as Inductor lowers them.
 
 A select between inputs loads every input at an index clamped into it (the C printer computes
 each operand of a select), and picks the one the output index lies in: the values are the
@@ -9,7 +9,7 @@ inputs' own, bit for bit.
 
 import math
 
-from .ir import TensorValue, ops
+from .ir import InputBuffer, TensorValue, ops
 from .lowering import DTYPES, FLOATS, INTEGERS, NoLowering, aten, out_spec, register
 from .lowering_select import FLOAT32_MAX
 
@@ -24,6 +24,21 @@ def _inside(text, size):
     at = ops.index_expr(text, "int64")
     return ops.where(ops.ge(at, ops.constant(0, "int64")),
                      ops.lt(at, ops.constant(size, "int64")), ops.constant(False, "bool"))
+
+
+@register(aten.select.int)
+def _select(G, node, a, dim, index):
+    """One slice along ``dim`` (an out-of-range index has raised while tracing): the same
+    memory at an offset, or the formula read at a fixed index."""
+    d = dim % len(a.size)
+    at = index + a.size[d] if index < 0 else index
+    size = out_spec(node)[1]
+    if a.buffer is not None:
+        b = a.buffer
+        return TensorValue.of_buffer(InputBuffer(
+            b.name, b.dtype, tuple(size), tuple(s for k, s in enumerate(b.stride) if k != d),
+            b.offset + at * b.stride[d]))
+    return TensorValue(a.dtype, size, lambda i: a.load((*i[:d], at, *i[d:])))
 
 
 @register(aten.detach.default)
