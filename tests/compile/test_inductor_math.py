@@ -27,9 +27,11 @@ EXACT = ["floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "signb
          # rows of lowering.py that now take int8/int16/uint8 and mixed-dtype comparisons
          "add.Tensor", "sub.Tensor", "mul.Tensor", "neg", "abs", "eq.Tensor", "lt.Tensor",
          "ge.Tensor", "amax", "amin", "_to_copy", "arange.start_step",
-         "bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor"]
+         "bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor", "frac", "nan_to_num",
+         "eye.m"]
 LIBM = ["exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-        "acosh", "atanh", "erfc", "atan2", "hypot", "lgamma"]
+        "acosh", "atanh", "erfc", "atan2", "hypot", "lgamma",
+        "prod.dim_int"]     # a product in another order
 ULPS = 4
 # NumPy's own fmax/fmin answer a tie of 0.0 and -0.0 with either sign (its SIMD loop and its
 # scalar tail differ), so these are compared by value
@@ -333,3 +335,17 @@ def test_compiled_shifts_equal_eager_and_torch(dtype, left, shape, seed):
     got, eager = run(*tensors)[0].numpy(), fn(*tensors).numpy()
     assert got.tobytes() == eager.tobytes()
     np.testing.assert_array_equal(eager, fn(torch.tensor(a), torch.tensor(b)).numpy())
+
+
+def test_frac_nan_to_num_eye_and_prod_lowered_without_a_fallback():
+    x = strata.tensor([[1.5, -2.25, float("nan")], [float("inf"), -float("inf"), -0.0]])
+    cases = [(lambda m, a: a.frac(), x), (lambda m, a: a.nan_to_num(), x),
+             (lambda m, a: a.nan_to_num(1.0, 2.0, -3.0), x),
+             (lambda m, a: m.eye(3, 4) + a.sum(), x[:1, :1].clone()),
+             (lambda m, a: a.prod(1), strata.tensor([[1, 2, 3], [4, -5, 6]]))]
+    for fn, a in cases:
+        run = compile_fx(make_fx(lambda t: fn(strata, t))(a), [a])
+        assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+        eager = fn(strata, a).numpy()
+        assert run(a)[0].numpy().tobytes() == eager.tobytes()
+        np.testing.assert_array_equal(eager, fn(torch, torch.tensor(a.numpy())).numpy())

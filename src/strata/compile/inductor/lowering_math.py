@@ -1,6 +1,6 @@
 """Lowering rows of the pointwise math beyond lowering.py's: libm functions (exp2, log2,
 log10, the trigonometric and hyperbolic ones, erfc, lgamma, atan2, hypot, copysign, fmax, fmin,
-fmod), shifts, rounding (floor, ceil, trunc, round), the float tests (isnan, isinf, isfinite,
+fmod), shifts, rounding (floor, ceil, trunc, round, frac), nan_to_num, the float tests (isnan, isinf, isfinite,
 signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a rounding mode.
 
 Each is eager's formula (backends/cpu/pointwise.py: NumPy's ufunc) in the result's dtype:
@@ -11,6 +11,8 @@ agree with NumPy's own (SIMD) versions within a few ulps. Integer ``fmod``, ``re
 a Check step, since C would trap; x / -1 wraps as NumPy's. Only C graphs: the OpenCL printer
 has its own names for these.
 """
+
+import math
 
 from .ir import TensorValue, ops
 from .lowering import (
@@ -105,6 +107,37 @@ def _rounding(fn):
 for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
                    ("round", "nearbyint")):     # NumPy's rint: half to even
     register(getattr(aten, _name).default)(_rounding(_fn))
+
+
+@register(aten.frac.default)
+def _frac(G, node, a):
+    """eager's ``x - trunc(x)``."""
+    _c_graph(G, node, FLOATS)
+    return pointwise(G, node, lambda x: ops.sub(x, ops.libm("trunc", x)), a)
+
+
+@register(aten.nan_to_num.default)
+def _nan_to_num(G, node, a, nan=None, posinf=None, neginf=None):
+    """``np.nan_to_num`` as eager calls it: NaN -> ``nan`` (0), +-inf -> ``posinf``/``neginf``
+    (the dtype's largest finite numbers); integers are copied."""
+    _c_graph(G, node, DTYPES)
+    dtype = out_spec(node)[0]
+    if dtype not in FLOATS:
+        return pointwise(G, node, lambda x: x, a)
+    largest = 3.4028234663852886e38 if dtype == "float32" else 1.7976931348623157e308
+    if dtype == "float32" and any(v is not None and math.isfinite(v) and abs(v) > largest
+                                  for v in (nan, posinf, neginf)):
+        raise NoLowering("nan_to_num: a replacement beyond float32 (NumPy warns as it casts)")
+    replace = (0.0 if nan is None else nan, largest if posinf is None else posinf,
+               -largest if neginf is None else neginf)
+
+    def fixed(x):
+        value = ops.where(ops.eq(x, ops.constant(-math.inf, dtype)),
+                          ops.constant(replace[2], dtype), x)
+        value = ops.where(ops.eq(x, ops.constant(math.inf, dtype)),
+                          ops.constant(replace[1], dtype), value)
+        return ops.where(ops.ne(x, x), ops.constant(replace[0], dtype), value)
+    return pointwise(G, node, fixed, a)
 
 
 def _classify(macro, integer_answer):

@@ -1,7 +1,7 @@
 """Lowering rows of the norms and logical reductions: ``linalg_vector_norm``
 (``clip_grad_norm_``, ``normalize``, ``Tensor.norm``), one reduction whose prologue is eager's
 element formula, and a pointwise finish that fuses with the reduction's readers; ``var`` (the
-mean, then the sum of squared deviations, as eager's two passes); ``any`` and ``all`` (a max
+mean, then the sum of squared deviations, as eager's two passes); ``prod``; ``any`` and ``all`` (a max
 and a min of the elements' truth).
 
 Eager (backends/cpu/reductions.py ``vector_norm``) computes |x| in the result dtype, then by
@@ -113,3 +113,13 @@ def _var(G, node, a, dim=None, correction=None, keepdim=False):
     squares = reduce(G, TensorValue(dtype, a.size, squared), dims, keepdim, "sum")
     divisor = max(n - (1 if correction is None else correction), 0)
     return pointwise(G, node, lambda s: ops.truediv(s, ops.constant(divisor, dtype)), squares)
+
+
+@register(aten.prod.dim_int)
+def _prod(G, node, a, dim, keepdim=False, dtype=None):
+    """``np.multiply.reduce`` along ``dim`` in the result dtype; integers wrap as NumPy's
+    (exact in any order), floats are products in the kernel's order: within ulps."""
+    out_dtype = out_spec(node)[0]
+    if out_dtype not in FLOATS + ("int64",) or not a.size:
+        raise NoLowering("prod: a small integer result, or a 0-dim input")
+    return reduce(G, a, [dim], keepdim, "prod", out_dtype)

@@ -41,6 +41,17 @@ def _select(G, node, a, dim, index):
     return TensorValue(a.dtype, size, lambda i: a.load((*i[:d], at, *i[d:])))
 
 
+@register(aten.eye.m)
+def _eye(G, node, n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
+    """Ones on the diagonal: ``i == j``, as ``np.eye``."""
+    out_dtype, size = out_spec(node)
+    if out_dtype not in DTYPES or (device is not None and str(device) != "cpu"):
+        raise NoLowering("eye: a half dtype or another device")
+    return TensorValue(out_dtype, tuple(size), lambda i: ops.where(
+        ops.eq(ops.index_expr(i[0], "int64"), ops.index_expr(i[1], "int64")),
+        ops.constant(1, out_dtype), ops.constant(0, out_dtype)))
+
+
 @register(aten.detach.default)
 def _detach(G, node, a):
     return TensorValue(a.dtype, a.size, a.load)
