@@ -93,3 +93,13 @@ def test_compiled_shape_ops_equal_eager_and_torch(shape, dtype, op, data):
     eager = fn(strata, a, b).numpy()
     assert got.dtype == eager.dtype and got.tobytes() == eager.tobytes()
     np.testing.assert_array_equal(eager, fn(torch, torch.tensor(x), torch.tensor(y)).numpy())
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 3), (2, 0, 3), (0,)])
+def test_a_reshape_of_an_empty_formula_lowers(shape):
+    """An empty value's reshape has no common factoring (it divided by zero while lowering,
+    so the graph ran eagerly)."""
+    x = strata.zeros(0, 6)
+    run = compile_fx(make_fx(lambda a: (a * 2).reshape(shape) + 1)(x), [x])
+    assert "Fallback" not in run.ir_post_fusion
+    assert tuple(run(x)[0].shape) == shape

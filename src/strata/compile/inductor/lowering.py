@@ -328,6 +328,8 @@ def _common_refinement(src, dst):
     of either side is a product of consecutive atoms. None when the sizes have no such common
     factoring (then ``_reshape_groups``). With atoms, a reshape of [16, 128] as [16, 4, 32]
     reads ``i1*32 + i2``: no division or modulo of the innermost index, which stays SIMD."""
+    if 0 in src or 0 in dst:    # an empty tensor: no factoring (``_reshape_groups``)
+        return None
     atoms, i, j = [], len(src) - 1, len(dst) - 1
     left_src = src[i] if i >= 0 else 1
     left_dst = dst[j] if j >= 0 else 1
@@ -345,7 +347,7 @@ def _common_refinement(src, dst):
             return None
         atoms.append((atom, i, j))
         left_src, left_dst = left_src // atom, left_dst // atom
-    return atoms if 0 not in src else None
+    return atoms
 
 
 def _refined_index(atoms, src, dst, index):
