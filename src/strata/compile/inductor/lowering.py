@@ -480,7 +480,8 @@ def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
     out_dtype, size = out_spec(node)
     if device is not None and str(device) != "cpu":
         raise NoLowering("arange on another device")
-    if out_dtype in FLOATS and all(isinstance(v, (int, float)) for v in (start, end, step)):
+    if out_dtype in FLOATS and all(isinstance(v, (int, float)) for v in (start, end, step)) \
+            and G.device_type == "cpu":     # in double: an OpenCL device may have no fp64
         _, first, delta = arange_params(start, end, step, node.meta["val"].dtype)
 
         def value(i):
