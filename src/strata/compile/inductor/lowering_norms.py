@@ -35,11 +35,11 @@ def _element(ord, dtype):
         return lambda x: ops.to_dtype(ops.ne(x, ops.constant(0, dtype)), dtype)
     if ord in (1, math.inf, -math.inf):
         return lambda x: ops.abs(x)
-    exponent = ops_constant_rounded(ord, dtype)
+    exponent = _rounded_constant(ord, dtype)
     return lambda x: ops.pow(ops.abs(x), exponent())
 
 
-def ops_constant_rounded(value, dtype):
+def _rounded_constant(value, dtype):
     """A Python float as ``dtype`` the way NumPy converts it (the double rounded once), not
     as a decimal literal parsed into float32 (which may round the other way)."""
     return lambda: ops.to_dtype(ops.constant(float(value), "float64"), dtype)
@@ -63,7 +63,7 @@ def _vector_norm(G, node, a, ord=2, dim=None, keepdim=False, dtype=None):
     if ord == 2:
         return pointwise(G, node, lambda s: ops.sqrt(s), total)
     if generic:
-        root = ops_constant_rounded(1.0 / ord, out_dtype)
+        root = _rounded_constant(1.0 / ord, out_dtype)
         return pointwise(G, node, lambda s: ops.pow(s, root()), total)
     return total
 
