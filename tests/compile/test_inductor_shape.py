@@ -1,7 +1,7 @@
 """The copying shape ops (lowering_shape.py: cat, stack, flip, constant_pad_nd, detach) and
 any/all (lowering_norms.py) lowered: every op-db sample compiled == eager strata bit for bit,
 hypothesis over shapes, dtypes and values (NaN, Inf, -0.0) against eager and PyTorch, and no
-Fallback."""
+Fallback except a cat or pad of the innermost dim (eager's copies are faster there)."""
 
 import numpy as np
 import pytest
@@ -88,7 +88,9 @@ def test_compiled_shape_ops_equal_eager_and_torch(shape, dtype, op, data):
         return      # PyTorch pads a bool tensor with a bool only
     a, b = strata.tensor(x), strata.tensor(y)
     run = compile_fx(make_fx(lambda a, b: fn(strata, a, b))(a, b), [a, b])
-    assert "Fallback" not in run.ir_post_fusion, run.ir_post_fusion
+    # along the innermost dim a cat or a pad keeps eager's (faster) copies
+    innermost = (op == "cat" and d == len(shape) - 1) or (op == "pad" and max(pad[:2]) > 0)
+    assert ("Fallback" in run.ir_post_fusion) == innermost, run.ir_post_fusion
     got = run(a, b)[0].numpy()
     eager = fn(strata, a, b).numpy()
     assert got.dtype == eager.dtype and got.tobytes() == eager.tobytes()

@@ -4,7 +4,12 @@ that fuses with its readers (no intermediate buffer), as Inductor lowers them.
 
 A select between inputs loads every input at an index clamped into it (the C printer computes
 each operand of a select), and picks the one the output index lies in: the values are the
-inputs' own, bit for bit.
+inputs' own, bit for bit. Along the innermost dim those selects and clamped loads keep the
+inner loop from vectorising: measured (1000x256 float32, thread CPU time, shared machine), a
+cat along it took 0.39 ms against eager's 0.12 ms of copies, a pad of it 0.17 ms against
+0.10 ms, so a cat, stack or pad of the innermost dim keeps the eager kernel; along outer dims
+the select is per row and the inner loop is a plain copy. A flip is index arithmetic only
+(0.14 ms eager, 0.04 ms fused).
 """
 
 import math
@@ -73,6 +78,8 @@ def _pieces(G, node, tensors, dim, stacked):
     if dtype not in DTYPES or len(tensors) > MAX_PIECES:
         raise NoLowering("cat: a half dtype or many inputs")
     d = dim % len(size)
+    if d == len(size) - 1 and size[d] > 1:
+        raise NoLowering("cat along the innermost dim: eager's copies are faster")
     pieces, start = [], 0
     for t in tensors:
         if not stacked and len(t.size) == 1 and t.size[0] == 0 and len(size) != 1:
@@ -131,6 +138,8 @@ def _constant_pad_nd(G, node, a, pad, value=0):
         raise NoLowering("constant_pad_nd: a value eager converts or checks")
     if 0 in a.size:
         return TensorValue(dtype, tuple(size), lambda i: ops.constant(value, dtype))
+    if pad[0] > 0 or pad[1] > 0:
+        raise NoLowering("padding the innermost dim: eager's copy is faster")
     lefts = [0] * len(size)
     for k in range(len(pad) // 2):
         lefts[len(size) - 1 - k] = pad[2 * k]
