@@ -1,7 +1,7 @@
-"""The copying shape ops (lowering_shape.py: cat, stack, flip, constant_pad_nd, detach) and
-any/all (lowering_norms.py) lowered: every op-db sample compiled == eager strata bit for bit,
-hypothesis over shapes, dtypes and values (NaN, Inf, -0.0) against eager and PyTorch, and no
-Fallback except a cat or pad of the innermost dim (eager's copies are faster there)."""
+"""The copying shape ops (lowering_shape.py: cat, stack, flip, constant_pad_nd, tril, triu, repeat,
+detach) and any/all (lowering_norms.py) lowered: every op-db sample compiled == eager strata bit
+for bit, hypothesis over shapes, dtypes and values (NaN, Inf, -0.0) against eager and PyTorch,
+and no Fallback except a cat or pad of the innermost dim (eager's copies are faster there)."""
 
 import numpy as np
 import pytest
@@ -17,7 +17,8 @@ from strata.compile.inductor.compile_fx import compile_fx
 
 pytestmark = pytest.mark.filterwarnings("error::UserWarning")   # a capture that fell back
 
-NAMES = ["cat", "stack", "flip", "constant_pad_nd", "any.dims", "all.dims", "detach"]
+NAMES = ["cat", "stack", "flip", "constant_pad_nd", "any.dims", "all.dims", "detach", "tril",
+         "triu", "repeat"]
 SAMPLES = all_samples()
 CASES = [pytest.param(name, i, id=f"{name}-{i}") for name in NAMES
          for i in range(len(SAMPLES[f"aten::{name}"]))]
@@ -105,3 +106,24 @@ def test_a_reshape_of_an_empty_formula_lowers(shape):
     run = compile_fx(make_fx(lambda a: (a * 2).reshape(shape) + 1)(x), [x])
     assert "Fallback" not in run.ir_post_fusion
     assert tuple(run(x)[0].shape) == shape
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=2, max_size=3),
+       dtype=st.sampled_from(["float32", "int64", "bool"]), diagonal=st.integers(-3, 3),
+       op=st.sampled_from(["tril", "triu", "repeat"]), data=st.data())
+def test_compiled_triangles_and_repeat_equal_eager_and_torch(shape, dtype, diagonal, op, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    x = _values(rng, shape, dtype)
+    repeats = data.draw(st.lists(st.integers(1, 3), min_size=len(shape),
+                                 max_size=len(shape) + 1))
+    fns = {"tril": lambda m, a: a.tril(diagonal), "triu": lambda m, a: a.triu(diagonal),
+           "repeat": lambda m, a: a.repeat(*repeats)}
+    fn = fns[op]
+    a = strata.tensor(x)
+    run = compile_fx(make_fx(lambda t: fn(strata, t))(a), [a])
+    inner_repeat = op == "repeat" and repeats[-1] > 1 and shape[-1] > 1   # eager's tile
+    assert ("Fallback" in run.ir_post_fusion) == inner_repeat, run.ir_post_fusion
+    eager = fn(strata, a).numpy()
+    assert run(a)[0].numpy().tobytes() == eager.tobytes()
+    np.testing.assert_array_equal(eager, fn(torch, torch.tensor(x)).numpy())

@@ -1,5 +1,5 @@
 """Lowering rows of shape ops: ``select`` (a view), and those that copy: ``cat``, ``stack``,
-``flip``, ``constant_pad_nd`` and ``detach``, each a formula of index arithmetic and selects
+``flip``, ``constant_pad_nd``, ``tril``/``triu``, ``repeat``, ``eye`` and ``detach``, each a formula of index arithmetic and selects
 that fuses with its readers (no intermediate buffer), as Inductor lowers them.
 
 A select between inputs loads every input at an index clamped into it (the C printer computes
@@ -55,6 +55,41 @@ def _eye(G, node, n, m=None, dtype=None, layout=None, device=None, pin_memory=No
     return TensorValue(out_dtype, tuple(size), lambda i: ops.where(
         ops.eq(ops.index_expr(i[0], "int64"), ops.index_expr(i[1], "int64")),
         ops.constant(1, out_dtype), ops.constant(0, out_dtype)))
+
+
+def _triangle(lower):
+    """``np.tril``/``np.triu`` of the last two dims: the element where ``col - row`` is at
+    most (at least) ``diagonal``, else 0."""
+    def lower_row(G, node, a, diagonal=0):
+        dtype, size = out_spec(node)
+        if dtype not in DTYPES or len(size) < 2:
+            raise NoLowering("tril/triu: a half dtype or fewer than 2 dims")
+
+        def load(i):
+            offset = ops.index_expr(f"({i[-1]}) - ({i[-2]})", "int64")
+            bound = ops.constant(diagonal, "int64")
+            keep = ops.le(offset, bound) if lower else ops.ge(offset, bound)
+            return ops.where(keep, a.load(i), ops.constant(0, dtype))
+        return TensorValue(dtype, tuple(size), load)
+    return lower_row
+
+
+register(aten.tril.default)(_triangle(True))
+register(aten.triu.default)(_triangle(False))
+
+
+@register(aten.repeat.default)
+def _repeat(G, node, a, repeats):
+    """``np.tile``: output index i reads the input at ``i % size`` in each dim."""
+    dtype, size = out_spec(node)
+    if dtype not in DTYPES:
+        raise NoLowering("repeat: a half dtype")
+    if a.size and repeats[-1] > 1 and a.size[-1] > 1:     # measured 0.22 ms against 0.16 ms
+        raise NoLowering("repeat of the innermost dim: eager's tile is faster")
+    lead = len(size) - len(a.size)
+    return TensorValue(dtype, tuple(size), lambda i: a.load(tuple(
+        f"(({x}) % {n})" if n != m else x
+        for x, n, m in zip(i[lead:], a.size, size[lead:]))))
 
 
 @register(aten.detach.default)
