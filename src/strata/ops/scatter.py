@@ -191,12 +191,12 @@ def _inplace(functional):
     When autograd may record, the functional op gets a clone of ``self``: scatter_reduce saves
     its ``self`` for backward, and the copy below would overwrite it (PyTorch saves a clone of
     the original self for its in-place ops the same way)."""
-    def decomposition(self, *args):
+    def decomposition(self, *args, **kwargs):
         from .factory import clone, copy_
         source = self
         if self.requires_grad or any(getattr(a, "requires_grad", False) for a in args):
             source = clone(self)
-        return copy_(self, functional(source, *args))
+        return copy_(self, functional(source, *args, **kwargs))
     decomposition.__name__ = decomposition.__qualname__ = f"inplace[{functional.name}]"
     return decomposition
 

@@ -28,6 +28,7 @@ from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays
+from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
@@ -306,7 +307,11 @@ def _check_index_bounds(index, dim, size):
 _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
            aten.embedding.default: "_check_indices",
            aten.index_add_.default: "_check_index_bounds",
-           aten.scatter.src: "_check_index_bounds"}
+           aten.scatter.src: "_check_index_bounds",
+           aten.gather.default: "_check_index_bounds",
+           aten.remainder.Tensor: "_check_int_divisor",
+           aten.fmod.Tensor: "_check_int_divisor",
+           aten.div.Tensor_mode: "_check_int_divisor"}
 
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
@@ -406,6 +411,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
              "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
+             "_check_int_divisor": check_int_divisor,
              "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")

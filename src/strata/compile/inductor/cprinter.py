@@ -14,8 +14,9 @@ The caller splits ``[0, outer numel)`` over threads (``parallel_for`` of the CPU
 one thread pool of strata): no OpenMP runtime, whose spinning threads stall on a busy machine.
 
 Semantics are eager's: no -ffast-math (see backends/cpu/native.py for the flags); max/min
-propagate NaN; integer maths wraps (-fwrapv). Integer division is never generated: it stays
-with the eager kernel, which raises ZeroDivisionError where C would trap.
+propagate NaN; integer maths wraps (-fwrapv). Integer division is generated only by a divisor
+that cannot be 0 (scatter_reduce's mean over a count >= 1); elsewhere it stays with the eager
+kernel, which raises ZeroDivisionError where C would trap.
 Note [Vector math]: glibc declares the SIMD variants of libm (libmvec) only under -ffast-math,
 so the preamble declares them itself (``#pragma omp declare simd``); gcc then calls e.g.
 ``_ZGVeN16v_expf`` from vectorised loops. glibc documents libmvec's error as at most 4 ulp;
@@ -30,11 +31,11 @@ from math import prod as _int_prod
 
 from .ir import (
     C_TYPES,
-    REDUCTION_INIT,
     IndexAdd,
     Pointwise,
     RandomDraws,
     Reduction,
+    reduction_init,
     use_handler,
 )
 
@@ -257,6 +258,33 @@ class CHandler:
     def relu(self, x):
         return self._emit(f"{x} < 0 ? 0 : {x}", x.dtype)   # NaN stays NaN
 
+    def libm(self, fn, *args):
+        """libm's ``fn`` of floats (``fnf`` in float32): the functions beyond VECTOR_MATH
+        (floor, fmod, atan2, asinh...), which gcc inlines or calls per element."""
+        suffix = "f" if args[0].dtype == "float32" else ""
+        return self._emit(f"{fn}{suffix}({', '.join(map(str, args))})", args[0].dtype)
+
+    def int_fmod(self, a, b):
+        """C's ``%`` of integers (truncated, as ``fmod``), 0 for b = -1 and b = 0, where the
+        hardware traps (INT64_MIN % -1 overflows; a Check step has refused a zero divisor).
+        One conditional expression: C evaluates only the branch it takes."""
+        return self._emit(f"({b} == 0 || {b} == -1) ? 0 : {a} % {b}", a.dtype)
+
+    def int_trunc_divide(self, a, b):
+        """C's ``/`` of integers; b = -1 negates with wrap-around (INT64_MIN / -1 is
+        INT64_MIN, as NumPy's), b = 0 gives 0 (refused by a Check step)."""
+        return self._emit(f"{b} == 0 ? 0 : ({b} == -1 ? -{a} : {a} / {b})", a.dtype)
+
+    def classify(self, macro, x):
+        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool."""
+        return self._emit(f"{macro}({x}) != 0", "bool")
+
+    def bitwise(self, operator, a, b=None):
+        """``~a`` (``!a`` for a bool), or ``a & b``, ``a | b``, ``a ^ b`` of integers/bools."""
+        if b is None:
+            return self._emit(f"{'!' if a.dtype == 'bool' else '~'}{a}", a.dtype)
+        return self._emit(f"{a} {operator} {b}", a.dtype)
+
     def __getattr__(self, name):
         if name in VECTOR_MATH:
             return lambda x: self._math(name, x)
@@ -351,10 +379,14 @@ def _print_column_reduction(node, outer_ranges, buffers, lines):
     lines.append("    }")
 
 
+COMBINE = {"sum": "{0} + {1}", "prod": "{0} * {1}", "max": "MAX_PROP({0}, {1})",
+           "min": "MIN_PROP({0}, {1})", "assign": "{1}"}    # IndexAdd's ``combine``, as C
+
+
 def _print_index_add(node, outer_ranges, buffers, lines):
     """Note [Scatter-add] (ir.py): this chunk's columns x of every output row start at
-    ``init``; then, source row by source row in order, ``out[row, x] += value(x, y)`` (or
-    ``=``) in a SIMD loop over x (one row's columns are distinct elements)."""
+    ``init``; then, source row by source row in order, ``out[row, x] = combine(out[row, x],
+    value(x, y))`` in a SIMD loop over x (one row's columns are distinct elements)."""
     (columns,) = outer_ranges
     inner, out = node.inner, node.name
     if inner is None:
@@ -371,21 +403,15 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     lines.append(f"            {out}[{place('y')}] = {value};")
     lines.append("        }")
     lines.append("    }")
+    if inner is not None:     # the row depends on the column: loaded in the SIMD loop
+        if node.start_fn is not None:
+            _index_add_pass(node, place, buffers, lines, start=True)
+        _index_add_pass(node, place, buffers, lines)
+        return
+    assert node.start_fn is None and node.mask_fn is None, "rows of a 2-D output: no mask"
     lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
     rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
     lines.extend(rindex_lines)
-    if inner is not None:     # the row depends on the column: loaded in the SIMD loop
-        lines.append("        #pragma omp simd")
-        lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
-        with use_handler(CHandler(buffers, lines, " " * 12)):
-            row = node.row_fn(("x",), tuple(rindex))
-            value = node.inner_fn(("x",), tuple(rindex))
-        added = f"{out}[at] + " if node.accumulate else ""
-        lines.append(f"            const int64_t at = {place(row)};")
-        lines.append(f"            {out}[at] = {added}{value};")
-        lines.append("        }")
-        lines.append("    }")
-        return
     with use_handler(CHandler(buffers, lines, " " * 8)) as h:
         row = node.row_fn(("x",), tuple(rindex))
         count = h.count
@@ -396,7 +422,31 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 12)) as h:
         h.count = count     # names distinct from the row's
         value = node.inner_fn(("x",), tuple(rindex))
-    lines.append(f"            out_row[x] = {'out_row[x] + ' if node.accumulate else ''}{value};")
+    lines.append(f"            out_row[x] = {COMBINE[node.combine].format('out_row[x]', value)};")
+    lines.append("        }")
+    lines.append("    }")
+
+
+def _index_add_pass(node, place, buffers, lines, start=False):
+    """One pass of an N-D IndexAdd over the source rows: each value combined into the element
+    its column's index names (``start``: the element set to ``start_fn()`` instead); columns
+    outside ``mask_fn`` are skipped."""
+    out = node.name
+    lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
+    lines.extend(rindex_lines)
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        reached = node.mask_fn(("x",)) if node.mask_fn is not None else None
+        row = node.row_fn(("x",), tuple(rindex))
+        value = node.start_fn() if start else node.inner_fn(("x",), tuple(rindex))
+    combined = value if start else COMBINE[node.combine].format(f"{out}[at]", value)
+    lines.append(f"            const int64_t at = {place(row)};")
+    if reached is not None:
+        lines.append(f"            if ({reached}) {out}[at] = {combined};")
+    else:
+        lines.append(f"            {out}[at] = {combined};")
     lines.append("        }")
     lines.append("    }")
 
@@ -458,7 +508,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         kind = "f" if node.dtype.startswith("float") else "i"
         acc = f"acc_{node.name}"
         lines.append(f"{indent}{C_TYPES[node.dtype]} {acc} = "
-                     f"{REDUCTION_INIT[node.reduction_type, kind]};")
+                     f"{reduction_init(node.reduction_type, node.dtype)};")
         floating_extreme = node.reduction_type in ("max", "min") and kind == "f"
         if floating_extreme:   # OpenMP's max/min ignore NaN: a flag carries it (ATen's rule)
             lines.append(f"{indent}int nan_{acc} = 0;")

@@ -21,8 +21,12 @@ wrapper drops each array after its last use so the allocator reuses its memory.
 import operator
 
 from . import (
+    lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
+    lowering_norms,  # noqa: F401  (linalg_vector_norm, var, any, all)
+    lowering_scatter,  # noqa: F401  (gather, index_add_, scatter, scatter_reduce)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
+    lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
 )
 from .cprinter import PREAMBLE, print_kernel
 from .ir import (
@@ -201,17 +205,17 @@ class GraphLowering:
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
 
-    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, accumulate=True,
-                  dim=None):
+    def index_add(self, dtype, size, source_rows, inner_fn, row_fn, init_fn, combine="sum",
+                  dim=None, start_fn=None, mask_fn=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
-        holding ``init_fn``'s values plus (or, not ``accumulate``, overwritten by) each source
-        row at the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
+        holding ``init_fn``'s values combined with (``combine``: IndexAdd's) each source row at
+        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
         name = self._name()
         rows = size[0 if dim is None else dim]
         columns = _numel_of(size) // rows
         inner = None if dim is None else _numel_of(size[dim + 1:])
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
-                                True, row_fn, init_fn, rows, accumulate, inner))
+                                True, row_fn, init_fn, rows, combine, inner, start_fn, mask_fn))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
@@ -422,7 +426,7 @@ class GraphLowering:
     def pre_fusion_text(self):
         """Every node as it was lowered, in order (printed only when asked: formatting runs
         every inner_fn again)."""
-        return "\n".join(f"{n.name} = {n.kind}({n.target})" if isinstance(n, FallbackStep)
+        return "\n".join(_step_text(n) if isinstance(n, FallbackStep)
                          else format_node(n) for n in self.pre_fusion) + "\n"
 
     def post_fusion_text(self):
@@ -433,7 +437,7 @@ class GraphLowering:
                              f"{len(step.nodes)} node(s) fused")
                 lines.extend("  " + format_node(n).replace("\n", "\n  ") for n in step.nodes)
             else:
-                lines.append(f"{step.name} = {step.kind}({step.target})")
+                lines.append(_step_text(step))
         return "\n".join(lines) + "\n"
 
     def flat_variant(self, step, needed=None):
@@ -457,6 +461,15 @@ class GraphLowering:
             if flat is not None:
                 printed.append(print_kernel(flat, step.outer + step.inner))
         return PREAMBLE + "\n\n".join(printed) + "\n"
+
+
+def _step_text(step):
+    """``buf3 = Fallback(<OpOverload aten::sort.stable>)``; a random op drawn from the graph's
+    stream names the op too: ``Fallback(seeded_random(<OpOverload aten::normal_>))``."""
+    target = step.target
+    if getattr(target, "__name__", None) == "seeded_random" and step.args:
+        return f"{step.name} = {step.kind}(seeded_random({step.args[0]}))"
+    return f"{step.name} = {step.kind}({target})"
 
 
 def _c_types_only(node, args):

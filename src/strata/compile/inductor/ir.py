@@ -33,12 +33,18 @@ C_TYPES = {
     "float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
     "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
 }
-# each reduction's starting value, by dtype kind ("f" float, "i" integer)
-REDUCTION_INIT = {
-    ("sum", "f"): "0", ("sum", "i"): "0", ("prod", "f"): "1", ("prod", "i"): "1",
-    ("max", "f"): "-INFINITY", ("min", "f"): "INFINITY",
-    ("max", "i"): "INT64_MIN", ("min", "i"): "INT64_MAX",
-}
+# each reduction's starting value in C, by dtype: an integer max/min starts at its own type's
+# limit (INT64_MIN stored in an int8_t accumulator would be 0)
+_LIMITS = {"int64": ("INT64_MIN", "INT64_MAX"), "int32": ("INT32_MIN", "INT32_MAX"),
+           "int16": ("INT16_MIN", "INT16_MAX"), "int8": ("INT8_MIN", "INT8_MAX"),
+           "uint8": ("0", "UINT8_MAX"), "bool": ("false", "true"),
+           "float32": ("-INFINITY", "INFINITY"), "float64": ("-INFINITY", "INFINITY")}
+
+
+def reduction_init(reduction_type, dtype) -> str:
+    if reduction_type in ("max", "min"):
+        return _LIMITS[dtype][reduction_type == "min"]
+    return "0" if reduction_type == "sum" else "1"
 
 _handler = threading.local()
 
@@ -127,8 +133,16 @@ class IndexAdd(Reduction):
     row_fn: Callable = None     # (column, rindex) -> the int64 output row
     init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
     rows: int = 0
-    accumulate: bool = True     # False: ``out[row, x] = value``, the last write wins (scatter)
+    # how a value meets its element: "sum", "prod", "max"/"min" (NaN wins, a tie keeps the
+    # value: ``np.maximum.at``), or "assign" (``out[row, x] = value``: the last write wins)
+    combine: str = "sum"
     inner: int = None           # N-D: elements of the dims after the scattered one
+    # include_self=False: a first pass over the source rows sets each element they reach to
+    # ``start_fn()`` (the reduction's identity), as eager's kernel does, before combining
+    start_fn: Callable = None
+    # (column,) -> bool: whether the index reaches this column (an index smaller than the
+    # output in another dim); the other columns keep ``init``
+    mask_fn: Callable = None
 
 
 @dataclass
@@ -192,7 +206,10 @@ def format_node(node) -> str:
                     f"{list(node.ranges)}, source_rows={list(node.reduction_ranges)})\n"
                     f"    [y, {index[0]}] <- {node.init_fn(('y', index[0]))}\n"
                     f"    for [{', '.join(rindex)}]: [{node.row_fn(index, rindex)}, {index[0]}] "
-                    f"{'+=' if node.accumulate else '='} {node.inner_fn(index, rindex)}")
+                    f"{node.combine}= {node.inner_fn(index, rindex)}"
+                    + (f"\n    where {node.mask_fn(index)}" if node.mask_fn else "")
+                    + (f"\n    reached elements start at {node.start_fn()}"
+                       if node.start_fn else ""))
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             body = node.inner_fn(index, rindex)

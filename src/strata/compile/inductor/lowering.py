@@ -10,6 +10,8 @@ the eager BLAS kernel.
 
 import math
 
+from ...core import dtype as D
+from ...ops.factory import arange_params
 from ...ops.op import ops as torch_ops
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
@@ -17,6 +19,9 @@ aten = torch_ops.aten
 LOWERINGS: dict = {}
 EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
+INTEGERS = ("int64", "int32", "int16", "int8", "uint8")    # C wraps them as NumPy (-fwrapv)
+INTEGER_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+DTYPES = FLOATS + INTEGERS + ("bool",)
 COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 
 
@@ -46,7 +51,7 @@ def as_loader(arg, size, dtype):
     """``index -> value`` of a TensorValue broadcast to ``size``, or of a Python number, in
     ``dtype``."""
     if not isinstance(arg, TensorValue):
-        if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        if not isinstance(arg, (int, float)):     # a bool is an int: True reads as 1
             raise NoLowering(f"argument {arg!r}")
         return lambda index: ops.constant(arg, dtype)
     lead = len(size) - len(arg.size)
@@ -63,7 +68,7 @@ def pointwise(G, node, fn, *args, compute=None):
     """The unrealized value ``fn(*loaded args)`` at each index of the node's output."""
     dtype, size = out_spec(node)
     compute = compute or dtype
-    if compute not in FLOATS + ("int64", "int32", "bool"):
+    if compute not in DTYPES:
         raise NoLowering(f"dtype {compute}")
     if math.prod(size) > 1:
         # A one-element formula of another row (a constant) is computed once, not at every
@@ -129,14 +134,11 @@ def _silu(G, node, a):
 
 
 def _compare(fn):
+    """Computed in the operands' promoted dtype, as eager compares (an int64 tensor against
+    0.5 in float32)."""
     def lower(G, node, a, b):
-        tensors = [x for x in (a, b) if isinstance(x, TensorValue)]
-        if len({t.dtype for t in tensors}) != 1:
-            raise NoLowering("mixed dtypes")
-        compute = tensors[0].dtype
-        if compute not in FLOATS and any(isinstance(x, float) for x in (a, b)):
-            raise NoLowering("float scalar against an integer tensor")
-        return pointwise(G, node, fn, a, b, compute=compute)
+        operands = [x.meta["val"] if hasattr(x, "meta") else x for x in node.args[:2]]
+        return pointwise(G, node, fn, a, b, compute=dtype_name(D.result_type(*operands)))
     return lower
 
 
@@ -196,16 +198,18 @@ def _clone(G, node, a, memory_format=None):
 def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
              non_blocking=False, memory_format=None):
     out_dtype = out_spec(node)[0]
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("conversion")
+    if a.dtype in FLOATS and out_dtype in INTEGERS[2:]:
+        raise NoLowering("a float into a small integer: out of range, C's cast is undefined")
     return pointwise(G, node, lambda x: x, a)
 
 
 @register(aten.full.default)
 def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     out_dtype, out_size = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("full")
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
@@ -214,7 +218,7 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
 @register(aten.scalar_tensor.default)
 def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=None):
     out_dtype, _ = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or (
+    if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("scalar_tensor")
     return TensorValue(out_dtype, (), lambda i: ops.constant(s, out_dtype))
@@ -234,7 +238,7 @@ def _empty(G, node, size, dtype=None, layout=None, device=None, pin_memory=None,
     """Memory whose values no one may rely on (the tensor a dropout's ``bernoulli_`` fills):
     zeros, as a formula, so it costs nothing unless read."""
     out_dtype, out_size = out_spec(node)
-    if out_dtype not in FLOATS + ("int64", "int32", "bool") or memory_format not in (
+    if out_dtype not in DTYPES or memory_format not in (
             None, "contiguous_format") or (device is not None and str(device) != "cpu"):
         raise NoLowering("empty")
     return TensorValue(out_dtype, out_size, lambda i: ops.constant(0, out_dtype))
@@ -324,6 +328,8 @@ def _common_refinement(src, dst):
     of either side is a product of consecutive atoms. None when the sizes have no such common
     factoring (then ``_reshape_groups``). With atoms, a reshape of [16, 128] as [16, 4, 32]
     reads ``i1*32 + i2``: no division or modulo of the innermost index, which stays SIMD."""
+    if 0 in src or 0 in dst:    # an empty tensor: no factoring (``_reshape_groups``)
+        return None
     atoms, i, j = [], len(src) - 1, len(dst) - 1
     left_src = src[i] if i >= 0 else 1
     left_dst = dst[j] if j >= 0 else 1
@@ -341,7 +347,7 @@ def _common_refinement(src, dst):
             return None
         atoms.append((atom, i, j))
         left_src, left_dst = left_src // atom, left_dst // atom
-    return atoms if 0 not in src else None
+    return atoms
 
 
 def _refined_index(atoms, src, dst, index):
@@ -469,12 +475,22 @@ def _as_strided(G, node, a, size, stride, storage_offset=None):
 def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
             pin_memory=None):
     """Integer ranges (the index tensors of a functionalized view write): ``start + i*step``
-    is exact in int64."""
+    is exact in int64. Float ranges are eager's ``first + i * delta`` in double (ATen's
+    accumulate type), rounded to the dtype."""
     out_dtype, size = out_spec(node)
+    if device is not None and str(device) != "cpu":
+        raise NoLowering("arange on another device")
+    if out_dtype in FLOATS and all(isinstance(v, (int, float)) for v in (start, end, step)) \
+            and G.device_type == "cpu":     # in double: an OpenCL device may have no fp64
+        _, first, delta = arange_params(start, end, step, node.meta["val"].dtype)
+
+        def value(i):
+            at = ops.mul(ops.index_expr(i[0], "float64"), ops.constant(delta, "float64"))
+            return ops.to_dtype(ops.add(ops.constant(first, "float64"), at), out_dtype)
+        return TensorValue(out_dtype, size, value)
     if out_dtype != "int64" or not all(isinstance(v, int) and not isinstance(v, bool)
-                                       for v in (start, step)) or (
-            device is not None and str(device) != "cpu"):
-        raise NoLowering("arange of floats")
+                                       for v in (start, step)):
+        raise NoLowering("arange of a small integer dtype or float bounds")
     return TensorValue(out_dtype, size, lambda i: ops.index_expr(
         f"{start} + ({i[0]})*{step}", "int64"))
 

@@ -7,9 +7,9 @@ update is one kernel per parameter with them). Each computes what the eager kern
 import math
 
 from .ir import TensorValue, ops
-from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, pointwise, register
+from .lowering import FLOATS, INTEGERS, NoLowering, as_loader, aten, out_spec, pointwise, register
 
-_DTYPES = FLOATS + ("int64", "int32")
+_DTYPES = FLOATS + INTEGERS
 FLOAT32_MAX = 3.4028234663852886e38
 
 
