@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import strata
-from helpers import assert_same, check, check_meta, to_strata, to_torch
+from helpers import check, check_meta, to_strata, to_torch
 from op_samples import all_samples
 from strata.ops.op import REGISTRY
 

@@ -23,7 +23,6 @@ from .oclprinter import FLOATING
 from .opencl_checks import host_indices
 from .opencl_nn import highest, lowest, window
 from .opencl_pointwise import fill_, identity, new_output, pointwise, runtime_of
-from .opencl_rows import gather as gather_rows
 
 
 def _loaded(B, index):
