@@ -281,3 +281,20 @@ def test_sum_of_one_element_matches_torch(dtype, shape):
         got = strata.tensor(a).to(getattr(strata, dtype)).sum()
         assert np.signbit(got.float().item()) == np.signbit(
             torch.tensor(a).to(getattr(torch, dtype)).sum().float().item())
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.unique(m.empty(3, device="meta")),
+    lambda m: m.unique(m.empty(2, 3, device="meta"), dim=1),
+    lambda m: m.unique_consecutive(m.empty(3, device="meta")),
+    lambda m: m.bincount(m.empty(3, dtype=m.int64, device="meta")),
+])
+def test_data_dependent_ops_refuse_meta_tensors_as_torch(call):
+    """Ops whose output shape depends on the values raise NotImplementedError on ``meta`` naming
+    the aten op, as PyTorch's (which has no meta kernel for them)."""
+    with pytest.raises(NotImplementedError) as expected:
+        call(torch)
+    with pytest.raises(NotImplementedError, match=r"^aten::\w+: attempted to run this operator "
+                                                  r"with Meta tensors") as got:
+        call(strata)
+    assert str(got.value).split(":")[:3] == str(expected.value).split(":")[:3]   # aten::<op>

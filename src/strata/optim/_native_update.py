@@ -230,9 +230,7 @@ def sgd_momentum_group_step(params, grads, bufs, momentum, dampening, lr, nester
 
 def _bump_lists(lists, counts):
     for tensors, count in zip(lists, counts):
-        if count:
-            for t in tensors:
-                t._version_counter().value += count
+        _bump(tensors, (count,) * len(tensors))
 
 
 # Note [One update kernel]: Adam's and AdamW's update of every parameter of a group as one C
@@ -251,9 +249,9 @@ class AdamUpdate:
     """A group's Adam update through one kernel, checked: ``count_step``, then ``run`` (the
     caller computes the bias corrections between them, from the new step count)."""
 
-    def __init__(self, fn, tensors, columns, step_tensors, step_arrays):
+    def __init__(self, fn, tensors, columns, step_tensors):
         self.fn, self.tensors, self.columns = fn, tensors, columns
-        self.step_tensors, self.step_arrays = step_tensors, step_arrays
+        self.step_tensors = step_tensors
 
     @classmethod
     def plan(cls, params, grads, states, *scalars):
@@ -273,13 +271,11 @@ class AdamUpdate:
                 or len({float(a) for a in step_arrays}) != 1:
             return None
         fn = native.function("eager_optim", f"adam_multi_step_{columns[0][0].dtype.name}")
-        return None if fn is None else cls(fn, tensors, columns, step_tensors, step_arrays)
+        return None if fn is None else cls(fn, tensors, columns, step_tensors)
 
     def count_step(self):
         """``state['step'] += 1`` for every parameter, its version moved as ``add_`` moves it."""
-        for array in self.step_arrays:
-            array += 1
-        _bump(self.step_tensors, (1,) * len(self.step_tensors))
+        count_steps(self.step_tensors)
 
     def run(self, lerp_weight, beta2, bias_correction2_sqrt, eps, step_size, decay=None):
         """The update, ``param.mul_(decay)`` first when ``decay`` is given (AdamW)."""
