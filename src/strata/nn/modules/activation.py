@@ -236,6 +236,15 @@ def _canonical_mask(mask, dtype):
     return mask
 
 
+def _keeping_identity(fn, query, key, value):
+    """``fn`` of each, one call per distinct tensor: ``query is key is value`` stays true, so the
+    packed projection still applies (as PyTorch's MultiheadAttention.forward keeps it)."""
+    q = fn(query)
+    k = q if key is query else fn(key)
+    v = q if value is query else k if value is key else fn(value)
+    return q, k, v
+
+
 class MultiheadAttention(Module):
     """Attention over ``num_heads`` heads of size ``embed_dim // num_heads``."""
 
@@ -294,23 +303,33 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_v)
 
     def _project(self, query, key, value):
+        """q, k, v projections. As PyTorch's ``_in_projection_packed``: self-attention (query is
+        key is value) runs one linear with the whole ``in_proj_weight`` and takes q, k, v as
+        chunks of its output (one GEMM forward and one per gradient, and the chunks' gradients
+        join with one cat); encoder-decoder attention (key is value) packs k and v the same way."""
         E = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        w, b = self.in_proj_weight, self.in_proj_bias
+        if not self._qkv_same_embed_dim:
+            bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
+            return (F.linear(query, self.q_proj_weight, bq), F.linear(key, self.k_proj_weight, bk),
+                    F.linear(value, self.v_proj_weight, bv))
+        if key is value:
+            if query is key:
+                return F.linear(query, w, b).chunk(3, -1)
+            w_q, w_kv = w.split([E, 2 * E])
+            b_q, b_kv = (None, None) if b is None else b.split([E, 2 * E])
+            return (F.linear(query, w_q, b_q),) + F.linear(key, w_kv, b_kv).chunk(2, -1)
+        bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
+        wq, wk, wv = w.chunk(3)
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         batched = query.dim() == 3
         if self.batch_first and batched:
-            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+            query, key, value = _keeping_identity(lambda x: x.transpose(0, 1), query, key, value)
         if not batched:
-            query, key, value = (x.unsqueeze(1) for x in (query, key, value))
+            query, key, value = _keeping_identity(lambda x: x.unsqueeze(1), query, key, value)
             if key_padding_mask is not None:
                 key_padding_mask = key_padding_mask.unsqueeze(0)
         tgt_len, bsz, embed_dim = query.shape
