@@ -13,8 +13,8 @@ import strata
 
 
 def _inputs(m, case, shape, rng):
-    make = lambda: m.tensor(rng.standard_normal(shape).astype(np.float32),
-                            requires_grad=True)
+    def make():
+        return m.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
     q = make()
     if case == "self":
         return q, q, q

@@ -276,6 +276,39 @@ def test_break_at_other_instruction_runs_the_rest_eagerly():
     assert seen[-1] == seen[-2]
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_break_inside_an_inlined_call_drops_the_inputs_it_read(backend):
+    """Capture backs out of ``block(...)`` at the break inside it: the parameters it wrapped as
+    graph inputs on the way in must go with the nodes (the eager backend's graph takes exactly
+    its placeholders)."""
+    nn = strata.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(4)
+
+        def forward(self, x):
+            y = self.norm(x)
+            return y * id(y) * 0 + y       # id(): a break, after the norm's weight was read
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(4, 4)
+            self.block = Block()
+
+        def forward(self, x):
+            return self.block(self.embed(x)).relu()
+
+    m, x = Outer(), strata.randn(2, 4)
+
+    def f(x):
+        return m(x).sum()
+    assert strata.allclose(strata.compile(f, backend=backend)(x), f(x))
+    assert explain(f)(x).graph_count >= 2
+
+
 def test_graph_break_allow_in_graph_and_optimize():
     def f(x):
         y = x + 1

@@ -199,9 +199,9 @@ class OutputGraph:
         node.meta["source"] = source.expr
         tv = TensorVariable(node, example, source)
         tv.cls, tv.device, tv.dynamic = type(value), value.device, dynamic
-        self.input_sources.append(source)
-        self.input_values.append(value)
+        self._add_input(source, value)
         self._input_by_id[id(value)] = tv
+        self.on_undo(lambda: self._input_by_id.pop(id(value), None))
         return tv
 
     def add_int_input(self, value, source) -> SymIntVariable:
@@ -212,10 +212,20 @@ class OutputGraph:
         node = self.graph.placeholder(identifier(source))
         node.meta["val"] = value
         node.meta["source"] = source.expr
-        self.input_sources.append(source)
-        self.input_values.append(value)
+        self._add_input(source, value)
         self.has_dynamic = True
         return SymIntVariable(node, value, source.expr)
+
+    def _add_input(self, source, value):
+        """A graph input; undone with its placeholder when capture backs out of an inlined
+        call (a break inside it), so the inputs always match the graph's placeholders."""
+        self.input_sources.append(source)
+        self.input_values.append(value)
+
+        def undo():
+            self.input_sources.pop()
+            self.input_values.pop()
+        self.on_undo(undo)
 
     def _dynamic_dims_of(self, value, source) -> frozenset:
         if self.automatic_dynamic is False:
