@@ -126,6 +126,23 @@ def test_softmax_is_one_kernel_of_three_passes():
     assert run.ir_post_fusion.count("kernel") == 1 and "4 node(s) fused" in run.ir_post_fusion
 
 
+@pytest.mark.parametrize("shape", [(4, 32), (2, 3, 32), (1, 5, 32)])
+def test_layer_norm_is_one_kernel_of_row_passes(shape):
+    """Note [Unit dims]: the keepdim mean and rstd ([..., 1]) join the kernel of the sums
+    over the same rows: statistics and output in one kernel, results equal to eager's."""
+    x, w, b = strata.randn(*shape), strata.randn(32), strata.randn(32)
+
+    def fn(x, w, b):
+        return strata.nn.functional.layer_norm(x, (32,), w, b)
+    run = _compiled(fn, x, w, b)
+    post = run.ir_post_fusion
+    assert post.count("kernel") == 1, post
+    np.testing.assert_allclose(run(x, w, b)[0].numpy(), fn(x, w, b).numpy(), atol=1e-6)
+    expected = torch.nn.functional.layer_norm(torch.tensor(x.numpy()), (32,),
+                                              torch.tensor(w.numpy()), torch.tensor(b.numpy()))
+    np.testing.assert_allclose(run(x, w, b)[0].numpy(), expected.numpy(), atol=1e-5)
+
+
 def test_pointwise_chain_is_one_loop_without_intermediate_buffers():
     x = strata.randn(1000)
     run = _compiled(lambda x: ((x + 1) * 0.5).exp().sin().tanh() - x, x)

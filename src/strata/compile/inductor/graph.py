@@ -184,7 +184,8 @@ class GraphLowering:
         if value.buffer is not None:
             return value
         name = self._name()
-        self._schedule(Pointwise(name, value.dtype, tuple(value.size), value.load))
+        ranges, load = _without_unit_dims(tuple(value.size), value.load)
+        self._schedule(Pointwise(name, value.dtype, ranges, load))
         buffer = InputBuffer(name, value.dtype, tuple(value.size), contiguous_stride(value.size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
@@ -193,13 +194,20 @@ class GraphLowering:
     def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
                   column=False):
         name = self._name()
-        self._schedule(Reduction(name, dtype, tuple(ranges), tuple(reduction_ranges),
+        node_ranges, node_reduction_ranges = tuple(ranges), tuple(reduction_ranges)
+        if not column:
+            node_ranges, inner_fn = _without_unit_dims(node_ranges, inner_fn)
+            node_reduction_ranges, inner_fn = _without_unit_dims(node_reduction_ranges, inner_fn,
+                                                                 position=1)
+        self._schedule(Reduction(name, dtype, node_ranges, node_reduction_ranges,
                                  reduction_type, inner_fn, column))
-        # contiguous over the kept dims; the reduced (keepdim) dims broadcast
-        kept = iter(contiguous_stride(ranges))
-        keepdim = len(out_size) != len(ranges)
-        reduced = [s == 1 for s in out_size] if keepdim else [False] * len(out_size)
-        stride = tuple(0 if r else next(kept) for r in reduced)
+        # contiguous over the kept dims; the reduced (keepdim) dims broadcast. A size-1 kept
+        # dim is indistinguishable from a reduced one here, and needs no stride either: every
+        # other dim's stride is its contiguous stride in ``out_size`` (size-1 dims move none)
+        stride = contiguous_stride(ranges)
+        if len(out_size) != len(ranges):
+            stride = tuple(0 if n == 1 else s
+                           for n, s in zip(out_size, contiguous_stride(out_size)))
         buffer = InputBuffer(name, dtype, tuple(out_size), stride)
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
@@ -461,6 +469,25 @@ class GraphLowering:
             if flat is not None:
                 printed.append(print_kernel(flat, step.outer + step.inner))
         return PREAMBLE + "\n\n".join(printed) + "\n"
+
+
+def _without_unit_dims(size, fn, position=0):
+    """Note [Unit dims]: ``size`` without its size-1 dims, and ``fn`` taking the shorter index
+    (the index tuple at argument ``position``; 0 where a dim was dropped). A size-1 dim adds
+    nothing to a loop, but left in it kept a node out of the kernel whose rows it shares: a
+    layer_norm's keepdim mean ``[16, 64, 1]`` after its sum over ``[16, 64] x [128]`` (Note
+    [Row fusion]) made five kernels of one. The buffer keeps its size: its elements are in
+    the same order either way."""
+    if 1 not in size:
+        return size, fn
+    kept = [d for d, n in enumerate(size) if n != 1]
+
+    def widened(*args):
+        full = [0] * len(size)
+        for d, i in zip(kept, args[position]):
+            full[d] = i
+        return fn(*args[:position], tuple(full), *args[position + 1:])
+    return tuple(size[d] for d in kept), widened
 
 
 def _step_text(step):
