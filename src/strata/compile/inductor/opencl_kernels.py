@@ -26,6 +26,7 @@ from . import opencl_elementwise_complex as elementwise_complex
 from . import opencl_fft as fft
 from . import opencl_indexing as indexing
 from . import opencl_linalg as linalg
+from . import opencl_linalg_host as linalg_host
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_norm as norm
@@ -113,6 +114,7 @@ def kernels() -> dict:
     table.update(fft.kernels())
     table.update(linalg.kernels())
     table.update(orthogonal.kernels())
+    table.update(linalg_host.KERNELS)
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):
