@@ -20,7 +20,7 @@ from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import FP64, print_kernel
-from .opencl_checks import check_indices
+from .opencl_checks import CHECK_NAMES, check_indices, device_slot, with_first_item_check
 from .opencl_pointwise import (
     fill_,
     kernel_name,
@@ -283,8 +283,10 @@ def index_add_(self, dim, index, source, alpha=1):
     target = self if self.ndim else self.reshape(1)
     d = dim % target.ndim
     size = target._shape[d]
-    check_indices(index, size, RuntimeError,
-                  f"index {{}} is out of bounds for dimension {d} with size {size}")
+    error = (RuntimeError, f"index {{}} is out of bounds for dimension {d} with size {size}")
+    slot = device_slot(index, *error) if target.numel() and index.numel() else None
+    if slot is None:       # else its first work-item checks (Note [Checks in the first ...])
+        check_indices(index, size, *error)
     if not index.numel():
         return self
     src = source if source.ndim else source.reshape(1)
@@ -293,12 +295,15 @@ def index_add_(self, dim, index, source, alpha=1):
     flat_index = index.reshape(-1)
     values = [scalar_argument(alpha, self.dtype), index.numel(), *tensor_values(rt, src),
               *tensor_values(rt, flat_index), *tensor_values(rt, target), *target._shape]
+    if slot is not None:
+        values += [size, rt.asserts.buffer, slot]
 
     def names():
         return ["alpha", "positions", *tensor_names("src", src.ndim),
                 *tensor_names("idx", 1), *tensor_names("out0", target.ndim),
-                *(f"s{k}" for k in range(target.ndim))]
-    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
+                *(f"s{k}" for k in range(target.ndim)),
+                *(CHECK_NAMES if slot is not None else ())]
+    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name, slot is not None)
 
     def build():
         def buf(name, t):
@@ -320,9 +325,10 @@ def index_add_(self, dim, index, source, alpha=1):
         nodes = [Reduction("red", dt, ranges, ("positions",), "sum", contribution),
                  Pointwise("out0", dt, ranges, result)]
         inputs = [src_b, idx_b, InputBuffer("alpha", dt, (), ())]
-        return print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
-                                   frozenset({"red"})), ranges, {"out0": out_b},
-                            frozenset({"alpha"}))
+        printed = print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
+                                      frozenset({"red"})), ranges, {"out0": out_b},
+                               frozenset({"alpha"}))
+        return printed if slot is None else with_first_item_check(printed, "idx", "positions")
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
            [src, index, target], target.numel(), rt, names=names)
     return self

@@ -10,7 +10,6 @@ from functools import partial
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import activation as A
-from ...ops import dense as DN
 from ...ops import linalg as L
 from ...ops import normalization as NO
 from ...ops import reductions as RED
@@ -417,12 +416,6 @@ def index_select(self, dim, index):
     out = new_output(spec, self)
     return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
                   out, dim % self.ndim if self.ndim else 0)
-
-
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    check_indices(indices, weight._shape[0], IndexError, "index out of range in self")
-    return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
 
 
 def stack(tensors, dim=0):
