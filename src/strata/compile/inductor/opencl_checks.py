@@ -98,7 +98,9 @@ def host_indices(index):
 # the same launch: its work-item 0 also walks the indices once and writes the first one out of
 # range into the check's slot (so the error is the check kernel's, raised at the next sync
 # point, with the first bad index as the host check would name it). The kernel must read
-# nothing outside its buffers for a bad index meanwhile.
+# nothing outside its buffers for a bad index meanwhile; ``index_add_``'s also writes nothing
+# then (each element's work-item sees every index, so it keeps its old value), so the tensor
+# is left as it was, as the CPU leaves it when it raises.
 _FIRST_ITEM = """    if (x == 0) {{
         for (long p = 0; p < {n}; ++p) {{
             const long v = {index}[{index}_off + p * {index}_st0];

@@ -1,4 +1,5 @@
-"""The OpenCL device's ``embedding``: the gather with its index check in one launch.
+"""The OpenCL device's ``embedding``: the gather with its index check in one launch, and its
+backward, ``embedding_dense_backward``, in one launch (no zero fill).
 
 Note [Checked gathers]: ``embedding`` must raise ``IndexError: index out of range in self`` for
 an index outside the weight's rows. The general path launches the check kernel of
@@ -14,7 +15,9 @@ would check), index tensors of more than four dims, graphs being recorded for re
 on the host), every flag slot taken.
 """
 
+from ...core.shape import contiguous_strides
 from ...ops import dense as DN
+from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
 from .opencl_checks import INDEX_TYPES, RANK, check_indices, device_slot
 from .opencl_pointwise import launch, new_output, runtime_of
 from .opencl_rows import gather
@@ -75,3 +78,69 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     launch("aten::embedding", ("embedding_checked", element, index_type), build, values,
            [weight, indices, out], n, rt, names=lambda: _NAMES)
     return out
+
+
+# Note [Embedding backward in one launch]: ``embedding_dense_backward`` writes every element of
+# the weight gradient once, with no zero fill first and no atomics: work-item (r, c) sums
+# ``grad[p, c]`` over the positions p whose index is r (none for padding_idx's row), in the
+# positions' order, each term times 1 / count(r) under scale_grad_by_freq (ATen's CPU kernel's
+# ``scale``), accumulating in float for half dtypes. rows x cols x positions work, as the
+# general ``index_add_`` (three launches before: the fill, the index check, the sums). The
+# indices were checked by the forward; a bad one matches no row.
+_BACKWARD = """__kernel void k_embedding_dense_backward(__global const G* restrict g, const long g_off,
+        const long g_st0, const long g_st1, __global const I* restrict idx, const long idx_off,
+        const long idx_st0, __global G* restrict out, const long out_off, const long rows,
+        const long cols, const long positions, const long padding_idx,
+        const long scale_by_freq) {
+    const long x = get_global_id(0);
+    if (x >= rows * cols) return;
+    const long r = x / cols, c = x % cols;
+    C total = 0;
+    if (r != padding_idx) {
+        C scale = 1;
+        if (scale_by_freq) {
+            long count = 0;
+            for (long p = 0; p < positions; ++p) count += idx[idx_off + p * idx_st0] == r;
+            if (count) scale = (C)1 / (C)count;
+        }
+        for (long p = 0; p < positions; ++p) {
+            if (idx[idx_off + p * idx_st0] == r) total += (C)LOAD * scale;
+        }
+    }
+    STORE
+}
+"""
+_BACKWARD_NAMES = ["g", "g_off", "g_st0", "g_st1", "idx", "idx_off", "idx_st0", "out", "out_off",
+                   "rows", "cols", "positions", "padding_idx", "scale_by_freq"]
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """The weight's gradient in one launch (Note [Embedding backward in one launch])."""
+    rt = runtime_of(grad_output)
+    cols = grad_output._shape[-1] if grad_output.ndim else 1
+    g = grad_output.reshape(-1, cols)
+    idx = indices.reshape(-1)
+    out = rt.empty((num_weights, cols), contiguous_strides((num_weights, cols)), g.dtype)
+    if not out.numel():
+        return out
+    dtype = g.dtype.name
+    compute = "double" if dtype == "float64" else "float"
+    index_type = INDEX_TYPES[indices.dtype]
+    values = [*rt.buffer_of(g), *g._get_strides(), *rt.buffer_of(idx), *idx._get_strides(),
+              *rt.buffer_of(out), num_weights, cols, idx.numel(), padding_idx,
+              int(scale_grad_by_freq)]
+
+    def build():
+        load = load_expr(dtype, "g", "g_off + p * g_st0 + c * g_st1")
+        source = _BACKWARD.replace("LOAD", f"({load})").replace(
+            "STORE", store_statement(dtype, "out", "out_off + x", "total"))
+        source = f"#define G {BUFFER_TYPES[dtype]}\n#define I {index_type}\n" \
+                 f"#define C {compute}\n" + source
+        return with_helpers(FP64 + source if compute == "double" else source), _BACKWARD_NAMES
+    launch("aten::embedding_dense_backward", ("embedding_dense_backward", dtype, index_type),
+           build, values, [g, idx, out], out.numel(), rt, names=lambda: _BACKWARD_NAMES)
+    return out
+
+
+KERNELS = {DN.embedding: embedding, DN.embedding_dense_backward: embedding_dense_backward}

@@ -296,13 +296,13 @@ def index_add_(self, dim, index, source, alpha=1):
     values = [scalar_argument(alpha, self.dtype), index.numel(), *tensor_values(rt, src),
               *tensor_values(rt, flat_index), *tensor_values(rt, target), *target._shape]
     if slot is not None:
-        values += [size, rt.asserts.buffer, slot]
+        values += [size, size, rt.asserts.buffer, slot]
 
     def names():
         return ["alpha", "positions", *tensor_names("src", src.ndim),
                 *tensor_names("idx", 1), *tensor_names("out0", target.ndim),
                 *(f"s{k}" for k in range(target.ndim)),
-                *(CHECK_NAMES if slot is not None else ())]
+                *(("high", *CHECK_NAMES) if slot is not None else ())]
     key = (d, target.ndim, dt, src.dtype.name, index.dtype.name, slot is not None)
 
     def build():
@@ -319,15 +319,29 @@ def index_add_(self, dim, index, source, alpha=1):
             v = v if src.dtype == self.dtype else ops.to_dtype(v, dt)
             return ops.where(hit, v, ops.constant(0, dt))
 
+        def outside(i, r):
+            at = ops.load("idx", idx_b.index((r[0],)))
+            bad = ops.logical_or(ops.lt(at, ops.constant(0, index.dtype.name)),
+                                 ops.ge(at, ops.load("high", "0")))
+            return ops.where(bad, ops.constant(1, "int64"), ops.constant(0, "int64"))
+
         def result(i):
-            added = ops.mul(ops.load("alpha", "0"), ops.load("red", "0"))
-            return ops.add(ops.load("out0", out_b.index(i)), added)
+            old = ops.load("out0", out_b.index(i))
+            new = ops.add(old, ops.mul(ops.load("alpha", "0"), ops.load("red", "0")))
+            if slot is None:
+                return new
+            return ops.where(ops.ne(ops.load("bad", "0"), ops.constant(0, "int64")), old, new)
         nodes = [Reduction("red", dt, ranges, ("positions",), "sum", contribution),
                  Pointwise("out0", dt, ranges, result)]
         inputs = [src_b, idx_b, InputBuffer("alpha", dt, (), ())]
+        scalars = {"alpha"}
+        if slot is not None:      # a bad index leaves self as it was (Note [Checks in the ...])
+            nodes.insert(1, Reduction("bad", "int64", ranges, ("positions",), "max", outside))
+            inputs.append(InputBuffer("high", "int64", (), ()))
+            scalars.add("high")
         printed = print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
-                                      frozenset({"red"})), ranges, {"out0": out_b},
-                               frozenset({"alpha"}))
+                                      frozenset({"red", "bad"})), ranges, {"out0": out_b},
+                               frozenset(scalars))
         return printed if slot is None else with_first_item_check(printed, "idx", "positions")
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
            [src, index, target], target.numel(), rt, names=names)
