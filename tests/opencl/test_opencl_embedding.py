@@ -114,11 +114,12 @@ def test_what_the_fused_kernel_does_not_cover_still_checks():
 @given(dtype=st.sampled_from(sorted(FLOATING)), index_shape=st.lists(st.integers(0, 4),
                                                                      max_size=3),
        padding_idx=st.sampled_from([None, 0, 3, -2]), scale=st.booleans(),
-       seed=st.integers(0, 99))
+       strided=st.booleans(), seed=st.integers(0, 99))
 def test_embedding_backward_is_one_launch_matching_torch(dtype, index_shape, padding_idx, scale,
-                                                         seed, launches):
+                                                         strided, seed, launches):
     """``EmbeddingBackward0`` -> ``embedding_dense_backward``: one kernel, with padding_idx and
-    scale_grad_by_freq (three launches before: a zero fill, an index check, the sums)."""
+    scale_grad_by_freq (three launches before: a zero fill, an index check, the sums), for a
+    gradient with strides of its own too (read through them, not copied)."""
     rng = np.random.default_rng(seed)
     weight = _weights(6, 4, dtype, seed).requires_grad_()
     indices = torch.tensor(rng.integers(0, 6, index_shape))
@@ -128,12 +129,23 @@ def test_embedding_backward_is_one_launch_matching_torch(dtype, index_shape, pad
     w = _strata(weight.detach()).requires_grad_()
     out = strata.nn.functional.embedding(_strata(indices), w, padding_idx,
                                          scale_grad_by_freq=scale)
-    g = _strata(grad)
+    g = _strata(grad.movedim(-1, 0).contiguous()).movedim(0, -1) if strided else _strata(grad)
     launches.clear()
     out.backward(g)
     assert launches == ["aten::embedding_dense_backward"]
     tol = FLOATING[dtype]
     np.testing.assert_allclose(_numpy(w.grad), _numpy(weight.grad), rtol=tol, atol=tol)
+
+
+def test_embedding_backward_of_five_dim_indices_matches_torch():
+    rng = np.random.default_rng(0)
+    indices = torch.tensor(rng.integers(0, 5, (2, 1, 2, 1, 3)))
+    grad = torch.tensor(rng.standard_normal((2, 1, 2, 1, 3, 4)))
+    weight = _weights(5, 4, "float64").requires_grad_()
+    torch.nn.functional.embedding(indices, weight).backward(grad)
+    w = _strata(weight.detach()).requires_grad_()
+    strata.nn.functional.embedding(_strata(indices), w).backward(_strata(grad))
+    np.testing.assert_allclose(w.grad.cpu().numpy(), weight.grad.numpy(), rtol=1e-12)
 
 
 def test_embedding_double_backward_matches_torch():

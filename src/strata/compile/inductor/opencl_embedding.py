@@ -88,10 +88,11 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 # general ``index_add_`` (three launches before: the fill, the index check, the sums). The
 # indices were checked by the forward; a bad one matches no row.
 _BACKWARD = """__kernel void k_embedding_dense_backward(__global const G* restrict g, const long g_off,
-        const long g_st0, const long g_st1, __global const I* restrict idx, const long idx_off,
-        const long idx_st0, __global G* restrict out, const long out_off, const long rows,
-        const long cols, const long positions, const long padding_idx,
-        const long scale_by_freq) {
+        const long g_st0, const long g_st1, const long g_st2, const long g_st3, const long g_stc,
+        __global const I* restrict idx, const long idx_off, const long st0, const long st1,
+        const long st2, const long st3, const long s1, const long s2, const long s3,
+        __global G* restrict out, const long out_off, const long rows, const long cols,
+        const long positions, const long padding_idx, const long scale_by_freq) {
     const long x = get_global_id(0);
     if (x >= rows * cols) return;
     const long r = x / cols, c = x % cols;
@@ -100,46 +101,67 @@ _BACKWARD = """__kernel void k_embedding_dense_backward(__global const G* restri
         C scale = 1;
         if (scale_by_freq) {
             long count = 0;
-            for (long p = 0; p < positions; ++p) count += idx[idx_off + p * idx_st0] == r;
+            for (long p = 0; p < positions; ++p) {
+                POSITION
+                count += idx[idx_off + i0 * st0 + i1 * st1 + i2 * st2 + i3 * st3] == r;
+            }
             if (count) scale = (C)1 / (C)count;
         }
         for (long p = 0; p < positions; ++p) {
-            if (idx[idx_off + p * idx_st0] == r) total += (C)LOAD * scale;
+            POSITION
+            if (idx[idx_off + i0 * st0 + i1 * st1 + i2 * st2 + i3 * st3] == r)
+                total += (C)LOAD * scale;
         }
     }
     STORE
 }
 """
-_BACKWARD_NAMES = ["g", "g_off", "g_st0", "g_st1", "idx", "idx_off", "idx_st0", "out", "out_off",
-                   "rows", "cols", "positions", "padding_idx", "scale_by_freq"]
+# position p of the index tensor as its coordinates (i0, i1, i2, i3), sizes (s0,) s1, s2, s3
+_POSITION = """long rest = p;
+                const long i3 = rest % s3; rest /= s3;
+                const long i2 = rest % s2; rest /= s2;
+                const long i1 = rest % s1;
+                const long i0 = rest / s1;"""
+_BACKWARD_NAMES = ["g", "g_off", "g_st0", "g_st1", "g_st2", "g_st3", "g_stc", "idx", "idx_off",
+                   "st0", "st1", "st2", "st3", "s1", "s2", "s3", "out", "out_off", "rows",
+                   "cols", "positions", "padding_idx", "scale_by_freq"]
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                              scale_grad_by_freq):
-    """The weight's gradient in one launch (Note [Embedding backward in one launch])."""
+    """The weight's gradient in one launch (Note [Embedding backward in one launch]): the
+    gradient and the indices read through their strides (index tensors of up to four dims;
+    more are reshaped), so neither is copied first."""
     rt = runtime_of(grad_output)
-    cols = grad_output._shape[-1] if grad_output.ndim else 1
-    g = grad_output.reshape(-1, cols)
-    idx = indices.reshape(-1)
-    out = rt.empty((num_weights, cols), contiguous_strides((num_weights, cols)), g.dtype)
+    cols = grad_output._shape[-1]
+    if indices.ndim > RANK:
+        indices = indices.reshape(-1)
+        grad_output = grad_output.reshape(-1, cols)
+    out = rt.empty((num_weights, cols), contiguous_strides((num_weights, cols)),
+                   grad_output.dtype)
     if not out.numel():
         return out
-    dtype = g.dtype.name
+    dtype = out.dtype.name
     compute = "double" if dtype == "float64" else "float"
     index_type = INDEX_TYPES[indices.dtype]
-    values = [*rt.buffer_of(g), *g._get_strides(), *rt.buffer_of(idx), *idx._get_strides(),
-              *rt.buffer_of(out), num_weights, cols, idx.numel(), padding_idx,
-              int(scale_grad_by_freq)]
+    pad = RANK - indices.ndim
+    sizes = (1,) * pad + tuple(indices._shape)
+    g_strides = grad_output._get_strides()
+    values = [*rt.buffer_of(grad_output), *(0,) * pad, *g_strides, *rt.buffer_of(indices),
+              *(0,) * pad, *indices._get_strides(), *sizes[1:], *rt.buffer_of(out),
+              num_weights, cols, indices.numel(), padding_idx, int(scale_grad_by_freq)]
 
     def build():
-        load = load_expr(dtype, "g", "g_off + p * g_st0 + c * g_st1")
-        source = _BACKWARD.replace("LOAD", f"({load})").replace(
+        load = load_expr(dtype, "g", "g_off + i0 * g_st0 + i1 * g_st1 + i2 * g_st2 + "
+                                     "i3 * g_st3 + c * g_stc")
+        source = _BACKWARD.replace("POSITION", _POSITION).replace("LOAD", f"({load})").replace(
             "STORE", store_statement(dtype, "out", "out_off + x", "total"))
         source = f"#define G {BUFFER_TYPES[dtype]}\n#define I {index_type}\n" \
                  f"#define C {compute}\n" + source
         return with_helpers(FP64 + source if compute == "double" else source), _BACKWARD_NAMES
     launch("aten::embedding_dense_backward", ("embedding_dense_backward", dtype, index_type),
-           build, values, [g, idx, out], out.numel(), rt, names=lambda: _BACKWARD_NAMES)
+           build, values, [grad_output, indices, out], out.numel(), rt,
+           names=lambda: _BACKWARD_NAMES)
     return out
 
 
