@@ -1,8 +1,9 @@
 """Fewer launches around the opencl device's embedding (compile/inductor/opencl_embedding.py,
 opencl_checks.py, opencl_loss.py): ``embedding`` checks and gathers in one launch,
 ``embedding_dense_backward`` writes the weight gradient in one, ``index_add_`` checks its
-indices in its own kernel; values and gradients against PyTorch's CPU, the index errors at the
-next sync point, and the launch counts pinned."""
+indices in its own kernel, ``embedding_renorm_`` (``max_norm``) is one kernel; values and
+gradients against PyTorch's CPU, the index errors at the next sync point with the tensors
+untouched, and the launch counts pinned."""
 
 import numpy as np
 import pytest
@@ -194,3 +195,52 @@ def test_index_add_with_a_bad_index_raises_at_the_sync_and_leaves_self_untouched
     assert str(got.value) == str(want.value) == "index 7 is out of bounds for dimension 0 " \
                                                 "with size 5"
     np.testing.assert_array_equal(x.cpu().numpy(), target)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=COUNTED)
+@given(dtype=st.sampled_from(sorted(FLOATING)),
+       norm_type=st.sampled_from([2.0, 1.0, 0.5, 3.0, 0.0, float("inf"), float("-inf")]),
+       max_norm=st.sampled_from([0.5, 1.5, 100.0]), index_shape=st.lists(st.integers(0, 4),
+                                                                         max_size=2),
+       seed=st.integers(0, 99))
+def test_embedding_renorm_is_one_launch_matching_torch(dtype, norm_type, max_norm, index_shape,
+                                                       seed, launches):
+    """Repeated indices rescale their row once; rows not named stay."""
+    weight = _weights(6, 4, dtype, seed)
+    indices = torch.tensor(np.random.default_rng(seed).integers(0, 6, index_shape))
+    w = _strata(weight)
+    launches.clear()
+    strata.embedding_renorm_(w, _strata(indices), max_norm, norm_type)
+    assert launches == ["aten::embedding_renorm_"] * bool(indices.numel())
+    torch.embedding_renorm_(weight, indices, max_norm, norm_type)
+    tol = FLOATING[dtype] * 10
+    np.testing.assert_allclose(_numpy(w), _numpy(weight), rtol=tol, atol=tol)
+
+
+def test_embedding_renorm_with_a_bad_index_raises_at_the_sync_and_writes_nothing():
+    """The CPU device's error (torch's CPU says ``select(): index 9 out of range ...`` after
+    rescaling the rows before it); no row is rescaled."""
+    weight = np.random.default_rng(0).standard_normal((6, 4)) * 3
+    with pytest.raises(IndexError) as want:
+        strata.embedding_renorm_(strata.tensor(weight), strata.tensor([1, 9, -1]), 1.0, 2.0)
+    w = strata.tensor(weight).to("opencl")
+    strata.embedding_renorm_(w, strata.tensor([1, 9, -1]).to("opencl"), 1.0, 2.0)
+    with pytest.raises(IndexError) as got:
+        w.cpu()
+    assert str(got.value) == str(want.value)
+    np.testing.assert_array_equal(w.cpu().numpy(), weight)
+
+
+def test_embedding_module_with_max_norm_matches_torch():
+    weight = _weights(8, 5, "float32")
+    indices = torch.tensor([[0, 3, 3], [7, 0, 1]])
+    layer = torch.nn.Embedding(8, 5, max_norm=1.0, _weight=weight.clone())
+    want = layer(indices)
+    ours = strata.nn.Embedding(8, 5, max_norm=1.0)
+    with strata.no_grad():
+        ours.weight.copy_(strata.tensor(weight.numpy()))
+    ours = ours.to("opencl")
+    got = ours(_strata(indices))
+    np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.weight.detach().cpu().numpy(), layer.weight.detach().numpy(),
+                               rtol=1e-6)

@@ -1,5 +1,6 @@
-"""The OpenCL device's ``embedding``: the gather with its index check in one launch, and its
-backward, ``embedding_dense_backward``, in one launch (no zero fill).
+"""The OpenCL device's ``embedding``: the gather with its index check in one launch, its
+backward, ``embedding_dense_backward``, in one launch (no zero fill), and ``embedding_renorm_``
+(``max_norm``) in one launch.
 
 Note [Checked gathers]: ``embedding`` must raise ``IndexError: index out of range in self`` for
 an index outside the weight's rows. The general path launches the check kernel of
@@ -15,8 +16,10 @@ would check), index tensors of more than four dims, graphs being recorded for re
 on the host), every flag slot taken.
 """
 
+from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import dense as DN
+from ...ops.meta_rules import type_name
 from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
 from .opencl_checks import INDEX_TYPES, RANK, check_indices, device_slot
 from .opencl_pointwise import launch, new_output, runtime_of
@@ -165,4 +168,114 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     return out
 
 
-KERNELS = {DN.embedding: embedding, DN.embedding_dense_backward: embedding_dense_backward}
+# Note [Renorm on the device]: ``embedding_renorm_`` (``max_norm``) rescales, in place, each
+# row the indices name whose p-norm exceeds max_norm, by max_norm / (norm + 1e-7) (ATen's
+# ``embedding_renorm_cpu_``). One work-item per row of the weight walks the indices: a repeated
+# index names its row once, as ATen's sorted unique walk does, and no two work-items share a
+# row (no race). An index out of range leaves the whole weight as it was: every work-item sees
+# it and writes nothing, and row 0's work-item flags the first one in the check slot of
+# ``embedding`` (raised at the next sync point, Note [Device-side asserts]; the CPU raises
+# before writing too).
+_RENORM = """__kernel void k_embedding_renorm_(__global G* restrict w, const long w_off,
+        const long w_st0, const long w_st1, __global const I* restrict idx, const long idx_off,
+        const long st0, const long st1, const long st2, const long st3, const long s1,
+        const long s2, const long s3, const long rows, const long cols, const long positions,
+        const C max_norm, const C norm_type, __global long* restrict flags, const long slot) {
+    const long r = get_global_id(0);
+    if (r >= rows) return;
+    int hit = 0, bad = 0;
+    long first_bad = 0;
+    for (long p = 0; p < positions; ++p) {
+        POSITION
+        const long v = idx[idx_off + i0 * st0 + i1 * st1 + i2 * st2 + i3 * st3];
+        if (v < 0 || v >= rows) {
+            if (!bad) first_bad = v;
+            bad = 1;
+        } else if (v == r) {
+            hit = 1;
+        }
+    }
+    if (bad) {
+#if CHECKED
+        if (r == 0) {
+            flags[2 * slot + 1] = first_bad;
+            flags[2 * slot] = 1;
+        }
+#endif
+        return;
+    }
+    if (!hit) return;
+    C norm = 0;
+    if (isinf(norm_type)) {
+        norm = norm_type > 0 ? 0 : INFINITY;
+        for (long c = 0; c < cols; ++c) {
+            const C a = fabs((C)LOAD);
+            norm = norm_type > 0 ? fmax(norm, a) : fmin(norm, a);
+        }
+    } else if (norm_type == 0) {
+        for (long c = 0; c < cols; ++c) norm += (C)LOAD != 0;
+    } else if (norm_type == 1) {
+        for (long c = 0; c < cols; ++c) norm += fabs((C)LOAD);
+    } else if (norm_type == 2) {
+        for (long c = 0; c < cols; ++c) norm += (C)LOAD * (C)LOAD;
+        norm = sqrt(norm);
+    } else {
+        for (long c = 0; c < cols; ++c) norm += pow(fabs((C)LOAD), norm_type);
+        norm = pow(norm, (C)1 / norm_type);
+    }
+    if (norm > max_norm) {
+        const C scale = max_norm / (norm + (C)1e-7);
+        for (long c = 0; c < cols; ++c) {
+            const C value = (C)LOAD * scale;
+            STORE
+        }
+    }
+}
+"""
+_RENORM_NAMES = ["w", "w_off", "w_st0", "w_st1", "idx", "idx_off", "st0", "st1", "st2", "st3",
+                 "s1", "s2", "s3", "rows", "cols", "positions", "max_norm", "norm_type", "flags",
+                 "slot"]
+_COMPUTE = {"float32": "float", "float64": "double", "float16": "float", "bfloat16": "float"}
+
+
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """Rows ``indices`` of ``self`` rescaled to ``max_norm`` where their norm exceeds it, in one
+    launch (Note [Renorm on the device])."""
+    DN.embedding_renorm_.meta(self, indices, max_norm, norm_type)
+    dtype = self.dtype.name
+    if dtype not in _COMPUTE:
+        raise NotImplementedError(f"\"embedding_renorm_\" not implemented for "
+                                  f"'{type_name(self.dtype)}' on the 'OpenCL' backend")
+    rows, cols = self._shape
+    slot = device_slot(indices, *_ERROR) if rows else None
+    if slot is None:
+        check_indices(indices, rows, *_ERROR)
+    if not rows or not indices.numel():
+        return self
+    if indices.ndim > RANK:
+        indices = indices.reshape(-1)
+    rt = runtime_of(self)
+    compute, index_type = _COMPUTE[dtype], INDEX_TYPES[indices.dtype]
+    scalar = self.dtype.np.type if compute == "double" else D.float32.np.type
+    pad = RANK - indices.ndim
+    sizes = (1,) * pad + tuple(indices._shape)
+    values = [*rt.buffer_of(self), *self._get_strides(), *rt.buffer_of(indices),
+              *(0,) * pad, *indices._get_strides(), *sizes[1:], rows, cols, indices.numel(),
+              scalar(max_norm), scalar(norm_type),
+              *((rt.asserts.buffer, slot) if slot is not None else (None, 0))]
+
+    def build():
+        at = "w_off + r * w_st0 + c * w_st1"
+        source = _RENORM.replace("POSITION", _POSITION).replace(
+            "LOAD", f"({load_expr(dtype, 'w', at)})").replace(
+            "STORE", store_statement(dtype, "w", at, "value"))
+        source = f"#define G {BUFFER_TYPES[dtype]}\n#define I {index_type}\n" \
+                 f"#define C {compute}\n#define CHECKED {int(slot is not None)}\n" + source
+        return with_helpers(FP64 + source if compute == "double" else source), _RENORM_NAMES
+    launch("aten::embedding_renorm_", ("embedding_renorm_", dtype, index_type, slot is not None),
+           build, values, [self, indices], rows, rt, names=lambda: _RENORM_NAMES)
+    return self
+
+
+KERNELS = {DN.embedding: embedding, DN.embedding_dense_backward: embedding_dense_backward,
+           DN.embedding_renorm_: embedding_renorm_}
