@@ -39,8 +39,8 @@ RANK = 4
 def check_indices(index, high, error, text, ignore=None):
     """Raise ``error(text.format(bad))`` for an index ``bad`` of ``index`` outside ``0 <= bad <
     high`` (``ignore`` aside): checked on the device, the error raised at the next sync point
-    (Note [Device-side asserts]), or on the host at once where the device cannot: a graph being
-    recorded for replay, more than four dims, every flag slot taken."""
+    (Note [Device-side asserts]), or on the host at once where the device cannot: more than
+    four dims, every flag slot taken."""
     if not _on_device(index, high, (error, text), ignore):
         flat = host_indices(index).reshape(-1)
         bad = (flat < 0) | (flat >= high)
@@ -52,10 +52,10 @@ def check_indices(index, high, error, text, ignore=None):
 
 def device_slot(index, error, text):
     """The flag slot for ``error(text.format(bad))`` of a check of ``index`` launched now on the
-    current stream, or None where the device cannot check: a graph being recorded for replay,
-    more than four dims, an index dtype without a kernel, every slot taken."""
+    current stream (or recorded for replay), or None where the device cannot check: more than
+    four dims, an index dtype without a kernel, every slot taken."""
     rt = runtime_of(index)
-    if rt.recording is not None or index.ndim > RANK or index.dtype not in INDEX_TYPES:
+    if index.ndim > RANK or index.dtype not in INDEX_TYPES:
         return None
     return rt.asserts.slot((error, text), lambda bad: error(text.format(bad)),
                            rt.current_stream())

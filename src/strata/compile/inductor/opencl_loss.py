@@ -193,15 +193,12 @@ _TARGET_ERROR = (IndexError, "Target {} is out of bounds.")     # opencl_checks.
 
 def _reduced_nll_loss(rt, x, target, weight, reduction, ignore_index):
     """(loss, total weight) of a summed or averaged ``nll_loss`` in one launch (Note [Fused
-    nll_loss]), or None where the general path must run: half dtypes, a graph being recorded
-    (it checks targets on the host), every assert slot taken."""
+    nll_loss]), or None where the general path must run: half dtypes, every assert slot
+    taken."""
     index_type = _TARGET_TYPES.get(target.dtype.name)
-    if x.dtype.name not in ("float32", "float64") or index_type is None or \
-            rt.recording is not None:
+    if x.dtype.name not in ("float32", "float64") or index_type is None:
         return None
-    stream = rt.current_stream()
-    slot = rt.asserts.slot(_TARGET_ERROR, lambda bad: IndexError(_TARGET_ERROR[1].format(bad)),
-                           stream)
+    slot = device_slot(target, *_TARGET_ERROR)
     if slot is None:
         return None
     rows, classes = (x._shape if x.ndim == 2 else (1, x._shape[0]))
