@@ -1,6 +1,7 @@
 """The opencl device's fused layer norm backward (compile/inductor/opencl_norm.py) against
 PyTorch: values and gradients through F.layer_norm and nn.LayerNorm, and one launch per
-backward for every output mask; and the backward op's own derivative (double backward, on cpu and opencl)."""
+backward for every output mask; and the backward op's own derivative (double backward, on cpu
+and opencl)."""
 
 import numpy as np
 import pytest
