@@ -91,7 +91,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 # general ``index_add_`` (three launches before: the fill, the index check, the sums). The
 # indices were checked by the forward; a bad one matches no row.
 _BACKWARD = """__kernel void k_embedding_dense_backward(
-        __global const G* restrict g, const long g_off, const long g_st0, const long g_st1, const long g_st2, const long g_st3, const long g_stc,
+        __global const G* restrict g, const long g_off, const long g_st0, const long g_st1,
+        const long g_st2, const long g_st3, const long g_stc,
         __global const I* restrict idx, const long idx_off, const long st0, const long st1,
         const long st2, const long st3, const long s1, const long s2, const long s3,
         __global G* restrict out, const long out_off, const long rows, const long cols,
