@@ -244,3 +244,34 @@ def test_embedding_module_with_max_norm_matches_torch():
     np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(ours.weight.detach().cpu().numpy(), layer.weight.detach().numpy(),
                                rtol=1e-6)
+
+
+def test_a_training_step_through_embedding_and_layer_norm_has_no_check_or_fill_launch(launches):
+    """The GPT's input path (token and position embeddings, layer norm, a linear head,
+    cross_entropy): one launch for each embedding, each embedding gradient and the layer norm
+    backward, no separate index check or zero fill; losses and gradients as torch's."""
+    rng = np.random.default_rng(0)
+    tokens, targets = rng.integers(0, 11, (3, 5)), rng.integers(0, 11, 15)
+    params = [rng.standard_normal(s).astype(np.float32) for s in ((11, 8), (5, 8), (11, 8))]
+    results = []
+    for lib, device in ((strata, "opencl"), (torch, "cpu")):
+        tok, pos, head = (lib.tensor(p).to(device).requires_grad_() for p in params)
+        norm = lib.nn.LayerNorm(8).to(device)
+        x = lib.tensor(tokens).to(device)
+        launches.clear()
+        h = lib.nn.functional.embedding(x, tok) + lib.nn.functional.embedding(
+            lib.arange(5, device=device), pos)
+        logits = lib.nn.functional.linear(norm(h), head).reshape(15, 11)
+        loss = lib.nn.functional.cross_entropy(logits, lib.tensor(targets).to(device))
+        loss.backward()
+        if lib is strata:
+            counted = {name: launches.count(name) for name in set(launches)}
+            assert counted["aten::embedding"] == 2
+            assert counted["aten::embedding_dense_backward"] == 2
+            assert counted["aten::native_layer_norm_backward"] == 1
+            assert not {"check_index", "aten::index_add_"} & set(counted), sorted(counted.items())
+            assert counted["aten::fill_.Scalar"] == 1       # backward()'s seed, ones_like(loss)
+        results.append([loss, tok.grad, pos.grad, head.grad, norm.weight.grad])
+    for got, want in zip(*results, strict=True):
+        np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
