@@ -275,3 +275,40 @@ def test_a_training_step_through_embedding_and_layer_norm_has_no_check_or_fill_l
     for got, want in zip(*results, strict=True):
         np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(),
                                    rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=COUNTED)
+@given(dtype=st.sampled_from(DTYPES), shape=st.sampled_from([(7,), (7, 3), (2, 7, 3), (7, 0)]),
+       dim=st.integers(0, 1), index_shape=st.sampled_from([(), (0,), (4,)]),
+       seed=st.integers(0, 99))
+def test_index_select_matches_torch_in_one_launch_for_rows(dtype, shape, dim, index_shape, seed,
+                                                           launches):
+    """Dim 0 of a vector or matrix is the checked gather; the rest a check, then the gather."""
+    dim = min(dim, len(shape) - 1) if shape[-1] else 0      # no index fits an empty dim
+    source = _weights(int(np.prod(shape)), 1, dtype, seed).reshape(shape)
+    index = torch.tensor(np.random.default_rng(seed).integers(0, shape[dim], index_shape))
+    x, i = _strata(source), _strata(index)
+    launches.clear()
+    got = x.index_select(dim, i)
+    if dim == 0 and len(shape) <= 2 and source.numel():
+        assert launches == ["aten::index_select"] * bool(got.numel())
+    want = source.index_select(dim, index)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(_numpy(got), _numpy(want))
+
+
+@pytest.mark.parametrize("shape, dim", [((4,), 0), ((4, 3), 0), ((4, 3), 1), ((2, 4, 3), 1),
+                                        ((4, 2, 3), 0)])
+def test_index_select_with_a_bad_index_raises_the_cpus_error_at_the_sync(shape, dim):
+    """torch's errors: ``IndexError`` for dim 0 (the opencl device gave dim 0 of a matrix the
+    other dims' ``RuntimeError`` before), ``INDICES element ...`` for the others."""
+    source = np.arange(float(np.prod(shape))).reshape(shape)
+    index = [1, 7, 0]
+    with pytest.raises((IndexError, RuntimeError)) as want:
+        torch.tensor(source).index_select(dim, torch.tensor(index))
+    with pytest.raises(type(want.value), match=str(want.value)):
+        strata.tensor(source).index_select(dim, strata.tensor(index))
+    out = strata.tensor(source).to("opencl").index_select(dim, strata.tensor(index).to("opencl"))
+    with pytest.raises(type(want.value)) as got:
+        out.cpu()
+    assert str(got.value) == str(want.value)

@@ -1,4 +1,5 @@
-"""The OpenCL device's ``embedding``: the gather with its index check in one launch, its
+"""The OpenCL device's ``embedding`` (and ``index_select`` of rows): the gather with its index
+check in one launch, its
 backward, ``embedding_dense_backward``, in one launch (no zero fill), and ``embedding_renorm_``
 (``max_norm``) in one launch.
 
@@ -10,19 +11,21 @@ column 0 writes it into the check's slot of the runtime's flag buffer (the same 
 error and its text are the check's: raised at the next sync point, Note [Device-side asserts])
 and every work-item of the row reads row 0 instead, so nothing is read outside the weight.
 A lookup copies elements unchanged, so the kernel moves them as unsigned integers of the
-element's width: one program per width serves every dtype (half, complex, bool). The general
-path stays for what this one does not cover: an empty weight or embedding dim (no work-item
-would check), index tensors of more than four dims, graphs being recorded for replay (checked
-on the host), every flag slot taken.
+element's width: one program per width serves every dtype (half, complex, bool). ``index_select``
+of a vector's elements or a matrix's rows is the same gather with its own error. The general
+path (a check kernel, then the gather) stays for what this one does not cover: other dims, an
+empty weight or embedding dim (no work-item would check), index tensors of more than four
+dims, every flag slot taken.
 """
 
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import dense as DN
+from ...ops import scatter as SC
 from ...ops.meta_rules import type_name
 from .oclprinter import BUFFER_TYPES, FP64, load_expr, store_statement, with_helpers
 from .opencl_checks import INDEX_TYPES, RANK, check_indices, device_slot
-from .opencl_pointwise import launch, new_output, runtime_of
+from .opencl_pointwise import kernel_name, launch, new_output, runtime_of
 from .opencl_rows import gather
 
 _EMBEDDING = """__kernel void k_embedding(__global const E* restrict w, const long w_off,
@@ -60,15 +63,44 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     """``weight[indices]``, checked and gathered in one launch (Note [Checked gathers])."""
     spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     out = new_output(spec, weight)
+    if not checked_rows("aten::embedding", weight, indices, out, _ERROR):
+        check_indices(indices, weight._shape[0], *_ERROR)
+        gather("aten::embedding", weight, indices, out, 0)
+    return out
+
+
+def index_select(self, dim, index):
+    """Rows of a matrix or elements of a vector (``dim`` 0) in one launch, as ``embedding``;
+    other dims check their indices first (a kernel), then gather."""
+    spec = SC.index_select.meta(self, dim, index)
+    out = new_output(spec, self)
+    d = dim % self.ndim if self.ndim else 0
+    size = self._shape[d] if self.ndim else 1
+    # ATen checks rows (dim 0) as embedding does, other dims in its gather (the CPU device's)
+    error = _ERROR if d == 0 else \
+        (RuntimeError, f"INDICES element is out of DATA bounds, id={{}} axis_dim={size}")
+    if self.ndim in (1, 2) and d == 0 and self.numel():
+        rows = self if self.ndim == 2 else self.unsqueeze(1)
+        if checked_rows("aten::index_select", rows, index, out.view(-1, rows._shape[1]),
+                        error):
+            return out
+    check_indices(index, size, *error)
+    return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
+                  out, d)
+
+
+def checked_rows(op_name, weight, indices, out, error):
+    """``out = weight[indices]`` (``weight`` 2-D, ``out`` contiguous (positions, cols)), with
+    the indices checked in the same launch (Note [Checked gathers]) against ``error``; False
+    where this kernel does not serve (nothing is enqueued then)."""
     rt = runtime_of(weight)
     rows, cols = weight._shape
-    slot = device_slot(indices, *_ERROR) if rows and cols else None
+    slot = device_slot(indices, *error) if rows and cols else None
     if slot is None:
-        check_indices(indices, rows, *_ERROR)
-        return gather("aten::embedding", weight, indices, out, 0)
+        return False
     n = out.numel()
     if not n:
-        return out
+        return True
     pad = RANK - indices.ndim
     sizes = (1,) * pad + tuple(indices._shape)
     strides = (0,) * pad + tuple(indices._get_strides())
@@ -77,10 +109,11 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     element, index_type = _WIDTHS[weight.dtype.itemsize], INDEX_TYPES[indices.dtype]
 
     def build():
-        return f"#define E {element}\n#define I {index_type}\n" + _EMBEDDING, _NAMES
-    launch("aten::embedding", ("embedding_checked", element, index_type), build, values,
+        source = _EMBEDDING.replace("k_embedding", kernel_name(op_name))
+        return f"#define E {element}\n#define I {index_type}\n" + source, _NAMES
+    launch(op_name, (op_name, "checked_rows", element, index_type), build, values,
            [weight, indices, out], n, rt, names=lambda: _NAMES)
-    return out
+    return True
 
 
 # Note [Embedding backward in one launch]: ``embedding_dense_backward`` writes every element of
@@ -279,4 +312,4 @@ def embedding_renorm_(self, indices, max_norm, norm_type):
 
 
 KERNELS = {DN.embedding: embedding, DN.embedding_dense_backward: embedding_dense_backward,
-           DN.embedding_renorm_: embedding_renorm_}
+           DN.embedding_renorm_: embedding_renorm_, SC.index_select: index_select}

@@ -83,7 +83,7 @@ def kernels() -> dict:
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
              A._softmax_backward_data: rows.softmax_backward, A._safe_softmax: rows.safe_softmax,
              A._log_softmax_backward_data: rows.log_softmax_backward,
-             SC.index_select: rows.index_select, SH.cat: cat.cat,
+             SH.cat: cat.cat,
              SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
