@@ -8,8 +8,10 @@ import math
 
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes, wrap_dim
+from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
+from . import scatter as SC
 from . import shape as S
 from .linalg import addmm, einsum, matmul
 from .op import TensorSpec, aten, defop, register_decomposition
@@ -56,8 +58,6 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     """Rows of the weight gradient sum the gradients of the positions that looked them up:
     padding_idx's row gets none; scale_grad_by_freq divides by how often each index occurs.
     An op of its own, as ATen's, so that a device can write it in one kernel (no zero fill)."""
-    from . import factory as F
-    from . import scatter as SC
     dim = grad_output.shape[-1]
     idx = S.reshape(indices, (-1,))
     g = S.reshape(grad_output, (-1, dim))
