@@ -164,7 +164,7 @@ class _OpProfile:
 
 
 def op_profile(strata, quick, top=25):
-    from strata.autograd import graph, kernel
+    from strata.autograd import graph, kernel, view_history
     from strata.backends.opencl import runtime
     from strata.ops.op import REGISTRY, OpOverload
     step = tiny_gpt(strata, "opencl", 32 if quick else 128, context=16 if quick else 64,
@@ -190,7 +190,7 @@ def op_profile(strata, quick, top=25):
     patch(runtime.OpenCLRuntime, "enqueue_prepared", counting)
     patch(OpOverload, "__call__", lambda call: lambda op, *a, **k: prof.timed(
         f"op {op.qualname}", call, op, *a, **k))
-    for node_class in (kernel.OpNode, graph.AccumulateGrad, kernel.CopySlices):
+    for node_class in (kernel.OpNode, graph.AccumulateGrad, view_history.CopySlices):
         patch(node_class, "apply", lambda apply: lambda node, grads: prof.timed(
             f"backward {node.name()}", apply, node, grads))
     optimizer = type(step.__closure__[step.__code__.co_freevars.index("opt")].cell_contents)

@@ -268,6 +268,12 @@ RESAMPLE = {
         Sample(lambda m, i, w: m.embedding_renorm_(w, i, 0.5, 1.0),
                (_i(4, high=5), _f(5, 3, dtype=np.float64)), name="p1"),
     ],
+    "aten::embedding_dense_backward": [
+        Sample(lambda m, g, i: m.ops.aten.embedding_dense_backward(g, i, 6, -1, False),
+               (_f(2, 3, 4), _i(2, 3, high=6))),
+        Sample(lambda m, g, i: m.ops.aten.embedding_dense_backward(g, i, 5, 2, True),
+               (_f(4, 3, dtype=np.float64), _i(4, high=5)), name="padding_scaled"),
+    ],
     "aten::cosine_similarity": [
         Sample(lambda m, a, b: F(m).cosine_similarity(a, b), (_f(3, 4), _f(3, 4))),
         Sample(lambda m, a, b: F(m).cosine_similarity(a, b, dim=-1), (_f(2, 1, 4), _f(3, 4)),

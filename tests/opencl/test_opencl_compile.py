@@ -99,18 +99,47 @@ def test_replay_matches_eager_and_sees_new_inputs(monkeypatch):
 
 
 def test_replay_of_a_graph_with_a_host_copy_warns_and_runs_normally():
-    table = strata.randn(10, 3).to("opencl")
-
-    def gather(index):
-        return strata.nn.functional.embedding(index, table) * 2
-    replayed = strata.compile(gather, mode="reduce-overhead")
+    def invert(a):
+        return strata.linalg.inv(a) * 2          # inv reads its factorization's info back
+    replayed = strata.compile(invert, mode="reduce-overhead")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        first = replayed(strata.tensor([1, 2]).to("opencl"))
+        first = replayed(strata.tensor([[2.0, 0.0], [0.0, 4.0]]).to("opencl"))
     assert any("does not replay" in str(w.message) for w in caught)
-    second = replayed(strata.tensor([3, 9]).to("opencl"))
-    np.testing.assert_allclose(first.cpu().numpy(), table.cpu().numpy()[[1, 2]] * 2)
-    np.testing.assert_allclose(second.cpu().numpy(), table.cpu().numpy()[[3, 9]] * 2)
+    second = replayed(strata.tensor([[1.0, 0.0], [0.0, 8.0]]).to("opencl"))
+    assert first.cpu().tolist() == [[1.0, 0.0], [0.0, 0.5]]
+    assert second.cpu().tolist() == [[2.0, 0.0], [0.0, 0.25]]
+
+
+def test_a_replayed_embedding_checks_its_indices_on_the_device(monkeypatch):
+    """Index checks run on the device (backends/opencl/asserts.py), so a graph with an
+    ``embedding`` and a ``cross_entropy`` replays; a bad index in a replay raises torch's error
+    at the next sync point, and the graph replays again after it."""
+    table = strata.randn(10, 3).to("opencl")
+
+    def lookup(index, target):
+        rows = strata.nn.functional.embedding(index, table)
+        return rows * 2, strata.nn.functional.cross_entropy(rows, target)
+    replayed = strata.compile(lookup, mode="reduce-overhead")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # no "does not replay" warning
+        replayed(strata.tensor([1, 2]).to("opencl"), strata.tensor([0, 1]).to("opencl"))
+    from strata.backends.opencl import runtime
+    launches = []
+    real = runtime.OpenCLRuntime.launch
+    monkeypatch.setattr(runtime.OpenCLRuntime, "launch",
+                        lambda self, *a, **k: launches.append(1) or real(self, *a, **k))
+    rows, _ = replayed(strata.tensor([3, 9]).to("opencl"), strata.tensor([2, 0]).to("opencl"))
+    np.testing.assert_allclose(rows.cpu().numpy(), table.cpu().numpy()[[3, 9]] * 2)
+    replayed(strata.tensor([3, 10]).to("opencl"), strata.tensor([2, 0]).to("opencl"))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        strata.opencl.synchronize()
+    replayed(strata.tensor([4, 0]).to("opencl"), strata.tensor([2, 5]).to("opencl"))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds."):
+        strata.opencl.synchronize()
+    rows, _ = replayed(strata.tensor([5, 6]).to("opencl"), strata.tensor([2, 0]).to("opencl"))
+    np.testing.assert_allclose(rows.cpu().numpy(), table.cpu().numpy()[[5, 6]] * 2)
+    assert launches == []      # every call replayed
 
 
 def test_unknown_mode_raises_pytorch_error():

@@ -1,6 +1,7 @@
 """The opencl device's fused layer norm backward (compile/inductor/opencl_norm.py) against
-PyTorch: values and gradients through F.layer_norm and nn.LayerNorm, and two launches per
-backward; and the backward op's own derivative (double backward, on cpu and opencl)."""
+PyTorch: values and gradients through F.layer_norm and nn.LayerNorm, and one launch per
+backward for every output mask; and the backward op's own derivative (double backward, on cpu
+and opencl)."""
 
 import numpy as np
 import pytest
@@ -90,9 +91,9 @@ def test_layer_norm_module_gradients_match_torch(bias):
 
 
 @needs_opencl
-def test_the_backward_is_two_launches(monkeypatch):
-    """grad_input one row kernel, grad_weight and grad_bias one column kernel (about a dozen
-    pointwise and reduction kernels before)."""
+def test_the_backward_is_one_launch(monkeypatch):
+    """grad_input's rows and grad_weight's and grad_bias's columns in one kernel (two kernels
+    before, about a dozen pointwise and reduction kernels before that)."""
     from strata.backends.opencl import runtime
     rt = runtime.get(0)
     x = strata.randn(8, 16, device="opencl")
@@ -108,7 +109,7 @@ def test_the_backward_is_two_launches(monkeypatch):
     monkeypatch.setattr(rt, "launch", counted)
     grads = strata.ops.aten.native_layer_norm_backward(g, x, [16], mean, rstd, w, b,
                                                        [True, True, True])
-    assert launched == ["aten::native_layer_norm_backward"] * 2
+    assert launched == ["aten::native_layer_norm_backward"]
     launched.clear()
     only_input = strata.ops.aten.native_layer_norm_backward(g, x, [16], mean, rstd, w, b,
                                                             [True, False, False])
@@ -118,6 +119,43 @@ def test_the_backward_is_two_launches(monkeypatch):
         *(torch.tensor(t.cpu().numpy()) for t in (g, x)), [16],
         *(torch.tensor(t.cpu().numpy()) for t in (mean, rstd, w, b)), [True, True, True])
     _assert_close(grads, want, "float32")
+
+
+@needs_opencl
+@pytest.mark.parametrize("mask, affine", [  # torch has no weight gradient without a weight
+    ((a, b, c), affine) for a in (True, False) for b in (True, False) for c in (True, False)
+    for affine in (True, False) if affine or not (b or c)])
+@pytest.mark.parametrize("dtype", sorted(TOLERANCE))
+def test_every_output_mask_is_one_launch_matching_torch(mask, dtype, affine, monkeypatch):
+    """Rows (grad_input) and columns (grad_weight, grad_bias) share the launch in any mix; an
+    empty batch still writes zero weight and bias gradients."""
+    from strata.backends.opencl import runtime
+    rng = np.random.default_rng(1)
+    for rows in (5, 0):
+        x, g = (rng.standard_normal((rows, 3, 4)).astype(dtype) for _ in range(2))
+        w, b = (rng.standard_normal((3, 4)).astype(dtype) if affine else None for _ in "wb")
+        t_args = [torch.tensor(a) if a is not None else None for a in (g, x)]
+        _, mean, rstd = torch.ops.aten.native_layer_norm(t_args[1], [3, 4], *(
+            torch.tensor(a) if a is not None else None for a in (w, b)), 1e-5)
+        arrays = (g, x, mean.numpy(), rstd.numpy(), w, b)
+        want = torch.ops.aten.native_layer_norm_backward(
+            *(torch.tensor(a) if a is not None else None for a in arrays[:2]), [3, 4],
+            *(torch.tensor(a) if a is not None else None for a in arrays[2:]), list(mask))
+        s_args = [strata.tensor(a).to("opencl") if a is not None else None for a in arrays]
+        launched = []
+        real = runtime.OpenCLRuntime.launch
+        monkeypatch.setattr(runtime.OpenCLRuntime, "launch",
+                            lambda self, name, *a, seen=launched, real=real, **k:
+                            seen.append(name) or real(self, name, *a, **k))
+        got = strata.ops.aten.native_layer_norm_backward(*s_args[:2], [3, 4], *s_args[2:],
+                                                         list(mask))
+        monkeypatch.undo()
+        wanted = mask[0] and rows or mask[1] or mask[2]
+        assert launched == ["aten::native_layer_norm_backward"] * bool(wanted)
+        for s, t, on in zip(got, want, mask, strict=True):
+            assert (s is None) == (not on)
+            if on:
+                _assert_close([s], [t], dtype)
 
 
 def _layer_norm_inputs(lib, device, affine, normalized, seed=0):

@@ -144,7 +144,15 @@ SAMPLER_AND_SPECIAL_OPS = (
 )
 
 
-@pytest.mark.parametrize("qualname", TRAINING_OPS + SAMPLER_AND_SPECIAL_OPS)
+# eig on the host (opencl_linalg_host.py) and the embedding kernels (opencl_embedding.py)
+HOST_LINALG_AND_EMBEDDING_OPS = (
+    "aten::linalg_eig", "aten::linalg_eigvals", "aten::embedding_renorm_",
+    "aten::embedding_dense_backward",
+)
+
+
+@pytest.mark.parametrize("qualname", TRAINING_OPS + SAMPLER_AND_SPECIAL_OPS +
+                         HOST_LINALG_AND_EMBEDDING_OPS)
 def test_training_ops_run_on_opencl(qualname):
     ran = [check_sample(s, f"{qualname} sample {s.name or i}")
            for i, s in enumerate(SAMPLES[qualname])]

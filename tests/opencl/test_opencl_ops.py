@@ -216,9 +216,12 @@ def test_out_of_range_indices_raise_at_the_next_sync_point():
     at the next sync point with PyTorch's text; nothing is read outside the buffers."""
     x = strata.ones(4, 3, device="opencl")
     bad = strata.tensor([0, 4]).to("opencl")
-    out = strata.index_select(x, 0, bad)             # no error yet: the op did not wait
-    with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=4"):
+    out = strata.index_select(x, 1, strata.tensor([0, 3]).to("opencl"))   # no error yet
+    with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=3"):
         out.cpu()
+    rows = strata.index_select(x, 0, bad)            # dim 0: torch's IndexError, as embedding
+    with pytest.raises(IndexError, match="index out of range in self"):
+        rows.cpu()
     strata.opencl.synchronize()                      # reported once, then cleared
     embedded = strata.nn.functional.embedding(bad, x)
     with pytest.raises(IndexError, match="index out of range in self"):

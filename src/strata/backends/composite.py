@@ -7,6 +7,7 @@ see both memories) runs, as in PyTorch.
 
 from ..dispatch import register_kernel
 from ..ops import activation as A
+from ..ops import dense as DN
 from ..ops import dropout as DO
 from ..ops import factorization_composites as FC
 from ..ops import factorizations as FZ
@@ -61,6 +62,7 @@ WITH_OWN_DERIVATIVE = (
     FC.linalg_lstsq,
     # nn
     NC.pixel_shuffle, NC.pixel_unshuffle, NC.channel_shuffle, NO.native_layer_norm_backward,
+    DN.embedding_dense_backward,
     # pooling
     PL.max_pool3d_with_indices, PL.adaptive_max_pool3d, PL.adaptive_avg_pool3d,
     PL.avg_pool3d, PL.max_unpool2d, PL.max_unpool3d,

@@ -8,8 +8,10 @@ import math
 
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes, wrap_dim
+from . import factory as F
 from . import meta_rules as R
 from . import pointwise as P
+from . import scatter as SC
 from . import shape as S
 from .linalg import addmm, einsum, matmul
 from .op import TensorSpec, aten, defop, register_decomposition
@@ -45,6 +47,29 @@ embedding = defop("embedding(Tensor weight, Tensor indices, SymInt padding_idx=-
                   function=True)
 embedding_renorm_ = defop("embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, "
                           "float norm_type) -> Tensor(a!)", _embedding_renorm_meta, function=True)
+embedding_dense_backward = defop("embedding_dense_backward(Tensor grad_output, Tensor indices, "
+                                 "SymInt num_weights, SymInt padding_idx, "
+                                 "bool scale_grad_by_freq) -> Tensor")
+
+
+@register_decomposition(embedding_dense_backward)
+def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    """Rows of the weight gradient sum the gradients of the positions that looked them up:
+    padding_idx's row gets none; scale_grad_by_freq divides by how often each index occurs.
+    An op of its own, as ATen's, so that a device can write it in one kernel (no zero fill)."""
+    dim = grad_output.shape[-1]
+    idx = S.reshape(indices, (-1,))
+    g = S.reshape(grad_output, (-1, dim))
+    if padding_idx >= 0:
+        # where, not a product with the mask: a NaN gradient at a padding position is skipped
+        g = P.where(S.unsqueeze(P.eq(idx, padding_idx), 1), 0.0, g)
+    if scale_grad_by_freq:
+        counts = SC.index_add_(F.full((num_weights,), 0, g.dtype, None, g.device, None), 0, idx,
+                               F.full(tuple(idx.shape), 1, g.dtype, None, g.device, None))
+        g = P.div(g, S.unsqueeze(SC.index_select(counts, 0, idx), 1))
+    return SC.index_add_(F.full((num_weights, dim), 0, g.dtype, None, g.device, None), 0, idx,
+                         g)
 
 
 # --- composites -----------------------------------------------------------------------------------

@@ -210,22 +210,27 @@ derivative(NC.channel_shuffle, "ChannelShuffleBackward0")(
 # --- dense: embedding -----------------------------------------------------------------------------
 @derivative(DN.embedding, "EmbeddingBackward0", save=("indices",))
 def _embedding(ctx, grad):
-    """Rows of the weight gradient sum the gradients of the positions that looked them up
-    (``embedding_dense_backward``): padding_idx rows get none; scale_grad_by_freq divides by how
-    often each index occurs in the batch."""
-    num, dim = ctx.sizes("weight")
-    idx = S.reshape(ctx.indices, (-1,))
-    g = S.reshape(grad, (-1, dim))
+    """``embedding_dense_backward`` (ops/dense.py), or a sparse gradient."""
+    num = ctx.sizes("weight")[0]
     if ctx.sparse:
-        return _embedding_sparse_backward(ctx, idx, g, num), None
-    if ctx.padding_idx is not None and ctx.padding_idx >= 0:
-        # where, not a product with the mask: a NaN gradient at a padding position is skipped
-        g = P.where(S.unsqueeze(P.eq(idx, ctx.padding_idx), 1), 0.0, g)
-    if ctx.scale_grad_by_freq:
-        counts = SC.index_add_(zeros((num,), g), 0, idx,
-                               F.full(idx._shape, 1, dtype=g.dtype, device=g.device))
-        g = P.div(g, S.unsqueeze(SC.index_select(counts, 0, idx), 1))
-    return SC.index_add_(zeros((num, dim), g), 0, idx, g), None
+        dim = ctx.sizes("weight")[1]
+        return _embedding_sparse_backward(ctx, S.reshape(ctx.indices, (-1,)),
+                                          S.reshape(grad, (-1, dim)), num), None
+    padding_idx = -1 if ctx.padding_idx is None else ctx.padding_idx
+    return DN.embedding_dense_backward(grad, ctx.indices, num, padding_idx,
+                                       ctx.scale_grad_by_freq), None
+
+
+@derivative(DN.embedding_dense_backward, "EmbeddingDenseBackwardBackward0",
+            save=("indices",))
+def _embedding_dense_backward(ctx, grad):
+    """ATen's ``embedding_dense_double_backward``: each position looks up its row of
+    ``grad`` (zero at padding_idx); the frequency scaling is not differentiated, as in ATen."""
+    idx = S.reshape(ctx.indices, (-1,))
+    rows = SC.index_select(grad, 0, idx)
+    if ctx.padding_idx >= 0:
+        rows = P.where(S.unsqueeze(P.eq(idx, ctx.padding_idx), 1), 0.0, rows)
+    return S.reshape(rows, (*ctx.indices.shape, rows.shape[-1])), None
 
 
 def _embedding_sparse_backward(ctx, idx, g, num):

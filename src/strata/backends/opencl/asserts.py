@@ -12,7 +12,9 @@ of the checks it ran and raises the first error found, with the bad index in its
 error surfaces there, not at the op, as a CUDA device-side assert surfaces at the next
 synchronising call. ``STRATA_LAUNCH_BLOCKING=1`` synchronises after every launch, so the error
 is raised at the op, as ``CUDA_LAUNCH_BLOCKING=1`` makes it. After an error is raised the
-flags are cleared and the device stays usable (CUDA's context would not).
+flags are cleared and the device stays usable (CUDA's context would not). A graph recorded for
+replay (graphs.py) keeps the slots its checks wrote, and each replay expects them again on its
+stream, so a bad index in a replayed graph raises at the next sync point as well.
 """
 
 import numpy as np
@@ -41,8 +43,15 @@ class DeviceAsserts:
             self._errors[slot] = make_error
         if self.buffer is None:
             self.buffer = self._zeroed(self.runtime.current_stream())
-        self._waiting.setdefault(slot, set()).add(stream.id)
+        self.expect(slot, stream)
+        if self.runtime.recording is not None:
+            self.runtime.recording.checked(slot)
         return slot
+
+    def expect(self, slot, stream):
+        """Read ``slot`` at ``stream``'s next sync point: a check of it was enqueued there
+        (launched now, or replayed by a recorded graph: graphs.py)."""
+        self._waiting.setdefault(slot, set()).add(stream.id)
 
     def _zeroed(self, stream):
         from .runtime import cl

@@ -7,7 +7,8 @@ and no Python op dispatch in between (OpenCL 1.2 has no graph object: ``cl_khr_c
 few drivers ship). Every tensor a recorded command touches is kept alive by the recording, so
 its memory is never handed to anyone else: the recording owns a private pool, as a CUDA graph
 does. A copy to or from the host (a sync point, or host data that would be stale) cannot be
-replayed: the recording names it in ``problem`` and the graph runs normally instead.
+replayed: the recording names it in ``problem`` and the graph runs normally instead. Index
+checks run on the device (asserts.py), so ``embedding`` and the losses replay too.
 """
 
 from ...core import trace
@@ -24,6 +25,7 @@ class LaunchRecording:
         self.tensors = []       # kept alive: their blocks belong to the recording
         self.problem = None     # why this recording cannot be replayed, if it cannot
         self.stream = None
+        self.slots = set()      # flag slots of the device-side index checks it ran (asserts.py)
 
     def start(self):
         if self.runtime.recording is not None:
@@ -55,6 +57,10 @@ class LaunchRecording:
         else:
             static.copy_(new)
 
+    def checked(self, slot):
+        """A recorded kernel writes the device-side assert flag ``slot``."""
+        self.slots.add(slot)
+
     def unsupported(self, what):
         self.problem = self.problem or what
 
@@ -74,6 +80,8 @@ class LaunchRecording:
                 _, dst, src, nbytes, dst_offset, src_offset = command
                 stream.enqueued(pycl.enqueue_copy(stream.queue, dst, src, byte_count=nbytes,
                                                   dst_offset=dst_offset, src_offset=src_offset))
+        for slot in self.slots:
+            self.runtime.asserts.expect(slot, stream)
         if trace.active:
             trace.instant("runtime", "graph replay", device=str(self.runtime.device),
                           stream=stream.id, seq=stream.seq, commands=len(self.commands))

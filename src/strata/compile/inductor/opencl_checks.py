@@ -32,16 +32,16 @@ _CHECK = """__kernel void k_check_index(__global const T* restrict idx, const lo
 """
 _NAMES = ["idx", "idx_off", "s1", "s2", "s3", "st0", "st1", "st2", "st3", "n", "low", "high",
           "ignore", "has_ignore", "flags", "slot"]
-_TYPES = {D.int64: "long", D.int32: "int"}
-_RANK = 4
+INDEX_TYPES = {D.int64: "long", D.int32: "int"}
+RANK = 4
 
 
 def check_indices(index, high, error, text, ignore=None):
     """Raise ``error(text.format(bad))`` for an index ``bad`` of ``index`` outside ``0 <= bad <
     high`` (``ignore`` aside): checked on the device, the error raised at the next sync point
-    (Note [Device-side asserts]), or on the host at once where the device cannot: a graph being
-    recorded for replay, more than four dims, every flag slot taken."""
-    if not _on_device(index, high, (error, text), lambda bad: error(text.format(bad)), ignore):
+    (Note [Device-side asserts]), or on the host at once where the device cannot: more than
+    four dims, every flag slot taken."""
+    if not _on_device(index, high, (error, text), ignore):
         flat = host_indices(index).reshape(-1)
         bad = (flat < 0) | (flat >= high)
         if ignore is not None:
@@ -50,19 +50,26 @@ def check_indices(index, high, error, text, ignore=None):
             raise error(text.format(flat[np.argmax(bad)]))
 
 
-def _on_device(index, high, key, make_error, ignore):
-    """Launch the check kernel on the current stream; False where the device cannot check."""
+def device_slot(index, error, text):
+    """The flag slot for ``error(text.format(bad))`` of a check of ``index`` launched now on the
+    current stream (or recorded for replay), or None where the device cannot check: more than
+    four dims, an index dtype without a kernel, every slot taken."""
     rt = runtime_of(index)
-    ctype = _TYPES.get(index.dtype)
-    if rt.recording is not None or index.ndim > _RANK or ctype is None:
-        return False
-    n = index.numel()
-    if not n:
+    if index.ndim > RANK or index.dtype not in INDEX_TYPES:
+        return None
+    return rt.asserts.slot((error, text), lambda bad: error(text.format(bad)),
+                           rt.current_stream())
+
+
+def _on_device(index, high, key, ignore):
+    """Launch the check kernel on the current stream; False where the device cannot check."""
+    if not index.numel():
         return True
-    slot = rt.asserts.slot(key, make_error, rt.current_stream())
+    slot = device_slot(index, *key)
     if slot is None:
         return False
-    pad = _RANK - index.ndim
+    rt, ctype, n = runtime_of(index), INDEX_TYPES[index.dtype], index.numel()
+    pad = RANK - index.ndim
     sizes = (1,) * pad + tuple(index._shape)
     strides = (0,) * pad + tuple(index._get_strides())
     buffer, offset = rt.buffer_of(index)
@@ -84,3 +91,40 @@ def host_indices(index):
         runtime_of(index).empty(tuple(index._shape), contiguous_strides(index._shape),
                                 index.dtype)))
     return host
+
+
+# Note [Checks in the first work-item]: a kernel whose every work-item already loops over a
+# 1-D index buffer (``index_add_``'s, one reduction over the positions per element) checks it in
+# the same launch: its work-item 0 also walks the indices once and writes the first one out of
+# range into the check's slot (so the error is the check kernel's, raised at the next sync
+# point, with the first bad index as the host check would name it). The kernel must read
+# nothing outside its buffers for a bad index meanwhile; ``index_add_``'s also writes nothing
+# then (each element's work-item sees every index, so it keeps its old value), so the tensor
+# is left as it was, as the CPU leaves it when it raises.
+_FIRST_ITEM = """    if (x == 0) {{
+        for (long p = 0; p < {n}; ++p) {{
+            const long v = {index}[{index}_off + p * {index}_st0];
+            if (v < 0 || v >= check_high) {{
+                flags[2 * check_slot + 1] = v;
+                flags[2 * check_slot] = 1;
+                break;
+            }}
+        }}
+    }}
+"""
+CHECK_NAMES = ["check_high", "flags", "check_slot"]
+_HEAD_END = ") {\n    const long x = get_global_id(0);\n"
+
+
+def with_first_item_check(printed, index, n):
+    """``printed`` (source, parameter names) of a printed kernel, its work-item 0 also checking
+    the ``n`` values of its 1-D index buffer named ``index`` (Note [Checks in the first
+    work-item]); the launch passes ``CHECK_NAMES``' values: the bound, the flag buffer, the
+    slot of ``device_slot``."""
+    source, names = printed
+    head, found, body = source.partition(_HEAD_END)
+    if not found:
+        raise RuntimeError("OpenCL: a printed kernel without the printer's head")
+    params = ", const long check_high, __global long* restrict flags, const long check_slot"
+    return (head + params + found + _FIRST_ITEM.format(n=n, index=index) + body,
+            [*names, *CHECK_NAMES])

@@ -9,7 +9,6 @@ hands the table to ``backends.opencl.register`` when strata is imported.
 
 from ...backends import opencl as backend
 from ...ops import activation as A
-from ...ops import dense as DN
 from ...ops import factory as F
 from ...ops import linalg as L
 from ...ops import loss as LOSS
@@ -23,9 +22,11 @@ from . import opencl_cat as cat
 from . import opencl_counting as counting
 from . import opencl_elementwise as elementwise
 from . import opencl_elementwise_complex as elementwise_complex
+from . import opencl_embedding as embedding
 from . import opencl_fft as fft
 from . import opencl_indexing as indexing
 from . import opencl_linalg as linalg
+from . import opencl_linalg_host as linalg_host
 from . import opencl_loss as loss
 from . import opencl_nn as nn
 from . import opencl_norm as norm
@@ -82,7 +83,7 @@ def kernels() -> dict:
              A._log_softmax: rows.softmax_kernel(A._log_softmax, rows.log_softmax_formula),
              A._softmax_backward_data: rows.softmax_backward, A._safe_softmax: rows.safe_softmax,
              A._log_softmax_backward_data: rows.log_softmax_backward,
-             SC.index_select: rows.index_select, DN.embedding: rows.embedding, SH.cat: cat.cat,
+             SH.cat: cat.cat,
              SH.stack: rows.stack, P.clamp: clamp(P.clamp), P.clamp_: clamp(P.clamp_),
              RED.sum: rows.sum_dim, RED.mean: rows.mean_dim, L.mm: rows.mm, L.bmm: rows.bmm,
              L.addmm: rows.addmm, LOSS.nll_loss_forward: loss.nll_loss_forward,
@@ -113,6 +114,8 @@ def kernels() -> dict:
     table.update(fft.kernels())
     table.update(linalg.kernels())
     table.update(orthogonal.kernels())
+    table.update(linalg_host.KERNELS)
+    table.update(embedding.KERNELS)
     for name, formula in UNARY.items():
         fn = math_formula(formula)
         for op in (getattr(P, name), getattr(P, name + "_", None)):

@@ -26,6 +26,7 @@ from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factorizations as LF
 from ...ops import lu as LU
+from . import opencl_linalg_host as linalg_host
 from .oclprinter import FP64
 from .opencl_checks import host_indices
 from .opencl_pointwise import copy_, fill_, runtime_of
@@ -549,6 +550,8 @@ def linalg_lu_solve(LU_, pivots, B, left=True, adjoint=False):
 
 def linalg_solve(A, B, left=True):
     spec = LF.linalg_solve.meta(A, B, left)
+    if spec.dtype.is_complex:           # the LU kernels are real-only (opencl_linalg_host.py)
+        return linalg_host.linalg_solve(A, B, left)
     vector = LF.solve_is_vector(A, B)
     batch = tuple(spec.shape[:-1] if vector else spec.shape[:-2])
     lu, pivots, info = getrf(A)

@@ -20,7 +20,7 @@ from ...ops import loss as LOSS
 from ...ops import scatter as SC
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import FP64, print_kernel
-from .opencl_checks import check_indices
+from .opencl_checks import CHECK_NAMES, check_indices, device_slot, with_first_item_check
 from .opencl_pointwise import (
     fill_,
     kernel_name,
@@ -193,15 +193,12 @@ _TARGET_ERROR = (IndexError, "Target {} is out of bounds.")     # opencl_checks.
 
 def _reduced_nll_loss(rt, x, target, weight, reduction, ignore_index):
     """(loss, total weight) of a summed or averaged ``nll_loss`` in one launch (Note [Fused
-    nll_loss]), or None where the general path must run: half dtypes, a graph being recorded
-    (it checks targets on the host), every assert slot taken."""
+    nll_loss]), or None where the general path must run: half dtypes, every assert slot
+    taken."""
     index_type = _TARGET_TYPES.get(target.dtype.name)
-    if x.dtype.name not in ("float32", "float64") or index_type is None or \
-            rt.recording is not None:
+    if x.dtype.name not in ("float32", "float64") or index_type is None:
         return None
-    stream = rt.current_stream()
-    slot = rt.asserts.slot(_TARGET_ERROR, lambda bad: IndexError(_TARGET_ERROR[1].format(bad)),
-                           stream)
+    slot = device_slot(target, *_TARGET_ERROR)
     if slot is None:
         return None
     rows, classes = (x._shape if x.ndim == 2 else (1, x._shape[0]))
@@ -283,8 +280,10 @@ def index_add_(self, dim, index, source, alpha=1):
     target = self if self.ndim else self.reshape(1)
     d = dim % target.ndim
     size = target._shape[d]
-    check_indices(index, size, RuntimeError,
-                  f"index {{}} is out of bounds for dimension {d} with size {size}")
+    error = (RuntimeError, f"index {{}} is out of bounds for dimension {d} with size {size}")
+    slot = device_slot(index, *error) if target.numel() and index.numel() else None
+    if slot is None:       # else its first work-item checks (Note [Checks in the first ...])
+        check_indices(index, size, *error)
     if not index.numel():
         return self
     src = source if source.ndim else source.reshape(1)
@@ -293,12 +292,15 @@ def index_add_(self, dim, index, source, alpha=1):
     flat_index = index.reshape(-1)
     values = [scalar_argument(alpha, self.dtype), index.numel(), *tensor_values(rt, src),
               *tensor_values(rt, flat_index), *tensor_values(rt, target), *target._shape]
+    if slot is not None:
+        values += [size, size, rt.asserts.buffer, slot]
 
     def names():
         return ["alpha", "positions", *tensor_names("src", src.ndim),
                 *tensor_names("idx", 1), *tensor_names("out0", target.ndim),
-                *(f"s{k}" for k in range(target.ndim))]
-    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name)
+                *(f"s{k}" for k in range(target.ndim)),
+                *(("high", *CHECK_NAMES) if slot is not None else ())]
+    key = (d, target.ndim, dt, src.dtype.name, index.dtype.name, slot is not None)
 
     def build():
         def buf(name, t):
@@ -314,15 +316,30 @@ def index_add_(self, dim, index, source, alpha=1):
             v = v if src.dtype == self.dtype else ops.to_dtype(v, dt)
             return ops.where(hit, v, ops.constant(0, dt))
 
+        def outside(i, r):
+            at = ops.load("idx", idx_b.index((r[0],)))
+            bad = ops.logical_or(ops.lt(at, ops.constant(0, index.dtype.name)),
+                                 ops.ge(at, ops.load("high", "0")))
+            return ops.where(bad, ops.constant(1, "int64"), ops.constant(0, "int64"))
+
         def result(i):
-            added = ops.mul(ops.load("alpha", "0"), ops.load("red", "0"))
-            return ops.add(ops.load("out0", out_b.index(i)), added)
+            old = ops.load("out0", out_b.index(i))
+            new = ops.add(old, ops.mul(ops.load("alpha", "0"), ops.load("red", "0")))
+            if slot is None:
+                return new
+            return ops.where(ops.ne(ops.load("bad", "0"), ops.constant(0, "int64")), old, new)
         nodes = [Reduction("red", dt, ranges, ("positions",), "sum", contribution),
                  Pointwise("out0", dt, ranges, result)]
         inputs = [src_b, idx_b, InputBuffer("alpha", dt, (), ())]
-        return print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
-                                   frozenset({"red"})), ranges, {"out0": out_b},
-                            frozenset({"alpha"}))
+        scalars = {"alpha"}
+        if slot is not None:      # a bad index leaves self as it was (Note [Checks in the ...])
+            nodes.insert(1, Reduction("bad", "int64", ranges, ("positions",), "max", outside))
+            inputs.append(InputBuffer("high", "int64", (), ()))
+            scalars.add("high")
+        printed = print_kernel(Kernel(kernel_name("aten::index_add_"), inputs, nodes,
+                                      frozenset({"red", "bad"})), ranges, {"out0": out_b},
+                               frozenset(scalars))
+        return printed if slot is None else with_first_item_check(printed, "idx", "positions")
     launch("aten::index_add_", ("aten::index_add_", *key), build, values,
            [src, index, target], target.numel(), rt, names=names)
     return self

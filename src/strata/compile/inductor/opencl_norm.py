@@ -1,13 +1,11 @@
 """The OpenCL device's fused layer norm: the forward in one launch for short contiguous rows
-(Note [Fused layer norm forward]); the backward in two launches instead of about a dozen.
+(Note [Fused layer norm forward]); the backward in one launch instead of about a dozen
+(Note [Fused layer norm backward]).
 
 ``native_layer_norm_backward`` views its operands as (rows, N) with N the normalized elements.
-grad_input is one row kernel: per row the sums of g*w and g*w*xhat, then
-``rstd * (g*w - sum(g*w)/N - xhat * sum(g*w*xhat)/N)`` (ATen's ``layer_norm_backward_frame``).
-grad_weight and grad_bias are one column kernel: per column the sums over rows of g*xhat and g.
-Both are one work-item per row/column (a work-group tree is later work) and accumulate in
-float for half dtypes (oclprinter's Note [Half dtypes]). Operands that are not contiguous are
-copied first (one launch each).
+One work-item per row of grad_input and one per column of grad_weight/grad_bias (a work-group
+tree is later work), accumulating in float for half dtypes (oclprinter's Note [Half dtypes]).
+Operands that are not contiguous are copied first (one launch each).
 """
 
 from ...ops import normalization as NO
@@ -22,7 +20,8 @@ _OP = "aten::native_layer_norm_backward"
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
                                output_mask):
-    """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False."""
+    """(grad_input, grad_weight, grad_bias), None where ``output_mask`` is False: one launch
+    (Note [Fused layer norm backward])."""
     n = 1
     for size in normalized_shape:
         n *= size
@@ -38,22 +37,21 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     g_b = new_output(bias if bias is not None else missing, input) if output_mask[2] else None
     compute = "double" if "float64" in {t.dtype.name for t in (g, x, m, r, w) if t is not None} \
         else "float"
-    if g_in is not None and rows:
-        tensors = [g, x, m, r, *([w] if w is not None else []), g_in]
-        values = [v for t in tensors for v in rt.buffer_of(t)] + [n]
+    outputs = [t for t in (g_in, g_w, g_b) if t is not None]
+    row_items = rows if g_in is not None else 0
+    column_items = n if g_w is not None or g_b is not None else 0
+    if row_items + column_items:
+        tensors = [g, x, m, r, *([w] if w is not None else []), *outputs]
+        values = [v for t in tensors for v in rt.buffer_of(t)] + [n, rows, row_items]
         dtypes = tuple(t.dtype.name for t in tensors)
-        launch(_OP, (_OP, "rows", dtypes, compute), lambda: _row_kernel(dtypes, compute),
-               values, tensors, rows, rt, names=lambda: _names(len(tensors)) + ["ns"])
-    columns = [t for t in (g_w, g_b) if t is not None]
-    if columns and n:
-        tensors = [g, x, m, r, *columns]
-        values = [v for t in tensors for v in rt.buffer_of(t)] + [n, rows]
-        dtypes = tuple(t.dtype.name for t in tensors)
-        which = (g_w is not None, g_b is not None)
-        launch(_OP, (_OP, "columns", dtypes, which, compute),
-               lambda: _column_kernel(dtypes, which, compute), values, tensors, n, rt,
-               names=lambda: _names(len(tensors)) + ["ns", "ms"])
+        which = tuple(t is not None for t in (g_in, g_w, g_b))
+        launch(_OP, (_OP, dtypes, which, w is not None, compute),
+               lambda: _backward_kernel(dtypes, which, w is not None, compute), values,
+               tensors, row_items + column_items, rt, names=lambda: _names(len(tensors)) + _SIZES)
     return g_in, g_w, g_b
+
+
+_SIZES = ["ns", "ms", "row_items"]
 
 
 def _names(count):
@@ -72,63 +70,68 @@ def _load(dtypes, k, index, compute):
     return f"(({compute}){load_expr(dtypes[k], f'(t{k} + t_off_{k})', index)})"
 
 
-def _row_kernel(dtypes, compute):
-    """grad_input: t0 g, t1 x, t2 mean, t3 rstd, [t4 weight], last the output; ``ns``
-    elements per row."""
-    affine = len(dtypes) == 6
-    out = len(dtypes) - 1
-    g = _load(dtypes, 0, "row * ns + j", compute)
-    gw = f"({g} * {_load(dtypes, 4, 'j', compute)})" if affine else g
-    x_hat = f"(({_load(dtypes, 1, 'row * ns + j', compute)} - mu) * rs)"
-    value = "rs * (gw - a * scale - x_hat * b * scale)"
-    source = f"""{FP64 if compute == "double" else ""}
-__kernel void {kernel_name(_OP)}({", ".join(_params(dtypes, 1) + ["const long ns"])}) {{
-    const long row = get_global_id(0);
-    const {compute} mu = {_load(dtypes, 2, "row", compute)};
-    const {compute} rs = {_load(dtypes, 3, "row", compute)};
-    const {compute} scale = ({compute})1 / ({compute})ns;
-    {compute} a = 0, b = 0;
-    for (long j = 0; j < ns; ++j) {{
-        const {compute} gw = {gw};
-        a += gw;
-        b += gw * {x_hat};
-    }}
-    for (long j = 0; j < ns; ++j) {{
-        const {compute} gw = {gw};
-        const {compute} x_hat = {x_hat};
-        {store_statement(dtypes[out], f"(t{out} + t_off_{out})", "row * ns + j", value)}
-    }}
-}}
-"""
-    return with_helpers(source), _names(len(dtypes)) + ["ns"]
+def _store(dtypes, k, index, value):
+    return store_statement(dtypes[k], f"(t{k} + t_off_{k})", index, value)
 
 
-def _column_kernel(dtypes, which, compute):
-    """grad_weight and/or grad_bias: t0 g, t1 x, t2 mean, t3 rstd, then the outputs; ``ms``
-    rows of ``ns``."""
-    outputs = sum(which)
-    g = _load(dtypes, 0, "i * ns + col", compute)
-    x_hat = f"(({_load(dtypes, 1, 'i * ns + col', compute)} - {_load(dtypes, 2, 'i', compute)})" \
-            f" * {_load(dtypes, 3, 'i', compute)})"
-    stores, k = [], 4
-    for wanted, total in zip(which, ("gw", "gb")):
-        if wanted:
-            stores.append(store_statement(dtypes[k], f"(t{k} + t_off_{k})", "col", total))
-            k += 1
-    source = f"""{FP64 if compute == "double" else ""}
-__kernel void {kernel_name(_OP)}({", ".join(_params(dtypes, outputs) + ["const long ns",
-                                                                         "const long ms"])}) {{
-    const long col = get_global_id(0);
+# Note [Fused layer norm backward]: ``native_layer_norm_backward`` is one launch of
+# ``row_items + ns`` work-items over (ms rows, ns columns): work-item ``x < row_items`` computes
+# grad_input's row x (the sums of g*w and g*w*xhat over the row, then
+# ``rstd * (g*w - sum(g*w)/N - xhat * sum(g*w*xhat)/N)``, ATen's ``layer_norm_backward_frame``),
+# each later one the column ``x - row_items`` of grad_weight and/or grad_bias (the sums over the
+# rows of g*xhat and g). The two parts read only the inputs, so they need no order between them
+# (two launches before; CUDA runs two kernels too, the column sums a tree over the rows).
+def _backward_kernel(dtypes, which, affine, compute):
+    """t0 g, t1 x, t2 mean, t3 rstd, [t4 weight], then the outputs ``which`` asks for."""
+    k = 5 if affine else 4
+    g_in, g_w, g_b = (k + sum(which[:j]) if which[j] else None for j in range(3))
+    lines = []
+    if g_in is not None:
+        g = _load(dtypes, 0, "row * ns + j", compute)
+        gw = f"({g} * {_load(dtypes, 4, 'j', compute)})" if affine else g
+        x_hat = f"(({_load(dtypes, 1, 'row * ns + j', compute)} - mu) * rs)"
+        value = "rs * (gw - a * scale - x_hat * b * scale)"
+        lines.append(f"""    if (x < row_items) {{
+        const long row = x;
+        const {compute} mu = {_load(dtypes, 2, "row", compute)};
+        const {compute} rs = {_load(dtypes, 3, "row", compute)};
+        const {compute} scale = ({compute})1 / ({compute})ns;
+        {compute} a = 0, b = 0;
+        for (long j = 0; j < ns; ++j) {{
+            const {compute} gw = {gw};
+            a += gw;
+            b += gw * {x_hat};
+        }}
+        for (long j = 0; j < ns; ++j) {{
+            const {compute} gw = {gw};
+            const {compute} x_hat = {x_hat};
+            {_store(dtypes, g_in, "row * ns + j", value)}
+        }}
+        return;
+    }}""")
+    if g_w is not None or g_b is not None:
+        g = _load(dtypes, 0, "i * ns + col", compute)
+        x_hat = f"(({_load(dtypes, 1, 'i * ns + col', compute)} - " \
+                f"{_load(dtypes, 2, 'i', compute)}) * {_load(dtypes, 3, 'i', compute)})"
+        stores = [_store(dtypes, k, "col", total) for k, total in ((g_w, "gw"), (g_b, "gb"))
+                  if k is not None]
+        lines.append(f"""    const long col = x - row_items;
     {compute} gw = 0, gb = 0;
     for (long i = 0; i < ms; ++i) {{
         const {compute} g = {g};
         gw += g * {x_hat};
         gb += g;
     }}
-    {" ".join(stores)}
+    {" ".join(stores)}""")
+    params = _params(dtypes, sum(which)) + [f"const long {size}" for size in _SIZES]
+    body = "\n".join(lines)
+    source = f"""{FP64 if compute == "double" else ""}
+__kernel void {kernel_name(_OP)}({", ".join(params)}) {{
+    const long x = get_global_id(0);
+{body}
 }}
 """
-    return with_helpers(source), _names(len(dtypes)) + ["ns", "ms"]
+    return with_helpers(source), _names(len(dtypes)) + _SIZES
 
 
 # Note [Fused layer norm forward]: for rows shorter than ``GROUP_ROW`` of contiguous float32/

@@ -10,15 +10,12 @@ from functools import partial
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import activation as A
-from ...ops import dense as DN
 from ...ops import linalg as L
 from ...ops import normalization as NO
 from ...ops import reductions as RED
-from ...ops import scatter as SC
 from ...ops import shape as SH
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 from .oclprinter import BLOCK, TILE, WPT, print_gemm, print_gemm_blocked, print_kernel
-from .opencl_checks import check_indices
 from .opencl_lane import launch_lane
 from .opencl_pointwise import (
     broadcast_strides,
@@ -404,25 +401,6 @@ def gather(op_name, src, index, out, dim):
         return print_kernel(kernel, ranges, {"out0": out_b}, frozenset({"bound"}))
     launch(op_name, key, build, values, [src, index, out], out.numel(), rt, names=names)
     return out
-
-
-def index_select(self, dim, index):
-    spec = SC.index_select.meta(self, dim, index)
-    size = self._shape[dim % self.ndim] if self.ndim else 1
-    if self.ndim <= 1:
-        check_indices(index, size, IndexError, "index out of range in self")
-    else:
-        check_indices(index, size, RuntimeError,
-                      f"INDICES element is out of DATA bounds, id={{}} axis_dim={size}")
-    out = new_output(spec, self)
-    return gather("aten::index_select", self, index.reshape(-1) if index.ndim == 0 else index,
-                  out, dim % self.ndim if self.ndim else 0)
-
-
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    spec = DN.embedding.meta(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    check_indices(indices, weight._shape[0], IndexError, "index out of range in self")
-    return gather("aten::embedding", weight, indices, new_output(spec, weight), 0)
 
 
 def stack(tensors, dim=0):
