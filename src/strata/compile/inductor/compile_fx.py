@@ -99,14 +99,7 @@ class Wrapper:
         lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
         for name in G.inputs:
             if name in G.buffers:
-                b = G.buffers[name]
-                if self._any_layout(name):
-                    array = f"_checked(data({name}), {b.size!r})"
-                else:
-                    item = _strata_dtype(b.dtype).itemsize
-                    array = (f"_input({name}, {b.size!r}, "
-                             f"{tuple(s * item for s in b.stride)!r}, {b.stride!r})")
-                lines.append(f"    a_{name} = {array}")
+                lines.append(f"    a_{name} = {self._input(name, G.buffers[name])}")
         for name in G.constants:
             lines.append(f"    {name} = constants[{name!r}]")
             lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
@@ -130,6 +123,11 @@ class Wrapper:
                 outs.append(f"_tensor(a_{value}, {G.buffers[value].dtype!r})")
         lines.append(f"    return [{', '.join(outs)}]")
         return "\n".join(lines) + "\n"
+
+    def _input(self, name, b):
+        """Python text of the array of input ``name`` (buffer ``b``), checked and laid out."""
+        array = f"_checked(data({name}), {b.size!r})"
+        return array if self._any_layout(name) else f"_laid_out({array}, {b.stride!r})"
 
     def tensor(self, name):
         """Python text of the tensor holding buffer ``name`` (inputs are their own tensors)."""
@@ -250,6 +248,15 @@ class CWrapper(Wrapper):
                 and _dense(whole) and _dense(b) and math.prod(b.size) == math.prod(whole.size):
             return f"_tensor(a_{b.name}.reshape({b.size!r}), {b.dtype!r})"
         return super().view(b)
+
+    def _input(self, name, b):
+        """One call that takes the array as it comes when it already has the buffer's shape and
+        strides (``_input``)."""
+        if self._any_layout(name):
+            return super()._input(name, b)
+        item = _strata_dtype(b.dtype).itemsize
+        return (f"_input({name}, {b.size!r}, {tuple(s * item for s in b.stride)!r}, "
+                f"{b.stride!r})")
 
     def _any_layout(self, name):
         """An input read only whole by float mm/bmm Externs (a saved, transposed activation of a
