@@ -120,3 +120,21 @@ def test_compiled_training_step_with_transposed_weights_matches_eager():
     (s_losses, s_grads), (t_losses, t_grads) = results
     for s, t in zip(s_losses + s_grads, t_losses + t_grads):
         assert_same(s, t, atol=1e-5, rtol=1e-5)
+
+
+def test_strided_view_past_the_array_reads_the_rest_of_its_memory():
+    storage = np.arange(20, dtype=np.float32)
+    got = _strided(storage[:6], (2, 5), (5, 1), 3)     # np.ndarray refuses: as_strided's path
+    np.testing.assert_array_equal(got, storage[3:13].reshape(2, 5))
+
+
+def test_as_strided_of_an_input_into_the_rest_of_its_storage_matches_eager():
+    def fn(m, x):
+        return x.as_strided((2, 5), (5, 1), 1) * 2 + 1
+    results = []
+    for m in (strata, torch):
+        x = m.arange(20, dtype=m.float32)[:6]
+        run = strata.compile(lambda x: fn(strata, x), backend="inductor") if m is strata \
+            else (lambda x: fn(torch, x))
+        results.append(run(x))
+    assert_same(*results)

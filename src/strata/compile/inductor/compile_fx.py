@@ -310,10 +310,14 @@ def _strided(arr, size, stride, offset):
     """The view of ``arr``'s memory with these element strides from element ``offset``. A
     contiguous ``arr`` lends its buffer to ``np.ndarray`` (0.3 us, which also checks that the
     view stays inside it), where ``as_strided`` builds it through ``__array_interface__``
-    (4 us; a tiny GPT step makes 47 such views)."""
+    (4 us; a tiny GPT step makes 47 such views). A view reaching past ``arr`` (an input's
+    ``as_strided`` into the rest of its storage) takes ``as_strided``, as any other ``arr``."""
     item = arr.itemsize
     if arr.flags.c_contiguous:
-        return np.ndarray(size, arr.dtype, arr, offset * item, [s * item for s in stride])
+        try:
+            return np.ndarray(size, arr.dtype, arr, offset * item, [s * item for s in stride])
+        except (TypeError, ValueError):    # the view reaches past the buffer
+            pass
     if offset:
         arr = arr.reshape(-1)[offset:]
     return as_strided(arr, size, [s * item for s in stride])
