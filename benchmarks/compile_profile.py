@@ -59,6 +59,7 @@ def _instrument(timers):
 
     cfx.Autotuner = TimedTuner
     cfx._matmul = timers.wrap("GEMM (BLAS)", cfx._matmul)
+    cfx._matmul_pair = timers.wrap("GEMM (BLAS)", cfx._matmul_pair)   # two GEMMs per call
     cfx._check_targets = timers.wrap("Check steps", cfx._check_targets)
     cfx.eager_row_check = timers.wrap("Check steps", cfx.eager_row_check)
     cfx._check_index_bounds = timers.wrap("Check steps", cfx._check_index_bounds)
@@ -134,9 +135,14 @@ def _instrument_amdahl(amdahl):
     cfx.Autotuner.__call__ = amdahl.timed(
         lambda tuner, lib, name, outer, inner, arrays: f"kernel {name} ({outer}x{inner})",
         cfx.Autotuner.__call__)
-    cfx._matmul = amdahl.timed(
-        lambda a, b, out: f"GEMM {'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}",
-        cfx._matmul)
+    cfx._matmul = amdahl.timed(lambda a, b, out: f"GEMM {_product(a, b)}", cfx._matmul)
+    cfx._matmul_pair = amdahl.timed(
+        lambda a, b, out, c, d, out2: f"GEMM pair {_product(a, b)}, {_product(c, d)}",
+        cfx._matmul_pair)
+
+
+def _product(a, b):
+    return f"{'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}"
 
 
 def amdahl_profile(name, steps, threads):

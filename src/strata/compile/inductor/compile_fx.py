@@ -25,7 +25,9 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import _blas_ready, matmul
+from ...backends.cpu import array as cpu_array
+from ...backends.cpu.array import parallel_for
+from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
@@ -199,6 +201,10 @@ class CWrapper(Wrapper):
     fresh array (BLAS, as the eager kernel), with no tensor, no dispatch and no meta function
     around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
 
+    def __init__(self, G: GraphLowering):
+        super().__init__(G)
+        self._paired = set()     # products run by ``_matmul_pair`` with the one before them
+
     def _fallback_call(self, step, lines):
         if step.kind == "Check":    # nll_loss's targets, embedding's indices (lowering_nn.py)
             indices, *bounds = step.args
@@ -210,13 +216,37 @@ class CWrapper(Wrapper):
         if convolution is not None:
             lines.append(f"    a_{step.name} = {convolution}  # Extern")
             return
+        if step in self._paired:    # already run with the product before it
+            return
         operands = self._matmul_operands(step)
         if operands is None:
             super()._fallback_call(step, lines)
             return
-        out = self.G.buffers[step.name]
-        lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
-        lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+        partner = self._independent_product_after(step)
+        for s in (step,) if partner is None else (step, partner):
+            out = self.G.buffers[s.name]
+            lines.append(f"    a_{s.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
+        if partner is None:
+            lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+            return
+        self._paired.add(partner)
+        second = self._matmul_operands(partner)
+        lines.append(f"    _matmul_pair({operands[0]}, {operands[1]}, a_{step.name}, "
+                     f"{second[0]}, {second[1]}, a_{partner.name})  # Extern x2")
+
+    def _independent_product_after(self, step):
+        """The float mm/bmm Extern right after ``step`` when it does not read ``step``'s output
+        (a Linear's backward: ``dX = dY @ W`` then ``dW = dY.T @ X``), else None: the two run
+        side by side (``_matmul_pair``)."""
+        steps = self.G.steps
+        i = steps.index(step)
+        if i + 1 == len(steps):
+            return None
+        after = steps[i + 1]
+        if not isinstance(after, FallbackStep) or after.kind == "Check" or \
+                self._matmul_operands(after) is None or step.name in self._step_reads(after):
+            return None
+        return after
 
     def _convolution_call(self, step):
         """The call text of eager's convolution over a float Extern's arrays (no tensor, no
@@ -348,6 +378,38 @@ def _matmul(a, b, out):
     matmul(_blas_ready(a), _blas_ready(b), out)
 
 
+# Note [Paired GEMMs]: two independent products in a row (a Linear's backward computes dX and dW
+# from the same dY, with equal work m*n*k) run one per thread, each one whole single-threaded
+# BLAS call, instead of each split over the pool in turn (Note [Parallel GEMM] in
+# backends/cpu/linalg.py): one hand-over to the pool instead of two (10-35 us of the caller's
+# serial time each, python -m benchmarks.compile_profile --amdahl), and blocks twice as large
+# for BLAS. Only with two threads and products of about equal work (else one thread would wait
+# for the other); anything else runs them one after the other, as ``_matmul``. A product's bits
+# depend only on the shapes and the thread count, as before; they can differ in the last place
+# from the split product's, as between thread counts.
+PAIR_MAX_IMBALANCE = 1.5
+
+
+def _product_work(a, b):
+    return a.size * b.shape[-1]     # m*k*n (times the batch of a bmm)
+
+
+@silent_fp
+def _matmul_pair(a, b, out, c, d, out2):
+    products = ((_blas_ready(a), _blas_ready(b), out), (_blas_ready(c), _blas_ready(d), out2))
+    work = [_product_work(x, y) for x, y, _ in products]
+    if cpu_array.NUM_THREADS != 2 or sum(work) < PARALLEL_GEMM_MACS or \
+            max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):
+        for x, y, o in products:
+            matmul(x, y, o)
+        return
+
+    def run(lo, hi):
+        for x, y, o in products[lo:hi]:
+            (np.dot if x.ndim == 2 else np.matmul)(x, y, out=o)     # one thread each
+    parallel_for(0, 2, 1, run)
+
+
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
 
 
@@ -441,7 +503,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
              "_input": _input,
-             "_run_kernel": tuner, "_matmul": _matmul, "_convolution": _convolution,
+             "_run_kernel": tuner, "_matmul": _matmul, "_matmul_pair": _matmul_pair,
+             "_convolution": _convolution,
              "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
