@@ -138,3 +138,67 @@ def test_as_strided_of_an_input_into_the_rest_of_its_storage_matches_eager():
             else (lambda x: fn(torch, x))
         results.append(run(x))
     assert_same(*results)
+
+
+@pytest.fixture
+def two_threads():
+    before = strata.get_num_threads()
+    strata.set_num_threads(2)
+    yield
+    strata.set_num_threads(before)
+
+
+@pytest.mark.parametrize("shapes", [
+    ((256, 256), (256, 128), (256, 256), (256, 128)),            # equal work: side by side
+    ((4, 64, 128), (4, 128, 256), (4, 128, 64), (4, 64, 256)),   # bmm: side by side
+    ((256, 256), (256, 128), (8, 8), (8, 8)),                    # unequal: one after the other
+    ((4, 5), (5, 6), (6, 4), (4, 5)),                            # small: one after the other
+])
+def test_matmul_pair_equals_two_products(two_threads, shapes):
+    from strata.compile.inductor.compile_fx import _matmul_pair
+    rng = np.random.default_rng(0)
+    a, b, c, d = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)     # a transposed operand
+    out = np.empty(a.shape[:-1] + b.shape[-1:], np.float32)
+    out2 = np.empty(c.shape[:-1] + d.shape[-1:], np.float32)
+    _matmul_pair(a, b, out, c, d, out2)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out2, c.astype(np.float64) @ d, rtol=1e-4, atol=1e-4)
+
+
+def test_a_linear_backward_pairs_its_two_products_and_matches_eager(two_threads, monkeypatch):
+    from strata.compile.inductor import compile_fx as cfx
+    pairs = []
+
+    def counted(*arrays):
+        pairs.append([a.shape for a in arrays])
+        return pair(*arrays)
+    pair = cfx._matmul_pair
+    monkeypatch.setattr(cfx, "_matmul_pair", counted)   # read when a wrapper is made
+    rng = np.random.default_rng(2)
+    x_np = rng.standard_normal((256, 256)).astype(np.float32)
+    w_np = (rng.standard_normal((128, 256)) * 0.1).astype(np.float32)
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor(x_np, requires_grad=True)
+        w = m.tensor(w_np, requires_grad=True)
+
+        def step(x, w, m=m):
+            loss = (x @ w.t()).relu().sum()
+            loss.backward()
+            return loss
+        run = strata.compile(step, backend="inductor") if m is strata else step
+        grads.append((run(x, w), x.grad, w.grad))
+    for s, t in zip(*grads):
+        assert_same(s, t, atol=1e-3, rtol=1e-4)
+    # dX = dY @ W and dW = dY.T @ X, side by side
+    assert pairs == [[(256, 128), (128, 256), (256, 256), (128, 256), (256, 256), (128, 256)]]
+
+
+def test_dependent_products_are_not_paired():
+    """``(x @ w) @ v``: the second product reads the first's output."""
+    x, w, v = strata.randn(4, 8), strata.randn(8, 8), strata.randn(8, 3)
+    run = _compiled(lambda x, w, v: (x @ w) @ v, x, w, v)
+    assert "_matmul_pair" not in run.output_code and run.output_code.count("_matmul(") == 2
+    assert_same(run(x, w, v)[0], (torch.tensor(x.numpy()) @ torch.tensor(w.numpy()))
+                @ torch.tensor(v.numpy()), atol=1e-4, rtol=1e-4)
