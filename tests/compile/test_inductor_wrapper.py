@@ -202,3 +202,23 @@ def test_dependent_products_are_not_paired():
     assert "_matmul_pair" not in run.output_code and run.output_code.count("_matmul(") == 2
     assert_same(run(x, w, v)[0], (torch.tensor(x.numpy()) @ torch.tensor(w.numpy()))
                 @ torch.tensor(v.numpy()), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_backward_with_a_non_contiguous_gradient_matches_eager(transposed):
+    """AOT's backward makes each incoming gradient contiguous (as PyTorch does) and takes it as it
+    is when it already is."""
+    rng = np.random.default_rng(3)
+    x_np = rng.standard_normal((4, 5)).astype(np.float32)
+    g_np = rng.standard_normal((5, 4) if transposed else (4, 5)).astype(np.float32)
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor(x_np, requires_grad=True)
+
+        def fn(x, m=m):
+            return (x * 2).exp() + x
+        run = strata.compile(fn, backend="inductor") if m is strata else fn
+        g = m.tensor(g_np)
+        run(x).backward(g.t() if transposed else g)
+        grads.append(x.grad)
+    assert_same(*grads, atol=1e-5, rtol=1e-5)
