@@ -33,7 +33,7 @@ from ...random import default_generator
 from ..fx import Graph, GraphModule, Interpreter, Node
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
-from .proxy_tensor import ProxyTensorMode, keep_saved_tensor, current_tracer, to_meta
+from .proxy_tensor import ProxyTensorMode, current_tracer, keep_saved_tensor, to_meta
 
 graph_observers = []   # callables (stage, graph_module, info: dict): "inference", "joint", ...
 

@@ -21,12 +21,11 @@ from numpy.lib.stride_tricks import as_strided
 from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
+from ...backends.cpu import array as cpu_array
 from ...backends.cpu import native
-from ...backends.cpu.array import data
+from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu import array as cpu_array
-from ...backends.cpu.array import parallel_for
 from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays
