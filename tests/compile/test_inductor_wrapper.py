@@ -222,3 +222,22 @@ def test_backward_with_a_non_contiguous_gradient_matches_eager(transposed):
         run(x).backward(g.t() if transposed else g)
         grads.append(x.grad)
     assert_same(*grads, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("targets",
+                         [[0, 2, 1, 1], [0, -100, 2, -100], [0, -100, 5, 7], [9, 0, -1, 1]])
+def test_target_check_fast_path_steps_aside_for_ignored_and_bad_targets(targets):
+    """Targets all inside [0, classes) skip eager's check; any other (ignored ones included) take
+    it, so the error is eager's, naming the first bad target, and ignored ones pass."""
+    x_np = np.random.default_rng(4).standard_normal((4, 3)).astype(np.float32)
+    run = strata.compile(lambda x, t: strata.nn.functional.cross_entropy(x, t), backend="inductor")
+    bad = [t for t in targets if t != -100 and not 0 <= t < 3]
+    if bad:
+        with pytest.raises(IndexError, match=f"Target {bad[0]} is out of bounds."):
+            run(strata.tensor(x_np), strata.tensor(targets))
+        with pytest.raises(IndexError, match=f"Target {bad[0]} is out of bounds."):
+            torch.nn.functional.cross_entropy(torch.tensor(x_np), torch.tensor(targets))
+        return
+    assert_same(run(strata.tensor(x_np), strata.tensor(targets)),
+                torch.nn.functional.cross_entropy(torch.tensor(x_np), torch.tensor(targets)),
+                atol=1e-6, rtol=1e-6)

@@ -353,8 +353,12 @@ def _strided(arr, size, stride, offset):
 
 
 def _check_targets(target, classes, ignore_index):
-    """Eager's IndexError for the first target outside [0, classes) that is not ignored."""
-    eager_target_check(target, ignore_index, classes)
+    """Eager's IndexError for the first target outside [0, classes) that is not ignored. Targets
+    all inside (every training step) cost one min and one max; only others take eager's check,
+    which skips ``ignore_index`` and words the error (5 NumPy passes: ~30 us a call inside an
+    MLP step, for 64 targets)."""
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        eager_target_check(target, ignore_index, classes)
 
 
 def _check_index_bounds(index, dim, size):
