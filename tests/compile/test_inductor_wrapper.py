@@ -148,22 +148,30 @@ def two_threads():
     strata.set_num_threads(before)
 
 
-@pytest.mark.parametrize("shapes", [
-    ((256, 256), (256, 128), (256, 256), (256, 128)),            # equal work: side by side
-    ((4, 64, 128), (4, 128, 256), (4, 128, 64), (4, 64, 256)),   # bmm: side by side
-    ((256, 256), (256, 128), (8, 8), (8, 8)),                    # unequal: one after the other
-    ((4, 5), (5, 6), (6, 4), (4, 5)),                            # small: one after the other
+@pytest.mark.parametrize("shapes, side_by_side", [
+    (((256, 256), (256, 128), (256, 256), (256, 128)), True),            # equal work
+    (((4, 64, 128), (4, 128, 256), (4, 128, 64), (4, 64, 256)), True),   # bmm
+    (((256, 256), (256, 128), (8, 8), (8, 8)), False),                   # unequal work
+    (((4, 5), (5, 6), (6, 4), (4, 5)), False),                           # small
 ])
-def test_matmul_pair_equals_two_products(two_threads, shapes):
-    from strata.compile.inductor.compile_fx import _matmul_pair
+def test_matmul_pair_equals_two_products(two_threads, monkeypatch, shapes, side_by_side):
+    from strata.compile.inductor import compile_fx as cfx
+    loops = []
+
+    def counted(begin, end, grain, fn):
+        loops.append((begin, end))
+        return parallel_for(begin, end, grain, fn)
+    parallel_for = cfx.parallel_for
+    monkeypatch.setattr(cfx, "parallel_for", counted)
     rng = np.random.default_rng(0)
     a, b, c, d = (rng.standard_normal(s).astype(np.float32) for s in shapes)
     b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)     # a transposed operand
     out = np.empty(a.shape[:-1] + b.shape[-1:], np.float32)
     out2 = np.empty(c.shape[:-1] + d.shape[-1:], np.float32)
-    _matmul_pair(a, b, out, c, d, out2)
+    cfx._matmul_pair(a, b, out, c, d, out2)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(out2, c.astype(np.float64) @ d, rtol=1e-4, atol=1e-4)
+    assert loops == ([(0, 2)] if side_by_side else [])    # one loop of two whole products
 
 
 def test_a_linear_backward_pairs_its_two_products_and_matches_eager(two_threads, monkeypatch):
