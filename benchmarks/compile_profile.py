@@ -3,6 +3,7 @@ the optimizer, and the Python between them.
 
     python -m benchmarks.compile_profile [MLP|CNN|tiny GPT ...] [--steps N] [--whole]
     python -m benchmarks.compile_profile --amdahl [--threads 2] [MODEL ...]
+    python -m benchmarks.compile_profile --phases [MODEL ...]
 
 Each model's step is benchmarks/compile.py's (forward + loss + backward compiled, then
 ``opt.step()``; ``--whole`` compiles the whole step, ``opt.step()`` included). Times are thread
@@ -18,6 +19,12 @@ its own thread's CPU time, so each kernel, GEMM and ``opt.step()`` splits into *
 caller's thread outside any parallel loop) and *parallel* time (all threads' CPU time inside
 one). The serial fraction s bounds the step's speedup on n threads by 1 / (s + (1 - s) / n)
 (Amdahl); the largest serial items are listed, since they are what to move into parallel loops.
+
+``--phases`` splits the Python of the compiled call by layer: each layer (the compiled frame,
+its guards, AOT autograd's runtime wrapper, ``autograd.Function.apply``, the generated
+wrappers, the backward engine and the compiled backward's node, the kernels, GEMMs,
+convolutions, Check steps and Fallback targets, ``zero_grad`` and ``opt.step()``) is timed in thread CPU time, and its *own* time excludes the
+layers timed inside it, so the own times add up to the step.
 """
 
 import collections
@@ -59,6 +66,7 @@ def _instrument(timers):
 
     cfx.Autotuner = TimedTuner
     cfx._matmul = timers.wrap("GEMM (BLAS)", cfx._matmul)
+    cfx._matmul_pair = timers.wrap("GEMM (BLAS)", cfx._matmul_pair)   # two GEMMs per call
     cfx._check_targets = timers.wrap("Check steps", cfx._check_targets)
     cfx.eager_row_check = timers.wrap("Check steps", cfx.eager_row_check)
     cfx._check_index_bounds = timers.wrap("Check steps", cfx._check_index_bounds)
@@ -134,9 +142,14 @@ def _instrument_amdahl(amdahl):
     cfx.Autotuner.__call__ = amdahl.timed(
         lambda tuner, lib, name, outer, inner, arrays: f"kernel {name} ({outer}x{inner})",
         cfx.Autotuner.__call__)
-    cfx._matmul = amdahl.timed(
-        lambda a, b, out: f"GEMM {'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}",
-        cfx._matmul)
+    cfx._matmul = amdahl.timed(lambda a, b, out: f"GEMM {_product(a, b)}", cfx._matmul)
+    cfx._matmul_pair = amdahl.timed(
+        lambda a, b, out, c, d, out2: f"GEMM pair {_product(a, b)}, {_product(c, d)}",
+        cfx._matmul_pair)
+
+
+def _product(a, b):
+    return f"{'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}"
 
 
 def amdahl_profile(name, steps, threads):
@@ -216,6 +229,94 @@ def profile(name, steps, whole):
         {k: v / steps for k, v in timers.calls.items()}
 
 
+class _Layers:
+    """Own and inclusive thread CPU time per layer: a stack of the layers running now, each
+    layer's time also charged to the layer around it as a child's."""
+
+    def __init__(self):
+        self.own, self.inclusive = collections.Counter(), collections.Counter()
+        self.calls = collections.Counter()
+        self.stack = []
+        self.caller = threading.get_ident()
+
+    def wrap(self, key, fn):
+        def timed(*args, **kwargs):
+            if threading.get_ident() != self.caller:   # a pool thread: not the caller's time
+                return fn(*args, **kwargs)
+            self.stack.append(0.0)
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - start
+                children = self.stack.pop()
+                self.own[key] += spent - children
+                self.inclusive[key] += spent
+                self.calls[key] += 1
+                if self.stack:
+                    self.stack[-1] += spent
+        return timed
+
+    def clear(self):
+        for counter in (self.own, self.inclusive, self.calls):
+            counter.clear()
+
+
+def phases_profile(name, steps):
+    """Per-step own/inclusive seconds and calls of each layer of ``_train_step``'s step."""
+    from strata.autograd import engine, function
+    from strata.compile.aot import aot_autograd
+    from strata.compile.capture import eval_frame
+    from strata.compile.inductor import compile_fx as cfx
+    layers = _Layers()
+    patches = [(eval_frame.CompileContext, "run", "compiled frame (capture's entry)"),
+               (aot_autograd._AOTFunction, "__call__", "AOT runtime wrapper"),
+               (cfx.CompiledGraph, "__call__", "generated wrapper (its own lines)"),
+               (engine, "execute", "backward engine"),
+               (function.BackwardCFunction, "apply", "compiled backward's node"),
+               (cfx, "_matmul", "GEMMs"), (cfx, "_matmul_pair", "GEMMs"),
+               (cfx, "_convolution", "convolutions (eager's kernel)"),
+               (cfx, "_check_targets", "Check steps"), (cfx, "eager_row_check", "Check steps"),
+               (cfx, "_check_index_bounds", "Check steps"),
+               (cfx.Autotuner, "__call__", "generated C kernels")]
+    for owner, attribute, key in patches:
+        setattr(owner, attribute, layers.wrap(key, getattr(owner, attribute)))
+
+    def exec_timing_targets(code, scope):
+        scope["targets"] = {name: layers.wrap("Fallback steps (eager kernels)", target)
+                            for name, target in scope["targets"].items()}
+        exec(code, scope)  # noqa: S102  (the inductor's own wrapper)
+    cfx.exec = exec_timing_targets
+    apply = function.Function.__dict__["apply"].__func__
+    function.Function.apply = classmethod(layers.wrap("autograd.Function.apply", apply))
+    step = _train_step(__import__("strata"), True, STEPS[name])
+    optimizer = _closure_optimizer(step)
+    optimizer.step = layers.wrap("opt.step()", optimizer.step)
+    optimizer.zero_grad = layers.wrap("zero_grad()", optimizer.zero_grad)
+    step = layers.wrap("the step's loop (benchmark)", step)
+    for _ in range(3):
+        step()
+    for ctx in list(eval_frame._all_contexts):   # the guards exist once the frames are captured
+        for cache in ctx.caches.values():
+            for entry in cache.entries:
+                entry.guard_fn = layers.wrap("guards", entry.guard_fn)
+    layers.clear()
+    for _ in range(steps):
+        step()
+    return ({k: v / steps for k, v in layers.own.items()},
+            {k: v / steps for k, v in layers.inclusive.items()},
+            {k: v / steps for k, v in layers.calls.items()})
+
+
+def phases_report(name, own, inclusive, calls):
+    total = inclusive["the step's loop (benchmark)"]
+    print(f"{name}: {total * 1e3:.2f} ms thread CPU time per step; own time of each layer "
+          f"(without the layers timed inside it), then its inclusive time")
+    for key in sorted(own, key=lambda k: -own[k]):
+        print(f"  {key:36s} own {own[key] * 1e3:7.3f} ms  inclusive "
+              f"{inclusive[key] * 1e3:7.3f} ms  {calls[key]:5.1f} calls")
+
+
 def _closure_optimizer(step):
     for cell in step.__closure__:
         value = cell.cell_contents
@@ -250,11 +351,13 @@ if __name__ == "__main__":
         i = args.index("--threads")
         threads = int(args[i + 1])
         del args[i:i + 2]
-    whole, amdahl = "--whole" in args, "--amdahl" in args
-    names = [a for a in args if a not in ("--whole", "--amdahl")] or list(STEPS)
+    whole, amdahl, phases = "--whole" in args, "--amdahl" in args, "--phases" in args
+    names = [a for a in args if a not in ("--whole", "--amdahl", "--phases")] or list(STEPS)
     for model in names:
         np.random.seed(0)
-        if amdahl:
+        if phases:
+            phases_report(model, *phases_profile(model, steps))
+        elif amdahl:
             amdahl_report(model, threads, *amdahl_profile(model, steps, threads))
         else:
             report(model + (" (whole step compiled)" if whole else ""),

@@ -33,7 +33,7 @@ from ...random import default_generator
 from ..fx import Graph, GraphModule, Interpreter, Node
 from . import functionalize as FN
 from .partitioners import default_partition, saved_bytes
-from .proxy_tensor import ProxyTensorMode, keep_saved_tensor, current_tracer, to_meta
+from .proxy_tensor import ProxyTensorMode, current_tracer, keep_saved_tensor, to_meta
 
 graph_observers = []   # callables (stage, graph_module, info: dict): "inference", "joint", ...
 
@@ -319,6 +319,11 @@ def _compile(aot, args, training):
                             num_fwd_outputs, tensor_positions)
 
 
+def _contiguous(t):
+    """``t.contiguous()`` without its dispatch where ``t`` already is (a loss's implicit 1.0)."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
 def _rng_snapshot():
     """The default generator's state now: the ``rng_state`` input of graphs with random ops."""
     return FN.rng_state_tensor(default_generator)
@@ -395,7 +400,7 @@ class _TrainingRuntime:
                 saved_tensors = iter(ctx.saved_tensors)
                 saved = [next(saved_tensors) if s is None else s for s in ctx.saved_layout]
                 grads_by_position = dict(zip(tensor_positions, grad_outputs))
-                tangents = [grads_by_position[info.num_mutated + k].contiguous()
+                tangents = [_contiguous(grads_by_position[info.num_mutated + k])
                             for k in info.diff_output_indices]
                 with autocast("cpu", enabled=False):
                     grads = runtime.backward_fn()(*saved, *tangents)

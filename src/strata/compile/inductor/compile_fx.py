@@ -21,11 +21,12 @@ from numpy.lib.stride_tricks import as_strided
 from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
+from ...backends.cpu import array as cpu_array
 from ...backends.cpu import native
-from ...backends.cpu.array import data
+from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import _blas_ready, matmul
+from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
@@ -61,6 +62,15 @@ def _laid_out(arr, strides):
     return arr
 
 
+def _input(tensor, shape, byte_strides, strides):
+    """Input ``tensor``'s array, checked against the shape the kernels were printed for and laid
+    out with their ``strides``: one comparison where it already is (the usual case)."""
+    arr = data(tensor)
+    if arr.shape == shape and arr.strides == byte_strides:
+        return arr
+    return _laid_out(_checked(arr, shape), strides)
+
+
 class Wrapper:
     """Writes the Python source of the function that runs the steps in order."""
 
@@ -90,11 +100,7 @@ class Wrapper:
         lines = ["def call(args):", f"    ({', '.join(G.inputs)}{',' if G.inputs else ''}) = args"]
         for name in G.inputs:
             if name in G.buffers:
-                b = G.buffers[name]
-                array = f"_checked(data({name}), {b.size!r})"
-                if not self._any_layout(name):
-                    array = f"_laid_out({array}, {b.stride!r})"
-                lines.append(f"    a_{name} = {array}")
+                lines.append(f"    a_{name} = {self._input(name, G.buffers[name])}")
         for name in G.constants:
             lines.append(f"    {name} = constants[{name!r}]")
             lines.append(f"    a_{name} = _laid_out(data({name}), {G.buffers[name].stride!r})")
@@ -118,6 +124,11 @@ class Wrapper:
                 outs.append(f"_tensor(a_{value}, {G.buffers[value].dtype!r})")
         lines.append(f"    return [{', '.join(outs)}]")
         return "\n".join(lines) + "\n"
+
+    def _input(self, name, b):
+        """Python text of the array of input ``name`` (buffer ``b``), checked and laid out."""
+        array = f"_checked(data({name}), {b.size!r})"
+        return array if self._any_layout(name) else f"_laid_out({array}, {b.stride!r})"
 
     def tensor(self, name):
         """Python text of the tensor holding buffer ``name`` (inputs are their own tensors)."""
@@ -189,6 +200,10 @@ class CWrapper(Wrapper):
     fresh array (BLAS, as the eager kernel), with no tensor, no dispatch and no meta function
     around it; its epilogue (addmm's bias, an activation) is a generated kernel."""
 
+    def __init__(self, G: GraphLowering):
+        super().__init__(G)
+        self._paired = set()     # products run by ``_matmul_pair`` with the one before them
+
     def _fallback_call(self, step, lines):
         if step.kind == "Check":    # nll_loss's targets, embedding's indices (lowering_nn.py)
             indices, *bounds = step.args
@@ -200,13 +215,37 @@ class CWrapper(Wrapper):
         if convolution is not None:
             lines.append(f"    a_{step.name} = {convolution}  # Extern")
             return
+        if step in self._paired:    # already run with the product before it
+            return
         operands = self._matmul_operands(step)
         if operands is None:
             super()._fallback_call(step, lines)
             return
-        out = self.G.buffers[step.name]
-        lines.append(f"    a_{step.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
-        lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+        partner = self._independent_product_after(step)
+        for s in (step,) if partner is None else (step, partner):
+            out = self.G.buffers[s.name]
+            lines.append(f"    a_{s.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
+        if partner is None:
+            lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
+            return
+        self._paired.add(partner)
+        second = self._matmul_operands(partner)
+        lines.append(f"    _matmul_pair({operands[0]}, {operands[1]}, a_{step.name}, "
+                     f"{second[0]}, {second[1]}, a_{partner.name})  # Extern x2")
+
+    def _independent_product_after(self, step):
+        """The float mm/bmm Extern right after ``step`` when it does not read ``step``'s output
+        (a Linear's backward: ``dX = dY @ W`` then ``dW = dY.T @ X``), else None: the two run
+        side by side (``_matmul_pair``)."""
+        steps = self.G.steps
+        i = steps.index(step)
+        if i + 1 == len(steps):
+            return None
+        after = steps[i + 1]
+        if not isinstance(after, FallbackStep) or after.kind == "Check" or \
+                self._matmul_operands(after) is None or step.name in self._step_reads(after):
+            return None
+        return after
 
     def _convolution_call(self, step):
         """The call text of eager's convolution over a float Extern's arrays (no tensor, no
@@ -238,6 +277,15 @@ class CWrapper(Wrapper):
                 and _dense(whole) and _dense(b) and math.prod(b.size) == math.prod(whole.size):
             return f"_tensor(a_{b.name}.reshape({b.size!r}), {b.dtype!r})"
         return super().view(b)
+
+    def _input(self, name, b):
+        """One call that takes the array as it comes when it already has the buffer's shape and
+        strides (``_input``)."""
+        if self._any_layout(name):
+            return super()._input(name, b)
+        item = _strata_dtype(b.dtype).itemsize
+        return (f"_input({name}, {b.size!r}, {tuple(s * item for s in b.stride)!r}, "
+                f"{b.stride!r})")
 
     def _any_layout(self, name):
         """An input read only whole by float mm/bmm Externs (a saved, transposed activation of a
@@ -288,15 +336,29 @@ def _dense(b):
 
 
 def _strided(arr, size, stride, offset):
-    """The view of ``arr``'s memory with these element strides from element ``offset``."""
+    """The view of ``arr``'s memory with these element strides from element ``offset``. A
+    contiguous ``arr`` lends its buffer to ``np.ndarray`` (0.3 us, which also checks that the
+    view stays inside it), where ``as_strided`` builds it through ``__array_interface__``
+    (4 us; a tiny GPT step makes 47 such views). A view reaching past ``arr`` (an input's
+    ``as_strided`` into the rest of its storage) takes ``as_strided``, as any other ``arr``."""
+    item = arr.itemsize
+    if arr.flags.c_contiguous:
+        try:
+            return np.ndarray(size, arr.dtype, arr, offset * item, [s * item for s in stride])
+        except (TypeError, ValueError):    # the view reaches past the buffer
+            pass
     if offset:
         arr = arr.reshape(-1)[offset:]
-    return as_strided(arr, size, [s * arr.itemsize for s in stride])
+    return as_strided(arr, size, [s * item for s in stride])
 
 
 def _check_targets(target, classes, ignore_index):
-    """Eager's IndexError for the first target outside [0, classes) that is not ignored."""
-    eager_target_check(target, ignore_index, classes)
+    """Eager's IndexError for the first target outside [0, classes) that is not ignored. Targets
+    all inside (every training step) cost one min and one max; only others take eager's check,
+    which skips ``ignore_index`` and words the error (5 NumPy passes: ~30 us a call inside an
+    MLP step, for 64 targets)."""
+    if target.size and (target.min() < 0 or target.max() >= classes):
+        eager_target_check(target, ignore_index, classes)
 
 
 def _check_index_bounds(index, dim, size):
@@ -319,6 +381,38 @@ def _matmul(a, b, out):
     matmul(_blas_ready(a), _blas_ready(b), out)
 
 
+# Note [Paired GEMMs]: two independent products in a row (a Linear's backward computes dX and dW
+# from the same dY, with equal work m*n*k) run one per thread, each one whole single-threaded
+# BLAS call, instead of each split over the pool in turn (Note [Parallel GEMM] in
+# backends/cpu/linalg.py): one hand-over to the pool instead of two (10-35 us of the caller's
+# serial time each, python -m benchmarks.compile_profile --amdahl), and blocks twice as large
+# for BLAS. Only with two threads and products of about equal work (else one thread would wait
+# for the other); anything else runs them one after the other, as ``_matmul``. A product's bits
+# depend only on the shapes and the thread count, as before; they can differ in the last place
+# from the split product's, as between thread counts.
+PAIR_MAX_IMBALANCE = 1.5
+
+
+def _product_work(a, b):
+    return a.size * b.shape[-1]     # m*k*n (times the batch of a bmm)
+
+
+@silent_fp
+def _matmul_pair(a, b, out, c, d, out2):
+    products = ((_blas_ready(a), _blas_ready(b), out), (_blas_ready(c), _blas_ready(d), out2))
+    work = [_product_work(x, y) for x, y, _ in products]
+    if cpu_array.NUM_THREADS != 2 or sum(work) < PARALLEL_GEMM_MACS or \
+            max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):
+        for x, y, o in products:
+            matmul(x, y, o)
+        return
+
+    def run(lo, hi):
+        for x, y, o in products[lo:hi]:
+            (np.dot if x.ndim == 2 else np.matmul)(x, y, out=o)     # one thread each
+    parallel_for(0, 2, 1, run)
+
+
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
 
 
@@ -330,10 +424,14 @@ def _flatten(x):
         yield x
 
 
+def _strata_dtype(name):
+    return getattr(D, name if name != "bool" else "bool_")
+
+
 def _tensor(arr, dtype):
     if not arr.flags.c_contiguous:    # (ascontiguousarray would also make a 0-d array 1-d)
         arr = np.ascontiguousarray(arr)
-    return from_array(arr, getattr(D, dtype if dtype != "bool" else "bool_"))
+    return from_array(arr, _strata_dtype(dtype))
 
 
 def _signatures(G, variants):
@@ -407,7 +505,9 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_run_kernel": tuner, "_matmul": _matmul, "_convolution": _convolution,
+             "_input": _input,
+             "_run_kernel": tuner, "_matmul": _matmul, "_matmul_pair": _matmul_pair,
+             "_convolution": _convolution,
              "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
