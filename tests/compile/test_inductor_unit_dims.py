@@ -45,3 +45,32 @@ def test_batch_one_layer_norm_statistics_share_one_kernel():
     np.testing.assert_allclose(run(x)[0].numpy(),
                                torch.nn.functional.layer_norm(torch.tensor(x.numpy()), (32,))
                                .numpy(), atol=1e-5)
+
+
+def test_layer_norm_weight_and_bias_grads_share_one_column_kernel():
+    """Note [Sibling column sums]: both parameter gradients walk the rows once, together."""
+    strata.manual_seed(0)
+    ln = strata.nn.LayerNorm(64)
+    x = strata.randn(32, 64, requires_grad=True)
+
+    def fn(x):
+        return (ln(x) * 3).sum()
+    compiled = strata.compile(fn, backend="inductor")
+    compiled(x).backward()
+    got = [t.grad.clone() for t in (x, ln.weight, ln.bias)]
+    for t in (x, ln.weight, ln.bias):
+        t.grad = None
+    fn(x).backward()
+    for g, t in zip(got, (x, ln.weight, ln.bias)):
+        np.testing.assert_allclose(g.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-5)
+    A = strata.ops.aten
+    w = ln.weight.detach()
+
+    def backward(g, x, w):
+        _, mean, rstd = A.native_layer_norm(x, (64,), w, None, 1e-5)
+        return A.native_layer_norm_backward(g, x, (64,), mean, rstd, w, None, [True] * 3)
+    args = [strata.randn(32, 64), x.detach(), w]
+    run = compile_fx(make_fx(backward)(*args), args)
+    assert "rows [64] x [32], 2 node(s) fused" in run.ir_post_fusion
+    for got, want in zip(run(*args), backward(*args)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)

@@ -338,13 +338,13 @@ def print_kernel(kernel, outer_ranges) -> str:
     k = len(outer_ranges)
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
     if any(getattr(n, "column", False) for n in kernel.nodes):
-        (node,) = kernel.nodes      # a column reduction has its kernel to itself
+        node = kernel.nodes[0]      # a kernel of its own, or of sibling column sums
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
             _print_random_draws(node, lines)
         else:
-            _print_column_reduction(node, outer_ranges, buffers, lines)
+            _print_column_reductions(kernel.nodes, outer_ranges, buffers, lines)
         lines.append("}")
         return "\n".join(lines)
     if all(len(n.ranges) == k and (isinstance(n, Pointwise) or _unrolled(n))
@@ -361,20 +361,25 @@ def print_kernel(kernel, outer_ranges) -> str:
     return "\n".join(lines)
 
 
-def _print_column_reduction(node, outer_ranges, buffers, lines):
+def _print_column_reductions(nodes, outer_ranges, buffers, lines):
     """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
-    SIMD loop running over this chunk's kept elements x."""
-    lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
-    lines.append(f"    for (int64_t y = 0; y < {prod(node.reduction_ranges)}; y++) {{")
-    rindex, rindex_lines = _index_vars("r", node.reduction_ranges, "y", " " * 8)
+    SIMD loop running over this chunk's kept elements x; sibling sums (Note [Sibling column
+    sums], graph.py) add their values in the same loop, sharing its loads."""
+    reduction_ranges = nodes[0].reduction_ranges
+    for node in nodes:
+        lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
+    lines.append(f"    for (int64_t y = 0; y < {prod(reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", reduction_ranges, "y", " " * 8)
     lines.extend(rindex_lines)
     lines.append("        #pragma omp simd")
     lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 12)
     lines.extend(index_lines)
-    with use_handler(CHandler(buffers, lines, " " * 12)):
-        value = node.inner_fn(tuple(index), tuple(rindex))
-    lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
+    for node in nodes:
+        with use_handler(CHandler(buffers, lines, " " * 12)) as h:
+            h.count = len(lines)     # names distinct across the sums
+            value = node.inner_fn(tuple(index), tuple(rindex))
+        lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
     lines.append("        }")
     lines.append("    }")
 

@@ -87,7 +87,12 @@ class KernelStep:
         self.nodes, self.reduction_names = [], set()
 
     def accepts(self, node):
-        """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py)."""
+        """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
+        it with column sums over the same rows (Note [Sibling column sums])."""
+        if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
+            return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
+                (self.outer, self.inner) and not any(
+                    name in {n.name for n in self.nodes} for name, _ in _reads(node, 0))
         if getattr(node, "column", False) or any(getattr(n, "column", False)
                                                  for n in self.nodes):
             return False
@@ -111,6 +116,15 @@ class KernelStep:
             elif index != same_element:
                 return False
         return True
+
+
+def _column_sum(node):
+    """Note [Sibling column sums]: a layer_norm's weight and bias gradients (or a Linear's bias
+    gradient beside another) are column sums over the same rows, usually of the same values:
+    one kernel walks the rows once for all of them. Only plain column Reductions qualify (not
+    IndexAdd or RandomDraws, which also keep kernels of their own), and none may read another's
+    result, which is complete only after the last row."""
+    return type(node) is Reduction and node.column
 
 
 def _index_text(size, index):
