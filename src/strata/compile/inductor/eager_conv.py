@@ -137,9 +137,10 @@ void conv_transpose2d_{dtype}(const void* gemm, const int64_t* restrict p,
 
 /* A kernel larger than its output (the weight gradient, nn.py ``_conv_by_kernel_rows``),
    channel blocks [lo, hi) of p[19] channels: the kernel-row columns of the block, then its
-   partial sum (rows, F) = cols @ w^T; w's channels read in place: one GEMM when the block's
-   channels are one matrix (p[23]), else one per channel accumulated (the output gradient
-   seen as a kernel is a transposed view, each channel an (F, kh*kw) matrix). */
+   partial sum (rows, F) = cols @ w^T, by p[23]: 0, one GEMM per channel, accumulated, w read
+   in place (the output gradient seen as a kernel is a transposed view, each channel an
+   (F, kh*kw) matrix); 1, one GEMM, the block's channels being one matrix in place; 2, one
+   GEMM after gathering them into the scratch after the columns. */
 void conv2d_kernel_rows_{dtype}(const void* gemm, const int64_t* restrict p,
                                 const {ctype}* restrict in, const {ctype}* restrict w,
                                 {ctype}* restrict partial, {ctype}* restrict cols, int64_t lo,
@@ -155,13 +156,25 @@ void conv2d_kernel_rows_{dtype}(const void* gemm, const int64_t* restrict p,
         im2col_{dtype}(in + first * x_channel, cols, size, n, p[3], p[4], x_channel, x_batch,
                        p[7], p[8], kh, kw, oh, ow, p[17], p[18], p[15], p[16], p[13], p[14], 0,
                        rows);
-        if (p[23])
-            gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, size * area, cols, size * area,
-                         w + first * area, wf, 0, sum, f);
-        else
+        if (p[23] == 0) {{   /* few rows: per-channel GEMMs run faster than one long one */
             for (int64_t a = 0; a < size; a++)
                 gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, area, cols + a * area, size * area,
                              w + (first + a) * wc, wf, a ? 1 : 0, sum, f);
+            continue;
+        }}
+        const {ctype}* slab = w + first * area;
+        int64_t ld = wf;
+        if (p[23] == 2) {{   /* the block's channels gathered into one (F, size*kh*kw) matrix */
+            {ctype}* gathered = cols + rows * step * area;
+            for (int64_t fi = 0; fi < f; fi++)
+                for (int64_t a = 0; a < size; a++)
+                    memcpy(gathered + (fi * size + a) * area, w + fi * wf + (first + a) * wc,
+                           area * sizeof({ctype}));
+            slab = gathered;
+            ld = size * area;
+        }}
+        gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, size * area, cols, size * area, slab, ld, 0,
+                     sum, f);
     }}
 }}
 """
