@@ -314,6 +314,8 @@ def _index_vars(prefix, ranges, flat, indent):
             lines.append(f"{indent}const int64_t {prefix}_rest{d + 1} = {rest} - {name} * "
                          f"({inner});")
             rest = f"{prefix}_rest{d + 1}"
+        else:   # this dim took all of it: the dims after it have size 1
+            rest = "0"
     return names, lines
 
 
