@@ -253,7 +253,7 @@ def _kernel_rows_by_driver(run_blocks, gemm, x, w, stride, padding, dilation, ou
 
 def _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial):
     """Each channel block's partial sum: the generated im2col, then ``np.dot``."""
-    n, c = x.shape[:2]
+    c = x.shape[1]
     f, kernel = w.shape[0], w.shape[2:]
     area = kernel[0] * kernel[1]
     rows = partial.shape[1]
