@@ -220,6 +220,20 @@ def test_blas_gemm_is_found():
     assert blas.gemm("int32") is None
 
 
+def test_no_openblas_means_no_gemm(monkeypatch):
+    """A NumPy on another BLAS (MKL, Accelerate): no address, so the convolution keeps its
+    Python-driven blocks (the "blocks" path above)."""
+    blas._openblas.cache_clear()
+    blas.gemm.cache_clear()
+    monkeypatch.setattr(blas, "threadpool_info", lambda: [{"internal_api": "mkl"}])
+    try:
+        assert blas.gemm("float32") is None
+        assert nn._driver("conv2d", np.ones(1, np.float32)) is None
+    finally:
+        blas._openblas.cache_clear()
+        blas.gemm.cache_clear()
+
+
 @pytest.mark.parametrize(("batch", "transposed_kernel", "mode"),
                          [(1, True, 0), (8, False, 1), (8, True, 2)])
 def test_kernel_row_gemm_modes(monkeypatch, batch, transposed_kernel, mode):
