@@ -1,5 +1,5 @@
-"""Where a compiled training step's time goes: generated kernels, BLAS, eager Fallback steps,
-the optimizer, and the Python between them.
+"""Where a compiled training step's time goes: generated kernels, BLAS, the convolution
+Externs, eager Fallback steps, the optimizer, and the Python between them.
 
     python -m benchmarks.compile_profile [MLP|CNN|tiny GPT ...] [--steps N] [--whole]
     python -m benchmarks.compile_profile --amdahl [--threads 2] [MODEL ...]
@@ -67,6 +67,7 @@ def _instrument(timers):
     cfx.Autotuner = TimedTuner
     cfx._matmul = timers.wrap("GEMM (BLAS)", cfx._matmul)
     cfx._matmul_pair = timers.wrap("GEMM (BLAS)", cfx._matmul_pair)   # two GEMMs per call
+    cfx._convolution = timers.wrap("conv (Extern)", cfx._convolution)
     cfx._check_targets = timers.wrap("Check steps", cfx._check_targets)
     cfx.eager_row_check = timers.wrap("Check steps", cfx.eager_row_check)
     cfx._check_index_bounds = timers.wrap("Check steps", cfx._check_index_bounds)
@@ -146,10 +147,18 @@ def _instrument_amdahl(amdahl):
     cfx._matmul_pair = amdahl.timed(
         lambda a, b, out, c, d, out2: f"GEMM pair {_product(a, b)}, {_product(c, d)}",
         cfx._matmul_pair)
+    cfx._convolution = amdahl.timed(_convolution_key, cfx._convolution)
 
 
 def _product(a, b):
     return f"{'x'.join(map(str, a.shape))} @ {'x'.join(map(str, b.shape))}"
+
+
+def _convolution_key(x, w, bias, stride, padding, dilation, transposed, groups, out):
+    """``conv`` (or ``conv transposed``) with its operands' shapes: the Extern running eager's
+    batch-blocked convolution (backends/cpu/nn.py)."""
+    kind = " transposed" if transposed else ""
+    return f"conv{kind} {'x'.join(map(str, x.shape))} * {'x'.join(map(str, w.shape))}"
 
 
 def amdahl_profile(name, steps, threads):
@@ -329,7 +338,8 @@ def report(name, per_step, seconds, calls):
     print(f"{name}: {per_step * 1e3:.2f} ms thread CPU time per step")
     accounted = 0.0
     fallbacks = {k: v for k, v in seconds.items() if k.startswith("Fallback")}
-    for key in ("kernels (generated C)", "GEMM (BLAS)", "Check steps", "opt.step()"):
+    for key in ("kernels (generated C)", "GEMM (BLAS)", "conv (Extern)", "Check steps",
+                "opt.step()"):
         if key in seconds:
             accounted += seconds[key]
             print(f"  {key:32s} {seconds[key] * 1e3:7.2f} ms  {calls[key]:5.0f} calls")

@@ -1,20 +1,36 @@
-"""2-d convolution's generated im2col/col2im (compile/inductor/eager_conv.py) against PyTorch on
-both paths (C, and NumPy's windows with the C kernels switched off): outputs and the input,
-weight and bias gradients over strides, padding, dilation, groups, views and the transposed
-convolution; and the C column matrix is the NumPy one, bit for bit."""
+"""2-d convolution's generated im2col/col2im and drivers (compile/inductor/eager_conv.py) against
+PyTorch on every path (the C drivers calling BLAS, the C im2col/col2im driven from Python as
+with a BLAS other than OpenBLAS, and NumPy's windows with the C kernels switched off): outputs
+and the input, weight and bias gradients over strides, padding, dilation, groups, views and the
+transposed convolution; and the C column matrix is the NumPy one, bit for bit."""
 
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same, native_paths
+from helpers import assert_same
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import strata
-from strata.backends.cpu import native, nn
+from strata import config
+from strata.backends.cpu import blas, native, nn
 
 
-path = native_paths("eager_conv", "im2col2d_float32")
+@pytest.fixture(params=["driver", "blocks", "numpy"])
+def path(request, monkeypatch):
+    """"driver": the generated drivers calling BLAS (Note [Convolution drivers]); "blocks": no
+    BLAS address, so Python drives the generated im2col/col2im and ``np.dot``; "numpy": no C.
+    Each asserts that its path really is the one that runs (CI machines have a compiler)."""
+    monkeypatch.setattr(config, "native_kernels", request.param != "numpy")
+    native.reset()
+    if request.param == "blocks":
+        monkeypatch.setattr(blas, "gemm", lambda dtype: None)
+    loaded = native.function("eager_conv", "im2col2d_float32") is not None
+    assert loaded == (request.param != "numpy")
+    assert (nn._driver("conv2d", np.ones(1, np.float32)) is not None) == (
+        request.param == "driver")
+    yield request.param
+    native.reset()
 
 
 def _check(a, wt, args, view=lambda m, t: t, transposed=False):
@@ -193,3 +209,49 @@ def test_bias_and_owned_results(path, n, transposed):
                                 tuple(want.shape[2:]))
     assert out.flags.c_contiguous and (out.flags.owndata or not n)   # empty: nothing to copy
     np.testing.assert_allclose(out, want.numpy(), atol=1e-4, rtol=1e-4)
+
+
+def test_blas_gemm_is_found():
+    """NumPy's wheels bundle OpenBLAS: its GEMMs are found, with their integer width; a dtype
+    BLAS has no GEMM for answers None."""
+    for dtype in ("float32", "float64"):
+        gemm = blas.gemm(dtype)
+        assert gemm is not None and gemm.address > 0 and gemm.ilp64 in (True, False)
+    assert blas.gemm("int32") is None
+
+
+def test_no_openblas_means_no_gemm(monkeypatch):
+    """A NumPy on another BLAS (MKL, Accelerate): no address, so the convolution keeps its
+    Python-driven blocks (the "blocks" path above)."""
+    blas._openblas.cache_clear()
+    blas.gemm.cache_clear()
+    monkeypatch.setattr(blas, "threadpool_info", lambda: [{"internal_api": "mkl"}])
+    try:
+        assert blas.gemm("float32") is None
+        assert nn._driver("conv2d", np.ones(1, np.float32)) is None
+    finally:
+        blas._openblas.cache_clear()
+        blas.gemm.cache_clear()
+
+
+@pytest.mark.parametrize(("batch", "transposed_kernel", "mode"),
+                         [(1, True, 0), (8, False, 1), (8, True, 2)])
+def test_kernel_row_gemm_modes(monkeypatch, batch, transposed_kernel, mode):
+    """Note [Kernel-row GEMMs]: few rows take one GEMM per channel (the kernel read in place),
+    more rows one GEMM per block, a contiguous kernel in place, a transposed one (the output
+    gradient's) gathered first; each against PyTorch."""
+    native.reset()
+    if nn._driver("conv2d_kernel_rows", np.ones(1, np.float32)) is None:
+        pytest.skip("no C compiler or no OpenBLAS")
+    modes = []
+    real = nn._params
+    monkeypatch.setattr(nn, "_params", lambda *v: (modes.append(v[-1]), real(*v))[1])
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((batch, 4, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 10, 10)).astype(np.float32)
+    if transposed_kernel:   # (6, 4, 10, 10) seen through a (4, 6, 10, 10) array's strides
+        w = np.ascontiguousarray(w.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    got = nn.convolution_arrays(x, w, None, (1, 1), (0, 0), (1, 1), False, 1, (3, 3))
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w))
+    assert modes == [mode]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops import nn as NN
-from . import array, native
+from . import array, blas, native
 from .array import compute_data, data, parallel_for, wrap
 from .linalg import matmul
 
@@ -98,6 +98,21 @@ def _generated(name, x, kernel):
     return native.function("eager_conv", f"{name}_{x.dtype.name}")
 
 
+def _driver(name, x):
+    """(the generated convolution driver ``name`` for ``x``'s dtype, BLAS's GEMM) or None: Note
+    [Convolution drivers] in compile/inductor/eager_conv.py."""
+    gemm = blas.gemm(x.dtype.name)
+    if gemm is None:
+        return None
+    fn = native.function("eager_conv", f"{name}_{x.dtype.name}")
+    return None if fn is None else (fn, gemm)
+
+
+def _params(*values):
+    """A driver's geometry: int64s in the order its C reads them, kept alive by the caller."""
+    return np.array(values, np.int64)
+
+
 def _im2col_args(x, kernel, stride, padding, dilation, out):
     """``im2col2d``'s arguments between the two pointers and ``[lo, hi)``, ``x`` read through
     its strides."""
@@ -114,10 +129,28 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
     plane = out[0] * out[1]
     rows = c * kernel[0] * kernel[1]
     step = _samples_per_block(rows // groups, plane, x.itemsize, f // groups)
-    weights = w.reshape(groups, f // groups, -1)
     image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
-    result = image.reshape(n, f, plane)
     args = _im2col_args(x, kernel, stride, padding, dilation, out)[1:]
+    driver = _driver("conv2d", x)
+    if driver is not None:
+        run_blocks, gemm = driver
+        weights = np.ascontiguousarray(w)
+        bias = None if bias is None else np.ascontiguousarray(bias)
+        params = _params(gemm.ilp64, *args, groups, f, step)
+        pointers = (gemm.address, params.ctypes.data, x.ctypes.data, weights.ctypes.data,
+                    None if bias is None else bias.ctypes.data, image.ctypes.data)
+
+        def run_chunk(lo, hi):
+            m = min(step, hi - lo)
+            cols = np.empty(rows * m * plane, x.dtype)
+            product = np.empty(f * m * plane, x.dtype) if m > 1 else None
+            run_blocks(*pointers, cols.ctypes.data,
+                       None if product is None else product.ctypes.data, lo, hi)
+
+        parallel_for(0, n, step, run_chunk)
+        return image
+    weights = w.reshape(groups, f // groups, -1)
+    result = image.reshape(n, f, plane)
     src, sample = x.ctypes.data, x.strides[0]
 
     def run(lo, hi):
@@ -142,6 +175,14 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
 # Kernel rows at least this long make the kernel-row columns worth it: shorter ones (a 3x3
 # kernel over a 1x1 output) copy runs as short as the usual layout's, whose GEMM is faster.
 KERNEL_ROWS_MIN_RUN = 8
+
+
+# Note [Kernel-row GEMMs]: a weight gradient's block of channels is one GEMM
+# (N*oh*ow, C*kh*kw) @ (C*kh*kw, F) when it has at least this many rows (1.3x faster on the
+# 288 rows of a 32x32x13x13 batch's 3x3 kernel than one GEMM per channel), else one GEMM per
+# channel, accumulated: the first layer's 9 rows of 32 channels of 26x26 ran at 24 GFLOP/s
+# as one (9, 21632) @ (21632, 32) GEMM and at 76 as 32 (9, 676) @ (676, 32) ones.
+KERNEL_ROWS_PER_CHANNEL = 64
 
 
 def _even_blocks(size, most):
@@ -169,6 +210,54 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     step = _even_blocks(c, max(1, BLOCK_COLUMN_BYTES // (rows * area * x.itemsize)))
     starts = range(0, c, step)
     partial = np.empty((len(starts), rows, f), x.dtype)
+    driver = _driver("conv2d_kernel_rows", x)
+    if driver is not None:
+        _kernel_rows_by_driver(*driver, x, w, stride, padding, dilation, out, step, partial)
+    else:
+        _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial)
+    res = partial[0] if len(starts) == 1 else partial.sum(0)
+    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
+    image.reshape(n, f, rows // n)[...] = res.reshape(n, rows // n, f).swapaxes(1, 2)
+    return image
+
+
+def _kernel_rows_by_driver(run_blocks, gemm, x, w, stride, padding, dilation, out, step,
+                           partial):
+    """Each channel block's partial sum by the generated driver (its modes: Note [Kernel-row
+    GEMMs]): ``w`` read in place where BLAS can (each channel an (F, kh*kw) matrix of unit
+    inner stride), else copied once."""
+    f, kernel = w.shape[0], w.shape[2:]
+    rows, area = partial.shape[1], kernel[0] * kernel[1]
+    wf, wc, wh, ww = (s // w.itemsize for s in w.strides)
+    if f == 1:
+        wf = max(wf, x.shape[1] * area)   # one row: BLAS checks its stride, never uses it
+    if not (wh == kernel[1] and ww == 1 and wf >= area):
+        w = np.ascontiguousarray(w)
+        wf, wc = (s // w.itemsize for s in w.strides[:2])
+    if rows < KERNEL_ROWS_PER_CHANNEL:
+        mode = 0
+    else:
+        mode = 1 if wc == area and wf >= x.shape[1] * area else 2
+    params = _params(gemm.ilp64, *_im2col_args(x, kernel, stride, padding, dilation, out),
+                     step, f, wf, wc, mode)
+    pointers = (gemm.address, params.ctypes.data, x.ctypes.data, w.ctypes.data,
+                partial.ctypes.data)
+    columns = (rows + (f if mode == 2 else 0)) * step * area
+
+    def run_chunk(lo, hi):
+        cols = np.empty(columns, x.dtype)   # named: it must outlive the call
+        run_blocks(*pointers, cols.ctypes.data, lo, hi)
+
+    parallel_for(0, partial.shape[0], 1, run_chunk)
+
+
+def _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial):
+    """Each channel block's partial sum: the generated im2col, then ``np.dot``."""
+    c = x.shape[1]
+    f, kernel = w.shape[0], w.shape[2:]
+    area = kernel[0] * kernel[1]
+    rows = partial.shape[1]
+    step = starts.step
     flat = w.reshape(f, c * area) if w.flags.c_contiguous else None
     swapped = x.swapaxes(0, 1)
     args = _im2col_args(swapped, out, dilation, padding, stride, kernel)[1:]
@@ -188,10 +277,6 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
             np.dot(cols, weights.T, out=partial[block])
 
     parallel_for(0, len(starts), 1, run)
-    res = partial[0] if len(starts) == 1 else partial.sum(0)
-    image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
-    image.reshape(n, f, rows // n)[...] = res.reshape(n, rows // n, f).swapaxes(1, 2)
-    return image
 
 
 def _conv(x, w, bias, stride, padding, dilation, groups, out):
@@ -262,6 +347,20 @@ def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilati
     x = np.ascontiguousarray(x).reshape(n, cin, plane)
     image = np.empty((n, channels, *out), x.dtype)
     args = (channels, *out, *spatial, *kernel, *stride, *padding, *dilation)
+    driver = _driver("conv_transpose2d", x)
+    if driver is not None:
+        run_samples, gemm = driver
+        params = _params(gemm.ilp64, cin, plane, width, *args)
+        pointers = (gemm.address, params.ctypes.data, x.ctypes.data, weights.ctypes.data,
+                    image.ctypes.data)
+        scratch = plane * width + channels * out[0] * out[1]
+
+        def run_chunk(lo, hi):
+            buffer = np.empty(scratch, x.dtype)   # named: it must outlive the call
+            run_samples(*pointers, buffer.ctypes.data, lo, hi)
+
+        parallel_for(0, n, step, run_chunk)
+        return image
     dst, sample = image.ctypes.data, image.strides[0]
 
     def run(lo, hi):   # one buffer each per chunk: ``arr.ctypes`` costs microseconds

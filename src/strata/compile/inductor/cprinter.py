@@ -295,15 +295,27 @@ class CHandler:
 
 
 def _index_vars(prefix, ranges, flat, indent):
-    """Lines splitting the flat index ``flat`` over ``ranges`` into one variable per dim."""
-    names, lines = [], []
+    """Lines splitting the flat index ``flat`` over ``ranges`` into one variable per dim.
+
+    Each dim divides what the dims before it left (``rest``), and leaves ``rest - dim *
+    inner`` to the next, instead of ``(flat / inner) % range`` (the same values): a contiguous
+    load's ``r0*676 + r1*26 + r2`` then telescopes back to ``y`` in the C compiler, which it
+    did not through ``%`` (nor when each dim's quotient was divided out of ``flat``: gcc folds
+    ``y - (y / 26) * 26`` into a ``%`` again). A conv's bias gradient, a sum over 26x26
+    planes, ran 13x slower with every element's address divided out."""
+    names, lines, rest = [], [], flat
     for d in range(len(ranges)):
         inner = prod(ranges[d + 1:])
-        expr = f"{flat} / ({inner})" if inner != 1 else flat
-        if d:
-            expr = f"({expr}) % {ranges[d]}"
-        names.append(f"{prefix}{d}")
-        lines.append(f"{indent}const int64_t {prefix}{d} = {expr};")
+        name = f"{prefix}{d}"
+        lines.append(f"{indent}const int64_t {name} = "
+                     f"{f'{rest} / ({inner})' if inner != 1 else rest};")
+        names.append(name)
+        if inner != 1:
+            lines.append(f"{indent}const int64_t {prefix}_rest{d + 1} = {rest} - {name} * "
+                         f"({inner});")
+            rest = f"{prefix}_rest{d + 1}"
+        else:   # this dim took all of it: the dims after it have size 1
+            rest = "0"
     return names, lines
 
 

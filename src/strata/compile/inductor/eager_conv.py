@@ -35,8 +35,153 @@ static inline void column_range(int64_t shift, int64_t step, int64_t size, int64
 }
 """
 
+# Note [Short runs]: a 3x3 convolution's rows are a few elements (11 floats); memcpy's call and
+# its size dispatch cost more than the copy. Two overlapping fixed-size copies (each one
+# unaligned vector load and store) cover any length from 4 bytes up, as glibc's own small
+# memcpy does; longer runs are whole 32-byte chunks plus an overlapping last one.
+_COPY_RUN = """
+static inline void copy_run(void* restrict dst, const void* restrict src, size_t n) {
+    char* d = dst;
+    const char* s = src;
+    if (n >= 32) {
+        for (size_t k = 0; k + 32 <= n; k += 32) memcpy(d + k, s + k, 32);
+        memcpy(d + n - 32, s + n - 32, 32);
+    } else if (n >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    }
+}
+"""
+
+# Note [Convolution drivers]: a whole chunk of a convolution's blocks in one C call, the GEMMs
+# through BLAS's own CBLAS function (its address from backends/cpu/blas.py, ``ilp64`` its
+# integer width): Python's per-block views, ``np.dot`` and ctypes calls held the GIL for about
+# 10 us a sample, which the pool's other thread waited behind. ``p`` holds the geometry in the
+# order nn.py writes it; ``buffer``/``product`` are the chunk's scratch, sized by nn.py.
+_DRIVERS = """
+typedef void (*gemm64_{dtype}_fn)(int, int, int, int64_t, int64_t, int64_t, {ctype},
+                                  const {ctype}*, int64_t, const {ctype}*, int64_t, {ctype},
+                                  {ctype}*, int64_t);
+typedef void (*gemm32_{dtype}_fn)(int, int, int, int, int, int, {ctype}, const {ctype}*, int,
+                                  const {ctype}*, int, {ctype}, {ctype}*, int);
+
+/* row-major c = op(a) @ op(b) + beta * c (cblas.h's enums: 101 row-major, 111/112 plain or
+   transposed) */
+static void gemm_{dtype}(const void* fn, int64_t ilp64, int ta, int tb, int64_t m, int64_t n,
+                         int64_t k, const {ctype}* a, int64_t lda, const {ctype}* b,
+                         int64_t ldb, {ctype} beta, {ctype}* c, int64_t ldc) {{
+    if (ilp64)
+        ((gemm64_{dtype}_fn)fn)(101, ta ? 112 : 111, tb ? 112 : 111, m, n, k, 1, a, lda, b, ldb,
+                                beta, c, ldc);
+    else
+        ((gemm32_{dtype}_fn)fn)(101, ta ? 112 : 111, tb ? 112 : 111, (int)m, (int)n, (int)k, 1,
+                                a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}}
+
+/* The forward, samples [lo, hi) in blocks of p[20]: each block's im2col, one GEMM per group
+   (straight into the sample's (F, oh*ow) output for a one-sample block, else into ``product``
+   then copied per sample), the bias added while the block is in cache. */
+void conv2d_{dtype}(const void* gemm, const int64_t* restrict p, const {ctype}* restrict in,
+                    const {ctype}* restrict weight, const {ctype}* restrict bias,
+                    {ctype}* restrict out, {ctype}* restrict cols, {ctype}* restrict product,
+                    int64_t lo, int64_t hi) {{
+    const int64_t ilp64 = p[0], c = p[1], sn = p[4], oh = p[8], ow = p[9], kh = p[10],
+                  kw = p[11], groups = p[18], f = p[19], block = p[20];
+    const int64_t plane = oh * ow, rows = c * kh * kw, kg = rows / groups, fg = f / groups;
+    for (int64_t first = lo; first < hi; first += block) {{
+        const int64_t m = hi - first < block ? hi - first : block, width = m * plane;
+        {ctype}* sample = out + first * f * plane;
+        im2col_{dtype}(in + first * sn, cols, m, c, p[2], p[3], sn, p[5], p[6], p[7], oh, ow,
+                       kh, kw, p[12], p[13], p[14], p[15], p[16], p[17], 0, rows);
+        for (int64_t g = 0; g < groups; g++)
+            gemm_{dtype}(gemm, ilp64, 0, 0, fg, width, kg, weight + g * fg * kg, kg,
+                         cols + g * kg * width, width, 0,
+                         (m == 1 ? sample : product) + g * fg * width, width);
+        for (int64_t b = 0; b < m; b++) {{
+            for (int64_t fi = 0; fi < f; fi++) {{
+                {ctype}* o = sample + (b * f + fi) * plane;
+                if (m > 1) memcpy(o, product + fi * width + b * plane, plane * sizeof({ctype}));
+                if (bias) {{
+                    const {ctype} add = bias[fi];
+                    #pragma omp simd
+                    for (int64_t k = 0; k < plane; k++) o[k] += add;
+                }}
+            }}
+        }}
+    }}
+}}
+
+/* The transposed convolution of one group (the input gradient), samples [lo, hi): per sample
+   the GEMM x[n]^T (L, Cin) @ weights (Cin, kh*kw*C) makes channels-last columns in ``buffer``,
+   which col2im adds into the sample's image through the scratch after them. */
+void conv_transpose2d_{dtype}(const void* gemm, const int64_t* restrict p,
+                              const {ctype}* restrict x, const {ctype}* restrict weights,
+                              {ctype}* restrict image, {ctype}* restrict buffer, int64_t lo,
+                              int64_t hi) {{
+    const int64_t ilp64 = p[0], cin = p[1], plane = p[2], width = p[3], c = p[4], h = p[5],
+                  w = p[6];
+    for (int64_t n = lo; n < hi; n++) {{
+        gemm_{dtype}(gemm, ilp64, 1, 0, plane, width, cin, x + n * cin * plane, plane, weights,
+                     width, 0, buffer, width);
+        col2im_channels_last_{dtype}(buffer, image + n * c * h * w, buffer + plane * width, c,
+                                     h, w, p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
+                                     p[15], p[16]);
+    }}
+}}
+
+/* A kernel larger than its output (the weight gradient, nn.py ``_conv_by_kernel_rows``),
+   channel blocks [lo, hi) of p[19] channels: the kernel-row columns of the block, then its
+   partial sum (rows, F) = cols @ w^T, by p[23]: 0, one GEMM per channel, accumulated, w read
+   in place (the output gradient seen as a kernel is a transposed view, each channel an
+   (F, kh*kw) matrix); 1, one GEMM, the block's channels being one matrix in place; 2, one
+   GEMM after gathering them into the scratch after the columns. */
+void conv2d_kernel_rows_{dtype}(const void* gemm, const int64_t* restrict p,
+                                const {ctype}* restrict in, const {ctype}* restrict w,
+                                {ctype}* restrict partial, {ctype}* restrict cols, int64_t lo,
+                                int64_t hi) {{
+    const int64_t ilp64 = p[0], n = p[1], c = p[2], x_batch = p[5], x_channel = p[6],
+                  oh = p[9], ow = p[10], kh = p[11], kw = p[12], step = p[19], f = p[20],
+                  wf = p[21], wc = p[22];
+    const int64_t rows = n * oh * ow, area = kh * kw;
+    for (int64_t block = lo; block < hi; block++) {{
+        const int64_t first = block * step, size = c - first < step ? c - first : step;
+        {ctype}* sum = partial + block * rows * f;
+        /* the input read as (C, N, H, W): kernel and output, stride and dilation exchanged */
+        im2col_{dtype}(in + first * x_channel, cols, size, n, p[3], p[4], x_channel, x_batch,
+                       p[7], p[8], kh, kw, oh, ow, p[17], p[18], p[15], p[16], p[13], p[14], 0,
+                       rows);
+        if (p[23] == 0) {{   /* few rows: per-channel GEMMs run faster than one long one */
+            for (int64_t a = 0; a < size; a++)
+                gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, area, cols + a * area, size * area,
+                             w + (first + a) * wc, wf, a ? 1 : 0, sum, f);
+            continue;
+        }}
+        const {ctype}* slab = w + first * area;
+        int64_t ld = wf;
+        if (p[23] == 2) {{   /* the block's channels gathered into one (F, size*kh*kw) matrix */
+            {ctype}* gathered = cols + rows * step * area;
+            for (int64_t fi = 0; fi < f; fi++)
+                for (int64_t a = 0; a < size; a++)
+                    memcpy(gathered + (fi * size + a) * area, w + fi * wf + (first + a) * wc,
+                           area * sizeof({ctype}));
+            slab = gathered;
+            ld = size * area;
+        }}
+        gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, size * area, cols, size * area, slab, ld, 0,
+                     sum, f);
+    }}
+}}
+"""
+
+
 _KERNELS = """
-void im2col2d_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_t n,
+static void im2col_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_t n,
                       int64_t c, int64_t h, int64_t w, int64_t stride_n, int64_t stride_c,
                       int64_t stride_h, int64_t stride_w, int64_t oh, int64_t ow, int64_t kh,
                       int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
@@ -59,7 +204,7 @@ void im2col2d_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_
                 const {ctype}* src = x + r * stride_h;
                 for (int64_t oj = 0; oj < j0; oj++) d[oj] = 0;
                 if (sw == 1 && stride_w == 1) {{   /* a contiguous run: no gather */
-                    memcpy(d + j0, src + j0 + shift, (j1 - j0) * sizeof({ctype}));
+                    copy_run(d + j0, src + j0 + shift, (j1 - j0) * sizeof({ctype}));
                 }} else {{
                     #pragma omp simd
                     for (int64_t oj = j0; oj < j1; oj++) d[oj] = src[(oj * sw + shift) * stride_w];
@@ -68,6 +213,15 @@ void im2col2d_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_
             }}
         }}
     }}
+}}
+
+void im2col2d_{dtype}(const {ctype}* restrict in, {ctype}* restrict cols, int64_t n,
+                      int64_t c, int64_t h, int64_t w, int64_t stride_n, int64_t stride_c,
+                      int64_t stride_h, int64_t stride_w, int64_t oh, int64_t ow, int64_t kh,
+                      int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                      int64_t dw, int64_t lo, int64_t hi) {{
+    im2col_{dtype}(in, cols, n, c, h, w, stride_n, stride_c, stride_h, stride_w, oh, ow, kh, kw,
+                   sh, sw, ph, pw, dh, dw, lo, hi);
 }}
 
 void col2im2d_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out, int64_t n,
@@ -105,7 +259,7 @@ void col2im2d_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out, int64
 
 /* One sample's columns in channels-last order, (bh, bw, kh, kw, c), summed into its (c, h, w)
    image through the (h, w, c) scratch ``acc``: every add is a run of c channels. */
-void col2im2d_channels_last_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out,
+static void col2im_channels_last_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out,
                                     {ctype}* restrict acc, int64_t c, int64_t h, int64_t w,
                                     int64_t bh, int64_t bw, int64_t kh, int64_t kw, int64_t sh,
                                     int64_t sw, int64_t ph, int64_t pw, int64_t dh,
@@ -131,18 +285,30 @@ void col2im2d_channels_last_{dtype}(const {ctype}* restrict cols, {ctype}* restr
     for (int64_t ci = 0; ci < c; ci++)
         for (int64_t k = 0; k < h * w; k++) out[ci * h * w + k] = acc[k * c + ci];
 }}
-"""
+
+void col2im2d_channels_last_{dtype}(const {ctype}* restrict cols, {ctype}* restrict out,
+                                    {ctype}* restrict acc, int64_t c, int64_t h, int64_t w,
+                                    int64_t bh, int64_t bw, int64_t kh, int64_t kw, int64_t sh,
+                                    int64_t sw, int64_t ph, int64_t pw, int64_t dh,
+                                    int64_t dw) {{
+    col2im_channels_last_{dtype}(cols, out, acc, c, h, w, bh, bw, kh, kw, sh, sw, ph, pw, dh,
+                                 dw);
+}}
+""" + _DRIVERS
 
 
 def source() -> str:
     body = "".join(_KERNELS.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
-    return "#include <stdint.h>\n#include <string.h>\n" + _COLUMN_RANGE + body
+    return "#include <stdint.h>\n#include <string.h>\n" + _COLUMN_RANGE + _COPY_RUN + body
 
 
 def _signatures():
     i64, ptr = ctypes.c_int64, ctypes.c_void_p
     out = {}
     for d in DTYPES:
+        out[f"conv2d_{d}"] = (ptr,) * 8 + (i64,) * 2
+        out[f"conv_transpose2d_{d}"] = (ptr,) * 6 + (i64,) * 2
+        out[f"conv2d_kernel_rows_{d}"] = (ptr,) * 6 + (i64,) * 2
         out[f"im2col2d_{d}"] = (ptr,) * 2 + (i64,) * 20
         out[f"col2im2d_{d}"] = (ptr,) * 2 + (i64,) * 16
         out[f"col2im2d_channels_last_{d}"] = (ptr,) * 3 + (i64,) * 13

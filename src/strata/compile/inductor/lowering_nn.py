@@ -236,8 +236,10 @@ def _max_pool2d(G, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
         where_best = ops.index_expr(f"{first[0]}*{width} + {first[1]}", "int64")
         for offset in itertools.product(*map(range, kernel)):
             h, w = (_sum_text([(1, t), (d, k)]) for t, d, k in zip(starts, dilation, offset))
-            value = x.load((index[0], index[1], _clamped(h, height), _clamped(w, width)))
-            if masked:
+            if not masked:   # every window inside: plain addresses, which vectorise
+                value = x.load((index[0], index[1], h, w))
+            else:
+                value = x.load((index[0], index[1], _clamped(h, height), _clamped(w, width)))
                 inside = ops.constant(True, "bool")
                 for place, n in ((h, height), (w, width)):
                     at = ops.index_expr(place, "int64")
@@ -273,13 +275,20 @@ def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilatio
     rows, columns = grad.size[2:]
     grad, indices = G.realize(grad), G.realize(indices)
 
+    # an input row (column) past the last window's exists only when the windows do not tile
+    # the input: only then is a window index checked and clamped
+    spare = [not (isinstance(s, int) and isinstance(n, int)) or s > n * k
+             for s, n, k in zip(size[2:], (rows, columns), kernel)]
+
     def load(index):
         window = [f"(({i}) / {k})" for i, k in zip(index[2:], kernel)]
         covered = ops.constant(True, "bool")
-        for place, n in zip(window, (rows, columns)):
-            covered = ops.where(covered, ops.lt(ops.index_expr(place, "int64"),
-                                                ops.constant(n, "int64")), covered)
-        at = (index[0], index[1], *(_clamped(p, n) for p, n in zip(window, (rows, columns))))
+        for place, n, extra in zip(window, (rows, columns), spare):
+            if extra:
+                covered = ops.where(covered, ops.lt(ops.index_expr(place, "int64"),
+                                                    ops.constant(n, "int64")), covered)
+        at = (index[0], index[1], *(_clamped(p, n) if extra else p
+                                    for p, n, extra in zip(window, (rows, columns), spare)))
         named = ops.eq(indices.load(at), ops.index_expr(
             f"({index[2]})*{width} + ({index[3]})", "int64"))
         hit = ops.where(covered, named, ops.constant(False, "bool"))
