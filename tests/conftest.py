@@ -19,6 +19,17 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture
+def two_threads():
+    """strata's CPU pool at two threads for the test (kernels split over threads), restored
+    after."""
+    import strata
+    before = strata.get_num_threads()
+    strata.set_num_threads(2)
+    yield
+    strata.set_num_threads(before)
+
+
 @pytest.fixture(autouse=True)
 def _keep_torch_distribution_validation():
     """torch._dynamo's explain/export turn PyTorch's distribution argument checks off for the

@@ -14,14 +14,6 @@ from strata.compile.inductor.compile_fx import compile_fx
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
-@pytest.fixture
-def two_threads():
-    before = strata.get_num_threads()
-    strata.set_num_threads(2)
-    yield
-    strata.set_num_threads(before)
-
-
 def _draws(fn, x, seed, calls=2):
     strata.manual_seed(seed)
     return [fn(x).numpy() for _ in range(calls)] + [strata.rand(3).numpy()]

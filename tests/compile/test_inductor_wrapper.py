@@ -140,14 +140,6 @@ def test_as_strided_of_an_input_into_the_rest_of_its_storage_matches_eager():
     assert_same(*results)
 
 
-@pytest.fixture
-def two_threads():
-    before = strata.get_num_threads()
-    strata.set_num_threads(2)
-    yield
-    strata.set_num_threads(before)
-
-
 @pytest.mark.parametrize("shapes, side_by_side", [
     (((256, 256), (256, 128), (256, 256), (256, 128)), True),            # equal work
     (((4, 64, 128), (4, 128, 256), (4, 128, 64), (4, 64, 256)), True),   # bmm

@@ -23,21 +23,6 @@ COUNTED = [HealthCheck.function_scoped_fixture]
 FLOATING = {"float32": 1e-6, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1e-2}
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    """The op name of every launch, general or prepared."""
-    from strata.backends.opencl import runtime
-    names = []
-    for name in ("launch", "enqueue_prepared"):
-        real = getattr(runtime.OpenCLRuntime, name)
-
-        def counted(self, op_name, *args, real=real, **kwargs):
-            names.append(op_name)
-            return real(self, op_name, *args, **kwargs)
-        monkeypatch.setattr(runtime.OpenCLRuntime, name, counted)
-    return names
-
-
 def _weights(rows, cols, dtype, seed=0):
     values = np.random.default_rng(seed).standard_normal((rows, cols)) * 3
     return torch.tensor(values).to(getattr(torch, dtype))

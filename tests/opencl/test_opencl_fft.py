@@ -1,7 +1,7 @@
 """The FFTs on opencl (compile/inductor/opencl_fft.py: Stockham radix-4/2/3/5/7 passes,
-Bluestein's chirp-z for lengths with another prime factor) against PyTorch's CPU (pocketfft): every length, dim,
-norm mode and the torch.fft functions over the three primitives, within a tolerance scaled by
-log2(n) * eps; gradients; stft/istft."""
+Bluestein's chirp-z for lengths with another prime factor) against PyTorch's CPU (pocketfft):
+every length, dim, norm mode and the torch.fft functions over the three primitives, within a
+tolerance scaled by log2(n) * eps; gradients; stft/istft."""
 
 import math
 

@@ -21,21 +21,6 @@ def _runtime():
     return runtime.get(0)
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    """The op name of every launch, general or prepared."""
-    from strata.backends.opencl import runtime
-    names = []
-    for name in ("launch", "enqueue_prepared"):
-        real = getattr(runtime.OpenCLRuntime, name)
-
-        def counted(self, op_name, *args, real=real, **kwargs):
-            names.append(op_name)
-            return real(self, op_name, *args, **kwargs)
-        monkeypatch.setattr(runtime.OpenCLRuntime, name, counted)
-    return names
-
-
 def _opencl(array):
     return strata.tensor(array).to("opencl")
 

@@ -43,20 +43,6 @@ def _train(m, name, dev, steps=4, dtype=np.float32, transposed=False):
     return [p.detach().cpu().numpy() for p in params]
 
 
-@pytest.fixture
-def launches(monkeypatch):
-    from strata.backends.opencl import runtime
-    names = []
-    for name in ("launch", "enqueue_prepared"):     # the pointwise lane's launches: the latter
-        real = getattr(runtime.OpenCLRuntime, name)
-
-        def counted(self, op_name, *args, real=real, **kwargs):
-            names.append(op_name)
-            return real(self, op_name, *args, **kwargs)
-        monkeypatch.setattr(runtime.OpenCLRuntime, name, counted)
-    return names
-
-
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
 @pytest.mark.parametrize("transposed", [False, True])
 def test_updates_give_torchs_parameters(name, transposed):
