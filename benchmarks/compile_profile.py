@@ -23,8 +23,9 @@ one). The serial fraction s bounds the step's speedup on n threads by 1 / (s + (
 ``--phases`` splits the Python of the compiled call by layer: each layer (the compiled frame,
 its guards, AOT autograd's runtime wrapper, ``autograd.Function.apply``, the generated
 wrappers, the backward engine and the compiled backward's node, the kernels, GEMMs,
-convolutions, Check steps and Fallback targets, ``zero_grad`` and ``opt.step()``) is timed in thread CPU time, and its *own* time excludes the
-layers timed inside it, so the own times add up to the step.
+convolutions, Check steps and Fallback targets, ``zero_grad`` and ``opt.step()``) is timed in
+thread CPU time, and its *own* time excludes the layers timed inside it, so the own times add
+up to the step.
 """
 
 import collections

@@ -390,7 +390,8 @@ def test_geometric_message_and_validation_switch():
 
 def test_support_and_transform_reprs():
     D, T = strata.distributions, torch.distributions
-    for s, t in [(D.Multinomial(3, strata.ones(2)).support, T.Multinomial(3, torch.ones(2)).support),
+    for s, t in [(D.Multinomial(3, strata.ones(2)).support,
+                  T.Multinomial(3, torch.ones(2)).support),
                  (D.HalfNormal(1.0).support, T.HalfNormal(1.0).support),
                  (D.Geometric(0.5).support, T.Geometric(0.5).support),
                  (D.Chi2(2.0).arg_constraints["df"], T.Chi2(2.0).arg_constraints["df"]),

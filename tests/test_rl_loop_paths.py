@@ -117,7 +117,7 @@ def test_dispatch_mode_still_sees_the_accumulation():
         np.testing.assert_array_equal(w.grad.numpy(), np.full((4, 3), 3.0, np.float32))
 
 
-# --- views over the base's array (Note [Views over the base's array]) ------------------------------
+# --- views over the base's array (Note [Views over the base's array]) ------------------------
 
 @settings(max_examples=60, deadline=None)
 @given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4), strided=st.booleans(),
@@ -187,7 +187,7 @@ def test_sum_one_dim_out_of_range_raises_as_torch():
     check_error(lambda m, x: m.sum(x, [2]), np.ones((2, 3), np.float32))
 
 
-# --- Categorical -----------------------------------------------------------------------------------
+# --- Categorical -------------------------------------------------------------------------------
 
 @settings(max_examples=60, deadline=None)
 @given(values=st.lists(st.integers(-3, 6), min_size=0, max_size=6),

@@ -259,8 +259,8 @@ def _device_keyset(device):
 # Note [Operator fast path]: ``op._operator_entries`` maps a key set whose kernel is the
 # autograd fallback (and not a cross-device call) to ``(kernel below it, the fallback, the key
 # set below it)``: what ``call`` would run for a plain call and for a recorded one. A Python
-# operator (``Tensor.__add__``, ``tensor_operators._binary_operator``) looks its key set up there and
-# calls one of the two itself: one dict look-up instead of ``call``'s binding check, loops and
+# operator (``Tensor.__add__``, ``tensor_operators._binary_operator``) looks its key set up there
+# and calls one of the two itself: one dict look-up instead of ``call``'s binding check, loops and
 # cache entry. The key set is the full one (thread-local include and exclude sets applied), so a
 # mode or an excluded key gets what ``call`` would pick, and a key set without an entry (autograd
 # excluded, a mix of devices) goes through ``call``. The map is emptied with the dispatch cache

@@ -20,9 +20,9 @@ sequence number of each such stream, and the block waits in ``_pending`` until a
 have passed.
 
 Note [Free stacks]: a training step asks for the same sizes step after step. A freed block
-that no other stream's work still needs goes onto a stack of its (stream, size), unmerged; a request of
-that exact size pops it, with no best-fit search, split or merge (the hit path). The first
-request that misses the stacks puts every stacked block back into the free lists (merging
+that no other stream's work still needs goes onto a stack of its (stream, size), unmerged; a
+request of that exact size pops it, with no best-fit search, split or merge (the hit path). The
+first request that misses the stacks puts every stacked block back into the free lists (merging
 neighbours), and then the policy above applies unchanged; so do ``empty_cache``, running out
 of memory and ``memory_snapshot``, so a segment's free neighbours are always merged where
 anything looks at them.

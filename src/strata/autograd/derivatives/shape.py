@@ -53,7 +53,8 @@ def _as_strided(ctx, grad):
         raise NotImplementedError("as_strided backward: the output's elements overlap in memory "
                                   "(strata supports non-overlapping and expanded outputs)")
     lo = min(in_offset, offset)
-    hi = max(in_offset + storage_extent(in_shape, in_strides), offset + storage_extent(size, stride))
+    hi = max(in_offset + storage_extent(in_shape, in_strides),
+             offset + storage_extent(size, stride))
     buffer = zeros((max(hi - lo, 0),), grad)
     F.copy_(S.as_strided(buffer, size, stride, offset - lo), grad)
     return S.as_strided(buffer, in_shape, in_strides, in_offset - lo)

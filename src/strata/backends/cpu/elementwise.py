@@ -247,8 +247,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
     # passed. Only no extra argument or an int ``alpha`` opens a lane; a float or bool alpha
     # equal to an int one finds its key but is turned away by its type, and other arguments (a
     # rounding mode) have none, so a check that depends on them always runs. Each key maps to
-    # the call that computes it: ``fn`` with its extra arguments, or for ``add``/``sub`` with alpha 1
-    # the ufunc itself (``_scaled``'s ``plain``), one Python frame less.
+    # the call that computes it: ``fn`` with its extra arguments, or for ``add``/``sub`` with
+    # alpha 1 the ufunc itself (``_scaled``'s ``plain``), one Python frame less.
     same_dtype_lane = {}
 
     def lane_key(dt, extra):

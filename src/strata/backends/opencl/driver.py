@@ -44,7 +44,8 @@ def _library_path():
 
 
 class Driver:
-    """The launch path's calls, looked up once; Python ints pass as C ints (the ``cl_uint`` arguments).
+    """The launch path's calls, looked up once; Python ints pass as C ints (the ``cl_uint``
+    arguments).
     ``clSetKernelArg`` never blocks, so it keeps the GIL (``PyDLL``); an enqueue may block while
     the queue is full, so it releases it (``CDLL``)."""
 

@@ -3,11 +3,12 @@
 While a ``LaunchRecording`` is the runtime's ``recording``, every kernel launch and device copy
 is also kept: a kernel gets a ``cl.Kernel`` object of its own with its arguments set once, so a
 replay is one batch of ``clEnqueueNDRangeKernel`` calls (driver.py, no events) with nothing set
-and no Python op dispatch in between (OpenCL 1.2 has no graph object: ``cl_khr_command_buffer`` is an extension
-few drivers ship). Every tensor a recorded command touches is kept alive by the recording, so
-its memory is never handed to anyone else: the recording owns a private pool, as a CUDA graph
-does. A copy to or from the host (a sync point, or host data that would be stale) cannot be
-replayed: the recording names it in ``problem`` and the graph runs normally instead. Index
+and no Python op dispatch in between (OpenCL 1.2 has no graph object:
+``cl_khr_command_buffer`` is an extension few drivers ship). Every tensor a recorded command
+touches is kept alive by the recording, so its memory is never handed to anyone else: the
+recording owns a private pool, as a CUDA graph does. A copy to or from the host (a sync point,
+or host data that would be stale) cannot be replayed: the recording names it in ``problem``
+and the graph runs normally instead. Index
 checks run on the device (asserts.py), so ``embedding`` and the losses replay too.
 """
 

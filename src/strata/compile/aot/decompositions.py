@@ -2,8 +2,9 @@
 
 CompositeImplicitAutograd ops never reach the tracer (the dispatcher decomposes them above
 autograd); CompositeExplicitAutograd ones (one node in autograd, e.g. ``split``) are decomposed by
-the tracer itself (``proxy_tensor.py``). These tables go further: ops that have a decomposition *and* a fast kernel of their own (an explicit
-override) are replaced by the decomposition too, so the graph holds primitives only.
+the tracer itself (``proxy_tensor.py``). These tables go further: ops that have a
+decomposition *and* a fast kernel of their own (an explicit override) are replaced by the
+decomposition too, so the graph holds primitives only.
 """
 
 from ... import ops as _ops  # noqa: F401  (the op families register into the registry)

@@ -12,7 +12,8 @@ holds the scalars in the tensor's dtype, as the ops convert a Python number: 1 -
 lerp weight, below 0.5), beta2, 1 - beta2, sqrt(1 - beta2^t), eps and -lr / (1 - beta1^t).
 ``adam_multi_step`` runs every parameter of a group in one call, AdamW's ``param.mul_(1 - lr *
 weight_decay)`` first when ``decoupled``, so one parallel loop covers the whole update (Note
-[One update kernel] in optim/_native_update.py). ``sgd_momentum_step`` is SGD's ``buf = buf * momentum + g * (1 - dampening)`` then
+[One update kernel] in optim/_native_update.py). ``sgd_momentum_step`` is SGD's
+``buf = buf * momentum + g * (1 - dampening)`` then
 ``param += -lr * (buf, or g + momentum * buf with nesterov)``, for steps after the first (which
 makes the buffer). The C is printed once per dtype and built and cached by the CPU backend's
 one build path (backends/cpu/native.py); each call covers ``[lo, hi)``, so the caller's threads

@@ -1,7 +1,8 @@
 """Lowering rows of the pointwise math beyond lowering.py's: libm functions (exp2, log2,
 log10, the trigonometric and hyperbolic ones, erfc, lgamma, atan2, hypot, copysign, fmax, fmin,
-fmod), shifts, rounding (floor, ceil, trunc, round, frac), nan_to_num, the float tests (isnan, isinf, isfinite,
-signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a rounding mode.
+fmod), shifts, rounding (floor, ceil, trunc, round, frac), nan_to_num, the float tests (isnan,
+isinf, isfinite, signbit), logical and bitwise ops, and float ``remainder`` and ``div`` with a
+rounding mode.
 
 Each is eager's formula (backends/cpu/pointwise.py: NumPy's ufunc) in the result's dtype:
 rounding, tests, logical and bitwise ops, fmod, copysign and the remainder/floor-division

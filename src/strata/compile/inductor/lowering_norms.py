@@ -1,8 +1,8 @@
 """Lowering rows of the norms and logical reductions: ``linalg_vector_norm``
 (``clip_grad_norm_``, ``normalize``, ``Tensor.norm``), one reduction whose prologue is eager's
 element formula, and a pointwise finish that fuses with the reduction's readers; ``var`` (the
-mean, then the sum of squared deviations, as eager's two passes); ``prod``; ``any`` and ``all`` (a max
-and a min of the elements' truth).
+mean, then the sum of squared deviations, as eager's two passes); ``prod``; ``any`` and
+``all`` (a max and a min of the elements' truth).
 
 Eager (backends/cpu/reductions.py ``vector_norm``) computes |x| in the result dtype, then by
 ``ord``: sqrt(sum(|x|^2)) for 2, sum(|x|) for 1, max/min(|x|) for +-inf, the count of nonzeros

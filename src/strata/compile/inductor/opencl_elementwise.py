@@ -1,5 +1,6 @@
 """The OpenCL device's pointwise ops with parameters: the activations (``elu``, ``hardtanh``,
-``leaky_relu``, ...) and ``threshold_backward``, ``masked_fill``, ``round`` with decimals, ``nan_to_num``, ``fmod``,
+``leaky_relu``, ...) and ``threshold_backward``, ``masked_fill``, ``round`` with decimals,
+``nan_to_num``, ``fmod``,
 ``remainder`` and ``div`` with a rounding mode, and the special functions of opencl_special.py
 (``digamma``, ``polygamma``, ``erfinv``, Bessel ``i0``..., ``entr``, ``special.zeta``,
 ``igamma``, ``igammac``, ``_standard_gamma_grad``), ``frexp``. Each is a

@@ -71,7 +71,8 @@ from .opencl_pointwise import (
 def kernels() -> dict:
     """{op: OpenCL kernel} for every op the opencl device runs."""
     table = {F.empty: alloc(F.empty), F.empty_strided: alloc(F.empty_strided), F.copy_: copy_,
-             F.clone: clone, P.gelu: gelu, P.gelu_: gelu_, SPC.erf: unary(SPC.erf, math_formula("erf")),
+             F.clone: clone, P.gelu: gelu, P.gelu_: gelu_,
+             SPC.erf: unary(SPC.erf, math_formula("erf")),
              SPC.erf_: unary(SPC.erf_, math_formula("erf")),
              SPC.erfc: unary(SPC.erfc, math_formula("erfc")),
              SPC.erfc_: unary(SPC.erfc_, math_formula("erfc")),

@@ -211,7 +211,8 @@ _BEFORE = """#define BEFORE(x, y, i, j) ((!isnan(x) && isnan(y)) || (x) < (y) ||
 # syevj: parallel cyclic Jacobi on a contiguous copy ``g`` of A (symmetrised from the triangle
 # ``lower`` names), rotations accumulated in ``v`` (scratch, both in local memory when they fit);
 # then the eigenvalues ranked ascending and the vectors' columns written in that order
-_SYEVJ = _BEFORE + """KERNEL k_syevj(__global T* g, const long g_off, __global T* gv, const long gv_off,
+_SYEVJ = _BEFORE + """KERNEL k_syevj(__global T* g, const long g_off,
+                   __global T* gv, const long gv_off,
                    __global T* w, const long w_off, __global T* vecs, const long vecs_off,
                    const int n, const int lower) {
     const long b = get_group_id(0);
@@ -347,7 +348,8 @@ def linalg_eigh(self, UPLO="L"):
 # descending; the left vectors: the columns over their norms, written through strides (so A^T's
 # land transposed), completed to an orthonormal set by Gram-Schmidt on unit vectors where a
 # value is zero or ``left_cols`` > c; the right vectors: V's columns, through strides.
-_GESVJ = _BEFORE + """KERNEL k_gesvj(__global T* g, const long g_off, __global T* gv, const long gv_off,
+_GESVJ = _BEFORE + """KERNEL k_gesvj(__global T* g, const long g_off,
+                   __global T* gv, const long gv_off,
                    __global T* sv, const long sv_off, __global T* left, const long left_off,
                    const long left_stb, const long left_str, const long left_stc,
                    __global T* right, const long right_off, const long right_stb,
@@ -468,7 +470,7 @@ _GESVJ = _BEFORE + """KERNEL k_gesvj(__global T* g, const long g_off, __global T
     for (int e = lid; e < r * (left_cols - c) && bad; e += WG)
         LEFT(e / (left_cols - c), c + e % (left_cols - c)) = NAN;
     SYNC;
-    if (lid == 0 && !bad) {    /* complete the left vectors: Gram-Schmidt (twice) on e_0, e_1, ... */
+    if (lid == 0 && !bad) {    /* complete the left vectors: Gram-Schmidt (twice) on e_0, ... */
         int first = 0;
         while (first < c && sv[first] > 0)
             first++;
