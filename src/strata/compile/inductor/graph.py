@@ -473,8 +473,8 @@ def _step_text(step):
 
 
 def _c_types_only(node, args):
-    """Whether every tensor the node reads or makes has a C type (half and bfloat16 do not:
-    such nodes run their eager kernels)."""
+    """Whether every tensor the node reads or makes has a C type (complex ones do not: such
+    nodes run their eager kernels); half ones are 16 bits computed in float (half.py)."""
     val = node.meta.get("val")
     made = val if isinstance(val, (tuple, list)) else (val,)
     dtypes = [v.dtype.name for v in made if hasattr(v, "dtype")]
