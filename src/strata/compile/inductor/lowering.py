@@ -220,7 +220,7 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("full")
-    return TensorValue(out_dtype, out_size, _constant(fill_value, out_dtype))
+    return TensorValue(out_dtype, out_size, constant_of(fill_value, out_dtype))
 
 
 @register(aten.scalar_tensor.default)
@@ -229,11 +229,11 @@ def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=
     if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("scalar_tensor")
-    return TensorValue(out_dtype, (), _constant(s, out_dtype))
+    return TensorValue(out_dtype, (), constant_of(s, out_dtype))
 
 
-def _constant(value, dtype):
-    """``index -> value`` of a tensor filled with ``value``: a half one holds it rounded."""
+def constant_of(value, dtype):
+    """``index -> value`` of a tensor filled with ``value`` (a half one holds it rounded)."""
     if dtype in HALF:
         return lambda i: ops.to_dtype(ops.constant(value, "float64"), dtype)
     return lambda i: ops.constant(value, dtype)
