@@ -20,9 +20,9 @@ pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 HALVES = {"float16": (np.float16, strata.float16, torch.float16),
           "bfloat16": (ml_dtypes.bfloat16, strata.bfloat16, torch.bfloat16)}
-# torch.testing's tolerances of one op, and of a chain whose eager result rounds after each op
-ONE_OP = {"float16": dict(rtol=1e-3, atol=1e-5), "bfloat16": dict(rtol=1.6e-2, atol=1e-5)}
-CHAIN = {"float16": dict(rtol=1e-2, atol=1e-2), "bfloat16": dict(rtol=5e-2, atol=5e-2)}
+# tolerances of a chain whose eager result rounds after each op (torch.testing's of one op:
+# rtol 1e-3 for float16, 1.6e-2 for bfloat16)
+CHAIN = {"float16": {"rtol": 1e-2, "atol": 1e-2}, "bfloat16": {"rtol": 5e-2, "atol": 5e-2}}
 
 
 def _compiled(fn, *tensors):
@@ -73,7 +73,7 @@ def _float32_edges(np_half):
 
 @pytest.mark.parametrize("name", HALVES)
 def test_every_half_bit_pattern_widens_as_numpy(name):
-    np_half, dtype, _ = HALVES[name]
+    np_half = HALVES[name][0]
     patterns = np.arange(1 << 16, dtype=np.uint16).view(np_half)
     got = _convert(patterns, strata.float32)
     np.testing.assert_array_equal(_bits(got), _bits(patterns.astype(np.float32)))
@@ -126,7 +126,7 @@ def test_float64_rounds_to_float16_once_as_numpy():
 @pytest.mark.parametrize("op", ["add", "mul", "sub", "div", "maximum"])
 def test_one_op_is_bit_exact_with_eager(name, op):
     """Eager computes a half op in float and rounds once, as the kernel does."""
-    np_half, dtype, _ = HALVES[name]
+    np_half = HALVES[name][0]
     rng = np.random.default_rng(2)
     a = (rng.standard_normal((64, 33)) * 100).astype(np_half)
     b = (rng.standard_normal((64, 33)) * 100).astype(np_half)
@@ -166,7 +166,7 @@ CHAINS = {
     "gelu_chain": lambda m, x, y: m.nn.functional.gelu(x * y + 0.5) - m.sigmoid(y) / 3,
     "tanh_exp": lambda m, x, y: m.tanh(x) * m.exp(y.clamp(max=3)) + m.where(x > y, x, -y),
     "silu_relu": lambda m, x, y: m.nn.functional.silu(x).relu() * m.abs(y) - x.neg(),
-    "compare_cast": lambda m, x, y: ((x < y).to(x.dtype) + (x == x).to(x.dtype)) * m.sqrt(
+    "compare_cast": lambda m, x, y: ((x < y).to(x.dtype) + (x >= 0).to(x.dtype)) * m.sqrt(
         y.abs() + 1),
 }
 REDUCTIONS = {
