@@ -242,3 +242,18 @@ def test_mixed_half_and_float32_promote_as_torch():
     want = tx * torch.tensor(y) + tx
     assert got.dtype == strata.float32
     torch.testing.assert_close(torch.tensor(got.numpy()), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", HALVES)
+def test_nan_to_num_and_masked_fill_use_the_half_dtypes_range(name):
+    """inf becomes the half type's largest value (not float32's); a fill value rounds as the
+    eager kernel stores it."""
+    np_half = HALVES[name][0]
+    a = np.array([[np.nan, np.inf, -np.inf, 1.5, -0.0, 3.0]], np_half)
+    x, mask = strata.tensor(a), strata.tensor(np.array([[True, False, True, False, True, False]]))
+    run = _compiled(lambda t: strata.nan_to_num(t) * 1, x)
+    np.testing.assert_array_equal(_bits(run(x)[0].numpy()), _bits(strata.nan_to_num(x).numpy()))
+    assert float(run(x)[0][0, 1]) == float(ml_dtypes.finfo(np_half).max)
+    run = _compiled(lambda t, m: t.masked_fill(m, 0.1) + 0, x, mask)
+    np.testing.assert_array_equal(_bits(run(x, mask)[0].numpy()),
+                                  _bits(x.masked_fill(mask, 0.1).numpy()))
