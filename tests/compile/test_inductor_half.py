@@ -257,3 +257,13 @@ def test_nan_to_num_and_masked_fill_use_the_half_dtypes_range(name):
     run = _compiled(lambda t, m: t.masked_fill(m, 0.1) + 0, x, mask)
     np.testing.assert_array_equal(_bits(run(x, mask)[0].numpy()),
                                   _bits(x.masked_fill(mask, 0.1).numpy()))
+
+
+@pytest.mark.parametrize("name", HALVES)
+def test_an_explicit_cast_reads_the_half_value_eager_holds(name):
+    """``(x * y).float()``: the product is rounded to the half dtype before it widens (a chain
+    of one dtype keeps float; a conversion the program asks for sees eager's tensor)."""
+    (x, y), _ = _inputs(name, (32, 17), (32, 17), seed=5)
+    run = _compiled(lambda a, b: (a * b).float() * 3 + (a - b).to(strata.float64), x, y)
+    want = (x * y).float() * 3 + (x - y).to(strata.float64)
+    np.testing.assert_array_equal(run(x, y)[0].numpy(), want.numpy())

@@ -226,8 +226,13 @@ class CHandler:
         return self._emit(f"({self.types[dtype]})({expr})", dtype)
 
     def to_dtype(self, x, dtype):
-        if dtype in HALF:       # rounded here, as a store would round it
-            if x.dtype in HALF:     # bfloat16 <-> float16: through float, exact
+        """A conversion the graph asks for (Note [Half dtypes]): to a half dtype it rounds, and
+        a half value computed in float is first rounded to its own dtype, as eager's tensor
+        holds it (``bf16_matmul(...).float()``). The OpenCL subclass keeps its own rule."""
+        if x.dtype in HALF and x.dtype != dtype and x.bits is None and self.types is C_TYPES:
+            x = self.to_dtype(x, x.dtype)
+        if dtype in HALF:
+            if x.dtype in HALF and x.dtype != dtype:   # bfloat16 <-> float16: through float
                 return self._emit(c_rounded(dtype, x), dtype)
             return self._half(c_stored(dtype, x, x.dtype), dtype)
         return self._emit(f"({self.types[dtype]})({x})", dtype)

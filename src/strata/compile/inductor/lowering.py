@@ -265,7 +265,9 @@ def _addmm(G, node, bias, mat1, mat2, beta=1, alpha=1):
     bias a pointwise epilogue that fuses with what follows (a Linear's activation). As eager
     and BLAS: beta == 0 ignores ``bias`` entirely, NaN included."""
     dtype, size = out_spec(node)
-    if dtype not in FLOATING or isinstance(beta, bool) or isinstance(alpha, bool):
+    if dtype not in FLOATS or isinstance(beta, bool) or isinstance(alpha, bool):
+        # (a half addmm stays eager's: it adds the bias to the float product, then rounds;
+        # a half mm Extern would round the product first)
         raise NoLowering("addmm dtype")
     product = G.extern(aten.mm.default, (mat1, mat2), dtype, size)
     bias_load = as_loader(bias, size, dtype)
