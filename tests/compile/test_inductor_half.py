@@ -267,3 +267,39 @@ def test_an_explicit_cast_reads_the_half_value_eager_holds(name):
     run = _compiled(lambda a, b: (a * b).float() * 3 + (a - b).to(strata.float64), x, y)
     want = (x * y).float() * 3 + (x - y).to(strata.float64)
     np.testing.assert_array_equal(run(x, y)[0].numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("name", HALVES)
+def test_data_movement_is_exact_and_index_add_stays_eager(name):
+    """cat/flip/permute/tril move the 16 bits as they are; a half ``index_add_`` keeps eager's
+    kernel, which adds in float and rounds once (an IndexAdd kernel would round every row)."""
+    (a, b, x, src), _ = _inputs(name, (6, 8), (8, 6), (6, 8), (5, 8), seed=6)
+
+    def moved(a, b):
+        return strata.cat([a.flip(0), b.permute(1, 0)[:6]], 0).tril() + 0
+    run = _compiled(moved, a, b)
+    np.testing.assert_array_equal(_bits(run(a, b)[0].numpy()), _bits(moved(a, b).numpy()))
+    index = strata.tensor([0, 2, 2, 5, 0])
+
+    def added(x, i, s):
+        return (x * 1).index_add_(0, i, s)
+    graph = compile_fx(make_fx(added)(x, index, src), [x, index, src])
+    assert "Fallback(<OpOverload aten::index_add_" in graph.ir_post_fusion
+    np.testing.assert_array_equal(_bits(graph(x, index, src)[0].numpy()),
+                                  _bits(added(x, index, src).numpy()))
+
+
+@pytest.mark.parametrize("name", HALVES)
+def test_random_draws_into_half_are_eagers(name):
+    """dropout's mask and ``uniform_`` drawn in the kernel (Note [Random draws]): eager's
+    numbers, the uniform double rounded to the half dtype as eager rounds it."""
+    dtype = HALVES[name][1]
+    x = strata.randn(64, 64).to(dtype)
+    for fn, arg in ((lambda t: strata.nn.functional.dropout(t, 0.5, True) * 2, x),
+                    (lambda t: t.uniform_(-2, 3) + 0, strata.zeros(64, 64, dtype=dtype))):
+        strata._dynamo.reset()
+        strata.manual_seed(3)
+        got = strata.compile(fn, backend="inductor")(arg.clone())
+        strata.manual_seed(3)
+        want = fn(arg.clone())
+        np.testing.assert_array_equal(_bits(got.numpy()), _bits(want.numpy()))

@@ -210,7 +210,11 @@ class GraphLowering:
                   dim=None, start_fn=None, mask_fn=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
         holding ``init_fn``'s values combined with (``combine``: IndexAdd's) each source row at
-        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
+        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``. Not for a
+        half dtype: eager's half ``index_add_`` adds in float and rounds once at the end, where
+        this kernel's output, its accumulator, would round at every row."""
+        if dtype in HALF:
+            raise NoLowering("a scatter-add into a half buffer")
         name = self._name()
         rows = size[0 if dim is None else dim]
         columns = _numel_of(size) // rows
