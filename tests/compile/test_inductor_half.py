@@ -292,7 +292,8 @@ def test_data_movement_is_exact_and_index_add_stays_eager(name):
 @pytest.mark.parametrize("name", HALVES)
 def test_random_draws_into_half_are_eagers(name):
     """dropout's mask and ``uniform_`` drawn in the kernel (Note [Random draws]): eager's
-    numbers, the uniform double rounded to the half dtype as eager rounds it."""
+    numbers, the uniform double rounded to the half dtype as eager rounds it (float16 at
+    once, bfloat16 through float)."""
     dtype = HALVES[name][1]
     x = strata.randn(64, 64).to(dtype)
     for fn, arg in ((lambda t: strata.nn.functional.dropout(t, 0.5, True) * 2, x),
