@@ -29,7 +29,7 @@ import itertools
 import math
 from math import prod as _int_prod
 
-from .half import C_HELPERS, HALF, c_load, c_rounded, c_stored
+from .half import C_HELPERS, HALF, c_load, c_stored
 from .ir import (
     C_BUFFER_TYPES,
     C_TYPES,
@@ -232,9 +232,7 @@ class CHandler:
         if x.dtype in HALF and x.dtype != dtype and x.bits is None and self.types is C_TYPES:
             x = self.to_dtype(x, x.dtype)
         if dtype in HALF:
-            if x.dtype in HALF and x.dtype != dtype:   # bfloat16 <-> float16: through float
-                return self._emit(c_rounded(dtype, x), dtype)
-            return self._half(c_stored(dtype, x, x.dtype), dtype)
+            return self._half(c_stored(dtype, x), dtype)
         return self._emit(f"({self.types[dtype]})({x})", dtype)
 
     def add(self, a, b):
@@ -305,7 +303,11 @@ class CHandler:
         return self._emit(f"{b} == 0 ? 0 : ({b} == -1 ? -{a} : {a} / {b})", a.dtype)
 
     def classify(self, macro, x):
-        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool."""
+        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool. A half
+        value's sign is read by ``copysignf``: gcc 12 fails with an internal compiler error
+        vectorising ``signbit`` of a widened float16 in a loop of 13 (its V2SF remainder)."""
+        if macro == "signbit" and x.dtype in HALF:
+            return self._emit(f"copysignf(1.0f, {x}) < 0", "bool")
         return self._emit(f"{macro}({x}) != 0", "bool")
 
     def bitwise(self, operator, a, b=None):
@@ -488,14 +490,14 @@ def _draw_text(node, bits):
     """The C value of ``node``'s element from the 53 random bits ``bits``."""
     if node.distribution == "bernoulli":
         # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
-        drawn, dtype = f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL", "bool"
+        drawn = f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
     else:
-        # NumPy's random_uniform: lower + range * next_double, in double, then rounded
+        # NumPy's random_uniform: lower + range * next_double, in double, then rounded (a half
+        # dtype through float, as eager's ``cast_into``)
         lo, hi = node.params
         drawn = f"{float(lo)!r} + {float(hi) - float(lo)!r} * ((double){bits} * 0x1p-53)"
-        dtype = "float64"
     if node.dtype in HALF:
-        return c_stored(node.dtype, drawn, dtype)
+        return c_stored(node.dtype, drawn)
     return f"({C_TYPES[node.dtype]})({drawn})"
 
 
@@ -607,7 +609,7 @@ def _store(dtype, element, value) -> str:
         return f"{element} = {value};"
     if getattr(value, "bits", None) is not None and value.dtype == dtype:
         return f"{element} = {value.bits};"
-    return f"{element} = {c_stored(dtype, value, getattr(value, 'dtype', 'float32'))};"
+    return f"{element} = {c_stored(dtype, value)};"
 
 
 def print_module(kernels) -> str:

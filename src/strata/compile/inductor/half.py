@@ -11,10 +11,10 @@ An explicit conversion to a half dtype inside a kernel (``to_dtype``) rounds the
 The C printer (cprinter.py) converts with the portable bit manipulation below, bit for bit as
 the CPU's eager kernels (NumPy's float16, ml_dtypes' bfloat16) do: every finite value, the
 subnormals, overflow to inf, and NaN (float16 keeps a NaN's sign and top payload bits;
-bfloat16 makes it ``0x7FC0`` with its sign). float64 rounds to float16 directly, as NumPy does
-(round to odd into float, then to nearest even: no double rounding), and to bfloat16 through
-float, as ml_dtypes does. tests/compile/test_inductor_half.py checks all 65,536 bit patterns
-of each type and the float32 edges against NumPy and ml_dtypes. The OpenCL printer
+bfloat16 makes it ``0x7FC0`` with its sign). float64 and integers round through float, as
+eager's ``cast_into`` and PyTorch's ``c10::Half(float)`` do (so a double just past a tie can
+round to even, where NumPy's direct conversion would not). tests/compile/test_inductor_half.py
+checks all 65,536 bit patterns of each type and the float32 edges against NumPy and ml_dtypes. The OpenCL printer
 (oclprinter.py) widens with ``vload_half`` and rounds with ``vstore_half_rte`` and
 ``bf16_round``.
 """
@@ -25,7 +25,6 @@ STORAGE_C_TYPE = "uint16_t"     # a half buffer's element in C: its bits
 # C helpers (in cprinter.py's preamble); names by dtype
 _WIDEN = {"float16": "strata_f16_to_float", "bfloat16": "strata_bf16_to_float"}
 _NARROW = {"float16": "strata_float_to_f16", "bfloat16": "strata_float_to_bf16"}
-_ROUND = {"float16": "strata_f16_round", "bfloat16": "strata_bf16_round"}
 
 C_HELPERS = r"""typedef union { float f; uint32_t u; } strata_float_word;
 static inline uint32_t strata_bits_of(float f) { strata_float_word w; w.f = f; return w.u; }
@@ -54,26 +53,12 @@ static inline uint16_t strata_float_to_f16(float f) {
     const uint32_t finite = ((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu);
     return (uint16_t)(sign | (twice > 0xFF000000u ? nan : finite));
 }
-/* double -> float16 bits in one rounding: to float rounding to odd (the float below or above
-   whose last bit is 1 when inexact), whose nearest-even float16 is the double's */
-static inline uint16_t strata_double_to_f16(double d) {
-    const float f = (float)d;
-    const uint32_t u = strata_bits_of(f);
-    const int inexact = (double)f != d && f == f && fabsf(f) != INFINITY;
-    const uint32_t towards = fabs(d) > fabs((double)f) ? u + 1 : u - 1;
-    return strata_float_to_f16(strata_float_of(inexact && !(u & 1u) ? towards : u));
-}
 static inline float strata_bf16_to_float(uint16_t b) { return strata_float_of((uint32_t)b << 16); }
 /* float -> bfloat16 bits, round to nearest even on the bits; NaN -> 0x7FC0 with its sign */
 static inline uint16_t strata_float_to_bf16(float f) {
     const uint32_t w = strata_bits_of(f);
     const uint32_t rounded = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;
     return (uint16_t)(f != f ? ((w >> 16) & 0x8000u) | 0x7FC0u : rounded);
-}
-/* a float rounded to a half dtype and widened back: a conversion inside a kernel */
-static inline float strata_f16_round(float f) { return strata_f16_to_float(strata_float_to_f16(f)); }
-static inline float strata_bf16_round(float f) {
-    return strata_bf16_to_float(strata_float_to_bf16(f));
 }
 """
 
@@ -83,15 +68,6 @@ def c_load(dtype, element) -> str:
     return f"{_WIDEN[dtype]}({element})"
 
 
-def c_stored(dtype, value, source_dtype="float32") -> str:
-    """The 16 bits to store for the value ``value`` of ``source_dtype``."""
-    if dtype == "float16" and source_dtype == "float64":
-        return f"strata_double_to_f16({value})"
+def c_stored(dtype, value) -> str:
+    """The 16 bits to store for ``value`` (of any C arithmetic type: through float)."""
     return f"{_NARROW[dtype]}((float)({value}))"
-
-
-def c_rounded(dtype, value, source_dtype="float32") -> str:
-    """``value`` (of ``source_dtype``) rounded to ``dtype``, as a float."""
-    if dtype == "float16" and source_dtype == "float64":
-        return c_load(dtype, c_stored(dtype, value, source_dtype))
-    return f"{_ROUND[dtype]}((float)({value}))"
