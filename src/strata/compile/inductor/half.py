@@ -6,7 +6,8 @@ accumulators are float, a store rounds to nearest even. So a half value in the I
 ``float`` variable and its buffer holds the 16 bits. A fused chain keeps its intermediates in
 float (as torch.compile's Inductor does on the CPU) and rounds once, at the store, where eager
 rounds after every op: compiled results may differ from eager by those intermediate roundings.
-An explicit conversion to a half dtype inside a kernel (``to_dtype``) rounds there.
+A conversion the program asks for (``to_dtype``) rounds there: into a half dtype, and out of
+one (a half value computed in float is first rounded to what eager's tensor would hold).
 
 The C printer (cprinter.py) converts with the portable bit manipulation below, bit for bit as
 the CPU's eager kernels (NumPy's float16, ml_dtypes' bfloat16) do: every finite value, the
@@ -14,9 +15,9 @@ subnormals, overflow to inf, and NaN (float16 keeps a NaN's sign and top payload
 bfloat16 makes it ``0x7FC0`` with its sign). float64 and integers round through float, as
 eager's ``cast_into`` and PyTorch's ``c10::Half(float)`` do (so a double just past a tie can
 round to even, where NumPy's direct conversion would not). tests/compile/test_inductor_half.py
-checks all 65,536 bit patterns of each type and the float32 edges against NumPy and ml_dtypes. The OpenCL printer
-(oclprinter.py) widens with ``vload_half`` and rounds with ``vstore_half_rte`` and
-``bf16_round``.
+checks all 65,536 bit patterns of each type and the float32 edges against NumPy and ml_dtypes.
+The OpenCL printer (oclprinter.py) widens with ``vload_half`` and rounds with
+``vstore_half_rte`` and ``bf16_round``.
 """
 
 HALF = frozenset(("float16", "bfloat16"))
