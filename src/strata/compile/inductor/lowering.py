@@ -599,7 +599,7 @@ def _amax(G, node, a, dims=(), keepdim=False):
 def _softmax(G, node, a, dim, half_to_float):
     """In float for a half input (rounded once, at the end), as ATen's kernels."""
     dtype, size = out_spec(node)
-    if dtype not in FLOATING or (half_to_float and a.dtype not in HALF):
+    if dtype not in FLOATING or half_to_float:     # (which the CPU kernel refuses, as ATen's)
         raise NoLowering("softmax dtype")
     log = node.target is aten._log_softmax.default
     compute = opmath(dtype)
