@@ -612,14 +612,14 @@ def _softmax(G, node, a, dim, half_to_float):
     sx = as_loader(s, size, compute)
     if log:
         return TensorValue(dtype, size, lambda i: _as(
-            ops.sub(ops.sub(x(i), mx(i)), ops.log(sx(i))), dtype))
+            ops.sub(ops.sub(x(i), mx(i)), ops.log(sx(i))), compute, dtype))
     return TensorValue(dtype, size, lambda i: _as(
-        ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)), dtype))
+        ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)), compute, dtype))
 
 
-def _as(value, dtype):
-    """``value`` (an ``ops`` value) converted to ``dtype`` where it is of another."""
-    return value if getattr(value, "dtype", None) == dtype else ops.to_dtype(value, dtype)
+def _as(value, compute, dtype):
+    """``value`` (an ``ops`` value computed in ``compute``) as ``dtype``."""
+    return value if compute == dtype else ops.to_dtype(value, dtype)
 
 
 def _as_value(v, dtype):
@@ -640,11 +640,11 @@ def _softmax_backward(G, node, grad, y, dim, input_dtype):
     if node.target is aten._log_softmax_backward_data.default:
         total = as_loader(reduce(G, grad, [dim], True, "sum", compute), size, compute)
         return TensorValue(dtype, size, lambda i: _as(
-            ops.sub(g(i), ops.mul(ops.exp(out(i)), total(i))), dtype))
+            ops.sub(g(i), ops.mul(ops.exp(out(i)), total(i))), compute, dtype))
     product = TensorValue(compute, size, lambda i: ops.mul(g(i), out(i)))
     dot = as_loader(reduce(G, product, [dim], True, "sum"), size, compute)
     return TensorValue(dtype, size, lambda i: _as(ops.mul(out(i), ops.sub(g(i), dot(i))),
-                                                  dtype))
+                                                  compute, dtype))
 
 
 @register(aten.native_layer_norm.default)
@@ -674,7 +674,7 @@ def _layer_norm(G, node, a, normalized_shape, weight, bias, eps):
         y = ops.mul(ops.sub(x(i), mu(i)), rs(i))
         if w is not None:
             y = ops.mul(y, w(i))
-        return _as(ops.add(y, b(i)) if b is not None else y, dtype)
+        return _as(ops.add(y, b(i)) if b is not None else y, compute, dtype)
     stats = [dtype_name(v.dtype) for v in node.meta["val"][1:]]
     return (TensorValue(dtype, size, load), _as_value(mean, stats[0]),
             _as_value(rstd, stats[1]))
