@@ -262,7 +262,8 @@ def test_no_c_compiler_runs_the_aten_graph_with_a_warning(tmp_path, monkeypatch)
                                atol=1e-6)
 
 
-def test_half_and_bfloat16_run_their_eager_kernels():
+def test_half_and_bfloat16_casts_inside_a_float32_graph():
+    """Conversions to and from the half types in one graph (test_inductor_half.py has more)."""
     x = _rand(4, 6)
     _run_both(lambda m, a: ((a.half() * 2).exp().float() + a.bfloat16().float()).softmax(-1), x,
               atol=1e-2, rtol=1e-2)

@@ -15,6 +15,7 @@ import math
 import os
 import warnings
 
+import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -40,7 +41,13 @@ from .ir import InputBuffer, contiguous_stride
 from .lowering import aten
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
-       "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
+       "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
+       "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _np_text(dtype) -> str:
+    """The wrapper's text of a dtype's NumPy type (bfloat16 is ml_dtypes')."""
+    return f"np.{_NP[dtype].__name__}" if dtype != "bfloat16" else "bfloat16"
 
 
 def _checked(arr, shape):
@@ -157,8 +164,7 @@ class Wrapper:
             if node.name in self.G.in_place:     # the new value of a mutated input
                 lines.append(f"    a_{node.name} = a_{self.G.in_place[node.name]}")
                 continue
-            np_dtype = _NP[node.dtype].__name__
-            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, np.{np_dtype})")
+            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, {_np_text(node.dtype)})")
         arrays = [f"a_{b.name}" for b in kernel.inputs] + [
             f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
         outer = int(np.prod(step.outer)) if step.outer else 1
@@ -224,7 +230,7 @@ class CWrapper(Wrapper):
         partner = self._independent_product_after(step)
         for s in (step,) if partner is None else (step, partner):
             out = self.G.buffers[s.name]
-            lines.append(f"    a_{s.name} = np.empty({out.size!r}, np.{_NP[out.dtype].__name__})")
+            lines.append(f"    a_{s.name} = np.empty({out.size!r}, {_np_text(out.dtype)})")
         if partner is None:
             lines.append(f"    _matmul({operands[0]}, {operands[1]}, a_{step.name})  # Extern")
             return
@@ -512,7 +518,8 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
              "_check_int_divisor": check_int_divisor,
-             "_tensor": _tensor, "lib": lib, "constants": constants, "consts": consts,
+             "_tensor": _tensor, "lib": lib, "bfloat16": ml_dtypes.bfloat16,
+             "constants": constants, "consts": consts,
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)

@@ -29,7 +29,9 @@ import itertools
 import math
 from math import prod as _int_prod
 
+from .half import C_HELPERS, HALF, c_load, c_stored
 from .ir import (
+    C_BUFFER_TYPES,
     C_TYPES,
     IndexAdd,
     Pointwise,
@@ -40,6 +42,8 @@ from .ir import (
 )
 
 UNROLL = 16   # a reduction over at most this many elements is printed without a loop
+SINGLE = frozenset(("float32", *HALF))      # computed in C's float (Note [Half dtypes])
+FLOATING = SINGLE | {"float64"}
 VECTOR_MATH = ("exp", "log", "tanh", "erf", "log1p", "expm1", "sin", "cos")
 OWN_FLOAT32_MATH = {"erf": "strata_erff"}    # libm function -> the preamble's float32 version
 
@@ -111,7 +115,7 @@ static inline uint64_t strata_pcg_bits53(strata_u128 state) {
 }"""
 
 PREAMBLE = "\n".join([
-    "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "",
+    "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "", C_HELPERS,
     *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
       for fn in VECTOR_MATH for t, s in (("float", "f"), ("double", ""))
       if not (t == "float" and fn in OWN_FLOAT32_MATH)),
@@ -148,10 +152,12 @@ def _size_names(kernel):
 
 
 class CValue:
-    """A C variable holding one value of a kernel's body, with its dtype."""
+    """A C variable holding one value of a kernel's body, with its dtype; a half value may
+    also know the C variable of its 16 bits (``bits``: loaded or rounded), which a store of
+    it writes as they are."""
 
-    def __init__(self, name, dtype):
-        self.name, self.dtype = name, dtype
+    def __init__(self, name, dtype, bits=None):
+        self.name, self.dtype, self.bits = name, dtype, bits
 
     def __str__(self):
         return self.name
@@ -160,6 +166,8 @@ class CValue:
 def _literal(value, dtype) -> str:
     if dtype == "bool":
         return "true" if value else "false"
+    if dtype in HALF:       # a float: scalars meet half values in float (ATen's opmath)
+        return _literal(value, "float32")
     if dtype.startswith("float"):
         if math.isnan(value):
             return "NAN"
@@ -189,13 +197,23 @@ class CHandler:
         return CValue(name, dtype)
 
     def _math(self, fn, x):
-        if x.dtype == "float32":
+        if x.dtype in SINGLE:
             return self._emit(f"{OWN_FLOAT32_MATH.get(fn, fn + 'f')}({x})", x.dtype)
         return self._emit(f"{fn}({x})", x.dtype)
+
+    def _half(self, bits, dtype):
+        """A half value from the C expression of its 16 bits (Note [Half dtypes])."""
+        name = f"b{self.count}"
+        self.lines.append(f"{self.indent}const {C_BUFFER_TYPES[dtype]} {name} = {bits};")
+        value = self._emit(c_load(dtype, name), dtype)
+        value.bits = name
+        return value
 
     def load(self, name, index):
         if name in self.aliases:    # a per-row value of this kernel, read at its row
             return CValue(self.aliases[name], self.buffers[name])
+        if self.buffers[name] in HALF:
+            return self._half(f"{name}[{index}]", self.buffers[name])
         return self._emit(f"{name}[{index}]", self.buffers[name])
 
     def constant(self, value, dtype):
@@ -203,9 +221,18 @@ class CHandler:
 
     def index_expr(self, expr, dtype):
         """The value of an index expression (a runtime size such as ``n``) as ``dtype``."""
+        if dtype in HALF:
+            return self.to_dtype(self.index_expr(expr, "int64"), dtype)
         return self._emit(f"({self.types[dtype]})({expr})", dtype)
 
     def to_dtype(self, x, dtype):
+        """A conversion the graph asks for (Note [Half dtypes]): to a half dtype it rounds, and
+        a half value computed in float is first rounded to its own dtype, as eager's tensor
+        holds it (``bf16_matmul(...).float()``). The OpenCL subclass keeps its own rule."""
+        if x.dtype in HALF and x.dtype != dtype and x.bits is None and self.types is C_TYPES:
+            x = self.to_dtype(x, x.dtype)
+        if dtype in HALF:
+            return self._half(c_stored(dtype, x), dtype)
         return self._emit(f"({self.types[dtype]})({x})", dtype)
 
     def add(self, a, b):
@@ -236,7 +263,7 @@ class CHandler:
         return self._emit(f"{cond} ? {a} : {b}", a.dtype)
 
     def abs(self, x):
-        if x.dtype.startswith("float"):
+        if x.dtype in FLOATING:
             return self._math("fabs", x)
         return self._emit(f"{x} < 0 ? -{x} : {x}", x.dtype)
 
@@ -246,7 +273,7 @@ class CHandler:
     def pow(self, a, b):
         """libm's ``pow``, the function Python's ``float ** float`` calls (an optimizer's bias
         corrections must be eager's doubles); not vectorised (no simd declaration)."""
-        return self._emit(f"{'powf' if a.dtype == 'float32' else 'pow'}({a}, {b})", a.dtype)
+        return self._emit(f"{'powf' if a.dtype in SINGLE else 'pow'}({a}, {b})", a.dtype)
 
     def rsqrt(self, x):
         return self._emit(f"1 / {self.sqrt(x)}", x.dtype)
@@ -261,7 +288,7 @@ class CHandler:
     def libm(self, fn, *args):
         """libm's ``fn`` of floats (``fnf`` in float32): the functions beyond VECTOR_MATH
         (floor, fmod, atan2, asinh...), which gcc inlines or calls per element."""
-        suffix = "f" if args[0].dtype == "float32" else ""
+        suffix = "f" if args[0].dtype in SINGLE else ""
         return self._emit(f"{fn}{suffix}({', '.join(map(str, args))})", args[0].dtype)
 
     def int_fmod(self, a, b):
@@ -276,7 +303,11 @@ class CHandler:
         return self._emit(f"{b} == 0 ? 0 : ({b} == -1 ? -{a} : {a} / {b})", a.dtype)
 
     def classify(self, macro, x):
-        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool."""
+        """A math.h classification macro (isnan, isinf, isfinite, signbit) as a bool. A half
+        value's sign is read by ``copysignf``: gcc 12 fails with an internal compiler error
+        vectorising ``signbit`` of a widened float16 in a loop of 13 (its V2SF remainder)."""
+        if macro == "signbit" and x.dtype in HALF:
+            return self._emit(f"copysignf(1.0f, {x}) < 0", "bool")
         return self._emit(f"{macro}({x}) != 0", "bool")
 
     def bitwise(self, operator, a, b=None):
@@ -343,8 +374,8 @@ def print_kernel(kernel, outer_ranges) -> str:
     """The C function of ``kernel``; every node's ranges start with ``outer_ranges``."""
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
-    params = [f"const {C_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
-    params += [f"{C_TYPES[n.dtype]}* restrict {n.name}" for n in _written(kernel)]
+    params = [f"const {C_BUFFER_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
+    params += [f"{C_BUFFER_TYPES[n.dtype]}* restrict {n.name}" for n in _written(kernel)]
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
@@ -377,6 +408,8 @@ def _print_column_reductions(nodes, outer_ranges, buffers, lines):
     """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
     SIMD loop running over this chunk's kept elements x; sibling sums (Note [Sibling column
     sums], graph.py) add their values in the same loop, sharing its loads."""
+    assert all(n.dtype not in HALF for n in nodes), \
+        "a half sum accumulates in float: not in its output"
     reduction_ranges = nodes[0].reduction_ranges
     for node in nodes:
         lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
@@ -412,12 +445,14 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     else:
         def place(row):
             return f"(x / {inner}) * {node.rows * inner} + ({row}) * {inner} + x % {inner}"
+    # each combination rounds to the dtype, as eager's ``np.add.at`` on a half array does
     lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
     lines.append("        #pragma omp simd")
     lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
     with use_handler(CHandler(buffers, lines, " " * 12)):
         value = node.init_fn(("y", "x"))
-    lines.append(f"            {out}[{place('y')}] = {value};")
+    first = f"{out}[{place('y')}]"
+    lines.append(f"            {_store(node.dtype, first, value)}")
     lines.append("        }")
     lines.append("    }")
     if inner is not None:     # the row depends on the column: loaded in the SIMD loop
@@ -432,14 +467,15 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 8)) as h:
         row = node.row_fn(("x",), tuple(rindex))
         count = h.count
-    lines.append(f"        {C_TYPES[node.dtype]}* out_row = "
+    lines.append(f"        {C_BUFFER_TYPES[node.dtype]}* out_row = "
                  f"{node.name} + ({row}) * {columns};")
     lines.append("        #pragma omp simd")
     lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
     with use_handler(CHandler(buffers, lines, " " * 12)) as h:
         h.count = count     # names distinct from the row's
         value = node.inner_fn(("x",), tuple(rindex))
-    lines.append(f"            out_row[x] = {COMBINE[node.combine].format('out_row[x]', value)};")
+    combined = COMBINE[node.combine].format(_loaded(node.dtype, "out_row[x]"), value)
+    lines.append(f"            {_store(node.dtype, 'out_row[x]', combined)}")
     lines.append("        }")
     lines.append("    }")
 
@@ -458,12 +494,12 @@ def _index_add_pass(node, place, buffers, lines, start=False):
         reached = node.mask_fn(("x",)) if node.mask_fn is not None else None
         row = node.row_fn(("x",), tuple(rindex))
         value = node.start_fn() if start else node.inner_fn(("x",), tuple(rindex))
-    combined = value if start else COMBINE[node.combine].format(f"{out}[at]", value)
+    combined = value if start else COMBINE[node.combine].format(
+        _loaded(node.dtype, f"{out}[at]"), value)
     lines.append(f"            const int64_t at = {place(row)};")
-    if reached is not None:
-        lines.append(f"            if ({reached}) {out}[at] = {combined};")
-    else:
-        lines.append(f"            {out}[at] = {combined};")
+    store = _store(node.dtype, f"{out}[at]", combined)
+    lines.append(f"            if ({reached}) {store}" if reached is not None
+                 else f"            {store}")
     lines.append("        }")
     lines.append("    }")
 
@@ -472,11 +508,15 @@ def _draw_text(node, bits):
     """The C value of ``node``'s element from the 53 random bits ``bits``."""
     if node.distribution == "bernoulli":
         # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
-        return f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
-    # NumPy's random_uniform: lower + range * next_double, in double, then rounded to the dtype
-    lo, hi = node.params
-    return (f"({C_TYPES[node.dtype]})({float(lo)!r} + {float(hi) - float(lo)!r} * "
-            f"((double){bits} * 0x1p-53))")
+        drawn = f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
+    else:
+        # NumPy's random_uniform: lower + range * next_double, in double, then rounded (a half
+        # dtype through float, as eager's ``cast_into``)
+        lo, hi = node.params
+        drawn = f"{float(lo)!r} + {float(hi) - float(lo)!r} * ((double){bits} * 0x1p-53)"
+    if node.dtype in HALF:
+        return c_stored(node.dtype, drawn)
+    return f"({C_TYPES[node.dtype]})({drawn})"
 
 
 def _print_random_draws(node, lines):
@@ -522,7 +562,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
     indent = " " * 8
     if isinstance(node, Reduction):
         assert tuple(node.ranges[:k]) == tuple(node.ranges) or len(node.ranges) == k
-        kind = "f" if node.dtype.startswith("float") else "i"
+        kind = "f" if node.dtype in FLOATING else "i"
         acc = f"acc_{node.name}"
         lines.append(f"{indent}{C_TYPES[node.dtype]} {acc} = "
                      f"{reduction_init(node.reduction_type, node.dtype)};")
@@ -558,7 +598,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         if local:
             aliases[node.name] = acc
             return
-        lines.append(f"{indent}{node.name}[x] = {acc};")
+        lines.append(f"{indent}{_store(node.dtype, f'{node.name}[x]', CValue(acc, node.dtype))}")
         return
     extra = tuple(node.ranges[k:])
     rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
@@ -570,9 +610,24 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         aliases[node.name] = str(value)
         return
     store = f"x * ({prod(extra)}) + y" if extra else "x"
-    lines.append(f"{body}{node.store_into or node.name}[{store}] = {value};")
+    lines.append(f"{body}{_store(node.dtype, f'{node.store_into or node.name}[{store}]', value)}")
     if extra:
         lines.append(f"{indent}}}")
+
+
+def _loaded(dtype, element) -> str:
+    """The C value of a buffer's ``element`` (a half element widened)."""
+    return c_load(dtype, element) if dtype in HALF else element
+
+
+def _store(dtype, element, value) -> str:
+    """``element = value;`` into a buffer of ``dtype``: a half value rounds to its 16 bits
+    (or writes the bits it was loaded or rounded from)."""
+    if dtype not in HALF:
+        return f"{element} = {value};"
+    if getattr(value, "bits", None) is not None and value.dtype == dtype:
+        return f"{element} = {value.bits};"
+    return f"{element} = {c_stored(dtype, value)};"
 
 
 def print_module(kernels) -> str:

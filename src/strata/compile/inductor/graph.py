@@ -29,6 +29,7 @@ from . import (
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
 )
 from .cprinter import PREAMBLE, print_kernel
+from .half import HALF
 from .ir import (
     C_TYPES,
     IndexAdd,
@@ -231,7 +232,11 @@ class GraphLowering:
                   dim=None, start_fn=None, mask_fn=None):
         """Note [Scatter-add] (ir.py): a fresh buffer of ``size`` (rows, or rows x columns)
         holding ``init_fn``'s values combined with (``combine``: IndexAdd's) each source row at
-        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``."""
+        the row ``row_fn`` names; ``dim``: rows along that dim of an N-D ``size``. Not for a
+        half dtype: eager's half ``index_add_`` adds in float and rounds once at the end, where
+        this kernel's output, its accumulator, would round at every row."""
+        if dtype in HALF:
+            raise NoLowering("a scatter-add into a half buffer")
         name = self._name()
         rows = size[0 if dim is None else dim]
         columns = _numel_of(size) // rows
@@ -351,7 +356,8 @@ class GraphLowering:
         if node.target is operator.getitem:
             return args[0][args[1]]
         rule = LOWERINGS.get(node.target)
-        if rule is not None and node.target not in EXTERN and _c_types_only(node, args):
+        if rule is not None and node.target not in EXTERN and _c_types_only(
+                node, args, half=self.device_type == "cpu"):
             try:
                 value = rule(self, node, *args, **kwargs)
             except NoLowering:
@@ -513,14 +519,15 @@ def _step_text(step):
     return f"{step.name} = {step.kind}({target})"
 
 
-def _c_types_only(node, args):
-    """Whether every tensor the node reads or makes has a C type (half and bfloat16 do not:
-    such nodes run their eager kernels)."""
+def _c_types_only(node, args, half):
+    """Whether every tensor the node reads or makes has a C type (complex ones do not: such
+    nodes run their eager kernels). Half ones are 16 bits computed in float (half.py) where
+    ``half`` (the C graphs; OpenCL graphs keep their half ops on the device's eager kernels)."""
     val = node.meta.get("val")
     made = val if isinstance(val, (tuple, list)) else (val,)
     dtypes = [v.dtype.name for v in made if hasattr(v, "dtype")]
     dtypes += [a.dtype for a in _flatten(args) if isinstance(a, TensorValue)]
-    return all(d in C_TYPES for d in dtypes)
+    return all(d in C_TYPES and (half or d not in HALF) for d in dtypes)
 
 
 def module_attribute(gm, target):

@@ -28,17 +28,22 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-# dtype name -> its C type
+from .half import HALF, STORAGE_C_TYPE
+
+# dtype name -> the C type of its values (half values are floats: Note [Half dtypes], half.py)
 C_TYPES = {
     "float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
     "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+    **{dtype: "float" for dtype in HALF},
 }
+# dtype name -> the C type of its buffers' elements (a half element is its 16 bits)
+C_BUFFER_TYPES = {**C_TYPES, **{dtype: STORAGE_C_TYPE for dtype in HALF}}
 # each reduction's starting value in C, by dtype: an integer max/min starts at its own type's
 # limit (INT64_MIN stored in an int8_t accumulator would be 0)
 _LIMITS = {"int64": ("INT64_MIN", "INT64_MAX"), "int32": ("INT32_MIN", "INT32_MAX"),
            "int16": ("INT16_MIN", "INT16_MAX"), "int8": ("INT8_MIN", "INT8_MAX"),
            "uint8": ("0", "UINT8_MAX"), "bool": ("false", "true"),
-           "float32": ("-INFINITY", "INFINITY"), "float64": ("-INFINITY", "INFINITY")}
+           **{d: ("-INFINITY", "INFINITY") for d in ("float32", "float64", *HALF)}}
 
 
 def reduction_init(reduction_type, dtype) -> str:

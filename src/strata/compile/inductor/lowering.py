@@ -13,15 +13,18 @@ import math
 from ...core import dtype as D
 from ...ops.factory import arange_params
 from ...ops.op import ops as torch_ops
+from .half import HALF
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 
 aten = torch_ops.aten
 LOWERINGS: dict = {}
 EXTERN = {aten.mm.default, aten.bmm.default}
 FLOATS = ("float32", "float64")
+HALVES = tuple(sorted(HALF))     # stored as 16 bits, computed in float (Note [Half dtypes])
+FLOATING = FLOATS + HALVES
 INTEGERS = ("int64", "int32", "int16", "int8", "uint8")    # C wraps them as NumPy (-fwrapv)
 INTEGER_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
-DTYPES = FLOATS + INTEGERS + ("bool",)
+DTYPES = FLOATING + INTEGERS + ("bool",)
 COLUMN_MIN_WIDTH = 8    # kept elements for a sum over leading dims to run by rows (ir.py)
 
 
@@ -40,6 +43,11 @@ def register(*aten_ops):
 
 def dtype_name(dtype) -> str:
     return dtype.name
+
+
+def opmath(dtype) -> str:
+    """The dtype a row computes ``dtype`` in: float32 for a half dtype (ATen's opmath_t)."""
+    return "float32" if dtype in HALF else dtype
 
 
 def out_spec(node):
@@ -105,14 +113,14 @@ register(aten.minimum.default)(_binary(lambda x, y: ops.minimum(x, y)))
 
 @register(aten.div.Tensor)
 def _div(G, node, a, b):
-    if out_spec(node)[0] not in FLOATS:
+    if out_spec(node)[0] not in FLOATING:
         raise NoLowering("integer true division")
     return pointwise(G, node, lambda x, y: ops.truediv(x, y), a, b)
 
 
 def _unary(fn, floats_only=True):
     def lower(G, node, a):
-        if floats_only and out_spec(node)[0] not in FLOATS:
+        if floats_only and out_spec(node)[0] not in FLOATING:
             raise NoLowering("integer input")
         return pointwise(G, node, fn, a)
     return lower
@@ -159,7 +167,7 @@ def _where(G, node, cond, a, b):
 def _gelu(G, node, a, approximate="none"):
     from .eager import gelu, gelu_tanh  # the same formula as the eager kernel
     dtype = out_spec(node)[0]
-    if dtype not in FLOATS:
+    if dtype not in FLOATING:
         raise NoLowering("gelu dtype")
     formula = gelu_tanh if approximate == "tanh" else gelu
     return pointwise(G, node, lambda x: formula(x, dtype), a)
@@ -170,7 +178,7 @@ def _backward_formula(formula):
     def lower(G, node, grad, x, approximate="none"):
         from .eager import BINARY_FORMULAS
         dtype = out_spec(node)[0]
-        if dtype not in FLOATS:
+        if dtype not in FLOATING:
             raise NoLowering(f"{formula} dtype")
         name = "gelu_tanh_backward" if approximate == "tanh" else formula
         return pointwise(G, node, lambda g, v: BINARY_FORMULAS[name](g, v, dtype), grad, x)
@@ -201,7 +209,7 @@ def _to_copy(G, node, a, dtype=None, layout=None, device=None, pin_memory=None,
     if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("conversion")
-    if a.dtype in FLOATS and out_dtype in INTEGERS[2:]:
+    if a.dtype in FLOATING and out_dtype in INTEGERS[2:]:
         raise NoLowering("a float into a small integer: out of range, C's cast is undefined")
     return pointwise(G, node, lambda x: x, a)
 
@@ -212,7 +220,7 @@ def _full(G, node, size, fill_value, dtype=None, layout=None, device=None, pin_m
     if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("full")
-    return TensorValue(out_dtype, out_size, lambda i: ops.constant(fill_value, out_dtype))
+    return TensorValue(out_dtype, out_size, constant_of(fill_value, out_dtype))
 
 
 @register(aten.scalar_tensor.default)
@@ -221,13 +229,20 @@ def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=
     if out_dtype not in DTYPES or (
             device is not None and str(device) != "cpu"):
         raise NoLowering("scalar_tensor")
-    return TensorValue(out_dtype, (), lambda i: ops.constant(s, out_dtype))
+    return TensorValue(out_dtype, (), constant_of(s, out_dtype))
+
+
+def constant_of(value, dtype):
+    """``index -> value`` of a tensor filled with ``value`` (a half one holds it rounded)."""
+    if dtype in HALF:
+        return lambda i: ops.to_dtype(ops.constant(value, "float64"), dtype)
+    return lambda i: ops.constant(value, dtype)
 
 
 @register(aten.pow.Tensor_Tensor)
 def _pow(G, node, a, b):
     """libm's ``pow`` in the C graph only (the OpenCL printer has no row for it)."""
-    if out_spec(node)[0] not in FLOATS or G.device_type != "cpu":
+    if out_spec(node)[0] not in FLOATING or G.device_type != "cpu":
         raise NoLowering("pow")
     return pointwise(G, node, lambda x, y: ops.pow(x, y), a, b)
 
@@ -251,6 +266,8 @@ def _addmm(G, node, bias, mat1, mat2, beta=1, alpha=1):
     and BLAS: beta == 0 ignores ``bias`` entirely, NaN included."""
     dtype, size = out_spec(node)
     if dtype not in FLOATS or isinstance(beta, bool) or isinstance(alpha, bool):
+        # (a half addmm stays eager's: it adds the bias to the float product, then rounds;
+        # a half mm Extern would round the product first)
         raise NoLowering("addmm dtype")
     product = G.extern(aten.mm.default, (mat1, mat2), dtype, size)
     bias_load = as_loader(bias, size, dtype)
@@ -480,7 +497,7 @@ def _arange(G, node, start, end, step=1, dtype=None, layout=None, device=None,
     out_dtype, size = out_spec(node)
     if device is not None and str(device) != "cpu":
         raise NoLowering("arange on another device")
-    if out_dtype in FLOATS and all(isinstance(v, (int, float)) for v in (start, end, step)) \
+    if out_dtype in FLOATING and all(isinstance(v, (int, float)) for v in (start, end, step)) \
             and G.device_type == "cpu":     # in double: an OpenCL device may have no fp64
         _, first, delta = arange_params(start, end, step, node.meta["val"].dtype)
 
@@ -531,8 +548,9 @@ def reduce(G, a, dims, keepdim, reduction_type, dtype=None, prologue=None):
             value = ops.to_dtype(value, dtype)
         return prologue(value, full) if prologue else value
     out_size = tuple(1 if d in dims else s for d, s in enumerate(a.size)) if keepdim else ranges
+    # (a half sum adds in float, in its accumulator: not by rows into its half output)
     column = (reduction_type == "sum" and bool(kept) and dims == list(range(len(dims)))
-              and math.prod(ranges) >= COLUMN_MIN_WIDTH)
+              and math.prod(ranges) >= COLUMN_MIN_WIDTH and dtype not in HALF)
     return G.reduction(dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
                        column)
 
@@ -554,7 +572,7 @@ def _two_stage_reduce(G, a, dims, trailing, keepdim, reduction_type, dtype, prol
 @register(aten.sum.dim_IntList)
 def _sum(G, node, a, dims, keepdim=False, dtype=None):
     out_dtype = out_spec(node)[0]
-    if out_dtype not in FLOATS + ("int64",):
+    if out_dtype not in FLOATING + ("int64",):
         raise NoLowering("sum dtype")
     return reduce(G, a, dims, keepdim, "sum", out_dtype)
 
@@ -562,11 +580,13 @@ def _sum(G, node, a, dims, keepdim=False, dtype=None):
 @register(aten.mean.dim)
 def _mean(G, node, a, dims, keepdim=False, dtype=None):
     out_dtype, size = out_spec(node)
-    if out_dtype not in FLOATS:
+    if out_dtype not in FLOATING:
         raise NoLowering("mean dtype")
-    total = reduce(G, a, dims, keepdim, "sum", out_dtype)
+    compute = opmath(out_dtype)     # a half mean rounds once, after the division
+    total = reduce(G, a, dims, keepdim, "sum", compute)
     count = math.prod(a.size) // max(math.prod(size), 1)
-    return pointwise(G, node, lambda s: ops.truediv(s, ops.constant(count, out_dtype)), total)
+    return pointwise(G, node, lambda s: ops.truediv(s, ops.constant(count, compute)), total,
+                     compute=compute)
 
 
 @register(aten.amax.default, aten.amin.default)
@@ -577,20 +597,35 @@ def _amax(G, node, a, dims=(), keepdim=False):
 
 @register(aten._softmax.default, aten._log_softmax.default)
 def _softmax(G, node, a, dim, half_to_float):
+    """In float for a half input (rounded once, at the end), as ATen's kernels."""
     dtype, size = out_spec(node)
-    if dtype not in FLOATS or half_to_float:
+    if dtype not in FLOATING or half_to_float:     # (which the CPU kernel refuses, as ATen's)
         raise NoLowering("softmax dtype")
     log = node.target is aten._log_softmax.default
+    compute = opmath(dtype)
     a = G.realize(a)    # read by three passes: computed once (recomputing could round apart)
-    m = reduce(G, a, [dim], True, "max")
-    x = as_loader(a, size, dtype)
-    mx = as_loader(m, size, dtype)
-    s = reduce(G, TensorValue(dtype, size, lambda i: ops.exp(ops.sub(x(i), mx(i)))), [dim], True,
-               "sum")
-    sx = as_loader(s, size, dtype)
+    m = reduce(G, a, [dim], True, "max", compute)
+    x = as_loader(a, size, compute)
+    mx = as_loader(m, size, compute)
+    s = reduce(G, TensorValue(compute, size, lambda i: ops.exp(ops.sub(x(i), mx(i)))), [dim],
+               True, "sum")
+    sx = as_loader(s, size, compute)
     if log:
-        return TensorValue(dtype, size, lambda i: ops.sub(ops.sub(x(i), mx(i)), ops.log(sx(i))))
-    return TensorValue(dtype, size, lambda i: ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)))
+        return TensorValue(dtype, size, lambda i: _as(
+            ops.sub(ops.sub(x(i), mx(i)), ops.log(sx(i))), compute, dtype))
+    return TensorValue(dtype, size, lambda i: _as(
+        ops.truediv(ops.exp(ops.sub(x(i), mx(i))), sx(i)), compute, dtype))
+
+
+def _as(value, compute, dtype):
+    """``value`` (an ``ops`` value computed in ``compute``) as ``dtype``."""
+    return value if compute == dtype else ops.to_dtype(value, dtype)
+
+
+def _as_value(v, dtype):
+    """The TensorValue ``v`` as ``dtype`` (a float32 statistic returned as a half one)."""
+    return v if v.dtype == dtype else TensorValue(dtype, v.size,
+                                                  lambda i: ops.to_dtype(v.load(i), dtype))
 
 
 @register(aten._softmax_backward_data.default, aten._log_softmax_backward_data.default)
@@ -598,45 +633,51 @@ def _softmax_backward(G, node, grad, y, dim, input_dtype):
     """The eager row kernels' formulas: y * (g - sum(g * y)), g - exp(y) * sum(g); the sum is
     a reduction whose prologue inlines g (nll_loss_backward's one-hot in cross-entropy)."""
     dtype, size = out_spec(node)
-    if dtype not in FLOATS or not size or y.dtype != dtype:
+    if dtype not in FLOATING or not size or y.dtype != dtype:
         raise NoLowering("softmax backward: dtype or 0-dim")
-    g, out = as_loader(grad, size, dtype), as_loader(y, size, dtype)
+    compute = opmath(dtype)
+    g, out = as_loader(grad, size, compute), as_loader(y, size, compute)
     if node.target is aten._log_softmax_backward_data.default:
-        total = as_loader(reduce(G, grad, [dim], True, "sum"), size, dtype)
-        return TensorValue(dtype, size, lambda i: ops.sub(g(i), ops.mul(ops.exp(out(i)),
-                                                                        total(i))))
-    product = TensorValue(dtype, size, lambda i: ops.mul(g(i), out(i)))
-    dot = as_loader(reduce(G, product, [dim], True, "sum"), size, dtype)
-    return TensorValue(dtype, size, lambda i: ops.mul(out(i), ops.sub(g(i), dot(i))))
+        total = as_loader(reduce(G, grad, [dim], True, "sum", compute), size, compute)
+        return TensorValue(dtype, size, lambda i: _as(
+            ops.sub(g(i), ops.mul(ops.exp(out(i)), total(i))), compute, dtype))
+    product = TensorValue(compute, size, lambda i: ops.mul(g(i), out(i)))
+    dot = as_loader(reduce(G, product, [dim], True, "sum"), size, compute)
+    return TensorValue(dtype, size, lambda i: _as(ops.mul(out(i), ops.sub(g(i), dot(i))),
+                                                  compute, dtype))
 
 
 @register(aten.native_layer_norm.default)
 def _layer_norm(G, node, a, normalized_shape, weight, bias, eps):
+    """In float for a half input: the statistics too, rounded only where returned."""
     dtype = dtype_name(node.meta["val"][0].dtype)
-    if dtype not in FLOATS:
+    if dtype not in FLOATING:
         raise NoLowering("layer_norm dtype")
+    compute = opmath(dtype)
     a = G.realize(a)
     size = a.size
     dims = list(range(len(size) - len(normalized_shape), len(size)))
     n = math.prod(size[d] for d in dims)
-    x = as_loader(a, size, dtype)
-    mean = G.realize(_scale(reduce(G, a, dims, True, "sum"), 1.0 / n))
-    mu = as_loader(mean, size, dtype)
-    var = reduce(G, TensorValue(dtype, size, lambda i: ops.mul(ops.sub(x(i), mu(i)),
-                                                               ops.sub(x(i), mu(i)))),
+    x = as_loader(a, size, compute)
+    mean = G.realize(_scale(reduce(G, a, dims, True, "sum", compute), 1.0 / n))
+    mu = as_loader(mean, size, compute)
+    var = reduce(G, TensorValue(compute, size, lambda i: ops.mul(ops.sub(x(i), mu(i)),
+                                                                 ops.sub(x(i), mu(i)))),
                  dims, True, "sum")
-    rstd = G.realize(TensorValue(dtype, var.size, lambda i: ops.rsqrt(ops.add(
-        ops.mul(var.load(i), ops.constant(1.0 / n, dtype)), ops.constant(eps, dtype)))))
-    rs = as_loader(rstd, size, dtype)
-    w = as_loader(weight, size, dtype) if weight is not None else None
-    b = as_loader(bias, size, dtype) if bias is not None else None
+    rstd = G.realize(TensorValue(compute, var.size, lambda i: ops.rsqrt(ops.add(
+        ops.mul(var.load(i), ops.constant(1.0 / n, compute)), ops.constant(eps, compute)))))
+    rs = as_loader(rstd, size, compute)
+    w = as_loader(weight, size, compute) if weight is not None else None
+    b = as_loader(bias, size, compute) if bias is not None else None
 
     def load(i):
         y = ops.mul(ops.sub(x(i), mu(i)), rs(i))
         if w is not None:
             y = ops.mul(y, w(i))
-        return ops.add(y, b(i)) if b is not None else y
-    return TensorValue(dtype, size, load), mean, rstd
+        return _as(ops.add(y, b(i)) if b is not None else y, compute, dtype)
+    stats = [dtype_name(v.dtype) for v in node.meta["val"][1:]]
+    return (TensorValue(dtype, size, load), _as_value(mean, stats[0]),
+            _as_value(rstd, stats[1]))
 
 
 def _scale(v, factor):

@@ -18,7 +18,7 @@ import math
 from .ir import TensorValue, ops
 from .lowering import (
     DTYPES,
-    FLOATS,
+    FLOATING,
     INTEGER_BITS,
     INTEGERS,
     NoLowering,
@@ -27,6 +27,7 @@ from .lowering import (
     pointwise,
     register,
 )
+from .lowering_select import LARGEST
 
 
 def _c_graph(G, node, dtypes):
@@ -36,7 +37,7 @@ def _c_graph(G, node, dtypes):
 
 def _libm(fn):
     def lower(G, node, *args):
-        _c_graph(G, node, FLOATS)
+        _c_graph(G, node, FLOATING)
         return pointwise(G, node, lambda *xs: ops.libm(fn, *xs), *args)
     return lower
 
@@ -44,7 +45,7 @@ def _libm(fn):
 def _fmax(fn, integer_fn):
     """libm's ``fmax``/``fmin`` (a NaN loses); integers have none: their max/min."""
     def lower(G, node, a, b):
-        _c_graph(G, node, FLOATS + INTEGERS)
+        _c_graph(G, node, FLOATING + INTEGERS)
         if out_spec(node)[0] in INTEGERS:
             return pointwise(G, node, lambda x, y: getattr(ops, integer_fn)(x, y), a, b)
         return pointwise(G, node, lambda x, y: ops.libm(fn, x, y), a, b)
@@ -65,7 +66,7 @@ def _lgamma(G, node, a):
     for fewer than 512 elements, and within ulps of its vectorised fdlibm formulas (for
     negative x near a zero of lgamma, glibc's is the more accurate: there they agree
     absolutely, not relatively)."""
-    _c_graph(G, node, FLOATS)
+    _c_graph(G, node, FLOATING)
     return pointwise(G, node, lambda x: ops.libm("lgamma", x), a, compute="float64")
 
 
@@ -96,7 +97,7 @@ register(aten.bitwise_right_shift.Tensor)(lambda G, node, a, b: _shift(G, node, 
 def _rounding(fn):
     """Whole numbers stay themselves (integers: eager's ``_keep_int``)."""
     def lower(G, node, a, decimals=0):
-        _c_graph(G, node, FLOATS + INTEGERS)
+        _c_graph(G, node, FLOATING + INTEGERS)
         if decimals:
             raise NoLowering("round: decimals (eager scales by a power of ten)")
         if out_spec(node)[0] in INTEGERS:
@@ -113,7 +114,7 @@ for _name, _fn in (("floor", "floor"), ("ceil", "ceil"), ("trunc", "trunc"),
 @register(aten.frac.default)
 def _frac(G, node, a):
     """eager's ``x - trunc(x)``."""
-    _c_graph(G, node, FLOATS)
+    _c_graph(G, node, FLOATING)
     return pointwise(G, node, lambda x: ops.sub(x, ops.libm("trunc", x)), a)
 
 
@@ -123,12 +124,12 @@ def _nan_to_num(G, node, a, nan=None, posinf=None, neginf=None):
     (the dtype's largest finite numbers); integers are copied."""
     _c_graph(G, node, DTYPES)
     dtype = out_spec(node)[0]
-    if dtype not in FLOATS:
+    if dtype not in FLOATING:
         return pointwise(G, node, lambda x: x, a)
-    largest = 3.4028234663852886e38 if dtype == "float32" else 1.7976931348623157e308
-    if dtype == "float32" and any(v is not None and math.isfinite(v) and abs(v) > largest
-                                  for v in (nan, posinf, neginf)):
-        raise NoLowering("nan_to_num: a replacement beyond float32 (NumPy warns as it casts)")
+    largest = LARGEST.get(dtype, 1.7976931348623157e308)
+    if dtype in LARGEST and any(v is not None and math.isfinite(v) and abs(v) > largest
+                                for v in (nan, posinf, neginf)):
+        raise NoLowering("nan_to_num: a replacement beyond the dtype (NumPy warns as it casts)")
     replace = (0.0 if nan is None else nan, largest if posinf is None else posinf,
                -largest if neginf is None else neginf)
 
@@ -145,7 +146,7 @@ def _classify(macro, integer_answer):
     """A test of the input's own values; an integer is never NaN or infinite."""
     def lower(G, node, a):
         _c_graph(G, node, ("bool",))
-        if a.dtype in FLOATS:
+        if a.dtype in FLOATING:
             return pointwise(G, node, lambda x: ops.classify(macro, x), a, compute=a.dtype)
         if a.dtype not in INTEGERS + ("bool",):
             raise NoLowering(f"{macro} of {a.dtype}")
@@ -282,8 +283,8 @@ def _integer_floor_divide_of(a, b, dtype):
 
 @register(aten.fmod.Tensor)
 def _fmod(G, node, a, b):
-    _c_graph(G, node, FLOATS + INTEGERS)
-    if out_spec(node)[0] in FLOATS:
+    _c_graph(G, node, FLOATING + INTEGERS)
+    if out_spec(node)[0] in FLOATING:
         return pointwise(G, node, lambda x, y: ops.libm("fmod", x, y), a, b)
     _divisor_check(G, node, b)
     return pointwise(G, node, lambda x, y: ops.int_fmod(x, y), a, b)
@@ -291,9 +292,9 @@ def _fmod(G, node, a, b):
 
 @register(aten.remainder.Tensor)
 def _remainder(G, node, a, b):
-    _c_graph(G, node, FLOATS + INTEGERS)
+    _c_graph(G, node, FLOATING + INTEGERS)
     dtype = out_spec(node)[0]
-    if dtype in FLOATS:
+    if dtype in FLOATING:
         return pointwise(G, node, lambda x, y: _remainder_of(x, y, dtype), a, b)
     _divisor_check(G, node, b)
     return pointwise(G, node, lambda x, y: _integer_remainder_of(x, y, dtype), a, b)
@@ -301,7 +302,7 @@ def _remainder(G, node, a, b):
 
 @register(aten.div.Tensor_mode)
 def _div_mode(G, node, a, b, rounding_mode=None):
-    _c_graph(G, node, FLOATS + INTEGERS)
+    _c_graph(G, node, FLOATING + INTEGERS)
     dtype = out_spec(node)[0]
     if dtype in INTEGERS:
         if rounding_mode not in ("floor", "trunc"):

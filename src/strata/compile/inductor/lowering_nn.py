@@ -15,7 +15,7 @@ import math
 from ...ops import pooling as PL
 from ..aot.functionalize import seeded_random
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
-from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
+from .lowering import FLOATING, FLOATS, NoLowering, as_loader, aten, out_spec, register
 
 
 def _per_dim(value, nd):
@@ -349,7 +349,7 @@ def _seeded_random(G, node, op, rng_state, offset, *args, **kwargs):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             raise NoLowering("seeded_random: bernoulli's p")
         return G.random_draws(dtype, size, state.name, offset, "bernoulli", (float(p),))
-    if op is aten.uniform_.default and dtype in FLOATS:
+    if op is aten.uniform_.default and dtype in FLOATING:
         lo = args[1] if len(args) > 1 else kwargs.get("from", 0.0)
         hi = args[2] if len(args) > 2 else kwargs.get("to", 1.0)
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (lo, hi)) \

@@ -7,10 +7,21 @@ update is one kernel per parameter with them). Each computes what the eager kern
 import math
 
 from .ir import TensorValue, ops
-from .lowering import FLOATS, INTEGERS, NoLowering, as_loader, aten, out_spec, pointwise, register
+from .lowering import (
+    FLOATING,
+    INTEGERS,
+    NoLowering,
+    as_loader,
+    aten,
+    constant_of,
+    out_spec,
+    pointwise,
+    register,
+)
 
-_DTYPES = FLOATS + INTEGERS
+_DTYPES = FLOATING + INTEGERS
 FLOAT32_MAX = 3.4028234663852886e38
+LARGEST = {"float32": FLOAT32_MAX, "float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 
 
 @register(aten.sign.default)
@@ -43,12 +54,12 @@ def _clamp(G, node, a, min=None, max=None):
 def _masked_fill(G, node, a, mask, value):
     """``where(mask, value, self)``, the Python number converted to self's dtype as eager's
     kernel stores it; a tensor value, or one that must be checked against the dtype's range
-    (an integer dtype, a finite float beyond float32's range), keeps the eager kernel and its
+    (an integer dtype, a finite float beyond the dtype's range), keeps the eager kernel and its
     error."""
     dtype, size = out_spec(node)
-    if dtype not in FLOATS or isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            dtype == "float32" and math.isfinite(value) and abs(value) > FLOAT32_MAX):
+    if dtype not in FLOATING or isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (dtype in LARGEST and math.isfinite(value) and abs(value) > LARGEST[dtype]):
         raise NoLowering("masked_fill value")
     mask_load, self_load = as_loader(mask, size, "bool"), as_loader(a, size, dtype)
-    return TensorValue(dtype, size, lambda i: ops.where(
-        mask_load(i), ops.constant(value, dtype), self_load(i)))
+    fill = constant_of(value, dtype)
+    return TensorValue(dtype, size, lambda i: ops.where(mask_load(i), fill(i), self_load(i)))

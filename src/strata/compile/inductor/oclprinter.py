@@ -23,18 +23,17 @@ expose the value as ``<name>_value``.
 """
 
 from .cprinter import CHandler, CValue, _index_vars, _literal, prod
+from .half import HALF
 from .ir import Reduction, use_handler
 from .opencl_complex import PART, ComplexRules, reduction_rules
 from .opencl_complex import helpers_for as complex_helpers_for
 from .opencl_special import helpers_for
 
-# Note [Half dtypes]: float16 and bfloat16 live in memory as 2-byte values and are computed in
-# float, as ATen's CUDA kernels do (``opmath_t``): a load widens (float16: ``vload_half``, which
-# needs no cl_khr_fp16; bfloat16: the top 16 bits of a float), arithmetic, reductions and GEMM
-# accumulators are float, a store rounds to nearest even (``vstore_half_rte``; bfloat16 by
-# ``bf16_round`` below, NaN kept quiet). So a half value in the IR is a ``float`` variable, its
-# buffer a ``ushort`` pointer, and a half scalar argument a ``float``.
-HALF = frozenset(("float16", "bfloat16"))
+# Note [Half dtypes] (half.py), in OpenCL: a load widens (float16: ``vload_half``, which needs
+# no cl_khr_fp16; bfloat16: the top 16 bits of a float), a store rounds to nearest even
+# (``vstore_half_rte``; bfloat16 by ``bf16_round`` below, NaN kept quiet). So a half value in
+# the IR is a ``float`` variable, its buffer a ``ushort`` pointer, and a half scalar argument a
+# ``float``.
 CL_TYPES = {
     "float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short",
     "int8": "char", "uint8": "uchar", "bool": "bool", "float16": "float", "bfloat16": "float",
