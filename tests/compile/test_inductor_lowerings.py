@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import strata
 from strata.compile.aot import make_fx
 from strata.compile.inductor.compile_fx import compile_fx
-from strata.compile.inductor.lowering import _common_refinement, _refined_index
+from strata.compile.inductor.lowering_views import _common_refinement, _refined_index
 
 # NumPy's floating-point warnings never reach the user (Note [Silent IEEE arithmetic])
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")

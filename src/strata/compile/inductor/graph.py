@@ -27,6 +27,7 @@ from . import (
     lowering_scatter,  # noqa: F401  (gather, index_add_, scatter, scatter_reduce)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
+    lowering_views,  # noqa: F401  (view, slice, permute, expand, as_strided, arange)
 )
 from .cprinter import PREAMBLE, print_kernel
 from .half import HALF
