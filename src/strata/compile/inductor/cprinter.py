@@ -35,6 +35,7 @@ from .ir import (
     Pointwise,
     RandomDraws,
     Reduction,
+    Scan,
     reduction_init,
     use_handler,
 )
@@ -343,6 +344,8 @@ def print_kernel(kernel, outer_ranges) -> str:
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
             _print_random_draws(node, lines)
+        elif isinstance(node, Scan):
+            _print_scan(node, buffers, lines)
         else:
             _print_column_reduction(node, outer_ranges, buffers, lines)
         lines.append("}")
@@ -447,6 +450,47 @@ def _index_add_pass(node, place, buffers, lines, start=False):
         lines.append(f"            if ({reached}) {out}[at] = {combined};")
     else:
         lines.append(f"            {out}[at] = {combined};")
+    lines.append("        }")
+    lines.append("    }")
+
+
+def _print_scan(node, buffers, lines):
+    """Note [Scans] (ir.py): the first value of each of this chunk's columns, then each next
+    position combined with the previous one. A scan along the last dim keeps its running
+    value in a register, row by row; along another dim the positions go in order and a SIMD
+    loop runs over the columns (each reading its previous position back)."""
+    (length,), inner, out, ctype = node.reduction_ranges, node.inner, node.name, \
+        C_TYPES[node.dtype]
+    if inner == 1:
+        lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
+        with use_handler(CHandler(buffers, lines, " " * 8)) as h:
+            first = node.inner_fn(("x",), ("0",))
+            lines.append(f"        {ctype} acc = {first};")
+            lines.append(f"        {out}[x * {length}] = acc;")
+            lines.append(f"        for (int64_t y = 1; y < {length}; y++) {{")
+            h.indent = " " * 12
+            value = node.combine_fn(CValue("acc", node.dtype), node.inner_fn(("x",), ("y",)))
+        lines.append(f"            acc = {value};")
+        lines.append(f"            {out}[x * {length} + y] = acc;")
+        lines.append("        }")
+        lines.append("    }")
+        return
+
+    def place(y):
+        return f"(x / {inner}) * {length * inner} + ({y}) * {inner} + x % {inner}"
+    lines.append("    #pragma omp simd")
+    lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
+    with use_handler(CHandler(buffers, lines, " " * 8)):
+        first = node.inner_fn(("x",), ("0",))
+    lines.append(f"        {out}[{place(0)}] = {first};")
+    lines.append("    }")
+    lines.append(f"    for (int64_t y = 1; y < {length}; y++) {{")
+    lines.append("        #pragma omp simd")
+    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        previous = CValue(f"{out}[{place('y - 1')}]", node.dtype)
+        value = node.combine_fn(previous, node.inner_fn(("x",), ("y",)))
+    lines.append(f"            {out}[{place('y')}] = {value};")
     lines.append("        }")
     lines.append("    }")
 
