@@ -151,17 +151,28 @@ def _unfold(G, node, self, dimension, size, step):
     return TensorValue(self.dtype, tuple(out), load)
 
 
+def _read_before(node, written):
+    """Whether every other reader of ``written`` comes before ``node``: the write may then go
+    to a fresh buffer, as no later reader expects ``written``'s memory to have changed."""
+    earlier, at = set(), node.prev
+    while at is not written:
+        earlier.add(at)
+        at = at.prev
+    return all(user is node or user in earlier for user in written.users)
+
+
 @register(aten.index_put_.default)
 def _index_put(G, node, self, indices, values, accumulate=False):
     """``self[idx] = values`` (the last write of a repeated row wins, as NumPy's assignment)
     or ``+=`` (``np.add.at``: repeated rows summed in order) with one 1-D index tensor, as an
     IndexAdd kernel along its dim; ``self[mask] = value`` with one value is a select. The
-    result is a fresh buffer, so ``self`` must be a value of the graph nothing else reads."""
+    result is a fresh buffer, so ``self`` must be a value of the graph no later node reads."""
     dtype, size = out_spec(node)
     written = node.args[0]
-    if written.op != "call_function" or len(written.users) != 1 or self.dtype != dtype \
+    if written.op != "call_function" or getattr(written.target, "is_view", False) \
+            or not _read_before(node, written) or self.dtype != dtype \
             or values.dtype != dtype or dtype not in FLOATS + INTEGERS:
-        raise NoLowering("index_put_: its self is read elsewhere, or dtypes differ")
+        raise NoLowering("index_put_: its self is a view or read later, or dtypes differ")
     tensors = [(d, t) for d, t in enumerate(indices) if t is not None]
     if len(tensors) == 1 and tensors[0][1].dtype == "bool" and not accumulate and \
             math.prod(values.size) == 1:

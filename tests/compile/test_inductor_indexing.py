@@ -1,0 +1,228 @@
+"""Advanced indexing inside inductor graphs: ``x[idx]`` (index.Tensor), ``index_select`` and
+``unfold`` as indexed loads fused with their readers; ``x[idx] = v`` / ``+= v`` (index_put_)
+as IndexAdd kernels and ``x[mask] = v`` as a select. A Check step raises eager's (PyTorch's)
+error for an index outside its dim before any kernel runs. Values and gradients against eager
+strata (bit for bit) and PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import strata
+from strata.compile.aot import make_fx
+from strata.compile.inductor.compile_fx import compile_fx
+
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
+
+def _both(fn, *arrays):
+    """``fn(strata, *tensors)`` compiled and eager, and ``fn(torch, *tensors)``, as arrays."""
+    args = [strata.tensor(a) for a in arrays]
+    got = strata.compile(lambda *a: fn(strata, *a), backend="inductor")(*args).numpy()
+    eager = fn(strata, *args).numpy()
+    want = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
+    return got, eager, want
+
+
+def _ir(fn, *args):
+    return compile_fx(make_fx(fn)(*args), list(args)).ir_post_fusion
+
+
+@settings(max_examples=12, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=2, max_size=3),
+       dims=st.sampled_from([(0,), (1,), (0, 1), (0, 2), (1, 2)]),
+       index_shapes=st.sampled_from([((3,), (3,)), ((2, 1), (3,)), ((), (2, 2)), ((4,), ())]),
+       index_dtype=st.sampled_from(["int64", "int32"]),
+       dtype=st.sampled_from(["float32", "float64", "int64", "bool"]), seed=st.integers(0, 999))
+def test_index_matches_eager_and_torch(shape, dims, index_shapes, index_dtype, dtype, seed):
+    """Negative indices, broadcast index tensors, adjacent and separated indexed dims (the
+    broadcast dims then lead)."""
+    dims = [d for d in dims if d < len(shape)]
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    indices = [rng.integers(-shape[d], shape[d], index_shapes[k]).astype(index_dtype)
+               for k, d in enumerate(dims)]
+
+    def fn(m, x, *idx):
+        key = [slice(None)] * (max(dims) + 1)
+        for d, i in zip(dims, idx):
+            key[d] = i
+        return x[tuple(key)].to(m.float64) * 2 + 1
+    got, eager, want = _both(fn, x, *indices)
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dim=st.integers(0, 2),
+       count=st.integers(0, 6), index_dtype=st.sampled_from(["int64", "int32"]),
+       dtype=st.sampled_from(["float32", "int32", "bool"]), scalar_index=st.booleans(),
+       seed=st.integers(0, 999))
+def test_index_select_matches_eager_and_torch(shape, dim, count, index_dtype, dtype,
+                                             scalar_index, seed):
+    dim = dim % len(shape)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    index = rng.integers(0, shape[dim], () if scalar_index else count).astype(index_dtype)
+    got, eager, want = _both(lambda m, x, i: x.index_select(dim, i).to(m.float64) - 1, x, index)
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), dim=st.integers(0, 2),
+       size=st.integers(0, 3), step=st.integers(1, 3), computed=st.booleans(),
+       seed=st.integers(0, 999))
+def test_unfold_matches_eager_and_torch(shape, dim, size, step, computed, seed):
+    """Windows of an input (a strided view) or of a formula (an indexed load)."""
+    dim = dim % len(shape)
+    size = min(size, shape[dim])
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+    def fn(m, x):
+        return (x * 3 if computed else x).unfold(dim, size, step) + 1
+    got, eager, want = _both(fn, x)
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_array_equal(got, want)
+
+
+def _put(m, x, index, values, dim, accumulate):
+    """``x * 2`` (a graph value read once) with ``values`` put at ``index`` along ``dim``."""
+    y = x * 2
+    if accumulate:      # (torch's Tensor.index_put_ takes no None for a whole dim; aten's does)
+        put = torch.ops.aten.index_put_ if m is torch else strata.Tensor.index_put_
+        put(y, [None] * dim + [index], values, True)
+    else:
+        y[(slice(None),) * dim + (index,)] = values
+    return y + 1
+
+
+@settings(max_examples=12, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dim=st.integers(0, 2),
+       count=st.integers(0, 7), accumulate=st.booleans(), broadcast=st.booleans(),
+       dtype=st.sampled_from(["float32", "float64", "int64"]),
+       index_dtype=st.sampled_from(["int64", "int32"]), seed=st.integers(0, 999))
+def test_index_put_matches_eager_bit_for_bit_and_torch(shape, dim, count, accumulate,
+                                                      broadcast, dtype, index_dtype, seed):
+    """Repeated rows: summed in index order (``np.add.at``) or the last write kept, as eager;
+    PyTorch's assignment to a repeated row is unspecified, so it is compared with distinct
+    rows only."""
+    dim = dim % len(shape)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    index = rng.integers(-shape[dim], shape[dim], count).astype(index_dtype)
+
+    def values(rows):
+        """Values for ``rows`` puts; ``broadcast``: without the first dim, or with one row."""
+        v = rng.standard_normal((*shape[:dim], rows, *shape[dim + 1:])) * 100
+        return (v if not broadcast else v[0] if dim else v[:1]).astype(dtype)
+
+    def fn(m, x, i, v):
+        return _put(m, x, i, v, dim, accumulate)
+    got, eager, _ = _both(fn, x, index, values(count))
+    np.testing.assert_array_equal(got, eager)
+    if not accumulate:
+        index = np.arange(-shape[dim], 0)[rng.permutation(shape[dim])][:count]
+    got, _, want = _both(fn, x, index.astype(index_dtype), values(len(index)))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_masked_assignment_of_one_value_is_a_select():
+    x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    x[0, 0] = np.nan
+
+    def fn(m, x):
+        y = x * 2
+        y[y > 0] = -0.0
+        return y
+    got, eager, want = _both(fn, x)
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_array_equal(got, want)
+    assert np.signbit(got[x > 0]).all()
+    assert "Fallback" not in _ir(lambda x: fn(strata, x), strata.tensor(x))
+
+
+def test_a_boolean_mask_read_keeps_eagers_kernel():
+    """``x[mask]`` has a data-dependent shape: it stays a Fallback, and right."""
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    got, eager, want = _both(lambda m, x: x[x > 0] * 2, x)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_gradients_match_eager_and_torch():
+    """index's backward is an index_put_ accumulate, index_select's an index_add_: IndexAdd
+    kernels, no Fallback."""
+    rng = np.random.default_rng(3)
+    x, scale = rng.standard_normal((5, 4)).astype(np.float32), rng.standard_normal(4)
+    index = np.array([0, -1, 2, 2, -5])
+
+    def step(m, x, i, s):
+        out = x[i] * s.to(x.dtype) + x.index_select(1, i.abs() % 4)[:, :4] * 2 + \
+            x.unfold(0, 2, 1).sum(-1)[:1]
+        (out * out).sum().backward()
+    grads = []
+    for m, compiled in ((strata, True), (strata, False), (torch, False)):
+        xt = m.tensor(x, requires_grad=True)
+        fn = strata.compile(lambda *a: step(m, *a), backend="inductor") if compiled else \
+            (lambda *a: step(m, *a))
+        fn(xt, m.tensor(index), m.tensor(scale))
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_allclose(grads[0], grads[2], rtol=1e-5, atol=1e-5)
+    args = [strata.tensor(x), strata.tensor(index), strata.randn(5, 4)]
+    backward = _ir(lambda x, i, g: strata.zeros(5, 4).index_put_((i,), g, accumulate=True),
+                   *args)
+    assert "IndexAdd(" in backward and "Fallback" not in backward
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, i: x[i] + 1, lambda x, i: x[:, i.abs()] * x[:, :3],
+    lambda x, i: x.index_select(0, i.abs()).exp(), lambda x, i: x.unfold(1, 2, 1) + 1,
+    lambda x, i: (x * 2).index_put_((i,), x[:3], accumulate=True),
+    lambda x, i: (x * 2).index_put_((i,), x[0]),
+])
+def test_lowered_without_a_fallback_the_check_first(fn):
+    post = _ir(fn, strata.randn(4, 4), strata.tensor([1, -2, 3]))
+    assert "Fallback" not in post and "kernel" in post
+    if "Check(" in post:
+        assert post.index("Check(") < post.rindex("kernel")   # the one loading through it
+
+
+@pytest.mark.parametrize("bad", [5, -6])
+def test_out_of_range_index_raises_torchs_error_and_writes_nothing(bad):
+    """The Check step runs before any kernel: an input written in place is left as it was."""
+    def write(m, x, i, v):
+        x[i] = v * 2
+        return x[i].sum()
+    x, values = strata.randn(5, 3), strata.randn(3, 3)
+    compiled = strata.compile(lambda *a: write(strata, *a), backend="inductor")
+    compiled(x.clone(), strata.tensor([0, 1, 2]), values)
+    kept = x.clone()
+    message = f"index {bad} is out of bounds for dimension 0 with size 5"
+    with pytest.raises(IndexError, match=message):
+        compiled(x, strata.tensor([0, bad, 2]), values)
+    np.testing.assert_array_equal(x.numpy(), kept.numpy())
+    with pytest.raises(IndexError, match=message):
+        write(torch, torch.zeros(5, 3), torch.tensor([0, bad, 2]), torch.ones(3, 3))
+    read = strata.compile(lambda x, i: x[:, :, i] + 1, backend="inductor")
+    read(strata.randn(2, 2, 5), strata.tensor([1]))
+    message = f"index {bad} is out of bounds for dimension 0 with size 5"
+    with pytest.raises(IndexError, match=message):
+        read(strata.randn(2, 2, 5), strata.tensor([bad]))
+    with pytest.raises(IndexError, match=message):
+        torch.randn(2, 2, 5)[:, :, torch.tensor([bad])]
+
+
+def test_index_select_out_of_range_raises_torchs_errors():
+    """ATen checks rows (dim 0) with TORCH_CHECK_INDEX, other dims in a gather."""
+    select = strata.compile(lambda x, d, i: x.index_select(d, i) * 2, backend="inductor")
+    for dim, error, message in ((0, IndexError, "index out of range in self"),
+                                (1, RuntimeError, "INDICES element is out of DATA bounds, "
+                                                  "id=7 axis_dim=4")):
+        select(strata.randn(4, 4), dim, strata.tensor([1]))
+        with pytest.raises(error, match=message):
+            select(strata.randn(4, 4), dim, strata.tensor([1, 7]))
+        with pytest.raises(error, match=message):
+            torch.randn(4, 4).index_select(dim, torch.tensor([1, 7]))
