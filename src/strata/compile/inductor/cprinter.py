@@ -459,40 +459,30 @@ def _print_scan(node, buffers, lines):
     position combined with the previous one. A scan along the last dim keeps its running
     value in a register, row by row; along another dim the positions go in order and a SIMD
     loop runs over the columns (each reading its previous position back)."""
-    (length,), inner, out, ctype = node.reduction_ranges, node.inner, node.name, \
-        C_TYPES[node.dtype]
+    (length,), inner, out = node.reduction_ranges, node.inner, node.name
     if inner == 1:
         lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
         with use_handler(CHandler(buffers, lines, " " * 8)) as h:
-            first = node.inner_fn(("x",), ("0",))
-            lines.append(f"        {ctype} acc = {first};")
-            lines.append(f"        {out}[x * {length}] = acc;")
-            lines.append(f"        for (int64_t y = 1; y < {length}; y++) {{")
+            lines.append(f"        {C_TYPES[node.dtype]} acc = {node.inner_fn(('x',), ('0',))};")
+            lines += [f"        {out}[x * {length}] = acc;",
+                      f"        for (int64_t y = 1; y < {length}; y++) {{"]
             h.indent = " " * 12
             value = node.combine_fn(CValue("acc", node.dtype), node.inner_fn(("x",), ("y",)))
-        lines.append(f"            acc = {value};")
-        lines.append(f"            {out}[x * {length} + y] = acc;")
-        lines.append("        }")
-        lines.append("    }")
+        lines += [f"            acc = {value};", f"            {out}[x * {length} + y] = acc;",
+                  "        }", "    }"]
         return
 
     def place(y):
         return f"(x / {inner}) * {length * inner} + ({y}) * {inner} + x % {inner}"
-    lines.append("    #pragma omp simd")
-    lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
+    lines += ["    #pragma omp simd", "    for (int64_t x = x_lo; x < x_hi; x++) {"]
     with use_handler(CHandler(buffers, lines, " " * 8)):
-        first = node.inner_fn(("x",), ("0",))
-    lines.append(f"        {out}[{place(0)}] = {first};")
-    lines.append("    }")
-    lines.append(f"    for (int64_t y = 1; y < {length}; y++) {{")
-    lines.append("        #pragma omp simd")
-    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+        lines.append(f"        {out}[{place(0)}] = {node.inner_fn(('x',), ('0',))};")
+    lines += ["    }", f"    for (int64_t y = 1; y < {length}; y++) {{", "        #pragma omp simd",
+              "        for (int64_t x = x_lo; x < x_hi; x++) {"]
     with use_handler(CHandler(buffers, lines, " " * 12)):
         previous = CValue(f"{out}[{place('y - 1')}]", node.dtype)
         value = node.combine_fn(previous, node.inner_fn(("x",), ("y",)))
-    lines.append(f"            {out}[{place('y')}] = {value};")
-    lines.append("        }")
-    lines.append("    }")
+    lines += [f"            {out}[{place('y')}] = {value};", "        }", "    }"]
 
 
 def _draw_text(node, bits):

@@ -33,7 +33,7 @@ def _scan(G, node, a, dim, scan_type, combine):
     if not size:
         return pointwise(G, node, lambda x: x, a)
     d = dim % len(size)
-    length, inner = size[d], math.prod(size[d + 1:])
+    inner = math.prod(size[d + 1:])
 
     def value(column, rindex):
         x = column[0]

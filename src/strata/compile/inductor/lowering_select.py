@@ -193,9 +193,10 @@ def _index_put(G, node, self, indices, values, accumulate=False):
         texts = [f"({column}) / {st}" if st != 1 else f"({column})" for st in others_stride]
         texts = [f"({t}) % {n}" if k else t for k, (t, n) in enumerate(zip(texts, others))]
         return (*texts[:d], at, *texts[d:])
+
+    def row(column, rindex):
+        return ops.index_expr(_row(index.load(rindex), index.dtype, rows), "int64")
     return G.index_add(dtype, size, count,
-                       lambda column, rindex: source(element(column[0], rindex[0])),
-                       lambda column, rindex: ops.index_expr(_row(index.load(rindex), index.dtype, rows),
-                                                             "int64"),
+                       lambda column, rindex: source(element(column[0], rindex[0])), row,
                        lambda at: self.load(element(at[1], at[0])),
                        "sum" if accumulate else "assign", dim=d)
