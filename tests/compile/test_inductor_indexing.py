@@ -4,8 +4,6 @@ as IndexAdd kernels and ``x[mask] = v`` as a select. A Check step raises eager's
 error for an index outside its dim before any kernel runs. Values and gradients against eager
 strata (bit for bit) and PyTorch."""
 
-import functools
-
 import numpy as np
 import pytest
 import torch
@@ -26,6 +24,10 @@ def _both(fn, *arrays):
     eager = fn(strata, *args).numpy()
     want = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
     return got, eager, want
+
+
+def _bound(fn, m):
+    return lambda *args: fn(m, *args)
 
 
 def _ir(fn, *args):
@@ -167,7 +169,7 @@ def test_gradients_match_eager_and_torch():
     grads = []
     for m, compiled in ((strata, True), (strata, False), (torch, False)):
         xt = m.tensor(x, requires_grad=True)
-        fn = functools.partial(step, m)
+        fn = _bound(step, m)
         (strata.compile(fn, backend="inductor") if compiled else fn)(
             xt, m.tensor(index), m.tensor(scale))
         grads.append(xt.grad.numpy())
