@@ -111,6 +111,15 @@ static inline uint64_t strata_pcg_bits53(strata_u128 state) {
     return ((x >> rot) | (x << ((-rot) & 63))) >> 11;
 }"""
 
+# Integer powers as ATen's powi (and eager's): by squaring in unsigned arithmetic, which wraps
+# as NumPy's, then the result's type; a negative exponent leaves 1 for 1, +-1 for -1, else 0.
+STRATA_IPOW = """static inline int64_t strata_ipow(int64_t base, int64_t exponent) {
+    if (exponent < 0) return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+    uint64_t result = 1, b = (uint64_t)base;
+    for (uint64_t e = (uint64_t)exponent; e; e >>= 1, b *= b) if (e & 1) result *= b;
+    return (int64_t)result;
+}"""
+
 PREAMBLE = "\n".join([
     "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "",
     *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
@@ -120,7 +129,7 @@ PREAMBLE = "\n".join([
     # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
     "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
     "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
-    "", PCG64, "",
+    "", PCG64, "", STRATA_IPOW, "",
 ])
 
 
@@ -246,7 +255,11 @@ class CHandler:
 
     def pow(self, a, b):
         """libm's ``pow``, the function Python's ``float ** float`` calls (an optimizer's bias
-        corrections must be eager's doubles); not vectorised (no simd declaration)."""
+        corrections must be eager's doubles); not vectorised (no simd declaration). Integers:
+        ``strata_ipow``."""
+        if not a.dtype.startswith("float"):
+            return self._emit(f"({C_TYPES[a.dtype]})strata_ipow((int64_t){a}, (int64_t){b})",
+                              a.dtype)
         return self._emit(f"{'powf' if a.dtype == 'float32' else 'pow'}({a}, {b})", a.dtype)
 
     def rsqrt(self, x):

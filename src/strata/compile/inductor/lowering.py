@@ -226,8 +226,9 @@ def _scalar_tensor(G, node, s, dtype=None, layout=None, device=None, pin_memory=
 
 @register(aten.pow.Tensor_Tensor)
 def _pow(G, node, a, b):
-    """libm's ``pow`` in the C graph only (the OpenCL printer has no row for it)."""
-    if out_spec(node)[0] not in FLOATS or G.device_type != "cpu":
+    """libm's ``pow`` (integers: ATen's powi, a negative exponent included) in the C graph
+    only (the OpenCL printer has no row for it)."""
+    if out_spec(node)[0] not in FLOATS + INTEGERS or G.device_type != "cpu":
         raise NoLowering("pow")
     return pointwise(G, node, lambda x, y: ops.pow(x, y), a, b)
 
