@@ -133,6 +133,41 @@ def test_index_put_matches_eager_bit_for_bit_and_torch(shape, dim, count, accumu
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+@settings(max_examples=10, deadline=None)
+@given(first=st.integers(0, 1), index_shapes=st.sampled_from([((4,), (4,)), ((2, 1), (3,)),
+                                                             ((2, 2), ()), ((0,), (1,))]),
+       accumulate=st.booleans(), dtype=st.sampled_from(["float32", "int64"]),
+       seed=st.integers(0, 999))
+def test_index_put_with_several_index_tensors(first, index_shapes, accumulate, dtype, seed):
+    """``x[i, j] = v`` / ``+= v`` on adjacent dims, the index tensors broadcast (N-D ones too):
+    eager's bits; PyTorch's with distinct elements (its order of repeated writes is
+    unspecified)."""
+    rng = np.random.default_rng(seed)
+    shape = (3, 4, 5)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    spans = shape[first:first + 2]
+    result = np.broadcast_shapes(*index_shapes)
+    i, j = (rng.integers(-n, n, s) for n, s in zip(spans, index_shapes))
+    if not accumulate:      # distinct elements: the flat positions of a permutation
+        flat = rng.permutation(spans[0] * spans[1])[:int(np.prod(result))].reshape(result)
+        i, j = np.broadcast_to(flat // spans[1], result), flat % spans[1] - spans[1]
+    values = (rng.standard_normal(result + shape[first + 2:]) * 100).astype(dtype)
+    if first:
+        values = np.ascontiguousarray(np.broadcast_to(values, (3, *values.shape)))
+
+    def fn(m, x, i, j, v):
+        y = x * 2
+        key = [None] * first + [i, j]
+        put = torch.ops.aten.index_put_ if m is torch else strata.Tensor.index_put_
+        put(y, key, v, accumulate)
+        return y - 1
+    got, eager, want = _both(fn, x, i, j, values)
+    np.testing.assert_array_equal(got, eager)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    post = _ir(lambda *a: fn(strata, *a), *map(strata.tensor, (x, i, j, values)))
+    assert "IndexAdd(" in post and "Fallback" not in post
+
+
 def test_masked_assignment_of_one_value_is_a_select():
     x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
     x[0, 0] = np.nan

@@ -163,10 +163,12 @@ def _read_before(node, written):
 
 @register(aten.index_put_.default)
 def _index_put(G, node, self, indices, values, accumulate=False):
-    """``self[idx] = values`` (the last write of a repeated row wins, as NumPy's assignment)
-    or ``+=`` (``np.add.at``: repeated rows summed in order) with one 1-D index tensor, as an
-    IndexAdd kernel along its dim; ``self[mask] = value`` with one value is a select. The
-    result is a fresh buffer, so ``self`` must be a value of the graph no later node reads."""
+    """``self[i, j] = values`` (the last write of a repeated element wins, as NumPy's
+    assignment) or ``+=`` (``np.add.at``: repeated elements summed in index order) with index
+    tensors on adjacent dims, as an IndexAdd kernel along those dims taken as one (Note
+    [Scatter-add]), the index tensors' broadcast elements its source rows in C order;
+    ``self[mask] = value`` with one value is a select. The result is a fresh buffer, so
+    ``self`` must be a value of the graph no later node reads."""
     dtype, size = out_spec(node)
     written = node.args[0]
     if written.op != "call_function" or getattr(written.target, "is_view", False) \
@@ -180,23 +182,46 @@ def _index_put(G, node, self, indices, values, accumulate=False):
         return TensorValue(dtype, tuple(size), lambda i: ops.where(
             mask.load(i[d:d + len(mask.size)]), values.load((0,) * len(values.size)),
             self.load(i)))
-    if len(tensors) != 1 or len(tensors[0][1].size) != 1 or len(values.size) > len(size):
-        raise NoLowering("index_put_: several index tensors, an N-D one or N-D values")
-    (d, index), = _index_tensors(G, aten.index_put_.default, self, indices)
-    rows, count = size[d], index.size[0]
-    source = as_loader(values, (*size[:d], count, *size[d + 1:]), dtype)
-    others = size[:d] + size[d + 1:]
-    others_stride = contiguous_stride(others)
+    dims = [d for d, _ in tensors]
+    if not dims or dims != list(range(dims[0], dims[-1] + 1)):
+        raise NoLowering("index_put_: index tensors on separated dims (their dims lead)")
+    first, after = dims[0], dims[-1] + 1
+    broadcast = tuple(broadcast_shapes(*(t.size for _, t in tensors)))
+    if len(values.size) > len(size) - len(dims) + len(broadcast):
+        raise NoLowering("index_put_: values of more dims than the indexed result")
+    tensors = _index_tensors(G, aten.index_put_.default, self, indices)
+    spans = size[first:after]
+    others = size[:first] + size[after:]
+    source = as_loader(values, (*size[:first], *broadcast, *size[after:]), dtype)
+    loaders = [as_loader(t, broadcast, "int64") for _, t in tensors]
 
-    def element(column, at):
-        """The full index of column ``column``'s element at row ``at`` along ``d``."""
-        texts = [f"({column}) / {st}" if st != 1 else f"({column})" for st in others_stride]
-        texts = [f"({t}) % {n}" if k else t for k, (t, n) in enumerate(zip(texts, others))]
-        return (*texts[:d], at, *texts[d:])
+    def element(column, at, within):
+        """The full index of column ``column``'s element at ``at``, the flat index of an
+        element of ``within`` (the indexed dims, or the index tensors' broadcast shape)."""
+        coordinates = _coordinates(column, others)
+        return (*coordinates[:first], *_coordinates(at, within), *coordinates[first:])
 
     def row(column, rindex):
-        return ops.index_expr(_row(index.load(rindex), index.dtype, rows), "int64")
-    return G.index_add(dtype, size, count,
-                       lambda column, rindex: source(element(column[0], rindex[0])), row,
-                       lambda at: self.load(element(at[1], at[0])),
-                       "sum" if accumulate else "assign", dim=d)
+        at = _coordinates(rindex[0], broadcast)
+        terms = [f"({_row(load(at), 'int64', n)})*{math.prod(spans[k + 1:])}"
+                 for k, (load, n) in enumerate(zip(loaders, spans))]
+        return ops.index_expr(" + ".join(terms), "int64")
+    flat = (*size[:first], math.prod(spans), *size[after:])
+    out = G.index_add(dtype, flat, math.prod(broadcast),
+                      lambda column, rindex: source(element(column[0], rindex[0], broadcast)),
+                      row, lambda at: self.load(element(at[1], at[0], spans)),
+                      "sum" if accumulate else "assign", dim=first)
+    if len(spans) == 1:
+        return out
+    return TensorValue.of_buffer(InputBuffer(out.buffer.name, dtype, tuple(size),
+                                             contiguous_stride(size)))
+
+
+def _coordinates(flat, size):
+    """The index texts (single C terms) of the element at flat row-major index ``flat`` (a C
+    text) of a tensor of ``size``."""
+    texts = []
+    for k, stride in enumerate(contiguous_stride(size)):
+        text = f"({flat}) / {stride}" if stride != 1 else f"({flat})"
+        texts.append(f"({text}) % {size[k]}" if k else text)
+    return texts
