@@ -216,6 +216,24 @@ def test_gradients_match_eager_and_torch():
     assert "IndexAdd(" in backward and "Fallback" not in backward
 
 
+def test_gradient_of_several_index_tensors_is_one_index_add():
+    """``y[:, i, j]``'s backward: an accumulating index_put_ over two dims, eager's sums."""
+    y = np.random.default_rng(4).standard_normal((4, 5, 3)).astype(np.float32)
+    i, j = np.array([0, -1, 2, 2]), np.array([[1], [2]])
+    grads = []
+    for m, compiled in ((strata, True), (strata, False), (torch, False)):
+        yt = m.tensor(y, requires_grad=True)
+
+        def step(y, i, j):
+            out = y[:, i, j] * 3
+            (out * out).sum().backward()
+        (strata.compile(step, backend="inductor") if compiled else step)(
+            yt, m.tensor(i), m.tensor(j))
+        grads.append(yt.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_allclose(grads[0], grads[2], rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("fn", [
     lambda x, i: x[i] + 1, lambda x, i: x[:, i.abs()] * x[:, :3],
     lambda x, i: x.index_select(0, i.abs()).exp(), lambda x, i: x.unfold(1, 2, 1) + 1,
