@@ -283,3 +283,17 @@ def test_index_select_out_of_range_raises_torchs_errors():
             select(strata.randn(4, 4), dim, strata.tensor([1, 7]))
         with pytest.raises(error, match=message):
             torch.randn(4, 4).index_select(dim, torch.tensor([1, 7]))
+
+
+def test_empty_self_and_index():
+    """A self with no elements: no kernel divides by its rows; shapes are torch's."""
+    def put(m, x, i, v):
+        y = x * 2
+        y[i] = v
+        return y
+
+    x, i, v = np.zeros((0, 3), np.float32), np.zeros(0, np.int64), np.zeros((0, 3), np.float32)
+    for fn, arrays in ((put, (x, i, v)), (lambda m, x, i: x[i] + 1, (x, i)),
+                       (lambda m, x, i: x.index_select(1, i) + 1, (x, i))):
+        got, eager, want = _both(fn, *arrays)
+        assert got.shape == eager.shape == want.shape

@@ -183,8 +183,9 @@ def _index_put(G, node, self, indices, values, accumulate=False):
             mask.load(i[d:d + len(mask.size)]), values.load((0,) * len(values.size)),
             self.load(i)))
     dims = [d for d, _ in tensors]
-    if not dims or dims != list(range(dims[0], dims[-1] + 1)):
-        raise NoLowering("index_put_: index tensors on separated dims (their dims lead)")
+    if not dims or dims != list(range(dims[0], dims[-1] + 1)) or not math.prod(size):
+        raise NoLowering("index_put_: index tensors on separated dims (their dims lead), or "
+                         "an empty self")
     first, after = dims[0], dims[-1] + 1
     broadcast = tuple(broadcast_shapes(*(t.size for _, t in tensors)))
     if len(values.size) > len(size) - len(dims) + len(broadcast):
