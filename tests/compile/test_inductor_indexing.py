@@ -14,7 +14,9 @@ import strata
 from strata.compile.aot import make_fx
 from strata.compile.inductor.compile_fx import compile_fx
 
-pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+# a graph that fails to capture or build runs eagerly with a warning: that must fail the test
+pytestmark = [pytest.mark.filterwarnings("error::RuntimeWarning"),
+              pytest.mark.filterwarnings("error::UserWarning")]
 
 
 def _both(fn, *arrays):

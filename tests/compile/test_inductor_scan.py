@@ -1,4 +1,4 @@
-"""cumsum, cumprod and logcumsumexp inside inductor graphs: a Scan kernel (Note [Scans] in
+"""cumsum, cumprod, logcumsumexp, cummax and cummin inside inductor graphs: a Scan kernel (Note [Scans] in
 compile/inductor/ir.py) walking the scanned dim left to right per column, as eager's
 ``ufunc.accumulate``: float sums are eager's bit for bit, and close to PyTorch's."""
 
@@ -12,7 +12,9 @@ import strata
 from strata.compile.aot import make_fx
 from strata.compile.inductor.compile_fx import compile_fx
 
-pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+# a graph that fails to capture or build runs eagerly with a warning: that must fail the test
+pytestmark = [pytest.mark.filterwarnings("error::RuntimeWarning"),
+              pytest.mark.filterwarnings("error::UserWarning")]
 
 
 def _both(fn, *arrays):
@@ -74,6 +76,27 @@ def test_logcumsumexp_is_close_to_eager_and_torch(shape, dim, dtype, seed):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tolerance, atol=tolerance)
 
 
+@settings(max_examples=12, deadline=None)
+@given(shape=st.lists(st.integers(1, 8), min_size=1, max_size=3), dim=st.integers(0, 2),
+       name=st.sampled_from(["cummax", "cummin"]),
+       dtype=st.sampled_from(["float32", "float64", "int32", "int64", "bool", "uint8"]),
+       seed=st.integers(0, 999))
+def test_cummax_cummin_are_eagers_and_torchs(shape, dim, name, dtype, seed):
+    """Ties move the index to the newer element (PyTorch's >=), and -0.0 after 0.0 is the
+    running value (NumPy's maximum keeps its second operand on a tie); NaN sticks."""
+    dim = dim % len(shape)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-2, 3, shape).astype(dtype)     # small integers: many ties
+    if dtype.startswith("float"):
+        x.flat[::3] = -0.0
+        x.flat[rng.integers(x.size)] = np.nan if rng.integers(2) else 0.0
+    got, eager, want = _both(lambda m, x: tuple(getattr(x, name)(dim)), x)
+    for g, e, w in zip(got, eager, want):
+        np.testing.assert_array_equal(g.numpy(), e.numpy())
+        np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(e.numpy()))
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 def test_gradients_match_eager_and_torch():
     """cumsum's backward is a reversed cumsum: Scan kernels again."""
     x = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
@@ -82,7 +105,7 @@ def test_gradients_match_eager_and_torch():
         xt = m.tensor(x, requires_grad=True)
 
         def step(x):
-            out = x.cumsum(1) * x.cumsum(0) + x.logcumsumexp(1)
+            out = x.cumsum(1) * x.cumsum(0) + x.logcumsumexp(1) + x.cummax(0)[0]
             (out * out).sum().backward()
         (strata.compile(step, backend="inductor") if compiled else step)(xt)
         grads.append(xt.grad.numpy())
@@ -93,6 +116,7 @@ def test_gradients_match_eager_and_torch():
 @pytest.mark.parametrize("fn", [
     lambda x: (x > 0).cumsum(1) * 2, lambda x: (x * 2).cumsum(0).abs(),
     lambda x: x.cumprod(-1), lambda x: x.logcumsumexp(0) + x,
+    lambda x: x.cummin(1)[0] + 1,
 ])
 def test_one_scan_kernel_fused_with_its_input_no_fallback(fn):
     x = strata.randn(5, 7)
