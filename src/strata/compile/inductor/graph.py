@@ -24,7 +24,7 @@ from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
     lowering_norms,  # noqa: F401  (linalg_vector_norm, var, any, all)
-    lowering_scan,  # noqa: F401  (cumsum, cumprod, logcumsumexp)
+    lowering_scan,  # noqa: F401  (cumsum, cumprod, logcumsumexp, cummax, cummin)
     lowering_scatter,  # noqa: F401  (gather, index_add_, scatter, scatter_reduce)
     lowering_select,  # noqa: F401  (sign, clamp, masked_fill, index, index_put_, unfold)
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)

@@ -11,7 +11,7 @@ calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever wri
 - ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
   ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
 - ``IndexAdd``: a Reduction whose rows land where an index says (Note [Scatter-add]).
-- ``Scan``: a running sum/product/logaddexp along one dim (Note [Scans]).
+- ``Scan``: a running sum/product/logaddexp/max/min along one dim (Note [Scans]).
 - ``RandomDraws``: a bernoulli mask or uniform values drawn from the graph's PCG64 stream (Note
   [Random draws]).
 - ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
@@ -150,8 +150,8 @@ class IndexAdd(Reduction):
 class Scan(Reduction):
     """Note [Scans]: along the scanned dim of length ``reduction_ranges[0]``, ``out[o, 0, c] =
     inner_fn((x,), (0,))`` and ``out[o, y, c] = combine_fn(out[o, y - 1, c], inner_fn((x,),
-    (y,)))``, left to right as NumPy's ``ufunc.accumulate`` (eager's cumsum, cumprod and
-    logcumsumexp), so float sums round as eager's, bit for bit. ``ranges`` = (columns,): the
+    (y,)))``, left to right as NumPy's ``ufunc.accumulate`` (eager's cumsum, cumprod,
+    logcumsumexp, cummax and cummin), so float sums round as eager's, bit for bit. ``ranges`` = (columns,): the
     positions x = (o, c) of the other dims, c among the ``inner`` elements after the scanned
     dim; the columns are split over threads and the kernel is the scan's own (``column``)."""
     combine_fn: Callable = None     # (running value, next value) -> running value
