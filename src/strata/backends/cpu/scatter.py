@@ -126,16 +126,23 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
     return _scatter(self, dim, index, src, S.scatter_reduction(reduce), include_self)
 
 
+def check_select_index(idx, size, rows):
+    """index_select's error for an index outside [0, size): ATen checks ``rows`` (dim 0, as
+    embedding, or a 0-D/1-D self) with TORCH_CHECK_INDEX, other dims in a gather (also the
+    compiled graphs' Check step, compile/inductor/compile_fx.py)."""
+    idx = idx.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        if rows:
+            raise IndexError("index out of range in self")
+        bad = idx[(idx < 0) | (idx >= size)][0]
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+
+
 def index_select(self, dim, index):
     S.index_select.meta(self, dim, index)
     arr, idx = data(self), data(index).reshape(-1)
     size = arr.shape[wrap_dim(dim, arr.ndim)] if arr.ndim else 1
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        # ATen checks rows (dim 0, as embedding) with TORCH_CHECK_INDEX, other dims in a gather
-        if arr.ndim <= 1 or wrap_dim(dim, arr.ndim) == 0:
-            raise IndexError("index out of range in self")
-        bad = idx[(idx < 0) | (idx >= size)][0]
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    check_select_index(idx, size, arr.ndim <= 1 or wrap_dim(dim, arr.ndim) == 0)
     if arr.ndim == 0:
         return wrap(arr.copy(), self.dtype)
     return wrap(np.take(arr, idx, axis=wrap_dim(dim, arr.ndim)), self.dtype)

@@ -31,6 +31,7 @@ from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
+from ...backends.cpu.scatter import check_select_index
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
@@ -377,6 +378,8 @@ _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
            aten.index_add_.default: "_check_index_bounds",
            aten.scatter.src: "_check_index_bounds",
            aten.gather.default: "_check_index_bounds",
+           aten.index.Tensor: "_check_bounds", aten.index_put_.default: "_check_bounds",
+           aten.index_select.default: "_check_select_index",
            aten.remainder.Tensor: "_check_int_divisor",
            aten.fmod.Tensor: "_check_int_divisor",
            aten.div.Tensor_mode: "_check_int_divisor"}
@@ -518,6 +521,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
              "_check_int_divisor": check_int_divisor,
+             "_check_bounds": check_bounds, "_check_select_index": check_select_index,
              "_tensor": _tensor, "lib": lib, "bfloat16": ml_dtypes.bfloat16,
              "constants": constants, "consts": consts,
              "targets": targets}

@@ -37,6 +37,7 @@ from .ir import (
     Pointwise,
     RandomDraws,
     Reduction,
+    Scan,
     reduction_init,
     use_handler,
 )
@@ -114,6 +115,15 @@ static inline uint64_t strata_pcg_bits53(strata_u128 state) {
     return ((x >> rot) | (x << ((-rot) & 63))) >> 11;
 }"""
 
+# Integer powers as ATen's powi (and eager's): by squaring in unsigned arithmetic, which wraps
+# as NumPy's, then the result's type; a negative exponent leaves 1 for 1, +-1 for -1, else 0.
+STRATA_IPOW = """static inline int64_t strata_ipow(int64_t base, int64_t exponent) {
+    if (exponent < 0) return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+    uint64_t result = 1, b = (uint64_t)base;
+    for (uint64_t e = (uint64_t)exponent; e; e >>= 1, b *= b) if (e & 1) result *= b;
+    return (int64_t)result;
+}"""
+
 PREAMBLE = "\n".join([
     "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "", C_HELPERS,
     *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
@@ -123,7 +133,7 @@ PREAMBLE = "\n".join([
     # NaN-propagating max/min (torch.maximum, amax): a NaN operand wins
     "#define MAX_PROP(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))",
     "#define MIN_PROP(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))",
-    "", PCG64, "",
+    "", PCG64, "", STRATA_IPOW, "",
 ])
 
 
@@ -272,7 +282,11 @@ class CHandler:
 
     def pow(self, a, b):
         """libm's ``pow``, the function Python's ``float ** float`` calls (an optimizer's bias
-        corrections must be eager's doubles); not vectorised (no simd declaration)."""
+        corrections must be eager's doubles); not vectorised (no simd declaration). Integers:
+        ``strata_ipow``."""
+        if a.dtype not in SINGLE and a.dtype != "float64":
+            return self._emit(f"({C_TYPES[a.dtype]})strata_ipow((int64_t){a}, (int64_t){b})",
+                              a.dtype)
         return self._emit(f"{'powf' if a.dtype in SINGLE else 'pow'}({a}, {b})", a.dtype)
 
     def rsqrt(self, x):
@@ -386,6 +400,8 @@ def print_kernel(kernel, outer_ranges) -> str:
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
             _print_random_draws(node, lines)
+        elif isinstance(node, Scan):
+            _print_scan(node, buffers, lines)
         else:
             _print_column_reductions(kernel.nodes, outer_ranges, buffers, lines)
         lines.append("}")
@@ -502,6 +518,37 @@ def _index_add_pass(node, place, buffers, lines, start=False):
                  else f"            {store}")
     lines.append("        }")
     lines.append("    }")
+
+
+def _print_scan(node, buffers, lines):
+    """Note [Scans] (ir.py): the first value of each of this chunk's columns, then each next
+    position combined with the previous one. A scan along the last dim keeps its running
+    value in a register, row by row; along another dim the positions go in order and a SIMD
+    loop runs over the columns (each reading its previous position back)."""
+    (length,), inner, out = node.reduction_ranges, node.inner, node.name
+    if inner == 1:
+        lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
+        with use_handler(CHandler(buffers, lines, " " * 8)) as h:
+            lines.append(f"        {C_TYPES[node.dtype]} acc = {node.inner_fn(('x',), ('0',))};")
+            lines += [f"        {out}[x * {length}] = acc;",
+                      f"        for (int64_t y = 1; y < {length}; y++) {{"]
+            h.indent = " " * 12
+            value = node.combine_fn(CValue("acc", node.dtype), node.inner_fn(("x",), ("y",)))
+        lines += [f"            acc = {value};", f"            {out}[x * {length} + y] = acc;",
+                  "        }", "    }"]
+        return
+
+    def place(y):
+        return f"(x / {inner}) * {length * inner} + ({y}) * {inner} + x % {inner}"
+    lines += ["    #pragma omp simd", "    for (int64_t x = x_lo; x < x_hi; x++) {"]
+    with use_handler(CHandler(buffers, lines, " " * 8)):
+        lines.append(f"        {out}[{place(0)}] = {node.inner_fn(('x',), ('0',))};")
+    lines += ["    }", f"    for (int64_t y = 1; y < {length}; y++) {{", "        #pragma omp simd",
+              "        for (int64_t x = x_lo; x < x_hi; x++) {"]
+    with use_handler(CHandler(buffers, lines, " " * 12)):
+        previous = CValue(f"{out}[{place('y - 1')}]", node.dtype)
+        value = node.combine_fn(previous, node.inner_fn(("x",), ("y",)))
+    lines += [f"            {out}[{place('y')}] = {value};", "        }", "    }"]
 
 
 def _draw_text(node, bits):

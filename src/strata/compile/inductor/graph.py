@@ -24,8 +24,9 @@ from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
     lowering_nn,  # noqa: F401  (registers the rows of the nn family)
     lowering_norms,  # noqa: F401  (linalg_vector_norm, var, any, all)
+    lowering_scan,  # noqa: F401  (cumsum, cumprod, logcumsumexp, cummax, cummin)
     lowering_scatter,  # noqa: F401  (gather, index_add_, scatter, scatter_reduce)
-    lowering_select,  # noqa: F401  (sign, clamp, masked_fill)
+    lowering_select,  # noqa: F401  (sign, clamp, masked_fill, index, index_put_, unfold)
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
     lowering_views,  # noqa: F401  (view, slice, permute, expand, as_strided, arange)
 )
@@ -39,6 +40,7 @@ from .ir import (
     Pointwise,
     RandomDraws,
     Reduction,
+    Scan,
     TensorValue,
     contiguous_stride,
     format_node,
@@ -244,6 +246,18 @@ class GraphLowering:
         inner = None if dim is None else _numel_of(size[dim + 1:])
         self._schedule(IndexAdd(name, dtype, (columns,), (source_rows,), "sum", inner_fn,
                                 True, row_fn, init_fn, rows, combine, inner, start_fn, mask_fn))
+        buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
+        self.buffers[name] = buffer
+        self.kernel_outputs.add(name)
+        return TensorValue.of_buffer(buffer)
+
+    def scan(self, dtype, size, dim, scan_type, inner_fn, combine_fn):
+        """Note [Scans] (ir.py): a fresh buffer of ``size`` holding the running
+        ``combine_fn`` of ``inner_fn``'s values along ``dim``."""
+        name = self._name()
+        length, inner = size[dim], _numel_of(size[dim + 1:])
+        self._schedule(Scan(name, dtype, (_numel_of(size) // length,), (length,), scan_type,
+                            inner_fn, True, combine_fn, inner))
         buffer = InputBuffer(name, dtype, tuple(size), contiguous_stride(size))
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)

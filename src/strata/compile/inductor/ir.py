@@ -11,6 +11,7 @@ calling the producer's ``inner_fn`` inside the consumer's: no buffer is ever wri
 - ``Reduction(name, dtype, ranges, reduction_ranges, reduction_type, inner_fn)``:
   ``out[index] = reduce(inner_fn(index, rindex) for rindex in reduction_ranges)``.
 - ``IndexAdd``: a Reduction whose rows land where an index says (Note [Scatter-add]).
+- ``Scan``: a running sum/product/logaddexp/max/min along one dim (Note [Scans]).
 - ``RandomDraws``: a bernoulli mask or uniform values drawn from the graph's PCG64 stream (Note
   [Random draws]).
 - ``InputBuffer(name, dtype, size, stride)``: memory the kernel reads (``ops.load(name, index)``).
@@ -151,6 +152,18 @@ class IndexAdd(Reduction):
 
 
 @dataclass
+class Scan(Reduction):
+    """Note [Scans]: along the scanned dim of length ``reduction_ranges[0]``, ``out[o, 0, c] =
+    inner_fn((x,), (0,))`` and ``out[o, y, c] = combine_fn(out[o, y - 1, c], inner_fn((x,),
+    (y,)))``, left to right as NumPy's ``ufunc.accumulate`` (eager's cumsum, cumprod,
+    logcumsumexp, cummax and cummin), so float sums round as eager's, bit for bit. ``ranges`` = (columns,): the
+    positions x = (o, c) of the other dims, c among the ``inner`` elements after the scanned
+    dim; the columns are split over threads and the kernel is the scan's own (``column``)."""
+    combine_fn: Callable = None     # (running value, next value) -> running value
+    inner: int = 1
+
+
+@dataclass
 class RandomDraws:
     """Note [Random draws]: over the flat output, ``out[x] = u(x) < p`` (``bernoulli``, params
     ``(p,)``) or ``lo + (hi - lo) * u(x)`` rounded to the dtype (``uniform``, params
@@ -215,6 +228,11 @@ def format_node(node) -> str:
                     + (f"\n    where {node.mask_fn(index)}" if node.mask_fn else "")
                     + (f"\n    reached elements start at {node.start_fn()}"
                        if node.start_fn else ""))
+        if isinstance(node, Scan):
+            return (f"{node.name} = Scan({node.reduction_type}, {node.dtype}, columns="
+                    f"{list(node.ranges)}, length={node.reduction_ranges[0]}, inner="
+                    f"{node.inner})\n    [{index[0]}, r0] <- {node.reduction_type}("
+                    f"[{index[0]}, r0 - 1], {node.inner_fn(index, ('r0',))})")
         if isinstance(node, Reduction):
             rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
             body = node.inner_fn(index, rindex)

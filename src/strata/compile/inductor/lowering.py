@@ -240,8 +240,9 @@ def constant_of(value, dtype):
 
 @register(aten.pow.Tensor_Tensor)
 def _pow(G, node, a, b):
-    """libm's ``pow`` in the C graph only (the OpenCL printer has no row for it)."""
-    if out_spec(node)[0] not in FLOATING or G.device_type != "cpu":
+    """libm's ``pow`` (integers: ATen's powi, a negative exponent included) in the C graph
+    only (the OpenCL printer has no row for it)."""
+    if out_spec(node)[0] not in FLOATING + INTEGERS or G.device_type != "cpu":
         raise NoLowering("pow")
     return pointwise(G, node, lambda x, y: ops.pow(x, y), a, b)
 
