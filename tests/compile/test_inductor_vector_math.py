@@ -1,5 +1,5 @@
 """Maximum ulp error of the generated kernels' vector math (glibc's libmvec, called from
-'#pragma omp simd' loops: Note [Vector math] in compile/inductor/cprinter.py, and strata's own
+'#pragma omp simd' loops: Note [Vector math] in compile/inductor/cpreamble.py, and strata's own
 float32 erf: Note [float32 erf]) against float64. The bounds are the ones docs/inductor.md lists;
 glibc documents at most 4 ulp."""
 
