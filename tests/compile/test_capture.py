@@ -481,3 +481,28 @@ def test_inplace_view_methods_break_the_graph_and_match_torch(method, args):
     np.testing.assert_allclose(got.numpy(), want.numpy())
     e = explain(lambda a: f(strata, a))(strata.tensor(x))
     assert any(f"Tensor.{method}()" in reason for reason in e.break_reasons)
+
+
+def test_compiles_partials_builtins_and_callable_objects():
+    """``functools.partial`` of a Python function captures that function's frame with the bound
+    arguments (it once recursed without end through ``partial.__call__``); a builtin or C
+    callable runs inside a frame that calls it; an object's Python ``__call__`` is captured."""
+    import functools
+
+    def f(x, k, scale=1.0):
+        return (x * k).sin() * scale
+
+    x = strata.randn(3)
+    bound = functools.partial(f, k=2.0, scale=3.0)
+    assert strata.allclose(strata.compile(bound, backend="eager")(x), bound(x))
+    assert explain(bound)(x).graph_count == 1
+    first = functools.partial(f, x)
+    assert strata.allclose(strata.compile(first, backend="eager")(2.0), first(2.0))
+    assert strata.allclose(strata.compile(strata.sin, backend="eager")(x), x.sin())
+    doubled = functools.partial(strata.mul, other=2.0)
+    assert strata.allclose(strata.compile(doubled, backend="eager")(x), x * 2)
+
+    class Cos:
+        def __call__(self, x):
+            return x.cos()
+    assert strata.allclose(strata.compile(Cos(), backend="eager")(x), x.cos())

@@ -58,9 +58,25 @@ def _compiled_function(fn, ctx):
         compiled_method._strata_compile_context = ctx
         compiled_method._torchdynamo_orig_callable = fn
         return compiled_method
+    if isinstance(fn, functools.partial) and isinstance(fn.func, types.FunctionType):
+        # its function's frame, with the bound arguments first (as the partial calls it)
+        func, bound, keywords = fn.func, fn.args, fn.keywords
+
+        @functools.wraps(func)
+        def compiled_partial(*args, **kwargs):
+            return ctx.run(func, (*bound, *args), {**keywords, **kwargs})
+        compiled_partial._strata_compile_context = ctx
+        compiled_partial._torchdynamo_orig_callable = fn
+        return compiled_partial
     if not isinstance(fn, types.FunctionType):
-        # a callable object: capture its __call__ frame
-        return _compiled_function(fn.__call__, ctx)
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            # a callable object of a Python class: capture its __call__ frame
+            return _compiled_function(fn.__call__, ctx)
+
+        def calling(*args, **kwargs):      # a builtin or C callable: a frame that calls it
+            return fn(*args, **kwargs)
+        return _compiled_function(calling, ctx)
 
     @functools.wraps(fn)
     def compiled(*args, **kwargs):
