@@ -537,3 +537,21 @@ def test_compiled_cnn_training_step_matches_torch():
                                    atol=1e-5)
     np.testing.assert_allclose(model.bn.running_var.numpy(), t_bn.running_var.numpy(),
                                rtol=1e-5)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("values", [[1.5, -2.0, 0.5, 3.0], [1.5, 0.0, 0.5, 3.0],
+                                    [0.0, 0.0, 2.0, 1.0]])
+def test_cumprod_backward_compiles_with_and_without_zeros(backend, values):
+    """cumprod's backward looks for zeros in eager; traced (meta tensors) it takes the zero-safe
+    form, as PyTorch's does for tensor subclasses, instead of failing capture."""
+    import torch
+
+    def f(m, x):
+        return (x.cumprod(0) * m.arange(4.0)).sum()
+    x = strata.tensor(values, requires_grad=True)
+    strata.compile(lambda x: f(strata, x), backend=backend)(x).backward()
+    t = torch.tensor(values, requires_grad=True)
+    f(torch, t).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)

@@ -248,13 +248,15 @@ def _cumsum(ctx, grad):
 def _cumprod(ctx, grad):
     """d out_j / d x_k = prod_{i<=j, i!=k} x_i. Without zeros that is out_j / x_k, so the
     gradient is a reversed cumsum of grad * out, divided by x; with zeros, each k is done by
-    replacing x_k with 1 (exact, one cumprod per position)."""
+    replacing x_k with 1 (exact, one cumprod per position). A meta tensor (AOT autograd
+    tracing the backward) has no values to look at: the zero-safe form, as PyTorch's
+    ``cumprod_backward`` takes its composite-compliant branch for tensor subclasses."""
     x = ctx.self
     shape = x._shape
     if not shape or x.numel() == 0:
         return grad
     d = wrap_dim(ctx.dim, len(shape))
-    if RD.sum(P.eq(x, 0)).item() == 0:
+    if x.device.type != "meta" and RD.sum(P.eq(x, 0)).item() == 0:
         rev = S.flip(RD.cumsum(S.flip(P.mul(grad, ctx.result), [d]), d), [d])
         return P.div(rev, x)
     parts = []
