@@ -555,3 +555,21 @@ def test_cumprod_backward_compiles_with_and_without_zeros(backend, values):
     t = torch.tensor(values, requires_grad=True)
     f(torch, t).backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("op", ["prod", "det"])
+def test_value_tested_backwards_compile(backend, op):
+    """prod's and det's backwards test for zeros in eager; traced, their general forms."""
+    import torch
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((3, 3)) if op == "det" else np.array([1.5, 0.0, 0.5, 3.0])
+
+    def f(m, x):
+        return (m.linalg.det(x) if op == "det" else x.prod()) * 2
+    x = strata.tensor(values, requires_grad=True)
+    strata.compile(lambda x: f(strata, x), backend=backend)(x).backward()
+    t = torch.tensor(values, requires_grad=True)
+    f(torch, t).backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)

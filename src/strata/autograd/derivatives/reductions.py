@@ -80,8 +80,9 @@ def _sum(ctx, grad):
 
 def prod_backward(grad, x, result, dim):
     """d prod / d x_i = product of the others: result / x_i when nothing is zero; otherwise the
-    product of an exclusive cumprod from each side (exact with zeros)."""
-    if RD.sum(P.eq(x, 0)).item() == 0:
+    product of an exclusive cumprod from each side (exact with zeros; the form traced on meta
+    tensors, which have no values to test)."""
+    if x.device.type != "meta" and RD.sum(P.eq(x, 0)).item() == 0:
         return P.mul(grad, conj(P.div(result, x)))
     n = x._shape[dim]
     if n == 1:
