@@ -1,6 +1,7 @@
 """Lowering rows of gather (an indexed load) and the scatters: ``index_add_``, ``scatter`` (a
 tensor or a number), ``scatter_add`` and ``scatter_reduce`` (sum, prod, mean, amax, amin; with
-or without self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py).
+or without self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py);
+``as_strided_scatter`` (a functionalized write into a view) as a pointwise select.
 
 Each computes what eager's kernel (backends/cpu/scatter.py ``_scatter``) computes: the output
 starts as self; with ``include_self=False`` every element the index reaches is first set to the
@@ -14,11 +15,12 @@ Check step first raises eager's error for an index outside the dim.
 
 import math
 
-from ...ops.scatter import scatter_reduction
+from ...ops.scatter import scatter_base_geometry, scatter_reduction
 from .ir import TensorValue, contiguous_stride, ops
 from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, register
 from .lowering_nn import _clamped_row, _index_check
 from .lowering_select import FLOAT32_MAX
+from .lowering_shape import _clamp
 
 SCATTER_DTYPES = FLOATS + ("int64", "int32", "bool")
 INT_BITS = {"int64": 64, "int32": 32}
@@ -233,3 +235,69 @@ def _scatter_along(G, node, self, dim, index, src, reduction, include_self=True)
         return ops.to_dtype(ops.where(below, ops.sub(quotient, ops.constant(1, "int64")),
                                       quotient), dtype)
     return TensorValue(dtype, size, mean)
+
+
+def _nested_dims(size, stride):
+    """The view's dims of more than one element, outermost (largest stride) first, when each
+    stride passes the reach of the smaller ones: then a storage position splits into the view's
+    index by division and remainder, one dim after another. None when the strides interleave
+    or overlap (the eager kernel keeps those)."""
+    dims = sorted(((s, n, d) for d, (n, s) in enumerate(zip(size, stride)) if n > 1),
+                  reverse=True)
+    reach = 0
+    for s, n, _ in reversed(dims):
+        if s <= reach:
+            return None
+        reach += (n - 1) * s
+    return dims
+
+
+@register(aten.as_strided_scatter.default)
+def _as_strided_scatter(G, node, self, src, size, stride, storage_offset=None):
+    """Note [as_strided_scatter geometry] (ops/scatter.py) as a formula per output element:
+    its storage position ``q`` from the view's start splits into the view's index, outermost
+    dim first (``q / stride`` for a dim, the remainder for the next); the element takes src
+    at that index when every part is in range (and nothing is left over), else self's
+    element. A contiguous view is one range test. No index tensor, no scatter: the formula
+    fuses with the zeros before it and the adds after it (a view's gradient)."""
+    dtype, out_size = out_spec(node)
+    if dtype not in DTYPES or src.dtype not in DTYPES or not all(
+            isinstance(v, int) for v in (*size, *stride, storage_offset or 0)):
+        raise NoLowering("as_strided_scatter: a half dtype or symbolic sizes")
+    if 0 in size:
+        return TensorValue(dtype, tuple(out_size), self.load)
+    dims = _nested_dims(size, stride)
+    if dims is None:
+        raise NoLowering("as_strided_scatter: a view whose strides interleave")
+    strides, base_offset, _ = scatter_base_geometry(node.args[0].meta["val"])
+    offset = base_offset if storage_offset is None else storage_offset
+
+    def load(i):
+        terms = [f"({x})*{s}" for x, s in zip(i, strides) if s]
+        start = base_offset - offset
+        q = " + ".join(terms + ([str(start)] if start else [])) or "0"
+        inside = [ops.ge(ops.index_expr(q, "int64"), ops.constant(0, "int64"))]
+        where = [0] * len(size)
+        rest, outer = f"({q})", None
+        for s, n, d in dims:
+            if outer is not None:
+                rest = f"(({rest}) % {outer})"
+            at = f"({rest} / {s})" if s != 1 else rest
+            if outer is None or outer != n * s:     # a full dim below its parent is in range
+                inside.append(ops.lt(ops.index_expr(at, "int64"), ops.constant(n, "int64")))
+            where[d] = _clamp(at, n)
+            outer = s
+        last = dims[-1][0] if dims else None
+        if last is not None and last != 1:          # a gap after the innermost dim
+            inside.append(ops.eq(ops.index_expr(f"({rest}) % {last}", "int64"),
+                                 ops.constant(0, "int64")))
+        if not dims:
+            inside.append(ops.eq(ops.index_expr(q, "int64"), ops.constant(0, "int64")))
+        taken = src.load(tuple(where))
+        if src.dtype != dtype:
+            taken = ops.to_dtype(taken, dtype)
+        hit = inside[0]
+        for test in inside[1:]:
+            hit = ops.where(hit, test, ops.constant(False, "bool"))
+        return ops.where(hit, taken, self.load(i))
+    return TensorValue(dtype, tuple(out_size), load)
