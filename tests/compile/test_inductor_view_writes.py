@@ -4,8 +4,12 @@ select. A view's gradient (slice, select, as_strided backward) and in-place writ
 values and inputs give eager's results on inductor, aot_eager and the OpenCL device; the
 backward of weight slices is one fused kernel, with no index tensor, scatter or Check."""
 
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import strata
 from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
@@ -161,3 +165,69 @@ def test_opencl_eager_kernel_matches_cpu():
         want = strata.as_strided_scatter(layout(strata.tensor(x)), strata.tensor(src), size,
                                          stride, offset)
         np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+LAYOUTS = {"fresh": lambda t: t * 2, "transposed": lambda t: (t * 2).transpose(0, -1),
+           "sliced": lambda t: (t * 2)[1:], "contiguous": lambda t: (t * 2).flip(0)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       layout=st.sampled_from(sorted(LAYOUTS)), explicit_offset=st.booleans(), data=st.data())
+def test_random_as_strided_scatter_matches_eager(shape, layout, explicit_offset, data):
+    """Any view (box, nested, interleaved, overlapping) into self's storage: the generated
+    formula, eager's kernel, or (where inductor cannot know eager's storage) an eager run of
+    the function; never other values."""
+    rng = np.random.default_rng(len(shape))
+    x = strata.tensor(rng.standard_normal(shape).astype(np.float32))
+    make = LAYOUTS[layout]
+    base = make(x)
+    available = base.untyped_storage().nbytes // 4 - base.storage_offset()
+    ndim = data.draw(st.integers(0, 3))
+    size = tuple(data.draw(st.integers(1, 3)) for _ in range(ndim))
+    stride = tuple(data.draw(st.integers(1, 6)) for _ in range(ndim))
+    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if extent > available:
+        return
+    offset = (base.storage_offset() + data.draw(st.integers(0, available - extent))
+              if explicit_offset else None)
+    src = strata.tensor(rng.standard_normal(size).astype(np.float32))
+
+    def f(x, src):
+        return strata.as_strided_scatter(make(x), src + 1, size, stride, offset) * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # "... it runs eagerly"
+        got = strata.compile(f, backend="inductor")(x, src)
+    np.testing.assert_array_equal(got.numpy(), f(x, src).numpy())
+
+
+@pytest.mark.parametrize("shape, size, stride, offset", [
+    ((6, 8), (2, 3), (8, 2), 17),      # a box with a step: range and step tests on the index
+    ((48,), (3, 4), (8, 1), 5),        # nested strides in a 1-D self: division and remainder
+    ((6, 8), (2, 2), (9, 3), 1),       # neither a box nor dense: a remainder test too
+])
+def test_views_lower_to_one_formula(shape, size, stride, offset):
+    x = strata.randn(*shape)
+    src = strata.randn(*size)
+    runs = []
+
+    def f(x, src):
+        return strata.as_strided_scatter(x * 2, src, size, stride, offset).exp()
+    got = strata.compile(f, backend=_recording_backend(runs))(x, src)
+    np.testing.assert_allclose(got.numpy(), f(x, src).numpy(), rtol=1e-6)
+    ir = runs[0].ir_post_fusion
+    assert "Fallback" not in ir and ir.count("Pointwise(") == 1
+
+
+def test_a_view_inductor_cannot_place_runs_eagerly():
+    """An overlapping view (the last write wins) placed by storage offset in a slice of a
+    value: inductor's buffers do not keep the value's storage, so the function runs eagerly."""
+    x = strata.arange(12.).reshape(4, 3)
+
+    def f(x, src):
+        return strata.as_strided_scatter((x * 2)[1:], src, (2, 3), (1, 1), 0) * 3
+    src = strata.ones(2, 3)
+    with pytest.warns(UserWarning, match="as_strided_scatter whose view"):
+        got = strata.compile(f, backend="inductor")(x, src)
+    np.testing.assert_array_equal(got.numpy(), f(x, src).numpy())
+    assert got[0, 0].item() == 3 and got[0, 1].item() == 24
