@@ -16,7 +16,7 @@ Check step first raises eager's error for an index outside the dim.
 import math
 import operator
 
-from ...ops.scatter import scatter_base_geometry, scatter_reduction
+from ...ops.scatter import has_internal_overlap, scatter_base_geometry, scatter_reduction
 from .ir import TensorValue, contiguous_stride, ops
 from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, register
 from .lowering_nn import _clamped_row, _index_check
@@ -382,18 +382,23 @@ def _as_strided_scatter(G, node, self, src, size, stride, storage_offset=None):
     other view splits the position into the view's index. No index tensor, no scatter: the
     formula fuses with the zeros before it and the adds after it (a view's gradient)."""
     dtype, out_size = out_spec(node)
-    dims = _nested_dims(size, stride)
-    if dims is None or (storage_offset is not None and not _starts_its_storage(node.args[0])):
+    meta = node.args[0].meta["val"]
+    strides = scatter_base_geometry(meta)[0]
+    # where self starts in the storage the view is placed in: 0 for a fresh value (and for an
+    # expanded self, which eager clones); for another, only a view at self's start is known
+    known_start = storage_offset is None or _starts_its_storage(node.args[0]) or \
+        has_internal_overlap(tuple(meta.shape), tuple(meta.stride()))
+    if not all(isinstance(v, int) for v in (*size, *stride, storage_offset or 0)) \
+            or not known_start or dtype not in DTYPES or src.dtype not in DTYPES \
+            or _nested_dims(size, stride) is None:
         _refuse_unless_eager_is_exact(G, node, self)
-        raise NoLowering("as_strided_scatter: a view whose strides interleave or overlap, or "
-                         "a storage_offset into the storage of an input or a view")
-    if dtype not in DTYPES or src.dtype not in DTYPES or not all(
-            isinstance(v, int) for v in (*size, *stride, storage_offset or 0)):
-        raise NoLowering("as_strided_scatter: a half dtype or symbolic sizes")
+        raise NoLowering("as_strided_scatter: a view whose strides interleave or overlap, a "
+                         "storage_offset into the storage of an input or a view, symbolic "
+                         "sizes or a half dtype")
     if 0 in size:
         return TensorValue(dtype, tuple(out_size), self.load)
-    strides, _, _ = scatter_base_geometry(node.args[0].meta["val"])
-    start = 0 if storage_offset is None else storage_offset   # self starts its storage
+    start = 0 if storage_offset is None else storage_offset
+    dims = _nested_dims(size, stride)
     box = _view_as_box(tuple(out_size), strides, start, size, stride)
     formula = _box_formula(box, size, out_size) if box is not None else \
         _split_formula(dims, strides, start, size)
