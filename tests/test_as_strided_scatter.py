@@ -170,3 +170,17 @@ def test_meta_and_explain_rows():
     with pytest.raises(RuntimeError, match="out of bounds for storage"):
         strata.as_strided_scatter(strata.empty(3, 4, device="meta"),
                                   strata.empty(2, 2, device="meta"), (2, 2), (4, 1), 11)
+
+
+@pytest.mark.parametrize("device", ["sim", "opencl"])
+def test_devices_match_cpu(device):
+    """The sim device runs the CPU kernel in its own process; opencl has its own kernel."""
+    if device == "opencl" and not strata.opencl.is_available():
+        pytest.skip("needs an OpenCL driver (PoCL)")
+    x = strata.arange(12.).reshape(3, 4)
+    src = -strata.arange(1., 5.).reshape(2, 2)
+    for layout in (lambda t: t, lambda t: t.t(), lambda t: t[1:]):
+        want = strata.as_strided_scatter(layout(x), src, (2, 2), (4, 1), 5)
+        got = strata.as_strided_scatter(layout(x.to(device)), src.to(device), (2, 2), (4, 1), 5)
+        assert got.device.type == device
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
