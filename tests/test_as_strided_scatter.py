@@ -84,19 +84,19 @@ def _values_numpy(base, src, size, stride, offset):
 
 
 @pytest.mark.parametrize("args, message", [
-    (((2, 2), (4, 1), 11), "setStorage: sizes [2, 2], strides [4, 1], storage offset 11, and "
+    (((2, 2), (4, 1), 11), ("setStorage: sizes [2, 2], strides [4, 1], storage offset 11, and "
                            "itemsize 4 requiring a storage size of 68 are out of bounds for "
-                           "storage of size 48"),
-    (((2, 2), (4, -1), 1), "as_strided: Negative strides are not supported at the moment, got "
-                           "strides: [4, -1]"),
+                           "storage of size 48")),
+    (((2, 2), (4, -1), 1), ("as_strided: Negative strides are not supported at the moment, got "
+                           "strides: [4, -1]")),
     (((2, 2), (4, 1), -1), "Tensor: invalid storage offset -1"),
-    (((2, -2), (4, 1), 1), "Storage size calculation overflowed with sizes=[2, -2] and "
-                           "strides=[4, 1]"),
+    (((2, -2), (4, 1), 1), ("Storage size calculation overflowed with sizes=[2, -2] and "
+                           "strides=[4, 1]")),
     (((2, 2), (4, 1, 1), 1), "mismatch in length of strides and shape"),
-    (((2, 2), (0, 1), 1), "unsupported operation: more than one element of the written-to "
-                          "tensor refers to a single memory location"),
-    (((4,), (1,), 1), "expected src to have a size equal to the slice of self. src size = "
-                      "[2, 2], slice size = [4]"),
+    (((2, 2), (0, 1), 1), ("unsupported operation: more than one element of the written-to "
+                          "tensor refers to a single memory location")),
+    (((4,), (1,), 1), ("expected src to have a size equal to the slice of self. src size = "
+                      "[2, 2], slice size = [4]")),
 ])
 def test_errors_match_torch_and_leave_inputs_untouched(args, message):
     for lib in (strata, torch):

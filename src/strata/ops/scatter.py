@@ -379,7 +379,7 @@ def _take_along_dim(self, indices, dim=None):
     return gather(self, d, indices)
 
 
-# --- as_strided_scatter -----------------------------------------------------------------------------
+# --- as_strided_scatter -------------------------------------------------------------------------
 # Note [as_strided_scatter geometry]: the functional inverse of ``as_strided`` (what
 # functionalization records for a write into a view, as PyTorch's FunctionalTensorWrapper does).
 # As ``clone_preserve_strides`` (TensorShape.cpp), the view is taken in self's *storage*:

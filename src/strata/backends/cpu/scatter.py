@@ -212,7 +212,8 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
     return out
 
 
-KERNELS = {S.gather: gather, S.as_strided_scatter: as_strided_scatter, S.scatter: scatter, S.scatter_value: scatter_value,
+KERNELS = {S.gather: gather, S.as_strided_scatter: as_strided_scatter, S.scatter: scatter,
+           S.scatter_value: scatter_value,
            S.scatter_add: scatter_add, S.scatter_reduce: scatter_reduce,
            S.index_select: index_select, S.index_add_: index_add_, S.index_copy_: index_copy_,
            S.index_fill_: index_fill_, S.index_fill_tensor_: index_fill_}
