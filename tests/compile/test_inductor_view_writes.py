@@ -231,3 +231,25 @@ def test_a_view_inductor_cannot_place_runs_eagerly():
         got = strata.compile(f, backend="inductor")(x, src)
     np.testing.assert_array_equal(got.numpy(), f(x, src).numpy())
     assert got[0, 0].item() == 3 and got[0, 1].item() == 24
+
+
+class _Cache(strata.nn.Module):
+    """A key/value cache: a buffer written in place through a view at each step."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("keys", strata.zeros(2, 6, 4))
+
+    def forward(self, x, at):
+        self.keys[:, at:at + x.shape[1]] = x
+        return self.keys[:, :at + x.shape[1]].sum(1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_buffer_written_through_a_view_matches_eager(backend):
+    eager, compiled = _Cache(), _Cache()
+    run = strata.compile(compiled, backend=backend)
+    for at in (0, 2, 3):
+        x = strata.randn(2, 2, 4)
+        np.testing.assert_allclose(run(x, at).numpy(), eager(x, at).numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(compiled.keys.numpy(), eager.keys.numpy())
