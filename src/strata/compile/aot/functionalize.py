@@ -158,13 +158,15 @@ def _scatter_into_base(mode, base, view, src_node):
     Note [Offsets of functionalized writes]: as_strided_scatter places the view in self's
     storage, but a graph input or constant may start anywhere in its storage at run time (its
     traced meta starts at 0; guards check sizes and strides, not offsets). A view starting where
-    its base starts says so with ``storage_offset=None``; a view elsewhere in a fresh op output
-    (offset 0 in eager too) gives its offset; else the base is cloned first (a fresh tensor,
-    offset 0, the same strides when it is dense), which inductor fuses into the write."""
+    its base starts says so with ``storage_offset=None``; a view elsewhere in the result of an
+    op that is not a view (offset 0 in eager too) gives its offset; else the base is cloned
+    first (a fresh tensor, offset 0, the same strides when it is dense), which inductor fuses
+    into the write."""
     shape, strides = tuple(base.shape), tuple(base.stride())
     offset = view.storage_offset() - base.storage_offset()
     base_node = mode.node_of(base)
-    fresh = base_node.op == "call_function" and base.storage_offset() == 0
+    fresh = (base_node.op == "call_function" and not getattr(base_node.target, "is_view", True)
+             and base.storage_offset() == 0)
     if offset and not fresh and not is_non_overlapping_and_dense(shape, strides):
         raise NotImplementedError(
             "functionalization: writing in place into a view of an input or constant that is "
