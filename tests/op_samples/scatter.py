@@ -193,4 +193,13 @@ SAMPLES = {
         Sample(lambda m, x, i: m.take_along_dim(x, i), (X34, _i(0, 11, 3)), noncontiguous=False,
                name="flat"),
     ],
+    "aten::as_strided_scatter": [
+        Sample(lambda m, x, s: m.as_strided_scatter(x, s, (2, 2), (4, 1), 5), (X34, _a(2, 2))),
+        Sample(lambda m, x, s: x.as_strided_scatter(s, (3, 2), (1, 4)), (X34, _a(3, 2)),
+               name="transposed_view"),
+        Sample(lambda m, x, s: m.as_strided_scatter(x, s, (2,), (3,), 2),
+               (_a(3, 4, dtype=np.int64), _a(2)), name="long_self_float_src"),
+        Sample(lambda m, x, s: m.as_strided_scatter(x, s, (), (), 0),
+               (np.array(1.0, np.float32), np.array(2.0, np.float32)), name="0d"),
+    ],
 }

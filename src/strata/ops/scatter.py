@@ -377,3 +377,73 @@ def _take_along_dim(self, indices, dim=None):
     index_sizes[d] = self.shape[d]
     self = expand(self, broadcast_shapes(tuple(index_sizes), tuple(self.shape)))
     return gather(self, d, indices)
+
+
+# --- as_strided_scatter -------------------------------------------------------------------------
+# Note [as_strided_scatter geometry]: the functional inverse of ``as_strided`` (what
+# functionalization records for a write into a view, as PyTorch's FunctionalTensorWrapper does).
+# As ``clone_preserve_strides`` (TensorShape.cpp), the view is taken in self's *storage*:
+# element i of the result is self's element i unless self's storage position of i,
+# ``self.storage_offset() + sum(i_d * self.stride(d))``, is one the view ``(size, stride,
+# storage_offset)`` covers; then it is the matching element of ``src``. A self with a stride-0
+# dim (internal overlap) is cloned contiguously first, so its positions are row-major from 0.
+# The result has self's values laid out like ``clone``'s (strata does not keep a storage offset or
+# a non-dense layout in the result, as PyTorch does; only the layout differs).
+
+def has_internal_overlap(shape, strides) -> bool:
+    """``at::has_internal_overlap(...) == MemOverlap::Yes``: a stride-0 dim of more than one
+    element (other overlaps are "too hard" to detect, and PyTorch keeps their geometry)."""
+    return any(s == 0 and n > 1 for n, s in zip(shape, strides))
+
+
+def scatter_base_geometry(self):
+    """``(strides, storage_offset, storage elements)`` that as_strided_scatter places ``self``'s
+    elements at (Note [as_strided_scatter geometry])."""
+    shape, strides = tuple(self.shape), tuple(self.stride())
+    if has_internal_overlap(shape, strides):
+        numel = 1
+        for n in shape:
+            numel *= n
+        from ..core.shape import contiguous_strides
+        return contiguous_strides(shape), 0, numel
+    return strides, self.storage_offset(), self.untyped_storage().nbytes // self.dtype.itemsize
+
+
+def _as_strided_scatter_meta(self, src, size, stride, storage_offset=None):
+    """``setStrided``'s checks on the clone's view (in its order), then the size of ``src`` and
+    ``copy_``'s refusal of a destination whose stride-0 dims alias."""
+    from ..core.shape import check_storage_size
+    from .factory import clone
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {fmt(stride)}")
+    _, base_offset, available = scatter_base_geometry(self)
+    offset = base_offset if storage_offset is None else storage_offset
+    itemsize = self.dtype.itemsize
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={fmt(size)} and "
+                           f"strides={fmt(stride)}")
+    extent = check_storage_size(size, itemsize, stride) // itemsize
+    if extent and offset + extent > available:
+        raise RuntimeError(f"setStorage: sizes {fmt(size)}, strides {fmt(stride)}, storage "
+                           f"offset {offset}, and itemsize {itemsize} requiring a storage size "
+                           f"of {(offset + extent) * itemsize} are out of bounds for storage of "
+                           f"size {available * itemsize}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if tuple(src.shape) != size:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{fmt(src.shape)}, slice size = {fmt(size)}")
+    if has_internal_overlap(size, stride):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the tensor "
+                           "before performing the operation.")
+    return clone.meta(self)
+
+
+as_strided_scatter = defop("as_strided_scatter(Tensor self, Tensor src, SymInt[] size, "
+                           "SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+                           _as_strided_scatter_meta, method=True, function=True)

@@ -1,7 +1,9 @@
 """Derivatives of ``ops/scatter.py``: gather and scatter are each other's adjoints; index_* ops
 are the same along one dim."""
 
+from ...core.shape import contiguous_strides, storage_extent
 from ...ops import factory as F
+from ...ops import meta_rules as MR
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import scatter as SC
@@ -128,3 +130,37 @@ def _index_fill_tensor_(ctx, grad):
     index = ctx.index
     return (_index_cleared(grad, ctx.dim, index) if ctx.needs[0] else None, None,
             RD.sum(SC.index_select(grad, ctx.dim, index)) if ctx.needs[2] else None)
+
+
+@derivative(SC.as_strided_scatter, "AsStridedScatterBackward0", save=("self:geometry",))
+def _as_strided_scatter(ctx, grad):
+    """Positions the view covers take ``src``'s gradient, the others ``self``'s (Note
+    [as_strided_scatter geometry] in ops/scatter.py). When ``grad`` is laid out as self was
+    (the usual case: both contiguous from offset 0) and the view lies among self's elements,
+    ``grad`` itself is the storage to read; otherwise it is first written at self's positions
+    into a zero buffer that also covers the view (view elements outside self get 0, as eager
+    never shows them)."""
+    shape, strides, base_offset = ctx.self
+    if SC.has_internal_overlap(shape, strides):
+        strides, base_offset = contiguous_strides(shape), 0
+    size, stride = tuple(ctx.size), tuple(ctx.stride)
+    offset = base_offset if ctx.storage_offset is None else ctx.storage_offset
+    numel = storage_extent(shape, contiguous_strides(shape))
+    if (tuple(grad.stride()) == tuple(strides) and grad.storage_offset() == base_offset
+            and MR.is_non_overlapping_and_dense(shape, strides) and offset >= base_offset
+            and offset + storage_extent(size, stride) <= base_offset + numel):
+        placed = grad
+    else:
+        lo = min(base_offset, offset)
+        reach = max(base_offset + storage_extent(shape, strides),
+                    offset + storage_extent(size, stride))
+        buffer = zeros((reach - lo,), grad)
+        placed = S.as_strided(buffer, shape, strides, base_offset - lo)
+        F.copy_(placed, grad)
+        offset -= lo
+    g_self = g_src = None
+    if ctx.needs[0]:
+        g_self = SC.as_strided_scatter(placed, zeros(size, grad), size, stride, offset)
+    if ctx.needs[1]:
+        g_src = S.as_strided(placed, size, stride, offset)
+    return g_self, g_src

@@ -4,12 +4,14 @@ the reductions (it accumulates duplicates, where plain assignment keeps the last
 import functools
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ...core import dtype as D
-from ...core.shape import wrap_dim
+from ...core.shape import storage_extent, wrap_dim
 from ...ops import meta_rules as R
 from ...ops import scatter as S
 from .array import COMPUTE, compute_data, data, wrap
+from .factory import strided
 from .indexing import check_bounds, fill_value
 
 
@@ -197,7 +199,28 @@ def index_fill_(self, dim, index, value):
     return self
 
 
-KERNELS = {S.gather: gather, S.scatter: scatter, S.scatter_value: scatter_value,
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """Note [as_strided_scatter geometry] (ops/scatter.py): self's elements, then the view's,
+    are written into one scratch storage, and self's positions are read back from it."""
+    spec = S.as_strided_scatter.meta(self, src, size, stride, storage_offset)
+    strides, base_offset, _ = S.scatter_base_geometry(self)
+    offset = base_offset if storage_offset is None else storage_offset
+    shape, size = tuple(self._shape), tuple(size)
+    storage = np.empty(max(base_offset + storage_extent(shape, strides),
+                           offset + storage_extent(size, stride)), self.dtype.np)
+
+    def place(at, sizes, steps):
+        return as_strided(storage[at:], sizes, [s * storage.itemsize for s in steps])
+    place(base_offset, shape, strides)[...] = data(self)
+    if 0 not in size:
+        np.copyto(place(offset, size, stride), data(src), casting="unsafe")
+    out = strided(spec.shape, spec.strides, spec.dtype)
+    np.copyto(data(out), place(base_offset, shape, strides))
+    return out
+
+
+KERNELS = {S.gather: gather, S.as_strided_scatter: as_strided_scatter, S.scatter: scatter,
+           S.scatter_value: scatter_value,
            S.scatter_add: scatter_add, S.scatter_reduce: scatter_reduce,
            S.index_select: index_select, S.index_add_: index_add_, S.index_copy_: index_copy_,
            S.index_fill_: index_fill_, S.index_fill_tensor_: index_fill_}

@@ -6,8 +6,8 @@ As ``FunctionalTensorMode`` does, while tracing:
   tied to the new node, so later reads of ``x`` read the new value;
 - a view op is recorded as it is, and the tracker remembers how the view was made from its base
   (the chain of view ops). Writing into a view writes the new value back into the base
-  (``scatter`` through the view's index map), and any other view of that base is *replayed* from
-  the base's new value the next time it is read;
+  (``as_strided_scatter`` of the view's geometry), and any other view of that base is
+  *replayed* from the base's new value the next time it is read;
 - ``native_batch_norm`` in training, which updates its running statistics in place, is
   recorded without them plus the running-average arithmetic, as PyTorch's
   ``_native_batch_norm_legit_functional`` does;
@@ -26,6 +26,7 @@ import numpy as np
 
 from ... import ops as _ops  # noqa: F401  (the op families register into the namespace)
 from ...core import dtype as D
+from ...ops.meta_rules import is_non_overlapping_and_dense
 from ...ops.op import aten
 from ...creation import empty
 from ...random import Generator
@@ -150,22 +151,34 @@ class ViewTracker:
 
 
 def _scatter_into_base(mode, base, view, src_node):
-    """Nodes computing ``base`` with ``view``'s elements replaced by ``src_node``'s value: the
-    view's element positions in the base come from an arange seen through the same strides."""
-    if not base.is_contiguous():
-        raise NotImplementedError(
-            "functionalization: writing in place into a view of a non-contiguous tensor is not "
-            "supported by strata's AOT autograd")
-    base_value = mode.holder(base, mode.node_of(base))
-    src_value = mode.holder(view, src_node)
+    """The node computing ``base`` with ``view``'s elements replaced by ``src_node``'s value:
+    ``as_strided_scatter`` of the view's geometry, the functional inverse PyTorch's
+    functionalization records (one pointwise formula for inductor, no index tensor).
+
+    Note [Offsets of functionalized writes]: as_strided_scatter places the view in self's
+    storage, but a graph input or constant may start anywhere in its storage at run time (its
+    traced meta starts at 0; guards check sizes and strides, not offsets). A view starting where
+    its base starts says so with ``storage_offset=None``; a view elsewhere in the result of an
+    op that is not a view (offset 0 in eager too) gives its offset; else the base is cloned
+    first (a fresh tensor, offset 0, the same strides when it is dense), which inductor fuses
+    into the write."""
+    shape, strides = tuple(base.shape), tuple(base.stride())
     offset = view.storage_offset() - base.storage_offset()
+    base_node = mode.node_of(base)
+    fresh = (base_node.op == "call_function" and not getattr(base_node.target, "is_view", True)
+             and base.storage_offset() == 0)
+    if offset and not fresh and not is_non_overlapping_and_dense(shape, strides):
+        raise NotImplementedError(
+            "functionalization: writing in place into a view of an input or constant that is "
+            "not dense (a slice with steps, an expanded tensor) is not supported by strata's "
+            "AOT autograd; pass a contiguous tensor")
+    base_value = mode.holder(base, base_node)
+    src_value = mode.holder(view, src_node)
     with mode:
-        positions = aten.arange.start_step(0, base.numel(), 1, dtype=D.int64,
-                                           device=mode.device or base.device)
-        positions = aten.as_strided.default(positions, tuple(view.shape), view.stride(), offset)
-        flat = aten.scatter.src(base_value.view(-1), 0, positions.reshape(-1),
-                                src_value.reshape(-1))
-        result = flat.view(list(base.shape))
+        if offset and not fresh:
+            base_value = aten.clone.default(base_value)
+        result = aten.as_strided_scatter.default(base_value, src_value, tuple(view.shape),
+                                                 tuple(view.stride()), offset or None)
     return mode.lookup(result)[1]
 
 

@@ -1,6 +1,7 @@
 """Lowering rows of gather (an indexed load) and the scatters: ``index_add_``, ``scatter`` (a
 tensor or a number), ``scatter_add`` and ``scatter_reduce`` (sum, prod, mean, amax, amin; with
-or without self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py).
+or without self) along any dim, as the IndexAdd kernel (Note [Scatter-add] in ir.py);
+``as_strided_scatter`` (a functionalized write into a view) as a pointwise select.
 
 Each computes what eager's kernel (backends/cpu/scatter.py ``_scatter``) computes: the output
 starts as self; with ``include_self=False`` every element the index reaches is first set to the
@@ -13,12 +14,14 @@ Check step first raises eager's error for an index outside the dim.
 """
 
 import math
+import operator
 
-from ...ops.scatter import scatter_reduction
+from ...ops.scatter import has_internal_overlap, scatter_base_geometry, scatter_reduction
 from .ir import TensorValue, contiguous_stride, ops
 from .lowering import DTYPES, FLOATS, NoLowering, aten, out_spec, register
 from .lowering_nn import _clamped_row, _index_check
 from .lowering_select import FLOAT32_MAX
+from .lowering_shape import _clamp
 
 SCATTER_DTYPES = FLOATS + ("int64", "int32", "bool")
 INT_BITS = {"int64": 64, "int32": 32}
@@ -233,3 +236,177 @@ def _scatter_along(G, node, self, dim, index, src, reduction, include_self=True)
         return ops.to_dtype(ops.where(below, ops.sub(quotient, ops.constant(1, "int64")),
                                       quotient), dtype)
     return TensorValue(dtype, size, mean)
+
+
+def _nested_dims(size, stride):
+    """The dims of more than one element, outermost (largest stride) first, when each stride
+    passes the reach of the smaller ones: then a storage position splits into an index by
+    division and remainder, one dim after another. None when the strides interleave or
+    overlap."""
+    dims = sorted(((s, n, d) for d, (n, s) in enumerate(zip(size, stride)) if n > 1),
+                  reverse=True)
+    reach = 0
+    for s, n, _ in reversed(dims):
+        if s <= reach:
+            return None
+        reach += (n - 1) * s
+    return dims
+
+
+def _view_as_box(shape, strides, start, size, stride):
+    """The view as a box of self's index space, when it is one (a slice, select or narrow of
+    self): ``{self dim: (first index, step, view dim or None)}`` with every view dim of more
+    than one element on its own self dim (a stride that is a multiple of that dim's) and the
+    box inside self. ``start`` is the view's storage position from self's first element. Self
+    does not overlap itself, so its element i is in the view exactly when i is in the box."""
+    dims = _nested_dims(shape, strides)
+    if dims is None or start < 0:
+        return None
+    box = {}
+    for s, n, d in dims:            # the view's first element as an index of self
+        box[d] = [start // s, 1, None]
+        start %= s
+    if start:
+        return None
+    for k, (n, s) in enumerate(zip(size, stride)):
+        if n == 1:
+            continue
+        fits = [(ds, d) for ds, _, d in dims if ds <= s and s % ds == 0]
+        if not fits:
+            return None
+        d = max(fits)[1]
+        first, _, taken = box[d]
+        step = s // strides[d]
+        if taken is not None or first + (n - 1) * step >= shape[d]:
+            return None
+        box[d] = [first, step, k]
+    return box
+
+
+def _all(tests):
+    hit = tests[0]
+    for test in tests[1:]:
+        hit = ops.where(hit, test, ops.constant(False, "bool"))
+    return hit
+
+
+def _index_test(fn, text, bound):
+    return fn(ops.index_expr(text, "int64"), ops.constant(bound, "int64"))
+
+
+def _box_formula(box, size, out_size):
+    """``i -> (tests that i is in the view, src index)`` for a box view (``_view_as_box``):
+    per self dim a range test (none for a dim the view spans whole), a step test, or an
+    equality for a dim the view selects one index of."""
+    def formula(i):
+        tests, where = [], [0] * len(size)
+        for d, (first, step, k) in box.items():
+            if k is None:
+                tests.append(_index_test(ops.eq, f"({i[d]})", first))
+                continue
+            n = size[k]
+            at = f"({i[d]}) - {first}" if first else f"({i[d]})"
+            partial = first or (n - 1) * step + 1 != out_size[d]
+            if partial:
+                tests.append(_index_test(ops.ge, at, 0))
+                tests.append(_index_test(ops.lt, at, (n - 1) * step + 1))
+            if step != 1:
+                tests.append(_index_test(ops.eq, f"({at}) % {step}", 0))
+                at = f"(({at}) / {step})"
+            where[k] = _clamp(at, n) if partial else at
+        return tests, tuple(where)
+    return formula
+
+
+def _split_formula(dims, strides, start, size):
+    """``i -> (tests, src index)`` for any nested view: i's storage position ``q`` from the
+    view's start splits into the view's index, outermost dim first (``q / stride``, then the
+    remainder for the next dim); i is in the view when every part is in range and nothing is
+    left over."""
+    def formula(i):
+        terms = [f"({x})*{s}" for x, s in zip(i, strides) if s]
+        q = " + ".join(terms + ([str(-start)] if start else [])) or "0"
+        tests, where = [_index_test(ops.ge, q, 0)], [0] * len(size)
+        rest, outer = f"({q})", None
+        for s, n, d in dims:
+            if outer is not None:
+                rest = f"(({rest}) % {outer})"
+            at = f"({rest} / {s})" if s != 1 else rest
+            if outer is None or outer != n * s:     # a whole dim under its parent is in range
+                tests.append(_index_test(ops.lt, at, n))
+            where[d] = _clamp(at, n)
+            outer = s
+        if not dims:
+            tests.append(_index_test(ops.eq, q, 0))
+        elif dims[-1][0] != 1:                      # a gap after the innermost dim
+            tests.append(_index_test(ops.eq, f"({rest}) % {dims[-1][0]}", 0))
+        return tests, tuple(where)
+    return formula
+
+
+def _starts_its_storage(node) -> bool:
+    """Does ``node``'s value start a storage of its own when eager runs the graph (the result
+    of an op that is not a view)? Graph metas keep strides but not storage offsets."""
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:
+        node = node.args[0]
+    return not getattr(node.target, "is_view", True)
+
+
+def _refuse_unless_eager_is_exact(G, node, self):
+    """Before an as_strided_scatter that the formula cannot place runs eagerly (a Fallback):
+    the eager kernel reads the view in the storage of the tensor it is given, which is eager's
+    own only for the graph's input or constant itself, or for a fresh contiguous buffer
+    standing for a fresh contiguous value. Anything else is refused, not computed wrongly."""
+    b, base = self.buffer, node.args[0]
+    if base.op in ("placeholder", "get_attr"):
+        exact = b is not None and b == G.buffers.get(b.name)
+    else:
+        meta = base.meta["val"]
+        exact = (_starts_its_storage(base)
+                 and tuple(meta.stride()) == contiguous_stride(tuple(meta.shape))
+                 and (b is None or (not b.offset and b.stride == contiguous_stride(b.size))))
+    if not exact:
+        raise NotImplementedError(
+            "inductor: as_strided_scatter whose view the generated code cannot place (strides "
+            "that interleave or overlap, or a storage_offset into a view's storage) is not "
+            "supported for a tensor laid out in another storage than eager's; clone it first")
+
+
+@register(aten.as_strided_scatter.default)
+def _as_strided_scatter(G, node, self, src, size, stride, storage_offset=None):
+    """Note [as_strided_scatter geometry] (ops/scatter.py) as a formula per output element:
+    src's element where the output element's storage position is in the view, else self's.
+    A slice or select of self is a box of self's index space (range tests on the index); any
+    other view splits the position into the view's index. No index tensor, no scatter: the
+    formula fuses with the zeros before it and the adds after it (a view's gradient)."""
+    dtype, out_size = out_spec(node)
+    meta = node.args[0].meta["val"]
+    strides = scatter_base_geometry(meta)[0]
+    # where self starts in the storage the view is placed in: 0 for a fresh value (and for an
+    # expanded self, which eager clones); for another, only a view at self's start is known
+    known_start = storage_offset is None or _starts_its_storage(node.args[0]) or \
+        has_internal_overlap(tuple(meta.shape), tuple(meta.stride()))
+    if not all(isinstance(v, int) for v in (*size, *stride, storage_offset or 0)) \
+            or not known_start or dtype not in DTYPES or src.dtype not in DTYPES \
+            or _nested_dims(size, stride) is None:
+        _refuse_unless_eager_is_exact(G, node, self)
+        raise NoLowering("as_strided_scatter: a view whose strides interleave or overlap, a "
+                         "storage_offset into the storage of an input or a view, symbolic "
+                         "sizes or a half dtype")
+    if 0 in size:
+        return TensorValue(dtype, tuple(out_size), self.load)
+    start = 0 if storage_offset is None else storage_offset
+    dims = _nested_dims(size, stride)
+    box = _view_as_box(tuple(out_size), strides, start, size, stride)
+    formula = _box_formula(box, size, out_size) if box is not None else \
+        _split_formula(dims, strides, start, size)
+
+    def load(i):
+        tests, where = formula(i)
+        taken = src.load(where)
+        if src.dtype != dtype:
+            taken = ops.to_dtype(taken, dtype)
+        return ops.where(_all(tests), taken, self.load(i)) if tests else taken
+    return TensorValue(dtype, tuple(out_size), load)

@@ -1,7 +1,7 @@
 """The OpenCL device's copying shape ops: ``flip``, ``roll``, ``repeat``, ``gather`` and
 ``scatter_add`` (its backward), ``scatter``, ``scatter_reduce``, ``tril``/``triu``, ``diag``,
-``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions);
-advanced indexing is in opencl_indexing.py.
+``eye``, ``linspace``, ``constant_pad_nd`` (so ``F.pad`` and ``padding="same"`` convolutions),
+``as_strided_scatter``; advanced indexing is in opencl_indexing.py.
 
 ``flip``, ``roll``, ``repeat``, ``gather``, ``tril``/``triu``, ``diag`` and ``eye`` are gathers,
 each a one-element window (opencl_nn.window) reading its source at a computed position;
@@ -13,7 +13,7 @@ from functools import partial
 
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
-from ...core.shape import contiguous_strides
+from ...core.shape import contiguous_strides, storage_extent
 from ...ops import factory as F
 from ...ops import nn as NN
 from ...ops import scatter as SC
@@ -394,10 +394,34 @@ def constant_pad_nd(self, pad, value=0):
     return out
 
 
+def as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """Note [as_strided_scatter geometry] (ops/scatter.py) as three strided copies: self's
+    elements into a scratch buffer at their storage positions, src over the view's, then
+    self's positions read back into the result (the CPU kernel's steps)."""
+    spec = SC.as_strided_scatter.meta(self, src, size, stride, storage_offset)
+    strides, base_offset, _ = SC.scatter_base_geometry(self)
+    offset = base_offset if storage_offset is None else storage_offset
+    shape, size = tuple(self._shape), tuple(size)
+    rt = runtime_of(self)
+    out = rt.empty(tuple(spec.shape), tuple(spec.strides), spec.dtype)
+    if not out.numel():
+        return out
+    reach = max(base_offset + storage_extent(shape, strides),
+                offset + storage_extent(size, stride))
+    scratch = rt.empty((reach,), (1,), self.dtype)
+    placed = scratch.as_strided(shape, strides, base_offset)
+    pointwise("aten::as_strided_scatter", identity, [(self, self.dtype)], placed)
+    if 0 not in size:
+        pointwise("aten::as_strided_scatter", identity, [(src, self.dtype)],
+                  scratch.as_strided(size, stride, offset))
+    return pointwise("aten::as_strided_scatter", identity, [(placed, self.dtype)], out)
+
+
 def kernels() -> dict:
     return {SH.flip: flip, SH.roll: roll, SH.repeat: repeat, SC.gather: gather,
             SC.scatter_add: scatter_add, NN.constant_pad_nd: constant_pad_nd,
             SH.tril: triangle(SH.tril, False), SH.triu: triangle(SH.triu, True), F.eye: eye,
             SH.diag: diag,
             F.linspace: linspace, SC.scatter: scatter(SC.scatter),
-            SC.scatter_reduce: scatter_reduce, SC.scatter_value: scatter(SC.scatter_value)}
+            SC.scatter_reduce: scatter_reduce, SC.scatter_value: scatter(SC.scatter_value),
+            SC.as_strided_scatter: as_strided_scatter}
