@@ -28,6 +28,7 @@ from .core.device import as_device, cpu
 from .core.fp_errors import silent_fp
 from .core.storage import Storage
 from .core.tensor_impl import TensorImpl
+from .dispatch.tls import state as dispatch_state
 from .ops import factory as F
 
 _MAX_DIMS = 64
@@ -350,13 +351,16 @@ def _from_python(data, dtype, device):
         else:
             dtype = D.int64 if int in types else D.bool_
     device = as_device(device)
-    if device.type == "meta":
-        return F.empty(sizes, dtype=dtype, device=device)
+    if device.type == "meta" and not dispatch_state().mode_stack:
+        return F.empty(sizes, dtype=dtype, device=device)     # as torch: the values unread
     numel = 1
     for s in sizes:
         numel *= s
     arr = _array_from_data(data, sizes, dtype, types) if numel else np.empty(sizes, dtype.np)
     out = from_array(arr, dtype)
+    # meta under a mode goes through ``to``: while AOT autograd traces on meta stand-ins
+    # (``new_tensor`` in a compiled program), the CPU tensor becomes a graph constant and keeps
+    # its values
     return out if device == cpu else out.to(device)
 
 

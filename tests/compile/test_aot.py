@@ -573,3 +573,17 @@ def test_value_tested_backwards_compile(backend, op):
     t = torch.tensor(values, requires_grad=True)
     f(torch, t).backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_tensors_made_from_python_data_keep_their_values(backend):
+    """``x.new_tensor([...])`` inside a compiled program (and decompositions that build index
+    tensors from Python lists: ``combinations``) traced on meta stand-ins once recorded an
+    ``empty``: garbage or zeros, silently. The data now becomes a graph constant."""
+    x = strata.zeros(3)
+    out = strata.compile(lambda a: a + a.new_tensor([1.0, 2.0, 3.0]), backend=backend)(x)
+    assert out.tolist() == [1.0, 2.0, 3.0]
+    v = strata.tensor([1.5, -2.0, 3.0, 0.5])
+    for r in (2, 3):
+        got = strata.compile(lambda a, r=r: strata.combinations(a, r), backend=backend)(v)
+        assert strata.equal(got, strata.combinations(v, r))
