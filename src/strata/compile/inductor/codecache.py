@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...backends.cpu import native
 from ..aot.functionalize import seeded_random
+from .eager_pool import max_pool2d_2x2, max_pool2d_2x2_backward
 from ...core import dtype as D
 from ...core.device import device as Device
 from ...ops.op import OpOverload
@@ -29,7 +30,8 @@ _SOURCE_DIGEST = []
 
 # The Python functions a wrapper may call, stored by these names and resolved when loaded: a
 # name, not an import path, so a cache entry can only ever call what this table lists.
-NAMED_TARGETS = {"seeded_random": seeded_random}
+NAMED_TARGETS = {"seeded_random": seeded_random, "max_pool2d_2x2": max_pool2d_2x2,
+                 "max_pool2d_2x2_backward": max_pool2d_2x2_backward}
 _NAME_OF_TARGET = {f: name for name, f in NAMED_TARGETS.items()}
 
 

@@ -35,6 +35,7 @@ from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
+from .eager_pool import max_pool2d_2x2, max_pool2d_2x2_backward
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer, contiguous_stride
 from .lowering import aten
@@ -215,6 +216,9 @@ class CWrapper(Wrapper):
         if convolution is not None:
             lines.append(f"    a_{step.name} = {convolution}  # Extern")
             return
+        if step.target in ARRAY_EXTERNS:
+            self._array_extern_call(step, lines)
+            return
         if step in self._paired:    # already run with the product before it
             return
         operands = self._matmul_operands(step)
@@ -246,6 +250,15 @@ class CWrapper(Wrapper):
                 self._matmul_operands(after) is None or step.name in self._step_reads(after):
             return None
         return after
+
+    def _array_extern_call(self, step, lines):
+        """An Extern whose target takes and returns arrays (eager_pool.py's 2x2 pools, the
+        lowering passing whole or contiguous buffers): outputs ``step`` and ``step_1``..."""
+        outputs = [n for n in self.G.buffers if n == step.name or n.startswith(step.name + "_")]
+        args = [self._array(a) if isinstance(a, InputBuffer) or a in self.G.buffers
+                else repr(a) for a in step.args]
+        lines.append(f"    {', '.join('a_' + n for n in outputs)} = "
+                     f"targets[{step.name!r}]({', '.join(args)})  # Extern")
 
     def _convolution_call(self, step):
         """The call text of eager's convolution over a float Extern's arrays (no tensor, no
@@ -414,6 +427,8 @@ def _matmul_pair(a, b, out, c, d, out2):
 
 
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
+# Externs whose targets take the buffers' arrays (no tensor, no dispatch): lowering_nn.py's
+ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_2x2_backward})
 
 
 def _flatten(x):

@@ -17,7 +17,10 @@ threads split batch * channels.
 
 import ctypes
 
+import numpy as np
+
 from ...backends.cpu import native
+from ...backends.cpu.array import GRAIN_SIZE, parallel_for
 from .ir import C_TYPES
 
 LIBRARY = "eager_pool"
@@ -110,10 +113,132 @@ void max_pool2d_backward_{dtype}(const {ctype}* restrict grad_out,
 """
 
 
+# Note [2x2 pools in one pass]: the usual max pool (2x2 windows, stride 2, no padding, the
+# windows tiling the input's top-left) as the compiled graph's Extern (lowering_nn.py). The
+# generated loops over outputs computed the values and the indices in two passes over the
+# window, and the backward, a gather per input element of its window's index and gradient
+# (``idx[r / 2][c / 2]``), which gcc vectorises as gathers (three per 16 elements): 0.8 ms, the
+# largest kernel of benchmarks/training.py's CNN step. Here each output row reads its two input
+# rows as even/odd pairs (strided loads gcc vectorises with shuffles), and the backward writes
+# each input row as the pair (2j, 2j + 1) of every window j, with ReLU's gradient
+# (``threshold_backward``) applied in the same pass where ``mask`` is given. Rows are a few
+# windows long (13, 5): gcc's 16-float vectors would leave a 13-long row to its scalar tail,
+# so these loops take 8-float ones (ROWS_OF_A_FEW): the first pool's forward 1.0 -> 0.3 ms.
+_ROWS_OF_A_FEW = '#define ROWS_OF_A_FEW __attribute__((target("prefer-vector-width=256")))\n'
+_TWO_BY_TWO = """
+ROWS_OF_A_FEW void max_pool2d_2x2_{dtype}(const {ctype}* restrict in, {ctype}* restrict out,
+                            int64_t* restrict indices, int64_t h, int64_t w, int64_t oh,
+                            int64_t ow, int64_t lo, int64_t hi) {{
+    for (int64_t p = lo; p < hi; p++) {{
+        for (int64_t i = 0; i < oh; i++) {{
+            const {ctype}* top = in + p * h * w + 2 * i * w;
+            const {ctype}* bottom = top + w;
+            {ctype}* best = out + (p * oh + i) * ow;
+            int64_t* best_index = indices + (p * oh + i) * ow;
+            const int64_t first = 2 * i * w;
+            #pragma omp simd
+            for (int64_t j = 0; j < ow; j++) {{   /* ATen's order; greater or NaN replaces */
+                {ctype} v = top[2 * j];
+                int64_t at = first + 2 * j;
+                bool take = (top[2 * j + 1] > v) | (top[2 * j + 1] != top[2 * j + 1]);
+                v = take ? top[2 * j + 1] : v;
+                at = take ? first + 2 * j + 1 : at;
+                take = (bottom[2 * j] > v) | (bottom[2 * j] != bottom[2 * j]);
+                v = take ? bottom[2 * j] : v;
+                at = take ? first + w + 2 * j : at;
+                take = (bottom[2 * j + 1] > v) | (bottom[2 * j + 1] != bottom[2 * j + 1]);
+                best[j] = take ? bottom[2 * j + 1] : v;
+                best_index[j] = take ? first + w + 2 * j + 1 : at;
+            }}
+        }}
+    }}
+}}
+
+/* an input element's gradient is its window's where the window's index names it, else 0;
+   with ``mask`` (ReLU's result), also 0 where the mask is <= threshold */
+ROWS_OF_A_FEW void max_pool2d_2x2_backward_{dtype}(const {ctype}* restrict grad,
+                                     const int64_t* restrict indices,
+                                     const {ctype}* restrict mask, {ctype}* restrict grad_in,
+                                     double threshold, int64_t h, int64_t w, int64_t oh,
+                                     int64_t ow, int64_t lo, int64_t hi) {{
+    const {ctype} limit = ({ctype})threshold;
+    for (int64_t p = lo; p < hi; p++) {{
+        for (int64_t r = 0; r < h; r++) {{
+            {ctype}* row = grad_in + (p * h + r) * w;
+            if (r >= 2 * oh) {{   /* below the last window */
+                memset(row, 0, w * sizeof({ctype}));
+                continue;
+            }}
+            const {ctype}* g = grad + (p * oh + r / 2) * ow;
+            const int64_t* named = indices + (p * oh + r / 2) * ow;
+            const int64_t here = r * w;
+            if (mask) {{
+                const {ctype}* m = mask + (p * h + r) * w;
+                #pragma omp simd
+                for (int64_t j = 0; j < ow; j++) {{   /* selects, no && (gcc: no vectors) */
+                    const {ctype} v = g[j];
+                    const {ctype} left = named[j] == here + 2 * j ? v : 0;
+                    const {ctype} right = named[j] == here + 2 * j + 1 ? v : 0;
+                    row[2 * j] = m[2 * j] <= limit ? 0 : left;
+                    row[2 * j + 1] = m[2 * j + 1] <= limit ? 0 : right;
+                }}
+            }} else {{
+                #pragma omp simd
+                for (int64_t j = 0; j < ow; j++) {{
+                    row[2 * j] = named[j] == here + 2 * j ? g[j] : 0;
+                    row[2 * j + 1] = named[j] == here + 2 * j + 1 ? g[j] : 0;
+                }}
+            }}
+            for (int64_t c = 2 * ow; c < w; c++) row[c] = 0;   /* right of the last window */
+        }}
+    }}
+}}
+"""
+
+
+def _two_by_two(name, dtype):
+    fn = native.function(LIBRARY, f"{name}_{dtype.name}")
+    if fn is None:
+        raise RuntimeError(f"inductor: the compiled graph's {name} needs the C kernels of "
+                           f"compile/inductor/eager_pool.py, which could not be built")
+    return fn
+
+
+def max_pool2d_2x2(x):
+    """(values, int64 indices) of the 2x2, stride-2 max pool of the contiguous float array ``x``
+    (N, C, H, W) in one pass (Note [2x2 pools in one pass]), on the pool's threads."""
+    fn = _two_by_two("max_pool2d_2x2", x.dtype)
+    h, w = x.shape[-2:]
+    values = np.empty(x.shape[:-2] + (h // 2, w // 2), x.dtype)
+    indices = np.empty(values.shape, np.int64)
+    src, dst, where = x.ctypes.data, values.ctypes.data, indices.ctypes.data
+    parallel_for(0, x.size // (h * w), max(1, GRAIN_SIZE // (h * w)),
+                 lambda lo, hi: fn(src, dst, where, h, w, h // 2, w // 2, lo, hi))
+    return values, indices
+
+
+def max_pool2d_2x2_backward(grad, indices, mask, threshold, shape):
+    """The input gradient (``shape``: N, C, H, W) of the 2x2, stride-2 max pool from the output
+    gradient ``grad`` and ``indices`` (contiguous); with ``mask`` (an array of ``shape``, or
+    None) ReLU's gradient ``threshold_backward(., mask, threshold)`` applied in the same pass
+    (Note [2x2 pools in one pass])."""
+    fn = _two_by_two("max_pool2d_2x2_backward", grad.dtype)
+    h, w = shape[-2:]
+    oh, ow = grad.shape[-2:]
+    out = np.empty(shape, grad.dtype)
+    grad, indices = np.ascontiguousarray(grad), np.ascontiguousarray(indices)
+    pointers = (grad.ctypes.data, indices.ctypes.data,
+                None if mask is None else np.ascontiguousarray(mask).ctypes.data,
+                out.ctypes.data, float(threshold), h, w, oh, ow)
+    parallel_for(0, out.size // (h * w), max(1, GRAIN_SIZE // (h * w)),
+                 lambda lo, hi: fn(*pointers, lo, hi))
+    return out
+
+
 def source() -> str:
-    body = "".join(_FORWARD.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
+    body = "".join((_FORWARD + _TWO_BY_TWO).format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
     return "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n" \
-        + body
+        + _ROWS_OF_A_FEW + body
 
 
 def _signatures():
@@ -123,6 +248,8 @@ def _signatures():
         out[f"max_pool2d_{d}"] = (ptr,) * 3 + (i64,) * 14
         out[f"max_pool2d_inside_{d}"] = (ptr,) * 4 + (i64,) * 8
         out[f"max_pool2d_backward_{d}"] = (ptr,) * 3 + (i64,) * 4
+        out[f"max_pool2d_2x2_{d}"] = (ptr,) * 3 + (i64,) * 6
+        out[f"max_pool2d_2x2_backward_{d}"] = (ptr,) * 4 + (ctypes.c_double,) + (i64,) * 6
     return out
 
 

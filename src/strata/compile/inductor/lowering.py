@@ -183,7 +183,11 @@ for _name in ("tanh_backward", "sigmoid_backward", "gelu_backward", "silu_backwa
 
 @register(aten.threshold_backward.default)
 def _threshold_backward(G, node, grad, x, threshold):
+    from .lowering_nn import pool_gradient_through_relu  # (lowering_nn imports this module)
     dtype, size = out_spec(node)
+    through_pool = pool_gradient_through_relu(G, grad, x, threshold, dtype, size)
+    if through_pool is not None:    # a 2x2 max pool's gradient under ReLU's: one pass
+        return through_pool
     g, xl = as_loader(grad, size, dtype), as_loader(x, size, dtype)
     return TensorValue(dtype, size, lambda i: ops.where(
         ops.le(xl(i), ops.constant(threshold, dtype)), ops.constant(0, dtype), g(i)))
