@@ -70,7 +70,7 @@ def test_relu_pool_runs_the_one_pass_externs():
     run = _compiled(forward_backward, x, strata.randn(2, 3, 4, 4))
     text = run.ir_post_fusion
     assert "Extern(<function max_pool2d_2x2 " in text
-    assert "Extern(<function max_pool2d_2x2_backward " in text
+    assert "Extern(<function max_pool2d_backward_masked " in text
     assert "threshold" not in text and "Fallback" not in text
     grad, indices = strata.randn(2, 3, 4, 4), strata.nn.functional.max_pool2d(
         x, 2, return_indices=True)[1]
@@ -117,10 +117,24 @@ def test_relu_pool_in_a_training_step_matches_torch():
 
 def test_missing_c_kernel_names_the_pool(monkeypatch):
     monkeypatch.setattr(eager_pool.native, "function", lambda library, name: None)
-    with pytest.raises(RuntimeError, match="max_pool2d_2x2_backward needs the C kernels"):
-        eager_pool.max_pool2d_2x2_backward(np.ones((1, 1, 1, 1), np.float32),
-                                           np.zeros((1, 1, 1, 1), np.int64), None, 0.0,
-                                           (1, 1, 2, 2))
+    with pytest.raises(RuntimeError, match="max_pool2d_backward_masked needs the C kernels"):
+        eager_pool.max_pool2d_backward_masked(np.ones((1, 1, 1, 1), np.float32),
+                                              np.zeros((1, 1, 1, 1), np.int64),
+                                              np.ones((1, 1, 2, 2), np.float32), 0.0)
+
+
+def test_masked_backward_adds_repeated_indices_then_masks():
+    """Eager's scatter order (PyTorch's): two outputs naming one element add up, -0.0 + 0
+    gives 0.0, and a masked element stays 0 whatever reaches it (NaN, inf)."""
+    grad = np.array([[[[1.5, -0.0], [np.nan, 2.0]]]], np.float32)
+    indices = np.array([[[[0, 1], [5, 0]]]], np.int64)
+    mask = np.array([[[[1, 1, 1], [1, 1, -1], [1, 1, 1]]]], np.float32)
+    got = eager_pool.max_pool2d_backward_masked(grad, indices, mask, 0.0)
+    want = torch.ops.aten.threshold_backward(torch.ops.aten.max_pool2d_with_indices_backward(
+        torch.tensor(grad), torch.tensor(mask), [2, 2], [1, 1], [0, 0], [1, 1], False,
+        torch.tensor(indices)), torch.tensor(mask), 0.0)
+    assert_same(strata.tensor(got), want)
+    assert np.signbit(got.reshape(-1)[1]) == np.signbit(want.numpy().reshape(-1)[1])
 
 
 def _compiled(fn, *tensors):

@@ -35,7 +35,7 @@ from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
-from .eager_pool import max_pool2d_2x2, max_pool2d_2x2_backward
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer, contiguous_stride
 from .lowering import aten
@@ -428,7 +428,7 @@ def _matmul_pair(a, b, out, c, d, out2):
 
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
 # Externs whose targets take the buffers' arrays (no tensor, no dispatch): lowering_nn.py's
-ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_2x2_backward})
+ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_backward_masked})
 
 
 def _flatten(x):

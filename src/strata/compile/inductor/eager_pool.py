@@ -12,7 +12,8 @@ is greater or NaN (ties keep the first, the last NaN wins). The backward zeroes 
 plane, then adds each output's gradient at its index, in output order. The C is printed once
 per dtype and built and cached by the CPU backend's one build path (backends/cpu/native.py), as
 eager.py's loop-IR kernels are; each call covers the planes ``[lo, hi)``, so the caller's
-threads split batch * channels.
+threads split batch * channels. ``max_pool2d_2x2`` and ``max_pool2d_backward_masked`` are the
+compiled graph's Externs for a pool around a ReLU (Note [2x2 pools in one pass]).
 """
 
 import ctypes
@@ -20,7 +21,7 @@ import ctypes
 import numpy as np
 
 from ...backends.cpu import native
-from ...backends.cpu.array import GRAIN_SIZE, parallel_for
+from ...backends.cpu.array import parallel_for
 from .ir import C_TYPES
 
 LIBRARY = "eager_pool"
@@ -113,17 +114,19 @@ void max_pool2d_backward_{dtype}(const {ctype}* restrict grad_out,
 """
 
 
-# Note [2x2 pools in one pass]: the usual max pool (2x2 windows, stride 2, no padding, the
-# windows tiling the input's top-left) as the compiled graph's Extern (lowering_nn.py). The
-# generated loops over outputs computed the values and the indices in two passes over the
-# window, and the backward, a gather per input element of its window's index and gradient
-# (``idx[r / 2][c / 2]``), which gcc vectorises as gathers (three per 16 elements): 0.8 ms, the
-# largest kernel of benchmarks/training.py's CNN step. Here each output row reads its two input
-# rows as even/odd pairs (strided loads gcc vectorises with shuffles), and the backward writes
-# each input row as the pair (2j, 2j + 1) of every window j, with ReLU's gradient
-# (``threshold_backward``) applied in the same pass where ``mask`` is given. Rows are a few
-# windows long (13, 5): gcc's 16-float vectors would leave a 13-long row to its scalar tail,
-# so these loops take 8-float ones (ROWS_OF_A_FEW): the first pool's forward 1.0 -> 0.3 ms.
+# Note [2x2 pools in one pass]: the compiled graph's max pooling around a ReLU (lowering_nn.py)
+# as Externs. The generated loops over outputs computed a 2x2 pool's values and indices in two
+# passes over each window, and its backward, under ReLU's gradient (``threshold_backward``), as
+# a gather per input element of its window's index and gradient (``idx[r / 2][c / 2]``), which
+# gcc vectorises as gathers, three per 16 elements: 0.8 ms, the largest kernel of
+# benchmarks/training.py's CNN step. Here the forward reads each output row's two input rows as
+# even/odd pairs (strided loads gcc vectorises with shuffles), values and indices in one pass;
+# the backward is eager's scatter (each window's gradient added at its index: one plane zeroed
+# in cache, then one store per window, 4x fewer than the gather's) with the ReLU mask applied
+# at each add. Rows are a few windows long (13, 5): gcc's 16-float vectors would leave a 13-long
+# row to its scalar tail, so the forward takes 8-float ones (ROWS_OF_A_FEW): 1.0 -> 0.3 ms.
+# One thread, the CNN's shapes (32x32x26x26, 32x64x11x11): forward 0.40 -> 0.16 and 0.28 ->
+# 0.09 ms, backward 0.82 -> 0.28 and 0.34 -> 0.06 ms (C micro-benchmarks, docs/performance.md).
 _ROWS_OF_A_FEW = '#define ROWS_OF_A_FEW __attribute__((target("prefer-vector-width=256")))\n'
 _TWO_BY_TWO = """
 ROWS_OF_A_FEW void max_pool2d_2x2_{dtype}(const {ctype}* restrict in, {ctype}* restrict out,
@@ -154,46 +157,34 @@ ROWS_OF_A_FEW void max_pool2d_2x2_{dtype}(const {ctype}* restrict in, {ctype}* r
     }}
 }}
 
-/* an input element's gradient is its window's where the window's index names it, else 0;
-   with ``mask`` (ReLU's result), also 0 where the mask is <= threshold */
-ROWS_OF_A_FEW void max_pool2d_2x2_backward_{dtype}(const {ctype}* restrict grad,
-                                     const int64_t* restrict indices,
-                                     const {ctype}* restrict mask, {ctype}* restrict grad_in,
-                                     double threshold, int64_t h, int64_t w, int64_t oh,
-                                     int64_t ow, int64_t lo, int64_t hi) {{
+/* eager's backward (each output's gradient added at its index, in output order) with ReLU's
+   gradient, threshold_backward(., mask, threshold), applied at each add: an element whose mask
+   is <= threshold stays 0 whatever is added there, as it would be masked after the sum */
+void max_pool2d_backward_masked_{dtype}(const {ctype}* restrict grad_out,
+                                        const int64_t* restrict indices,
+                                        const {ctype}* restrict mask, {ctype}* restrict grad_in,
+                                        double threshold, int64_t plane_in, int64_t plane_out,
+                                        int64_t lo, int64_t hi) {{
     const {ctype} limit = ({ctype})threshold;
     for (int64_t p = lo; p < hi; p++) {{
-        for (int64_t r = 0; r < h; r++) {{
-            {ctype}* row = grad_in + (p * h + r) * w;
-            if (r >= 2 * oh) {{   /* below the last window */
-                memset(row, 0, w * sizeof({ctype}));
-                continue;
-            }}
-            const {ctype}* g = grad + (p * oh + r / 2) * ow;
-            const int64_t* named = indices + (p * oh + r / 2) * ow;
-            const int64_t here = r * w;
-            if (mask) {{
-                const {ctype}* m = mask + (p * h + r) * w;
-                #pragma omp simd
-                for (int64_t j = 0; j < ow; j++) {{   /* selects, no && (gcc: no vectors) */
-                    const {ctype} v = g[j];
-                    const {ctype} left = named[j] == here + 2 * j ? v : 0;
-                    const {ctype} right = named[j] == here + 2 * j + 1 ? v : 0;
-                    row[2 * j] = m[2 * j] <= limit ? 0 : left;
-                    row[2 * j + 1] = m[2 * j + 1] <= limit ? 0 : right;
-                }}
-            }} else {{
-                #pragma omp simd
-                for (int64_t j = 0; j < ow; j++) {{
-                    row[2 * j] = named[j] == here + 2 * j ? g[j] : 0;
-                    row[2 * j + 1] = named[j] == here + 2 * j + 1 ? g[j] : 0;
-                }}
-            }}
-            for (int64_t c = 2 * ow; c < w; c++) row[c] = 0;   /* right of the last window */
+        {ctype}* g = grad_in + p * plane_in;
+        const {ctype}* m = mask + p * plane_in;
+        memset(g, 0, plane_in * sizeof({ctype}));
+        for (int64_t k = 0; k < plane_out; k++) {{
+            const int64_t at = indices[p * plane_out + k];
+            if (at >= 0 && at < plane_in)
+                g[at] = m[at] <= limit ? 0 : g[at] + grad_out[p * plane_out + k];
         }}
     }}
 }}
 """
+
+
+# Input elements per chunk of the 2x2 pools on the pool's threads: ATen's grain. The CPU
+# backend's GRAIN_SIZE (8x more) kept the CNN step's second pool (32x64x11x11) to one chunk, all
+# of it on the caller's thread; the compiled kernels these replace split by their measured time
+# (autotune.py), into chunks of ~25 us, which this is about.
+POOL_GRAIN = 1 << 15
 
 
 def _two_by_two(name, dtype):
@@ -212,25 +203,22 @@ def max_pool2d_2x2(x):
     values = np.empty(x.shape[:-2] + (h // 2, w // 2), x.dtype)
     indices = np.empty(values.shape, np.int64)
     src, dst, where = x.ctypes.data, values.ctypes.data, indices.ctypes.data
-    parallel_for(0, x.size // (h * w), max(1, GRAIN_SIZE // (h * w)),
+    parallel_for(0, x.size // (h * w), max(1, POOL_GRAIN // (h * w)),
                  lambda lo, hi: fn(src, dst, where, h, w, h // 2, w // 2, lo, hi))
     return values, indices
 
 
-def max_pool2d_2x2_backward(grad, indices, mask, threshold, shape):
-    """The input gradient (``shape``: N, C, H, W) of the 2x2, stride-2 max pool from the output
-    gradient ``grad`` and ``indices`` (contiguous); with ``mask`` (an array of ``shape``, or
-    None) ReLU's gradient ``threshold_backward(., mask, threshold)`` applied in the same pass
-    (Note [2x2 pools in one pass])."""
-    fn = _two_by_two("max_pool2d_2x2_backward", grad.dtype)
-    h, w = shape[-2:]
-    oh, ow = grad.shape[-2:]
-    out = np.empty(shape, grad.dtype)
-    grad, indices = np.ascontiguousarray(grad), np.ascontiguousarray(indices)
-    pointers = (grad.ctypes.data, indices.ctypes.data,
-                None if mask is None else np.ascontiguousarray(mask).ctypes.data,
-                out.ctypes.data, float(threshold), h, w, oh, ow)
-    parallel_for(0, out.size // (h * w), max(1, GRAIN_SIZE // (h * w)),
+def max_pool2d_backward_masked(grad, indices, mask, threshold):
+    """``threshold_backward(max_pool2d_with_indices_backward(grad, ., indices), mask,
+    threshold)`` in one pass (Note [2x2 pools in one pass]): the input gradient, of ``mask``'s
+    shape, from the output gradient ``grad`` and its ``indices``, on the pool's threads."""
+    fn = _two_by_two("max_pool2d_backward_masked", grad.dtype)
+    plane_in, plane_out = mask.shape[-2] * mask.shape[-1], grad.shape[-2] * grad.shape[-1]
+    out = np.empty(mask.shape, grad.dtype)   # each plane zeroed by the kernel, on the pool
+    grad, indices, mask = map(np.ascontiguousarray, (grad, indices, mask))
+    pointers = (grad.ctypes.data, indices.ctypes.data, mask.ctypes.data, out.ctypes.data,
+                float(threshold), plane_in, plane_out)
+    parallel_for(0, out.size // plane_in, max(1, POOL_GRAIN // plane_in),
                  lambda lo, hi: fn(*pointers, lo, hi))
     return out
 
@@ -249,7 +237,7 @@ def _signatures():
         out[f"max_pool2d_inside_{d}"] = (ptr,) * 4 + (i64,) * 8
         out[f"max_pool2d_backward_{d}"] = (ptr,) * 3 + (i64,) * 4
         out[f"max_pool2d_2x2_{d}"] = (ptr,) * 3 + (i64,) * 6
-        out[f"max_pool2d_2x2_backward_{d}"] = (ptr,) * 4 + (ctypes.c_double,) + (i64,) * 6
+        out[f"max_pool2d_backward_masked_{d}"] = (ptr,) * 4 + (ctypes.c_double,) + (i64,) * 4
     return out
 
 

@@ -14,7 +14,7 @@ import math
 
 from ...ops import pooling as PL
 from ..aot.functionalize import seeded_random
-from .eager_pool import max_pool2d_2x2, max_pool2d_2x2_backward
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 from .lowering import FLOATS, NoLowering, as_loader, aten, out_spec, register
 
@@ -302,9 +302,9 @@ def pool_gradient_through_relu(G, grad, mask, threshold, dtype, size):
             mask.dtype != dtype or grad.dtype != dtype or tuple(mask.size) != tuple(size) or \
             isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
         return None
-    return G.extern(max_pool2d_2x2_backward, (
+    return G.extern(max_pool2d_backward_masked, (
         _contiguous(G, window.grad), _contiguous(G, window.indices), _contiguous(G, mask),
-        float(threshold), tuple(size)), dtype, size)
+        float(threshold)), dtype, size)
 
 
 @register(aten.max_pool2d_with_indices_backward.default)
