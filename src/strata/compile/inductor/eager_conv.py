@@ -177,6 +177,24 @@ void conv2d_kernel_rows_{dtype}(const void* gemm, const int64_t* restrict p,
                      sum, f);
     }}
 }}
+
+/* The weight gradient's partial sums (blocks, rows = N*P, F), one per channel block (above),
+   added in block order into block 0 (the bits of NumPy's ``partial.sum(0)``) and written
+   transposed into the (N, F, P) image; samples [lo, hi), so the pool's threads share it. */
+void sum_partials_{dtype}({ctype}* restrict partial, {ctype}* restrict image, int64_t blocks,
+                          int64_t rows, int64_t plane, int64_t f, int64_t lo, int64_t hi) {{
+    for (int64_t n = lo; n < hi; n++) {{
+        for (int64_t q = 0; q < plane; q++) {{
+            {ctype}* sum = partial + (n * plane + q) * f;
+            for (int64_t b = 1; b < blocks; b++) {{
+                const {ctype}* add = sum + b * rows * f;
+                #pragma omp simd
+                for (int64_t fi = 0; fi < f; fi++) sum[fi] += add[fi];
+            }}
+            for (int64_t fi = 0; fi < f; fi++) image[(n * f + fi) * plane + q] = sum[fi];
+        }}
+    }}
+}}
 """
 
 
@@ -309,6 +327,7 @@ def _signatures():
         out[f"conv2d_{d}"] = (ptr,) * 8 + (i64,) * 2
         out[f"conv_transpose2d_{d}"] = (ptr,) * 6 + (i64,) * 2
         out[f"conv2d_kernel_rows_{d}"] = (ptr,) * 6 + (i64,) * 2
+        out[f"sum_partials_{d}"] = (ptr,) * 2 + (i64,) * 6
         out[f"im2col2d_{d}"] = (ptr,) * 2 + (i64,) * 20
         out[f"col2im2d_{d}"] = (ptr,) * 2 + (i64,) * 16
         out[f"col2im2d_channels_last_{d}"] = (ptr,) * 3 + (i64,) * 13
