@@ -339,7 +339,7 @@ def test_max_pool2d_values_indices_and_gradients_match_torch(shape, kwargs):
 
 
 def test_max_pool2d_is_one_kernel_and_its_backward_a_gather():
-    """(A 2x2 pool of a realized input is one Extern instead: test_inductor_pool_2x2.py.)"""
+    """(A 2x2 pool of a realized input is one Extern instead: test_inductor_cnn_externs.py.)"""
     x = strata.randn(2, 3, 8, 8, requires_grad=True)
     run = _compiled(lambda x: strata.nn.functional.max_pool2d(x, 3, 2, return_indices=True), x)
     assert "Fallback" not in run.ir_post_fusion and run.ir_post_fusion.count("kernel") == 1

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from ...backends.cpu import native
+from ...backends.cpu.nn import convolution_relu
 from ..aot.functionalize import seeded_random
 from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from ...core import dtype as D
@@ -31,7 +32,8 @@ _SOURCE_DIGEST = []
 # The Python functions a wrapper may call, stored by these names and resolved when loaded: a
 # name, not an import path, so a cache entry can only ever call what this table lists.
 NAMED_TARGETS = {"seeded_random": seeded_random, "max_pool2d_2x2": max_pool2d_2x2,
-                 "max_pool2d_backward_masked": max_pool2d_backward_masked}
+                 "max_pool2d_backward_masked": max_pool2d_backward_masked,
+                 "convolution_relu": convolution_relu}
 _NAME_OF_TARGET = {f: name for name, f in NAMED_TARGETS.items()}
 
 

@@ -28,7 +28,7 @@ from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
-from ...backends.cpu.nn import convolution_arrays
+from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
 from ...core import dtype as D
 from ...core.fp_errors import silent_fp
@@ -428,7 +428,7 @@ def _matmul_pair(a, b, out, c, d, out2):
 
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
 # Externs whose targets take the buffers' arrays (no tensor, no dispatch): lowering_nn.py's
-ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_backward_masked})
+ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_backward_masked, convolution_relu})
 
 
 def _flatten(x):

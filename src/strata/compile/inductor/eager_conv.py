@@ -86,13 +86,14 @@ static void gemm_{dtype}(const void* fn, int64_t ilp64, int ta, int tb, int64_t 
 
 /* The forward, samples [lo, hi) in blocks of p[20]: each block's im2col, one GEMM per group
    (straight into the sample's (F, oh*ow) output for a one-sample block, else into ``product``
-   then copied per sample), the bias added while the block is in cache. */
+   then copied per sample), the bias added and, if p[21], a ReLU applied while the block is in
+   cache. */
 void conv2d_{dtype}(const void* gemm, const int64_t* restrict p, const {ctype}* restrict in,
                     const {ctype}* restrict weight, const {ctype}* restrict bias,
                     {ctype}* restrict out, {ctype}* restrict cols, {ctype}* restrict product,
                     int64_t lo, int64_t hi) {{
     const int64_t ilp64 = p[0], c = p[1], sn = p[4], oh = p[8], ow = p[9], kh = p[10],
-                  kw = p[11], groups = p[18], f = p[19], block = p[20];
+                  kw = p[11], groups = p[18], f = p[19], block = p[20], relu = p[21];
     const int64_t plane = oh * ow, rows = c * kh * kw, kg = rows / groups, fg = f / groups;
     for (int64_t first = lo; first < hi; first += block) {{
         const int64_t m = hi - first < block ? hi - first : block, width = m * plane;
@@ -111,6 +112,10 @@ void conv2d_{dtype}(const void* gemm, const int64_t* restrict p, const {ctype}* 
                     const {ctype} add = bias[fi];
                     #pragma omp simd
                     for (int64_t k = 0; k < plane; k++) o[k] += add;
+                }}
+                if (relu) {{
+                    #pragma omp simd
+                    for (int64_t k = 0; k < plane; k++) o[k] = o[k] < 0 ? 0 : o[k];
                 }}
             }}
         }}

@@ -123,7 +123,16 @@ for _name in ("exp", "log", "tanh", "sigmoid", "sqrt", "rsqrt", "erf", "log1p", 
     register(getattr(aten, _name).default)(_unary(lambda x, _n=_name: getattr(ops, _n)(x)))
 register(aten.neg.default)(_unary(lambda x: ops.neg(x), floats_only=False))
 register(aten.abs.default)(_unary(lambda x: ops.abs(x), floats_only=False))
-register(aten.relu.default)(_unary(lambda x: ops.relu(x), floats_only=False))
+
+
+@register(aten.relu.default)
+def _relu(G, node, a):
+    from .lowering_nn import rectified  # (lowering_nn imports this module)
+    if rectified(a):    # a convolution's Extern applied it (lowering_nn.py)
+        return a
+    return pointwise(G, node, lambda x: ops.relu(x), a)
+
+
 register(aten.reciprocal.default)(_unary(lambda x: ops.reciprocal(x)))
 
 

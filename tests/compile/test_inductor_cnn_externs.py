@@ -1,7 +1,9 @@
-"""Note [2x2 pools in one pass] (compile/inductor/eager_pool.py): a compiled 2x2, stride-2 max
-pool of a realized input is one Extern computing values and indices together, and its gradient
-under ReLU's (``threshold_backward``) one Extern pass; both against PyTorch, NaN, ties, -inf,
--0.0 and odd sizes included, and which path ran."""
+"""The compiled CNN's Externs on the CPU. Note [2x2 pools in one pass]
+(compile/inductor/eager_pool.py): a 2x2, stride-2 max pool of a realized input is one Extern
+computing values and indices together, and its gradient under ReLU's (``threshold_backward``)
+one Extern pass. A convolution only a ReLU reads is one Extern with its bias and the ReLU
+(``convolution_relu``, lowering_nn.py). All against PyTorch, NaN, ties, -inf, -0.0 and odd
+sizes included, and which path ran."""
 
 import numpy as np
 import pytest
@@ -135,6 +137,41 @@ def test_masked_backward_adds_repeated_indices_then_masks():
         torch.tensor(indices)), torch.tensor(mask), 0.0)
     assert_same(strata.tensor(got), want)
     assert np.signbit(got.reshape(-1)[1]) == np.signbit(want.numpy().reshape(-1)[1])
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_convolution_under_relu_is_one_extern(bias, groups):
+    """conv + bias + ReLU: one ``convolution_relu`` Extern, no epilogue kernel; a NaN input
+    pixel (NaN through the ReLU) and gradients against PyTorch."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 4, 9, 8)).astype(np.float32)
+    x[0, 1, 2, 3] = np.nan
+    w = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    results = []
+    for m, compiled in ((strata, True), (torch, False)):
+        ts = [m.tensor(a, requires_grad=True) for a in (x, w, b)]
+
+        def step(x, w, b, m=m):
+            y = m.relu(m.nn.functional.conv2d(x, w, b if bias else None, padding=1,
+                                              groups=groups))
+            (y * y).sum().backward()
+            return y
+        fn = strata.compile(step, backend="inductor") if compiled else step
+        results.append((fn(*ts), *(t.grad for t in ts[:2 + bias])))
+    for got, want in zip(*results):
+        assert_same(got, want, atol=1e-4, rtol=1e-4)
+    xs, ws, bs = strata.tensor(x), strata.tensor(w), strata.tensor(b)
+    run = _compiled(lambda x, w, b: strata.relu(strata.nn.functional.conv2d(
+        x, w, b if bias else None, groups=groups)) * 2, xs, ws, bs)
+    text = run.ir_post_fusion
+    assert "Extern(<function convolution_relu " in text and text.count("kernel") == 1
+
+    def shared(x, w, b):   # the convolution read twice: it keeps the epilogue kernel
+        y = strata.nn.functional.conv2d(x, w, b, groups=groups)
+        return strata.relu(y) + y
+    assert "convolution_relu" not in _compiled(shared, xs, ws, bs).ir_post_fusion
 
 
 def _compiled(fn, *tensors):
