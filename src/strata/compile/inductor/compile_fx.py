@@ -257,6 +257,8 @@ class CWrapper(Wrapper):
         outputs = [n for n in self.G.buffers if n == step.name or n.startswith(step.name + "_")]
         args = [self._array(a) if isinstance(a, InputBuffer) or a in self.G.buffers
                 else repr(a) for a in step.args]
+        if None in args:    # (lowering_nn.py's ``_contiguous`` gives it whole buffers)
+            raise RuntimeError(f"inductor: {step.target.__name__} needs arrays of its buffers")
         lines.append(f"    {', '.join('a_' + n for n in outputs)} = "
                      f"targets[{step.name!r}]({', '.join(args)})  # Extern")
 

@@ -199,6 +199,7 @@ def max_pool2d_2x2(x):
     """(values, int64 indices) of the 2x2, stride-2 max pool of the contiguous float array ``x``
     (N, C, H, W) in one pass (Note [2x2 pools in one pass]), on the pool's threads."""
     fn = _two_by_two("max_pool2d_2x2", x.dtype)
+    x = np.ascontiguousarray(x)
     h, w = x.shape[-2:]
     values = np.empty(x.shape[:-2] + (h // 2, w // 2), x.dtype)
     indices = np.empty(values.shape, np.int64)
