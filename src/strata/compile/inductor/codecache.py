@@ -20,12 +20,12 @@ from pathlib import Path
 
 from ...backends.cpu import native
 from ...backends.cpu.nn import convolution_relu
-from ..aot.functionalize import seeded_random
-from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from ...core import dtype as D
 from ...core.device import device as Device
 from ...ops.op import OpOverload
 from ...ops.op import ops as torch_ops
+from ..aot.functionalize import seeded_random
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 
 _SOURCE_DIGEST = []
 

@@ -252,8 +252,8 @@ class CWrapper(Wrapper):
         return after
 
     def _array_extern_call(self, step, lines):
-        """An Extern whose target takes and returns arrays (eager_pool.py's 2x2 pools, the
-        lowering passing whole or contiguous buffers): outputs ``step`` and ``step_1``..."""
+        """An Extern whose target takes and returns arrays (``ARRAY_EXTERNS``, the lowering
+        passing whole or contiguous buffers): outputs ``step`` and ``step_1``..."""
         outputs = [n for n in self.G.buffers if n == step.name or n.startswith(step.name + "_")]
         args = [self._array(a) if isinstance(a, InputBuffer) or a in self.G.buffers
                 else repr(a) for a in step.args]

@@ -121,7 +121,8 @@ def _eager_convolution(G, node, x, weight, bias, stride, padding, dilation, tran
     applies the ReLU itself, per block in cache (``convolution_relu``): the epilogue kernel
     was a pass over memory, 0.2-0.3 ms of the first layer's 32x32x26x26."""
     if not transposed and len(node.users) == 1 and \
-            next(iter(node.users)).target is aten.relu.default:
+            next(iter(node.users)).target is aten.relu.default and \
+            (bias is None or bias.dtype == dtype):
         arrays = [None if v is None else _contiguous(G, v) for v in (x, weight, bias)]
         product = G.extern(convolution_relu, (*arrays, tuple(stride), tuple(padding),
                                               tuple(dilation), groups, tuple(size[2:])),
@@ -149,7 +150,7 @@ class _Rectified:
 
 
 def rectified(value):
-    """Whether ``value`` is already ReLU's result (Note: ``_eager_convolution``)."""
+    """Whether ``value`` is already ReLU's result (``_eager_convolution``'s Extern)."""
     return isinstance(value.load, _Rectified)
 
 
@@ -313,8 +314,8 @@ class _WindowGradient:
     that ReLU's gradient reading it (``threshold_backward``, lowering.py) can run both as one
     pass instead (``pool_gradient_through_relu``)."""
 
-    def __init__(self, load, grad, indices, size):
-        self.load, self.grad, self.indices, self.size = load, grad, indices, size
+    def __init__(self, load, grad, indices):
+        self.load, self.grad, self.indices = load, grad, indices
 
     def __call__(self, index):
         return self.load(index)
@@ -370,7 +371,7 @@ def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilatio
         hit = ops.where(covered, named, ops.constant(False, "bool"))
         return ops.where(hit, grad.load(at), ops.constant(0, dtype))
     if _two_by_two(G, kernel, stride, padding, dilation, size, grad.size):
-        load = _WindowGradient(load, grad, indices, size)
+        load = _WindowGradient(load, grad, indices)
     return TensorValue(dtype, tuple(size), load)
 
 
