@@ -255,3 +255,20 @@ def test_kernel_row_gemm_modes(monkeypatch, batch, transposed_kernel, mode):
     want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w))
     assert modes == [mode]
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_relu_epilogue(path, transposed):
+    """``relu=True`` (the compiled graph's conv + ReLU Extern): ReLU's ``x < 0 ? 0 : x`` after
+    the bias on every path, per block where the blocks run; a NaN stays NaN."""
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((3, 4, 9, 9)).astype(np.float32)
+    a[1, 2, 4, 4] = np.nan
+    wt = rng.standard_normal((4, 5, 3, 3) if transposed else (5, 4, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(5).astype(np.float32)
+    conv = "conv_transpose2d" if transposed else "conv2d"
+    want = torch.relu(getattr(torch.nn.functional, conv)(*map(torch.tensor, (a, wt, b))))
+    got = nn.convolution_arrays(a, wt, b, (1, 1), (0, 0), (1, 1), transposed, 1,
+                                tuple(want.shape[2:]), relu=True)
+    np.testing.assert_allclose(got, want.numpy(), atol=1e-4, rtol=1e-4)
+    assert np.isnan(got).sum() == np.isnan(want.numpy()).sum() > 0

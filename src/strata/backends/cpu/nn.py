@@ -120,10 +120,11 @@ def _im2col_args(x, kernel, stride, padding, dilation, out):
     return (*x.shape, *steps, *out, *kernel, *stride, *padding, *dilation)
 
 
-def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
+def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out, relu):
     """Note [Batch-blocked convolution]: per block, the generated im2col then one GEMM per
     group, written straight into the block's samples when the block is one sample, and the
-    ``bias`` (an (F,) array, or None) added there while the block is in cache."""
+    ``bias`` (an (F,) array, or None) added there, then a ReLU if ``relu``, while the block is
+    in cache."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     plane = out[0] * out[1]
@@ -136,7 +137,7 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
         run_blocks, gemm = driver
         weights = np.ascontiguousarray(w)
         bias = None if bias is None else np.ascontiguousarray(bias)
-        params = _params(gemm.ilp64, *args, groups, f, step)
+        params = _params(gemm.ilp64, *args, groups, f, step, relu)
         pointers = (gemm.address, params.ctypes.data, x.ctypes.data, weights.ctypes.data,
                     None if bias is None else bias.ctypes.data, image.ctypes.data)
 
@@ -167,6 +168,8 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out):
                 result[first:first + m] = block.swapaxes(0, 1)
             if bias is not None:
                 result[first:first + m] += bias[:, None]
+            if relu:
+                _rectified(result[first:first + m])
 
     parallel_for(0, n, step, run)
     return image
@@ -193,6 +196,11 @@ def _even_blocks(size, most):
     return -(-size // (-(-blocks // threads) * threads))
 
 
+# Elements of the partial sums added per chunk (ATen's grain): their sum and transposed copy
+# took 0.1-0.3 ms of the CNN step's second weight gradient on the caller's thread alone.
+PARTIAL_SUM_GRAIN = 1 << 15
+
+
 def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     """A kernel larger than its output (the weight gradient's convolution, whose kernel is the
     output gradient): GEMMs over every kernel position, columns ``(N, oh, ow, C, kh, kw)``.
@@ -202,7 +210,8 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     its strides, the output as the kernel, stride and dilation swapped. The channels are cut
     into blocks whose columns fit BLOCK_COLUMN_BYTES (Note [Batch-blocked convolution]), each
     block one GEMM into its own partial sum on the pool; the partial sums are added in block
-    order, so the result does not depend on which thread ran which block."""
+    order (in C, the samples split over the pool), so the result does not depend on which
+    thread ran which block."""
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     area = kernel[0] * kernel[1]
@@ -215,9 +224,11 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
         _kernel_rows_by_driver(*driver, x, w, stride, padding, dilation, out, step, partial)
     else:
         _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial)
-    res = partial[0] if len(starts) == 1 else partial.sum(0)
     image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
-    image.reshape(n, f, rows // n)[...] = res.reshape(n, rows // n, f).swapaxes(1, 2)
+    add = native.function("eager_conv", f"sum_partials_{x.dtype.name}")   # built with ``fn``
+    pointers = (partial.ctypes.data, image.ctypes.data, len(starts), rows, rows // n, f)
+    parallel_for(0, n, max(1, PARTIAL_SUM_GRAIN // (rows * f * len(starts) // n)),
+                 lambda lo, hi: add(*pointers, lo, hi))
     return image
 
 
@@ -279,7 +290,7 @@ def _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, part
     parallel_for(0, len(starts), 1, run)
 
 
-def _conv(x, w, bias, stride, padding, dilation, groups, out):
+def _conv(x, w, bias, stride, padding, dilation, groups, out, relu):
     n, c = x.shape[:2]
     f, kernel = w.shape[0], w.shape[2:]
     nd = len(kernel)
@@ -293,9 +304,9 @@ def _conv(x, w, bias, stride, padding, dilation, groups, out):
                                           stride, padding, dilation, out)
                      for g in range(groups)]
             res = parts[0] if groups == 1 else np.concatenate(parts, axis=1)
-            return res if bias is None else _add_bias(res, bias)
+            return _epilogue(res, bias, relu)
         if n * math.prod(out) >= GENERATED_IM2COL_MIN_ROW:
-            return _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out)
+            return _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out, relu)
     view = windows(x, kernel, stride, padding, dilation, out)          # (N, C, *out, *kernel)
     order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
     cols = np.ascontiguousarray(view.transpose(order))                 # (C, *kernel, N, *out)
@@ -303,7 +314,7 @@ def _conv(x, w, bias, stride, padding, dilation, groups, out):
     res = _group_matmul(w.reshape(groups, f // groups, -1), cols)      # (G, F/G, N*L)
     res = res.reshape((f, n) + tuple(out))
     res = np.ascontiguousarray(np.swapaxes(res, 0, 1))
-    return res if bias is None else _add_bias(res, bias)
+    return _epilogue(res, bias, relu)
 
 
 def _conv_transpose_blocked(fn, x, weights, fg, groups, out, kernel, stride, padding,
@@ -402,23 +413,37 @@ def _conv_transpose(x, w, stride, padding, dilation, groups, out):
     return col2im_nd(cols.transpose(order), out, kernel, stride, padding, dilation)
 
 
-def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups, out):
+def convolution_arrays(x, w, bias, stride, padding, dilation, transposed, groups, out,
+                       relu=False):
     """The convolution of the arrays ``x`` and ``w`` (and ``bias``, or None) of one dtype into
     a fresh contiguous array of spatial size ``out``; ``stride``, ``padding`` and ``dilation``
-    one entry per spatial dim. The compiled graph's wrapper calls it (no bias) as an Extern
-    (compile/inductor/lowering_nn.py), so compiled and eager convolutions run the same
-    blocks. A batch-blocked forward adds the bias per block, in cache; the others after."""
+    one entry per spatial dim; ``relu``: ReLU's result (``x < 0 ? 0 : x``) instead. The compiled
+    graph's wrapper calls it as an Extern (compile/inductor/lowering_nn.py), so compiled and
+    eager convolutions run the same blocks. A batch-blocked forward adds the bias and applies
+    the ReLU per block, in cache; the others after."""
     if not transposed:
-        return _conv(x, w, bias, stride, padding, dilation, groups, tuple(out))
+        return _conv(x, w, bias, stride, padding, dilation, groups, tuple(out), relu)
     result = _conv_transpose(x, w, stride, padding, dilation, groups, tuple(out))
+    return _epilogue(result, bias, relu)
+
+
+def convolution_relu(x, w, bias, stride, padding, dilation, groups, out):
+    """``relu(conv2d(x, w, bias))`` of arrays: a compiled graph's Extern for a convolution only
+    a ReLU reads (compile/inductor/lowering_nn.py ``_eager_convolution``)."""
+    return convolution_arrays(x, w, bias, stride, padding, dilation, False, groups, out, True)
+
+
+def _epilogue(out, bias, relu):
+    """``out`` (N, F, ...) plus the (F,) ``bias`` (or None), then ReLU'd if ``relu``."""
     if bias is not None:
-        result = _add_bias(result, bias)
-    return result
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return _rectified(out) if relu else out
 
 
-def _add_bias(out, bias):
-    """``out`` (N, F, ...) plus the (F,) ``bias``."""
-    out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+def _rectified(out):
+    """``out`` with its negative elements set to 0 in place (NaN and -0.0 kept: ReLU's
+    ``x < 0 ? 0 : x``, the generated kernels' and the eager kernel's)."""
+    np.copyto(out, 0, where=out < 0)
     return out
 
 

@@ -19,17 +19,21 @@ import json
 from pathlib import Path
 
 from ...backends.cpu import native
-from ..aot.functionalize import seeded_random
+from ...backends.cpu.nn import convolution_relu
 from ...core import dtype as D
 from ...core.device import device as Device
 from ...ops.op import OpOverload
 from ...ops.op import ops as torch_ops
+from ..aot.functionalize import seeded_random
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 
 _SOURCE_DIGEST = []
 
 # The Python functions a wrapper may call, stored by these names and resolved when loaded: a
 # name, not an import path, so a cache entry can only ever call what this table lists.
-NAMED_TARGETS = {"seeded_random": seeded_random}
+NAMED_TARGETS = {"seeded_random": seeded_random, "max_pool2d_2x2": max_pool2d_2x2,
+                 "max_pool2d_backward_masked": max_pool2d_backward_masked,
+                 "convolution_relu": convolution_relu}
 _NAME_OF_TARGET = {f: name for name, f in NAMED_TARGETS.items()}
 
 

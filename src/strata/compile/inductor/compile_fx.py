@@ -29,7 +29,7 @@ from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
 from ...backends.cpu.loss import _targets as eager_target_check
-from ...backends.cpu.nn import convolution_arrays
+from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
 from ...backends.cpu.scatter import check_select_index
 from ...core import dtype as D
@@ -37,6 +37,7 @@ from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
 from .cprinter import pointer_count
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer, contiguous_stride
 from .lowering import aten
@@ -222,6 +223,9 @@ class CWrapper(Wrapper):
         if convolution is not None:
             lines.append(f"    a_{step.name} = {convolution}  # Extern")
             return
+        if step.target in ARRAY_EXTERNS:
+            self._array_extern_call(step, lines)
+            return
         if step in self._paired:    # already run with the product before it
             return
         operands = self._matmul_operands(step)
@@ -253,6 +257,17 @@ class CWrapper(Wrapper):
                 self._matmul_operands(after) is None or step.name in self._step_reads(after):
             return None
         return after
+
+    def _array_extern_call(self, step, lines):
+        """An Extern whose target takes and returns arrays (``ARRAY_EXTERNS``, the lowering
+        passing whole or contiguous buffers): outputs ``step`` and ``step_1``..."""
+        outputs = [n for n in self.G.buffers if n == step.name or n.startswith(step.name + "_")]
+        args = [self._array(a) if isinstance(a, InputBuffer) or a in self.G.buffers
+                else repr(a) for a in step.args]
+        if None in args:    # (lowering_nn.py's ``_contiguous`` gives it whole buffers)
+            raise RuntimeError(f"inductor: {step.target.__name__} needs arrays of its buffers")
+        lines.append(f"    {', '.join('a_' + n for n in outputs)} = "
+                     f"targets[{step.name!r}]({', '.join(args)})  # Extern")
 
     def _convolution_call(self, step):
         """The call text of eager's convolution over a float Extern's arrays (no tensor, no
@@ -423,6 +438,8 @@ def _matmul_pair(a, b, out, c, d, out2):
 
 
 _convolution = silent_fp(convolution_arrays)   # as around the eager kernel
+# Externs whose targets take the buffers' arrays (no tensor, no dispatch): lowering_nn.py's
+ARRAY_EXTERNS = frozenset({max_pool2d_2x2, max_pool2d_backward_masked, convolution_relu})
 
 
 def _flatten(x):

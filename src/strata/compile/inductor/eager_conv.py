@@ -86,13 +86,14 @@ static void gemm_{dtype}(const void* fn, int64_t ilp64, int ta, int tb, int64_t 
 
 /* The forward, samples [lo, hi) in blocks of p[20]: each block's im2col, one GEMM per group
    (straight into the sample's (F, oh*ow) output for a one-sample block, else into ``product``
-   then copied per sample), the bias added while the block is in cache. */
+   then copied per sample), the bias added and, if p[21], a ReLU applied while the block is in
+   cache. */
 void conv2d_{dtype}(const void* gemm, const int64_t* restrict p, const {ctype}* restrict in,
                     const {ctype}* restrict weight, const {ctype}* restrict bias,
                     {ctype}* restrict out, {ctype}* restrict cols, {ctype}* restrict product,
                     int64_t lo, int64_t hi) {{
     const int64_t ilp64 = p[0], c = p[1], sn = p[4], oh = p[8], ow = p[9], kh = p[10],
-                  kw = p[11], groups = p[18], f = p[19], block = p[20];
+                  kw = p[11], groups = p[18], f = p[19], block = p[20], relu = p[21];
     const int64_t plane = oh * ow, rows = c * kh * kw, kg = rows / groups, fg = f / groups;
     for (int64_t first = lo; first < hi; first += block) {{
         const int64_t m = hi - first < block ? hi - first : block, width = m * plane;
@@ -111,6 +112,10 @@ void conv2d_{dtype}(const void* gemm, const int64_t* restrict p, const {ctype}* 
                     const {ctype} add = bias[fi];
                     #pragma omp simd
                     for (int64_t k = 0; k < plane; k++) o[k] += add;
+                }}
+                if (relu) {{
+                    #pragma omp simd
+                    for (int64_t k = 0; k < plane; k++) o[k] = o[k] < 0 ? 0 : o[k];
                 }}
             }}
         }}
@@ -175,6 +180,24 @@ void conv2d_kernel_rows_{dtype}(const void* gemm, const int64_t* restrict p,
         }}
         gemm_{dtype}(gemm, ilp64, 0, 1, rows, f, size * area, cols, size * area, slab, ld, 0,
                      sum, f);
+    }}
+}}
+
+/* The weight gradient's partial sums (blocks, rows = N*P, F), one per channel block (above),
+   added in block order into block 0 (the bits of NumPy's ``partial.sum(0)``) and written
+   transposed into the (N, F, P) image; samples [lo, hi), so the pool's threads share it. */
+void sum_partials_{dtype}({ctype}* restrict partial, {ctype}* restrict image, int64_t blocks,
+                          int64_t rows, int64_t plane, int64_t f, int64_t lo, int64_t hi) {{
+    for (int64_t n = lo; n < hi; n++) {{
+        for (int64_t q = 0; q < plane; q++) {{
+            {ctype}* sum = partial + (n * plane + q) * f;
+            for (int64_t b = 1; b < blocks; b++) {{
+                const {ctype}* add = sum + b * rows * f;
+                #pragma omp simd
+                for (int64_t fi = 0; fi < f; fi++) sum[fi] += add[fi];
+            }}
+            for (int64_t fi = 0; fi < f; fi++) image[(n * f + fi) * plane + q] = sum[fi];
+        }}
     }}
 }}
 """
@@ -309,6 +332,7 @@ def _signatures():
         out[f"conv2d_{d}"] = (ptr,) * 8 + (i64,) * 2
         out[f"conv_transpose2d_{d}"] = (ptr,) * 6 + (i64,) * 2
         out[f"conv2d_kernel_rows_{d}"] = (ptr,) * 6 + (i64,) * 2
+        out[f"sum_partials_{d}"] = (ptr,) * 2 + (i64,) * 6
         out[f"im2col2d_{d}"] = (ptr,) * 2 + (i64,) * 20
         out[f"col2im2d_{d}"] = (ptr,) * 2 + (i64,) * 16
         out[f"col2im2d_channels_last_{d}"] = (ptr,) * 3 + (i64,) * 13

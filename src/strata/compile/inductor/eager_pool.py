@@ -12,12 +12,16 @@ is greater or NaN (ties keep the first, the last NaN wins). The backward zeroes 
 plane, then adds each output's gradient at its index, in output order. The C is printed once
 per dtype and built and cached by the CPU backend's one build path (backends/cpu/native.py), as
 eager.py's loop-IR kernels are; each call covers the planes ``[lo, hi)``, so the caller's
-threads split batch * channels.
+threads split batch * channels. ``max_pool2d_2x2`` and ``max_pool2d_backward_masked`` are the
+compiled graph's Externs for a pool around a ReLU (Note [2x2 pools in one pass]).
 """
 
 import ctypes
 
+import numpy as np
+
 from ...backends.cpu import native
+from ...backends.cpu.array import parallel_for
 from .ir import C_TYPES
 
 LIBRARY = "eager_pool"
@@ -110,10 +114,120 @@ void max_pool2d_backward_{dtype}(const {ctype}* restrict grad_out,
 """
 
 
+# Note [2x2 pools in one pass]: the compiled graph's max pooling around a ReLU (lowering_nn.py)
+# as Externs. The generated loops over outputs computed a 2x2 pool's values and indices in two
+# passes over each window, and its backward, under ReLU's gradient (``threshold_backward``), as
+# a gather per input element of its window's index and gradient (``idx[r / 2][c / 2]``), which
+# gcc vectorises as gathers, three per 16 elements: 0.8 ms, the largest kernel of
+# benchmarks/training.py's CNN step. Here the forward reads each output row's two input rows as
+# even/odd pairs (strided loads gcc vectorises with shuffles), values and indices in one pass;
+# the backward is eager's scatter (each window's gradient added at its index: one plane zeroed
+# in cache, then one store per window, 4x fewer than the gather's) with the ReLU mask applied
+# at each add. Rows are a few windows long (13, 5): gcc's 16-float vectors would leave a 13-long
+# row to its scalar tail, so the forward takes 8-float ones (ROWS_OF_A_FEW): 1.0 -> 0.3 ms.
+# One thread, the CNN's shapes (32x32x26x26, 32x64x11x11): forward 0.40 -> 0.16 and 0.28 ->
+# 0.09 ms, backward 0.82 -> 0.28 and 0.34 -> 0.06 ms (C micro-benchmarks, docs/performance.md).
+_ROWS_OF_A_FEW = '#define ROWS_OF_A_FEW __attribute__((target("prefer-vector-width=256")))\n'
+_TWO_BY_TWO = """
+ROWS_OF_A_FEW void max_pool2d_2x2_{dtype}(const {ctype}* restrict in, {ctype}* restrict out,
+                            int64_t* restrict indices, int64_t h, int64_t w, int64_t oh,
+                            int64_t ow, int64_t lo, int64_t hi) {{
+    for (int64_t p = lo; p < hi; p++) {{
+        for (int64_t i = 0; i < oh; i++) {{
+            const {ctype}* top = in + p * h * w + 2 * i * w;
+            const {ctype}* bottom = top + w;
+            {ctype}* best = out + (p * oh + i) * ow;
+            int64_t* best_index = indices + (p * oh + i) * ow;
+            const int64_t first = 2 * i * w;
+            #pragma omp simd
+            for (int64_t j = 0; j < ow; j++) {{   /* ATen's order; greater or NaN replaces */
+                {ctype} v = top[2 * j];
+                int64_t at = first + 2 * j;
+                bool take = (top[2 * j + 1] > v) | (top[2 * j + 1] != top[2 * j + 1]);
+                v = take ? top[2 * j + 1] : v;
+                at = take ? first + 2 * j + 1 : at;
+                take = (bottom[2 * j] > v) | (bottom[2 * j] != bottom[2 * j]);
+                v = take ? bottom[2 * j] : v;
+                at = take ? first + w + 2 * j : at;
+                take = (bottom[2 * j + 1] > v) | (bottom[2 * j + 1] != bottom[2 * j + 1]);
+                best[j] = take ? bottom[2 * j + 1] : v;
+                best_index[j] = take ? first + w + 2 * j + 1 : at;
+            }}
+        }}
+    }}
+}}
+
+/* eager's backward (each output's gradient added at its index, in output order) with ReLU's
+   gradient, threshold_backward(., mask, threshold), applied at each add: an element whose mask
+   is <= threshold stays 0 whatever is added there, as it would be masked after the sum */
+void max_pool2d_backward_masked_{dtype}(const {ctype}* restrict grad_out,
+                                        const int64_t* restrict indices,
+                                        const {ctype}* restrict mask, {ctype}* restrict grad_in,
+                                        double threshold, int64_t plane_in, int64_t plane_out,
+                                        int64_t lo, int64_t hi) {{
+    const {ctype} limit = ({ctype})threshold;
+    for (int64_t p = lo; p < hi; p++) {{
+        {ctype}* g = grad_in + p * plane_in;
+        const {ctype}* m = mask + p * plane_in;
+        memset(g, 0, plane_in * sizeof({ctype}));
+        for (int64_t k = 0; k < plane_out; k++) {{
+            const int64_t at = indices[p * plane_out + k];
+            if (at >= 0 && at < plane_in)
+                g[at] = m[at] <= limit ? 0 : g[at] + grad_out[p * plane_out + k];
+        }}
+    }}
+}}
+"""
+
+
+# Input elements per chunk of the 2x2 pools on the pool's threads: ATen's grain. The CPU
+# backend's GRAIN_SIZE (8x more) kept the CNN step's second pool (32x64x11x11) to one chunk, all
+# of it on the caller's thread; the compiled kernels these replace split by their measured time
+# (autotune.py), into chunks of ~25 us, which this is about.
+POOL_GRAIN = 1 << 15
+
+
+def _two_by_two(name, dtype):
+    fn = native.function(LIBRARY, f"{name}_{dtype.name}")
+    if fn is None:
+        raise RuntimeError(f"inductor: the compiled graph's {name} needs the C kernels of "
+                           f"compile/inductor/eager_pool.py, which could not be built")
+    return fn
+
+
+def max_pool2d_2x2(x):
+    """(values, int64 indices) of the 2x2, stride-2 max pool of the contiguous float array ``x``
+    (N, C, H, W) in one pass (Note [2x2 pools in one pass]), on the pool's threads."""
+    fn = _two_by_two("max_pool2d_2x2", x.dtype)
+    x = np.ascontiguousarray(x)
+    h, w = x.shape[-2:]
+    values = np.empty(x.shape[:-2] + (h // 2, w // 2), x.dtype)
+    indices = np.empty(values.shape, np.int64)
+    src, dst, where = x.ctypes.data, values.ctypes.data, indices.ctypes.data
+    parallel_for(0, x.size // (h * w), max(1, POOL_GRAIN // (h * w)),
+                 lambda lo, hi: fn(src, dst, where, h, w, h // 2, w // 2, lo, hi))
+    return values, indices
+
+
+def max_pool2d_backward_masked(grad, indices, mask, threshold):
+    """``threshold_backward(max_pool2d_with_indices_backward(grad, ., indices), mask,
+    threshold)`` in one pass (Note [2x2 pools in one pass]): the input gradient, of ``mask``'s
+    shape, from the output gradient ``grad`` and its ``indices``, on the pool's threads."""
+    fn = _two_by_two("max_pool2d_backward_masked", grad.dtype)
+    plane_in, plane_out = mask.shape[-2] * mask.shape[-1], grad.shape[-2] * grad.shape[-1]
+    out = np.empty(mask.shape, grad.dtype)   # each plane zeroed by the kernel, on the pool
+    grad, indices, mask = map(np.ascontiguousarray, (grad, indices, mask))
+    pointers = (grad.ctypes.data, indices.ctypes.data, mask.ctypes.data, out.ctypes.data,
+                float(threshold), plane_in, plane_out)
+    parallel_for(0, out.size // plane_in, max(1, POOL_GRAIN // plane_in),
+                 lambda lo, hi: fn(*pointers, lo, hi))
+    return out
+
+
 def source() -> str:
-    body = "".join(_FORWARD.format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
+    body = "".join((_FORWARD + _TWO_BY_TWO).format(dtype=d, ctype=C_TYPES[d]) for d in DTYPES)
     return "#include <math.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n" \
-        + body
+        + _ROWS_OF_A_FEW + body
 
 
 def _signatures():
@@ -123,6 +237,8 @@ def _signatures():
         out[f"max_pool2d_{d}"] = (ptr,) * 3 + (i64,) * 14
         out[f"max_pool2d_inside_{d}"] = (ptr,) * 4 + (i64,) * 8
         out[f"max_pool2d_backward_{d}"] = (ptr,) * 3 + (i64,) * 4
+        out[f"max_pool2d_2x2_{d}"] = (ptr,) * 3 + (i64,) * 6
+        out[f"max_pool2d_backward_masked_{d}"] = (ptr,) * 4 + (ctypes.c_double,) + (i64,) * 4
     return out
 
 

@@ -130,7 +130,16 @@ for _name in ("exp", "log", "tanh", "sigmoid", "sqrt", "rsqrt", "erf", "log1p", 
     register(getattr(aten, _name).default)(_unary(lambda x, _n=_name: getattr(ops, _n)(x)))
 register(aten.neg.default)(_unary(lambda x: ops.neg(x), floats_only=False))
 register(aten.abs.default)(_unary(lambda x: ops.abs(x), floats_only=False))
-register(aten.relu.default)(_unary(lambda x: ops.relu(x), floats_only=False))
+
+
+@register(aten.relu.default)
+def _relu(G, node, a):
+    from .lowering_nn import rectified  # (lowering_nn imports this module)
+    if rectified(a):    # a convolution's Extern applied it (lowering_nn.py)
+        return a
+    return pointwise(G, node, lambda x: ops.relu(x), a)
+
+
 register(aten.reciprocal.default)(_unary(lambda x: ops.reciprocal(x)))
 
 
@@ -190,7 +199,11 @@ for _name in ("tanh_backward", "sigmoid_backward", "gelu_backward", "silu_backwa
 
 @register(aten.threshold_backward.default)
 def _threshold_backward(G, node, grad, x, threshold):
+    from .lowering_nn import pool_gradient_through_relu  # (lowering_nn imports this module)
     dtype, size = out_spec(node)
+    through_pool = pool_gradient_through_relu(G, grad, x, threshold, dtype, size)
+    if through_pool is not None:    # a 2x2 max pool's gradient under ReLU's: one pass
+        return through_pool
     g, xl = as_loader(grad, size, dtype), as_loader(x, size, dtype)
     return TensorValue(dtype, size, lambda i: ops.where(
         ops.le(xl(i), ops.constant(threshold, dtype)), ops.constant(0, dtype), g(i)))

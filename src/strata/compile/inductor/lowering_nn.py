@@ -12,8 +12,10 @@ the epilogue, so the layout change costs no pass of its own.
 import itertools
 import math
 
+from ...backends.cpu.nn import convolution_relu
 from ...ops import pooling as PL
 from ..aot.functionalize import seeded_random
+from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .ir import InputBuffer, TensorValue, contiguous_stride, ops
 from .lowering import FLOATING, FLOATS, NoLowering, as_loader, aten, out_spec, register
 
@@ -82,7 +84,7 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
     kernel = tuple(weight.size[2:])
     stride, padding, dilation = (_per_dim(v, nd) for v in (stride, padding, dilation))
     if G.device_type == "cpu":
-        return _eager_convolution(G, x, weight, bias, stride, padding, dilation, transposed,
+        return _eager_convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
                                   output_padding, groups, dtype, size)
     if transposed:
         return _transposed_convolution(G, x, weight, bias, stride, padding, dilation, size,
@@ -108,14 +110,24 @@ def _convolution(G, node, x, weight, bias, stride, padding, dilation, transposed
     return TensorValue(dtype, tuple(size), load)
 
 
-def _eager_convolution(G, x, weight, bias, stride, padding, dilation, transposed,
+def _eager_convolution(G, node, x, weight, bias, stride, padding, dilation, transposed,
                        output_padding, groups, dtype, size):
     """On the CPU: an Extern running eager's convolution without its bias (backends/cpu/nn.py
     ``convolution_arrays``: blocks of samples over the pool, each block's columns still in
     cache for its GEMM, Note [Batch-blocked convolution]), and the bias added by the epilogue
     kernel with whatever pointwise op follows. A whole-batch im2col here wrote and re-read the
     columns through memory: the CNN step of benchmarks/training.py ran 10% slower compiled
-    than eager."""
+    than eager. A forward convolution read only by a ReLU (the CNN's) adds its bias and
+    applies the ReLU itself, per block in cache (``convolution_relu``): the epilogue kernel
+    was a pass over memory, 0.2-0.3 ms of the first layer's 32x32x26x26."""
+    if not transposed and len(node.users) == 1 and \
+            next(iter(node.users)).target is aten.relu.default and \
+            (bias is None or bias.dtype == dtype):
+        arrays = [None if v is None else _contiguous(G, v) for v in (x, weight, bias)]
+        product = G.extern(convolution_relu, (*arrays, tuple(stride), tuple(padding),
+                                              tuple(dilation), groups, tuple(size[2:])),
+                           dtype, size)
+        return TensorValue(dtype, tuple(size), _Rectified(product.load), product.buffer)
     product = G.extern(aten.convolution.default, (
         x, weight, None, list(stride), list(padding), list(dilation), transposed,
         list(_per_dim(output_padding, len(stride))), groups), dtype, size)
@@ -124,6 +136,22 @@ def _eager_convolution(G, x, weight, bias, stride, padding, dilation, transposed
     bias_load = as_loader(bias, (size[1],), dtype)
     return TensorValue(dtype, tuple(size), lambda index: ops.add(product.load(index),
                                                                 bias_load((index[1],))))
+
+
+class _Rectified:
+    """The load of a value that is its own ReLU (a ``convolution_relu`` Extern's): ``relu`` of
+    it is itself (lowering.py ``_relu``), not a pass."""
+
+    def __init__(self, load):
+        self.load = load
+
+    def __call__(self, index):
+        return self.load(index)
+
+
+def rectified(value):
+    """Whether ``value`` is already ReLU's result (``_eager_convolution``'s Extern)."""
+    return isinstance(value.load, _Rectified)
 
 
 def _group_matmul(G, dtype, groups, a, b):
@@ -217,12 +245,19 @@ def _max_pool2d(G, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
     """PyTorch's loop (``MaxPoolKernel.cpp``, backends/cpu/pooling.py) unrolled over the window
     for each output element: an element replaces the maximum when greater or NaN, so ties keep
     the first and the last NaN wins; padding (read as -inf) never wins. Pointwise over the
-    outputs, so the inner loop runs along output columns as a SIMD loop."""
+    outputs, so the inner loop runs along output columns as a SIMD loop. On the CPU a 2x2 pool
+    of a realized input (a ReLU's result saved for the backward) is one Extern pass instead,
+    values and indices together (Note [2x2 pools in one pass] in eager_pool.py)."""
     dtype, size = x.dtype, tuple(node.meta["val"][0].shape)
     if dtype not in FLOATS or len(x.size) != 4:
         raise NoLowering("max_pool2d: integer or unbatched input")
     kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
                                                        padding, dilation)
+    if x.buffer is not None and _two_by_two(G, kernel, stride, padding, dilation, x.size, size):
+        values = G.extern(max_pool2d_2x2, (_contiguous(G, x),), dtype, size)
+        indices = InputBuffer(f"{values.buffer.name}_1", "int64", size, contiguous_stride(size))
+        G.buffers[indices.name] = indices   # the Extern's second output (as a Fallback's)
+        return values, TensorValue.of_buffer(indices)
     x = G.realize(x)
     height, width = x.size[2:]
     masked = any(padding) or any((o - 1) * s + (k - 1) * d >= n for o, s, k, d, n in zip(
@@ -258,13 +293,55 @@ def _max_pool2d(G, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
     return values, indices
 
 
+def _two_by_two(G, kernel, stride, padding, dilation, size_in, size_out):
+    """Whether a max pool runs as Note [2x2 pools in one pass] (compile/inductor/eager_pool.py):
+    on the CPU, 2x2 windows of stride 2, no padding or dilation, tiling the input's top-left."""
+    return G.device_type == "cpu" and len(size_in) == 4 and tuple(kernel) == (2, 2) and \
+        tuple(stride) == (2, 2) and not any(padding) and tuple(dilation) == (1, 1) and \
+        all(isinstance(n, int) and o == n // 2 for n, o in zip(size_in[2:], size_out[2:]))
+
+
+def _contiguous(G, value):
+    """``value`` realized with contiguous strides and no offset: what an array Extern takes."""
+    value = G.realize(value)
+    if value.buffer.stride != contiguous_stride(value.size) or value.buffer.offset:
+        value = G.realize(TensorValue(value.dtype, value.size, value.load))
+    return value
+
+
+class _WindowGradient:
+    """The load of a 2x2 pool's input gradient (the gather below), remembering its operands, so
+    that ReLU's gradient reading it (``threshold_backward``, lowering.py) can run both as one
+    pass instead (``pool_gradient_through_relu``)."""
+
+    def __init__(self, load, grad, indices):
+        self.load, self.grad, self.indices = load, grad, indices
+
+    def __call__(self, index):
+        return self.load(index)
+
+
+def pool_gradient_through_relu(G, grad, mask, threshold, dtype, size):
+    """``threshold_backward(grad, mask, threshold)`` of an unrealized 2x2 pool gradient as one
+    Extern pass (Note [2x2 pools in one pass]), or None where it is not one."""
+    window = grad.load
+    if not isinstance(window, _WindowGradient) or grad.buffer is not None or \
+            mask.dtype != dtype or grad.dtype != dtype or tuple(mask.size) != tuple(size) or \
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        return None
+    return G.extern(max_pool2d_backward_masked, (
+        _contiguous(G, window.grad), _contiguous(G, window.indices), _contiguous(G, mask),
+        float(threshold)), dtype, size)
+
+
 @register(aten.max_pool2d_with_indices_backward.default)
 def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilation, ceil_mode,
                          indices):
     """Non-overlapping windows (stride = kernel, no padding or dilation: the usual 2x2 pool):
     each input element has one window, so its gradient is a gather, the window's gradient
     where the window's index names the element, else 0 (a select: a NaN or inf gradient
-    reaches only its own element). Overlapping windows keep the eager kernel."""
+    reaches only its own element). Under ReLU's gradient a 2x2 pool's runs as one Extern pass
+    instead (``pool_gradient_through_relu``). Overlapping windows keep the eager kernel."""
     dtype, size = out_spec(node)
     kernel, stride, padding, dilation = PL.pool2d_args("max_pool2d", kernel_size, stride,
                                                        padding, dilation)
@@ -293,6 +370,8 @@ def _max_pool2d_backward(G, node, grad, x, kernel_size, stride, padding, dilatio
             f"({index[2]})*{width} + ({index[3]})", "int64"))
         hit = ops.where(covered, named, ops.constant(False, "bool"))
         return ops.where(hit, grad.load(at), ops.constant(0, dtype))
+    if _two_by_two(G, kernel, stride, padding, dilation, size, grad.size):
+        load = _WindowGradient(load, grad, indices)
     return TensorValue(dtype, tuple(size), load)
 
 
