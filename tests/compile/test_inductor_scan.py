@@ -1,5 +1,5 @@
-"""cumsum, cumprod, logcumsumexp, cummax and cummin inside inductor graphs: a Scan kernel
-(Note [Scans] in compile/inductor/ir.py) walking the scanned dim left to right per column, as eager's
+"""cumsum, cumprod, logcumsumexp, cummax and cummin inside inductor graphs: a Scan kernel (Note
+[Scans] in compile/inductor/ir.py) walking the scanned dim left to right per column, as eager's
 ``ufunc.accumulate``: float sums are eager's bit for bit, and close to PyTorch's."""
 
 import numpy as np

@@ -155,10 +155,10 @@ class IndexAdd(Reduction):
 class Scan(Reduction):
     """Note [Scans]: along the scanned dim of length ``reduction_ranges[0]``, ``out[o, 0, c] =
     inner_fn((x,), (0,))`` and ``out[o, y, c] = combine_fn(out[o, y - 1, c], inner_fn((x,),
-    (y,)))``, left to right as NumPy's ``ufunc.accumulate`` (eager's cumsum, cumprod,
-    logcumsumexp, cummax and cummin), so float sums round as eager's, bit for bit. ``ranges`` =
-    (columns,): the positions x = (o, c) of the other dims, c among the ``inner`` elements after the scanned
-    dim; the columns are split over threads and the kernel is the scan's own (``column``)."""
+    (y,)))``, left to right as NumPy's ``ufunc.accumulate`` (eager's cumsum, cumprod, logcumsumexp,
+    cummax and cummin), so float sums round as eager's, bit for bit. ``ranges`` = (columns,): the
+    positions x = (o, c) of the other dims, c among the ``inner`` elements after the scanned dim;
+    the columns are split over threads and the kernel is the scan's own (``column``)."""
     combine_fn: Callable = None     # (running value, next value) -> running value
     inner: int = 1
 

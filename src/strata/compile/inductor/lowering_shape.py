@@ -1,6 +1,7 @@
 """Lowering rows of shape ops: ``select`` (a view), and those that copy: ``cat``, ``stack``,
-``flip``, ``constant_pad_nd``, ``tril``/``triu``, ``repeat``, ``eye`` and ``detach``, each a
-formula of index arithmetic and selects that fuses with its readers (no intermediate buffer), as Inductor lowers them.
+``flip``, ``constant_pad_nd``, ``tril``/``triu``, ``repeat``, ``eye`` and ``detach``, each a formula
+of index arithmetic and selects that fuses with its readers (no intermediate buffer), as Inductor
+lowers them.
 
 A select between inputs loads every input at an index clamped into it (the C printer computes
 each operand of a select), and picks the one the output index lies in: the values are the
