@@ -354,7 +354,7 @@ def print_kernel(kernel, outer_ranges) -> str:
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
-            _print_random_draws(node, lines)
+            _print_random_draws(kernel, buffers, lines)
         else:
             _print_column_reductions(kernel.nodes, outer_ranges, buffers, lines)
         lines.append("}")
@@ -479,36 +479,60 @@ def _draw_text(node, bits):
             f"((double){bits} * 0x1p-53))")
 
 
-def _print_random_draws(node, lines):
+def _print_random_draws(kernel, buffers, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
-    here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
-    out = node.name
+    here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``). Each lane's
+    draw is a local that the kernel's epilogues read (``_print_drawn_element``)."""
+    state, offset = kernel.nodes[0].state, kernel.nodes[0].offset
     lines += [
-        f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
+        f"    const strata_u128 inc = strata_pcg_words({state} + 2);",
         "    strata_u128 lane_mult, lane_plus;",
         "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
-        f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)x_lo + 1;",
-        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
+        f"    const uint64_t first = (uint64_t){offset}LL + (uint64_t)x_lo + 1;",
+        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({state}), inc, first);",
         "    strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
         "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
         "    int64_t x = x_lo;",
         "    for (; x + 4 <= x_hi; x += 4) {",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
-        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
-        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
+    ]
+    for lane in range(4):
+        _print_drawn_element(kernel, buffers, lines, f"x + {lane}" if lane else "x", f"s{lane}")
+    lines += [
         "        s0 = s0 * lane_mult + lane_plus;",
         "        s1 = s1 * lane_mult + lane_plus;",
         "        s2 = s2 * lane_mult + lane_plus;",
         "        s3 = s3 * lane_mult + lane_plus;",
         "    }",
         "    for (; x < x_hi; x++) {     /* s0 holds place x */",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        "        s0 = s0 * STRATA_PCG_MULT + inc;",
-        "    }",
     ]
+    _print_drawn_element(kernel, buffers, lines, "x", "s0")
+    lines += ["        s0 = s0 * STRATA_PCG_MULT + inc;", "    }"]
+
+
+def _print_drawn_element(kernel, buffers, lines, place, state):
+    """One element of a draws kernel, in a block of its own: the draw from the lane's
+    ``state``, then each epilogue at the same flat ``place``, reading the draw and the
+    epilogues before it from locals; each value someone else reads is stored at ``place``."""
+    draws, indent = kernel.nodes[0], " " * 12
+    lines.append("        {")
+    drawn = f"{draws.name}_drawn"
+    lines.append(f"{indent}const {C_TYPES[draws.dtype]} {drawn} = "
+                 f"{_draw_text(draws, f'strata_pcg_bits53({state})')};")
+    values, index_of = {draws.name: drawn}, {}
+    for node in kernel.nodes[1:]:
+        if node.ranges not in index_of:     # epilogues of one shape share their index
+            index_of[node.ranges], index_lines = _index_vars(
+                f"e{len(index_of)}i", node.ranges, f"({place})", indent)
+            lines.extend(index_lines)
+        with use_handler(CHandler(buffers, lines, indent, values)) as h:
+            h.count = len(lines)
+            values[node.name] = str(node.inner_fn(tuple(index_of[node.ranges])))
+    for node in kernel.nodes:
+        if node.name not in kernel.local:
+            lines.append(f"{indent}{node.name}[{place}] = {values[node.name]};")
+    lines.append("        }")
 
 
 def _unrolled(node):

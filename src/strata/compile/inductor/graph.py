@@ -18,7 +18,10 @@ in the same loop; a buffer no one reads later is never allocated (dead-buffer re
 wrapper drops each array after its last use so the allocator reuses its memory.
 """
 
+import ast
 import operator
+
+import numpy as np
 
 from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
@@ -45,6 +48,9 @@ from .ir import (
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
 FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)
+# how many steps back a pointwise node looks for a draws kernel to join: each node scans them,
+# and a node moved far ahead holds its buffer longer
+EPILOGUE_LOOKBACK = 4
 
 
 class _LoadRecorder:
@@ -88,7 +94,10 @@ class KernelStep:
 
     def accepts(self, node):
         """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
-        it with column sums over the same rows (Note [Sibling column sums])."""
+        it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
+        takes pointwise epilogues (Note [Random draws])."""
+        if self.nodes and isinstance(self.nodes[0], RandomDraws):
+            return _draws_epilogue(self.nodes, node)
         if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
             return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
                 (self.outer, self.inner) and not any(
@@ -116,6 +125,48 @@ class KernelStep:
             elif index != same_element:
                 return False
         return True
+
+
+def _draws_epilogue(nodes, node):
+    """Note [Random draws] (ir.py): a pointwise node joins the draws' kernel when it has as
+    many elements, reads the kernel's buffers (the draws, earlier epilogues) and reads them
+    only at the element it computes, in the same flat order: the draw's own place."""
+    if type(node) is not Pointwise or node.store_into is not None or not node.ranges or \
+            not all(isinstance(n, int) for n in node.ranges) or \
+            _numel_of(node.ranges) != _numel_of(nodes[0].ranges):
+        return False
+    mine = {n.name for n in nodes}
+    reads = [index for name, index in _reads(node, len(node.ranges)) if name in mine]
+    return bool(reads) and all(_is_flat_element(index, node.ranges) for index in reads)
+
+
+def _is_flat_element(index, ranges):
+    """Whether the index text is element (i0, i1, ...)'s place in row-major ``ranges`` at
+    every element: as text, or (a reshape's view reads ``(i0 / 64)*32768 + i0 % 64*512 + i1``
+    of a [1024, 512] range) evaluated over the whole grid. Only sums, products, quotients and
+    remainders of the index variables and integers are evaluated (C's ``/`` and ``%`` of
+    non-negative integers are Python's ``//`` and ``%``); any other text is not the element."""
+    element = tuple(f"i{d}" for d in range(len(ranges)))
+    if index == _index_text(ranges, element):
+        return True
+    grid = dict(zip(element, np.ogrid[tuple(slice(0, n) for n in ranges)]))
+    operators = {ast.Add: operator.add, ast.Mult: operator.mul, ast.Div: operator.floordiv,
+                 ast.Mod: operator.mod}
+
+    def value(tree):
+        if isinstance(tree, ast.BinOp) and type(tree.op) in operators:
+            return operators[type(tree.op)](value(tree.left), value(tree.right))
+        if isinstance(tree, ast.Name) and tree.id in grid:
+            return grid[tree.id]
+        if isinstance(tree, ast.Constant) and type(tree.value) is int and tree.value > 0:
+            return tree.value
+        raise ValueError(index)
+    try:
+        places = value(ast.parse(index, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return False
+    return np.array_equal(np.broadcast_to(places, ranges),
+                          np.arange(_numel_of(ranges)).reshape(ranges))
 
 
 def _column_sum(node):
@@ -182,6 +233,10 @@ class GraphLowering:
             if isinstance(node, Reduction):
                 last.reduction_names.add(node.name)
             return
+        draws = self._earlier_draws_kernel(node)
+        if draws is not None:
+            draws.nodes.append(node)
+            return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
             step.reduction_names.add(node.name)
@@ -193,6 +248,28 @@ class GraphLowering:
         self.steps.append(step)
         if isinstance(node, Pointwise) and not node.ranges and home is None:
             self._scalar_kernel = step
+
+    def _earlier_draws_kernel(self, node):
+        """A draws kernel a few steps back that ``node`` may join as an epilogue (Note [Random
+        draws]): dropout's product with attention weights comes after the V projection's copy.
+        The steps it passes must write nothing it reads, and be no Check (whose kernel reads
+        indices only after the Check has raised for a bad one)."""
+        if not isinstance(node, Pointwise):
+            return None
+        read = {name for name, _ in _reads(node, len(node.ranges))}
+        for step in reversed(self.steps[-EPILOGUE_LOOKBACK:]):
+            if isinstance(step, KernelStep) and isinstance(step.nodes[0], RandomDraws):
+                return step if step.accepts(node) else None
+            if isinstance(step, FallbackStep) and step.kind == "Check" or \
+                    read & self._written_by(step):
+                return None
+        return None
+
+    def _written_by(self, step):
+        if isinstance(step, KernelStep):
+            return {n.name for n in step.nodes}
+        return {name for name in self.buffers
+                if name == step.name or name.startswith(step.name + "_")}
 
     def realize(self, value: TensorValue) -> TensorValue:
         if value.buffer is not None:
@@ -440,9 +517,10 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed
-                          and not getattr(n, "column", False) and (
-            isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
+        draws = isinstance(step.nodes[0], RandomDraws)   # every node computed per element
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and (draws or (
+            not getattr(n, "column", False) and (
+                isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)
     def pre_fusion_text(self):
