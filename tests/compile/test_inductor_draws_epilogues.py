@@ -124,7 +124,7 @@ def test_the_scale_and_product_are_epilogues_and_an_unread_mask_gets_no_buffer()
     # output are saved for the backward, the product returned: each written
     assert f"{draws}," not in signature
     assert all(f"float* restrict {name}," in signature for name in epilogues)
-    assert f"{draws}_drawn / " in forward.output_code
+    assert f"{draws}_row[y] / " in forward.output_code     # the scale reads the row array
 
 
 def test_a_reshaped_reader_joins_and_others_do_not():

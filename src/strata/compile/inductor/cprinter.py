@@ -349,12 +349,16 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
-    if any(getattr(n, "column", False) for n in kernel.nodes):
+    draws = kernel.nodes[0] if isinstance(kernel.nodes[0], RandomDraws) else None
+    if draws is not None and len(kernel.nodes) > 1:
+        row = prod(kernel.nodes[1].ranges[k:])    # its epilogues' last dim
+        _print_row_draws_start(draws, row, lines)
+    elif any(getattr(n, "column", False) for n in kernel.nodes):
         node = kernel.nodes[0]      # a kernel of its own, or of sibling column sums
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
-            _print_random_draws(kernel, buffers, lines)
+            _print_random_draws(node, lines)
         else:
             _print_column_reductions(kernel.nodes, outer_ranges, buffers, lines)
         lines.append("}")
@@ -367,6 +371,10 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines.extend(index_lines)
     aliases = {}
     for node in kernel.nodes:
+        if node is draws:
+            _print_row_draws(node, row, lines, node.name not in kernel.local)
+            aliases[node.name] = f"{node.name}_row[y]"   # read in the epilogues' row loops
+            continue
         _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
     lines.append("    }")
     lines.append("}")
@@ -479,59 +487,77 @@ def _draw_text(node, bits):
             f"((double){bits} * 0x1p-53))")
 
 
-def _print_random_draws(kernel, buffers, lines):
+def _print_draws_start(node, first, lines):
+    """Lines setting ``s0`` to the stream's place ``offset + first`` (NumPy's generator is one
+    step behind its next draw), and the lanes' four-step jump."""
+    lines += [
+        f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
+        "    strata_u128 lane_mult, lane_plus;",
+        "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
+        f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)({first}) + 1;",
+        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
+    ]
+
+
+def _print_random_draws(node, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
-    here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``). Each lane's
-    draw is a local that the kernel's epilogues read (``_print_drawn_element``)."""
-    state, offset = kernel.nodes[0].state, kernel.nodes[0].offset
+    here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
+    out = node.name
+    _print_draws_start(node, "x_lo", lines)
     lines += [
-        f"    const strata_u128 inc = strata_pcg_words({state} + 2);",
-        "    strata_u128 lane_mult, lane_plus;",
-        "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
-        f"    const uint64_t first = (uint64_t){offset}LL + (uint64_t)x_lo + 1;",
-        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({state}), inc, first);",
         "    strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
         "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
         "    int64_t x = x_lo;",
         "    for (; x + 4 <= x_hi; x += 4) {",
-    ]
-    for lane in range(4):
-        _print_drawn_element(kernel, buffers, lines, f"x + {lane}" if lane else "x", f"s{lane}")
-    lines += [
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
+        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
+        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
         "        s0 = s0 * lane_mult + lane_plus;",
         "        s1 = s1 * lane_mult + lane_plus;",
         "        s2 = s2 * lane_mult + lane_plus;",
         "        s3 = s3 * lane_mult + lane_plus;",
         "    }",
         "    for (; x < x_hi; x++) {     /* s0 holds place x */",
+        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        "        s0 = s0 * STRATA_PCG_MULT + inc;",
+        "    }",
     ]
-    _print_drawn_element(kernel, buffers, lines, "x", "s0")
-    lines += ["        s0 = s0 * STRATA_PCG_MULT + inc;", "    }"]
 
 
-def _print_drawn_element(kernel, buffers, lines, place, state):
-    """One element of a draws kernel, in a block of its own: the draw from the lane's
-    ``state``, then each epilogue at the same flat ``place``, reading the draw and the
-    epilogues before it from locals; each value someone else reads is stored at ``place``."""
-    draws, indent = kernel.nodes[0], " " * 12
-    lines.append("        {")
-    drawn = f"{draws.name}_drawn"
-    lines.append(f"{indent}const {C_TYPES[draws.dtype]} {drawn} = "
-                 f"{_draw_text(draws, f'strata_pcg_bits53({state})')};")
-    values, index_of = {draws.name: drawn}, {}
-    for node in kernel.nodes[1:]:
-        if node.ranges not in index_of:     # epilogues of one shape share their index
-            index_of[node.ranges], index_lines = _index_vars(
-                f"e{len(index_of)}i", node.ranges, f"({place})", indent)
-            lines.extend(index_lines)
-        with use_handler(CHandler(buffers, lines, indent, values)) as h:
-            h.count = len(lines)
-            values[node.name] = str(node.inner_fn(tuple(index_of[node.ranges])))
-    for node in kernel.nodes:
-        if node.name not in kernel.local:
-            lines.append(f"{indent}{node.name}[{place}] = {values[node.name]};")
+def _print_row_draws_start(node, row, lines):
+    """A draws kernel with epilogues (Note [Random draws]) walks rows of ``row`` elements:
+    its chunk starts at place ``x_lo * row``; each row's draws go to a stack array."""
+    _print_draws_start(node, f"x_lo * {row}", lines)
+    lines.append(f"    {C_TYPES[node.dtype]} {node.name}_row[{row}];")
+
+
+def _print_row_draws(node, row, lines, stored):
+    """Row x's draws into ``<name>_row`` in the four lanes of ``_print_random_draws``, set
+    from ``s0`` (the row's first place) at each row, so that a row of any length leaves
+    ``s0`` at the next row's first place; ``stored``: copied out to the buffer too."""
+    out, indent = f"{node.name}_row", " " * 12
+    lanes = ("y", "y + 1", "y + 2", "y + 3")
+    lines += [
+        "        {",
+        f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
+        f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
+        f"{indent}int64_t y = 0;",
+        f"{indent}for (; y + 4 <= {row}; y += 4) {{",
+        *(f"{indent}    {out}[{place}] = {_draw_text(node, f'strata_pcg_bits53(s{lane})')};"
+          for lane, place in enumerate(lanes)),
+        *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
+        f"{indent}}}",
+        f"{indent}for (; y < {row}; y++) {{",
+        f"{indent}    {out}[y] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
+        f"{indent}}}",
+    ]
+    if stored:
+        lines += [f"{indent}#pragma omp simd",
+                  f"{indent}for (y = 0; y < {row}; y++) {node.name}[x * {row} + y] = {out}[y];"]
     lines.append("        }")
 
 

@@ -51,6 +51,7 @@ FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_v
 # how many steps back a pointwise node looks for a draws kernel to join: each node scans them,
 # and a node moved far ahead holds its buffer longer
 EPILOGUE_LOOKBACK = 4
+DRAWS_ROW = 8192    # the longest row of a draws kernel with epilogues (a stack array of draws)
 
 
 class _LoadRecorder:
@@ -97,7 +98,7 @@ class KernelStep:
         it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
         takes pointwise epilogues (Note [Random draws])."""
         if self.nodes and isinstance(self.nodes[0], RandomDraws):
-            return _draws_epilogue(self.nodes, node)
+            return _draws_epilogue(self, node)
         if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
             return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
                 (self.outer, self.inner) and not any(
@@ -127,17 +128,45 @@ class KernelStep:
         return True
 
 
-def _draws_epilogue(nodes, node):
+    def add_epilogue(self, node):
+        """Note [Random draws] (ir.py): the first epilogue gives the draws' kernel its rows
+        (its last dim is a row); every epilogue is computed over those rows."""
+        if not self.inner:
+            self.outer, self.inner = tuple(node.ranges[:-1]), tuple(node.ranges[-1:])
+        self.nodes.append(_on_rows(node, self.outer, self.inner))
+
+
+def _draws_epilogue(step, node):
     """Note [Random draws] (ir.py): a pointwise node joins the draws' kernel when it has as
-    many elements, reads the kernel's buffers (the draws, earlier epilogues) and reads them
-    only at the element it computes, in the same flat order: the draw's own place."""
+    many elements, the same last dim as the kernel's rows (at most DRAWS_ROW elements: a
+    row's draws are a stack array), reads the kernel's buffers (the draws, earlier
+    epilogues) and reads them only at the element it computes, in the same flat order."""
     if type(node) is not Pointwise or node.store_into is not None or not node.ranges or \
             not all(isinstance(n, int) for n in node.ranges) or \
-            _numel_of(node.ranges) != _numel_of(nodes[0].ranges):
+            _numel_of(node.ranges) != _numel_of(step.nodes[0].ranges) or \
+            (node.ranges[-1] > DRAWS_ROW if not step.inner else
+             (node.ranges[-1],) != step.inner):
         return False
-    mine = {n.name for n in nodes}
+    mine = {n.name for n in step.nodes}
     reads = [index for name, index in _reads(node, len(node.ranges)) if name in mine]
     return bool(reads) and all(_is_flat_element(index, node.ranges) for index in reads)
+
+
+def _on_rows(node, outer, inner):
+    """``node`` over ``outer + inner``, the same elements in the same order: a reshaped
+    reader's outer index comes from the row number (``[1024, 512]`` over rows ``[16, 64]``:
+    ``i0*64 + i1``), once per row."""
+    if tuple(node.ranges) == outer + inner:
+        return node
+    sizes = node.ranges[:-1]
+
+    def inner_fn(index):
+        row = _index_text(outer, index[:len(outer)])
+        split = tuple(
+            f"({row}) / {_numel_of(sizes[d + 1:])}" if d == 0 else
+            f"(({row}) / {_numel_of(sizes[d + 1:])}) % {sizes[d]}" for d in range(len(sizes)))
+        return node.inner_fn(split + tuple(index[len(outer):]))
+    return Pointwise(node.name, node.dtype, outer + inner, inner_fn)
 
 
 def _is_flat_element(index, ranges):
@@ -229,13 +258,16 @@ class GraphLowering:
             return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
+            if isinstance(last.nodes[0], RandomDraws):
+                last.add_epilogue(node)
+                return
             last.nodes.append(node)
             if isinstance(node, Reduction):
                 last.reduction_names.add(node.name)
             return
         draws = self._earlier_draws_kernel(node)
         if draws is not None:
-            draws.nodes.append(node)
+            draws.add_epilogue(node)
             return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
@@ -517,10 +549,10 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        draws = isinstance(step.nodes[0], RandomDraws)   # every node computed per element
-        local = frozenset(n.name for n in step.nodes if n.name not in needed and (draws or (
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+            isinstance(n, RandomDraws) and len(step.nodes) > 1 or    # a row of draws
             not getattr(n, "column", False) and (
-                isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))))
+                isinstance(n, Reduction) or len(n.ranges) == len(step.outer))))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)
     def pre_fusion_text(self):
