@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import strata
 from strata.compile.aot.aot_autograd import aot_function
 from strata.compile.inductor.compile_fx import compile_fx
-from strata.compile.inductor.graph import _is_flat_element
+from strata.compile.inductor.ir import is_flat_element
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 F = strata.nn.functional
@@ -183,4 +183,4 @@ def test_an_epilogue_joins_across_steps_it_does_not_read():
     ("i0 % 0", (16,), False),
 ])
 def test_flat_element_of_an_index(index, ranges, element):
-    assert _is_flat_element(index, ranges) == element
+    assert is_flat_element(index, ranges) == element

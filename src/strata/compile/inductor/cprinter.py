@@ -504,26 +504,27 @@ def _print_random_draws(node, lines):
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
     here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
-    out = node.name
     _print_draws_start(node, "x_lo", lines)
+    lines.append("    int64_t x = x_lo;")
+    _print_lanes(node, node.name, "x", "x_hi", " " * 4, lines)
+
+
+def _print_lanes(node, out, place, end, indent, lines):
+    """The draws at places ``place`` to ``end`` into ``out[place]``, from ``s0`` (which holds
+    ``place``'s state): four lanes, then the remainder from ``s0``, which is left at ``end``."""
+    lanes = [place] + [f"{place} + {lane}" for lane in (1, 2, 3)]
     lines += [
-        "    strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
-        "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
-        "    int64_t x = x_lo;",
-        "    for (; x + 4 <= x_hi; x += 4) {",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
-        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
-        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
-        "        s0 = s0 * lane_mult + lane_plus;",
-        "        s1 = s1 * lane_mult + lane_plus;",
-        "        s2 = s2 * lane_mult + lane_plus;",
-        "        s3 = s3 * lane_mult + lane_plus;",
-        "    }",
-        "    for (; x < x_hi; x++) {     /* s0 holds place x */",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        "        s0 = s0 * STRATA_PCG_MULT + inc;",
-        "    }",
+        f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
+        f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
+        f"{indent}for (; {place} + 4 <= {end}; {place} += 4) {{",
+        *(f"{indent}    {out}[{at}] = {_draw_text(node, f'strata_pcg_bits53(s{lane})')};"
+          for lane, at in enumerate(lanes)),
+        *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
+        f"{indent}}}",
+        f"{indent}for (; {place} < {end}; {place}++) {{",
+        f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
+        f"{indent}}}",
     ]
 
 
@@ -535,29 +536,13 @@ def _print_row_draws_start(node, row, lines):
 
 
 def _print_row_draws(node, row, lines, stored):
-    """Row x's draws into ``<name>_row`` in the four lanes of ``_print_random_draws``, set
-    from ``s0`` (the row's first place) at each row, so that a row of any length leaves
-    ``s0`` at the next row's first place; ``stored``: copied out to the buffer too."""
-    out, indent = f"{node.name}_row", " " * 12
-    lanes = ("y", "y + 1", "y + 2", "y + 3")
-    lines += [
-        "        {",
-        f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
-        f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
-        f"{indent}int64_t y = 0;",
-        f"{indent}for (; y + 4 <= {row}; y += 4) {{",
-        *(f"{indent}    {out}[{place}] = {_draw_text(node, f'strata_pcg_bits53(s{lane})')};"
-          for lane, place in enumerate(lanes)),
-        *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
-        f"{indent}}}",
-        f"{indent}for (; y < {row}; y++) {{",
-        f"{indent}    {out}[y] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
-        f"{indent}}}",
-    ]
+    """Row x's draws into ``<name>_row`` (``stored``: copied to the buffer too), in lanes set
+    from ``s0`` at each row, so that a row of any length leaves ``s0`` at the next row."""
+    lines += ["        {", "            int64_t y = 0;"]
+    _print_lanes(node, f"{node.name}_row", "y", row, " " * 12, lines)
     if stored:
-        lines += [f"{indent}#pragma omp simd",
-                  f"{indent}for (y = 0; y < {row}; y++) {node.name}[x * {row} + y] = {out}[y];"]
+        copy = f"{node.name}[x * {row} + y] = {node.name}_row[y];"
+        lines += ["            #pragma omp simd", f"            for (y = 0; y < {row}; y++) {copy}"]
     lines.append("        }")
 
 

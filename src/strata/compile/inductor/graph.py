@@ -18,10 +18,7 @@ in the same loop; a buffer no one reads later is never allocated (dead-buffer re
 wrapper drops each array after its last use so the allocator reuses its memory.
 """
 
-import ast
 import operator
-
-import numpy as np
 
 from . import (
     lowering_math,  # noqa: F401  (libm functions, rounding, logical and bitwise ops)
@@ -43,6 +40,8 @@ from .ir import (
     TensorValue,
     contiguous_stride,
     format_node,
+    is_flat_element,
+    on_rows,
     use_handler,
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
@@ -133,7 +132,7 @@ class KernelStep:
         (its last dim is a row); every epilogue is computed over those rows."""
         if not self.inner:
             self.outer, self.inner = tuple(node.ranges[:-1]), tuple(node.ranges[-1:])
-        self.nodes.append(_on_rows(node, self.outer, self.inner))
+        self.nodes.append(on_rows(node, self.outer, self.inner))
 
 
 def _draws_epilogue(step, node):
@@ -149,53 +148,7 @@ def _draws_epilogue(step, node):
         return False
     mine = {n.name for n in step.nodes}
     reads = [index for name, index in _reads(node, len(node.ranges)) if name in mine]
-    return bool(reads) and all(_is_flat_element(index, node.ranges) for index in reads)
-
-
-def _on_rows(node, outer, inner):
-    """``node`` over ``outer + inner``, the same elements in the same order: a reshaped
-    reader's outer index comes from the row number (``[1024, 512]`` over rows ``[16, 64]``:
-    ``i0*64 + i1``), once per row."""
-    if tuple(node.ranges) == outer + inner:
-        return node
-    sizes = node.ranges[:-1]
-
-    def inner_fn(index):
-        row = _index_text(outer, index[:len(outer)])
-        split = tuple(
-            f"({row}) / {_numel_of(sizes[d + 1:])}" if d == 0 else
-            f"(({row}) / {_numel_of(sizes[d + 1:])}) % {sizes[d]}" for d in range(len(sizes)))
-        return node.inner_fn(split + tuple(index[len(outer):]))
-    return Pointwise(node.name, node.dtype, outer + inner, inner_fn)
-
-
-def _is_flat_element(index, ranges):
-    """Whether the index text is element (i0, i1, ...)'s place in row-major ``ranges`` at
-    every element: as text, or (a reshape's view reads ``(i0 / 64)*32768 + i0 % 64*512 + i1``
-    of a [1024, 512] range) evaluated over the whole grid. Only sums, products, quotients and
-    remainders of the index variables and integers are evaluated (C's ``/`` and ``%`` of
-    non-negative integers are Python's ``//`` and ``%``); any other text is not the element."""
-    element = tuple(f"i{d}" for d in range(len(ranges)))
-    if index == _index_text(ranges, element):
-        return True
-    grid = dict(zip(element, np.ogrid[tuple(slice(0, n) for n in ranges)]))
-    operators = {ast.Add: operator.add, ast.Mult: operator.mul, ast.Div: operator.floordiv,
-                 ast.Mod: operator.mod}
-
-    def value(tree):
-        if isinstance(tree, ast.BinOp) and type(tree.op) in operators:
-            return operators[type(tree.op)](value(tree.left), value(tree.right))
-        if isinstance(tree, ast.Name) and tree.id in grid:
-            return grid[tree.id]
-        if isinstance(tree, ast.Constant) and type(tree.value) is int and tree.value > 0:
-            return tree.value
-        raise ValueError(index)
-    try:
-        places = value(ast.parse(index, mode="eval").body)
-    except (SyntaxError, ValueError):
-        return False
-    return np.array_equal(np.broadcast_to(places, ranges),
-                          np.arange(_numel_of(ranges)).reshape(ranges))
+    return bool(reads) and all(is_flat_element(index, node.ranges) for index in reads)
 
 
 def _column_sum(node):
