@@ -174,6 +174,31 @@ def test_an_epilogue_joins_across_steps_it_does_not_read():
         assert post.count("kernel") == kernels, post
 
 
+def test_a_residual_layer_norm_joins_the_rows_and_a_sum_of_the_draws_does_not():
+    """Once the draws' kernel has rows, the residual's layer_norm statistics (reductions over
+    those rows reading an epilogue) join it as in Note [Row fusion]; a sum reading the draws
+    themselves keeps a kernel of its own (the draws are a row array, not memory)."""
+    x, w = _inputs((6, 33))
+
+    def residual(x, w):
+        kept = w + F.dropout(x, 0.2, training=True)
+        return kept, F.layer_norm(kept, (33,))
+
+    def summed(x, w):
+        u = strata.rand_like(x)
+        return x * u, u.sum(-1)
+    for fn, kernels in ((residual, 1), (summed, 2)):
+        compiled, graphs = _graphs(fn)
+        strata.manual_seed(6)
+        got = [t.detach().numpy() for t in compiled(x, w)]
+        strata.manual_seed(6)
+        want = [t.detach().numpy() for t in fn(x, w)]
+        assert got[0].tobytes() == want[0].tobytes()
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+        post = graphs[0].ir_post_fusion
+        assert post.count("kernel") == kernels, post
+
+
 @pytest.mark.parametrize("index, ranges, element", [
     ("i0*64 + i1", (16, 64), True),
     ("((i0) / 64)*32768 + (i0) % 64*512 + i1", (1024, 512), True),

@@ -95,15 +95,21 @@ class KernelStep:
     def accepts(self, node):
         """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
         it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
-        takes pointwise epilogues (Note [Random draws])."""
-        if self.nodes and isinstance(self.nodes[0], RandomDraws):
-            return _draws_epilogue(self, node)
+        takes pointwise epilogues (Note [Random draws]), and once it has rows, the other nodes
+        of its rows that read its epilogues, not the draws (a residual's layer_norm)."""
+        draws = self.nodes[0] if self.nodes and isinstance(self.nodes[0], RandomDraws) else None
+        if draws is not None:
+            if _draws_epilogue(self, node):
+                return True
+            if not self.inner or any(name == draws.name
+                                     for name, _ in _reads(node, len(self.outer))):
+                return False
         if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
             return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
                 (self.outer, self.inner) and not any(
                     name in {n.name for n in self.nodes} for name, _ in _reads(node, 0))
         if getattr(node, "column", False) or any(getattr(n, "column", False)
-                                                 for n in self.nodes):
+                                                 for n in self.nodes if n is not draws):
             return False
         if isinstance(node, Reduction):
             fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
@@ -211,7 +217,7 @@ class GraphLowering:
             return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
-            if isinstance(last.nodes[0], RandomDraws):
+            if isinstance(last.nodes[0], RandomDraws) and _draws_epilogue(last, node):
                 last.add_epilogue(node)
                 return
             last.nodes.append(node)
@@ -244,7 +250,7 @@ class GraphLowering:
         read = {name for name, _ in _reads(node, len(node.ranges))}
         for step in reversed(self.steps[-EPILOGUE_LOOKBACK:]):
             if isinstance(step, KernelStep) and isinstance(step.nodes[0], RandomDraws):
-                return step if step.accepts(node) else None
+                return step if _draws_epilogue(step, node) else None
             if isinstance(step, FallbackStep) and step.kind == "Check" or \
                     read & self._written_by(step):
                 return None
