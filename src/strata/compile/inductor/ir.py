@@ -166,7 +166,9 @@ class RandomDraws:
     and so do nodes reading it and earlier epilogues that way (dropout's scale, then its
     product with the activations). The kernel then walks the rows of the first epilogue's last
     dim: each row's draws go to a stack array, in the four lanes, then every epilogue runs as a
-    SIMD loop over the row reading the array, not memory. The draws' buffer is written only if
+    SIMD loop over the row reading the array, not memory; then nodes of those rows that read
+    the epilogues, not the draws, join by Note [Row fusion] (a residual's layer_norm
+    statistics after dropout's sum). The draws' buffer is written only if
     something outside the kernel reads it (the backward saves dropout's scaled mask, not the
     raw one). The values are the same arithmetic on the same draws: eager's, bit for bit."""
     name: str
