@@ -245,16 +245,16 @@ class GraphLowering:
         draws]): dropout's product with attention weights comes after the V projection's copy.
         The steps it passes must write nothing it reads, and be no Check (whose kernel reads
         indices only after the Check has raised for a bad one)."""
-        if not isinstance(node, Pointwise):
+        window = self.steps[-EPILOGUE_LOOKBACK:]
+        at = next((k for k in reversed(range(len(window))) if isinstance(window[k], KernelStep)
+                   and isinstance(window[k].nodes[0], RandomDraws)), None)
+        if at is None or not isinstance(node, Pointwise):
             return None
         read = {name for name, _ in _reads(node, len(node.ranges))}
-        for step in reversed(self.steps[-EPILOGUE_LOOKBACK:]):
-            if isinstance(step, KernelStep) and isinstance(step.nodes[0], RandomDraws):
-                return step if _draws_epilogue(step, node) else None
-            if isinstance(step, FallbackStep) and step.kind == "Check" or \
-                    read & self._written_by(step):
-                return None
-        return None
+        if any(isinstance(step, FallbackStep) and step.kind == "Check" or
+               read & self._written_by(step) for step in window[at + 1:]):
+            return None
+        return window[at] if _draws_epilogue(window[at], node) else None
 
     def _written_by(self, step):
         if isinstance(step, KernelStep):
