@@ -488,8 +488,9 @@ def _draw_text(node, bits):
 
 
 def _print_draws_start(node, first, lines):
-    """Lines setting ``s0`` to the stream's place ``offset + first`` (NumPy's generator is one
-    step behind its next draw), and the lanes' four-step jump."""
+    """Lines setting ``s0`` to the state of the stream's place ``offset + first`` (NumPy steps
+    the state before each draw: place p is drawn from the state p + 1 steps on), and the
+    lanes' four-step jump."""
     lines += [
         f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
         "    strata_u128 lane_mult, lane_plus;",

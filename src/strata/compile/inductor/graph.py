@@ -132,7 +132,6 @@ class KernelStep:
                 return False
         return True
 
-
     def add_epilogue(self, node):
         """Note [Random draws] (ir.py): the first epilogue gives the draws' kernel its rows
         (its last dim is a row); every epilogue is computed over those rows."""
