@@ -297,7 +297,11 @@ def print_kernel(kernel, outer_ranges) -> str:
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
     lines = [f"void {kernel.name}({', '.join(params)}) {{"]
-    if any(getattr(n, "column", False) for n in kernel.nodes):
+    draws = kernel.nodes[0] if isinstance(kernel.nodes[0], RandomDraws) else None
+    if draws is not None and len(kernel.nodes) > 1:
+        row = prod(kernel.nodes[1].ranges[k:])    # its epilogues' last dim
+        _print_row_draws_start(draws, row, lines)
+    elif any(getattr(n, "column", False) for n in kernel.nodes):
         node = kernel.nodes[0]      # a kernel of its own, or of sibling column sums
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
@@ -317,6 +321,10 @@ def print_kernel(kernel, outer_ranges) -> str:
     lines.extend(index_lines)
     aliases = {}
     for node in kernel.nodes:
+        if node is draws:
+            _print_row_draws(node, row, lines, node.name not in kernel.local)
+            aliases[node.name] = f"{node.name}_row[y]"   # read in the epilogues' row loops
+            continue
         _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
     lines.append("    }")
     lines.append("}")
@@ -469,36 +477,64 @@ def _draw_text(node, bits):
     return f"({C_TYPES[node.dtype]})({drawn})"
 
 
+def _print_draws_start(node, first, lines):
+    """Lines setting ``s0`` to the state of the stream's place ``offset + first`` (NumPy steps
+    the state before each draw: place p is drawn from the state p + 1 steps on), and the
+    lanes' four-step jump."""
+    lines += [
+        f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
+        "    strata_u128 lane_mult, lane_plus;",
+        "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
+        f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)({first}) + 1;",
+        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
+    ]
+
+
 def _print_random_draws(node, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
     draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
     time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
     here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
-    out = node.name
+    _print_draws_start(node, "x_lo", lines)
+    lines.append("    int64_t x = x_lo;")
+    _print_lanes(node, node.name, "x", "x_hi", " " * 4, lines)
+
+
+def _print_lanes(node, out, place, end, indent, lines):
+    """The draws at places ``place`` to ``end`` into ``out[place]``, from ``s0`` (which holds
+    ``place``'s state): four lanes, then the remainder from ``s0``, which is left at ``end``."""
+    lanes = [place] + [f"{place} + {lane}" for lane in (1, 2, 3)]
     lines += [
-        f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
-        "    strata_u128 lane_mult, lane_plus;",
-        "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
-        f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)x_lo + 1;",
-        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
-        "    strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
-        "    strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
-        "    int64_t x = x_lo;",
-        "    for (; x + 4 <= x_hi; x += 4) {",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        f"        {out}[x + 1] = {_draw_text(node, 'strata_pcg_bits53(s1)')};",
-        f"        {out}[x + 2] = {_draw_text(node, 'strata_pcg_bits53(s2)')};",
-        f"        {out}[x + 3] = {_draw_text(node, 'strata_pcg_bits53(s3)')};",
-        "        s0 = s0 * lane_mult + lane_plus;",
-        "        s1 = s1 * lane_mult + lane_plus;",
-        "        s2 = s2 * lane_mult + lane_plus;",
-        "        s3 = s3 * lane_mult + lane_plus;",
-        "    }",
-        "    for (; x < x_hi; x++) {     /* s0 holds place x */",
-        f"        {out}[x] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
-        "        s0 = s0 * STRATA_PCG_MULT + inc;",
-        "    }",
+        f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
+        f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
+        f"{indent}for (; {place} + 4 <= {end}; {place} += 4) {{",
+        *(f"{indent}    {out}[{at}] = {_draw_text(node, f'strata_pcg_bits53(s{lane})')};"
+          for lane, at in enumerate(lanes)),
+        *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
+        f"{indent}}}",
+        f"{indent}for (; {place} < {end}; {place}++) {{",
+        f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
+        f"{indent}}}",
     ]
+
+
+def _print_row_draws_start(node, row, lines):
+    """A draws kernel with epilogues (Note [Random draws]) walks rows of ``row`` elements:
+    its chunk starts at place ``x_lo * row``; each row's draws go to a stack array."""
+    _print_draws_start(node, f"x_lo * {row}", lines)
+    lines.append(f"    {C_TYPES[node.dtype]} {node.name}_row[{row}];")
+
+
+def _print_row_draws(node, row, lines, stored):
+    """Row x's draws into ``<name>_row`` (``stored``: copied to the buffer too), in lanes set
+    from ``s0`` at each row, so that a row of any length leaves ``s0`` at the next row."""
+    lines += ["        {", "            int64_t y = 0;"]
+    _print_lanes(node, f"{node.name}_row", "y", row, " " * 12, lines)
+    if stored:
+        copy = f"{node.name}[x * {row} + y] = {node.name}_row[y];"
+        lines += ["            #pragma omp simd", f"            for (y = 0; y < {row}; y++) {copy}"]
+    lines.append("        }")
 
 
 def _unrolled(node):

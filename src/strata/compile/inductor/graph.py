@@ -44,11 +44,17 @@ from .ir import (
     TensorValue,
     contiguous_stride,
     format_node,
+    is_flat_element,
+    on_rows,
     use_handler,
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 
 FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)
+# how many steps back a pointwise node looks for a draws kernel to join: each node scans them,
+# and a node moved far ahead holds its buffer longer
+EPILOGUE_LOOKBACK = 4
+DRAWS_ROW = 8192    # the longest row of a draws kernel with epilogues (a stack array of draws)
 
 
 class _LoadRecorder:
@@ -92,13 +98,22 @@ class KernelStep:
 
     def accepts(self, node):
         """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
-        it with column sums over the same rows (Note [Sibling column sums])."""
+        it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
+        takes pointwise epilogues (Note [Random draws]), and once it has rows, the other nodes
+        of its rows that read its epilogues, not the draws (a residual's layer_norm)."""
+        draws = self.nodes[0] if self.nodes and isinstance(self.nodes[0], RandomDraws) else None
+        if draws is not None:
+            if _draws_epilogue(self, node):
+                return True
+            if not self.inner or any(name == draws.name
+                                     for name, _ in _reads(node, len(self.outer))):
+                return False
         if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
             return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
                 (self.outer, self.inner) and not any(
                     name in {n.name for n in self.nodes} for name, _ in _reads(node, 0))
         if getattr(node, "column", False) or any(getattr(n, "column", False)
-                                                 for n in self.nodes):
+                                                 for n in self.nodes if n is not draws):
             return False
         if isinstance(node, Reduction):
             fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
@@ -120,6 +135,29 @@ class KernelStep:
             elif index != same_element:
                 return False
         return True
+
+    def add_epilogue(self, node):
+        """Note [Random draws] (ir.py): the first epilogue gives the draws' kernel its rows
+        (its last dim is a row); every epilogue is computed over those rows."""
+        if not self.inner:
+            self.outer, self.inner = tuple(node.ranges[:-1]), tuple(node.ranges[-1:])
+        self.nodes.append(on_rows(node, self.outer, self.inner))
+
+
+def _draws_epilogue(step, node):
+    """Note [Random draws] (ir.py): a pointwise node joins the draws' kernel when it has as
+    many elements, the same last dim as the kernel's rows (at most DRAWS_ROW elements: a
+    row's draws are a stack array), reads the kernel's buffers (the draws, earlier
+    epilogues) and reads them only at the element it computes, in the same flat order."""
+    if type(node) is not Pointwise or node.store_into is not None or not node.ranges or \
+            not all(isinstance(n, int) for n in node.ranges) or \
+            _numel_of(node.ranges) != _numel_of(step.nodes[0].ranges) or \
+            (node.ranges[-1] > DRAWS_ROW if not step.inner else
+             (node.ranges[-1],) != step.inner):
+        return False
+    mine = {n.name for n in step.nodes}
+    reads = [index for name, index in _reads(node, len(node.ranges)) if name in mine]
+    return bool(reads) and all(is_flat_element(index, node.ranges) for index in reads)
 
 
 def _column_sum(node):
@@ -182,9 +220,16 @@ class GraphLowering:
             return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
+            if isinstance(last.nodes[0], RandomDraws) and _draws_epilogue(last, node):
+                last.add_epilogue(node)
+                return
             last.nodes.append(node)
             if isinstance(node, Reduction):
                 last.reduction_names.add(node.name)
+            return
+        draws = self._earlier_draws_kernel(node)
+        if draws is not None:
+            draws.add_epilogue(node)
             return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
@@ -197,6 +242,28 @@ class GraphLowering:
         self.steps.append(step)
         if isinstance(node, Pointwise) and not node.ranges and home is None:
             self._scalar_kernel = step
+
+    def _earlier_draws_kernel(self, node):
+        """A draws kernel a few steps back that ``node`` may join as an epilogue (Note [Random
+        draws]): dropout's product with attention weights comes after the V projection's copy.
+        The steps it passes must write nothing it reads, and be no Check (whose kernel reads
+        indices only after the Check has raised for a bad one)."""
+        window = self.steps[-EPILOGUE_LOOKBACK:]
+        at = next((k for k in reversed(range(len(window))) if isinstance(window[k], KernelStep)
+                   and isinstance(window[k].nodes[0], RandomDraws)), None)
+        if at is None or not isinstance(node, Pointwise):
+            return None
+        read = {name for name, _ in _reads(node, len(node.ranges))}
+        if any(isinstance(step, FallbackStep) and step.kind == "Check" or
+               read & self._written_by(step) for step in window[at + 1:]):
+            return None
+        return window[at] if _draws_epilogue(window[at], node) else None
+
+    def _written_by(self, step):
+        if isinstance(step, KernelStep):
+            return {n.name for n in step.nodes}
+        return {name for name in self.buffers
+                if name == step.name or name.startswith(step.name + "_")}
 
     def realize(self, value: TensorValue) -> TensorValue:
         if value.buffer is not None:
@@ -461,9 +528,10 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed
-                          and not getattr(n, "column", False) and (
-            isinstance(n, Reduction) or len(n.ranges) == len(step.outer)))
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+            isinstance(n, RandomDraws) and len(step.nodes) > 1 or    # a row of draws
+            not getattr(n, "column", False) and (
+                isinstance(n, Reduction) or len(n.ranges) == len(step.outer))))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)
     def pre_fusion_text(self):

@@ -25,9 +25,14 @@ Example, gelu as one kernel::
                 ops.erf(ops.mul(x.load(i), ops.constant(0.7071067811865476, "float32"))))))
 """
 
+import ast
+import math
+import operator
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from .half import HALF, STORAGE_C_TYPE
 
@@ -172,7 +177,18 @@ class RandomDraws:
     (compile/aot/functionalize.py's ``rng_state``): what eager's ``bernoulli(p)`` and
     ``uniform_(lo, hi)`` (NumPy's ``Generator.uniform``) draw from that generator, bit for
     bit. PCG64 is a 128-bit LCG, so a chunk of rows jumps to its first place in O(log n) steps
-    and the chunks may run on several threads."""
+    and the chunks may run on several threads.
+
+    Epilogues: a pointwise node that reads the draws only at the element being drawn (the same
+    flat order, also through a reshape) joins their kernel (graph.py's ``_draws_epilogue``),
+    and so do nodes reading it and earlier epilogues that way (dropout's scale, then its
+    product with the activations). The kernel then walks the rows of the first epilogue's last
+    dim: each row's draws go to a stack array, in the four lanes, then every epilogue runs as a
+    SIMD loop over the row reading the array, not memory; then nodes of those rows that read
+    the epilogues, not the draws, join by Note [Row fusion] (a residual's layer_norm
+    statistics after dropout's sum). The draws' buffer is written only if
+    something outside the kernel reads it (the backward saves dropout's scaled mask, not the
+    raw one). The values are the same arithmetic on the same draws: eager's, bit for bit."""
     name: str
     dtype: str
     ranges: tuple            # (numel,): the output, flat
@@ -180,7 +196,7 @@ class RandomDraws:
     offset: int
     distribution: str        # "bernoulli" or "uniform"
     params: tuple
-    column: bool = True      # a kernel of its own (Note [Row fusion])
+    column: bool = True      # a kernel of its own with its epilogues (Note [Row fusion])
 
     def inner_fn(self, index):
         """What the kernel reads (for the scheduler): the state words."""
@@ -251,6 +267,59 @@ def contiguous_stride(size) -> tuple:
         stride.append(step)
         step *= s
     return tuple(reversed(stride))
+
+
+def contiguous_index(size, index) -> str:
+    """The C expression of ``index``'s place in a row-major ``size``."""
+    return InputBuffer("", "", tuple(size), contiguous_stride(size)).index(index)
+
+
+def on_rows(node, outer, inner):
+    """``node`` over ``outer + inner``, the same elements in the same order: a reshaped
+    reader's outer index comes from the row number (``[1024, 512]`` over rows ``[16, 64]``:
+    ``i0*64 + i1``), once per row."""
+    if tuple(node.ranges) == outer + inner:
+        return node
+    sizes = node.ranges[:-1]
+
+    def inner_fn(index):
+        row = f"({contiguous_index(outer, index[:len(outer)])})"
+        split = []
+        for d in range(len(sizes)):
+            stride = math.prod(sizes[d + 1:])
+            part = f"{row} / {stride}" if stride != 1 else row
+            split.append(part if d == 0 else f"({part}) % {sizes[d]}")
+        return node.inner_fn(tuple(split) + tuple(index[len(outer):]))
+    return Pointwise(node.name, node.dtype, outer + inner, inner_fn)
+
+
+def is_flat_element(index, ranges):
+    """Whether the index text is element (i0, i1, ...)'s place in row-major ``ranges`` at
+    every element: as text, or (a reshape's view reads ``(i0 / 64)*32768 + i0 % 64*512 + i1``
+    of a [1024, 512] range) evaluated over the whole grid. Only sums, products, quotients and
+    remainders of the index variables and integers are evaluated (C's ``/`` and ``%`` of
+    non-negative integers are Python's ``//`` and ``%``); any other text is not the element."""
+    element = tuple(f"i{d}" for d in range(len(ranges)))
+    if index == contiguous_index(ranges, element):
+        return True
+    grid = dict(zip(element, np.ogrid[tuple(slice(0, n) for n in ranges)]))
+    operators = {ast.Add: operator.add, ast.Mult: operator.mul, ast.Div: operator.floordiv,
+                 ast.Mod: operator.mod}
+
+    def value(tree):
+        if isinstance(tree, ast.BinOp) and type(tree.op) in operators:
+            return operators[type(tree.op)](value(tree.left), value(tree.right))
+        if isinstance(tree, ast.Name) and tree.id in grid:
+            return grid[tree.id]
+        if isinstance(tree, ast.Constant) and type(tree.value) is int and tree.value > 0:
+            return tree.value
+        raise ValueError(index)
+    try:
+        places = value(ast.parse(index, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return False
+    return np.array_equal(np.broadcast_to(places, ranges),
+                          np.arange(math.prod(ranges)).reshape(ranges))
 
 
 @dataclass
