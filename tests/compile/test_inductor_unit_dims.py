@@ -1,5 +1,5 @@
 """Reductions and normalisations over shapes with size-1 dims, compiled with inductor, against
-eager strata and torch (Note [Unit dims] in compile/inductor/graph.py). A keepdim reduction
+eager strata and torch (Note [Unit dims] in compile/inductor/scheduler.py). A keepdim reduction
 whose *kept* dims include a size-1 one (batch 1) once read its result with the wrong strides:
 layer_norm of a (1, 5, 32) input compiled to NaN."""
 

@@ -334,7 +334,7 @@ def print_kernel(kernel, outer_ranges) -> str:
 def _print_column_reductions(nodes, outer_ranges, buffers, lines):
     """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
     SIMD loop running over this chunk's kept elements x; sibling sums (Note [Sibling column
-    sums], graph.py) add their values in the same loop, sharing its loads."""
+    sums], scheduler.py) add their values in the same loop, sharing its loads."""
     assert all(n.dtype not in HALF for n in nodes), \
         "a half sum accumulates in float: not in its output"
     reduction_ranges = nodes[0].reduction_ranges
@@ -462,8 +462,10 @@ def _print_scan(node, buffers, lines):
     lines += [f"            {out}[{place('y')}] = {value};", "        }", "    }"]
 
 
-def _draw_text(node, bits):
-    """The C value of ``node``'s element from the 53 random bits ``bits``."""
+def _draw_text(node, bits, value=False):
+    """The C element of ``node`` from the 53 random bits ``bits``: what its buffer stores, or
+    with ``value`` the C value (a half draw rounded to its dtype, then widened to float, for a
+    row array the epilogues read as values)."""
     if node.distribution == "bernoulli":
         # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
         drawn = f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
@@ -473,7 +475,8 @@ def _draw_text(node, bits):
         lo, hi = node.params
         drawn = f"{float(lo)!r} + {float(hi) - float(lo)!r} * ((double){bits} * 0x1p-53)"
     if node.dtype in HALF:
-        return c_stored(node.dtype, drawn)
+        stored = c_stored(node.dtype, drawn)
+        return c_load(node.dtype, stored) if value else stored
     return f"({C_TYPES[node.dtype]})({drawn})"
 
 
@@ -500,20 +503,22 @@ def _print_random_draws(node, lines):
     _print_lanes(node, node.name, "x", "x_hi", " " * 4, lines)
 
 
-def _print_lanes(node, out, place, end, indent, lines):
+def _print_lanes(node, out, place, end, indent, lines, value=False):
     """The draws at places ``place`` to ``end`` into ``out[place]``, from ``s0`` (which holds
-    ``place``'s state): four lanes, then the remainder from ``s0``, which is left at ``end``."""
+    ``place``'s state): four lanes, then the remainder from ``s0``, which is left at ``end``
+    (``value``: ``_draw_text``'s C values, not stored elements)."""
     lanes = [place] + [f"{place} + {lane}" for lane in (1, 2, 3)]
     lines += [
         f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
         f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
         f"{indent}for (; {place} + 4 <= {end}; {place} += 4) {{",
-        *(f"{indent}    {out}[{at}] = {_draw_text(node, f'strata_pcg_bits53(s{lane})')};"
+        *(f"{indent}    {out}[{at}] = "
+          f"{_draw_text(node, f'strata_pcg_bits53(s{lane})', value)};"
           for lane, at in enumerate(lanes)),
         *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
         f"{indent}}}",
         f"{indent}for (; {place} < {end}; {place}++) {{",
-        f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)')};",
+        f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)', value)};",
         f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
         f"{indent}}}",
     ]
@@ -530,9 +535,9 @@ def _print_row_draws(node, row, lines, stored):
     """Row x's draws into ``<name>_row`` (``stored``: copied to the buffer too), in lanes set
     from ``s0`` at each row, so that a row of any length leaves ``s0`` at the next row."""
     lines += ["        {", "            int64_t y = 0;"]
-    _print_lanes(node, f"{node.name}_row", "y", row, " " * 12, lines)
+    _print_lanes(node, f"{node.name}_row", "y", row, " " * 12, lines, value=True)
     if stored:
-        copy = f"{node.name}[x * {row} + y] = {node.name}_row[y];"
+        copy = _store(node.dtype, f"{node.name}[x * {row} + y]", f"{node.name}_row[y]")
         lines += ["            #pragma omp simd", f"            for (y = 0; y < {row}; y++) {copy}"]
     lines.append("        }")
 

@@ -5,17 +5,7 @@ goes through its lowering row (lowering.py) or runs its eager kernel (Fallback /
 stay unrealized formulas (vertical fusion: every pointwise chain becomes one expression) until a
 reader needs memory: a graph output, an eager kernel's argument, a value read by more than one
 node, a reduction's result.
-
-Note [Row fusion]
-Each realized node is appended to the last kernel when it iterates the same rows: a kernel has
-outer ranges R and inner ranges RR; a node joins it if its ranges are R ++ RR (a pointwise
-epilogue, or a horizontally fused sibling), R (a per-row value) or, for a reduction, R with
-reduction ranges RR; and if it reads the kernel's own buffers only at the row being computed
-(reductions, per-row values) or at the element being computed (other values). So softmax is
-one kernel of three passes per row (max, sum of exp, the scaled output), layer_norm one of
-three (mean, variance, output). A node that joins writes its buffer
-in the same loop; a buffer no one reads later is never allocated (dead-buffer removal), and the
-wrapper drops each array after its last use so the allocator reuses its memory.
+The fusion rules (which node joins which kernel) are scheduler.py's.
 """
 
 import operator
@@ -44,133 +34,18 @@ from .ir import (
     TensorValue,
     contiguous_stride,
     format_node,
-    is_flat_element,
-    on_rows,
-    use_handler,
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
+from .scheduler import (
+    EPILOGUE_LOOKBACK,
+    KernelStep,
+    draws_epilogue,
+    index_text,
+    node_reads,
+    without_unit_dims,
+)
 
 FLAT = "_flat"   # the suffix of a kernel's flat variant (``GraphLowering.flat_variant``)
-# how many steps back a pointwise node looks for a draws kernel to join: each node scans them,
-# and a node moved far ahead holds its buffer longer
-EPILOGUE_LOOKBACK = 4
-DRAWS_ROW = 8192    # the longest row of a draws kernel with epilogues (a stack array of draws)
-
-
-class _LoadRecorder:
-    """Runs an inner_fn to list the (buffer, index text) pairs it loads."""
-
-    def __init__(self):
-        self.loads = []
-
-    def load(self, name, index):
-        self.loads.append((name, index))
-        return name
-
-    def __getattr__(self, name):
-        return lambda *args: name
-
-
-def _reads(node, outer_k):
-    """The (buffer, index text) pairs ``node`` loads, with outer index variables i0.. for the
-    first ``outer_k`` dims (remembered on the node: its inner_fn never changes)."""
-    memo = node.__dict__.setdefault("_reads", {})
-    if outer_k not in memo:
-        index = tuple(f"i{d}" for d in range(outer_k))
-        extra = tuple(f"r{d}" for d in range(len(node.ranges) - outer_k))
-        with use_handler(_LoadRecorder()) as rec:
-            if isinstance(node, Reduction):
-                rindex = tuple(f"r{d}" for d in range(len(node.reduction_ranges)))
-                node.inner_fn(index, rindex)
-                if isinstance(node, IndexAdd):
-                    node.row_fn(index, rindex)
-                    node.init_fn(("y",) + index)
-            else:
-                node.inner_fn(index + extra)
-        memo[outer_k] = rec.loads
-    return memo[outer_k]
-
-
-class KernelStep:
-    def __init__(self, name, outer, inner):
-        self.name, self.outer, self.inner = name, tuple(outer), tuple(inner)
-        self.nodes, self.reduction_names = [], set()
-
-    def accepts(self, node):
-        """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
-        it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
-        takes pointwise epilogues (Note [Random draws]), and once it has rows, the other nodes
-        of its rows that read its epilogues, not the draws (a residual's layer_norm)."""
-        draws = self.nodes[0] if self.nodes and isinstance(self.nodes[0], RandomDraws) else None
-        if draws is not None:
-            if _draws_epilogue(self, node):
-                return True
-            if not self.inner or any(name == draws.name
-                                     for name, _ in _reads(node, len(self.outer))):
-                return False
-        if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
-            return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
-                (self.outer, self.inner) and not any(
-                    name in {n.name for n in self.nodes} for name, _ in _reads(node, 0))
-        if getattr(node, "column", False) or any(getattr(n, "column", False)
-                                                 for n in self.nodes if n is not draws):
-            return False
-        if isinstance(node, Reduction):
-            fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
-        else:
-            fits = tuple(node.ranges) in (self.outer + self.inner, self.outer)
-        if not fits:
-            return False
-        row = tuple(f"i{d}" for d in range(len(self.outer)))
-        element = row + tuple(f"r{d}" for d in range(len(self.inner)))
-        same_row = _index_text(self.outer, row)
-        same_element = _index_text(self.outer + self.inner, element)
-        mine = {n.name: n for n in self.nodes}
-        for name, index in _reads(node, len(self.outer)):
-            if name not in mine:
-                continue
-            if name in self.reduction_names or len(mine[name].ranges) == len(self.outer):
-                if index != same_row:
-                    return False
-            elif index != same_element:
-                return False
-        return True
-
-    def add_epilogue(self, node):
-        """Note [Random draws] (ir.py): the first epilogue gives the draws' kernel its rows
-        (its last dim is a row); every epilogue is computed over those rows."""
-        if not self.inner:
-            self.outer, self.inner = tuple(node.ranges[:-1]), tuple(node.ranges[-1:])
-        self.nodes.append(on_rows(node, self.outer, self.inner))
-
-
-def _draws_epilogue(step, node):
-    """Note [Random draws] (ir.py): a pointwise node joins the draws' kernel when it has as
-    many elements, the same last dim as the kernel's rows (at most DRAWS_ROW elements: a
-    row's draws are a stack array), reads the kernel's buffers (the draws, earlier
-    epilogues) and reads them only at the element it computes, in the same flat order."""
-    if type(node) is not Pointwise or node.store_into is not None or not node.ranges or \
-            not all(isinstance(n, int) for n in node.ranges) or \
-            _numel_of(node.ranges) != _numel_of(step.nodes[0].ranges) or \
-            (node.ranges[-1] > DRAWS_ROW if not step.inner else
-             (node.ranges[-1],) != step.inner):
-        return False
-    mine = {n.name for n in step.nodes}
-    reads = [index for name, index in _reads(node, len(node.ranges)) if name in mine]
-    return bool(reads) and all(is_flat_element(index, node.ranges) for index in reads)
-
-
-def _column_sum(node):
-    """Note [Sibling column sums]: a layer_norm's weight and bias gradients (or a Linear's bias
-    gradient beside another) are column sums over the same rows, usually of the same values:
-    one kernel walks the rows once for all of them. Only plain column Reductions qualify (not
-    IndexAdd or RandomDraws, which also keep kernels of their own), and none may read another's
-    result, which is complete only after the last row."""
-    return type(node) is Reduction and node.column
-
-
-def _index_text(size, index):
-    return InputBuffer("", "", size, contiguous_stride(size)).index(index)
 
 
 class GraphArgument:
@@ -213,14 +88,14 @@ class GraphLowering:
         home = self._scalar_kernel
         if isinstance(node, Pointwise) and not node.ranges and home is not None and all(
                 name in self.inputs or name in self.constants or
-                any(n.name == name for n in home.nodes) for name, _ in _reads(node, 0)):
+                any(n.name == name for n in home.nodes) for name, _ in node_reads(node, 0)):
             # A one-element value made from inputs and other such values (an optimizer's
             # bias corrections, one per parameter) joins the first kernel of them: one call.
             home.nodes.append(node)
             return
         last = self.steps[-1] if self.steps else None
         if isinstance(last, KernelStep) and last.accepts(node):
-            if isinstance(last.nodes[0], RandomDraws) and _draws_epilogue(last, node):
+            if isinstance(last.nodes[0], RandomDraws) and draws_epilogue(last, node):
                 last.add_epilogue(node)
                 return
             last.nodes.append(node)
@@ -253,11 +128,11 @@ class GraphLowering:
                    and isinstance(window[k].nodes[0], RandomDraws)), None)
         if at is None or not isinstance(node, Pointwise):
             return None
-        read = {name for name, _ in _reads(node, len(node.ranges))}
+        read = {name for name, _ in node_reads(node, len(node.ranges))}
         if any(isinstance(step, FallbackStep) and step.kind == "Check" or
                read & self._written_by(step) for step in window[at + 1:]):
             return None
-        return window[at] if _draws_epilogue(window[at], node) else None
+        return window[at] if draws_epilogue(window[at], node) else None
 
     def _written_by(self, step):
         if isinstance(step, KernelStep):
@@ -269,7 +144,7 @@ class GraphLowering:
         if value.buffer is not None:
             return value
         name = self._name()
-        ranges, load = _without_unit_dims(tuple(value.size), value.load)
+        ranges, load = without_unit_dims(tuple(value.size), value.load)
         self._schedule(Pointwise(name, value.dtype, ranges, load))
         buffer = InputBuffer(name, value.dtype, tuple(value.size), contiguous_stride(value.size))
         self.buffers[name] = buffer
@@ -281,8 +156,8 @@ class GraphLowering:
         name = self._name()
         node_ranges, node_reduction_ranges = tuple(ranges), tuple(reduction_ranges)
         if not column:
-            node_ranges, inner_fn = _without_unit_dims(node_ranges, inner_fn)
-            node_reduction_ranges, inner_fn = _without_unit_dims(node_reduction_ranges, inner_fn,
+            node_ranges, inner_fn = without_unit_dims(node_ranges, inner_fn)
+            node_reduction_ranges, inner_fn = without_unit_dims(node_reduction_ranges, inner_fn,
                                                                  position=1)
         self._schedule(Reduction(name, dtype, node_ranges, node_reduction_ranges,
                                  reduction_type, inner_fn, column))
@@ -410,14 +285,14 @@ class GraphLowering:
         step = self.steps[at]
         outer_k = len(step.outer)
         for node in step.nodes:
-            reads = [index for read, index in _reads(node, outer_k) if read == target]
+            reads = [index for read, index in node_reads(node, outer_k) if read == target]
             if node.name == name and not isinstance(node, Pointwise):
                 return False
             if reads:
                 element = tuple(f"i{d}" for d in range(outer_k)) + tuple(
                     f"r{d}" for d in range(len(node.ranges) - outer_k))
                 if not isinstance(node, Pointwise) or tuple(node.ranges) != buffer.size or \
-                        any(index != _index_text(buffer.size, element) for index in reads):
+                        any(index != index_text(buffer.size, element) for index in reads):
                     return False
             if node.name == name:
                 return True
@@ -510,7 +385,7 @@ class GraphLowering:
         mine = {n.name for n in step.nodes}
         read = []
         for node in step.nodes:
-            for name, _ in _reads(node, len(step.outer)):
+            for name, _ in node_reads(node, len(step.outer)):
                 if name not in mine and name not in read:
                     read.append(name)
         return read
@@ -572,25 +447,6 @@ class GraphLowering:
             if flat is not None:
                 printed.append(print_kernel(flat, step.outer + step.inner))
         return PREAMBLE + "\n\n".join(printed) + "\n"
-
-
-def _without_unit_dims(size, fn, position=0):
-    """Note [Unit dims]: ``size`` without its size-1 dims, and ``fn`` taking the shorter index
-    (the index tuple at argument ``position``; 0 where a dim was dropped). A size-1 dim adds
-    nothing to a loop, but left in it kept a node out of the kernel whose rows it shares: a
-    layer_norm's keepdim mean ``[16, 64, 1]`` after its sum over ``[16, 64] x [128]`` (Note
-    [Row fusion]) made five kernels of one. The buffer keeps its size: its elements are in
-    the same order either way."""
-    if 1 not in size:
-        return size, fn
-    kept = [d for d, n in enumerate(size) if n != 1]
-
-    def widened(*args):
-        full = [0] * len(size)
-        for d, i in zip(kept, args[position]):
-            full[d] = i
-        return fn(*args[:position], tuple(full), *args[position + 1:])
-    return tuple(size[d] for d in kept), widened
 
 
 def _step_text(step):

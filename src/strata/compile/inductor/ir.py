@@ -180,7 +180,7 @@ class RandomDraws:
     and the chunks may run on several threads.
 
     Epilogues: a pointwise node that reads the draws only at the element being drawn (the same
-    flat order, also through a reshape) joins their kernel (graph.py's ``_draws_epilogue``),
+    flat order, also through a reshape) joins their kernel (scheduler.py's ``draws_epilogue``),
     and so do nodes reading it and earlier epilogues that way (dropout's scale, then its
     product with the activations). The kernel then walks the rows of the first epilogue's last
     dim: each row's draws go to a stack array, in the four lanes, then every epilogue runs as a
