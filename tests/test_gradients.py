@@ -275,8 +275,19 @@ def test_formula_matches_torch(qualname, sample):
     _compare(sample)
 
 
+# Ops whose PyTorch gradient is wrong, with why; their gradients are checked against finite
+# differences instead (the gradcheck cases below, and each op's own test file).
+TORCH_GRADIENT_WRONG = {
+    "aten::as_strided_scatter": "PyTorch gives self the view's region of the gradient, not "
+                                "everything outside it: torch.autograd.gradcheck fails on "
+                                "torch.as_strided_scatter itself (tests/test_as_strided_scatter.py)",
+}
+
+
 @pytest.mark.parametrize("qualname,sample", _cases(FLOAT_OP_DB))
 def test_op_db_sample_gradients_match_torch(qualname, sample):
+    if qualname in TORCH_GRADIENT_WRONG:
+        pytest.skip(TORCH_GRADIENT_WRONG[qualname])
     _compare(sample)
 
 
