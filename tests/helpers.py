@@ -218,3 +218,21 @@ def flatten_outputs(out):
 
 def is_float_array(x):
     return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+
+
+def recording_backend(runs):
+    """The inductor backend (AOT autograd with the min-cut partitioner), appending each compiled
+    graph to ``runs`` so a test can read its ``ir_post_fusion`` or ``output_code``."""
+    from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
+    from strata.compile.inductor.compile_fx import compile_fx
+
+    def compiler(gm, example_inputs):
+        run = compile_fx(gm, example_inputs)
+        runs.append(run)
+        return run
+
+    def backend(gm, example_inputs):
+        return aot_module_simplified(gm, example_inputs, fw_compiler=compiler,
+                                     bw_compiler=compiler,
+                                     partition_fn=min_cut_rematerialization_partition)
+    return backend

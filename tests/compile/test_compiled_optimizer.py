@@ -19,9 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strata
+from helpers import recording_backend
 from strata._dynamo import explain
-from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
-from strata.compile.inductor.compile_fx import compile_fx
 
 OPTIMIZERS = {
     "Adam": lambda lib, params: lib.optim.Adam(params, lr=0.01),
@@ -176,20 +175,6 @@ def test_opt_step_is_one_graph_with_no_break(kind):
     assert "strata/optim" not in reasons and "item" not in reasons, reasons
 
 
-def _recording_backend(runs):
-    """The inductor backend, keeping each compiled graph (its ``ir_post_fusion``)."""
-    def compiler(gm, example_inputs):
-        run = compile_fx(gm, example_inputs)
-        runs.append(run)
-        return run
-
-    def backend(gm, example_inputs):
-        return aot_module_simplified(gm, example_inputs, fw_compiler=compiler,
-                                     bw_compiler=compiler,
-                                     partition_fn=min_cut_rematerialization_partition)
-    return backend
-
-
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))
 def test_update_lowers_to_generated_kernels_written_in_place(kind):
     x, y = _data(strata)
@@ -197,7 +182,7 @@ def test_update_lowers_to_generated_kernels_written_in_place(kind):
     strata.nn.functional.cross_entropy(model(x), y).backward()
     opt.step()
     runs = []
-    update = strata.compile(lambda: opt.step(), backend=_recording_backend(runs))
+    update = strata.compile(lambda: opt.step(), backend=recording_backend(runs))
     params = list(model.parameters())
     grads = [p.grad for p in params]
     grad_bits = [g.numpy().tobytes() for g in grads]

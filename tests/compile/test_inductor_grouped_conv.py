@@ -13,23 +13,9 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import strata
-from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
-from strata.compile.inductor.compile_fx import compile_fx
+from helpers import recording_backend
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
-
-
-def _recording_backend(runs):
-    def compiler(gm, example_inputs):
-        run = compile_fx(gm, example_inputs)
-        runs.append(run)
-        return run
-
-    def backend(gm, example_inputs):
-        return aot_module_simplified(gm, example_inputs, fw_compiler=compiler,
-                                     bw_compiler=compiler,
-                                     partition_fn=min_cut_rematerialization_partition)
-    return backend
 
 
 def _conv_step(m, nd, x, w, b, stride, padding, dilation, groups, backend=None):
@@ -60,7 +46,7 @@ def test_grouped_convolution_training_step(nd, groups, per_group, stride, paddin
     b = rng.standard_normal(filters).astype(np.float32)
     args = (nd, x, w, b, stride, padding, dilation, groups)
     runs = []
-    got = _conv_step(strata, *args, backend=_recording_backend(runs))
+    got = _conv_step(strata, *args, backend=recording_backend(runs))
     eager = _conv_step(strata, *args)
     want = _conv_step(torch, *args)
     # the loss is a generated sum (its own summation order); the gradients run eager's

@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import strata
-from strata.compile.aot import aot_module_simplified, min_cut_rematerialization_partition
-from strata.compile.inductor.compile_fx import compile_fx
+from helpers import recording_backend
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 BACKENDS = ["inductor", "aot_eager"]
@@ -109,25 +108,12 @@ def test_non_dense_input_view_write_runs_eagerly_not_wrongly():
     np.testing.assert_array_equal(storage.numpy()[:, 1::2], np.zeros((4, 3)))
 
 
-def _recording_backend(runs):
-    def compiler(gm, example_inputs):
-        run = compile_fx(gm, example_inputs)
-        runs.append(run)
-        return run
-
-    def backend(gm, example_inputs):
-        return aot_module_simplified(gm, example_inputs, fw_compiler=compiler,
-                                     bw_compiler=compiler,
-                                     partition_fn=min_cut_rematerialization_partition)
-    return backend
-
-
 def test_weight_slice_backward_is_one_fused_kernel():
     """The three slices' gradients (zeros, as_strided_scatter, add) are one pointwise kernel
     over the whole weight: no arange, scatter, Check or IndexAdd."""
     xa, wa = _arrays(2)
     runs = []
-    got = _run(_slices, _recording_backend(runs), xa, wa)
+    got = _run(_slices, recording_backend(runs), xa, wa)
     for g, w in zip(got, _run(_slices, None, xa, wa)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
     backward = runs[-1].ir_post_fusion
@@ -213,7 +199,7 @@ def test_views_lower_to_one_formula(shape, size, stride, offset):
 
     def f(x, src):
         return strata.as_strided_scatter(x * 2, src, size, stride, offset).exp()
-    got = strata.compile(f, backend=_recording_backend(runs))(x, src)
+    got = strata.compile(f, backend=recording_backend(runs))(x, src)
     np.testing.assert_allclose(got.numpy(), f(x, src).numpy(), rtol=1e-6)
     ir = runs[0].ir_post_fusion
     assert "Fallback" not in ir and ir.count("Pointwise(") == 1
