@@ -414,12 +414,9 @@ def _as_strided_scatter_meta(self, src, size, stride, storage_offset=None):
     ``copy_``'s refusal of a destination whose stride-0 dims alias."""
     from ..core.shape import check_storage_size
     from .factory import clone
+    from .shape import check_as_strided_geometry
     size, stride = tuple(size), tuple(stride)
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {fmt(stride)}")
+    check_as_strided_geometry(size, stride)
     _, base_offset, available = scatter_base_geometry(self)
     offset = base_offset if storage_offset is None else storage_offset
     itemsize = self.dtype.itemsize

@@ -59,13 +59,18 @@ def _view_meta(self, size):
     return ViewSpec(shape, strides, self._offset)
 
 
-def _as_strided_meta(self, size, stride, storage_offset=None):
-    size, stride = tuple(size), tuple(stride)
+def check_as_strided_geometry(size, stride):
+    """``as_strided``'s (and ``as_strided_scatter``'s) first checks: ATen's ``setStrided``."""
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {_fmt(stride)}")
+
+
+def _as_strided_meta(self, size, stride, storage_offset=None):
+    size, stride = tuple(size), tuple(stride)
+    check_as_strided_geometry(size, stride)
     offset = self.storage_offset() if storage_offset is None else storage_offset
     if _numel(size) > 0:
         needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
