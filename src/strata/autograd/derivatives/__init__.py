@@ -28,6 +28,7 @@ from ...core import dtype as D
 from ...dispatch import dispatcher as DP
 from ...ops import complex as CX
 from ...ops import factory as F
+from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
 from ...ops.op import REGISTRY
@@ -356,6 +357,14 @@ def zeros(shape, like):
 def zeros_for(ctx, name, like):
     """A zero gradient for tensor argument ``name`` (PyTorch returns zeros, not None, there)."""
     return F.full(tuple(ctx.sizes(name)), 0, like.dtype, None, like.device, None)
+
+
+def has_no_zeros(x) -> bool:
+    """Whether ``x`` certainly holds no zero: the test of the backward formulas with a fast
+    form for that case (prod, cumprod, det). A meta tensor (AOT autograd tracing the backward)
+    has no values, so it answers False and the zero-safe form is traced, as PyTorch's formulas
+    take their composite-compliant branch for tensor subclasses."""
+    return x.device.type != "meta" and RD.sum(P.eq(x, 0)).item() == 0
 
 
 def is_float(x) -> bool:

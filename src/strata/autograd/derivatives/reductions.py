@@ -8,7 +8,7 @@ from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
-from . import conj, derivative, non_differentiable, zeros
+from . import conj, derivative, has_no_zeros, non_differentiable, zeros
 
 
 def _all_dims(dim):
@@ -82,7 +82,7 @@ def prod_backward(grad, x, result, dim):
     """d prod / d x_i = product of the others: result / x_i when nothing is zero; otherwise the
     product of an exclusive cumprod from each side (exact with zeros; the form traced on meta
     tensors, which have no values to test)."""
-    if x.device.type != "meta" and RD.sum(P.eq(x, 0)).item() == 0:
+    if has_no_zeros(x):
         return P.mul(grad, conj(P.div(result, x)))
     n = x._shape[dim]
     if n == 1:
@@ -257,7 +257,7 @@ def _cumprod(ctx, grad):
     if not shape or x.numel() == 0:
         return grad
     d = wrap_dim(ctx.dim, len(shape))
-    if x.device.type != "meta" and RD.sum(P.eq(x, 0)).item() == 0:
+    if has_no_zeros(x):
         rev = S.flip(RD.cumsum(S.flip(P.mul(grad, ctx.result), [d]), d), [d])
         return P.div(rev, x)
     parts = []
