@@ -26,7 +26,7 @@ from .core.tensor_impl import (
 from .dispatch import tls
 from .dispatch.keys import backend_keyset, functionality_bit
 from .dispatch.tls import _state as _tls
-from .functions import argument_type_error
+from .functions import argument_type_error, optional_tensor_list_check
 from .ops import aten
 from .ops import complex as CX
 from .ops import shape as S
@@ -514,7 +514,11 @@ def _hand_written(name):
 # --- generated methods: one per op declared with method= ----------------------------------------
 
 def _make_method(op):
+    check = optional_tensor_list_check(op, first_position=1)
+
     def method(self, *args, **kwargs):
+        if check is not None:
+            check((self, *args), kwargs)
         try:
             return op(self, *args, **kwargs)
         except (TypeError, AttributeError):   # an array where a Tensor goes: PyTorch's words

@@ -58,8 +58,33 @@ def argument_type_error(op, args, kwargs, first_position=1):
     return None
 
 
+def optional_tensor_list_check(op, first_position=0):
+    """PyTorch's argument parser takes no None in a ``Tensor?[]`` argument of a Python call
+    (``x.index_put_((None, i), v)`` raises ``TypeError: expected Tensor as element 0 in
+    argument 0, but got NoneType``), though the op itself takes them (``ops.aten.index_put_``,
+    what indexing calls). A function checking a call's arguments, or None when ``op`` has no
+    such argument (the usual case: no cost)."""
+    lists = [(i, a.name) for i, a in enumerate(op.schema.arguments) if a.type == "Tensor?[]"]
+    if not lists:
+        return None
+
+    def check(args, kwargs):
+        for i, name in lists:
+            value = args[i] if i < len(args) else kwargs.get(name)
+            if isinstance(value, (tuple, list)):
+                for k, element in enumerate(value):
+                    if element is None:
+                        raise TypeError(f"expected Tensor as element {k} in argument "
+                                        f"{i - first_position}, but got NoneType")
+    return check
+
+
 def _make_function(op):
+    check = optional_tensor_list_check(op)
+
     def function(*args, out=None, **kwargs):
+        if check is not None:
+            check(args, kwargs)
         try:
             result = op(*args, **kwargs)
         except (TypeError, AttributeError):   # a kernel or meta reading an array's ``_shape``

@@ -107,10 +107,13 @@ def _bits_equal(a, b):
 
 
 def _equal_for(kind, a, b):
-    """Bit for bit, or for an update that reduces (``REDUCING``) within a few ulps."""
+    """Bit for bit, or for an update that reduces (``REDUCING``) within a few ulps of the
+    parameters' scale: Adafactor divides by norms summed in another order, so an element that
+    crossed 0 (1e-3 where the weights are ~0.3) carries the updates' absolute error (3e-9 seen),
+    not a few ulps of its own value."""
     if kind not in REDUCING:
         return _bits_equal(a, b)
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-8)
     return True
 
 

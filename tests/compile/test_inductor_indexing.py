@@ -98,7 +98,7 @@ def _put(m, x, index, values, dim, accumulate):
     """``x * 2`` (a graph value read once) with ``values`` put at ``index`` along ``dim``."""
     y = x * 2
     if accumulate:      # (torch's Tensor.index_put_ takes no None for a whole dim; aten's does)
-        put = torch.ops.aten.index_put_ if m is torch else strata.Tensor.index_put_
+        put = m.ops.aten.index_put_
         put(y, [None] * dim + [index], values, True)
     else:
         y[(slice(None),) * dim + (index,)] = values
@@ -160,7 +160,7 @@ def test_index_put_with_several_index_tensors(first, index_shapes, accumulate, d
     def fn(m, x, i, j, v):
         y = x * 2
         key = [None] * first + [i, j]
-        put = torch.ops.aten.index_put_ if m is torch else strata.Tensor.index_put_
+        put = m.ops.aten.index_put_
         put(y, key, v, accumulate)
         return y - 1
     got, eager, want = _both(fn, x, i, j, values)

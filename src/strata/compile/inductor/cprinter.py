@@ -483,11 +483,11 @@ def _draw_text(node, bits, value=False):
 def _print_draws_start(node, first, lines):
     """Lines setting ``s0`` to the state of the stream's place ``offset + first`` (NumPy steps
     the state before each draw: place p is drawn from the state p + 1 steps on), and the
-    lanes' four-step jump."""
+    lanes' jumps (Note [SIMD lanes] in cpreamble.py)."""
     lines += [
         f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
-        "    strata_u128 lane_mult, lane_plus;",
-        "    strata_pcg_steps(inc, 4, &lane_mult, &lane_plus);",
+        "    strata_pcg_lanes lanes;",
+        "    strata_pcg_lanes_init(inc, &lanes);",
         f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)({first}) + 1;",
         f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
     ]
@@ -495,9 +495,8 @@ def _print_draws_start(node, first, lines):
 
 def _print_random_draws(node, lines):
     """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
-    draws in four interleaved lanes (place x, x+1, x+2, x+3, each lane stepping 4 places at a
-    time), so the 128-bit multiplies do not wait on each other (2.3 ns a draw in C alone
-    here, against 2.6 for one chain and 2.7 for NumPy's ``random(n) < p``)."""
+    draws in SIMD lanes (Note [SIMD lanes] in cpreamble.py), so chunks may run on any thread
+    and the values are the stream's, bit for bit."""
     _print_draws_start(node, "x_lo", lines)
     lines.append("    int64_t x = x_lo;")
     _print_lanes(node, node.name, "x", "x_hi", " " * 4, lines)
@@ -505,18 +504,28 @@ def _print_random_draws(node, lines):
 
 def _print_lanes(node, out, place, end, indent, lines, value=False):
     """The draws at places ``place`` to ``end`` into ``out[place]``, from ``s0`` (which holds
-    ``place``'s state): four lanes, then the remainder from ``s0``, which is left at ``end``
-    (``value``: ``_draw_text``'s C values, not stored elements)."""
-    lanes = [place] + [f"{place} + {lane}" for lane in (1, 2, 3)]
+    ``place``'s state): STRATA_PCG_LANES lanes set from ``s0``, each stepping that many places,
+    then the remainder from ``s0``, which is left at ``end`` (``value``: ``_draw_text``'s C
+    values, not stored elements)."""
+    drawn = _draw_text(node, "strata_pcg_bits53_halves(hi[l], lo[l])", value)
     lines += [
-        f"{indent}strata_u128 s1 = s0 * STRATA_PCG_MULT + inc, s2 = s1 * STRATA_PCG_MULT + inc;",
-        f"{indent}strata_u128 s3 = s2 * STRATA_PCG_MULT + inc;",
-        f"{indent}for (; {place} + 4 <= {end}; {place} += 4) {{",
-        *(f"{indent}    {out}[{at}] = "
-          f"{_draw_text(node, f'strata_pcg_bits53(s{lane})', value)};"
-          for lane, at in enumerate(lanes)),
-        *(f"{indent}    s{lane} = s{lane} * lane_mult + lane_plus;" for lane in range(4)),
+        f"{indent}uint64_t hi[STRATA_PCG_LANES], lo[STRATA_PCG_LANES];",
+        f"{indent}#pragma omp simd",
+        f"{indent}for (int l = 0; l < STRATA_PCG_LANES; l++) {{",
+        f"{indent}    hi[l] = (uint64_t)(s0 >> 64);",
+        f"{indent}    lo[l] = (uint64_t)s0;",
+        f"{indent}    strata_pcg_muladd(&hi[l], &lo[l], lanes.mh[l], lanes.ml[l], lanes.ph[l], "
+        "lanes.pl[l]);",
         f"{indent}}}",
+        f"{indent}for (; {place} + STRATA_PCG_LANES <= {end}; {place} += STRATA_PCG_LANES) {{",
+        f"{indent}    #pragma omp simd",
+        f"{indent}    for (int l = 0; l < STRATA_PCG_LANES; l++) {{",
+        f"{indent}        {out}[{place} + l] = {drawn};",
+        f"{indent}        strata_pcg_muladd(&hi[l], &lo[l], lanes.step_mh, lanes.step_ml, "
+        "lanes.step_ph, lanes.step_pl);",
+        f"{indent}    }}",
+        f"{indent}}}",
+        f"{indent}s0 = ((strata_u128)hi[0] << 64) | lo[0];",
         f"{indent}for (; {place} < {end}; {place}++) {{",
         f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)', value)};",
         f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
