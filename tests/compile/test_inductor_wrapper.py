@@ -241,3 +241,26 @@ def test_target_check_fast_path_steps_aside_for_ignored_and_bad_targets(targets)
     assert_same(run(strata.tensor(x_np), strata.tensor(targets)),
                 torch.nn.functional.cross_entropy(torch.tensor(x_np), torch.tensor(targets)),
                 atol=1e-6, rtol=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=st.integers(1, 3), m=st.integers(1, 9), k=st.integers(1, 9), n=st.integers(1, 9),
+       dims=st.sampled_from([(0, 2, 1), (2, 1, 0)]))
+def test_permuted_formula_reaches_bmm_as_a_transposed_view(batch, m, k, n, dims):
+    """Note [Permuted Extern operands] (graph.py): ``bmm(permute(a * b), c)`` computes a * b in
+    its own layout (loads and stores along the same rows) and hands BLAS a strided view of it:
+    the same values as eager strata bit for bit, torch's within float32 rounding."""
+    rng = np.random.default_rng(batch * 100 + m * 10 + k)
+    shape = [batch, k, m] if dims == (0, 2, 1) else [k, m, batch]
+    a, b = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    c = rng.standard_normal((batch, k, n)).astype(np.float32)
+
+    def fn(lib, a, b, c):
+        return lib.bmm((a * b).permute(*dims), c)
+    inputs = [strata.tensor(v) for v in (a, b, c)]
+    run = _compiled(lambda a, b, c: fn(strata, a, b, c), *inputs)
+    got = run(*inputs)[0]
+    np.testing.assert_array_equal(got.numpy(), fn(strata, *inputs).numpy())
+    assert_same(got, fn(torch, *(torch.tensor(v) for v in (a, b, c))), atol=1e-5, rtol=1e-5)
+    if dims == (0, 2, 1) and m > 1 and k > 1:
+        assert "_strided(a_buf" in run.output_code and "_matmul(" in run.output_code

@@ -35,7 +35,7 @@ from .ir import (
     contiguous_stride,
     format_node,
 )
-from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
+from .lowering import EXTERN, LOWERINGS, NoLowering, aten, dtype_name
 from .scheduler import (
     EPILOGUE_LOOKBACK,
     KernelStep,
@@ -60,6 +60,9 @@ class FallbackStep:
     def __init__(self, name, target, args, kwargs, kind):
         self.name, self.target, self.args, self.kwargs, self.kind = (name, target, args, kwargs,
                                                                      kind)
+
+
+_PERMUTES = {aten.transpose.int, aten.permute.default, aten.t.default}
 
 
 class GraphLowering:
@@ -321,14 +324,26 @@ class GraphLowering:
                 value = None
             if value is not None:
                 if isinstance(value, TensorValue) and len(node.users) > 1 and _numel(value) > 1:
-                    value = self.realize(value)
+                    value = self._realize_shared(value, node)
                 return value
         return self._fallback(node, args, kwargs)
 
+    def _realize_shared(self, value, node):
+        """A value read more than once is computed once. A permute read only by matmuls, views
+        and the graph's output (an attention's k^T, also saved for the backward) is computed in
+        its base's layout and read as a strided view (Note [Permuted Extern operands])."""
+        if value.buffer is None and value.permuted is not None and all(
+                user.op == "output" or user.target in EXTERN or user.target in _PERMUTES
+                for user in node.users):
+            return TensorValue.of_buffer(self._real(value, True))
+        return self.realize(value)
+
     def _fallback(self, node, args, kwargs):
         """Run the node's eager kernel on realized arguments (Extern for the BLAS ops)."""
+        extern = node.target in EXTERN
+
         def real(v):
-            return self._real(v) if isinstance(v, TensorValue) else v
+            return self._real(v, extern) if isinstance(v, TensorValue) else v
         step = FallbackStep(self._name(), node.target, _map_values(args, real),
                             {k: _map_values(v, real) for k, v in kwargs.items()},
                             "Extern" if node.target in EXTERN else "Fallback")
@@ -346,7 +361,7 @@ class GraphLowering:
         """An Extern step ``target(*args)`` (the eager BLAS kernel) whose result is a fresh
         contiguous buffer: how a lowering row puts a matmul under its pointwise epilogue."""
         step = FallbackStep(self._name(), target, tuple(
-            self._real(a) if isinstance(a, TensorValue) else a for a in args), {}, "Extern")
+            self._real(a, True) if isinstance(a, TensorValue) else a for a in args), {}, "Extern")
         self.steps.append(step)
         self.pre_fusion.append(step)
         buffer = InputBuffer(step.name, dtype, tuple(size), contiguous_stride(size))
@@ -361,8 +376,20 @@ class GraphLowering:
         self.steps.append(step)
         self.pre_fusion.append(step)
 
-    def _real(self, value):
-        """A fallback's argument for ``value``: a buffer name, or an InputBuffer view."""
+    def _real(self, value, extern=False):
+        """A fallback's argument for ``value``: a buffer name, or an InputBuffer view.
+
+        Note [Permuted Extern operands]: a matmul operand that is a permute of an unrealized
+        formula (the attention backward's ``bmm(permute(softmax * mask), grad)``) is computed
+        in the formula's own layout and handed to BLAS as a transposed view, which it reads as
+        it is (Inductor realizes a view's base the same way, ``ExternKernel.realize_input``);
+        computed in the permuted layout, each row's loads stride across rows and the kernel
+        does not vectorise. The same formula at each element, so the same values."""
+        if extern and value.buffer is None and value.permuted is not None:
+            base, dims = value.permuted
+            b = self.realize(base).buffer
+            return InputBuffer(b.name, b.dtype, tuple(b.size[d] for d in dims),
+                               tuple(b.stride[d] for d in dims), b.offset)
         buffer = self.realize(value).buffer
         return buffer if self.is_view(buffer) else buffer.name
 

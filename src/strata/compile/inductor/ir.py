@@ -326,11 +326,13 @@ def is_flat_element(index, ranges):
 class TensorValue:
     """A tensor of the graph being lowered (Inductor's TensorBox): ``load(index)`` emits its value
     at ``index``. Unrealized (``buffer`` None) it is a formula inlined into every reader, which is
-    how chains of pointwise ops fuse; realized, it reads ``buffer``."""
+    how chains of pointwise ops fuse; realized, it reads ``buffer``. ``permuted`` = (base value,
+    dims) when it is a permute of the unrealized ``base`` (Note [Permuted Extern operands])."""
     dtype: str
     size: tuple
     load: Callable
     buffer: InputBuffer = None
+    permuted: tuple = None
 
     @classmethod
     def of_buffer(cls, buffer: InputBuffer):

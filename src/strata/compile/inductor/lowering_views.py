@@ -160,8 +160,10 @@ def _permute(G, node, a, dims):
     if a.buffer is not None:
         return _restrided(a, [a.size[d] for d in dims], [a.buffer.stride[d] for d in dims])
     inverse = [dims.index(d) for d in range(len(dims))]
+    base, base_dims = a.permuted or (a, list(range(len(dims))))
     return TensorValue(a.dtype, out_spec(node)[1],
-                       lambda index: a.load(tuple(index[inverse[d]] for d in range(len(dims)))))
+                       lambda index: a.load(tuple(index[inverse[d]] for d in range(len(dims)))),
+                       permuted=(base, [base_dims[d] for d in dims]))
 
 
 @register(aten.transpose.int)
@@ -185,6 +187,8 @@ def _expand(G, node, a, size, implicit=False):
         stride = [0] * lead + [0 if n == 1 and out[lead + d] != 1 else a.buffer.stride[d]
                                for d, n in enumerate(a.size)]
         return _restrided(a, out, stride)
+    if tuple(out) == tuple(a.size):     # matmul's expand to its own size: keep ``permuted``
+        return a
     return TensorValue(a.dtype, out_spec(node)[1], as_loader(a, out_spec(node)[1], a.dtype))
 
 
