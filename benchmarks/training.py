@@ -71,6 +71,52 @@ def _transformer(m, vocab=65, context=64, batch=16, d_model=128, nhead=4, layers
     return model, m.optim.AdamW(model.parameters(), lr=1e-3), x, y
 
 
+def _gpt(m, vocab=65, context=64, batch=16, d_model=128, nhead=4, layers=2):
+    """Issue 9's tiny GPT as a user writes it (nanoGPT's shape): causal self-attention with
+    ``masked_fill`` of a ``tril`` buffer, a GELU MLP, pre-norm blocks, AdamW; no dropout."""
+    nn, F = m.nn, m.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+            self.qkv, self.proj = nn.Linear(d_model, 3 * d_model), nn.Linear(d_model, d_model)
+            self.up, self.down = nn.Linear(d_model, 4 * d_model), nn.Linear(4 * d_model, d_model)
+            self.register_buffer("tril", m.tril(m.ones(context, context)))
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, nhead, C // nhead).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (C // nhead) ** 0.5)
+            att = att.masked_fill(self.tril[:T, :T] == 0, float("-inf")).softmax(dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            x = x + self.proj(y)
+            return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d_model), nn.Embedding(context, d_model)
+            self.blocks = nn.Sequential(*(Block() for _ in range(layers)))
+            self.ln, self.head = nn.LayerNorm(d_model), nn.Linear(d_model, vocab)
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(m.arange(idx.shape[1]))
+            return self.head(self.ln(self.blocks(x))).view(-1, vocab)
+
+    model = GPT()
+    tokens = np.random.default_rng(0).integers(0, vocab, (batch, context + 1))
+    x, y = m.tensor(tokens[:, :-1]), m.tensor(tokens[:, 1:].reshape(-1))
+    return model, m.optim.AdamW(model.parameters(), lr=1e-3), x, y
+
+
+def _cnn_sgd(m):
+    """Issue 9's CNN step: ``_cnn``'s model with SGD and momentum."""
+    model, _, x, y = _cnn(m)
+    return model, m.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), x, y
+
+
 WORKLOADS = {
     "MLP 784-512-512-10, batch 64, Adam": (_mlp, 1.5),
     "CNN 2 conv + linear, batch 32, 1x28x28, Adam": (_cnn, 2.0),
