@@ -20,6 +20,7 @@ from . import (
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
     lowering_views,  # noqa: F401  (view, slice, permute, expand, as_strided, arange)
 )
+from .concat import land, plan_cat_slots, store_view
 from .cprinter import PREAMBLE, print_kernel
 from .half import HALF
 from .ir import (
@@ -34,6 +35,7 @@ from .ir import (
     TensorValue,
     contiguous_stride,
     format_node,
+    store_target,
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, dtype_name
 from .scheduler import (
@@ -72,6 +74,9 @@ class GraphLowering:
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
         self.in_place = {}      # kernel buffer -> the input it is written over (its memory)
+        # Note [Cat slices] (concat.py): fx node -> CatSlot of the cat inputs that may store into
+        # their slices (planned when ``run`` starts, C graphs only); cat fx node -> its buffer
+        self.cat_slots, self.cat_buffers = {}, {}
         self._scalar_kernel = None      # the kernel of one-element values (see ``_schedule``)
         self.pre_fusion = []
         self.count = 0
@@ -136,7 +141,7 @@ class GraphLowering:
 
     def _written_by(self, step):
         if isinstance(step, KernelStep):
-            return {n.name for n in step.nodes}
+            return {name for n in step.nodes for name in (n.name, store_target(n))}
         return {name for name in self.buffers
                 if name == step.name or name.startswith(step.name + "_")}
 
@@ -150,6 +155,14 @@ class GraphLowering:
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
+
+    def realize_into(self, value: TensorValue, view: InputBuffer) -> TensorValue:
+        """Note [Cat slices] (concat.py): ``value`` computed by a node that stores it into
+        ``view``, a slice of a cat's output, instead of a buffer of its own; read from there."""
+        ranges, load = without_unit_dims(tuple(value.size), value.load)
+        self._schedule(Pointwise(self._name(), value.dtype, ranges, load,
+                                 out_view=store_view(view, ranges)))
+        return TensorValue.of_buffer(view)
 
     def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
                   column=False):
@@ -231,6 +244,9 @@ class GraphLowering:
         # the new value of a mutated input is realized where it is computed, so it joins the
         # kernel of the values it is made from (an optimizer's update: one kernel per parameter)
         new_values = set(outs[:num_mutated]) if isinstance(outs, (tuple, list)) else set()
+        if self.device_type == "cpu":
+            self.cat_slots = plan_cat_slots(
+                self.gm, set(outs) if isinstance(outs, (tuple, list)) else {outs})
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 example = next(examples)
@@ -320,6 +336,8 @@ class GraphLowering:
             except NoLowering:
                 value = None
             if value is not None:
+                if node in self.cat_slots:
+                    value = land(self, node, value)
                 if isinstance(value, TensorValue) and len(node.users) > 1 and _numel(value) > 1:
                     value = self.realize(value)
                 return value
@@ -403,7 +421,8 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and
+                          store_target(n) == n.name and (
             isinstance(n, RandomDraws) and len(step.nodes) > 1 or    # a row of draws
             not getattr(n, "column", False) and (
                 isinstance(n, Reduction) or len(n.ranges) == len(step.outer))))
