@@ -202,3 +202,17 @@ def test_gradients_through_a_cat_of_computed_inputs_match_eager_and_torch():
     for g, e, w in zip(got, eager, run(torch, False)):
         np.testing.assert_allclose(g, e, rtol=1e-12)
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_an_earlier_nodes_buffer_is_not_moved_into_a_slice():
+    """A view that returns its input's buffer as it is (``view`` to the same shape) is planned
+    in the cat, but the buffer is an earlier node's, whose formula readers read it by name:
+    it stays, and is copied into the slice."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4, 3, 5)).astype(np.float32), np.ones((4, 2), np.float32)
+
+    def fn(m, a, b):
+        y = a.sum(-1)
+        return m.cat([y.view(4, 3), b * 2], 1), y * 2
+    run = _compare(fn, [a, b])
+    assert FALLBACK_CAT not in run.ir_post_fusion

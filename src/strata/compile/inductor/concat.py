@@ -128,9 +128,10 @@ def store_view(view, ranges) -> InputBuffer:
                        tuple(s for n, s in zip(view.size, view.stride) if n != 1), view.offset)
 
 
-def land(G, node, value):
+def land(G, node, value, lowered):
     """The value of the fx node ``node``, an input of a planned cat (``G.cat_slots``), as its
-    slice of the cat's output where the graph would realize it anyway; else ``value``."""
+    slice of the cat's output where the graph would realize it anyway; else ``value``.
+    ``lowered``: the nodes its lowering scheduled."""
     slot = G.cat_slots[node]
     if not isinstance(value, TensorValue) or tuple(value.size) != slot.size or \
             value.dtype != dtype_name(slot.cat.meta["val"].dtype):
@@ -143,7 +144,7 @@ def land(G, node, value):
             view = _slice(cat_buffer(G, slot.cat), slot.dim, slot.start, slot.size)
             return G.realize_into(value, view)
         return value      # computed by the cat (``concat_kernel``) or inlined in its select
-    producer = _fresh_producer(G, value.buffer)
+    producer = _fresh_producer(G, value.buffer, lowered)
     if producer is None:
         return value
     buffer = cat_buffer(G, slot.cat)
@@ -159,11 +160,11 @@ def land(G, node, value):
     return TensorValue.of_buffer(view)
 
 
-def _fresh_producer(G, buffer):
-    """The node that has just computed the whole of ``buffer`` into memory of its own, read by
-    no node yet, if it can store into a slice instead: a pointwise node or a row reduction,
-    its elements in the buffer's row-major order."""
-    node = G.pre_fusion[-1] if G.pre_fusion else None
+def _fresh_producer(G, buffer, lowered):
+    """The node that has just computed the whole of ``buffer`` into memory of its own (the
+    last of ``lowered``: read by no node yet), if it can store into a slice instead: a
+    pointwise node or a row reduction, its elements in the buffer's row-major order."""
+    node = lowered[-1] if lowered else None
     if type(node) not in (Pointwise, Reduction) or node.name != buffer.name or \
             G.buffers.get(buffer.name) is not buffer or buffer.offset or \
             (node.store_into is not None if type(node) is Pointwise else node.column):

@@ -331,13 +331,14 @@ class GraphLowering:
         rule = LOWERINGS.get(node.target)
         if rule is not None and node.target not in EXTERN and _c_types_only(
                 node, args, half=self.device_type == "cpu"):
+            scheduled = len(self.pre_fusion)
             try:
                 value = rule(self, node, *args, **kwargs)
             except NoLowering:
                 value = None
             if value is not None:
                 if node in self.cat_slots:
-                    value = land(self, node, value)
+                    value = land(self, node, value, self.pre_fusion[scheduled:])
                 if isinstance(value, TensorValue) and len(node.users) > 1 and _numel(value) > 1:
                     value = self.realize(value)
                 return value

@@ -86,7 +86,7 @@ class KernelStep:
             if draws_epilogue(self, node):
                 return True
             if not self.inner or any(name == draws.name
-                                     for name, _ in node_reads(node, len(node.ranges))):
+                                     for name, _ in node_reads(node, len(self.outer))):
                 return False
         if _column_sum(node) and self.nodes and all(map(_column_sum, self.nodes)):
             return (tuple(node.ranges), tuple(node.reduction_ranges)) == \
