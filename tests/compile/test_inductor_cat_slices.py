@@ -216,3 +216,18 @@ def test_an_earlier_nodes_buffer_is_not_moved_into_a_slice():
         return m.cat([y.view(4, 3), b * 2], 1), y * 2
     run = _compare(fn, [a, b])
     assert FALLBACK_CAT not in run.ir_post_fusion
+
+
+def test_max_autotune_flat_variants_store_into_slices():
+    """max-autotune times each pointwise kernel printed flat too (every dim a row): its
+    stores follow the slice's strides as well."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((64, 32)).astype(np.float32) for _ in range(2))
+
+    def fn(m, a, b):
+        return (m.cat([a * 2, b.abs(), a - b], 1),)
+    xs = [strata.tensor(a), strata.tensor(b)]
+    run = compile_fx(make_fx(lambda *t: fn(strata, *t))(*xs), xs, max_autotune=True)
+    for _ in range(2):      # the first call times the variants, the second runs the choice
+        assert run(*xs)[0].numpy().tobytes() == fn(strata, *xs)[0].numpy().tobytes()
+    assert run.ir_post_fusion.count(SLICE) == 3 and "_flat" in run.output_code
