@@ -91,9 +91,7 @@ class Wrapper:
     def _last_uses(self):
         last = {}
         for i, step in enumerate(self.G.steps):
-            slices = [n.out_view.name for n in getattr(step, "nodes", ())   # Note [Cat slices]
-                      if getattr(n, "out_view", None) is not None]
-            for name in (*self._step_reads(step), *slices):
+            for name in (*self._step_reads(step), *self.G.slices_written(step)):
                 last[name] = i
         for kind, name in self.G.outputs:
             if kind != "const":
@@ -534,11 +532,9 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             warnings.warn(f"strata.compile: inductor could not build its kernels, so this graph "
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
-    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_input": _input,
+    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked, "_input": _input,
              "_run_kernel": tuner, "_matmul": _matmul, "_matmul_pair": _matmul_pair,
-             "_convolution": _convolution,
-             "_strided": _strided,
+             "_convolution": _convolution, "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
              "_check_int_divisor": check_int_divisor,

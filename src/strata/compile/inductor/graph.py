@@ -409,6 +409,11 @@ class GraphLowering:
                     read.append(name)
         return read
 
+    def slices_written(self, step):
+        """Names of the cat outputs ``step`` writes slices of (Note [Cat slices])."""
+        return [n.out_view.name for n in getattr(step, "nodes", ())
+                if getattr(n, "out_view", None) is not None]
+
     def needed(self):
         """Every buffer read by some step or returned (once the graph is lowered)."""
         if self._needed is None:

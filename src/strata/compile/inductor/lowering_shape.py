@@ -21,6 +21,7 @@ from .ir import InputBuffer, TensorValue, ops
 from .lowering import DTYPES, FLOATS, INTEGERS, NoLowering, aten, out_spec, register
 from .lowering_select import FLOAT32_MAX
 
+
 def _clamp(text, size):
     return f"(({text}) < 0 ? 0 : (({text}) >= {size} ? {size - 1} : ({text})))"
 
