@@ -231,3 +231,25 @@ def test_max_autotune_flat_variants_store_into_slices():
     for _ in range(2):      # the first call times the variants, the second runs the choice
         assert run(*xs)[0].numpy().tobytes() == fn(strata, *xs)[0].numpy().tobytes()
     assert run.ir_post_fusion.count(SLICE) == 3 and "_flat" in run.output_code
+
+
+def test_tiny_gpt_training_step_has_no_fallback_cat():
+    """benchmarks/compile.py's tiny GPT step (smaller sizes): forward, loss and backward
+    compiled; each block's in-projection backward stores its q/k/v gradients into slices,
+    and no graph has an eager cat left."""
+    from benchmarks.training import _transformer
+
+    strata.manual_seed(0)
+    model, _, x, y = _transformer(strata, vocab=11, context=8, batch=2, d_model=16, nhead=2)
+    runs = []
+
+    def forward_backward(x, y):
+        loss = strata.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+    loss = strata.compile(forward_backward, backend=recording_backend(runs))(x, y)
+    assert np.isfinite(loss.item())
+    assert all(p.grad is not None and np.isfinite(p.grad.numpy()).all()
+               for p in model.parameters())
+    text = "".join(run.ir_post_fusion for run in runs)
+    assert "aten::cat" not in text and text.count(SLICE) == 6, text   # 2 blocks x q, k, v
