@@ -253,3 +253,25 @@ def test_tiny_gpt_training_step_has_no_fallback_cat():
                for p in model.parameters())
     text = "".join(run.ir_post_fusion for run in runs)
     assert "aten::cat" not in text and text.count(SLICE) == 6, text   # 2 blocks x q, k, v
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_inputs_of_other_dtypes_are_converted_into_their_slices(dim):
+    """A cat promotes its inputs (an int64 and a bool one into float32 here): those of
+    another dtype are converted as they are copied into their slices, as eager's cat does."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    i = rng.integers(-(2 ** 40), 2 ** 40, (3, 4))
+    b = rng.random((3, 4)) < 0.5
+
+    def fn(m, a, i, b):
+        return (m.cat([a * 3, i * 7, b], dim),)
+    run = _compare(fn, [a, i, b])
+    assert FALLBACK_CAT not in run.ir_post_fusion
+
+
+def test_one_value_twice_in_a_cat_is_computed_into_both_slices():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    run = _compare(lambda m, a: (m.cat([a * 2, a.sum(1, keepdim=True)] * 2, 1),), [a])
+    ir = run.ir_post_fusion
+    assert FALLBACK_CAT not in ir and ir.count(SLICE) == 4, ir
