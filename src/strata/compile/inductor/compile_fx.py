@@ -36,10 +36,10 @@ from ...core import dtype as D
 from ...core.fp_errors import silent_fp
 from . import codecache
 from .autotune import Autotuner, default_choice
-from .cprinter import pointer_count
+from .cprinter import kernel_arguments, pointer_count
 from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
-from .ir import InputBuffer, contiguous_stride
+from .ir import InputBuffer, contiguous_stride, store_target
 from .lowering import aten
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
@@ -86,11 +86,12 @@ class Wrapper:
     def __init__(self, G: GraphLowering):
         self.G, self.constants = G, {}
         self.needed = G.needed()
+        self._allocated = set()     # buffers the kernels write, once allocated
 
     def _last_uses(self):
         last = {}
         for i, step in enumerate(self.G.steps):
-            for name in self._step_reads(step):
+            for name in (*self._step_reads(step), *self.G.slices_written(step)):
                 last[name] = i
         for kind, name in self.G.outputs:
             if kind != "const":
@@ -160,15 +161,16 @@ class Wrapper:
     def _kernel_call(self, step, lines):
         kernel = self.G.c_kernel(step, self.needed)
         for node in step.nodes:
-            if node.name in kernel.local:
+            name = store_target(node)     # a cat's output: allocated by its first slice's kernel
+            if node.name in kernel.local or name in self._allocated:
                 continue
-            size = self.G.buffers[node.name].size if node.name in self.G.buffers else node.ranges
+            self._allocated.add(name)
+            size = self.G.buffers[name].size if name in self.G.buffers else node.ranges
             if node.name in self.G.in_place:     # the new value of a mutated input
                 lines.append(f"    a_{node.name} = a_{self.G.in_place[node.name]}")
                 continue
-            lines.append(f"    a_{node.name} = np.empty({tuple(size)!r}, {_np_text(node.dtype)})")
-        arrays = [f"a_{b.name}" for b in kernel.inputs] + [
-            f"a_{n.name}" for n in step.nodes if n.name not in kernel.local]
+            lines.append(f"    a_{name} = np.empty({tuple(size)!r}, {_np_text(node.dtype)})")
+        arrays = [f"a_{name}" for name in kernel_arguments(kernel)]
         outer = int(np.prod(step.outer)) if step.outer else 1
         inner = int(np.prod(step.inner)) if step.inner else 1
         lines.append(f"    _run_kernel(lib, {step.name!r}, {outer}, {inner}, "
@@ -530,11 +532,9 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
             warnings.warn(f"strata.compile: inductor could not build its kernels, so this graph "
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
-    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked,
-             "_input": _input,
+    scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked, "_input": _input,
              "_run_kernel": tuner, "_matmul": _matmul, "_matmul_pair": _matmul_pair,
-             "_convolution": _convolution,
-             "_strided": _strided,
+             "_convolution": _convolution, "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,
              "_check_index_bounds": _check_index_bounds,
              "_check_int_divisor": check_int_divisor,

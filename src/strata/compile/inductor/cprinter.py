@@ -34,6 +34,7 @@ from .ir import (
     Reduction,
     Scan,
     reduction_init,
+    store_target,
     use_handler,
 )
 
@@ -277,22 +278,41 @@ def _inner_loop(lines, indent, extra, pragma):
 
 
 def _written(kernel):
-    """The nodes that get a pointer argument: not kept local, not stored over another node."""
-    return [n for n in kernel.nodes
-            if n.name not in kernel.local and getattr(n, "store_into", None) is None]
+    """(name, dtype) of each buffer the kernel writes, one pointer argument each: the nodes'
+    own (not kept local, not stored over another node), and once each cat output whose
+    slices nodes write (Note [Cat slices])."""
+    written = {}
+    for n in kernel.nodes:
+        if n.name not in kernel.local and getattr(n, "store_into", None) is None:
+            written.setdefault(store_target(n), n.dtype)
+    return list(written.items())
+
+
+def _read(kernel):
+    """The inputs that get a read-only pointer: not those the kernel also writes (a cat output
+    whose slices earlier kernels wrote is read through the one pointer that writes others)."""
+    written = {name for name, _ in _written(kernel)}
+    return [b for b in kernel.inputs if b.name not in written]
+
+
+def kernel_arguments(kernel) -> list:
+    """The buffer names the C function of ``kernel`` takes, in order (before its int64s)."""
+    return [b.name for b in _read(kernel)] + [name for name, _ in _written(kernel)]
 
 
 def pointer_count(kernel) -> int:
     """How many pointer arguments the C function of ``kernel`` takes (before its int64 ones)."""
-    return len(kernel.inputs) + len(_written(kernel))
+    return len(kernel_arguments(kernel))
 
 
 def print_kernel(kernel, outer_ranges) -> str:
     """The C function of ``kernel``; every node's ranges start with ``outer_ranges``."""
+    written = _written(kernel)
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})
-    params = [f"const {C_BUFFER_TYPES[b.dtype]}* restrict {b.name}" for b in kernel.inputs]
-    params += [f"{C_BUFFER_TYPES[n.dtype]}* restrict {n.name}" for n in _written(kernel)]
+    buffers.update(written)
+    params = [f"const {C_BUFFER_TYPES[b.dtype]}* restrict {b.name}" for b in _read(kernel)]
+    params += [f"{C_BUFFER_TYPES[dtype]}* restrict {name}" for name, dtype in written]
     params += [f"int64_t {name}" for name in _size_names(kernel)]
     params += ["int64_t x_lo", "int64_t x_hi"]
     k = len(outer_ranges)
@@ -598,7 +618,8 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         if local:
             aliases[node.name] = acc
             return
-        lines.append(f"{indent}{_store(node.dtype, f'{node.name}[x]', CValue(acc, node.dtype))}")
+        element = _view_element(node, index) or f"{node.name}[x]"
+        lines.append(f"{indent}{_store(node.dtype, element, CValue(acc, node.dtype))}")
         return
     extra = tuple(node.ranges[k:])
     rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
@@ -610,9 +631,18 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         aliases[node.name] = str(value)
         return
     store = f"x * ({prod(extra)}) + y" if extra else "x"
-    lines.append(f"{body}{_store(node.dtype, f'{node.store_into or node.name}[{store}]', value)}")
+    element = _view_element(node, tuple(index) + tuple(rindex)) or \
+        f"{node.store_into or node.name}[{store}]"
+    lines.append(f"{body}{_store(node.dtype, element, value)}")
     if extra:
         lines.append(f"{indent}}}")
+
+
+def _view_element(node, index):
+    """The C element a node writing a slice of a cat's output stores ``index`` at (Note [Cat
+    slices]), or None for a node writing its own buffer."""
+    view = node.out_view
+    return None if view is None else f"{view.name}[{view.index(index)}]"
 
 
 def _loaded(dtype, element) -> str:

@@ -20,6 +20,7 @@ from . import (
     lowering_shape,  # noqa: F401  (cat, stack, flip, constant_pad_nd, detach)
     lowering_views,  # noqa: F401  (view, slice, permute, expand, as_strided, arange)
 )
+from .concat import land, plan_cat_slots, store_view
 from .cprinter import PREAMBLE, print_kernel
 from .half import HALF
 from .ir import (
@@ -34,6 +35,7 @@ from .ir import (
     TensorValue,
     contiguous_stride,
     format_node,
+    store_target,
 )
 from .lowering import EXTERN, LOWERINGS, NoLowering, aten, dtype_name
 from .scheduler import (
@@ -75,6 +77,9 @@ class GraphLowering:
         self.kernel_outputs = set()   # buffers a kernel writes: fresh arrays of their own
         self.inputs, self.constants, self.outputs = [], {}, []
         self.in_place = {}      # kernel buffer -> the input it is written over (its memory)
+        # Note [Cat slices] (concat.py): fx node -> CatSlot of the cat inputs that may store into
+        # their slices (planned when ``run`` starts, C graphs only); cat fx node -> its buffer
+        self.cat_slots, self.cat_buffers = {}, {}
         self._scalar_kernel = None      # the kernel of one-element values (see ``_schedule``)
         self.pre_fusion = []
         self.count = 0
@@ -139,7 +144,7 @@ class GraphLowering:
 
     def _written_by(self, step):
         if isinstance(step, KernelStep):
-            return {n.name for n in step.nodes}
+            return {name for n in step.nodes for name in (n.name, store_target(n))}
         return {name for name in self.buffers
                 if name == step.name or name.startswith(step.name + "_")}
 
@@ -153,6 +158,14 @@ class GraphLowering:
         self.buffers[name] = buffer
         self.kernel_outputs.add(name)
         return TensorValue.of_buffer(buffer)
+
+    def realize_into(self, value: TensorValue, view: InputBuffer) -> TensorValue:
+        """Note [Cat slices] (concat.py): ``value`` computed by a node that stores it into
+        ``view``, a slice of a cat's output, instead of a buffer of its own; read from there."""
+        ranges, load = without_unit_dims(tuple(value.size), value.load)
+        self._schedule(Pointwise(self._name(), value.dtype, ranges, load,
+                                 out_view=store_view(view, ranges)))
+        return TensorValue.of_buffer(view)
 
     def reduction(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn, out_size,
                   column=False):
@@ -234,6 +247,9 @@ class GraphLowering:
         # the new value of a mutated input is realized where it is computed, so it joins the
         # kernel of the values it is made from (an optimizer's update: one kernel per parameter)
         new_values = set(outs[:num_mutated]) if isinstance(outs, (tuple, list)) else set()
+        if self.device_type == "cpu":
+            self.cat_slots = plan_cat_slots(
+                self.gm, set(outs) if isinstance(outs, (tuple, list)) else {outs})
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 example = next(examples)
@@ -318,11 +334,14 @@ class GraphLowering:
         rule = LOWERINGS.get(node.target)
         if rule is not None and node.target not in EXTERN and _c_types_only(
                 node, args, half=self.device_type == "cpu"):
+            scheduled = len(self.pre_fusion)
             try:
                 value = rule(self, node, *args, **kwargs)
             except NoLowering:
                 value = None
             if value is not None:
+                if node in self.cat_slots:
+                    value = land(self, node, value, self.pre_fusion[scheduled:])
                 if isinstance(value, TensorValue) and len(node.users) > 1 and _numel(value) > 1:
                     value = self._realize_shared(value, node)
                 return value
@@ -417,6 +436,11 @@ class GraphLowering:
                     read.append(name)
         return read
 
+    def slices_written(self, step):
+        """Names of the cat outputs ``step`` writes slices of (Note [Cat slices])."""
+        return [n.out_view.name for n in getattr(step, "nodes", ())
+                if getattr(n, "out_view", None) is not None]
+
     def needed(self):
         """Every buffer read by some step or returned (once the graph is lowered)."""
         if self._needed is None:
@@ -430,7 +454,8 @@ class GraphLowering:
     def c_kernel(self, step, needed=None):
         """The loop-IR Kernel of a step; its per-row values no one else reads stay local."""
         needed = self.needed() if needed is None else needed
-        local = frozenset(n.name for n in step.nodes if n.name not in needed and (
+        local = frozenset(n.name for n in step.nodes if n.name not in needed and
+                          store_target(n) == n.name and (
             isinstance(n, RandomDraws) and len(step.nodes) > 1 or    # a row of draws
             not getattr(n, "column", False) and (
                 isinstance(n, Reduction) or len(n.ranges) == len(step.outer))))

@@ -30,7 +30,7 @@ import math
 import operator
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -113,6 +113,9 @@ class Pointwise:
     ranges: tuple
     inner_fn: Callable
     store_into: str = None   # write over an earlier node's buffer of the kernel (in place)
+    # Note [Cat slices] (concat.py): no buffer of its own; its element lands at this view of
+    # a cat's output (over the node's ranges)
+    out_view: InputBuffer = field(default=None, kw_only=True)
 
 
 @dataclass
@@ -127,6 +130,7 @@ class Reduction:
     # up) reads its input a row at a time, adding each row to every kept element in a SIMD loop,
     # rather than each kept element striding down its column. It gets a kernel of its own.
     column: bool = False
+    out_view: InputBuffer = field(default=None, kw_only=True)   # as Pointwise's
 
 
 @dataclass
@@ -225,8 +229,24 @@ class _TextHandler:
         return op
 
 
+def store_target(node) -> str:
+    """The buffer ``node``'s values land in: its own, or the cat output whose slice it writes
+    (Note [Cat slices])."""
+    view = getattr(node, "out_view", None)
+    return node.name if view is None else view.name
+
+
 def format_node(node) -> str:
     """The node as text, for ir_pre_fusion.txt / ir_post_fusion.txt and ``print``."""
+    text = _node_text(node)
+    view = getattr(node, "out_view", None)
+    if view is None:
+        return text
+    index = tuple(f"i{d}" for d in range(len(node.ranges)))
+    return f"{text}\n    stored into {view.name}[{view.index(index)}] (a slice of a cat)"
+
+
+def _node_text(node) -> str:
     index = tuple(f"i{d}" for d in range(len(node.ranges)))
     with use_handler(_TextHandler()):
         if isinstance(node, RandomDraws):

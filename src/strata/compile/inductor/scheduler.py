@@ -25,6 +25,7 @@ from .ir import (
     contiguous_stride,
     is_flat_element,
     on_rows,
+    store_target,
     use_handler,
 )
 
@@ -78,6 +79,8 @@ class KernelStep:
         it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
         takes pointwise epilogues (Note [Random draws]), and once it has rows, the other nodes
         of its rows that read its epilogues, not the draws (a residual's layer_norm)."""
+        if self.reads_a_slice_written_here(node):
+            return False
         draws = self.nodes[0] if self.nodes and isinstance(self.nodes[0], RandomDraws) else None
         if draws is not None:
             if draws_epilogue(self, node):
@@ -113,6 +116,14 @@ class KernelStep:
                 return False
         return True
 
+    def reads_a_slice_written_here(self, node):
+        """Note [Cat slices] (concat.py): whether ``node`` reads a cat output that a node of
+        this kernel writes a slice of. Its rows may be another thread's, so it waits for the
+        next kernel (a slice of an earlier kernel is complete: that read may join)."""
+        written = {store_target(n) for n in self.nodes} - {n.name for n in self.nodes}
+        return bool(written) and any(name in written
+                                     for name, _ in node_reads(node, len(node.ranges)))
+
     def add_epilogue(self, node):
         """Note [Random draws] (ir.py): the first epilogue gives the draws' kernel its rows
         (its last dim is a row); every epilogue is computed over those rows."""
@@ -126,7 +137,8 @@ def draws_epilogue(step, node):
     many elements, the same last dim as the kernel's rows (at most DRAWS_ROW elements: a
     row's draws are a stack array), reads the kernel's buffers (the draws, earlier
     epilogues) and reads them only at the element it computes, in the same flat order."""
-    if type(node) is not Pointwise or node.store_into is not None or not node.ranges or \
+    if type(node) is not Pointwise or node.store_into is not None or \
+            node.out_view is not None or not node.ranges or \
             not all(isinstance(n, int) for n in node.ranges) or \
             math.prod(node.ranges) != math.prod(step.nodes[0].ranges) or \
             (node.ranges[-1] > DRAWS_ROW if not step.inner else
