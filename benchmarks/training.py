@@ -121,6 +121,9 @@ WORKLOADS = {
     "MLP 784-512-512-10, batch 64, Adam": (_mlp, 1.5),
     "CNN 2 conv + linear, batch 32, 1x28x28, Adam": (_cnn, 2.0),
     "transformer 2 layers d128 4 heads, ctx 64, batch 16, AdamW": (_transformer, 2.0),
+    # issue 9's eager targets, on its own wording of the workloads
+    "tiny GPT: GELU MLP, masked_fill attention, AdamW": (_gpt, 1.3),
+    "CNN 2 conv + linear, batch 32, SGD momentum": (_cnn_sgd, 1.3),
 }
 MEMORY_TARGET = 1.5
 
