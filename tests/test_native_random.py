@@ -19,9 +19,15 @@ from helpers import native_paths
 
 path = native_paths("eager_random", "bernoulli_float32")
 ROW = draws.ROW
+MIN_DRAWS = 2 * ROW     # the kernels run from here in these tests: small, fast examples
 # sizes with whole rows only, a partial last row, and under MIN_DRAWS (NumPy only)
-SIZES = st.one_of(st.integers(draws.MIN_DRAWS, 3 * draws.MIN_DRAWS + ROW // 2),
-                  st.sampled_from([0, 1, ROW - 1, ROW + 3, 4 * ROW, 5 * ROW + 1]))
+SIZES = st.one_of(st.integers(MIN_DRAWS, 12 * ROW + ROW // 2),
+                  st.sampled_from([0, 1, ROW - 1, ROW + 3, 2 * ROW, 5 * ROW + 1]))
+
+
+@pytest.fixture(autouse=True)
+def _small_min_draws(monkeypatch):
+    monkeypatch.setattr(draws, "MIN_DRAWS", MIN_DRAWS)
 
 
 def _numpy_reference(seed, formula):
@@ -111,15 +117,21 @@ def test_rand_float64_and_rand_like_are_numpys_draws(n, seed):
     assert _state() == state
 
 
-def test_the_kernels_draw_and_numpy_only_the_last_partial_row(monkeypatch):
+@pytest.fixture
+def native_on(monkeypatch):
     monkeypatch.setattr(config, "native_kernels", True)
     native.reset()
+    yield
+    native.reset()
+
+
+def test_the_kernels_draw_and_numpy_only_the_last_partial_row(native_on, monkeypatch):
     drawn = _kernel_calls(monkeypatch)
     strata.bernoulli(strata.empty(5 * ROW + 7), 0.5)
     strata.empty(5 * ROW).uniform_()
     strata.bernoulli(strata.full((6 * ROW,), 0.5))
     strata.rand(4 * ROW, dtype=strata.float64)
-    strata.bernoulli(strata.empty(ROW), 0.5)            # under MIN_DRAWS: NumPy
+    strata.bernoulli(strata.empty(MIN_DRAWS - 1), 0.5)   # under MIN_DRAWS: NumPy
     assert drawn == [5 * ROW, 5 * ROW, 6 * ROW, 4 * ROW, 0]
 
 
@@ -177,12 +189,10 @@ def test_explicit_generator_and_other_layouts():
     assert _state() == default_before
 
 
-def test_threads_chunks_jump_to_their_place():
+def test_threads_chunks_jump_to_their_place(native_on):
     """One kernel call over all rows and the same rows in uneven chunks draw the same values,
     as the pool's threads split them."""
     fn = native.function("eager_random", "bernoulli_float64")
-    if fn is None:
-        pytest.skip(f"no generated kernels here: {native.status().get('eager_random')}")
     rows = 9
     bits = np.random.PCG64(21)
     words = draws._state_words(bits.state)
@@ -194,6 +204,23 @@ def test_threads_chunks_jump_to_their_place():
     expected = np.random.Generator(bits).random(rows * ROW) < 0.37
     np.testing.assert_array_equal(whole, expected)
     np.testing.assert_array_equal(chunked, expected)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_pool_threads_split_the_rows(native_on, monkeypatch, threads):
+    monkeypatch.setattr(draws, "GRAIN_ROWS", 2)
+    drawn = _kernel_calls(monkeypatch)
+    saved = strata.get_num_threads()
+    strata.set_num_threads(threads)
+    try:
+        strata.manual_seed(8)
+        mask = strata.bernoulli(strata.empty(41, ROW + 1), 0.6)    # 41 rows of the kernel
+    finally:
+        strata.set_num_threads(saved)
+    expected, state = _numpy_reference(8, lambda g: g.random((41, ROW + 1)) < 0.6)
+    np.testing.assert_array_equal(mask.numpy(), expected)
+    assert _state() == state
+    assert drawn == [41 * ROW]
 
 
 BAD_CALLS = {
