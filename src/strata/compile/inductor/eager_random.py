@@ -26,7 +26,6 @@ from .cprinter import pointer_count, print_module
 from .ir import InputBuffer, Kernel, Pointwise, RandomDraws, ops
 
 
-
 def _uniform_doubles():
     """Generator.random's doubles at the places of the rows ``x_lo`` to ``x_hi`` of the stream
     whose PCG64 state the 4 int64 words of ``state`` hold (functionalize.py's ``rng_state``)."""
