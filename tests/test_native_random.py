@@ -4,6 +4,8 @@ NumPy's ``Generator.random`` values bit for bit, on the C path and with it switc
 leave the generator where NumPy's draws leave it; bad input raises torch's error before any
 draw."""
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -261,3 +263,23 @@ def test_an_infinite_range_is_numpys_overflow_error():
     with pytest.raises(OverflowError, match="range exceeds valid bounds"):
         strata.empty(5 * ROW, dtype=strata.float64).uniform_(-1e308, 1e308)
     assert _state() == before
+
+
+def test_threads_drawing_from_one_generator_take_turns():
+    """Two Python threads drawing from one generator: each op's draws are one run of the
+    stream (NumPy's lock), so together they are the stream's first draws, each mask a block."""
+    g = strata.Generator().manual_seed(4)
+    masks = {}
+
+    def draw(name):
+        masks[name] = [strata.bernoulli(strata.empty(3 * ROW + 5), 0.5, generator=g)
+                       for _ in range(20)]
+    threads = [threading.Thread(target=draw, args=(name,)) for name in "ab"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stream = np.random.Generator(np.random.PCG64(4)).random(40 * (3 * ROW + 5)) < 0.5
+    blocks = {stream[i:i + 3 * ROW + 5].tobytes() for i in range(0, stream.size, 3 * ROW + 5)}
+    drawn = [m.numpy().astype(bool).tobytes() for name in "ab" for m in masks[name]]
+    assert sorted(drawn) == sorted(blocks)

@@ -51,9 +51,12 @@ def fill(dst, generator, kernel, operand, numpy_rest) -> None:
     generator. ``kernel`` None: NumPy draws all of it."""
     target = dst if dst.flags.c_contiguous else np.empty(dst.shape, dst.dtype)
     flat = target.reshape(-1)
-    start = _run(kernel, generator, flat, operand)
-    if start < flat.size:
-        numpy_rest(flat[start:], start)
+    # one op's draws are one run of the stream, as NumPy's own call holds the lock (an RLock:
+    # numpy_rest's draws take it again)
+    with generator.bit_generator.lock:
+        start = _run(kernel, generator, flat, operand)
+        if start < flat.size:
+            numpy_rest(flat[start:], start)
     if target is not dst:
         np.copyto(dst, target)
 
