@@ -186,6 +186,12 @@ def _floats(gen_fn, spec, complex_scale=1.0):
     return wrap(pairs.view(spec.dtype.np)[..., 0], spec.dtype)
 
 
+# Generator.random's doubles (bernoulli, uniform_, float64 rand) are drawn by generated C kernels
+# where there are some, bit for bit as NumPy would (backends/cpu/draws.py); the lambdas are the
+# NumPy formulas, for the draws no kernel made.
+_UNIT_RANGE = np.array([0.0, 1.0])    # uniform_'s (lo, hi - lo) for rand
+
+
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.rand.meta(size, generator, dtype)
     g = generator_for(generator)
@@ -228,12 +234,6 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     return self
 
 
-# Generator.random's doubles (bernoulli, uniform_, float64 rand) are drawn by generated C kernels
-# where there are some, bit for bit as NumPy would (backends/cpu/draws.py); the lambdas are the
-# NumPy formulas, for the draws no kernel made.
-_UNIT_RANGE = np.array([0.0, 1.0])    # uniform_'s (lo, hi - lo) for rand
-
-
 def uniform_(self, lo=0.0, hi=1.0, generator=None):
     F.uniform_.meta(self, lo, hi)
     g = generator_for(generator)
@@ -260,12 +260,13 @@ def bernoulli_p(self, p=0.5, generator=None):
 
 
 def bernoulli_tensor(self, generator=None):
-    out = _allocate(F.bernoulli_tensor.meta(self))
+    spec = F.bernoulli_tensor.meta(self)
     probs = data(self)
     if not np.all((probs >= 0) & (probs <= 1)):  # nan fails too
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
+    out = _allocate(spec)
     g = generator_for(generator)
     target = data(out)
     kernel = draws.kernel("bernoulli_probs", target.dtype) if probs.flags.c_contiguous else None
