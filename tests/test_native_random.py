@@ -110,11 +110,13 @@ def test_rand_float64_and_rand_like_are_numpys_draws(n, seed):
     a = strata.rand(n, dtype=strata.float64)
     b = strata.rand_like(a.float())       # uniform_(0, 1): doubles rounded to float32
     c = strata.rand(n)                    # float32 rand: NumPy's float32 stream, as before
+    d = strata.rand(n // 2, dtype=strata.complex128)    # two doubles each
 
     def formula(g):
-        return g.random(n), g.random(n).astype(np.float32), g.random(n, dtype=np.float32)
+        return (g.random(n), g.random(n).astype(np.float32), g.random(n, dtype=np.float32),
+                g.random((n // 2, 2)).view(np.complex128)[:, 0])
     expected, state = _numpy_reference(seed, formula)
-    for got, want in zip((a, b, c), expected):
+    for got, want in zip((a, b, c, d), expected):
         np.testing.assert_array_equal(got.numpy(), want)
     assert _state() == state
 

@@ -75,7 +75,9 @@ def _run(kernel, generator, flat, operand) -> int:
     pointers = (native.address(words), native.address(operand), native.address(flat))
     parallel_for(0, rows, GRAIN_ROWS, lambda lo, hi: fn(*pointers, rows, lo, hi))
     bits.advance(rows * ROW)
-    if state["has_uint32"]:   # advance drops the buffered half of a float32 draw; doubles keep it
+    # advance clears the buffered half of a float32 draw (and its stale value, which get_state
+    # shows); double draws leave both as they were
+    if state["has_uint32"] or state["uinteger"]:
         moved = bits.state
-        bits.state = {**moved, "has_uint32": 1, "uinteger": state["uinteger"]}
+        bits.state = {**moved, "has_uint32": state["has_uint32"], "uinteger": state["uinteger"]}
     return rows * ROW

@@ -195,11 +195,12 @@ _UNIT_RANGE = np.array([0.0, 1.0])    # uniform_'s (lo, hi - lo) for rand
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.rand.meta(size, generator, dtype)
     g = generator_for(generator)
-    if spec.dtype is D.float64:    # Generator.random's doubles: uniform(0, 1)'s kernel draws them
-        out = np.empty(spec.shape, np.float64)
+    if spec.dtype.to_real() is D.float64:   # Generator.random's doubles: uniform(0, 1)'s kernel
+        pairs = spec.dtype.is_complex          # draws them (a complex number's two parts)
+        out = np.empty(tuple(spec.shape) + ((2,) if pairs else ()), np.float64)
         draws.fill(out, g, draws.kernel("uniform", out.dtype), _UNIT_RANGE,
                    lambda into, start: g.random(out=into))
-        return wrap(out, spec.dtype)
+        return wrap(out.view(spec.dtype.np)[..., 0] if pairs else out, spec.dtype)
     return _floats(lambda shape, dt: g.random(shape, dtype=dt), spec)
 
 
