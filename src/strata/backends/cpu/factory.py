@@ -1,4 +1,5 @@
-"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy).
+"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy; the
+doubles of ``Generator.random`` in generated C where draws.py has a kernel).
 
 Each kernel validates through the op's meta, which also says the result's dtype and strides;
 the kernel only produces the values. Conversions follow PyTorch's casts: a number or a double
