@@ -1,4 +1,5 @@
-"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy).
+"""CPU kernels for ``ops/factory.py``: allocation, fills, copies and random numbers (NumPy; the
+doubles of ``Generator.random`` in generated C where draws.py has a kernel).
 
 Each kernel validates through the op's meta, which also says the result's dtype and strides;
 the kernel only produces the values. Conversions follow PyTorch's casts: a number or a double
@@ -16,6 +17,7 @@ from ...ops import factory as F
 from ...ops import meta_rules as R
 from ...random import generator_for
 from ..._tensor import CPU_KEYSET, from_array, make_tensor
+from . import draws
 from .array import COMPUTE, data, real_part, wrap
 
 _HALF = (D.float16, D.bfloat16)
@@ -185,9 +187,21 @@ def _floats(gen_fn, spec, complex_scale=1.0):
     return wrap(pairs.view(spec.dtype.np)[..., 0], spec.dtype)
 
 
+# Generator.random's doubles (bernoulli, uniform_, float64 rand) are drawn by generated C kernels
+# where there are some, bit for bit as NumPy would (backends/cpu/draws.py); the lambdas are the
+# NumPy formulas, for the draws no kernel made.
+_UNIT_RANGE = np.array([0.0, 1.0])    # uniform_'s (lo, hi - lo) for rand
+
+
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     spec = F.rand.meta(size, generator, dtype)
     g = generator_for(generator)
+    if spec.dtype.to_real() is D.float64:   # Generator.random's doubles: uniform(0, 1)'s kernel
+        pairs = spec.dtype.is_complex          # draws them (a complex number's two parts)
+        out = np.empty(tuple(spec.shape) + ((2,) if pairs else ()), np.float64)
+        draws.fill(out, g, draws.kernel("uniform", out.dtype), _UNIT_RANGE,
+                   lambda into, start: g.random(out=into))
+        return wrap(out.view(spec.dtype.np)[..., 0] if pairs else out, spec.dtype)
     return _floats(lambda shape, dt: g.random(shape, dtype=dt), spec)
 
 
@@ -224,30 +238,47 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 def uniform_(self, lo=0.0, hi=1.0, generator=None):
     F.uniform_.meta(self, lo, hi)
-    cast_into(data(self), generator_for(generator).uniform(lo, hi, tuple(self.shape)))
+    g = generator_for(generator)
+    target = data(self)
+    # NumPy's Generator.uniform: lo + (hi - lo) * u in double (it refuses an infinite range)
+    try:
+        span = np.array([lo, float(hi) - float(lo)], np.float64)
+    except (TypeError, ValueError, OverflowError):
+        span = None
+    kernel = draws.kernel("uniform", target.dtype) \
+        if span is not None and np.isfinite(span).all() else None
+    draws.fill(target, g, kernel, span,
+               lambda into, start: cast_into(into, g.uniform(lo, hi, into.size)))
     return self
 
 
-def _bernoulli_result(self, p, draws):
-    spec = F.bernoulli.meta(self, p)
-    out = _allocate(spec)
-    np.copyto(data(out), draws, casting="unsafe")
+def bernoulli_p(self, p=0.5, generator=None):
+    out = _allocate(F.bernoulli.meta(self, p))
+    g = generator_for(generator)
+    target = data(out)
+    draws.fill(target, g, draws.kernel("bernoulli", target.dtype), np.array([p], np.float64),
+               lambda into, start: np.copyto(into, g.random(into.size) < p, casting="unsafe"))
     return out
 
 
-def bernoulli_p(self, p=0.5, generator=None):
-    F.bernoulli.meta(self, p)
-    return _bernoulli_result(self, p, generator_for(generator).random(tuple(self.shape)) < p)
-
-
 def bernoulli_tensor(self, generator=None):
-    F.bernoulli_tensor.meta(self)
-    p = data(self).astype(np.float64)
-    if not np.all((p >= 0) & (p <= 1)):  # nan fails too
+    spec = F.bernoulli_tensor.meta(self)
+    probs = data(self)
+    if not np.all((probs >= 0) & (probs <= 1)):  # nan fails too
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    return _bernoulli_result(self, None, generator_for(generator).random(p.shape) < p)
+    out = _allocate(spec)
+    g = generator_for(generator)
+    target = data(out)
+    kernel = draws.kernel("bernoulli_probs", target.dtype) if probs.flags.c_contiguous else None
+    flat_probs = probs.reshape(-1)
+
+    def numpy_rest(into, start):
+        p = flat_probs[start:start + into.size].astype(np.float64)
+        np.copyto(into, g.random(into.size) < p, casting="unsafe")
+    draws.fill(target, g, kernel, probs, numpy_rest)
+    return out
 
 
 def multinomial(self, num_samples, replacement=False, generator=None):

@@ -18,7 +18,12 @@ import ctypes
 import math
 
 from ...backends.cpu import native
-from . import eager_conv, eager_optim, eager_pool  # noqa: F401  (register their C kernels)
+from . import (  # noqa: F401  (register their C kernels)
+    eager_conv,
+    eager_optim,
+    eager_pool,
+    eager_random,
+)
 from .cprinter import pointer_count, print_module
 from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
 
