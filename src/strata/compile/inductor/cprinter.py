@@ -24,7 +24,12 @@ import math
 from math import prod as _int_prod
 
 from .cpreamble import OWN_FLOAT32_MATH, PREAMBLE, VECTOR_MATH
-from .half import HALF, c_load, c_stored
+from .cdraws import (
+    print_random_draws,
+    print_row_draws,
+    print_row_draws_start,
+)
+from .half import HALF, c_load, c_loaded, c_store, c_stored
 from .ir import (
     C_BUFFER_TYPES,
     C_TYPES,
@@ -320,13 +325,13 @@ def print_kernel(kernel, outer_ranges) -> str:
     draws = kernel.nodes[0] if isinstance(kernel.nodes[0], RandomDraws) else None
     if draws is not None and len(kernel.nodes) > 1:
         row = prod(kernel.nodes[1].ranges[k:])    # its epilogues' last dim
-        _print_row_draws_start(draws, row, lines)
+        print_row_draws_start(draws, row, lines)
     elif any(getattr(n, "column", False) for n in kernel.nodes):
         node = kernel.nodes[0]      # a kernel of its own, or of sibling column sums
         if isinstance(node, IndexAdd):
             _print_index_add(node, outer_ranges, buffers, lines)
         elif isinstance(node, RandomDraws):
-            _print_random_draws(node, lines)
+            print_random_draws(node, lines)
         elif isinstance(node, Scan):
             _print_scan(node, buffers, lines)
         else:
@@ -342,7 +347,7 @@ def print_kernel(kernel, outer_ranges) -> str:
     aliases = {}
     for node in kernel.nodes:
         if node is draws:
-            _print_row_draws(node, row, lines, node.name not in kernel.local)
+            print_row_draws(node, row, lines, node.name not in kernel.local)
             aliases[node.name] = f"{node.name}_row[y]"   # read in the epilogues' row loops
             continue
         _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
@@ -399,7 +404,7 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 12)):
         value = node.init_fn(("y", "x"))
     first = f"{out}[{place('y')}]"
-    lines.append(f"            {_store(node.dtype, first, value)}")
+    lines.append(f"            {c_store(node.dtype, first, value)}")
     lines.append("        }")
     lines.append("    }")
     if inner is not None:     # the row depends on the column: loaded in the SIMD loop
@@ -421,8 +426,8 @@ def _print_index_add(node, outer_ranges, buffers, lines):
     with use_handler(CHandler(buffers, lines, " " * 12)) as h:
         h.count = count     # names distinct from the row's
         value = node.inner_fn(("x",), tuple(rindex))
-    combined = COMBINE[node.combine].format(_loaded(node.dtype, "out_row[x]"), value)
-    lines.append(f"            {_store(node.dtype, 'out_row[x]', combined)}")
+    combined = COMBINE[node.combine].format(c_loaded(node.dtype, "out_row[x]"), value)
+    lines.append(f"            {c_store(node.dtype, 'out_row[x]', combined)}")
     lines.append("        }")
     lines.append("    }")
 
@@ -442,9 +447,9 @@ def _index_add_pass(node, place, buffers, lines, start=False):
         row = node.row_fn(("x",), tuple(rindex))
         value = node.start_fn() if start else node.inner_fn(("x",), tuple(rindex))
     combined = value if start else COMBINE[node.combine].format(
-        _loaded(node.dtype, f"{out}[at]"), value)
+        c_loaded(node.dtype, f"{out}[at]"), value)
     lines.append(f"            const int64_t at = {place(row)};")
-    store = _store(node.dtype, f"{out}[at]", combined)
+    store = c_store(node.dtype, f"{out}[at]", combined)
     lines.append(f"            if ({reached}) {store}" if reached is not None
                  else f"            {store}")
     lines.append("        }")
@@ -480,95 +485,6 @@ def _print_scan(node, buffers, lines):
         previous = CValue(f"{out}[{place('y - 1')}]", node.dtype)
         value = node.combine_fn(previous, node.inner_fn(("x",), ("y",)))
     lines += [f"            {out}[{place('y')}] = {value};", "        }", "    }"]
-
-
-def _draw_text(node, bits, value=False):
-    """The C element of ``node`` from the 53 random bits ``bits``: what its buffer stores, or
-    with ``value`` the C value (a half draw rounded to its dtype, then widened to float, for a
-    row array the epilogues read as values)."""
-    if node.distribution == "bernoulli":
-        # u < p  <=>  bits * 2^-53 < p  <=>  bits < ceil(p * 2^53): exact integer arithmetic
-        drawn = f"{bits} < {math.ceil(node.params[0] * 2.0 ** 53)}ULL"
-    else:
-        # NumPy's random_uniform: lower + range * next_double, in double, then rounded (a half
-        # dtype through float, as eager's ``cast_into``)
-        lo, hi = node.params
-        drawn = f"{float(lo)!r} + {float(hi) - float(lo)!r} * ((double){bits} * 0x1p-53)"
-    if node.dtype in HALF:
-        stored = c_stored(node.dtype, drawn)
-        return c_load(node.dtype, stored) if value else stored
-    return f"({C_TYPES[node.dtype]})({drawn})"
-
-
-def _print_draws_start(node, first, lines):
-    """Lines setting ``s0`` to the state of the stream's place ``offset + first`` (NumPy steps
-    the state before each draw: place p is drawn from the state p + 1 steps on), and the
-    lanes' jumps (Note [SIMD lanes] in cpreamble.py)."""
-    lines += [
-        f"    const strata_u128 inc = strata_pcg_words({node.state} + 2);",
-        "    strata_pcg_lanes lanes;",
-        "    strata_pcg_lanes_init(inc, &lanes);",
-        f"    const uint64_t first = (uint64_t){node.offset}LL + (uint64_t)({first}) + 1;",
-        f"    strata_u128 s0 = strata_pcg_jump(strata_pcg_words({node.state}), inc, first);",
-    ]
-
-
-def _print_random_draws(node, lines):
-    """Note [Random draws] (ir.py): this chunk jumps to its first place of the stream, then
-    draws in SIMD lanes (Note [SIMD lanes] in cpreamble.py), so chunks may run on any thread
-    and the values are the stream's, bit for bit."""
-    _print_draws_start(node, "x_lo", lines)
-    lines.append("    int64_t x = x_lo;")
-    _print_lanes(node, node.name, "x", "x_hi", " " * 4, lines)
-
-
-def _print_lanes(node, out, place, end, indent, lines, value=False):
-    """The draws at places ``place`` to ``end`` into ``out[place]``, from ``s0`` (which holds
-    ``place``'s state): STRATA_PCG_LANES lanes set from ``s0``, each stepping that many places,
-    then the remainder from ``s0``, which is left at ``end`` (``value``: ``_draw_text``'s C
-    values, not stored elements)."""
-    drawn = _draw_text(node, "strata_pcg_bits53_halves(hi[l], lo[l])", value)
-    lines += [
-        f"{indent}uint64_t hi[STRATA_PCG_LANES], lo[STRATA_PCG_LANES];",
-        f"{indent}#pragma omp simd",
-        f"{indent}for (int l = 0; l < STRATA_PCG_LANES; l++) {{",
-        f"{indent}    hi[l] = (uint64_t)(s0 >> 64);",
-        f"{indent}    lo[l] = (uint64_t)s0;",
-        f"{indent}    strata_pcg_muladd(&hi[l], &lo[l], lanes.mh[l], lanes.ml[l], lanes.ph[l], "
-        "lanes.pl[l]);",
-        f"{indent}}}",
-        f"{indent}for (; {place} + STRATA_PCG_LANES <= {end}; {place} += STRATA_PCG_LANES) {{",
-        f"{indent}    #pragma omp simd",
-        f"{indent}    for (int l = 0; l < STRATA_PCG_LANES; l++) {{",
-        f"{indent}        {out}[{place} + l] = {drawn};",
-        f"{indent}        strata_pcg_muladd(&hi[l], &lo[l], lanes.step_mh, lanes.step_ml, "
-        "lanes.step_ph, lanes.step_pl);",
-        f"{indent}    }}",
-        f"{indent}}}",
-        f"{indent}s0 = ((strata_u128)hi[0] << 64) | lo[0];",
-        f"{indent}for (; {place} < {end}; {place}++) {{",
-        f"{indent}    {out}[{place}] = {_draw_text(node, 'strata_pcg_bits53(s0)', value)};",
-        f"{indent}    s0 = s0 * STRATA_PCG_MULT + inc;",
-        f"{indent}}}",
-    ]
-
-
-def _print_row_draws_start(node, row, lines):
-    """A draws kernel with epilogues (Note [Random draws]) walks rows of ``row`` elements:
-    its chunk starts at place ``x_lo * row``; each row's draws go to a stack array."""
-    _print_draws_start(node, f"x_lo * {row}", lines)
-    lines.append(f"    {C_TYPES[node.dtype]} {node.name}_row[{row}];")
-
-
-def _print_row_draws(node, row, lines, stored):
-    """Row x's draws into ``<name>_row`` (``stored``: copied to the buffer too), in lanes set
-    from ``s0`` at each row, so that a row of any length leaves ``s0`` at the next row."""
-    lines += ["        {", "            int64_t y = 0;"]
-    _print_lanes(node, f"{node.name}_row", "y", row, " " * 12, lines, value=True)
-    if stored:
-        copy = _store(node.dtype, f"{node.name}[x * {row} + y]", f"{node.name}_row[y]")
-        lines += ["            #pragma omp simd", f"            for (y = 0; y < {row}; y++) {copy}"]
-    lines.append("        }")
 
 
 def _unrolled(node):
@@ -619,7 +535,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
             aliases[node.name] = acc
             return
         element = _view_element(node, index) or f"{node.name}[x]"
-        lines.append(f"{indent}{_store(node.dtype, element, CValue(acc, node.dtype))}")
+        lines.append(f"{indent}{c_store(node.dtype, element, CValue(acc, node.dtype))}")
         return
     extra = tuple(node.ranges[k:])
     rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
@@ -633,7 +549,7 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
     store = f"x * ({prod(extra)}) + y" if extra else "x"
     element = _view_element(node, tuple(index) + tuple(rindex)) or \
         f"{node.store_into or node.name}[{store}]"
-    lines.append(f"{body}{_store(node.dtype, element, value)}")
+    lines.append(f"{body}{c_store(node.dtype, element, value)}")
     if extra:
         lines.append(f"{indent}}}")
 
@@ -643,21 +559,6 @@ def _view_element(node, index):
     slices]), or None for a node writing its own buffer."""
     view = node.out_view
     return None if view is None else f"{view.name}[{view.index(index)}]"
-
-
-def _loaded(dtype, element) -> str:
-    """The C value of a buffer's ``element`` (a half element widened)."""
-    return c_load(dtype, element) if dtype in HALF else element
-
-
-def _store(dtype, element, value) -> str:
-    """``element = value;`` into a buffer of ``dtype``: a half value rounds to its 16 bits
-    (or writes the bits it was loaded or rounded from)."""
-    if dtype not in HALF:
-        return f"{element} = {value};"
-    if getattr(value, "bits", None) is not None and value.dtype == dtype:
-        return f"{element} = {value.bits};"
-    return f"{element} = {c_stored(dtype, value)};"
 
 
 def print_module(kernels) -> str:

@@ -72,3 +72,18 @@ def c_load(dtype, element) -> str:
 def c_stored(dtype, value) -> str:
     """The 16 bits to store for ``value`` (of any C arithmetic type: through float)."""
     return f"{_NARROW[dtype]}((float)({value}))"
+
+
+def c_loaded(dtype, element) -> str:
+    """The C value of a buffer's ``element`` (a half element widened)."""
+    return c_load(dtype, element) if dtype in HALF else element
+
+
+def c_store(dtype, element, value) -> str:
+    """``element = value;`` into a buffer of ``dtype``: a half value rounds to its 16 bits
+    (or writes the bits it was loaded or rounded from)."""
+    if dtype not in HALF:
+        return f"{element} = {value};"
+    if getattr(value, "bits", None) is not None and value.dtype == dtype:
+        return f"{element} = {value.bits};"
+    return f"{element} = {c_stored(dtype, value)};"
