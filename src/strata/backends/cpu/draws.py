@@ -17,10 +17,12 @@ from .array import parallel_for
 
 LIBRARY = "eager_random"
 ROW = 1024            # draws per row of a kernel: its doubles are a stack array (8 KB, in L1)
-# From here one thread's C draws catch up with NumPy's: reading the generator's state, the call
-# and ``advance`` cost ~6 us, and a C draw saves ~0.2 ns of NumPy's 2.4 (a second thread halves
-# the draws from 2 * GRAIN_ROWS rows on).
-MIN_DRAWS = 16 * ROW
+# From here one thread's C draws are cheaper than NumPy's: reading the generator's state, the
+# call and ``advance`` cost ~6 us, and a C draw (8 SIMD lanes, Note [SIMD lanes] in
+# compile/inductor/cpreamble.py) saves ~1.3 ns of NumPy's ~3 (bernoulli on (1024, 512), one
+# thread: 0.88 ms against 1.60 ms of thread time); a second thread halves the draws from
+# 2 * GRAIN_ROWS rows on.
+MIN_DRAWS = 8 * ROW
 GRAIN_ROWS = 64       # ~150 us of draws a chunk: a smaller one is not worth a thread's wake-up
 _MASK64 = (1 << 64) - 1
 
