@@ -20,6 +20,7 @@ Each timing runs in a fresh process per library, the libraries alternating round
 (``harness.fresh_process_medians``); the machine may be shared, so ratios are what to read.
 """
 
+import itertools
 import os
 import subprocess
 import sys
@@ -121,7 +122,7 @@ def mlp_products(rng=None, batch=64, sizes=(784, 512, 512, 10)):
 
     def normal(*shape):
         return rng.standard_normal(shape, dtype=np.float32)
-    weights = [normal(n_out, n_in) for n_in, n_out in zip(sizes, sizes[1:])]
+    weights = [normal(n_out, n_in) for n_in, n_out in itertools.pairwise(sizes)]
     inputs = [normal(batch, n) for n in sizes[:-1]]      # x, then each hidden activation
     grads = [normal(batch, n) for n in sizes[1:]]       # each Linear's output gradient
 

@@ -1,6 +1,7 @@
 """The MLP step's floor row (benchmarks/compile.py, ``mlp_products``) times the products the
 compiled step really runs: the same calls, shapes, layouts and pairing, in the same order."""
 
+import itertools
 import os
 import sys
 
@@ -10,7 +11,7 @@ import strata
 from strata.compile.inductor import compile_fx as cfx
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(__file__))))  # benchmarks
-from benchmarks.compile import mlp_products  # noqa: E402
+from benchmarks.compile import mlp_products
 
 SIZES, BATCH = (12, 16, 16, 3), 8
 
@@ -34,7 +35,7 @@ def _recorded_products(monkeypatch):
     strata.manual_seed(0)
     nn = strata.nn
     layers = []
-    for n_in, n_out in zip(SIZES, SIZES[1:]):
+    for n_in, n_out in itertools.pairwise(SIZES):
         layers += [nn.Linear(n_in, n_out), nn.ReLU()]
     model = nn.Sequential(*layers[:-1])
     rng = np.random.default_rng(0)
