@@ -6,6 +6,8 @@ import os
 import sys
 
 import numpy as np
+import pytest
+import torch
 
 import strata
 from strata.compile.inductor import compile_fx as cfx
@@ -63,3 +65,26 @@ def test_floor_products_compute_what_their_shapes_say():
         for a, b, out in call:
             cfx._matmul(a, b, out)
             np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_saved_weight_modified_before_backward_raises_as_in_torch():
+    """The forward saves a Linear's weight for its backward as the input tensor itself (no
+    ``as_strided`` view: compile_fx's ``Wrapper.view``); an in-place change of it before the
+    backward is caught by its version counter, as PyTorch catches it."""
+    messages = []
+    for m in (strata, torch):
+        m.manual_seed(0)
+        model = m.nn.Sequential(m.nn.Linear(6, 5), m.nn.ReLU(), m.nn.Linear(5, 3))
+
+        def loss_of(x, model=model):
+            return model(x).sum()
+        run = strata.compile(loss_of, backend="inductor") if m is strata else loss_of
+        loss = run(m.ones(4, 6))
+        with m.no_grad():
+            model[2].weight.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as error:
+            loss.backward()
+        messages.append(str(error.value))
+        assert model[2].weight.grad is None and model[0].weight.grad is None
+    for message in messages:
+        assert "is at version 2; expected version 1 instead" in message
