@@ -246,7 +246,7 @@ MULTI_GRAIN = 1 << 15    # ~30 us of an Adam update: worth handing to a thread
 
 
 # Note [Cached update plan]: working out a group's update (which tensors qualify, their arrays,
-# the kernel's tables of their addresses) is most of ``opt.step()``'s Python: ~60 of ~90 us of
+# the kernel's tables of their addresses) is most of ``opt.step()``'s Python: ~65 of ~95 us of
 # the MLP step's Adam over six parameters (benchmarks.compile_profile; docs/performance.md,
 # "The MLP step's floor"). So a group's plan is kept between steps (``Adam._grouped_step``) and
 # reused while it still describes the group: the same parameter and state tensors (identity),
