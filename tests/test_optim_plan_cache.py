@@ -78,13 +78,13 @@ CASES = [
 ]
 
 
-def _train(m, opt_name, change, where, loaded=None):
+def _train(m, opt_name, change, where, loaded=None, dtype="float32"):
     m.manual_seed(0)
-    model = _model(m)
+    model = _model(m).to(getattr(m, dtype))
     decay = 0.1 if opt_name == "AdamW" else 0.0    # (Adam's coupled decay: not this kernel)
     opt = getattr(m.optim, opt_name)(model.parameters(), lr=1e-2, weight_decay=decay,
                                      foreach=False)   # where the kernel refuses: the loop
-    x = m.tensor(_array(8, 20, seed=5))
+    x = m.tensor(_array(8, 20, seed=5)).to(getattr(m, dtype))
     saved, earlier_grads = None, []   # kept: each step's gradients live at new addresses
     for i in range(STEPS):
         opt.zero_grad()
@@ -152,9 +152,12 @@ def test_a_loaded_state_dict_is_planned_again(plans):
     assert len(plans) == 2 and all(plans)
 
 
-def test_the_plan_is_reused_while_nothing_changes(plans):
-    _train(strata, "AdamW", _set_group(), "step")
-    assert len(plans) == 1 and plans[0] is not None
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_plan_is_reused_while_nothing_changes(plans, dtype):
+    got = _train(strata, "AdamW", _set_group(lr=0.03), "step", dtype=dtype)
+    want = _train(torch, "AdamW", _set_group(lr=0.03), "step", dtype=dtype)
+    _assert_same(_observed(*got), _observed(*want))
+    assert len(plans) == 1 and plans[0] is not None and plans[0].dtype == dtype
 
 
 def test_a_mode_or_grad_mode_sends_the_step_to_the_ops(plans):
