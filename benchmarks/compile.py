@@ -10,12 +10,17 @@ torch.compile, same run, same inputs.
   step (<= 1.0x) of benchmarks/training.py the same way;
 - the generated eager kernels: gelu/erf/tanh and the tanh/sigmoid/gelu backward ops on 0.5M
   float32, softmax and layer_norm on 4096x1024 (targets <= 1.0x for those two);
+- the MLP step's floor: its eight matrix products alone, with the step's shapes and layouts,
+  each side its own BLAS (strata: OpenBLAS through the compiled wrapper's ``_matmul`` and
+  ``_matmul_pair`` on its pool; torch: ``torch.mm``), and those GEMMs as a fraction of torch
+  eager's whole step: no compiled step gets below that fraction (``mlp_products``);
 - the cold compile of that step in a fresh cache, and the first call of a fresh process with a
   warm cache (fresh subprocesses; targets 2 s and 0.15 s, "torch" = torch.compile's).
 Each timing runs in a fresh process per library, the libraries alternating round by round
 (``harness.fresh_process_medians``); the machine may be shared, so ratios are what to read.
 """
 
+import itertools
 import os
 import subprocess
 import sys
@@ -104,6 +109,52 @@ def _eager_cases():
 
 
 EAGER = list(_eager_cases())
+
+
+def mlp_products(rng=None, batch=64, sizes=(784, 512, 512, 10)):
+    """The matrix products of the MLP step (``_mlp``), call by call as its compiled graphs run
+    them (the generated wrappers' Extern lines; ``tests/compile/test_mlp_floor.py`` checks the
+    match): forward ``x @ W.T`` per Linear; backward, from the last Linear down, the input's
+    gradient ``dY @ W`` side by side with the weight's ``dY.T @ X`` (one ``_matmul_pair``), the
+    first Linear's weight gradient alone (the input needs none). Each call is a list of one or
+    two ``(a, b, out)`` float32 NumPy triples; transposes are views, as in the step."""
+    rng = rng or np.random.default_rng(0)
+
+    def normal(*shape):
+        return rng.standard_normal(shape, dtype=np.float32)
+    weights = [normal(n_out, n_in) for n_in, n_out in itertools.pairwise(sizes)]
+    inputs = [normal(batch, n) for n in sizes[:-1]]      # x, then each hidden activation
+    grads = [normal(batch, n) for n in sizes[1:]]       # each Linear's output gradient
+
+    def product(a, b):
+        return a, b, np.empty((a.shape[0], b.shape[1]), np.float32)
+    forward = [[product(x, w.T)] for x, w in zip(inputs, weights)]
+    backward = [[product(g, w), product(g.T, x)]
+                for x, w, g in zip(inputs[1:], weights[1:], grads[1:])][::-1]
+    return forward + backward + [[product(grads[0].T, inputs[0])]]
+
+
+def _gemms(m):
+    """One pass over ``mlp_products`` with library ``m``'s own BLAS: strata's as the compiled
+    step calls it, torch's ``mm`` (the calls of its eager Linear forward and backward)."""
+    calls = mlp_products()
+    if m.__name__ == "strata":
+        from strata.compile.inductor.compile_fx import _matmul, _matmul_pair
+        runs = [(_matmul if len(call) == 1 else _matmul_pair,
+                 [operand for triple in call for operand in triple]) for call in calls]
+
+        def run():
+            for fn, operands in runs:
+                fn(*operands)
+        return run
+    triples = [[m.from_numpy(a) for a in triple] for call in calls for triple in call]
+
+    def run_torch():
+        for a, b, out in triples:
+            m.mm(a, b, out=out)
+    return run_torch
+
+
 STEPS = {"MLP": _mlp, "tiny GPT": _transformer, "CNN": _cnn,
          # issue 9's own wording: a GELU MLP and masked_fill attention; SGD with momentum
          "tiny GPT (GELU, masked_fill)": _gpt, "CNN (SGD momentum)": _cnn_sgd}
@@ -111,12 +162,15 @@ STEPS = {"MLP": _mlp, "tiny GPT": _transformer, "CNN": _cnn,
 
 def _measure(m, workload, torch_mode="eager"):
     """Child: median seconds per call of ``workload`` on library ``m``: an eager kernel
-    ("eager <case>"), the pointwise "chain" or a train step ("MLP", "tiny GPT", "CNN"); strata
+    ("eager <case>"), the pointwise "chain", the MLP step's products ("MLP GEMMs") or a train
+    step ("MLP", "tiny GPT", "CNN"); strata
     compiled, torch eager or (``torch_mode`` "compile") torch.compile'd."""
     if workload.startswith("eager "):
         a, fn, _ = _eager_cases()[workload[len("eager "):]]
         x = m.tensor(a)
         return median_time(lambda: fn(m, x), min_time=0.3, repeats=5)
+    if workload == "MLP GEMMs":
+        return median_time(_gemms(m), min_time=0.3, repeats=5)
     compiled = m.__name__ == "strata" or torch_mode == "compile"
     if workload == "chain":
         x = m.tensor(np.random.default_rng(0).standard_normal(CHAIN_SIZE, dtype=np.float32))
@@ -153,12 +207,20 @@ def run(strata=None, torch=None, *, with_torch_compile=True, rounds=None):
                                        libraries=("torch",),
                                        args=("compile",))["torch"]
             results.append(Result(name_vs_compile, s, tc))
+        return times
 
     compared("chain", "11-op pointwise chain, 4M float32, compiled", 0.15,
              "11-op pointwise chain vs torch.compile")
     for name, target in (("MLP", 0.7), ("tiny GPT", 0.8), ("CNN", 1.0)):
-        compared(name, f"{name} train step, compiled (torch: eager)", target,
-                 f"{name} train step, compiled vs torch.compile")
+        times = compared(name, f"{name} train step, compiled (torch: eager)", target,
+                         f"{name} train step, compiled vs torch.compile")
+        if name == "MLP":
+            gemms = fresh_process_medians("compile", "MLP GEMMs", rounds=rounds,
+                                          libraries=libraries)
+            results.append(Result("MLP train step's 8 GEMMs alone, each side its own BLAS",
+                                  gemms["strata"], gemms.get("torch", gemms["strata"])))
+            results.append(Result("MLP step floor: strata's GEMMs alone / torch eager's whole "
+                                  "step", gemms["strata"], times.get("torch", times["strata"])))
     for name, target in (("tiny GPT (GELU, masked_fill)", 0.8), ("CNN (SGD momentum)", 1.0)):
         compared(name, f"{name} train step, compiled (torch: eager)", target, None)
     firsts = {}

@@ -46,10 +46,12 @@ class _ElementwiseOptimizer(Optimizer):
                                        defaults.get("capturable", False))
         super().__init__(params, defaults)
         self._buckets = {}
+        self._plans = {}   # id(group) -> its ``_grouped_step`` plan (Note [Cached update plan])
 
     def __setstate__(self, state):
         super().__setstate__(state)
         self._buckets = {}
+        self._plans = {}
         for group in self.param_groups:
             for key, value in self._setstate_defaults:
                 group.setdefault(key, value)

@@ -245,13 +245,43 @@ def _bump_lists(lists, counts):
 MULTI_GRAIN = 1 << 15    # ~30 us of an Adam update: worth handing to a thread
 
 
+# Note [Cached update plan]: working out a group's update (which tensors qualify, their arrays,
+# the kernel's tables of their addresses) is most of ``opt.step()``'s Python: ~65 of ~95 us of
+# the MLP step's Adam over six parameters (benchmarks.compile_profile; docs/performance.md,
+# "The MLP step's floor"). So a group's plan is kept between steps (``Adam._grouped_step``) and
+# reused while it still describes the group: the same parameter and state tensors (identity),
+# each with the same array and version counter (``.data =``, ``set_``, ``resize_``,
+# ``share_memory_`` give a tensor a new array). A replaced parameter, a loaded state dict or a
+# state tensor put in by hand fails that check, and the group is planned afresh. What may
+# change at every step is checked at every step: the gradients (new tensors after
+# ``zero_grad()``: their device, dtype, layout and size, and their addresses, written into the
+# plan's gradient table), the step counts (still all equal), the modes (``_unobserved``) and
+# the hyperparameters, which the plan does not hold: ``run`` takes them from the group.
 class AdamUpdate:
     """A group's Adam update through one kernel, checked: ``count_step``, then ``run`` (the
     caller computes the bias corrections between them, from the new step count)."""
 
-    def __init__(self, fn, tensors, columns, step_tensors):
-        self.fn, self.tensors, self.columns = fn, tensors, columns
-        self.step_tensors = step_tensors
+    def __init__(self, fn, params, states, columns):
+        self.fn, self.params = fn, params
+        self.states = [(s["exp_avg"], s["exp_avg_sq"], s["step"]) for s in states]
+        self.dtype, self.sizes = columns[0][0].dtype, [c[0].size for c in columns]
+        written = [t for p, (m, v, _) in zip(params, self.states) for t in (p, m, v)]
+        self.step_arrays = [step._array for _, _, step in self.states]
+        # what the plan relies on, by identity (Note [Cached update plan])
+        self.held = [(t, data(t), t._version_counter()) for t in written] + \
+            [(step, step._array, step._version_counter()) for _, _, step in self.states]
+        self.param_versions = [p._version_counter() for p in params]
+        self.step_versions = [step._version_counter() for _, _, step in self.states]
+        self.state_versions = [t._version_counter() for m, v, _ in self.states for t in (m, v)]
+        # the kernel's tables: the addresses of params, grads, exp_avgs and exp_avg_sqs
+        # (the grads' rewritten at each step), where each parameter starts, and the scalars
+        self.pointers = [np.array([c[k].ctypes.data for c in columns], np.uintp)
+                         for k in range(4)]
+        self.offsets = np.zeros(len(columns) + 1, np.int64)
+        np.cumsum(self.sizes, out=self.offsets[1:])
+        self.scalars = np.empty(7, self.dtype)
+        self.tables = [t.ctypes.data for t in self.pointers] + [
+            self.offsets.ctypes.data, len(columns), self.scalars.ctypes.data]
 
     @classmethod
     def plan(cls, params, grads, states, *scalars):
@@ -267,29 +297,69 @@ class AdamUpdate:
             return None
         step_arrays = [t._array if t.device.type == "cpu" else None for t in step_tensors]
         if any(a is None or a.ndim or a.dtype not in native.GENERATED_DTYPES
-               or not a.flags.writeable for a in step_arrays) \
-                or len({float(a) for a in step_arrays}) != 1:
+               for a in step_arrays) or not _equal_and_writeable(step_arrays):
             return None
         fn = native.function("eager_optim", f"adam_multi_step_{columns[0][0].dtype.name}")
-        return None if fn is None else cls(fn, tensors, columns, step_tensors)
+        return None if fn is None else cls(fn, params, states, columns)
+
+    @classmethod
+    def reuse_or_plan(cls, cached, params, grads, states, *scalars):
+        """``cached`` (a plan of this group from an earlier step) pointed at this step's
+        ``grads`` where it still holds (Note [Cached update plan]), else ``plan``'s answer."""
+        if cached is not None and cached._holds(params, states) and \
+                _equal_and_writeable(cached.step_arrays) and _unobserved(grads, *scalars) and \
+                cached._take_grads(grads):
+            return cached
+        return cls.plan(params, grads, states, *scalars)
+
+    def _holds(self, params, states):
+        if len(params) != len(self.params):
+            return False
+        for p, s, mine, (m, v, step) in zip(params, states, self.params, self.states):
+            if p is not mine or s["exp_avg"] is not m or s["exp_avg_sq"] is not v or \
+                    s["step"] is not step:
+                return False
+        return all(t._array is a and t._vc is vc for t, a, vc in self.held)
+
+    def _take_grads(self, grads):
+        """Write ``grads``' addresses into the gradient table; False (the table unchanged) where
+        one does not qualify as ``_arrays`` requires."""
+        addresses = []
+        for g, size in zip(grads, self.sizes):
+            if g.device.type != "cpu" or g.is_sparse:
+                return False
+            a = data(g)
+            if a.dtype != self.dtype or a.size != size or not a.flags.c_contiguous:
+                return False
+            addresses.append(native.pointer(a))
+        self.pointers[1][:] = addresses
+        return True
 
     def count_step(self):
-        """``state['step'] += 1`` for every parameter, its version moved as ``add_`` moves it."""
-        count_steps(self.step_tensors)
+        """``state['step'] += 1`` for every parameter, its version moved as ``add_`` moves it
+        (``count_steps``: the plan holds only float 0-dim CPU step counts)."""
+        for array in self.step_arrays:
+            array += 1
+        for version in self.step_versions:
+            version.value += 1
 
     def run(self, lerp_weight, beta2, bias_correction2_sqrt, eps, step_size, decay=None):
         """The update, ``param.mul_(decay)`` first when ``decay`` is given (AdamW)."""
-        dtype = self.columns[0][0].dtype
-        scalars = np.array((lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps,
-                            -step_size, 1 if decay is None else decay), dtype)
-        pointers = [np.array([c[k].ctypes.data for c in self.columns], np.uintp)
-                    for k in range(4)]
-        offsets = np.zeros(len(self.columns) + 1, np.int64)
-        np.cumsum([c[0].size for c in self.columns], out=offsets[1:])
-        args = [p.ctypes.data for p in pointers] + [offsets.ctypes.data, len(self.columns),
-                                                    scalars.ctypes.data, int(decay is not None)]
+        # (converted to the dtype as the ops convert a Python number)
+        self.scalars[:] = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps,
+                           -step_size, 1 if decay is None else decay)
+        args = self.tables + [int(decay is not None)]
         fn = self.fn
-        parallel_for(0, int(offsets[-1]), MULTI_GRAIN, lambda lo, hi: fn(*args, lo, hi))
+        parallel_for(0, int(self.offsets[-1]), MULTI_GRAIN, lambda lo, hi: fn(*args, lo, hi))
         # mul_ (AdamW) and addcdiv_; lerp_; mul_ and addcmul_; the gradient is only read
-        counts = (1 + (decay is not None), 0, 1, 2)
-        _bump(self.tensors, counts * len(self.columns))
+        param_count = 1 + (decay is not None)
+        for version in self.param_versions:
+            version.value += param_count
+        for version, count in zip(self.state_versions, (1, 2) * len(self.sizes)):
+            version.value += count
+
+
+def _equal_and_writeable(step_arrays):
+    """The step counts (0-dim arrays) are all equal and can be counted in place."""
+    return all(a.flags.writeable for a in step_arrays) and \
+        len({float(a) for a in step_arrays}) == 1

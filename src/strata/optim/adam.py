@@ -68,7 +68,8 @@ class Adam(_ElementwiseOptimizer):
                 decay != 0 and not decoupled):
             return False
         if params[0].device.type == "cpu":
-            update = AdamUpdate.plan(params, grads, states, lr, *betas, eps, decay)
+            update = self._plans[id(group)] = AdamUpdate.reuse_or_plan(
+                self._plans.get(id(group)), params, grads, states, lr, *betas, eps, decay)
             if update is None or not abs(1 - betas[0]) < 0.5:     # (adam_step's lerp weight)
                 return False
             update.count_step()

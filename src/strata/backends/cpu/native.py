@@ -298,7 +298,16 @@ def address(arr):
         return arr.ctypes.data
 
 
-_byref, _c_char = ctypes.byref, ctypes.c_char
+def pointer(arr) -> int:
+    """The address of ``arr``'s first element as an int (for a table of pointers): as
+    ``address``, 0.3 us for a writable contiguous array where ``arr.ctypes.data`` costs ~1 us."""
+    try:
+        return _addressof(_c_char.from_buffer(arr))
+    except (TypeError, ValueError, BufferError):   # read-only, strided or empty
+        return arr.ctypes.data
+
+
+_byref, _addressof, _c_char = ctypes.byref, ctypes.addressof, ctypes.c_char
 
 
 def _run(formula, a, inputs, scalars):

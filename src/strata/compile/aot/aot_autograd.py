@@ -18,6 +18,7 @@ the program returned it, and feeds a fresh seed to graphs with random ops. Every
 also handed to the observers in ``graph_observers`` (the compile debug folder uses this).
 """
 
+import contextlib
 import time
 
 from ... import autograd
@@ -149,6 +150,18 @@ class _AOTFunction:
 
     def __call__(self, *args):
         return self._runtime(args)(args)
+
+
+_NOTHING_TO_TURN_OFF = contextlib.nullcontext()
+
+
+def _without_autocast():
+    """``autocast("cpu", enabled=False)`` around a compiled graph (its casts are in the graph),
+    or, where autocast is off already (the usual case), a reusable empty context: making and
+    entering the autocast object cost ~3 us per graph call."""
+    if dispatch_state().include & autocast_mode._AUTOCAST_BIT:
+        return autocast("cpu", enabled=False)
+    return _NOTHING_TO_TURN_OFF
 
 
 def _autocast_state():
@@ -343,7 +356,7 @@ class _InferenceRuntime:
         graph_args = [a for a in args if isinstance(a, TensorImpl)]
         if info.uses_rng:
             graph_args.insert(0, _rng_snapshot())
-        with no_grad(), autocast("cpu", enabled=False):   # the casts are in the graph
+        with no_grad(), _without_autocast():
             results = list(self.compiled(*graph_args))
         if info.uses_rng:
             _advance_default_generator(info)
@@ -383,7 +396,7 @@ class _TrainingRuntime:
             @staticmethod
             def forward(ctx, seed, all_outputs, *tensor_args):
                 fw_args = ([seed] if info.uses_rng else []) + list(tensor_args)
-                with autocast("cpu", enabled=False):   # the casts are in the graph
+                with _without_autocast():
                     results = list(compiled_fw(*fw_args))
                 outs, saved = results[:num_fwd_outputs], results[num_fwd_outputs:]
                 all_outputs.extend(outs)
@@ -402,7 +415,7 @@ class _TrainingRuntime:
                 grads_by_position = dict(zip(tensor_positions, grad_outputs))
                 tangents = [_contiguous(grads_by_position[info.num_mutated + k])
                             for k in info.diff_output_indices]
-                with autocast("cpu", enabled=False):
+                with _without_autocast():
                     grads = runtime.backward_fn()(*saved, *tangents)
                 result = [None] * (2 + runtime.num_inputs)
                 for k, i in enumerate(info.grad_input_indices):

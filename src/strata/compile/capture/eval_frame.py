@@ -16,6 +16,7 @@ import weakref
 
 from ... import config
 from ...core import trace
+from ...nn.modules.module import Module
 from . import in_graph, settings, translator
 from .convert_frame import CaptureError, capture
 from .variables import Unsupported
@@ -99,7 +100,6 @@ class CompileContext:
 
     def call(self, fn, args, kwargs):
         """Run a graph break's call: user functions and modules get their own compiled frames."""
-        from ...nn.modules.module import Module
         if isinstance(fn, types.FunctionType) and _compilable(fn):
             return self.run(fn, args, kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) \
