@@ -35,7 +35,8 @@ def _operands(dt, a, b):
 # single-threaded BLAS call writing its own part of the output. The pool hands blocks out
 # dynamically (Note [CPU parallel_for]), so a thread kept off its core by another process
 # costs at most one block, where BLAS's own static split would wait for it. Blocks start at
-# multiples of 64 rows or columns, and are the same for the same thread count whichever thread
+# multiples of 64 rows or columns (32 or 16 where 64 would split unevenly: ``_blocks``), and
+# are the same for the same thread count whichever thread
 # runs them, so a product's bits do not change from run to run; between thread counts they can
 # differ in the last place (BLAS picks its kernels by block shape), as PyTorch's do.
 PARALLEL_GEMM_MACS = 1 << 23   # m*n*k: below this one thread is faster than two (~300 us)
@@ -43,9 +44,15 @@ GEMM_BLOCK_ALIGN = 64
 
 
 def _blocks(size, threads, align):
-    """Start offsets of at most ``threads`` blocks of ``[0, size)``, aligned to ``align``."""
-    step = -(-size // threads)
-    step = -(-step // align) * align if size > align * threads else step
+    """Start offsets of at most ``threads`` blocks of ``[0, size)``, aligned to ``align``, or to
+    a half, quarter... of it (16 at least) where ``align`` would leave the last block short by
+    more than a sixteenth: the MLP's 784 columns split 448/336 at 64, 400/384 at 16."""
+    for unit in (align, align // 2, align // 4):
+        step = -(-size // threads)
+        step = -(-step // unit) * unit if size > unit * threads else step
+        last = size - step * (-(-size // step) - 1)
+        if 16 * last >= 15 * step or unit <= 16:
+            break
     return range(0, size, step), step
 
 
