@@ -31,6 +31,20 @@ CASES = {
     "dataloader_training.py": ((), 1e-4),
     "sequence_compat.py": (("--epochs", "20"), 1e-4),
     "tensor_utils.py": ((), 1e-4),
+    "vae_digits.py": ((), 1e-4),
+    "dcgan.py": ((), 1e-4),
+    # a ReLU input within rounding of zero flips sides now and then, and BatchNorm spreads that
+    # one element over its whole channel: single-batch gradients move by ~0.2% (checked by hand)
+    "resnet_cnn.py": ((), 3e-3),
+    "seq2seq_attention.py": ((), 1e-4),
+    "tabular_embeddings.py": ((), 1e-4),
+    "compile_autocast.py": ((), 1e-4),
+}
+# script -> extra arguments for the PyTorch run only. torch.compile's inductor spends ~60 s on a
+# cold compile on this machine; its aot_eager backend computes the same numbers in ~5 s, while
+# strata runs its default inductor backend
+TORCH_ONLY_ARGS = {
+    "compile_autocast.py": ("--backend", "aot_eager"),
 }
 # script -> {line prefix: (check of strata's line, check of torch's line)}
 SPECIAL = {
@@ -74,7 +88,7 @@ def assert_lines_match(s_line, t_line, rtol, where):
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_script_matches_pytorch(script, tmp_path):
     args, rtol = CASES[script]
-    torch_out = run(script, *args, tmp=tmp_path)
+    torch_out = run(script, *args, *TORCH_ONLY_ARGS.get(script, ()), tmp=tmp_path)
     strata_out = run("-m", "strata", "run", script, *args, tmp=tmp_path)
     assert len(strata_out) == len(torch_out), \
         f"{script}: {len(strata_out)} lines vs torch's {len(torch_out)}\n" + \
