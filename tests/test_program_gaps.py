@@ -94,3 +94,68 @@ def test_is_autocast_enabled_and_dtype_follow_the_context():
         states += [m.is_autocast_enabled("cpu"), m.get_autocast_dtype("cuda")]
         seen[m] = [str(v).split(".")[-1] for v in states]
     assert seen[strata] == seen[torch]
+
+
+# a program's `x.flip(dims=[1])`, `x.permute(dims=...)`: size arguments also go by keyword
+SIZE_KEYWORD_CALLS = {
+    "flip": lambda x: x.flip(dims=[0, 1]),
+    "flip_tuple": lambda x: x.flip(dims=(1,)),
+    "permute": lambda x: x.permute(dims=(1, 0)),
+    "reshape": lambda x: x.reshape(shape=(3, 4)),
+    "view": lambda x: x.view(size=(12,)),
+    "expand": lambda x: x.expand(size=(2, 4, 3)),
+    "repeat": lambda x: x.repeat(repeats=(1, 2)),
+    "tile": lambda x: x.tile(dims=(2, 1)),
+}
+SIZE_ARGUMENT_ERRORS = {
+    "flip_twice": lambda x: x.flip(0, dims=(1,)),
+    "permute_twice": lambda x: x.permute(1, 0, dims=(1, 0)),
+    "flip_int": lambda x: x.flip(dims=0),
+    "flip_missing": lambda x: x.flip(),
+    "permute_missing": lambda x: x.permute(),
+    "reshape_missing": lambda x: x.reshape(),
+    "expand_missing": lambda x: x.expand(),
+    "repeat_missing": lambda x: x.repeat(),
+    "tile_missing": lambda x: x.tile(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_KEYWORD_CALLS))
+def test_size_arguments_by_keyword(name):
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert_same(SIZE_KEYWORD_CALLS[name](strata.tensor(a)),
+                SIZE_KEYWORD_CALLS[name](torch.tensor(a)), check_stride=True)
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_ARGUMENT_ERRORS))
+def test_size_argument_errors_match_pytorch(name):
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    with pytest.raises(TypeError) as t_err:
+        SIZE_ARGUMENT_ERRORS[name](torch.tensor(a))
+    with pytest.raises(TypeError) as s_err:
+        SIZE_ARGUMENT_ERRORS[name](strata.tensor(a))
+    assert str(s_err.value) == str(t_err.value)
+
+
+PERSISTENT_LOADER_PROGRAM = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.arange(8.)), batch_size=4, num_workers=2,
+                    persistent_workers=True)
+for epoch in range(2):
+    print(epoch, [b[0].tolist() for b in loader])
+"""
+
+
+def test_persistent_workers_alive_at_exit_end_quietly(tmp_path):
+    """A module-level loader with persistent workers is still alive when the program ends:
+    multiprocessing terminates its workers then, which is no failure (PyTorch prints nothing)."""
+    import subprocess
+    import sys
+    script = tmp_path / "persistent.py"
+    script.write_text(PERSISTENT_LOADER_PROGRAM)
+    runs = [subprocess.run([sys.executable, *cmd, str(script)], capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path) for cmd in ((), ("-m", "strata", "run"))]
+    for run in runs:
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert runs[0].stdout == runs[1].stdout
