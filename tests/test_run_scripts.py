@@ -56,12 +56,13 @@ SPECIAL = {
 
 
 def run(*cmd, tmp):
-    """Run ``python *cmd`` in tests/scripts; the scripts' temporary files go under ``tmp``."""
+    """Run ``python *cmd`` in tests/scripts; the scripts' temporary files go under ``tmp``.
+    Returns the printed lines and what went to stderr."""
     proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True,
                           env=dict(ENV, TMPDIR=str(tmp)), cwd=SCRIPTS, timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     # strata's names print with its own module prefix: ``strata.int64`` for ``torch.int64``
-    return proc.stdout.replace("strata.", "torch.").splitlines()
+    return proc.stdout.replace("strata.", "torch.").splitlines(), proc.stderr
 
 
 def decimals(token):
@@ -88,8 +89,10 @@ def assert_lines_match(s_line, t_line, rtol, where):
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_script_matches_pytorch(script, tmp_path):
     args, rtol = CASES[script]
-    torch_out = run(script, *args, *TORCH_ONLY_ARGS.get(script, ()), tmp=tmp_path)
-    strata_out = run("-m", "strata", "run", script, *args, tmp=tmp_path)
+    torch_out, torch_err = run(script, *args, *TORCH_ONLY_ARGS.get(script, ()), tmp=tmp_path)
+    strata_out, strata_err = run("-m", "strata", "run", script, *args, tmp=tmp_path)
+    # warnings are off (PYTHONWARNINGS): anything on stderr is a traceback, e.g. at exit
+    assert strata_err == "" or torch_err != "", f"{script} wrote to stderr:\n{strata_err}"
     assert len(strata_out) == len(torch_out), \
         f"{script}: {len(strata_out)} lines vs torch's {len(torch_out)}\n" + \
         "\n".join(strata_out) + "\n---\n" + "\n".join(torch_out)

@@ -92,7 +92,7 @@ def make_batch(rng, batch_size):
     lengths = rng.integers(3, 8, batch_size)
     seqs = [torch.from_numpy(rng.integers(3, VOCAB, n)) for n in lengths]
     src = pad_sequence(seqs, batch_first=True, padding_value=PAD)
-    trg = pad_sequence([torch.cat([torch.tensor([SOS]), s.flip(0), torch.tensor([EOS])])
+    trg = pad_sequence([torch.cat([torch.tensor([SOS]), s.flip(dims=[0]), torch.tensor([EOS])])
                         for s in seqs], batch_first=True, padding_value=PAD)
     return src, torch.as_tensor(lengths), trg
 

@@ -1,10 +1,11 @@
 """A tabular binary classifier as in the "entity embeddings" tutorials: one nn.Embedding per
 categorical column (in an nn.ModuleList), an nn.EmbeddingBag(mode="mean") over a variable-length
 multi-hot column, BatchNorm1d on the continuous columns, an MLP with BatchNorm1d, Dropout(0)
-and ReLU, BCEWithLogitsLoss(pos_weight=...), AdamW with ReduceLROnPlateau, DataLoader over a
-TensorDataset, early stopping on the validation loss keeping a deepcopy of the best state_dict,
-and a checkpoint (model + optimizer + epoch) saved with torch.save and loaded back into a fresh
-model and optimizer, whose predictions and next step must equal the original's."""
+and ReLU, BCEWithLogitsLoss(pos_weight=...), AdamW with ReduceLROnPlateau, a DataLoader over a
+TensorDataset with persistent workers (still alive when the program ends), early stopping on the
+validation loss keeping a deepcopy of the best state_dict, and a checkpoint (model + optimizer +
+epoch) saved with torch.save and loaded back into a fresh model and optimizer, whose predictions
+and next step must equal the original's."""
 
 import copy
 import os
@@ -80,7 +81,8 @@ def main():
                             torch.from_numpy(y), torch.arange(600))
     train_set = torch.utils.data.Subset(dataset, range(0, 480))
     valid_set = torch.utils.data.Subset(dataset, range(480, 600))
-    train_loader = DataLoader(train_set, batch_size=64, shuffle=False, drop_last=True)
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=False, drop_last=True,
+                              num_workers=2, persistent_workers=True)
     valid_loader = DataLoader(valid_set, batch_size=50)
     print("batches", len(train_loader), len(valid_loader), "positives", int(y.sum()))
 
