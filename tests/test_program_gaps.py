@@ -159,3 +159,51 @@ def test_persistent_workers_alive_at_exit_end_quietly(tmp_path):
     for run in runs:
         assert run.returncode == 0 and run.stderr == "", run.stderr
     assert runs[0].stdout == runs[1].stdout
+
+
+# a WGAN-GP critic (gradient penalty through InstanceNorm/BatchNorm): the batch statistics are
+# functions of the input when the backward is differentiated again
+NORM_CASES = {
+    "batch_norm_2d": (lambda m, x, w, b: m.nn.functional.batch_norm(
+        x, None, None, w, b, training=True), (6, 3, 2, 2)),
+    "batch_norm_1d": (lambda m, x, w, b: m.nn.functional.batch_norm(
+        x, m.zeros(3, dtype=x.dtype), m.ones(3, dtype=x.dtype), w, b, training=True), (5, 3)),
+    "instance_norm": (lambda m, x, w, b: m.nn.functional.instance_norm(x, weight=w, bias=b),
+                      (2, 3, 2, 3)),
+    "batch_norm_no_affine": (lambda m, x, w, b: m.nn.functional.batch_norm(
+        x, None, None, None, None, training=True), (4, 3, 3)),
+}
+
+
+def _gradient_penalty(m, norm, x_np, w_np, b_np):
+    x = m.tensor(x_np, requires_grad=True)
+    w, b = m.tensor(w_np, requires_grad=True), m.tensor(b_np, requires_grad=True)
+    out = norm(m, x, w, b)
+    scores = (m.tanh(out) * m.arange(out.numel(), dtype=x.dtype).view(out.shape).cos()).sum()
+    g, = m.autograd.grad(scores, x, create_graph=True)
+    penalty = ((g.flatten(1).norm(dim=1) - 1) ** 2).mean()
+    penalty.backward()
+    return penalty, x.grad, w.grad, b.grad
+
+
+@pytest.mark.parametrize("name", sorted(NORM_CASES))
+def test_normalization_double_backward_matches_pytorch(name):
+    norm, shape = NORM_CASES[name]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    w, b = rng.uniform(0.5, 1.5, shape[1]), rng.standard_normal(shape[1])
+    s, t = _gradient_penalty(strata, norm, x, w, b), _gradient_penalty(torch, norm, x, w, b)
+    if t[2] is None:   # no affine parameters: the normalisation ignores w and b
+        assert s[2] is None and s[3] is None
+        s, t = s[:2], t[:2]
+    assert_same(s, t, atol=1e-10, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["batch_norm_2d", "instance_norm"])
+def test_normalization_double_backward_gradgradcheck(name):
+    norm, shape = NORM_CASES[name]
+    rng = np.random.default_rng(1)
+    x = strata.tensor(rng.standard_normal(shape), requires_grad=True)
+    w = strata.tensor(rng.uniform(0.5, 1.5, shape[1]), requires_grad=True)
+    b = strata.tensor(rng.standard_normal(shape[1]), requires_grad=True)
+    assert strata.autograd.gradgradcheck(lambda *a: norm(strata, *a), (x, w, b))
