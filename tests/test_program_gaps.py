@@ -207,3 +207,44 @@ def test_normalization_double_backward_gradgradcheck(name):
     w = strata.tensor(rng.uniform(0.5, 1.5, shape[1]), requires_grad=True)
     b = strata.tensor(rng.standard_normal(shape[1]), requires_grad=True)
     assert strata.autograd.gradgradcheck(lambda *a: norm(strata, *a), (x, w, b))
+
+
+# an LSTMCell decoder under CPU autocast raised; LSTM/RNN outputs were float32, not bfloat16
+RECURRENT_MODULES = {
+    "LSTM": lambda m: m.nn.LSTM(4, 3, batch_first=True),
+    "LSTM_2layer_bidirectional": lambda m: m.nn.LSTM(4, 3, num_layers=2, bidirectional=True),
+    "GRU": lambda m: m.nn.GRU(4, 3, batch_first=True),
+    "RNN_tanh": lambda m: m.nn.RNN(4, 3, batch_first=True),
+    "RNN_relu_no_bias": lambda m: m.nn.RNN(4, 3, nonlinearity="relu", bias=False),
+    "LSTMCell": lambda m: m.nn.LSTMCell(4, 3),
+    "GRUCell": lambda m: m.nn.GRUCell(4, 3),
+    "RNNCell": lambda m: m.nn.RNNCell(4, 3),
+}
+
+
+def _recurrent_run(m, name, autocast):
+    module = RECURRENT_MODULES[name](m)
+    rng = np.random.default_rng(0)
+    with m.no_grad():
+        for p in module.parameters():
+            p.copy_(m.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+    x = m.tensor(rng.standard_normal((2, 5, 4)).astype(np.float32))
+    if name.endswith("Cell"):
+        x = x[:, 0]
+    with m.autocast("cpu", dtype=m.bfloat16, enabled=autocast):
+        out = module(x)
+    first = out[0] if isinstance(out, tuple) else out
+    state = out[1] if isinstance(out, tuple) and not name.endswith("Cell") else None
+    if isinstance(state, tuple):
+        state = state[0]
+    (first.float().sum() + (state.float().sum() if state is not None else 0)).backward()
+    grads = [p.grad for p in module.parameters()]
+    return [first, state] + grads if state is not None else [first] + grads
+
+
+@pytest.mark.parametrize("autocast", [True, False])
+@pytest.mark.parametrize("name", sorted(RECURRENT_MODULES))
+def test_recurrent_modules_under_autocast_match_pytorch(name, autocast):
+    tol = 3e-2 if autocast else 1e-5
+    assert_same(_recurrent_run(strata, name, autocast), _recurrent_run(torch, name, autocast),
+                atol=tol, rtol=tol)

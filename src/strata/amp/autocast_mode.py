@@ -23,7 +23,10 @@ from ..ops.op import REGISTRY
 LOWER_PRECISION_OPS = ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::addbmm",
                        "aten::matmul", "aten::linear", "aten::convolution", "aten::conv1d",
                        "aten::conv2d", "aten::conv_transpose1d", "aten::conv_transpose2d",
-                       "aten::prelu", "aten::scaled_dot_product_attention")
+                       "aten::prelu", "aten::scaled_dot_product_attention",
+                       # strata's whole-layer LSTM stands where PyTorch's CPU LSTM calls
+                       # mkldnn_rnn_layer, which is on this list: input, states, weights cast
+                       "aten::_lstm_layer")
 # PyTorch's CPU autocast "fp32" ops that strata has: inputs run in float32 whatever the dtype
 FP32_OPS = ("aten::avg_pool3d", "aten::binary_cross_entropy", "aten::polar", "aten::prod",
             "aten::quantile", "aten::nanquantile", "aten::stft", "aten::cdist",
