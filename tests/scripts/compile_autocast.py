@@ -1,10 +1,10 @@
 """torch.compile and CPU autocast on a small MLP classifier, as the performance tutorials use
 them: a compiled model trained a few steps (its losses must equal an eager twin's), a compiled
 loss function with a graph break-free body, then mixed precision with
-torch.autocast(device_type="cpu", dtype=torch.bfloat16): which ops run in bfloat16 (linear, matmul)
-and which stay float32 (softmax, losses, sums), gradients that come back float32 to float32
-parameters, and torch.no_grad inference under autocast. The backend is an argument (default
-"inductor"), so a run can compare backends."""
+torch.autocast(device_type="cpu", dtype=torch.bfloat16): which ops run in bfloat16 (linear,
+matmul) and which stay float32 (losses), an LSTM and an LSTMCell under autocast, gradients that
+come back float32 to float32 parameters, and torch.no_grad inference under autocast. The
+backend is an argument (default "inductor"), so a run can compare backends."""
 
 import argparse
 
@@ -88,6 +88,25 @@ def main():
             print("autocast dtypes", hidden.dtype, logits.dtype, probs.dtype, loss.dtype,
                   "grad", model.fc1.weight.grad.dtype, "param", model.fc1.weight.dtype)
         print(f"autocast step {step} loss {loss.item():.3f}")
+
+    # a recurrent model under autocast: LSTM layers run in bfloat16, an LSTMCell decoder keeps
+    # a float32 cell state
+    lstm, cell, head = nn.LSTM(20, 16, batch_first=True), nn.LSTMCell(16, 16), nn.Linear(16, 5)
+    for i, m in enumerate((lstm, cell, head)):
+        numpy_init(m, 10 + i)
+    params = [*lstm.parameters(), *cell.parameters(), *head.parameters()]
+    seq_opt = torch.optim.Adam(params, lr=1e-2)
+    sequences = x[:192].view(24, 8, 20)
+    for step in range(3):
+        seq_opt.zero_grad()
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+            out, (h, c) = lstm(sequences)
+            h2, c2 = cell(out[:, -1], (h[0].float(), c[0].float()))
+            loss = F.cross_entropy(head(h2), y[:24])
+        loss.backward()
+        seq_opt.step()
+        print(f"lstm step {step} loss {loss.item():.2f}", out.dtype, h2.dtype, c2.dtype,
+              loss.dtype, lstm.weight_ih_l0.grad.dtype)
 
     model.eval()
     with torch.no_grad(), torch.autocast(device_type="cpu", dtype=torch.bfloat16):
