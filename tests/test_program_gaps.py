@@ -248,3 +248,56 @@ def test_recurrent_modules_under_autocast_match_pytorch(name, autocast):
     tol = 3e-2 if autocast else 1e-5
     assert_same(_recurrent_run(strata, name, autocast), _recurrent_run(torch, name, autocast),
                 atol=tol, rtol=tol)
+
+
+# nn.Embedding(sparse=True) trained with plain SGD: the step is dense.add_(sparse grad, alpha=-lr)
+def _sparse_add_(m, dtype, alpha):
+    dense = m.arange(6, dtype=m.float64).view(3, 2).to(dtype)
+    sparse = m.sparse_coo_tensor([[0, 2, 0], [1, 0, 1]], m.tensor([1.0, 2.0, 3.0]), (3, 2))
+    out = dense.add_(sparse, alpha=alpha)
+    return out, dense
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+@pytest.mark.parametrize("alpha", [1, -0.5])
+def test_dense_add_sparse_in_place(dtype_name, alpha):
+    s_out, s_dense = _sparse_add_(strata, FLOATS[dtype_name][0], alpha)
+    t_out, t_dense = _sparse_add_(torch, FLOATS[dtype_name][1], alpha)
+    assert s_out is s_dense and t_out is t_dense
+    assert_same(s_dense, t_dense)
+
+
+SPARSE_ADD_ERRORS = {
+    "integer_self": lambda m: m.zeros(3, dtype=m.int64),
+    "other_shape": lambda m: m.zeros(2, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_ADD_ERRORS))
+def test_dense_add_sparse_in_place_errors_leave_self_untouched(name):
+    messages = []
+    for m in (strata, torch):
+        dense = SPARSE_ADD_ERRORS[name](m)
+        sparse = m.sparse_coo_tensor([[0, 2]], m.tensor([1.0, 2.0]), (3,)) if dense.ndim == 1 \
+            else m.sparse_coo_tensor([[0, 2], [1, 0]], m.tensor([1.0, 2.0]), (3, 2))
+        with pytest.raises(RuntimeError) as err:
+            dense.add_(sparse)
+        assert not dense.any()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def _sparse_embedding_sgd(m):
+    emb = m.nn.Embedding(10, 3, sparse=True)
+    with m.no_grad():
+        emb.weight.copy_(m.arange(30.0).view(10, 3) / 10)
+    opt = m.optim.SGD(emb.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        emb(m.tensor([1, 2, 2, 7])).pow(2).sum().backward()
+        opt.step()
+    return emb.weight.detach()
+
+
+def test_sparse_embedding_trains_with_sgd():
+    assert_same(_sparse_embedding_sgd(strata), _sparse_embedding_sgd(torch))

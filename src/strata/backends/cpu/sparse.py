@@ -9,12 +9,14 @@ import numpy as np
 from ...core import dtype as D
 from ...ops import factory as F
 from ...ops import linalg as L
+from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
 from ...ops import sparse as SP
 from ..._tensor import make_sparse
 from .array import data, wrap
+from .elementwise import target
 
 
 def _parts(t):
@@ -88,6 +90,27 @@ def add(self, other, alpha=1):
         if tuple(np.broadcast_shapes(np.shape(a), np.shape(b))) != tuple(self.shape):
             raise RuntimeError("add(sparse, dense) does not support broadcasting")
     return wrap(np.add(a, np.multiply(b, alpha)).astype(dt.np), dt)
+
+
+def add_(self, other, alpha=1):
+    """``dense.add_(sparse, alpha=)``: each stored value (times alpha) added into its element,
+    duplicates accumulating in order, as ATen's ``add_out_dense_sparse_cpu``. An optimizer step
+    with a sparse gradient (``nn.Embedding(sparse=True)`` + SGD) is this call."""
+    if self.layout == "sparse_coo":
+        raise NotImplementedError("strata: add_ into a sparse tensor is not supported; use "
+                                  "out-of-place add")
+    if tuple(self.shape) != tuple(other.shape):
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(self.shape)} while other has size {list(other.shape)} "
+                           f"(FYI: dense-sparse addition does not currently support "
+                           f"broadcasting)")
+    dt = D.result_type(self, other)
+    if not D.can_cast(dt, self.dtype):
+        raise RuntimeError(f"Can't convert result type {R.type_name(dt)} to output "
+                           f"{R.type_name(self.dtype)} in add operation")
+    idx, vals = _parts(other)
+    np.add.at(target(self), tuple(idx), np.multiply(vals.astype(dt.np), alpha))
+    return self
 
 
 def mul(self, other):
@@ -167,7 +190,8 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 
 KERNELS = {SP.to_sparse: to_sparse}
 SPARSE_KERNELS = {
-    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.mul: mul, P.neg: neg,
+    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.add_: add_, P.mul: mul,
+    P.neg: neg,
     L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
     RD.sum: sum,
 }
