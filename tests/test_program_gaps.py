@@ -301,3 +301,24 @@ def _sparse_embedding_sgd(m):
 
 def test_sparse_embedding_trains_with_sgd():
     assert_same(_sparse_embedding_sgd(strata), _sparse_embedding_sgd(torch))
+
+
+# loading a DistributedDataParallel checkpoint: torch.nn.modules.utils and its helpers
+def test_nn_modules_utils_helpers_match_pytorch():
+    import collections
+
+    def run(m):
+        from importlib import import_module
+        u = import_module(f"{m.__name__}.nn.modules.utils")
+        model = m.nn.Sequential(m.nn.Conv2d(1, 2, 3), m.nn.BatchNorm2d(2))
+        wrapped = collections.OrderedDict(("module." + k, v)
+                                          for k, v in model.state_dict().items())
+        wrapped["other.key"] = m.ones(1)
+        wrapped._metadata = collections.OrderedDict(
+            (k, {"version": 1}) for k in ("", "module", "module.0", "module.1"))
+        u.consume_prefix_in_state_dict_if_present(wrapped, "module.")
+        return (u._pair(3), u._pair((1, 2)), u._single(2), u._triple([1, 2, 3]),
+                u._quadruple(0), u._reverse_repeat_tuple((1, 2), 2),
+                u._list_with_default([None, 3], [1, 2, 5, 6]), list(wrapped),
+                list(wrapped._metadata), m.nn.modules.utils is u)
+    assert run(strata) == run(torch)
