@@ -1,11 +1,12 @@
 """A tabular binary classifier as in the "entity embeddings" tutorials: one nn.Embedding per
-categorical column (in an nn.ModuleList), an nn.EmbeddingBag(mode="mean") over a variable-length
-multi-hot column, BatchNorm1d on the continuous columns, an MLP with BatchNorm1d, Dropout(0)
-and ReLU, BCEWithLogitsLoss(pos_weight=...), AdamW with ReduceLROnPlateau, a DataLoader over a
-TensorDataset with persistent workers (still alive when the program ends), early stopping on the
-validation loss keeping a deepcopy of the best state_dict, and a checkpoint (model + optimizer +
-epoch) saved with torch.save and loaded back into a fresh model and optimizer, whose predictions
-and next step must equal the original's."""
+categorical column (in an nn.ModuleList), a sparse nn.EmbeddingBag(mode="mean") over a
+variable-length multi-hot column stepped by plain SGD, BatchNorm1d on the continuous columns, an
+MLP with BatchNorm1d, Dropout(0) and ReLU, BCEWithLogitsLoss(pos_weight=...), AdamW with
+ReduceLROnPlateau for the dense parameters, a DataLoader over a TensorDataset with persistent
+workers (still alive when the program ends), early stopping on the validation loss keeping a
+deepcopy of the best state_dict, and a checkpoint (model + optimizer + epoch) saved with
+torch.save and loaded back into a fresh model and optimizer, whose predictions and next step
+must equal the original's."""
 
 import copy
 import os
@@ -25,7 +26,7 @@ class TabularModel(nn.Module):
         super().__init__()
         self.embeds = nn.ModuleList(
             [nn.Embedding(c, min(8, (c + 1) // 2)) for c in cardinalities])
-        self.tags = nn.EmbeddingBag(N_TAGS, 4, mode="mean")
+        self.tags = nn.EmbeddingBag(N_TAGS, 4, mode="mean", sparse=True)
         self.bn_cont = nn.BatchNorm1d(n_cont)
         n_in = sum(e.embedding_dim for e in self.embeds) + 4 + n_cont
         layers = []
@@ -96,7 +97,10 @@ def main():
                 p.zero_()
     pos_weight = torch.tensor([(len(y) - y.sum()) / y.sum()])
     criterion = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-2, weight_decay=1e-2)
+    # the sparse embedding's gradients go to plain SGD, the rest to AdamW
+    dense_params = [p for n, p in model.named_parameters() if not n.startswith("tags.")]
+    optimizer = torch.optim.AdamW(dense_params, lr=2e-2, weight_decay=1e-2)
+    sparse_optimizer = torch.optim.SGD(model.tags.parameters(), lr=0.5)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="min", factor=0.5,
                                                            patience=1)
 
@@ -106,10 +110,12 @@ def main():
         running = 0.0
         for x_cat_b, x_cont_b, y_b, idx in train_loader:
             optimizer.zero_grad()
+            sparse_optimizer.zero_grad()
             loss = criterion(model(x_cat_b, x_cont_b, *bag_inputs(tags, n_tags, idx.numpy())),
                              y_b)
             loss.backward()
             optimizer.step()
+            sparse_optimizer.step()
             running += loss.item()
         val_loss, val_acc = evaluate(model, valid_loader, tags, n_tags, criterion)
         scheduler.step(val_loss)
@@ -134,7 +140,9 @@ def main():
     checkpoint = torch.load(path, weights_only=True)
     restored = TabularModel(CARDINALITIES, 3)
     restored.load_state_dict(checkpoint["model_state_dict"])
-    restored_opt = torch.optim.AdamW(restored.parameters(), lr=2e-2, weight_decay=1e-2)
+    restored_opt = torch.optim.AdamW(
+        [p for n, p in restored.named_parameters() if not n.startswith("tags.")], lr=2e-2,
+        weight_decay=1e-2)
     restored_opt.load_state_dict(checkpoint["optimizer_state_dict"])
     print("checkpoint epoch", checkpoint["epoch"], f"loss {checkpoint['loss']:.4f}",
           "lr", restored_opt.param_groups[0]["lr"],
@@ -144,7 +152,7 @@ def main():
     bags = bag_inputs(tags, n_tags, idx.numpy())
     for m, opt in ((model, optimizer), (restored, restored_opt)):
         m.train()
-        opt.zero_grad()
+        m.zero_grad()
         criterion(m(x_cat_b, x_cont_b, *bags), y_b).backward()
         opt.step()
         m.eval()
