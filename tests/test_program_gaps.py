@@ -4,11 +4,12 @@ Each test names the program line that needed it."""
 
 import numpy as np
 import pytest
-import strata
 import torch
 from helpers import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import strata
 
 FLOATS = {"float32": (strata.float32, torch.float32),
           "bfloat16": (strata.bfloat16, torch.bfloat16),
@@ -154,8 +155,9 @@ def test_persistent_workers_alive_at_exit_end_quietly(tmp_path):
     import sys
     script = tmp_path / "persistent.py"
     script.write_text(PERSISTENT_LOADER_PROGRAM)
-    runs = [subprocess.run([sys.executable, *cmd, str(script)], capture_output=True, text=True,
-                           timeout=120, cwd=tmp_path) for cmd in ((), ("-m", "strata", "run"))]
+    runs = [subprocess.run([sys.executable, *cmd, str(script)], check=False, capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)
+            for cmd in ((), ("-m", "strata", "run"))]
     for run in runs:
         assert run.returncode == 0 and run.stderr == "", run.stderr
     assert runs[0].stdout == runs[1].stdout
@@ -322,3 +324,11 @@ def test_nn_modules_utils_helpers_match_pytorch():
                 u._list_with_default([None, 3], [1, 2, 5, 6]), list(wrapped),
                 list(wrapped._metadata), m.nn.modules.utils is u)
     assert run(strata) == run(torch)
+
+
+def test_nn_utils_is_not_shadowed_by_nn_modules_utils():
+    """``torch.nn.utils`` (clip_grad_norm_, rnn, ...) and ``torch.nn.modules.utils`` (_pair,
+    ...) are two modules; the star import of nn.modules must not replace the first."""
+    assert strata.nn.utils.__name__ == "strata.nn.utils"
+    assert strata.nn.modules.utils.__name__ == "strata.nn.modules.utils"
+    assert callable(strata.nn.utils.clip_grad_norm_) and callable(strata.nn.utils.rnn.pad_sequence)

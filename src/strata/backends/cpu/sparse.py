@@ -6,6 +6,7 @@ dense input, so it sits in the ordinary CPU table.
 
 import numpy as np
 
+from ..._tensor import make_sparse
 from ...core import dtype as D
 from ...ops import factory as F
 from ...ops import linalg as L
@@ -14,7 +15,6 @@ from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
 from ...ops import sparse as SP
-from ..._tensor import make_sparse
 from .array import data, wrap
 from .elementwise import target
 
