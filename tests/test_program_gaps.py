@@ -332,3 +332,27 @@ def test_nn_utils_is_not_shadowed_by_nn_modules_utils():
     assert strata.nn.utils.__name__ == "strata.nn.utils"
     assert strata.nn.modules.utils.__name__ == "strata.nn.modules.utils"
     assert callable(strata.nn.utils.clip_grad_norm_) and callable(strata.nn.utils.rnn.pad_sequence)
+
+
+# the performance tutorials' `model = model.to(memory_format=torch.channels_last)`
+def _channels_last_model(m):
+    model = m.nn.Sequential(m.nn.Conv2d(3, 4, 3), m.nn.BatchNorm2d(4), m.nn.Flatten(),
+                            m.nn.Linear(4 * 4 * 4, 2))
+    rng = np.random.default_rng(0)
+    with m.no_grad():
+        for p in model.parameters():
+            p.copy_(m.tensor(rng.uniform(-0.3, 0.3, tuple(p.shape)).astype(np.float32)))
+    out = model.to(m.float64, memory_format=m.channels_last)
+    x = m.tensor(rng.standard_normal((2, 3, 6, 6))).to(memory_format=m.channels_last)
+    model(x).sum().backward()
+    return out is model, [(p.dtype, p.stride(), p.grad.stride()) for p in model.parameters()], \
+        [p.grad for p in model.parameters()]
+
+
+def test_module_to_memory_format_converts_4d_parameters():
+    s_same, s_layout, s_grads = _channels_last_model(strata)
+    t_same, t_layout, t_grads = _channels_last_model(torch)
+    assert s_same and t_same
+    assert [(str(d).split(".")[-1], st, gs) for d, st, gs in s_layout] == \
+        [(str(d).split(".")[-1], st, gs) for d, st, gs in t_layout]
+    assert_same(s_grads, t_grads)
