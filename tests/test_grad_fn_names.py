@@ -63,6 +63,7 @@ ALLOWED = {
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
+    "aten::dist": DECOMPOSED,
     "aten::einsum": DECOMPOSED_OTHERWISE,
     "aten::fft_ifft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",

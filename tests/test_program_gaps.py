@@ -356,3 +356,12 @@ def test_module_to_memory_format_converts_4d_parameters():
     assert [(str(d).split(".")[-1], st, gs) for d, st, gs in s_layout] == \
         [(str(d).split(".")[-1], st, gs) for d, st, gs in t_layout]
     assert_same(s_grads, t_grads)
+
+
+def test_dist_refuses_integers_as_pytorch():
+    messages = []
+    for m in (strata, torch):
+        with pytest.raises(RuntimeError) as err:
+            m.dist(m.tensor([1, 2]), m.tensor([0, 1]))
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]

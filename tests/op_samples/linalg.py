@@ -222,6 +222,14 @@ SAMPLES = {
                (_f(4, 3, dtype=np.float64), _f(2, 3, dtype=np.float64)), name="p3.5"),
         Sample(lambda m, a, b: m.cdist(a, b), (_f(2, 1, 4, 3), _f(3, 2, 3)), name="batch"),
     ],
+    "aten::dist": [
+        Sample(lambda m, a, b: m.dist(a, b), (_f(4, 3), _f(3))),
+        Sample(lambda m, a, b: a.dist(b, 1), (_f(2, 3), _f(2, 3)), name="p1"),
+        Sample(lambda m, a, b: m.dist(a, b, p=0), (_f(4), _f(4)), name="p0"),
+        Sample(lambda m, a, b: m.dist(a, b, float("inf")), (_f(3, 2), _f(3, 2)), name="inf"),
+        Sample(lambda m, a, b: m.dist(a, b, 3.5),
+               (_f(4, dtype=np.float64), _f(4, dtype=np.float32)), name="mixed_p3.5"),
+    ],
     "aten::linalg_inv": [
         Sample(lambda m, a: m.linalg.inv(a), (_wellcond(3),)),
         Sample(lambda m, a: m.linalg.inv(a), (_wellcond(3, 2, dtype=np.float32),), atol=1e-4,
