@@ -365,3 +365,21 @@ def test_dist_refuses_integers_as_pytorch():
             m.dist(m.tensor([1, 2]), m.tensor([0, 1]))
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+# debugging a NaN loss: anomaly mode's NaN check names the node and the forward line
+def test_anomaly_nan_check_warns_with_the_forward_line():
+    seen = []
+    for m in (strata, torch):
+        with m.autograd.set_detect_anomaly(True):
+            x = m.tensor([-1.0], requires_grad=True)
+            y = m.sqrt(x)   # the forward line
+            with pytest.warns(UserWarning) as record, pytest.raises(RuntimeError) as err:
+                y.backward()
+        warning = next(str(w.message) for w in record if "Error detected" in str(w.message))
+        seen.append((str(err.value), warning.splitlines()[0], "y = m.sqrt(x)" in warning,
+                     "test_program_gaps.py" in warning))
+    assert seen[0] == seen[1] == (
+        "Function 'SqrtBackward0' returned nan values in its 0th output.",
+        "Error detected in SqrtBackward0. Traceback of forward call that caused the error:",
+        True, True)
