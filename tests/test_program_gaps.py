@@ -383,3 +383,39 @@ def test_anomaly_nan_check_warns_with_the_forward_line():
         "Function 'SqrtBackward0' returned nan values in its 0th output.",
         "Error detected in SqrtBackward0. Traceback of forward call that caused the error:",
         True, True)
+
+
+# the model-ensembling tutorial: stack_module_state + functional_call + vmap
+def _ensemble(m):
+    models = []
+    for seed in range(3):
+        model = m.nn.Sequential(m.nn.Linear(4, 8), m.nn.BatchNorm1d(8), m.nn.Linear(8, 2))
+        rng = np.random.default_rng(seed)
+        with m.no_grad():
+            for p in model.parameters():
+                p.copy_(m.tensor(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+        models.append(model.eval())
+    params, buffers = m.func.stack_module_state(models)
+    x = m.tensor(np.random.default_rng(9).standard_normal((5, 4)).astype(np.float32))
+    out = m.func.vmap(lambda p, b, v: m.func.functional_call(models[0], (p, b), (v,)),
+                      in_dims=(0, 0, None))(params, buffers, x)
+    out.sum().backward()
+    return (out, [params[k].grad for k in sorted(params)], [buffers[k] for k in sorted(buffers)],
+            [params[k].is_leaf for k in sorted(params)])
+
+
+def test_stack_module_state_ensembles_with_vmap():
+    s, t = _ensemble(strata), _ensemble(torch)
+    assert s[3] == t[3] == [True] * 6
+    assert_same(s[:3], t[:3], atol=1e-5, rtol=1e-5)
+
+
+def test_stack_module_state_errors_match_pytorch():
+    for make in (lambda m: [], lambda m: [m.nn.Linear(2, 2), m.nn.Linear(2, 2).eval()],
+                 lambda m: [m.nn.Linear(2, 2), m.nn.Conv1d(2, 2, 1)]):
+        messages = []
+        for m in (strata, torch):
+            with pytest.raises(RuntimeError) as err:
+                m.func.stack_module_state(make(m))
+            messages.append(str(err.value))
+        assert messages[0] == messages[1]
