@@ -419,3 +419,65 @@ def test_stack_module_state_errors_match_pytorch():
                 m.func.stack_module_state(make(m))
             messages.append(str(err.value))
         assert messages[0] == messages[1]
+
+
+# skip-gram with negative sampling: one sparse embedding looked up twice, so the backward sums
+# two sparse gradients (sparse.add_)
+def _sparse_add_sparse_(m):
+    a = m.sparse_coo_tensor([[0, 2]], m.tensor([1.0, 2.0]), (3,))
+    b = m.sparse_coo_tensor([[2, 1]], m.tensor([5.0, 7.0]), (3,))
+    out = a.add_(b, alpha=2)
+    return out is a, a.to_dense()
+
+
+def test_sparse_add_sparse_in_place():
+    s, t = _sparse_add_sparse_(strata), _sparse_add_sparse_(torch)
+    assert s[0] and t[0]
+    assert_same(s[1], t[1])
+
+
+@pytest.mark.parametrize("case", ["integer_self", "size", "dense_other"])
+def test_sparse_add_in_place_errors_leave_self_untouched(case):
+    messages = []
+    for m in (strata, torch):
+        dtype = m.int64 if case == "integer_self" else m.float32
+        a = m.sparse_coo_tensor([[0, 2]], m.tensor([1, 2], dtype=dtype), (3,))
+        other = {"integer_self": m.sparse_coo_tensor([[1]], m.tensor([1.5]), (3,)),
+                 "size": m.sparse_coo_tensor([[1]], m.tensor([1.5]), (4,)),
+                 "dense_other": m.ones(3)}[case]
+        with pytest.raises(RuntimeError) as err:
+            a.add_(other)
+        assert a.to_dense().tolist() == [1, 0, 2]
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def _skip_gram(m, optimizer):
+    inp, out = m.nn.Embedding(20, 6, sparse=True), m.nn.Embedding(20, 6, sparse=True)
+    rng = np.random.default_rng(0)
+    with m.no_grad():
+        for emb in (inp, out):
+            emb.weight.copy_(m.tensor(rng.normal(0, 0.2, (20, 6)).astype(np.float32)))
+    opt = optimizer(m, [inp.weight, out.weight])
+    losses = []
+    for _ in range(3):
+        c, o = m.tensor(rng.integers(0, 20, 8)), m.tensor(rng.integers(0, 20, 8))
+        neg = m.tensor(rng.integers(0, 20, (8, 3)))
+        vc = inp(c)
+        pos = m.nn.functional.logsigmoid((vc * out(o)).sum(1))
+        negs = m.nn.functional.logsigmoid(-m.bmm(out(neg), vc.unsqueeze(2)).squeeze(2)).sum(1)
+        loss = -(pos + negs).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, inp.weight.detach(), out.weight.detach()
+
+
+@pytest.mark.parametrize("optimizer", ["SparseAdam", "SGD"])
+def test_skip_gram_with_sparse_embeddings(optimizer):
+    make = {"SparseAdam": lambda m, ps: m.optim.SparseAdam(ps, lr=0.05),
+            "SGD": lambda m, ps: m.optim.SGD(ps, lr=0.5)}[optimizer]
+    s, t = _skip_gram(strata, make), _skip_gram(torch, make)
+    np.testing.assert_allclose(s[0], t[0], rtol=1e-5)
+    assert_same(s[1:], t[1:], atol=1e-5, rtol=1e-5)

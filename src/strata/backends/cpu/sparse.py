@@ -73,10 +73,8 @@ def add(self, other, alpha=1):
     o_sparse = getattr(other, "layout", "strided") == "sparse_coo"
     if s_sparse and o_sparse:
         if tuple(self.shape) != tuple(other.shape):
-            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self "
-                               f"has size {list(self.shape)} while other has size "
-                               f"{list(other.shape)} (FYI: dense-sparse addition does not "
-                               f"currently support broadcasting)")
+            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                               f"{list(self.shape)} != {list(other.shape)}")
         (i1, v1), (i2, v2) = _parts(self), _parts(other)
         dt = D.promote_types(self.dtype, other.dtype)
         vals = np.concatenate([v1.astype(dt.np), (v2 * alpha).astype(dt.np)])
@@ -95,10 +93,17 @@ def add(self, other, alpha=1):
 def add_(self, other, alpha=1):
     """``dense.add_(sparse, alpha=)``: each stored value (times alpha) added into its element,
     duplicates accumulating in order, as ATen's ``add_out_dense_sparse_cpu``. An optimizer step
-    with a sparse gradient (``nn.Embedding(sparse=True)`` + SGD) is this call."""
+    with a sparse gradient (``nn.Embedding(sparse=True)`` + SGD) is this call. ``sparse.add_``
+    (two sparse gradients of one embedding summed by the backward) keeps both entry lists,
+    uncoalesced, as the out-of-place ``add``."""
     if self.layout == "sparse_coo":
-        raise NotImplementedError("strata: add_ into a sparse tensor is not supported; use "
-                                  "out-of-place add")
+        total = add(self, other, alpha)
+        if total.dtype is not self.dtype:
+            raise RuntimeError(f"Can't convert result type {R.type_name(total.dtype)} to output "
+                               f"{R.type_name(self.dtype)} in add operation")
+        self.__dict__["_sparse"] = total._sparse
+        self.__dict__.pop("_coalesced", None)
+        return self
     if tuple(self.shape) != tuple(other.shape):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
                            f"size {list(self.shape)} while other has size {list(other.shape)} "
