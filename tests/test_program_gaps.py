@@ -481,3 +481,19 @@ def test_skip_gram_with_sparse_embeddings(optimizer):
     s, t = _skip_gram(strata, make), _skip_gram(torch, make)
     np.testing.assert_allclose(s[0], t[0], rtol=1e-5)
     assert_same(s[1:], t[1:], atol=1e-5, rtol=1e-5)
+
+
+def test_grad_scaler_getters_and_setters():
+    seen = []
+    for m in (strata, torch):
+        scaler = m.amp.GradScaler("cpu", init_scale=256.0, growth_interval=3)
+        before = (scaler.get_growth_factor(), scaler.get_backoff_factor(),
+                  scaler.get_growth_interval())
+        scaler.set_growth_factor(3.0)
+        scaler.set_backoff_factor(0.25)
+        scaler.set_growth_interval(5)
+        restored = m.amp.GradScaler("cpu")
+        restored.load_state_dict(scaler.state_dict())
+        seen.append((before, sorted(scaler.state_dict().items()), restored.get_growth_interval(),
+                     restored.get_growth_factor(), restored.get_backoff_factor()))
+    assert seen[0] == seen[1]
