@@ -5,8 +5,8 @@
 
 ``grad``/``grad_and_value``/``vjp``/``jacrev``/``hessian`` use the reverse-mode graph (see
 ``transforms``); ``vmap`` is a per-sample loop plus stack, PyTorch's slow fallback path, with no
-batching rules (see ``vmap``); ``functional_call`` swaps a module's tensors for one call; ``stack_module_state`` stacks
-an ensemble's for it.
+batching rules (see ``vmap``); ``functional_call`` swaps a module's tensors for one call, and
+``stack_module_state`` stacks an ensemble's for it.
 strata has no forward-mode AD: ``jacfwd``, ``jvp`` and ``linearize`` raise RuntimeError.
 """
 

@@ -324,9 +324,9 @@ class GRUCell(RNNCellBase):
 
 
 # Note [Cells under autocast]: the linears return the autocast dtype while the state stays
-# float32; the fused cells need one dtype. PyTorch's CPU cells (RNN.cpp LSTMCell/GRUCell) are unfused, so its
-# gates are computed in the autocast dtype and the state update promotes back to float32: these
-# two functions are those cells, op for op.
+# float32; the fused cells need one dtype. PyTorch's CPU cells (RNN.cpp LSTMCell/GRUCell) are
+# unfused, so its gates are computed in the autocast dtype and the state update promotes back to
+# float32: these two functions are those cells, op for op.
 def _mixed_precision_lstm_cell(input, hx, cx, cell):
     gates = F.linear(hx, cell.weight_hh, cell.bias_hh) + \
         F.linear(input, cell.weight_ih, cell.bias_ih)
