@@ -14,7 +14,7 @@ from .ops import shape as S
 from .ops import split_join as SJ
 
 
-def _bound_dims(args, method=None, keyword=None, given=None):
+def _bound_dims(args, method, keyword, given=None):
     """``f(1, 2)``, ``f((1, 2))`` and ``f(keyword=(1, 2))`` all mean (1, 2); ``method`` and
     ``keyword`` name the argument in PyTorch's errors when it is missing or given twice."""
     if given is not None:
@@ -24,7 +24,7 @@ def _bound_dims(args, method=None, keyword=None, given=None):
             raise TypeError(f"{method}(): argument '{keyword}' must be tuple of ints, not "
                             f"{type(given).__name__}")
         return tuple(given)
-    if not args and method is not None:
+    if not args:
         raise TypeError(f'{method}() missing 1 required positional arguments: "{keyword}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
