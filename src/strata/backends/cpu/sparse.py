@@ -196,7 +196,6 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 KERNELS = {SP.to_sparse: to_sparse}
 SPARSE_KERNELS = {
     SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.add_: add_, P.mul: mul,
-    P.neg: neg,
-    L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
-    RD.sum: sum,
+    P.neg: neg, L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone,
+    S.detach: detach, RD.sum: sum,
 }
