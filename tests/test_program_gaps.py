@@ -497,3 +497,26 @@ def test_grad_scaler_getters_and_setters():
         seen.append((before, sorted(scaler.state_dict().items()), restored.get_growth_interval(),
                      restored.get_growth_factor(), restored.get_backoff_factor()))
     assert seen[0] == seen[1]
+
+
+LP_POOLS = {
+    "LPPool2d": lambda m, x: m.nn.LPPool2d(2, 2)(x),
+    "LPPool2d_p3_stride_ceil": lambda m, x: m.nn.LPPool2d(3, (2, 3), stride=(1, 2),
+                                                          ceil_mode=True)(x.abs()),
+    "LPPool1d": lambda m, x: m.nn.LPPool1d(2, 3, stride=2)(x.flatten(2)),
+    "lp_pool3d": lambda m, x: m.nn.functional.lp_pool3d(x.unsqueeze(1).abs() + 0.1, 1.5, 2),
+    "lp_pool2d_p1": lambda m, x: m.nn.functional.lp_pool2d(x, 1, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LP_POOLS))
+def test_lp_pooling_matches_pytorch(name):
+    values = np.random.default_rng(0).standard_normal((2, 3, 7, 6))
+    results = []
+    for m in (strata, torch):
+        x = m.tensor(values, requires_grad=True)
+        y = LP_POOLS[name](m, x)
+        y.sum().backward()
+        results.append((y, x.grad))
+    assert_same(*results)
+    assert repr(strata.nn.LPPool2d(2, 3, stride=1)) == repr(torch.nn.LPPool2d(2, 3, stride=1))
