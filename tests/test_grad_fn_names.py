@@ -87,6 +87,7 @@ ALLOWED = {
     "aten::linear": DECOMPOSED_OTHERWISE,
     "aten::matmul": DECOMPOSED_OTHERWISE,
     "aten::mish_backward": STRATA_HAS_FORMULA,
+    "aten::multi_margin_loss": DECOMPOSED,
     "aten::nanquantile": DECOMPOSED_OTHERWISE,
     "aten::nanquantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::nll_loss_nd": "strata flattens N-d input to nll_loss; ATen calls nll_loss2d for 4-D",

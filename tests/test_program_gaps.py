@@ -520,3 +520,24 @@ def test_lp_pooling_matches_pytorch(name):
         results.append((y, x.grad))
     assert_same(*results)
     assert repr(strata.nn.LPPool2d(2, 3, stride=1)) == repr(torch.nn.LPPool2d(2, 3, stride=1))
+
+
+MULTI_MARGIN_ERRORS = {
+    "p": lambda m, x, t: m.nn.functional.multi_margin_loss(x, t, p=3),
+    "target_range": lambda m, x, t: m.nn.functional.multi_margin_loss(x, m.tensor([0, 5, 1])),
+    "target_size": lambda m, x, t: m.nn.functional.multi_margin_loss(x, t[:2]),
+    "weight_size": lambda m, x, t: m.nn.functional.multi_margin_loss(x, t, weight=m.ones(3)),
+    "integer_input": lambda m, x, t: m.nn.functional.multi_margin_loss(x.long(), t),
+    "3d_input": lambda m, x, t: m.nn.functional.multi_margin_loss(x.view(3, 2, 2), t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_MARGIN_ERRORS))
+def test_multi_margin_loss_errors_match_pytorch(name):
+    errors = []
+    for m in (strata, torch):
+        x, t = m.arange(12.0).view(3, 4) / 7, m.tensor([0, 3, 1])
+        with pytest.raises(Exception) as err:
+            MULTI_MARGIN_ERRORS[name](m, x, t)
+        errors.append((type(err.value).__name__, str(err.value)))
+    assert errors[0] == errors[1]

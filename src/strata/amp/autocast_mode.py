@@ -39,6 +39,7 @@ FP32_OPS = ("aten::avg_pool3d", "aten::binary_cross_entropy", "aten::polar", "at
             "aten::hinge_embedding_loss", "aten::poisson_nll_loss", "aten::smooth_l1_loss",
             "aten::cross_entropy_loss", "aten::l1_loss", "aten::huber_loss",
             "aten::margin_ranking_loss", "aten::soft_margin_loss", "aten::triplet_margin_loss",
+            "aten::multi_margin_loss",
             "aten::ctc_loss", "aten::kl_div", "aten::binary_cross_entropy_with_logits",
             "aten::fft_fft", "aten::fft_ifft", "aten::fft_fft2", "aten::fft_ifft2",
             "aten::fft_fftn", "aten::fft_ifftn", "aten::fft_rfft", "aten::fft_irfft",

@@ -59,6 +59,7 @@ from .loss import (  # noqa: F401
     MarginRankingLoss,
     MSELoss,
     MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
     PoissonNLLLoss,
     SmoothL1Loss,
