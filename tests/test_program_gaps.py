@@ -541,3 +541,19 @@ def test_multi_margin_loss_errors_match_pytorch(name):
             MULTI_MARGIN_ERRORS[name](m, x, t)
         errors.append((type(err.value).__name__, str(err.value)))
     assert errors[0] == errors[1]
+
+
+def test_map_applies_a_python_function_pairwise_in_place():
+    seen = []
+    for m in (strata, torch):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]])
+        out = x.map_(m.tensor([10.0, 20.0]), lambda a, b: a * b + 0.5)
+        errors = []
+        for bad in (lambda: m.tensor([1.0, 2.0], requires_grad=True).map_(m.ones(2), max),
+                    lambda: m.tensor([1.0, 2.0]).map_(m.tensor([1, 2]), max),
+                    lambda: m.tensor([1.0, 2.0]).map_(m.ones(3), max)):
+            with pytest.raises((RuntimeError, TypeError)) as err:
+                bad()
+            errors.append((type(err.value).__name__, str(err.value)))
+        seen.append((out is x, x.tolist(), errors))
+    assert seen[0] == seen[1]
