@@ -4,8 +4,8 @@ import copy
 import warnings
 
 from ... import creation
-from ...core import dtype as D
 from ...autograd.grad_mode import is_grad_enabled
+from ...core import dtype as D
 from ...ops import shape as S
 from .. import functional as F
 from .. import init
