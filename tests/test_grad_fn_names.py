@@ -63,6 +63,9 @@ ALLOWED = {
     "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
                         "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
+    "aten::deg2rad": DECOMPOSED,
+    "aten::deg2rad_": DECOMPOSED,
+    "aten::dist": DECOMPOSED,
     "aten::einsum": DECOMPOSED_OTHERWISE,
     "aten::fft_ifft": "PyTorch's conj is a lazy view (ConjBackward0); strata conjugates "
                       "eagerly (ConjPhysicalBackward0)",
@@ -84,6 +87,7 @@ ALLOWED = {
     "aten::linear": DECOMPOSED_OTHERWISE,
     "aten::matmul": DECOMPOSED_OTHERWISE,
     "aten::mish_backward": STRATA_HAS_FORMULA,
+    "aten::multi_margin_loss": DECOMPOSED,
     "aten::nanquantile": DECOMPOSED_OTHERWISE,
     "aten::nanquantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::nll_loss_nd": "strata flattens N-d input to nll_loss; ATen calls nll_loss2d for 4-D",
@@ -91,6 +95,8 @@ ALLOWED = {
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
     "aten::quantile": DECOMPOSED_OTHERWISE,
+    "aten::rad2deg": DECOMPOSED,
+    "aten::rad2deg_": DECOMPOSED,
     "aten::quantile.scalar": DECOMPOSED_OTHERWISE,
     "aten::remainder.Tensor": STRATA_HAS_FORMULA,
     "aten::repeat_interleave.self_int": "ATen clones then views (ViewBackward0); strata's "

@@ -31,6 +31,24 @@ CASES = {
     "dataloader_training.py": ((), 1e-4),
     "sequence_compat.py": (("--epochs", "20"), 1e-4),
     "tensor_utils.py": ((), 1e-4),
+    "vae_digits.py": ((), 1e-4),
+    "dcgan.py": ((), 1e-4),
+    # a ReLU input within rounding of zero flips sides now and then, and BatchNorm spreads that
+    # one element over its whole channel: single-batch gradients move by ~0.2% (checked by hand)
+    "resnet_cnn.py": ((), 3e-3),
+    "seq2seq_attention.py": ((), 1e-4),
+    "tabular_embeddings.py": ((), 1e-4),
+    "compile_autocast.py": ((), 1e-4),
+    # GAN updates amplify float32 rounding ~10^4-fold: after four generator steps PyTorch's own
+    # float32 run is 3e-4 away from its float64 run (which strata's float64 run matches exactly)
+    "wgan_gp.py": ((), 2e-3),
+    "word2vec_sgns.py": ((), 1e-4),
+}
+# script -> extra arguments for the PyTorch run only. torch.compile's inductor spends ~60 s on a
+# cold compile on this machine; its aot_eager backend computes the same numbers in ~5 s, while
+# strata runs its default inductor backend
+TORCH_ONLY_ARGS = {
+    "compile_autocast.py": ("--backend", "aot_eager"),
 }
 # script -> {line prefix: (check of strata's line, check of torch's line)}
 SPECIAL = {
@@ -42,12 +60,13 @@ SPECIAL = {
 
 
 def run(*cmd, tmp):
-    """Run ``python *cmd`` in tests/scripts; the scripts' temporary files go under ``tmp``."""
+    """Run ``python *cmd`` in tests/scripts; the scripts' temporary files go under ``tmp``.
+    Returns the printed lines and what went to stderr."""
     proc = subprocess.run([sys.executable, *cmd], capture_output=True, text=True,
                           env=dict(ENV, TMPDIR=str(tmp)), cwd=SCRIPTS, timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}"
     # strata's names print with its own module prefix: ``strata.int64`` for ``torch.int64``
-    return proc.stdout.replace("strata.", "torch.").splitlines()
+    return proc.stdout.replace("strata.", "torch.").splitlines(), proc.stderr
 
 
 def decimals(token):
@@ -74,8 +93,10 @@ def assert_lines_match(s_line, t_line, rtol, where):
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_script_matches_pytorch(script, tmp_path):
     args, rtol = CASES[script]
-    torch_out = run(script, *args, tmp=tmp_path)
-    strata_out = run("-m", "strata", "run", script, *args, tmp=tmp_path)
+    torch_out, torch_err = run(script, *args, *TORCH_ONLY_ARGS.get(script, ()), tmp=tmp_path)
+    strata_out, strata_err = run("-m", "strata", "run", script, *args, tmp=tmp_path)
+    # warnings are off (PYTHONWARNINGS): anything on stderr is a traceback, e.g. at exit
+    assert strata_err == "" or torch_err != "", f"{script} wrote to stderr:\n{strata_err}"
     assert len(strata_out) == len(torch_out), \
         f"{script}: {len(strata_out)} lines vs torch's {len(torch_out)}\n" + \
         "\n".join(strata_out) + "\n---\n" + "\n".join(torch_out)

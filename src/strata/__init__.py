@@ -62,6 +62,7 @@ from .profiler import explain  # noqa: F401
 from .runtime import OutOfMemoryError  # noqa: F401
 from .amp import autocast_mode as _autocast_mode
 from .amp import autocast  # noqa: F401
+from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401
 from .functions import generated_functions as _generated_functions
 

@@ -306,5 +306,7 @@ def _to_arguments(args, kwargs):
 
 
 def _parse_to(args, kwargs):
-    """``(device, dtype, non_blocking, copy)`` of a ``to(...)`` call (``nn.Module.to`` too)."""
-    return _to_arguments(args, kwargs)[:4]
+    """``(device, dtype, non_blocking, memory_format)`` of a ``to(...)`` call, as PyTorch's
+    ``torch._C._nn._parse_to`` (what ``nn.Module.to`` reads)."""
+    device, dtype, non_blocking, _, memory_format = _to_arguments(args, kwargs)
+    return device, dtype, non_blocking, memory_format

@@ -14,12 +14,21 @@ from .ops import shape as S
 from .ops import split_join as SJ
 
 
-def _bound_dims(args):
-    """``f(1, 2)`` and ``f((1, 2))`` both mean dims (1, 2)."""
+def _bound_dims(args, method, keyword, given=None):
+    """``f(1, 2)``, ``f((1, 2))`` and ``f(keyword=(1, 2))`` all mean (1, 2); ``method`` and
+    ``keyword`` name the argument in PyTorch's errors when it is missing or given twice."""
+    if given is not None:
+        if args:
+            raise TypeError(f"{method}() got multiple values for argument '{keyword}'")
+        if not isinstance(given, (tuple, list)):
+            raise TypeError(f"{method}(): argument '{keyword}' must be tuple of ints, not "
+                            f"{type(given).__name__}")
+        return tuple(given)
+    if not args:
+        raise TypeError(f'{method}() missing 1 required positional arguments: "{keyword}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return tuple(args[0])
     return tuple(args)
-
 
 
 class TensorMethods:
@@ -48,37 +57,37 @@ class TensorMethods:
         return self.mT
 
     # --- methods whose Python signature differs from the schema --------------------------------
-    def view(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+    def view(self, *shape, size=None):
+        if len(shape) == 1 and isinstance(shape[0], D.dtype) and size is None:
             return F.view_dtype(self, shape[0])
-        return S.view(self, _bound_dims(shape))
+        return S.view(self, _bound_dims(shape, "view", "size", size))
 
     def view_as(self, other):
         return S.view(self, other.shape)
 
-    def reshape(self, *shape):
-        return S.reshape(self, _bound_dims(shape))
+    def reshape(self, *args, shape=None):
+        return S.reshape(self, _bound_dims(args, "reshape", "shape", shape))
 
     def reshape_as(self, other):
         return S.reshape(self, other.shape)
 
-    def permute(self, *dims):
-        return S.permute(self, _bound_dims(dims))
+    def permute(self, *args, dims=None):
+        return S.permute(self, _bound_dims(args, "permute", "dims", dims))
 
-    def expand(self, *sizes):
-        return S.expand(self, _bound_dims(sizes))
+    def expand(self, *sizes, size=None):
+        return S.expand(self, _bound_dims(sizes, "expand", "size", size))
 
     def expand_as(self, other):
         return S.expand(self, other.shape)
 
-    def repeat(self, *sizes):
-        return S.repeat(self, _bound_dims(sizes))
+    def repeat(self, *sizes, repeats=None):
+        return S.repeat(self, _bound_dims(sizes, "repeat", "repeats", repeats))
 
-    def flip(self, *dims):
-        return S.flip(self, _bound_dims(dims))
+    def flip(self, *args, dims=None):
+        return S.flip(self, _bound_dims(args, "flip", "dims", dims))
 
-    def tile(self, *dims):
-        return S.tile(self, _bound_dims(dims))
+    def tile(self, *args, dims=None):
+        return S.tile(self, _bound_dims(args, "tile", "dims", dims))
 
     def split(self, split_size, dim=0):
         if isinstance(split_size, int):

@@ -13,6 +13,9 @@ from op_samples import Sample
 _rng = np.random.default_rng(7)
 
 
+_DIST = np.random.default_rng(70).standard_normal((6, 4)).astype(np.float32)
+
+
 def _f(*shape, dtype=np.float32):
     return np.asarray(_rng.standard_normal(shape), dtype=dtype)
 
@@ -221,6 +224,15 @@ SAMPLES = {
         Sample(lambda m, a, b: m.cdist(a, b, p=3.5),
                (_f(4, 3, dtype=np.float64), _f(2, 3, dtype=np.float64)), name="p3.5"),
         Sample(lambda m, a, b: m.cdist(a, b), (_f(2, 1, 4, 3), _f(3, 2, 3)), name="batch"),
+    ],
+    "aten::dist": [   # its own generator: the module's draws for later samples stay as they were
+        Sample(lambda m, a, b: m.dist(a, b), (_DIST[:4, :3], _DIST[4, :3])),
+        Sample(lambda m, a, b: a.dist(b, 1), (_DIST[:2, :3], _DIST[2:4, :3]), name="p1"),
+        Sample(lambda m, a, b: m.dist(a, b, p=0), (_DIST[0], _DIST[1]), name="p0"),
+        Sample(lambda m, a, b: m.dist(a, b, float("inf")), (_DIST[:3, :2], _DIST[3:, :2]),
+               name="inf"),
+        Sample(lambda m, a, b: m.dist(a, b, 3.5), (_DIST[0].astype(np.float64), _DIST[2]),
+               name="mixed_p3.5"),
     ],
     "aten::linalg_inv": [
         Sample(lambda m, a: m.linalg.inv(a), (_wellcond(3),)),

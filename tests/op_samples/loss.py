@@ -239,6 +239,15 @@ SAMPLES = {
         Sample(lambda m, x, t: m.hinge_embedding_loss(x, t, margin=0.5), (X64, np.sign(Y64)),
                name="margin"),
     ],
+    "aten::multi_margin_loss": [
+        *_reductions(lambda m, x, t, r: aten(m).multi_margin_loss.default(x, t, 1, 1, None, r),
+                     (LOGP, T)),
+        Sample(lambda m, x, t, w: m.nn.functional.multi_margin_loss(x, t, p=2, margin=0.5,
+                                                                   weight=w),
+               (LOGP.astype(np.float64), T, np.array([0.5, 1.0, 2.0, 1.5])), name="p2_weight"),
+        Sample(lambda m, x, t: m.nn.functional.multi_margin_loss(x, t, reduction="none"),
+               (ROW, np.array(2)), name="vector"),
+    ],
     "aten::soft_margin_loss": [
         *_reductions(lambda m, x, t, r: aten(m).soft_margin_loss.default(x, t, r),
                      (X, np.sign(_f(3, 4)))),

@@ -557,3 +557,22 @@ SAMPLES.update({"aten::logaddexp": _logaddexp_samples("logaddexp"),
                 "aten::logaddexp2": _logaddexp_samples("logaddexp2")})
 SAMPLES.update(_ldexp_samples())
 SAMPLES.update(_frexp_samples())
+
+
+# --- deg2rad, rad2deg -----------------------------------------------------------------------------
+def _angle_samples(name):
+    return {
+        f"aten::{name}": [
+            sample(lambda m, x: getattr(m, name)(x), [arr(d, lo=-400, hi=400)], [d], d)
+            for d in ALL] + [
+            Sample(lambda m, x: getattr(x, name)(), (SPECIAL,), name="nan_inf"),
+            Sample(lambda m, x: getattr(m, name)(x), (arr("float32", (0, 2)),), name="empty"),
+        ],
+        f"aten::{name}_": [
+            sample(lambda m, x: getattr(x, f"{name}_")(), [arr(d, lo=-400, hi=400)], [d],
+                   f"inplace-{d}") for d in FLOATS],
+    }
+
+
+SAMPLES.update(_angle_samples("deg2rad"))
+SAMPLES.update(_angle_samples("rad2deg"))

@@ -32,6 +32,24 @@ class GradScaler:
     def get_scale(self):
         return self._scale if self._enabled else 1.0
 
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
+
     def scale(self, outputs):
         if not self._enabled:
             return outputs

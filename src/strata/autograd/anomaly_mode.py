@@ -34,8 +34,10 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # dispatcher, ops and their decompositions, autograd, kernels; and generated code.
 _MACHINERY = tuple(_PACKAGE + part for part in (
     "_tensor.py", "tensor_operators.py", "tensor_methods.py", "tensor_conversion.py",
-    "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
+    "functions.py", "creation.py", "frontend" + os.sep, "dispatch" + os.sep, "ops" + os.sep,
     "autograd" + os.sep, "backends" + os.sep, "core" + os.sep)) + ("<generated ",)
+# ``strata run script.py``'s own frames, above the script's (``python script.py`` has none)
+_RUNNER = ("<frozen runpy>", _PACKAGE + "__main__.py", _PACKAGE + "cli.py")
 
 
 def forward_stack() -> list:
@@ -45,7 +47,10 @@ def forward_stack() -> list:
     frames = traceback.extract_stack()
     while frames and frames[-1].filename.startswith(_MACHINERY):
         frames.pop()
-    return traceback.format_list(frames)
+    first = 0
+    while first < len(frames) - 1 and frames[first].filename in _RUNNER:
+        first += 1
+    return traceback.format_list(frames[first:])
 
 
 def _set_enabled(mode: bool):

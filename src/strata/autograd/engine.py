@@ -305,19 +305,25 @@ def _call_function_traced(node, grads):
 # ``_call_function``'s frames, which only look for those, reading the same slots.
 
 def _call_function(node, grads):
+    """A node's hooks, backward and anomaly NaN check; anything failing there warns with the
+    forward call's stack (anomaly mode) before it propagates, as PyTorch's engine does."""
+    try:
+        return _evaluate_function(node, grads)
+    except Exception:
+        if node._trace is not None:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                          f"caused the error:\n{''.join(node._trace)}", stacklevel=3)
+        raise
+
+
+def _evaluate_function(node, grads):
     grads = _tensor_pre_hooks(node, grads)
     if node._pre_hooks:
         for hook in tuple(node._pre_hooks.values()):
             new = hook(tuple(grads))
             if new is not None:
                 grads = list(new)
-    try:
-        outputs = node.apply(grads)
-    except Exception:
-        if node._trace is not None:
-            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
-                          f"caused the error:\n{''.join(node._trace)}", stacklevel=2)
-        raise
+    outputs = node.apply(grads)
     if node._post_hooks:
         for hook in tuple(node._post_hooks.values()):
             new = hook(tuple(outputs), tuple(grads))

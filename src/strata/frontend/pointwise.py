@@ -8,6 +8,7 @@ import numpy as np
 
 from ..functions import write_out
 from ..ops import pointwise as P
+from ..ops import shape as S
 from ..ops import special as SP
 from .. import return_types
 
@@ -90,10 +91,29 @@ def apply_(self, callable):
     return self
 
 
+def map_(self, tensor, callable):
+    """``x.map_(y, f)``: ``f(x_i, y_i)`` on every element pair (``y`` broadcast to x's shape,
+    of x's dtype), as Python numbers, written back into x in place; CPU only, as ``apply_``."""
+    if self.requires_grad:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use "
+                           "var.detach().map_() instead.")
+    if tensor.dtype is not self.dtype:
+        raise TypeError(f"map_: expected {self.type()} for 'other' (got {tensor.type()})")
+    other = S.expand(tensor, tuple(self.shape))
+    if self.device.type == "meta":
+        return self
+    if self.device.type != "cpu" or other.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    values, others = self.numpy(), other.numpy()
+    for index in np.ndindex(values.shape):
+        values[index] = callable(values[index].item(), others[index].item())
+    return self
+
+
 FUNCTIONS = {"div": div, "divide": div, "frexp": frexp} | {
     name: _alias(op, name) for name, op in _ALIASES.items() if name not in _METHOD_ONLY}
 # Tensor.clip/clip_/div/div_ are written in tensor_methods.py.
 METHODS = {"divide_": divide_, "true_divide_": _method_alias(P.div_, "true_divide_"),
-           "polygamma": polygamma, "frexp": frexp, "apply_": apply_} | {
+           "polygamma": polygamma, "frexp": frexp, "apply_": apply_, "map_": map_} | {
     name: _method_alias(op, name) for name, op in _ALIASES.items()
     if name not in ("clip", "clip_")}

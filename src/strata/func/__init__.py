@@ -5,13 +5,14 @@
 
 ``grad``/``grad_and_value``/``vjp``/``jacrev``/``hessian`` use the reverse-mode graph (see
 ``transforms``); ``vmap`` is a per-sample loop plus stack, PyTorch's slow fallback path, with no
-batching rules (see ``vmap``); ``functional_call`` swaps a module's tensors for one call.
+batching rules (see ``vmap``); ``functional_call`` swaps a module's tensors for one call, and
+``stack_module_state`` stacks an ensemble's for it.
 strata has no forward-mode AD: ``jacfwd``, ``jvp`` and ``linearize`` raise RuntimeError.
 """
 
-from .functional_call import functional_call
+from .functional_call import functional_call, stack_module_state
 from .transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from .vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]

@@ -10,7 +10,9 @@ module's weights:
 import contextlib
 from collections.abc import Sequence
 
-__all__ = ["functional_call"]
+from ..ops.shape import stack
+
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -42,6 +44,38 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         args = (args,)
     with _reparametrize_module(module, tensors, tie_weights, strict):
         return module(*args, **kwargs)
+
+
+def stack_module_state(models):
+    """``(params, buffers)``: each name's tensors of ``models`` (same class, same train/eval
+    mode) stacked on a new first dim, for ``vmap`` over an ensemble with ``functional_call``.
+    Stacked parameters are new leaves (optimizable), unrelated to the models' own.
+
+        >>> params, buffers = stack_module_state(models)
+        >>> vmap(lambda p, b, x: functional_call(base, (p, b), (x,)), (0, 0, None))(
+        ...     params, buffers, x)
+    """
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        per_model = [dict(named(m)) for m in models]
+        return {name: _stacked_leaf([tensors[name] for tensors in per_model], name)
+                for name in per_model[0]}
+    return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())
+
+
+def _stacked_leaf(tensors, name):
+    wants_grad = [t.requires_grad for t in tensors]
+    if any(wants_grad) and not all(wants_grad):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack(tensors)
+    return result.detach().requires_grad_() if all(wants_grad) else result
 
 
 def _named_tensors(module):

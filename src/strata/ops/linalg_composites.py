@@ -30,6 +30,7 @@ from .linalg import (
 )
 from .op import aten, defop, register_decomposition
 from .reductions import sum as reduce_sum
+from .reductions import vector_norm
 
 addmv = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> "
               "Tensor", method=True, function=True)
@@ -241,6 +242,20 @@ def _cdist(x1, x2, p=2.0, compute_mode=None):
     if p == 1:
         return reduce_sum(P.abs(diff), [-1], False)
     return P.pow(reduce_sum(P.pow(P.abs(diff), p), [-1], False), 1.0 / p)
+
+
+dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", method=True, function=True)
+
+
+@register_decomposition(dist)
+def _dist(self, other, p=2):
+    """The p-norm of the broadcast difference, flattened: ``linalg_vector_norm`` gives its dtype
+    check and its p = 0, inf, -inf and negative p."""
+    diff = P.sub(self, other)
+    if diff.dtype.category not in (D.FLOATING, D.COMPLEX):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {R.type_name(diff.dtype)} instead.")
+    return vector_norm(diff, p)
 
 
 diag_embed = defop("diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",

@@ -383,6 +383,8 @@ margin_ranking_loss = defop("margin_ranking_loss(Tensor input1, Tensor input2, T
 hinge_embedding_loss = defop(f"hinge_embedding_loss(Tensor self, Tensor target, "
                              f"float margin=1.0, {_RED}) -> Tensor")
 soft_margin_loss = defop(f"soft_margin_loss(Tensor self, Tensor target, {_RED}) -> Tensor")
+multi_margin_loss = defop(f"multi_margin_loss(Tensor self, Tensor target, Scalar p=1, "
+                         f"Scalar margin=1, Tensor? weight=None, {_RED}) -> Tensor")
 triplet_margin_loss = defop("triplet_margin_loss(Tensor anchor, Tensor positive, "
                             "Tensor negative, float margin=1.0, float p=2, float eps=1e-06, "
                             f"bool swap=False, {_RED}) -> Tensor")
@@ -423,6 +425,44 @@ def _hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
     margin_part = P.where(P.ne(target, 1), P.clamp(P.sub(margin, self), 0), 0)
     self_part = P.where(P.ne(target, -1), self, 0)
     return apply_reduction(P.add(margin_part, self_part), reduction)
+
+
+@register_decomposition(multi_margin_loss)
+def _multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=MEAN):
+    """Per sample: the sum over the other classes j of max(0, margin - x[y] + x[j]) ** p (times
+    weight[y]), over the number of classes (ATen's ``multi_margin_loss_cpu``)."""
+    if self.ndim > 2 or self.numel() == 0 and self.ndim != 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {_fmt(self.shape)}")
+    rows, classes = (1, self.shape[0]) if self.ndim <= 1 else tuple(self.shape)
+    if target.ndim > 1 or target.numel() != rows:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{rows}], but got {_fmt(target.shape)}. Input has shape "
+                           f"{_fmt(self.shape)}.")
+    if weight is not None and (weight.ndim != 1 or weight.numel() != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                           f"{_fmt(weight.shape)}")
+    if self.dtype.category != D.FLOATING:
+        raise NotImplementedError(f"\"multi_margin_loss_cpu_kernel\" not implemented for "
+                                  f"'{R.type_name(self.dtype)}'")
+    labels = S.reshape(target, (rows, 1))
+    if rows and not target.is_meta and \
+            bool(P.logical_or(P.lt(labels, 0), P.ge(labels, classes)).any()):
+        raise RuntimeError("target out of range")
+    x = S.reshape(self, (rows, classes))
+    terms = PC.clamp_min(P.add(P.sub(margin, gather(x, 1, labels)), x), 0)
+    if p == 2:
+        terms = P.mul(terms, terms)
+    if weight is not None:
+        terms = P.mul(terms, S.reshape(aten.index_select.default(weight, 0,
+                                                                 S.reshape(labels, (rows,))),
+                                       (rows, 1)))
+    own_class = P.eq(arange(0, classes, dtype=D.int64, device=self.device), labels)
+    loss = P.div(reduce_sum(masked_fill(terms, own_class, 0), [1], False), classes)
+    if reduction_enum(reduction) == NONE:
+        return S.reshape(loss, tuple(target.shape)) if self.ndim <= 1 else loss
+    return apply_reduction(loss, reduction)
 
 
 @register_decomposition(soft_margin_loss)

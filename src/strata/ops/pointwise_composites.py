@@ -313,3 +313,40 @@ def _ldexp_(self, other):
         raise RuntimeError(f"ldexp can't be cast to the desired output type "
                            f"{R.type_name(self.dtype)}")
     return mul_(self, scale)
+
+
+# --- angle conversions ----------------------------------------------------------------------------
+deg2rad = defop("deg2rad(Tensor self) -> Tensor", method=True, function=True)
+deg2rad_ = defop("deg2rad_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
+rad2deg = defop("rad2deg(Tensor self) -> Tensor", method=True, function=True)
+rad2deg_ = defop("rad2deg_(Tensor(a!) self) -> Tensor(a!)", method=True, function=True)
+_RADIANS_PER_DEGREE = math.pi / 180.0
+
+
+def _angle_operand(name, self):
+    """ATen's ``deg2rad``/``rad2deg``: no complex; integers and bool become the default float."""
+    if self.dtype.category == D.COMPLEX:
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return _as_dtype(self, FLOAT(self), self)
+
+
+@register_decomposition(deg2rad)
+def _deg2rad(self):
+    return mul(_angle_operand("deg2rad", self), _RADIANS_PER_DEGREE)
+
+
+@register_decomposition(rad2deg)
+def _rad2deg(self):
+    return mul(_angle_operand("rad2deg", self), 1.0 / _RADIANS_PER_DEGREE)
+
+
+@register_decomposition(deg2rad_)
+def _deg2rad_(self):
+    _angle_operand("deg2rad", self)
+    return mul_(self, _RADIANS_PER_DEGREE)
+
+
+@register_decomposition(rad2deg_)
+def _rad2deg_(self):
+    _angle_operand("rad2deg", self)
+    return mul_(self, 1.0 / _RADIANS_PER_DEGREE)

@@ -21,6 +21,7 @@ from ...ops import pooling as PL
 from ...ops import reductions as RD
 from ...ops import scatter as SC
 from ...ops import shape as S
+from ..grad_mode import is_grad_enabled
 from . import derivative, not_implemented, zeros
 
 
@@ -341,7 +342,14 @@ def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
     x, w = ctx.input, ctx.weight
     view = [1, x._shape[1]] + [1] * (x.ndim - 2)
     dims = [0] + list(range(2, x.ndim))
-    if ctx.training:
+    if ctx.training and is_grad_enabled():
+        # create_graph: this formula is itself differentiated (a WGAN-GP gradient penalty
+        # through a BatchNorm/InstanceNorm), where the batch statistics are functions of the
+        # input, as in PyTorch's batchnorm_double_backward; the saved ones are constants
+        mean = RD.mean(x, dims, True)
+        centred = P.sub(x, mean)
+        invstd = P.rsqrt(P.add(RD.mean(P.mul(centred, centred), dims, True), ctx.eps))
+    elif ctx.training:
         mean, invstd = S.view(ctx.result1, view), S.view(ctx.result2, view)
     else:
         mean = S.view(ctx.running_mean, view)

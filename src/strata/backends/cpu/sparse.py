@@ -6,15 +6,17 @@ dense input, so it sits in the ordinary CPU table.
 
 import numpy as np
 
+from ..._tensor import make_sparse
 from ...core import dtype as D
 from ...ops import factory as F
 from ...ops import linalg as L
+from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ...ops import reductions as RD
 from ...ops import shape as S
 from ...ops import sparse as SP
-from ..._tensor import make_sparse
 from .array import data, wrap
+from .elementwise import target
 
 
 def _parts(t):
@@ -71,10 +73,8 @@ def add(self, other, alpha=1):
     o_sparse = getattr(other, "layout", "strided") == "sparse_coo"
     if s_sparse and o_sparse:
         if tuple(self.shape) != tuple(other.shape):
-            raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self "
-                               f"has size {list(self.shape)} while other has size "
-                               f"{list(other.shape)} (FYI: dense-sparse addition does not "
-                               f"currently support broadcasting)")
+            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                               f"{list(self.shape)} != {list(other.shape)}")
         (i1, v1), (i2, v2) = _parts(self), _parts(other)
         dt = D.promote_types(self.dtype, other.dtype)
         vals = np.concatenate([v1.astype(dt.np), (v2 * alpha).astype(dt.np)])
@@ -88,6 +88,34 @@ def add(self, other, alpha=1):
         if tuple(np.broadcast_shapes(np.shape(a), np.shape(b))) != tuple(self.shape):
             raise RuntimeError("add(sparse, dense) does not support broadcasting")
     return wrap(np.add(a, np.multiply(b, alpha)).astype(dt.np), dt)
+
+
+def add_(self, other, alpha=1):
+    """``dense.add_(sparse, alpha=)``: each stored value (times alpha) added into its element,
+    duplicates accumulating in order, as ATen's ``add_out_dense_sparse_cpu``. An optimizer step
+    with a sparse gradient (``nn.Embedding(sparse=True)`` + SGD) is this call. ``sparse.add_``
+    (two sparse gradients of one embedding summed by the backward) keeps both entry lists,
+    uncoalesced, as the out-of-place ``add``."""
+    if self.layout == "sparse_coo":
+        total = add(self, other, alpha)
+        if total.dtype is not self.dtype:
+            raise RuntimeError(f"Can't convert result type {R.type_name(total.dtype)} to output "
+                               f"{R.type_name(self.dtype)} in add operation")
+        self.__dict__["_sparse"] = total._sparse
+        self.__dict__.pop("_coalesced", None)
+        return self
+    if tuple(self.shape) != tuple(other.shape):
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(self.shape)} while other has size {list(other.shape)} "
+                           f"(FYI: dense-sparse addition does not currently support "
+                           f"broadcasting)")
+    dt = D.result_type(self, other)
+    if not D.can_cast(dt, self.dtype):
+        raise RuntimeError(f"Can't convert result type {R.type_name(dt)} to output "
+                           f"{R.type_name(self.dtype)} in add operation")
+    idx, vals = _parts(other)
+    np.add.at(target(self), tuple(idx), np.multiply(vals.astype(dt.np), alpha))
+    return self
 
 
 def mul(self, other):
@@ -167,7 +195,7 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 
 KERNELS = {SP.to_sparse: to_sparse}
 SPARSE_KERNELS = {
-    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.mul: mul, P.neg: neg,
-    L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone, S.detach: detach,
-    RD.sum: sum,
+    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.add_: add_, P.mul: mul,
+    P.neg: neg, L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone,
+    S.detach: detach, RD.sum: sum,
 }

@@ -24,6 +24,7 @@ from ...ops import nn_composites as NC
 from ...ops import normalization as NZ
 from ...ops import pointwise as P
 from ...ops import pooling as PL
+from ..modules.utils import _ntuple
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -58,6 +59,9 @@ __all__ = [
     "layer_norm",
     "linear",
     "local_response_norm",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
@@ -178,6 +182,26 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     return PL.avg_pool2d(input, kernel_size, _stride(stride), padding, ceil_mode,
                          count_include_pad, divisor_override)
+
+
+def _lp_pool(avg_pool, input, norm_type, kernel_size, stride, ceil_mode, dims):
+    """PyTorch's ``lp_pool``: the window's sum of ``x ** p`` (an average times the window
+    size), then its p-th root (a negative sum, from an odd p, becomes 0 first)."""
+    out = avg_pool(P.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    window = math.prod(_ntuple(dims)(kernel_size))
+    return P.pow(P.mul(P.mul(P.sign(out), P.relu(P.abs(out))), window), 1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 def _int_list(value):

@@ -23,7 +23,7 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
     "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
-    "soft_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
+    "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
 ]
 
 _ENUM = {"none": L.NONE, "mean": L.MEAN, "sum": L.SUM}
@@ -273,6 +273,14 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     return L.hinge_embedding_loss(input, target, margin,
                                   _reduction(size_average, reduce, reduction))
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    return L.multi_margin_loss(input, target, p, margin, weight,
+                               _reduction(size_average, reduce, reduction))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):

@@ -7,10 +7,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-
-
-def _ntuple(x, n):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
+from .utils import _ntuple
 
 
 class _ConvNd(Module):
@@ -35,14 +32,14 @@ class _ConvNd(Module):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "{'valid', 'same'}")
-            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+            if padding == "same" and any(s != 1 for s in _ntuple(n)(stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride, n)
-        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
-        self.dilation = _ntuple(dilation, n)
-        self.output_padding = _ntuple(output_padding, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
+        self.stride = _ntuple(n)(stride)
+        self.padding = padding if isinstance(padding, str) else _ntuple(n)(padding)
+        self.dilation = _ntuple(n)(dilation)
+        self.output_padding = _ntuple(n)(output_padding)
         self.groups = groups
         self.padding_mode = padding_mode
         self.transposed = self._transposed

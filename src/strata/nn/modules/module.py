@@ -470,14 +470,16 @@ class Module(ModuleStateDict):
 
     def to(self, *args, **kwargs):
         from ...tensor_conversion import _parse_to
-        device, dtype, non_blocking, _ = _parse_to(args, dict(kwargs))
+        device, dtype, non_blocking, memory_format = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
 
         def convert(t):
-            return t.to(device, dtype if t.is_floating_point() else None,
-                        non_blocking=non_blocking)
+            dt = dtype if t.is_floating_point() else None
+            if memory_format is not None and t.dim() in (4, 5):   # conv weights, as PyTorch
+                return t.to(device, dt, non_blocking=non_blocking, memory_format=memory_format)
+            return t.to(device, dt, non_blocking=non_blocking)
         return self._apply(convert)
 
     def cpu(self):

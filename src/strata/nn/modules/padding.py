@@ -4,11 +4,7 @@ padded dims fixed by the class; ``padding`` is one int for every side or ``2 * d
 
 from .. import functional as F
 from .module import Module
-
-
-def _ntuple(value, n):
-    """PyTorch's ``_ntuple``: a sequence is kept as given, a single value repeated ``n`` times."""
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+from .utils import _ntuple
 
 
 class _PadNd(Module):
@@ -16,7 +12,7 @@ class _PadNd(Module):
 
     def __init__(self, padding):
         super().__init__()
-        self.padding = _ntuple(padding, 2 * self._dims)
+        self.padding = _ntuple(2 * self._dims)(padding)
 
     def forward(self, input):
         return F.pad(input, self.padding, self._mode)

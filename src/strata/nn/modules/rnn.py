@@ -10,7 +10,6 @@ U(-1/sqrt(hidden), 1/sqrt(hidden)) initialisation are PyTorch's.
 import math
 
 from ... import creation
-from ...ops.linalg import mm
 from ...ops.rnn import fused_gru_cell, fused_lstm_cell, gru_layer, lstm_layer
 from ...ops.shape import cat, stack
 from .. import functional as F
@@ -121,12 +120,11 @@ class RNNBase(Module):
         if lengths is not None:   # Note [Packed sequences]
             steps = creation.arange(len(inputs), device=x.device).unsqueeze(1)
             running = (steps < lengths).unsqueeze(-1)   # (T, B, 1)
-        w_ih_t, w_hh_t = w_ih.t(), w_hh.t()
         outputs = [None] * len(inputs)
         for t in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
-            pre = mm(inputs[t], w_ih_t) + mm(h, w_hh_t)
-            if b_ih is not None:
-                pre = pre + b_ih + b_hh
+            # PyTorch's SimpleCell (RNN.cpp): linear_hh(h) + linear_ih(x), biases inside the
+            # linears (so under autocast the step, and h, are in the autocast dtype)
+            pre = F.linear(h, w_hh, b_hh) + F.linear(inputs[t], w_ih, b_ih)
             h_t = pre.tanh() if self.mode == "RNN_TANH" else pre.relu()
             h = h_t if running is None else h_t.where(running[t], h)
             outputs[t] = h
@@ -304,8 +302,10 @@ class LSTMCell(RNNCellBase):
         if input.dim() == 1:   # unbatched: the fused cell takes (batch, features)
             h, c = self(input.unsqueeze(0), (h.unsqueeze(0), c.unsqueeze(0)))
             return h.squeeze(0), c.squeeze(0)
-        h, c, _ = fused_lstm_cell(F.linear(input, self.weight_ih), F.linear(h, self.weight_hh),
-                                  c, self.bias_ih, self.bias_hh)
+        input_gates, hidden_gates = F.linear(input, self.weight_ih), F.linear(h, self.weight_hh)
+        if input_gates.dtype is not c.dtype:   # Note [Cells under autocast]
+            return _mixed_precision_lstm_cell(input, h, c, self)
+        h, c, _ = fused_lstm_cell(input_gates, hidden_gates, c, self.bias_ih, self.bias_hh)
         return h, c
 
 
@@ -317,5 +317,28 @@ class GRUCell(RNNCellBase):
         hx = self._zeros(input) if hx is None else hx
         if input.dim() == 1:   # unbatched: the fused cell takes (batch, features)
             return self(input.unsqueeze(0), hx.unsqueeze(0)).squeeze(0)
-        return fused_gru_cell(F.linear(input, self.weight_ih), F.linear(hx, self.weight_hh), hx,
-                              self.bias_ih, self.bias_hh)[0]
+        input_gates, hidden_gates = F.linear(input, self.weight_ih), F.linear(hx, self.weight_hh)
+        if input_gates.dtype is not hx.dtype:   # Note [Cells under autocast]
+            return _mixed_precision_gru_cell(input, hx, self)
+        return fused_gru_cell(input_gates, hidden_gates, hx, self.bias_ih, self.bias_hh)[0]
+
+
+# Note [Cells under autocast]: the linears return the autocast dtype while the state stays
+# float32; the fused cells need one dtype. PyTorch's CPU cells (RNN.cpp LSTMCell/GRUCell) are
+# unfused, so its gates are computed in the autocast dtype and the state update promotes back to
+# float32: these two functions are those cells, op for op.
+def _mixed_precision_lstm_cell(input, hx, cx, cell):
+    gates = F.linear(hx, cell.weight_hh, cell.bias_hh) + \
+        F.linear(input, cell.weight_ih, cell.bias_ih)
+    in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, 1)
+    cy = forget_gate.sigmoid() * cx + in_gate.sigmoid() * cell_gate.tanh()
+    return out_gate.sigmoid() * cy.tanh(), cy
+
+
+def _mixed_precision_gru_cell(input, hx, cell):
+    input_gates = F.linear(input, cell.weight_ih, cell.bias_ih).chunk(3, 1)
+    hidden_gates = F.linear(hx, cell.weight_hh, cell.bias_hh).chunk(3, 1)
+    reset_gate = (hidden_gates[0] + input_gates[0]).sigmoid()
+    update_gate = (hidden_gates[1] + input_gates[1]).sigmoid()
+    new_gate = (input_gates[2] + hidden_gates[2] * reset_gate).tanh()
+    return (hx - new_gate) * update_gate + new_gate

@@ -1,12 +1,15 @@
 """The Transformer layers (``torch/nn/modules/transformer.py``)."""
 
 import copy
+import warnings
 
 from ... import creation
+from ...autograd.grad_mode import is_grad_enabled
 from ...core import dtype as D
+from ...ops import shape as S
 from .. import functional as F
 from .. import init
-from .activation import MultiheadAttention
+from .activation import GELU, MultiheadAttention, ReLU, ReLU6
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -64,6 +67,13 @@ class TransformerEncoderLayer(_TransformerLayer):
                  device=None, dtype=None):
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
                          batch_first, norm_first, bias, device, dtype, cross_attention=False)
+        act = self.activation   # ReLU6 subclasses strata's ReLU, not PyTorch's
+        if act is F.relu or isinstance(act, ReLU) and not isinstance(act, ReLU6):
+            self.activation_relu_or_gelu = 1
+        elif act is F.gelu or isinstance(act, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -109,20 +119,75 @@ def _get_clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
+def _why_no_nested_tensor(layer):
+    """Why PyTorch's TransformerEncoder would not take its nested-tensor path with ``layer``
+    (``""``: it would), in its words and order."""
+    name, attn = "encoder_layer", getattr(layer, "self_attn", None)
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return f"{name}.norm_first was True"
+    if not attn.batch_first:
+        return (f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                f"inference performance)")
+    if not attn._qkv_same_embed_dim:
+        return f"{name}.self_attn._qkv_same_embed_dim was not True"
+    if attn.in_proj_bias is None:
+        return f"{name}.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return f"{name}.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return f"{name}.norm1.eps was not equal to {name}.norm2.eps"
+    if attn.num_heads % 2 == 1:
+        return f"{name}.self_attn.num_heads is odd"
+    return ""
+
+
 class TransformerEncoder(Module):
+    """Note [Nested-tensor encoder]: in inference (eval, no gradients needed) with a key
+    padding mask that pads at the end only, PyTorch runs the layers on a nested tensor of the
+    unpadded sequences and pads the result with zeros, before the final norm. strata runs the
+    padded batch (the unpadded positions get the same values: padded keys are masked out) and
+    zeroes the padded positions, so both give the same output."""
+
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
                  mask_check=True):
         super().__init__()
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor = self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                          f"because {why_not}", stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         out = src
         for layer in self.layers:
             out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                         is_causal=bool(is_causal))
+        if self._pads_with_zeros(src, mask, src_key_padding_mask):
+            out = out.masked_fill(S.unsqueeze(src_key_padding_mask != 0, -1), 0.0)
         return self.norm(out) if self.norm is not None else out
+
+    def _pads_with_zeros(self, src, mask, padding):
+        """PyTorch's conditions for its nested-tensor path (Note [Nested-tensor encoder])."""
+        first = self.layers[0]
+        if not self.use_nested_tensor or first.training or src.dim() != 3 or padding is None \
+                or mask is not None:
+            return False
+        keep = (padding == 0).to(D.int64)
+        if self.mask_check and bool((keep[:, 1:] > keep[:, :-1]).any()):   # not left-aligned
+            return False
+        attn = first.self_attn
+        weights = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, first.norm1.weight, first.norm1.bias, first.norm2.weight,
+                   first.norm2.bias, first.linear1.weight, first.linear1.bias,
+                   first.linear2.weight, first.linear2.bias)
+        return not (is_grad_enabled() and any(w.requires_grad for w in weights))
 
 
 class TransformerDecoder(Module):

@@ -7,8 +7,15 @@ interrupted, the handler checks the registered workers with ``waitid(WNOHANG | W
 leaves the exit status for ``Process.join``) and raises, naming the worker's pid and its exit code
 or signal. Python runs signal handlers only in the main thread; a loader iterated in another
 thread falls back to the periodic liveness check.
+
+At interpreter exit, multiprocessing's atexit hook terminates the daemonic workers of loaders
+still alive (a module-level loader with ``persistent_workers=True``): those deaths are expected,
+so, as PyTorch's ``python_exit_status``, an atexit hook that runs before it (registered later)
+marks the exit, unregisters every worker and makes shutting them down a no-op.
 """
 
+import atexit
+import multiprocessing.util  # noqa: F401  (registers its atexit hook before ours: ours runs first)
 import os
 import signal
 import threading
@@ -18,6 +25,18 @@ import threading
 # single dict operations are atomic under the GIL.
 _worker_pids = {}
 _handler_installed = False
+_python_exiting = False
+
+
+def python_exiting():
+    return _python_exiting
+
+
+@atexit.register
+def _mark_python_exit():
+    global _python_exiting
+    _python_exiting = True
+    _worker_pids.clear()
 
 
 def set_worker_pids(key, pids):

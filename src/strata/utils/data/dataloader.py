@@ -348,8 +348,9 @@ class _MultiProcessIter:
     def _shutdown_workers(self, failed=False):
         """Stop every worker: a sentinel and a bounded join, then terminate stragglers. After a
         failure (a dead worker, a timeout) the result pipe may hold half a message and a worker
-        may be stuck, so all are terminated at once (then killed if they ignore it)."""
-        if self._shutdown:
+        may be stuck, so all are terminated at once (then killed if they ignore it). At
+        interpreter exit it does nothing: multiprocessing terminates the daemonic workers."""
+        if self._shutdown or _signal_handling.python_exiting():
             return
         self._shutdown = True
         _signal_handling.remove_worker_pids(id(self))  # their exits are expected from now on
