@@ -15,9 +15,9 @@ from .ops import shape as S
 from .ops import split_join as SJ
 
 
-_RANDOM_SIGNATURES = ("\n * (*, torch.Generator generator = None)"
-                      "\n * (int from, int to, *, torch.Generator generator = None)"
-                      "\n * (int to, *, torch.Generator generator = None)\n")
+_RANDOM_SIGNATURES = ("\n * (*, strata.Generator generator = None)"
+                      "\n * (int from, int to, *, strata.Generator generator = None)"
+                      "\n * (int to, *, strata.Generator generator = None)\n")
 
 
 def _random_overload(args, bounds):
@@ -30,7 +30,9 @@ def _random_overload(args, bounds):
     given.update(bounds)
     ints = all(type(v) is int or (k == "to" and v is None and "from" in given)
                for k, v in given.items())
-    if len(args) > 2 or unknown or repeated or not ints or given.keys() == {"from"}:
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    if unknown or repeated or not ints or given.keys() == {"from"}:
         got = ", ".join([type(a).__name__ for a in args] +
                         [f"{k}={type(v).__name__}" for k, v in bounds.items()])
         raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
@@ -185,8 +187,8 @@ class TensorMethods:
         if type(p) not in (int, float, bool):
             raise TypeError(f"bernoulli_() received an invalid combination of arguments - got "
                             f"({type(p).__name__}), but expected one of:\n"
-                            f" * (Tensor p, *, torch.Generator generator = None)\n"
-                            f" * (float p = 0.5, *, torch.Generator generator = None)\n")
+                            f" * (Tensor p, *, strata.Generator generator = None)\n"
+                            f" * (float p = 0.5, *, strata.Generator generator = None)\n")
         return RF.bernoulli_float(self, float(p), generator=generator)
 
     def bernoulli(self, *args, generator=None, **kwargs):
@@ -198,8 +200,8 @@ class TensorMethods:
                             [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
             raise TypeError(f"bernoulli() received an invalid combination of arguments - got "
                             f"({got}), but expected one of:\n"
-                            f" * (*, torch.Generator generator = None)\n"
-                            f" * (float p, *, torch.Generator generator = None)\n")
+                            f" * (*, strata.Generator generator = None)\n"
+                            f" * (float p, *, strata.Generator generator = None)\n")
         return bernoulli(self, *args, *kwargs.values(), generator=generator)
 
     def size(self, dim=None):

@@ -346,7 +346,10 @@ def _uniform_meta_(self, from_=0.0, to=1.0, generator=None):
 
 def _bernoulli_meta(self, p=None, generator=None):
     if p is not None and not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if self.dtype.is_complex:
+        kernel = "bernoulli_tensor_cpu_self_" if p is None else "bernoulli_scalar_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(self.dtype)}'")
     if p is None:  # the probabilities are self's values: a float tensor
         _floating("bernoulli_tensor_cpu_p_", self.dtype)
     return TensorSpec(tuple(self.shape), self.dtype, R.like_strides(self))

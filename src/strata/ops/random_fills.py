@@ -17,6 +17,7 @@ from ..core import dtype as D
 from . import meta_rules as R
 from .factory import DIGITS
 from .op import defop
+from .pointwise import _user_stacklevel
 from .shape import expand
 
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -91,7 +92,7 @@ def _check_in_range(low, high, dtype):
                               f"precision limitations {R.c_type_name(dtype)} can support discrete "
                               f"uniform distribution only within this range. This warning will "
                               f"become an error in version 1.7 release, please fix the code in "
-                              f"advance", UserWarning, stacklevel=4)
+                              f"advance", UserWarning, stacklevel=_user_stacklevel())
 
 
 def random_bounds(self, low, high):
