@@ -519,3 +519,42 @@ def test_compiled_function_draws_them(backend):
     assert (exponential >= 0).all() and abs(exponential.mean() - 0.5) < 0.1
     strata.manual_seed(5)
     np.testing.assert_array_equal(compiled(x).numpy(), out)
+
+
+# --- the opencl device (PoCL in tests): Philox draws, the same transformations ------------------
+
+OPENCL_MOMENTS = {   # a fill, its values' mean and variance
+    "exponential_": (lambda t: t.exponential_(2.0), 0.5, 0.25),
+    "geometric_": (lambda t: t.geometric_(0.25), 4.0, 0.75 / 0.25 ** 2),
+    "log_normal_ (log)": (lambda t: t.log_normal_(0.5, 0.75).log(), 0.5, 0.75 ** 2),
+    "cauchy_ (below median + sigma)": (lambda t: t.cauchy_(1.0, 2.0).lt(3.0).float(), 0.75,
+                                       0.75 * 0.25),
+    "bernoulli_": (lambda t: t.bernoulli_(0.3), 0.3, 0.21),
+    "bernoulli_ probs": (lambda t: t.bernoulli_(t.new_full((1,), 0.7)), 0.7, 0.21),
+    "random_ from, to": (lambda t: t.random_(-3, 5), 0.5, (64 - 1) / 12),
+    "random_": (lambda t: t.random_().div(2 ** 24), 0.5, 1 / 12),
+}
+
+
+@pytest.mark.skipif(not strata.opencl.is_available(), reason="needs pyopencl and a driver")
+@pytest.mark.parametrize("name", sorted(OPENCL_MOMENTS))
+def test_opencl_fills(name):
+    fill, mean, var = OPENCL_MOMENTS[name]
+    strata.manual_seed(11)
+    values = fill(strata.zeros(N, device="opencl")).cpu().double().numpy()
+    _check_mean(values, mean, var, f"opencl {name}")
+    strata.manual_seed(11)
+    np.testing.assert_array_equal(fill(strata.zeros(N, device="opencl")).cpu().double().numpy(),
+                                  values)
+
+
+@pytest.mark.skipif(not strata.opencl.is_available(), reason="needs pyopencl and a driver")
+def test_opencl_random_bounds_per_dtype():
+    for dtype, top in (("int8", 127), ("float16", 2 ** 11), ("bool", 1)):
+        x = strata.zeros(N, dtype=getattr(strata, dtype), device="opencl").random_()
+        values = x.cpu().double().numpy()
+        assert values.min() == 0 and values.max() == top
+    with pytest.raises(NotImplementedError, match="'OpenCL' backend"):
+        strata.zeros(4, dtype=strata.int64, device="opencl").random_(-2 ** 63, None)
+    _same_error(_raised(lambda: strata.zeros(4, device="opencl").exponential_(-1)),
+                _raised(lambda: torch.zeros(4).exponential_(-1)))
