@@ -45,6 +45,8 @@ def _floating_kernel(self, name):
 def _through(value, dtype):
     """``static_cast<int64_t>(static_cast<scalar_t>(value))``: ``value`` rounded to a floating
     ``dtype`` (the half types by way of float, as ``c10::Half(float)``) and back."""
+    if abs(value) <= 1 << DIGITS[dtype.name]:
+        return value   # exact: every integer up to 2**digits is representable
     with np.errstate(invalid="ignore", over="ignore"):
         x = np.array(value, np.int64).astype(np.float32 if dtype.itemsize == 2 else dtype.np)
         return int(x.astype(dtype.np).astype(np.int64))
@@ -69,18 +71,21 @@ def _update_to(value, dtype):
     return value
 
 
+# each dtype's lowest and largest value (a float's as a double)
+_LIMITS = {D.bool_: (0, 1),
+           **{dt: (D.iinfo(dt).min, D.iinfo(dt).max) for dt in _RANDOM_INTEGRAL[1:]},
+           **{dt: (float(D.finfo(dt).min), float(D.finfo(dt).max))
+              for dt in (D.float16, D.bfloat16, D.float32, D.float64)}}
+
+
 def _check_in_range(low, high, dtype):
     """``check_from_to_in_range``: both ends representable (a float dtype warns past the range
     where it holds every integer)."""
-    if dtype.category == D.FLOATING:
-        info = D.finfo(dtype)
-        lowest, highest = float(info.min), float(info.max)
-    elif dtype in _RANDOM_INTEGRAL:
-        info = D.iinfo(dtype) if dtype is not D.bool_ else None
-        lowest, highest = (info.min, info.max) if info else (0, 1)
-    else:
+    try:
+        lowest, highest = _LIMITS[dtype]
+    except KeyError:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean "
-                           "types")
+                           "types") from None
     for value, name in ((low, "from"), (high, "to - 1")):
         if not lowest <= value <= highest:
             raise RuntimeError(f"{name} is out of bounds for {R.c_type_name(dtype)}")
