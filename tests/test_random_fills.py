@@ -579,3 +579,12 @@ def test_compiled_fills_draw_eagers_numbers(backend, n):
     for a, b in zip(got, want):
         assert strata.equal(a, b)
     assert strata.equal(after, eager_after)
+
+
+def test_numpy_numbers_are_accepted_as_torch_does():
+    for m in (strata, torch):
+        x = m.zeros(1000)
+        assert set(x.random_(np.int64(2), np.int32(4)).unique().tolist()) == {2.0, 3.0}
+        assert x.bernoulli_(np.float32(1.0)).tolist() == [1.0] * 1000
+        assert x.bernoulli(np.float64(0.0)).tolist() == [0.0] * 1000
+        assert x.exponential_(np.float64(2.0)).min() >= 0

@@ -6,6 +6,8 @@ Kept apart from ``_tensor.py``, which holds the tensor's own state and protocol;
 need none of this: they are generated from an op's ``method=`` declaration (``bind_methods``).
 """
 
+import numbers
+
 from .core import dtype as D
 from .core.tensor_impl import TensorImpl, _is_tensor
 from .ops import factory as F
@@ -28,7 +30,7 @@ def _random_overload(args, bounds):
     unknown = set(bounds) - {"from", "to"}
     repeated = set(bounds) & set(given)
     given.update(bounds)
-    ints = all(type(v) is int or (k == "to" and v is None and "from" in given)
+    ints = all(_is_int(v) or (k == "to" and v is None and "from" in given)
                for k, v in given.items())
     if len(args) > 2:
         raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
@@ -37,11 +39,20 @@ def _random_overload(args, bounds):
                         [f"{k}={type(v).__name__}" for k, v in bounds.items()])
         raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
                         f"but expected one of:{_RANDOM_SIGNATURES}")
+    given = {k: None if v is None else int(v) for k, v in given.items()}
     if "from" in given:
         return RF.random_from, (given["from"], given["to"])
     if "to" in given:
         return RF.random_to, (given["to"],)
     return RF.random_, ()
+
+
+def _is_int(value) -> bool:
+    """An ``int`` argument: a Python or NumPy integer, not a bool (PyTorch's parser refuses)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+_NO_P = object()   # Tensor.bernoulli() (self's values are the probabilities) vs bernoulli(p)
 
 
 def _bound_dims(args):
@@ -184,25 +195,23 @@ class TensorMethods:
     def bernoulli_(self, p=0.5, *, generator=None):
         if _is_tensor(p):
             return RF.bernoulli_tensor_(self, p, generator=generator)
-        if type(p) not in (int, float, bool):
+        if not isinstance(p, numbers.Real):
             raise TypeError(f"bernoulli_() received an invalid combination of arguments - got "
                             f"({type(p).__name__}), but expected one of:\n"
                             f" * (Tensor p, *, strata.Generator generator = None)\n"
                             f" * (float p = 0.5, *, strata.Generator generator = None)\n")
         return RF.bernoulli_float(self, float(p), generator=generator)
 
-    def bernoulli(self, *args, generator=None, **kwargs):
+    def bernoulli(self, p=_NO_P, *, generator=None):
         """``bernoulli()`` draws with ``self``'s probabilities, ``bernoulli(p)`` with one."""
-        from .creation import bernoulli
-        if len(args) + len(kwargs) > 1 or set(kwargs) - {"p"} or \
-                any(type(p) not in (int, float, bool) for p in (*args, *kwargs.values())):
-            got = ", ".join([type(a).__name__ for a in args] +
-                            [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        if p is _NO_P:
+            return F.bernoulli_tensor(self, generator=generator)
+        if not isinstance(p, numbers.Real):
             raise TypeError(f"bernoulli() received an invalid combination of arguments - got "
-                            f"({got}), but expected one of:\n"
+                            f"({type(p).__name__}), but expected one of:\n"
                             f" * (*, strata.Generator generator = None)\n"
                             f" * (float p, *, strata.Generator generator = None)\n")
-        return bernoulli(self, *args, *kwargs.values(), generator=generator)
+        return F.bernoulli(self, float(p), generator=generator)
 
     def size(self, dim=None):
         return TensorImpl.size(self, dim)
