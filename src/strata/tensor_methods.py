@@ -16,7 +16,6 @@ from .ops import random_fills as RF
 from .ops import shape as S
 from .ops import split_join as SJ
 
-
 _RANDOM_SIGNATURES = ("\n * (*, strata.Generator generator = None)"
                       "\n * (int from, int to, *, strata.Generator generator = None)"
                       "\n * (int to, *, strata.Generator generator = None)\n")

@@ -1,7 +1,8 @@
 """The OpenCL device's random ops: loop-IR pointwise kernels over Philox (oclprinter's
 Note [Philox]): the factories, ``normal_``, ``uniform_``, ``bernoulli`` and the in-place fills of
-``ops/random_fills.py`` (PyTorch's transformations of uniform or normal draws); and ``randperm``, a bitonic sort of Philox keys in two hand-written kernels
-(the samplers of ``ops/distributions.py`` are in opencl_samplers.py).
+``ops/random_fills.py`` (PyTorch's transformations of uniform or normal draws); and
+``randperm``, a bitonic sort of Philox keys in two hand-written kernels (the samplers of
+``ops/distributions.py`` are in opencl_samplers.py).
 
 Element i of a launch is a function of (key, offset, i) only: the runtime hands out the key
 (the seed) and a per-launch offset (``OpenCLRuntime.philox``), so a seeded program draws the same
