@@ -122,14 +122,14 @@ def random_bounds(self, low, high):
         return low, high - 1
     if low != _INT64_MIN:
         if floating:
-            high = min(1 << DIGITS[dtype.name], _INT64_MAX)
+            high = 1 << DIGITS[dtype.name]
             low = _update_from(low, dtype)
             if low >= high:
                 raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or "
                                    f"equal to 'to_inc' casted to dtype, but got from={low} > "
                                    f"to_inc={high}")
         elif dtype in _RANDOM_INTEGRAL:
-            high = 1 if dtype is D.bool_ else D.iinfo(dtype).max
+            high = _LIMITS[dtype][1]
         else:
             raise RuntimeError("random_from_to_impl handles only integral, floating-point and "
                                "boolean types")
@@ -152,7 +152,7 @@ def default_random_bounds(self):
     _check_dtype("random_kernel_cpu", self, _RANDOM_INTEGRAL)
     if self.dtype.category == D.FLOATING:
         return 0, 1 << DIGITS[self.dtype.name]
-    return 0, 1 if self.dtype is D.bool_ else D.iinfo(self.dtype).max
+    return 0, _LIMITS[self.dtype][1]
 
 
 def _random_from_meta(self, low, high=None, generator=None):
