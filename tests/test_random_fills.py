@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import dtype_name
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import strata
@@ -589,3 +589,40 @@ def test_numpy_numbers_are_accepted_as_torch_does():
         assert x.bernoulli_(np.float32(1.0)).tolist() == [1.0] * 1000
         assert x.bernoulli(np.float64(0.0)).tolist() == [0.0] * 1000
         assert x.exponential_(np.float64(2.0)).min() >= 0
+
+
+_EDGES = [s * (2 ** k + d) for k in (7, 8, 11, 15, 16, 24, 31, 32, 53, 62) for d in (-1, 0, 1)
+          for s in (1, -1)] + [2 ** 63 - 1, -2 ** 63, 65504, 65505, 65472]
+_BOUNDS = st.one_of(st.integers(-300, 300), st.sampled_from(_EDGES))
+
+
+@given(dtype=st.sampled_from(("bool", *INTEGERS, *FLOATS)), low=_BOUNDS,
+       high=st.one_of(st.none(), _BOUNDS))
+def test_random_bounds_match_torch(dtype, low, high):
+    """Any bounds: the same error as PyTorch's (message included), or draws inside them."""
+    assume(not (dtype in FLOATS and low == 2 ** 63 - 1))   # PyTorch never returns (below)
+
+    def call(m):
+        return _zeros(m, dtype, (256,)).random_(low, high)
+    s_err, t_err = _raised(call, strata), _raised(call, torch)
+    if t_err is not None or s_err is not None:
+        _same_error(s_err, t_err)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        values = call(strata).double().numpy()
+    if dtype in FLOATS:   # a draw rounds to the dtype, as PyTorch's (even below ``from``)
+        low = strata.tensor(low, dtype=strata.int64).to(getattr(strata, dtype)).item()
+    top = float(high) if high is not None else math.inf
+    assert np.all(values >= low) and np.all(values <= top)
+    if high is not None and dtype not in FLOATS:
+        assert np.all(values < high)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_random_from_int64_max_into_a_float_is_refused(dtype):
+    """PyTorch's ``update_from`` overflows there (``from + 1``) and loops for ever; strata
+    refuses it as any ``from`` past the float's exact integers."""
+    with pytest.raises(RuntimeError, match="random_ expects 'from' casted to dtype to be less "
+                                           "than or equal to 'to_inc'"):
+        _zeros(strata, dtype).random_(2 ** 63 - 1, None)

@@ -54,7 +54,10 @@ def _through(value, dtype):
 
 def _update_from(value, dtype):
     """The smallest int64 at or above ``value`` that stays at or above it once cast to a
-    floating ``dtype`` (``update_from``: a cast may round a draw below ``from``)."""
+    floating ``dtype`` (``update_from``: a cast may round a draw below ``from``). Past int64's
+    largest there is none: ``from`` stays, to be refused (PyTorch's loop never ends there)."""
+    if value == _INT64_MAX:
+        return value
     rounded = _through(value + 1, dtype)
     if rounded < value:
         n = abs(value + 1).bit_length() - 1
