@@ -417,8 +417,8 @@ def _random_integers(self, bounds, generator):
     if not self.numel():
         return self
     if bounds is None:
-        raise NotImplementedError("random_ over the whole int64 range (from=-2**63, to=None) "
-                                  "is not implemented on the 'OpenCL' backend")
+        raise NotImplementedError("aten::random_.from over the whole int64 range (from=-2**63, "
+                                  "to=None) is not implemented on the 'OpenCL' backend")
     low, high = bounds
     span = high - low + 1
     if span > 2 ** 63 - 1:                    # [low, low + 2**63): every 63-bit draw
