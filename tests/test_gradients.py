@@ -154,6 +154,16 @@ GRAD_SAMPLES = {
     "aten::normal_": [S(lambda m, x: x.normal_() * 0, (r(3),))],
     "aten::uniform_": [S(lambda m, x: x.uniform_() * 0, (r(3),))],
     "aten::bernoulli": [S(lambda m, x: m.bernoulli(x.sigmoid()) * 0, (r(3),))],
+    # the random fills (ops/random_fills.py): self is overwritten, probabilities get zeros
+    "aten::random_.from": [S(lambda m, x: x.random_(0, 5) * 0, (r(3),))],
+    "aten::random_.to": [S(lambda m, x: x.random_(5) * 0, (r(3),))],
+    "aten::random_": [S(lambda m, x: x.random_() * 0, (r(3),))],
+    "aten::bernoulli_.float": [S(lambda m, x: x.bernoulli_(0.5) * 0, (r(3),))],
+    "aten::bernoulli_.Tensor": [S(lambda m, x, p: x.bernoulli_(p.sigmoid()) * 0, (r(3), r(3)))],
+    "aten::exponential_": [S(lambda m, x: x.exponential_() * 0, (r(3),))],
+    "aten::geometric_": [S(lambda m, x: x.geometric_(0.5) * 0, (r(3),))],
+    "aten::cauchy_": [S(lambda m, x: x.cauchy_() * 0, (r(3),))],
+    "aten::log_normal_": [S(lambda m, x: x.log_normal_() * 0, (r(3),))],
     # --- shape: views --------------------------------------------------------------------------
     "aten::view": [S(lambda m, x: x.view(4, 3), (r(3, 4),)),
                    S(lambda m, x: x.t().reshape(12), (r(3, 4),), name="reshape_copy")],

@@ -6,12 +6,52 @@ Kept apart from ``_tensor.py``, which holds the tensor's own state and protocol;
 need none of this: they are generated from an op's ``method=`` declaration (``bind_methods``).
 """
 
+import numbers
+
 from .core import dtype as D
 from .core.tensor_impl import TensorImpl, _is_tensor
 from .ops import factory as F
 from .ops import pointwise as P
+from .ops import random_fills as RF
 from .ops import shape as S
 from .ops import split_join as SJ
+
+_RANDOM_SIGNATURES = ("\n * (*, strata.Generator generator = None)"
+                      "\n * (int from, int to, *, strata.Generator generator = None)"
+                      "\n * (int to, *, strata.Generator generator = None)\n")
+
+
+def _random_overload(args, bounds):
+    """Which ``random_`` overload a call means: ``(op, bounds)``, ``random_(to)`` or
+    ``random_(from, to)`` (``to`` may be None there), keywords ``from``/``to`` allowed."""
+    alone = len(args) == 1 and not bounds          # random_(to)
+    given = {"to": args[0]} if alone else dict(zip(("from", "to"), args))
+    unknown = set(bounds) - {"from", "to"}
+    repeated = set(bounds) & set(given)
+    given.update(bounds)
+    ints = all(_is_int(v) or (k == "to" and v is None and "from" in given)
+               for k, v in given.items())
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    if unknown or repeated or not ints or given.keys() == {"from"}:
+        got = ", ".join([type(a).__name__ for a in args] +
+                        [f"{k}={type(v).__name__}" for k, v in bounds.items()])
+        raise TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:{_RANDOM_SIGNATURES}")
+    given = {k: None if v is None else int(v) for k, v in given.items()}
+    if "from" in given:
+        return RF.random_from, (given["from"], given["to"])
+    if "to" in given:
+        return RF.random_to, (given["to"],)
+    return RF.random_, ()
+
+
+def _is_int(value) -> bool:
+    """An ``int`` argument: a Python or NumPy integer, not a bool (PyTorch's parser refuses)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+_NO_P = object()   # Tensor.bernoulli() (self's values are the probabilities) vs bernoulli(p)
 
 
 def _bound_dims(args, method, keyword, given=None):
@@ -152,6 +192,34 @@ class TensorMethods:
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         return F.uniform_(self, a, b, generator=generator)
+
+    def random_(self, *args, generator=None, **bounds):
+        """``random_()``, ``random_(to)``, ``random_(from, to)``: integers drawn uniformly in
+        [from, to) (``to`` None: up to the dtype's largest; no bounds: up to its largest
+        exact integer)."""
+        op, values = _random_overload(args, bounds)
+        return op(self, *values, generator=generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        if _is_tensor(p):
+            return RF.bernoulli_tensor_(self, p, generator=generator)
+        if not isinstance(p, numbers.Real):
+            raise TypeError(f"bernoulli_() received an invalid combination of arguments - got "
+                            f"({type(p).__name__}), but expected one of:\n"
+                            f" * (Tensor p, *, strata.Generator generator = None)\n"
+                            f" * (float p = 0.5, *, strata.Generator generator = None)\n")
+        return RF.bernoulli_float(self, float(p), generator=generator)
+
+    def bernoulli(self, p=_NO_P, *, generator=None):
+        """``bernoulli()`` draws with ``self``'s probabilities, ``bernoulli(p)`` with one."""
+        if p is _NO_P:
+            return F.bernoulli_tensor(self, generator=generator)
+        if not isinstance(p, numbers.Real):
+            raise TypeError(f"bernoulli() received an invalid combination of arguments - got "
+                            f"({type(p).__name__}), but expected one of:\n"
+                            f" * (*, strata.Generator generator = None)\n"
+                            f" * (float p, *, strata.Generator generator = None)\n")
+        return F.bernoulli(self, float(p), generator=generator)
 
     def size(self, dim=None):
         return TensorImpl.size(self, dim)

@@ -11,7 +11,7 @@ from importlib import import_module
 
 FAMILIES = ("sparse", "pointwise", "special", "factory", "shape", "reductions", "sorting",
             "indexing", "scatter", "linalg", "nn", "activation", "loss", "distributions",
-            "rnn", "complex", "fft")
+            "rnn", "complex", "fft", "random_fills")
 
 
 @dataclass

@@ -310,7 +310,7 @@ def _randint_meta(low, high, size, generator=None, dtype=None, layout=None, devi
     return _spec(size, dtype)
 
 
-_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # exact integers: 2**d
+DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}  # exact integers: 2**d
 
 
 def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
@@ -321,8 +321,8 @@ def _randperm_meta(n, generator=None, dtype=None, layout=None, device=None, pin_
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if n and dtype.category == D.INTEGRAL:
         R.check_scalar_fits(n - 1, dtype)  # the largest value it will hold
-    elif dtype.category == D.FLOATING and n > 2 ** _DIGITS[dtype.name] + 1:
-        raise RuntimeError(f"n cannot be greater than {2 ** _DIGITS[dtype.name] + 1} for "
+    elif dtype.category == D.FLOATING and n > 2 ** DIGITS[dtype.name] + 1:
+        raise RuntimeError(f"n cannot be greater than {2 ** DIGITS[dtype.name] + 1} for "
                            f"{R.type_name(dtype)} type.")
     return _spec((n,), dtype)
 
@@ -346,7 +346,10 @@ def _uniform_meta_(self, from_=0.0, to=1.0, generator=None):
 
 def _bernoulli_meta(self, p=None, generator=None):
     if p is not None and not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    if self.dtype.is_complex:
+        kernel = "bernoulli_tensor_cpu_self_" if p is None else "bernoulli_scalar_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{R.type_name(self.dtype)}'")
     if p is None:  # the probabilities are self's values: a float tensor
         _floating("bernoulli_tensor_cpu_p_", self.dtype)
     return TensorSpec(tuple(self.shape), self.dtype, R.like_strides(self))

@@ -74,7 +74,8 @@ def c_type_name(dt):
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}[dt.name]
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}[dt.name]
 
 
 def check_inplace_cast(result_dtype, self_dtype):

@@ -36,7 +36,8 @@ from ..graph import SavedVariable
 
 FAMILIES = ("pointwise", "special", "factory", "shape", "reductions", "sorting", "indexing",
             "scatter", "linalg", "factorizations", "nn", "pooling", "activation", "loss",
-            "distributions", "rnn", "complex", "fft", "lu", "dropout", "sampling")
+            "distributions", "rnn", "complex", "fft", "lu", "dropout", "sampling",
+            "random_fills")
 
 DERIVATIVES: dict = {}       # op -> Derivative
 NON_DIFFERENTIABLE = object()  # lookup result of ops whose outputs never carry a gradient

@@ -10,6 +10,7 @@ from . import sorting, sparse, special
 from . import scatter
 from . import dense, normalization, pooling
 from . import distributions, threads
+from . import random_fills
 from . import rnn
 from . import lu
 from . import complex, fft
@@ -18,7 +19,7 @@ from .array import cpu_kernel
 
 FAMILIES = (sparse, pointwise, special, factory, shape, reductions, sorting, indexing, scatter,
             linalg, nn, dense, pooling, normalization, activation, loss, distributions, rnn,
-            complex, fft, lu)
+            complex, fft, lu, random_fills)
 
 
 def kernel_table() -> dict:

@@ -252,32 +252,47 @@ def uniform_(self, lo=0.0, hi=1.0, generator=None):
     return self
 
 
-def bernoulli_p(self, p=0.5, generator=None):
-    out = _allocate(F.bernoulli.meta(self, p))
+def fill_bernoulli(target, p, generator):
+    """``target`` (a NumPy array) gets 1 where a ``Generator.random`` double is below ``p``."""
     g = generator_for(generator)
-    target = data(out)
     draws.fill(target, g, draws.kernel("bernoulli", target.dtype), np.array([p], np.float64),
                lambda into, start: np.copyto(into, g.random(into.size) < p, casting="unsafe"))
-    return out
 
 
-def bernoulli_tensor(self, generator=None):
-    spec = F.bernoulli_tensor.meta(self)
-    probs = data(self)
+def check_bernoulli_probs(probs):
+    """PyTorch's check of bernoulli's probabilities (a NumPy array)."""
     if not np.all((probs >= 0) & (probs <= 1)):  # nan fails too
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
-    out = _allocate(spec)
+
+
+def fill_bernoulli_probs(target, probs, generator):
+    """``target`` gets 1 where a draw is below its element of ``probs`` (an array of its
+    shape); the C kernel reads probabilities of target's own dtype, in C order."""
     g = generator_for(generator)
-    target = data(out)
-    kernel = draws.kernel("bernoulli_probs", target.dtype) if probs.flags.c_contiguous else None
+    same = probs.dtype == target.dtype and probs.flags.c_contiguous
+    kernel = draws.kernel("bernoulli_probs", target.dtype) if same else None
     flat_probs = probs.reshape(-1)
 
     def numpy_rest(into, start):
         p = flat_probs[start:start + into.size].astype(np.float64)
         np.copyto(into, g.random(into.size) < p, casting="unsafe")
     draws.fill(target, g, kernel, probs, numpy_rest)
+
+
+def bernoulli_p(self, p=0.5, generator=None):
+    out = _allocate(F.bernoulli.meta(self, p))
+    fill_bernoulli(data(out), p, generator)
+    return out
+
+
+def bernoulli_tensor(self, generator=None):
+    spec = F.bernoulli_tensor.meta(self)
+    probs = data(self)
+    check_bernoulli_probs(probs)
+    out = _allocate(spec)
+    fill_bernoulli_probs(data(out), probs, generator)
     return out
 
 

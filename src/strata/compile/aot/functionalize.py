@@ -61,7 +61,8 @@ def seeded_random(op, rng_state, offset: int, *args, **kwargs):
 
 # Random ops that draw exactly one 64-bit value per output element (float64 uniforms), so the
 # offset of the next op is known while tracing.
-_ONE_DRAW_PER_ELEMENT = {"bernoulli.p", "bernoulli", "uniform_"}
+_ONE_DRAW_PER_ELEMENT = {"bernoulli.p", "bernoulli", "uniform_", "bernoulli_.float",
+                         "bernoulli_.Tensor", "exponential_", "geometric_", "cauchy_"}
 
 
 class RngInputs:

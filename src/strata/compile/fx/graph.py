@@ -349,7 +349,8 @@ class _CodeGen:
         if hasattr(target, "schema") and hasattr(target, "namespace"):   # an OpOverload
             overload = target.schema.overload or "default"
             self.globals["strata"] = _strata_module()   # a reserved name, never a node's
-            return f"strata.ops.{target.namespace}.{target.schema.name}.{overload}"
+            # getattr for an overload named by a keyword (``random_.from``)
+            return _attr_path("strata.ops", f"{target.namespace}.{target.schema.name}.{overload}")
         if target in BUILTIN_TARGETS:
             return target.__name__
         public = public_name(target)

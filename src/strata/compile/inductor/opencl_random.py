@@ -1,6 +1,8 @@
 """The OpenCL device's random ops: loop-IR pointwise kernels over Philox (oclprinter's
-Note [Philox]), and ``randperm``, a bitonic sort of Philox keys in two hand-written kernels
-(the samplers of ``ops/distributions.py`` are in opencl_samplers.py).
+Note [Philox]): the factories, ``normal_``, ``uniform_``, ``bernoulli`` and the in-place fills of
+``ops/random_fills.py`` (PyTorch's transformations of uniform or normal draws); and
+``randperm``, a bitonic sort of Philox keys in two hand-written kernels (the samplers of
+``ops/distributions.py`` are in opencl_samplers.py).
 
 Element i of a launch is a function of (key, offset, i) only: the runtime hands out the key
 (the seed) and a per-launch offset (``OpenCLRuntime.philox``), so a seeded program draws the same
@@ -8,11 +10,14 @@ numbers on every run, whatever the work-group size. The numbers differ from the 
 (NumPy's PCG64), as PyTorch's CUDA numbers differ from its CPU ones.
 """
 
+import math
+
 from ...backends.opencl import runtime as R
 from ...core import dtype as D
 from ...core.shape import contiguous_strides
 from ...ops import factory as F
 from ...ops import pointwise as P
+from ...ops import random_fills as RF
 from ...ops import reductions as RED
 from .ir import InputBuffer, Kernel, Pointwise, ops
 from .oclprinter import PHILOX, print_kernel
@@ -319,9 +324,129 @@ def _bitonic_step():
     return source, _BITONIC_STEP
 
 
+# --- the in-place fills of ops/random_fills.py ---------------------------------------------------
+
+def _compute(out):
+    """The floating type a fill computes in: double for double, float for the rest."""
+    return D.float64 if out.dtype is D.float64 else D.float32
+
+
+def exponential_formula(random, compute, lambd):
+    """-log(1 - u) / lambda."""
+    one = ops.constant(1, compute)
+    return ops.truediv(ops.neg(ops.log(ops.sub(one, random("uniform")))), lambd)
+
+
+def geometric_formula(random, compute, log_q):
+    """ceil(log(u) / log(1 - p)), with log(1 - p) computed on the host."""
+    return ops.ceil(ops.truediv(ops.log(random("uniform")), log_q))
+
+
+def cauchy_formula(random, compute, median, sigma):
+    """median + sigma * tan(pi (u - 1/2))."""
+    turn = ops.mul(ops.constant(math.pi, compute), ops.sub(random("uniform"),
+                                                           ops.constant(0.5, compute)))
+    return ops.add(median, ops.mul(sigma, ops.tan(turn)))
+
+
+def log_normal_formula(random, compute, mean, std):
+    return ops.exp(ops.add(mean, ops.mul(random("normal"), std)))
+
+
+def whole_range_formula(random, compute, low):
+    """low + 63 random bits: [low, low + 2**63), a span one past the largest long."""
+    return ops.add(low, random("bits"))
+
+
+def exponential_(self, lambd=1.0, generator=None):
+    RF.exponential_.meta(self, lambd)
+    compute = _compute(self)
+    return draw("aten::exponential_", self, exponential_formula, generator,
+                [(lambd, compute)], compute.name) if self.numel() else self
+
+
+def geometric_(self, p, generator=None):
+    RF.geometric_.meta(self, p)
+    compute = _compute(self)
+    return draw("aten::geometric_", self, geometric_formula, generator,
+                [(math.log(1.0 - p), compute)], compute.name) if self.numel() else self
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    RF.cauchy_.meta(self, median, sigma)
+    compute = _compute(self)
+    return draw("aten::cauchy_", self, cauchy_formula, generator,
+                [(median, compute), (sigma, compute)], compute.name) if self.numel() else self
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    RF.log_normal_.meta(self, mean, std)
+    compute = _compute(self)
+    return draw("aten::log_normal_", self, log_normal_formula, generator,
+                [(mean, compute), (std, compute)], compute.name) if self.numel() else self
+
+
+def bernoulli_float(self, p=0.5, generator=None):
+    RF.bernoulli_float.meta(self, p)
+    return draw("aten::bernoulli_.float", self, bernoulli_formula, generator, [(p, D.float32)],
+                "float32") if self.numel() else self
+
+
+def bernoulli_tensor_(self, p, generator=None):
+    """As ``bernoulli_tensor``: the probabilities are checked on the host first."""
+    RF.bernoulli_tensor_.meta(self, p)
+    if not self.numel():
+        return self
+    _check_probabilities(p)
+    compute = _compute(p)
+    return draw("aten::bernoulli_.Tensor", self, bernoulli_formula, generator, [(p, compute)],
+                compute.name)
+
+
+def _check_probabilities(p):
+    inside = RED.all(P.logical_and(P.ge(p, 0), P.le(p, 1)))
+    if not inside.item():                     # NaN fails too
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+
+
+def _random_integers(self, bounds, generator):
+    """Integers in the inclusive ``bounds`` as ``randint``'s (None: the whole int64 range,
+    which 63-bit draws cannot cover: refused)."""
+    if not self.numel():
+        return self
+    if bounds is None:
+        raise NotImplementedError("aten::random_.from over the whole int64 range (from=-2**63, "
+                                  "to=None) is not implemented on the 'OpenCL' backend")
+    low, high = bounds
+    span = high - low + 1
+    if span > 2 ** 63 - 1:                    # [low, low + 2**63): every 63-bit draw
+        return draw("aten::random_", self, whole_range_formula, generator,
+                    [(low, D.int64)], "int64")
+    return draw("aten::random_", self, randint_formula, generator,
+                [(low, D.int64), (span, D.int64)], "int64")
+
+
+def random_from(self, low, high=None, generator=None):
+    return _random_integers(self, RF.random_bounds(self, low, high), generator)
+
+
+def random_to(self, high, generator=None):
+    return _random_integers(self, RF.random_bounds(self, 0, high), generator)
+
+
+def random_(self, generator=None):
+    return _random_integers(self, RF.default_random_bounds(self), generator)
+
+
 def kernels() -> dict:
     return {F.randperm: randperm, F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
             F.normal_: normal_, F.uniform_: uniform_, F.bernoulli: bernoulli_p,
             F.randint: randint, F.multinomial: multinomial,
-            F.bernoulli_tensor: bernoulli_tensor}
+            F.bernoulli_tensor: bernoulli_tensor,
+            RF.exponential_: exponential_, RF.geometric_: geometric_, RF.cauchy_: cauchy_,
+            RF.log_normal_: log_normal_, RF.bernoulli_float: bernoulli_float,
+            RF.bernoulli_tensor_: bernoulli_tensor_, RF.random_from: random_from,
+            RF.random_to: random_to, RF.random_: random_}
