@@ -255,3 +255,17 @@ cauchy_ = defop(f"cauchy_(Tensor(a!) self, float median=0, float sigma=1, {_GEN}
 log_normal_ = defop(f"log_normal_(Tensor(a!) self, float mean=1, float std=2, {_GEN}",
                     _log_normal_meta, method=True, tags=("random",))
 
+
+def random_kernels(fill_integers) -> dict:
+    """The kernels of ``random_.from``, ``random_.to`` and ``random_`` for a backend whose
+    ``fill_integers(self, (low, high), generator)`` fills ``self`` with integers drawn from
+    ``[low, high]``: the overloads differ only in their bounds, which are decided here."""
+    def from_kernel(self, low, high=None, generator=None):
+        return fill_integers(self, random_bounds(self, low, high), generator)
+
+    def to_kernel(self, high, generator=None):
+        return fill_integers(self, random_bounds(self, 0, high), generator)
+
+    def default_kernel(self, generator=None):
+        return fill_integers(self, default_random_bounds(self), generator)
+    return {random_from: from_kernel, random_to: to_kernel, random_: default_kernel}

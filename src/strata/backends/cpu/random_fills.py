@@ -43,18 +43,6 @@ def _random_integers(self, bounds, generator):
     return _store(self, values)
 
 
-def random_from(self, low, high=None, generator=None):
-    return _random_integers(self, RF.random_bounds(self, low, high), generator)
-
-
-def random_to(self, high, generator=None):
-    return _random_integers(self, RF.random_bounds(self, 0, high), generator)
-
-
-def random_(self, generator=None):
-    return _random_integers(self, RF.default_random_bounds(self), generator)
-
-
 # --- bernoulli_ ----------------------------------------------------------------------------------
 
 def bernoulli_float(self, p=0.5, generator=None):
@@ -111,7 +99,7 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):
 
 
 KERNELS = {
-    RF.random_from: random_from, RF.random_to: random_to, RF.random_: random_,
+    **RF.random_kernels(_random_integers),
     RF.bernoulli_float: bernoulli_float, RF.bernoulli_tensor_: bernoulli_tensor_,
     RF.exponential_: exponential_, RF.geometric_: geometric_, RF.cauchy_: cauchy_,
     RF.log_normal_: log_normal_,

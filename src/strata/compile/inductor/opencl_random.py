@@ -428,18 +428,6 @@ def _random_integers(self, bounds, generator):
                 [(low, D.int64), (span, D.int64)], "int64")
 
 
-def random_from(self, low, high=None, generator=None):
-    return _random_integers(self, RF.random_bounds(self, low, high), generator)
-
-
-def random_to(self, high, generator=None):
-    return _random_integers(self, RF.random_bounds(self, 0, high), generator)
-
-
-def random_(self, generator=None):
-    return _random_integers(self, RF.default_random_bounds(self), generator)
-
-
 def kernels() -> dict:
     return {F.randperm: randperm, F.rand: _factory(F.rand, standard_uniform),
             F.randn: _factory(F.randn, standard_normal),
@@ -448,5 +436,4 @@ def kernels() -> dict:
             F.bernoulli_tensor: bernoulli_tensor,
             RF.exponential_: exponential_, RF.geometric_: geometric_, RF.cauchy_: cauchy_,
             RF.log_normal_: log_normal_, RF.bernoulli_float: bernoulli_float,
-            RF.bernoulli_tensor_: bernoulli_tensor_, RF.random_from: random_from,
-            RF.random_to: random_to, RF.random_: random_}
+            RF.bernoulli_tensor_: bernoulli_tensor_, **RF.random_kernels(_random_integers)}
