@@ -71,6 +71,13 @@ def _bound_dims(args, method, keyword, given=None):
     return tuple(args)
 
 
+def _invalid_p(name, p, *signatures):
+    """PyTorch's argument-parser error for a ``p`` of neither signature of ``name``."""
+    expected = "".join(f" * ({sig}, strata.Generator generator = None)\n" for sig in signatures)
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({type(p).__name__}), but expected one of:\n{expected}")
+
+
 class TensorMethods:
     """``Tensor``'s hand-written methods (a mixin: no state of its own)."""
 
@@ -204,10 +211,7 @@ class TensorMethods:
         if _is_tensor(p):
             return RF.bernoulli_tensor_(self, p, generator=generator)
         if not isinstance(p, numbers.Real):
-            raise TypeError(f"bernoulli_() received an invalid combination of arguments - got "
-                            f"({type(p).__name__}), but expected one of:\n"
-                            f" * (Tensor p, *, strata.Generator generator = None)\n"
-                            f" * (float p = 0.5, *, strata.Generator generator = None)\n")
+            raise _invalid_p("bernoulli_", p, "Tensor p, *", "float p = 0.5, *")
         return RF.bernoulli_float(self, float(p), generator=generator)
 
     def bernoulli(self, p=_NO_P, *, generator=None):
@@ -215,10 +219,7 @@ class TensorMethods:
         if p is _NO_P:
             return F.bernoulli_tensor(self, generator=generator)
         if not isinstance(p, numbers.Real):
-            raise TypeError(f"bernoulli() received an invalid combination of arguments - got "
-                            f"({type(p).__name__}), but expected one of:\n"
-                            f" * (*, strata.Generator generator = None)\n"
-                            f" * (float p, *, strata.Generator generator = None)\n")
+            raise _invalid_p("bernoulli", p, "*", "float p, *")
         return F.bernoulli(self, float(p), generator=generator)
 
     def size(self, dim=None):
