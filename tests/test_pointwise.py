@@ -562,3 +562,31 @@ def test_large_where_selects_bits_exactly(dtype):
         s_bits = s.view(strata.int16).numpy() if s.dtype is strata.bfloat16 else s.numpy()
         t_bits = t.view(torch.int16).numpy() if t.dtype is torch.bfloat16 else t.numpy()
         assert s_bits.tobytes() == t_bits.tobytes()
+
+
+@pytest.mark.parametrize("weight", [0.5, "tensor"])
+def test_lerp_of_integers_is_refused_as_torch(weight):
+    """ATen's dtype dispatch error (``lerp_kernel_scalar``/``_tensor``), the same type and
+    words, before anything is computed."""
+    messages = []
+    for lib in (strata, torch):
+        a, b = lib.tensor([1, 2]), lib.tensor([3, 4])
+        w = lib.tensor([1, 1]) if weight == "tensor" else weight
+        with pytest.raises(NotImplementedError) as got:
+            lib.lerp(a, b, w)
+        messages.append(str(got.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name,call", [
+    ("_unique2", lambda x: strata.unique(x)),
+    ("bincount", lambda x: strata.bincount(x)),
+    ("unique_consecutive", lambda x: strata.unique_consecutive(x)),
+])
+def test_value_dependent_shapes_refuse_meta_tensors_by_name(name, call):
+    """An op whose output shape depends on its input's values validates, then refuses a meta
+    input with a NotImplementedError naming the op (the meta device has no values)."""
+    x = strata.tensor([1, 2, 2, 0]).to("meta")
+    with pytest.raises(NotImplementedError, match=f"aten::{name}: attempted to run this "
+                                                  "operator with Meta tensors"):
+        call(x)
