@@ -52,14 +52,17 @@ def test_measured_row_tiles(monkeypatch, tmp_path):
     assert autotune.measured_grain(1000, autotune.SPLIT_SECONDS / 2) == 1000
     assert autotune.measured_grain(1000, autotune.CHUNK_SECONDS * 10) == 100
     assert autotune.measured_grain(0, 0.0) == 1
+    assert autotune.measured_grain(1000, autotune.NATIVE_SPLIT_SECONDS / 2, native=True) == 1000
+    assert abs(autotune.measured_grain(1000, autotune.NATIVE_CHUNK_SECONDS * 10, True) - 100) <= 1
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     gm, x = _graph(256, 512)
     before = strata.get_num_threads()
     strata.set_num_threads(2)
     try:
         for split_seconds, split in ((1e9, False), (1e-12, True)):
-            monkeypatch.setattr(autotune, "SPLIT_SECONDS", split_seconds)
-            monkeypatch.setattr(autotune, "CHUNK_SECONDS", 1e-15)   # one row per chunk
+            for pool in ("", "NATIVE_"):    # the Python pool's rule and the native pool's
+                monkeypatch.setattr(autotune, pool + "SPLIT_SECONDS", split_seconds)
+                monkeypatch.setattr(autotune, pool + "CHUNK_SECONDS", 1e-15)   # a row a chunk
             compiled = compile_fx(gm, [x])
             defaults = {k: list(v) for k, v in compiled.autotuner.choices.items()}
             results = [compiled(x)[0].numpy() for _ in range(autotune.MEASURED_CALLS + 1)]

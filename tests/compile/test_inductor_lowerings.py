@@ -269,17 +269,25 @@ def test_arange_and_as_strided_of_a_kernel_output():
     assert_same(run(x)[0], want, atol=1e-6)
 
 
-def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
-    """Generated kernels split their rows over strata's pool (``parallel_for``), so
-    ``set_num_threads`` governs them as it does eager kernels and BLAS; results do not depend
-    on the count (each row is computed by one thread, in the same order)."""
+@pytest.mark.parametrize("pool", ["native", "python"])
+def test_compiled_kernels_use_the_thread_count_of_set_num_threads(pool, monkeypatch):
+    """Generated kernels split their rows over strata's pools (the native pool where it is
+    built, Note [Native pool]; else ``parallel_for``), so ``set_num_threads`` governs them as it
+    does eager kernels and BLAS; results do not depend on the count (each row is computed by
+    one thread, in the same order)."""
     import threading
 
+    from strata.backends.cpu import native_pool
     from strata.compile.inductor import autotune
+    if pool == "native" and native_pool.library() is None:
+        pytest.skip("no native pool (no C compiler or STRATA_NATIVE_KERNELS=0)")
+    if pool == "python":
+        monkeypatch.setattr(autotune.native_pool, "task", lambda lib, name: None)
     x = strata.tensor(_rand(2048, 512))   # 1M elements: several chunks of array.GRAIN_SIZE
     fn = strata.compile(lambda t: (t.exp() * 2).softmax(-1) + t.sum(0), backend="inductor")
     before = strata.get_num_threads()
-    names, chunks, original = set(), [], autotune.parallel_for
+    names, chunks = set(), []
+    original, original_native = autotune.parallel_for, autotune.native_pool.parallel
 
     def recording(begin, end, grain, body):
         def chunk(lo, hi):
@@ -287,21 +295,30 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads():
             chunks.append((lo, hi))
             body(lo, hi)
         original(begin, end, grain, chunk)
+
+    def recording_native(task, arrays, begin, end, grain):
+        chunks.extend((lo, min(lo + grain, end)) for lo in range(begin, end, grain))
+        original_native(task, arrays, begin, end, grain)
     try:
         strata.set_num_threads(1)
         one = fn(x).numpy()
         strata.set_num_threads(2)
         for _ in range(autotune.MEASURED_CALLS):    # Note [Measured row tiles]: one chunk each
             fn(x)
-        autotune.parallel_for = recording
+        monkeypatch.setattr(autotune, "parallel_for", recording)
+        monkeypatch.setattr(autotune.native_pool, "parallel", recording_native)
         two = fn(x).numpy()
+        workers = native_pool.library().strata_pool_workers() if pool == "native" else None
     finally:
-        autotune.parallel_for = original
         strata.set_num_threads(before)
     assert np.array_equal(one, two)
-    # Several chunks, run by the caller and the pool's thread (which takes chunks only if it
-    # wakes in time: Note [CPU parallel_for]).
-    assert len(chunks) > 1 and "MainThread" in names and names <= {"MainThread", "strata-cpu"}
+    assert len(chunks) > 1
+    if pool == "native":
+        assert workers == 1 and not names    # the caller and one C worker
+    else:
+        # run by the caller and the pool's thread (which takes chunks only if it wakes in
+        # time: Note [CPU parallel_for])
+        assert "MainThread" in names and names <= {"MainThread", "strata-cpu"}
 
 
 POOLS = [((2, 3, 8, 8), {"kernel_size": 2}),

@@ -153,8 +153,15 @@ def test_matmul_pair_equals_two_products(two_threads, monkeypatch, shapes, side_
     def counted(begin, end, grain, fn):
         loops.append((begin, end))
         return parallel_for(begin, end, grain, fn)
-    parallel_for = cfx.parallel_for
+
+    def counted_native(products):     # the same loop on the native pool (Note [Native pool])
+        ran = run_products(products)
+        if ran:
+            loops.append((0, len(products)))
+        return ran
+    parallel_for, run_products = cfx.parallel_for, cfx.run_products
     monkeypatch.setattr(cfx, "parallel_for", counted)
+    monkeypatch.setattr(cfx, "run_products", counted_native)
     rng = np.random.default_rng(0)
     a, b, c, d = (rng.standard_normal(s).astype(np.float32) for s in shapes)
     b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)     # a transposed operand

@@ -12,7 +12,7 @@ from ..._tensor import from_array
 from ...core import dtype as D
 from ...ops import factorizations as LF
 from ...ops import linalg as L
-from . import array
+from . import array, native_pool
 from .array import compute_data, data, parallel_for, wrap
 
 
@@ -77,15 +77,66 @@ def matmul(a, b, out=None):
         out = np.empty(a.shape[:-1] + (n,), np.result_type(a, b))
     if batch:
         starts, step = _blocks(batch, threads, 1)
-        block = lambda i: np.matmul(a[i:i + step], b[i:i + step], out=out[i:i + step])
+        block = lambda i: (a[i:i + step], b[i:i + step], out[i:i + step])
     elif m >= n:
         starts, step = _blocks(m, threads, GEMM_BLOCK_ALIGN)
-        block = lambda i: np.matmul(a[i:i + step], b, out=out[i:i + step])
+        block = lambda i: (a[i:i + step], b, out[i:i + step])
     else:
         starts, step = _blocks(n, threads, GEMM_BLOCK_ALIGN)
-        block = lambda i: np.matmul(a, b[:, i:i + step], out=out[:, i:i + step])
-    parallel_for(0, len(starts), 1, lambda lo, hi: [block(starts[j]) for j in range(lo, hi)])
+        block = lambda i: (a, b[:, i:i + step], out[:, i:i + step])
+    blocks = [block(i) for i in starts]
+    if not run_products(blocks):
+        parallel_for(0, len(blocks), 1,
+                     lambda lo, hi: [np.matmul(x, y, out=o) for x, y, o in blocks[lo:hi]])
     return out
+
+
+_GEMM_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
+
+
+def _layout(x, item):
+    """(stored transposed, leading dimension) of a matrix BLAS reads in place, else None."""
+    r, c = x.shape[-2:]
+    s0, s1 = x.strides[-2:]
+    if (s1 == item or c == 1) and (r == 1 or (s0 % item == 0 and s0 // item >= c)):
+        return 0, (s0 // item if r > 1 else max(c, 1))
+    if (s0 == item or r == 1) and (c == 1 or (s1 % item == 0 and s1 // item >= r)):
+        return 1, (s1 // item if c > 1 else max(r, 1))
+    return None
+
+
+def _gemm_row(a, b, out):
+    """The ``strata_gemm`` row (native_pool.py) of ``out = a @ b``, or None where BLAS cannot
+    read the operands in place or write ``out`` as rows."""
+    code = _GEMM_DTYPES.get(a.dtype)
+    if code is None or b.dtype != a.dtype or out.dtype != a.dtype or a.shape[-1] == 0:
+        return None
+    item = a.itemsize
+    la, lb, lc = _layout(a, item), _layout(b, item), _layout(out, item)
+    if la is None or lb is None or lc is None or lc[0] or not out.flags.writeable:
+        return None
+    batch, strides = 1, (0, 0, 0)
+    if a.ndim == 3:
+        batch = a.shape[0]
+        strides = tuple(x.strides[0] // item for x in (a, b, out))
+        if any(x.strides[0] % item for x in (a, b, out)):
+            return None
+    m, k = a.shape[-2:]
+    return (code, la[0], lb[0], m, b.shape[-1], k, la[1], lb[1], lc[1],
+            a.ctypes.data, b.ctypes.data, out.ctypes.data, batch, *strides)
+
+
+def run_products(products) -> bool:
+    """Each ``(a, b, out)`` of ``products`` (float matrices, or equal batches of them) as one
+    single-threaded BLAS call on the native pool (Note [Native pool]), side by side; False
+    (nothing run) where that pool is not available or BLAS cannot take one of them in place."""
+    if native_pool.library() is None:
+        return False
+    rows = [_gemm_row(*p) for p in products]
+    if None in rows:
+        return False
+    native_pool.run_gemms(np.array(rows, np.int64))
+    return True
 
 
 def mm(self, mat2):

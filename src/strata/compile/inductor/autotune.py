@@ -28,7 +28,7 @@ is free to depend on timings.
 import math
 import time
 
-from ...backends.cpu import array
+from ...backends.cpu import array, native_pool
 from ...backends.cpu.array import GRAIN_SIZE, parallel_for
 from ...backends.cpu.native import address
 from .graph import FLAT
@@ -37,6 +37,8 @@ REPEATS = 3
 MEASURED_CALLS = 3      # Note [Measured row tiles]: the cheapest of the first calls counts
 SPLIT_SECONDS = 80e-6   # a kernel cheaper than this runs as one chunk
 CHUNK_SECONDS = 25e-6   # and a chunk of a split kernel holds at least this much work
+NATIVE_SPLIT_SECONDS = 20e-6   # the same on the native pool, whose loop costs its caller ~2 us
+NATIVE_CHUNK_SECONDS = 8e-6
 
 
 def default_grain(outer: int, inner: int) -> int:
@@ -49,12 +51,14 @@ def default_choice(name: str, outer: int, inner: int) -> list:
     return [name, outer, default_grain(outer, inner)]
 
 
-def measured_grain(rows: int, seconds: float) -> int:
+def measured_grain(rows: int, seconds: float, native: bool = False) -> int:
     """Rows per chunk of a kernel that took ``seconds`` over ``rows`` rows on one thread (Note
-    [Measured row tiles])."""
-    if seconds < SPLIT_SECONDS:
+    [Measured row tiles]); ``native``: it runs on the native pool, where a loop costs less."""
+    split, chunk = (NATIVE_SPLIT_SECONDS, NATIVE_CHUNK_SECONDS) if native else \
+        (SPLIT_SECONDS, CHUNK_SECONDS)
+    if seconds < split:
         return max(rows, 1)
-    return max(1, math.ceil(rows * CHUNK_SECONDS / seconds))
+    return max(1, math.ceil(rows * chunk / seconds))
 
 
 def candidate_grains(outer: int, inner: int) -> list[int]:
@@ -78,7 +82,7 @@ def candidates(lib, name: str, outer: int, inner: int) -> list[tuple]:
             for grain in candidate_grains(rows, width)]
 
 
-def run_kernel(fn, rows, grain, arrays):
+def run_kernel(fn, rows, grain, arrays, task=None):
     """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least.
     The arrays' addresses come from ``native.address`` (0.2 us, where ``a.ctypes.data`` costs
     ~1 us: a tiny GPT step passes ~490 arrays to its 139 kernels)."""
@@ -86,6 +90,8 @@ def run_kernel(fn, rows, grain, arrays):
     if rows <= grain or array.NUM_THREADS == 1:    # one chunk: no pool, no closure
         if rows:
             fn(*pointers, 0, rows)
+    elif task is not None:
+        native_pool.parallel(task, arrays, 0, rows, grain)
     else:
         parallel_for(0, rows, grain, lambda lo, hi: fn(*pointers, lo, hi))
 
@@ -106,18 +112,18 @@ class Autotuner:
             self.choices[name] = list(self._fastest(lib, name, outer, inner, arrays))
         fn, rows, grain = self.choices[name]
         if name in self.unmeasured:
-            self._measure(getattr(lib, fn), name, rows, arrays)
+            self._measure(getattr(lib, fn), name, rows, arrays, native_pool.task(lib, fn))
             return
-        run_kernel(getattr(lib, fn), rows, grain, arrays)
+        run_kernel(getattr(lib, fn), rows, grain, arrays, native_pool.task(lib, fn))
 
-    def _measure(self, kernel, name, rows, arrays):
+    def _measure(self, kernel, name, rows, arrays, task):
         start = time.thread_time()
         run_kernel(kernel, rows, rows, arrays)
         samples = self.unmeasured[name]
         samples.append(time.thread_time() - start)
         if len(samples) == MEASURED_CALLS:
             del self.unmeasured[name]
-            self.choices[name][2] = measured_grain(rows, min(samples))
+            self.choices[name][2] = measured_grain(rows, min(samples), task is not None)
 
     def _fastest(self, lib, name, outer, inner, arrays):
         best = {}

@@ -27,7 +27,7 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul
+from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul, run_products
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
@@ -433,6 +433,9 @@ def _matmul_pair(a, b, out, c, d, out2):
             max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):
         for x, y, o in products:
             matmul(x, y, o)
+        return
+
+    if run_products(products):    # on the native pool (Note [Native pool])
         return
 
     def run(lo, hi):

@@ -1,0 +1,392 @@
+"""A thread pool in C for the work that needs no Python: BLAS calls and generated C kernels.
+
+Note [Native pool]: the Python pool (``array.parallel_for``) hands a loop's chunks to threads
+that sleep in a queue and take the GIL between chunks. On the 2-core VM of docs/performance.md
+waking one costs ~20 us (p50; 40 us p90), and the GIL passes back and forth around each chunk,
+so a product split over two threads ran 10-35% slower than OpenBLAS's own two threads (a
+1024x128 @ 128x128 product: 263 us against 174 us, 330 us on one thread), and a kernel below
+256K elements was not worth splitting at all. PyTorch's OpenMP threads spin for a while after
+each parallel region, so the next region starts in about a microsecond.
+
+This pool does the same in C: after its last chunk a worker spins on a counter for
+``SPIN_MICROSECONDS`` (pausing, and yielding its core to any other runnable thread every few
+hundred spins), then sleeps on a condition variable. A loop is published by bumping the counter;
+the caller drains chunks too, then waits only for chunks already taken: a worker another
+process keeps off its core delays a loop by the one chunk it holds, never by a chunk it has not
+taken (Note [CPU parallel_for] keeps that rule for the Python pool; OpenMP's closing barrier
+waits for every thread). ctypes drops the GIL for the call, so Python threads keep running.
+
+Its tasks are C functions ``task(context, lo, hi)``: ``strata_gemms`` runs a table of BLAS
+calls (a product's blocks, Note [Parallel GEMM] in linalg.py, or two independent products side
+by side) through NumPy's own OpenBLAS, found by its CBLAS symbol; with no C compiler, no such
+symbol or ``STRATA_NATIVE_KERNELS=0`` the callers keep the Python pool.
+"""
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+from ... import config
+from . import array, native
+from .native import pointer
+
+SPIN_MICROSECONDS = 2000   # a training step's next product or kernel comes well within this
+MAX_WORKERS = 255
+
+SOURCE = r"""
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define RELAX() __asm__ __volatile__("yield")
+#else
+#define RELAX() ((void)0)
+#endif
+
+typedef void (*strata_task)(const void *context, int64_t lo, int64_t hi);
+
+typedef struct {            /* one parallel loop: chunks of `step` iterations of [begin, end) */
+    strata_task fn;
+    const void *context;
+    int64_t begin, end, step, chunks;
+    _Atomic int64_t next;   /* the next chunk to take */
+    _Atomic int64_t left;   /* chunks not finished yet */
+} strata_loop;
+
+static pthread_t workers[MAX_WORKERS];
+static int n_workers;
+static int64_t spin_ns = SPIN_NS;
+static _Atomic(strata_loop *) current;
+static _Atomic uint64_t generation;     /* bumped once per loop (and to stop the workers) */
+static _Atomic int users;               /* workers that may still read `current` */
+static _Atomic int sleeping;
+static _Atomic int stopping;
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t caller = PTHREAD_MUTEX_INITIALIZER;   /* one loop at a time */
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void drain(strata_loop *loop) {
+    int64_t i;
+    while ((i = atomic_fetch_add(&loop->next, 1)) < loop->chunks) {
+        int64_t lo = loop->begin + i * loop->step;
+        int64_t hi = loop->end - lo < loop->step ? loop->end : lo + loop->step;
+        loop->fn(loop->context, lo, hi);
+        atomic_fetch_sub(&loop->left, 1);    /* publishes the chunk's writes to the caller */
+    }
+}
+
+/* A thread this one waits for may be waiting for this core: give it the core now and then. */
+static void pause_or_yield(unsigned spins) {
+    RELAX();
+    if (spins % 256 == 0) sched_yield();
+}
+
+/* Spin until the generation moves past `seen` or the spin time runs out, then sleep. */
+static void wait_for_work(uint64_t seen) {
+    int64_t start = now_ns();
+    for (unsigned spins = 1; atomic_load(&generation) == seen; spins++) {
+        RELAX();
+        if (spins % 256 == 0) {
+            if (now_ns() - start > spin_ns) break;
+            sched_yield();   /* a runnable thread on this core goes first */
+        }
+    }
+    if (atomic_load(&generation) != seen) return;
+    pthread_mutex_lock(&wake_lock);
+    atomic_fetch_add(&sleeping, 1);   /* before the check below: see strata_parallel */
+    while (atomic_load(&generation) == seen)
+        pthread_cond_wait(&wake, &wake_lock);
+    atomic_fetch_sub(&sleeping, 1);
+    pthread_mutex_unlock(&wake_lock);
+}
+
+static void *work(void *unused) {
+    (void)unused;
+    uint64_t seen = atomic_load(&generation);
+    for (;;) {
+        wait_for_work(seen);
+        seen = atomic_load(&generation);
+        if (atomic_load(&stopping)) return NULL;
+        atomic_fetch_add(&users, 1);
+        strata_loop *loop = atomic_load(&current);
+        if (loop) drain(loop);
+        atomic_fetch_sub(&users, 1);
+    }
+}
+
+static void publish(void) {
+    atomic_fetch_add(&generation, 1);
+    /* A worker counts itself sleeping before it reads the generation, so either it sees the
+       new one, or this sees it counted and wakes it. */
+    if (atomic_load(&sleeping)) {
+        pthread_mutex_lock(&wake_lock);
+        pthread_cond_broadcast(&wake);
+        pthread_mutex_unlock(&wake_lock);
+    }
+}
+
+/* fn(context, lo, hi) over [begin, end) in chunks of `step`, on the workers and this thread. */
+void strata_parallel(strata_task fn, const void *context, int64_t begin, int64_t end,
+                     int64_t step) {
+    if (end <= begin) return;
+    int64_t chunks = (end - begin + step - 1) / step;
+    if (chunks <= 1 || n_workers == 0 || pthread_mutex_trylock(&caller) != 0) {
+        fn(context, begin, end);     /* one chunk, no workers, or a loop running already */
+        return;
+    }
+    strata_loop loop = {fn, context, begin, end, step, chunks};
+    atomic_init(&loop.next, 0);
+    atomic_init(&loop.left, chunks);
+    atomic_store(&current, &loop);
+    publish();
+    drain(&loop);
+    for (unsigned spins = 1; atomic_load(&loop.left) > 0; spins++)   /* chunks others run */
+        pause_or_yield(spins);
+    atomic_store(&current, NULL);
+    for (unsigned spins = 1; atomic_load(&users) > 0; spins++)   /* nobody reads `loop` after */
+        pause_or_yield(spins);
+    pthread_mutex_unlock(&caller);
+}
+
+int strata_pool_workers(void) { return n_workers; }
+
+void strata_pool_stop(void) {
+    pthread_mutex_lock(&caller);
+    atomic_store(&stopping, 1);
+    pthread_mutex_lock(&wake_lock);
+    atomic_fetch_add(&generation, 1);
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&wake_lock);
+    for (int i = 0; i < n_workers; i++) pthread_join(workers[i], NULL);
+    n_workers = 0;
+    atomic_store(&stopping, 0);
+    pthread_mutex_unlock(&caller);
+}
+
+/* Start `count` workers (after strata_pool_stop, or in a fresh process). */
+int strata_pool_start(int count, int64_t spin_microseconds) {
+    pthread_mutex_lock(&caller);
+    spin_ns = spin_microseconds * 1000;
+    while (n_workers < count && n_workers < MAX_WORKERS &&
+           pthread_create(&workers[n_workers], NULL, work, NULL) == 0)
+        n_workers++;
+    pthread_mutex_unlock(&caller);
+    return n_workers;
+}
+
+/* A forked child has none of the parent's threads, and its locks are as the fork left them. */
+void strata_pool_after_fork(void) {
+    pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
+    wake_lock = fresh_lock;
+    caller = fresh_lock;
+    wake = fresh_cond;
+    n_workers = 0;
+    atomic_store(&current, NULL);
+    atomic_store(&users, 0);
+    atomic_store(&sleeping, 0);
+    atomic_store(&stopping, 0);
+}
+
+/* ---- BLAS calls as pool tasks ---- */
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+typedef void (*dgemm32_t)(int, int, int, int32_t, int32_t, int32_t, double, const void *,
+                         int32_t, const void *, int32_t, double, void *, int32_t);
+typedef void (*dgemm64_t)(int, int, int, int64_t, int64_t, int64_t, double, const void *,
+                         int64_t, const void *, int64_t, double, void *, int64_t);
+typedef void (*sgemm32_t)(int, int, int, int32_t, int32_t, int32_t, float, const float *,
+                          int32_t, const float *, int32_t, float, float *, int32_t);
+typedef void (*sgemm64_t)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
+                          int64_t, const float *, int64_t, float, float *, int64_t);
+static void *blas_sgemm, *blas_dgemm;
+static int blas_int64;
+
+void strata_set_blas(void *sgemm, void *dgemm, int int64) {
+    blas_sgemm = sgemm;
+    blas_dgemm = dgemm;
+    blas_int64 = int64;
+}
+
+/* One row of a product table, all int64 so that Python fills it as one array:
+   C[batch] = A[batch] @ B[batch], row-major; trans_a/trans_b say the operand is stored
+   transposed; a, b, c are addresses; strides count elements between a batch's matrices. */
+typedef struct {
+    int64_t dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, a, b, c,
+            batch, stride_a, stride_b, stride_c;
+} strata_gemm;
+
+static void gemm_one(const strata_gemm *g, int64_t i) {
+    int64_t item = g->dtype ? 8 : 4;
+    const char *a = (const char *)(intptr_t)g->a + i * g->stride_a * item;
+    const char *b = (const char *)(intptr_t)g->b + i * g->stride_b * item;
+    char *c = (char *)(intptr_t)g->c + i * g->stride_c * item;
+    int ta = g->trans_a ? TRANS : NO_TRANS, tb = g->trans_b ? TRANS : NO_TRANS;
+    if (g->dtype == 0 && blas_int64)
+        ((sgemm64_t)blas_sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
+                                g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
+    else if (g->dtype == 0)
+        ((sgemm32_t)blas_sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
+                                g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
+    else if (blas_int64)
+        ((dgemm64_t)blas_dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
+                               g->ldb, 0.0, c, g->ldc);
+    else
+        ((dgemm32_t)blas_dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
+                               g->ldb, 0.0, c, g->ldc);
+}
+
+static void gemm_task(const void *context, int64_t lo, int64_t hi) {
+    const strata_gemm *table = (const strata_gemm *)context;
+    for (int64_t j = lo; j < hi; j++)
+        for (int64_t i = 0; i < table[j].batch; i++) gemm_one(&table[j], i);
+}
+
+/* Every row of `table`, one row per chunk, on the pool. */
+void strata_gemms(const strata_gemm *table, int64_t rows) {
+    strata_parallel(gemm_task, table, 0, rows, 1);
+}
+"""
+
+
+_lock = threading.Lock()
+_lib = None            # the loaded library, False where it cannot be had
+_workers = 0           # workers started for the current thread count
+GEMM_FIELDS = 16       # int64 fields of one strata_gemm row
+
+
+def _blas_symbols():
+    """NumPy's OpenBLAS ``cblas_sgemm``/``cblas_dgemm`` addresses and whether their integers
+    are 64-bit (the ``64_`` suffix of an ILP64 build), or None."""
+    import threadpoolctl
+    for info in threadpoolctl.threadpool_info():
+        if info.get("internal_api") != "openblas":
+            continue
+        try:
+            blas = ctypes.CDLL(info["filepath"])
+        except OSError:
+            continue
+        for prefix in ("scipy_", ""):
+            for suffix in ("64_", ""):
+                try:
+                    s = getattr(blas, f"{prefix}cblas_sgemm{suffix}")
+                    d = getattr(blas, f"{prefix}cblas_dgemm{suffix}")
+                except AttributeError:
+                    continue
+                if not suffix and "64" in os.path.basename(info["filepath"]):
+                    continue   # an ILP64 build without the suffix: integer width unknown
+                address = ctypes.cast(s, ctypes.c_void_p).value
+                return address, ctypes.cast(d, ctypes.c_void_p).value, int(bool(suffix))
+    return None
+
+
+def _load():
+    if not config.native_kernels:
+        return False
+    source = (f"#define SPIN_NS {SPIN_MICROSECONDS * 1000}\n#define MAX_WORKERS {MAX_WORKERS}\n"
+              + SOURCE)
+    vp, i64 = ctypes.c_void_p, ctypes.c_int64
+    signatures = {"strata_parallel": [vp, vp, i64, i64, i64], "strata_gemms": [vp, i64],
+                  "strata_pool_start": [ctypes.c_int, i64], "strata_pool_stop": [],
+                  "strata_pool_workers": [],
+                  "strata_pool_after_fork": [], "strata_set_blas": [vp, vp, ctypes.c_int]}
+    try:
+        lib = native.load("strata_pool", source, signatures)
+    except (native.BuildError, OSError):
+        return False
+    lib.strata_pool_start.restype = lib.strata_pool_workers.restype = ctypes.c_int
+    symbols = _blas_symbols()
+    if symbols is None:
+        return False
+    lib.strata_set_blas(*symbols)
+    return lib
+
+
+def library():
+    """The pool's library with its workers started for ``array.NUM_THREADS``, or None (no
+    compiler, no CBLAS symbol, native kernels off): the caller keeps the Python pool."""
+    global _lib, _workers
+    lib = _lib
+    if lib is None:
+        with _lock:
+            if _lib is None:
+                _lib = _load()
+            lib = _lib
+    if not lib:
+        return None
+    wanted = min(array.NUM_THREADS - 1, MAX_WORKERS)
+    if _workers != wanted:
+        with _lock:
+            if _workers != wanted:
+                lib.strata_pool_stop()
+                _workers = lib.strata_pool_start(wanted, SPIN_MICROSECONDS)
+    return lib
+
+
+def _after_fork():
+    global _workers
+    if _lib:
+        _lib.strata_pool_after_fork()
+    _workers = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def run_gemms(table: np.ndarray) -> None:
+    """Each row of ``table`` (int64, ``GEMM_FIELDS`` columns: a ``strata_gemm``) as one chunk
+    of a loop on the pool. The caller keeps the arrays the rows point into alive."""
+    library().strata_gemms(table.ctypes.data, len(table))
+
+
+def task_address(fn):
+    """The address of the ctypes function ``fn`` (a ``task(context, lo, hi)``), or None."""
+    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def task(lib, name: str):
+    """The address of generated library ``lib``'s ``<name>_task`` entry (cprinter.print_task),
+    or None (no such entry, or no native pool): the caller splits on the Python pool."""
+    tasks = lib.__dict__.setdefault("strata_tasks", {})
+    address = tasks.get(name, False)
+    if address is False:
+        fn = getattr(lib, name + "_task", None) if library() is not None else None
+        address = tasks[name] = task_address(fn)
+    return address
+
+
+def run(task_address: int, context: int, begin: int, end: int, step: int) -> None:
+    """The task at ``task_address`` over ``[begin, end)`` in chunks of ``step`` iterations,
+    each chunk a call ``task(context, lo, hi)``."""
+    library().strata_parallel(task_address, context, begin, end, step)
+
+
+VECTOR_ROWS = 16   # chunk starts are multiples of this: a SIMD loop's lanes (AVX-512 floats)
+
+
+def parallel(task_address: int, arrays, begin: int, end: int, grain: int) -> None:
+    """``run`` with a context that is the table of the addresses of ``arrays`` (a generated
+    kernel's pointer arguments, cprinter.print_task), in as many chunks as ``parallel_for``
+    makes (a few per thread, ``grain`` rows each at least), each a multiple of
+    ``VECTOR_ROWS`` rows: a chunk boundary never moves a row from a SIMD loop's vector body to
+    its scalar tail, where libmvec's functions (tanh, log, ...) can round differently."""
+    n = end - begin
+    chunks = max(1, min(array.NUM_THREADS * array.CHUNKS_PER_THREAD, n // max(grain, 1)))
+    step = -(-n // chunks)
+    step = -(-step // VECTOR_ROWS) * VECTOR_ROWS
+    table = np.array([pointer(a) for a in arrays], np.uintp)
+    library().strata_parallel(task_address, table.ctypes.data, begin, end, step)

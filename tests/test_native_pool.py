@@ -1,0 +1,132 @@
+"""The native pool (backends/cpu/native_pool.py, Note [Native pool]): BLAS calls and generated
+kernels split over C threads that spin a while after each loop. Products through it equal
+NumPy's, in every layout BLAS reads in place; layouts it cannot read, no pool, a forked child,
+threads calling at once and a changed thread count all still give the right numbers."""
+
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+import strata
+from strata import config
+from strata.backends.cpu import linalg, native, native_pool
+
+pytestmark = pytest.mark.skipif(native_pool.library() is None,
+                                reason="no native pool (no C compiler or no CBLAS symbol)")
+
+
+@pytest.fixture
+def two_threads():
+    before = strata.get_num_threads()
+    strata.set_num_threads(2)
+    yield
+    strata.set_num_threads(before)
+
+
+def _layout(a, transposed):
+    """``a`` with the same values, stored transposed (its last two dims swapped in memory)."""
+    return np.ascontiguousarray(np.swapaxes(a, -1, -2)).swapaxes(-1, -2) if transposed else a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("ta, tb", [(False, False), (False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("shape", [(300, 200, 500), (64, 784, 512), (1000, 64, 40),
+                                   (8, 96, 48, 80)])
+def test_split_products_equal_numpy(two_threads, dtype, ta, tb, shape):
+    """Row, column and batch splits (Note [Parallel GEMM]) of every operand layout."""
+    rng = np.random.default_rng(0)
+    *batch, m, k, n = shape
+    a = _layout(rng.standard_normal((*batch, m, k)).astype(dtype), ta)
+    b = _layout(rng.standard_normal((*batch, k, n)).astype(dtype), tb)
+    got = linalg.matmul(a, b)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b), rtol=tol, atol=tol * k)
+    assert got.dtype == dtype and got.shape == (*batch, m, n)
+
+
+def test_products_run_on_the_pool_and_unreadable_layouts_do_not(two_threads, monkeypatch):
+    rows = []
+    original = native_pool.run_gemms
+    monkeypatch.setattr(native_pool, "run_gemms", lambda table: rows.append(len(table)) or
+                        original(table))
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((512, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 512)).astype(np.float32)
+    np.testing.assert_allclose(linalg.matmul(a, b), a @ b, rtol=1e-5, atol=1e-3)
+    assert rows == [2]                       # one loop: a block per thread
+    for x, y in ((a[::-1], b), (a, b[:, ::2]), (a.astype(np.complex64), b)):
+        rows.clear()                          # a negative stride, no unit stride, complex
+        np.testing.assert_allclose(linalg.matmul(x, y), x @ y, rtol=1e-4, atol=1e-2)
+        assert rows == []
+
+
+def test_run_products_refuses_what_blas_cannot_take_in_place():
+    a = np.ones((4, 3), np.float32)
+    out = np.empty((4, 5), np.float32)
+    assert not linalg.run_products([(a, np.ones((3, 5), np.float64), out)])   # mixed dtypes
+    assert not linalg.run_products([(a, np.ones((3, 10), np.float32)[:, ::2], out)])
+    assert not linalg.run_products([(a, np.ones((3, 5), np.float32), np.empty((5, 4),
+                                                                              np.float32).T)])
+    assert linalg.run_products([(a, np.ones((3, 5), np.float32), out)])
+    np.testing.assert_array_equal(out, np.full((4, 5), 3, np.float32))
+
+
+def test_the_worker_count_follows_set_num_threads():
+    before = strata.get_num_threads()
+    try:
+        for n in (1, 3, 2):
+            strata.set_num_threads(n)
+            assert native_pool.library().strata_pool_workers() == n - 1
+    finally:
+        strata.set_num_threads(before)
+
+
+def test_threads_calling_at_once_get_their_own_products(two_threads):
+    """A second caller while a loop runs computes its product on its own thread."""
+    rng = np.random.default_rng(2)
+    pairs = [(rng.standard_normal((256, 256)).astype(np.float32),
+              rng.standard_normal((256, 256)).astype(np.float32)) for _ in range(4)]
+    results = [None] * len(pairs)
+
+    def run(i):
+        for _ in range(20):
+            results[i] = linalg.matmul(*pairs[i])
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(pairs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for (a, b), got in zip(pairs, results):
+        np.testing.assert_allclose(got, a @ b, rtol=1e-4, atol=1e-3)
+
+
+def _product_in_child(queue):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((512, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 400)).astype(np.float32)
+    queue.put(float(np.abs(linalg.matmul(a, b) - a @ b).max()))
+
+
+def test_a_forked_child_starts_its_own_workers(two_threads):
+    linalg.matmul(np.ones((512, 512), np.float32), np.ones((512, 512), np.float32))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_product_in_child, args=(queue,))
+    child.start()
+    error = queue.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0 and error < 1e-2
+
+
+def test_without_native_kernels_products_use_the_python_pool(two_threads, monkeypatch):
+    monkeypatch.setattr(native_pool, "_lib", None)
+    monkeypatch.setattr(config, "native_kernels", False)
+    native.reset()
+    try:
+        assert native_pool.library() is None
+        a = np.random.default_rng(4).standard_normal((512, 512)).astype(np.float32)
+        np.testing.assert_allclose(linalg.matmul(a, a), a @ a, rtol=1e-4, atol=1e-3)
+    finally:
+        native.reset()
