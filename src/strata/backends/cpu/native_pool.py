@@ -18,8 +18,8 @@ waits for every thread). ctypes drops the GIL for the call, so Python threads ke
 
 Its tasks are C functions ``task(context, lo, hi)``: ``strata_gemms`` runs a table of BLAS
 calls (a product's blocks, Note [Parallel GEMM] in linalg.py, or two independent products side
-by side) through NumPy's own OpenBLAS, found by its CBLAS symbol; with no C compiler, no such
-symbol or ``STRATA_NATIVE_KERNELS=0`` the callers keep the Python pool.
+by side) through NumPy's own OpenBLAS (its CBLAS address from blas.py); with no C compiler,
+no OpenBLAS or ``STRATA_NATIVE_KERNELS=0`` the callers keep the Python pool.
 """
 
 import ctypes
@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 from ... import config
-from . import array, native
+from . import array, blas, native
 from .native import pointer
 
 SPIN_MICROSECONDS = 2000   # a training step's next product or kernel comes well within this
@@ -268,31 +268,6 @@ _workers = 0           # workers started for the current thread count
 GEMM_FIELDS = 16       # int64 fields of one strata_gemm row
 
 
-def _blas_symbols():
-    """NumPy's OpenBLAS ``cblas_sgemm``/``cblas_dgemm`` addresses and whether their integers
-    are 64-bit (the ``64_`` suffix of an ILP64 build), or None."""
-    import threadpoolctl
-    for info in threadpoolctl.threadpool_info():
-        if info.get("internal_api") != "openblas":
-            continue
-        try:
-            blas = ctypes.CDLL(info["filepath"])
-        except OSError:
-            continue
-        for prefix in ("scipy_", ""):
-            for suffix in ("64_", ""):
-                try:
-                    s = getattr(blas, f"{prefix}cblas_sgemm{suffix}")
-                    d = getattr(blas, f"{prefix}cblas_dgemm{suffix}")
-                except AttributeError:
-                    continue
-                if not suffix and "64" in os.path.basename(info["filepath"]):
-                    continue   # an ILP64 build without the suffix: integer width unknown
-                address = ctypes.cast(s, ctypes.c_void_p).value
-                return address, ctypes.cast(d, ctypes.c_void_p).value, int(bool(suffix))
-    return None
-
-
 def _load():
     if not config.native_kernels:
         return False
@@ -308,10 +283,10 @@ def _load():
     except (native.BuildError, OSError):
         return False
     lib.strata_pool_start.restype = lib.strata_pool_workers.restype = ctypes.c_int
-    symbols = _blas_symbols()
-    if symbols is None:
+    sgemm, dgemm = blas.gemm("float32"), blas.gemm("float64")
+    if sgemm is None or dgemm is None:
         return False
-    lib.strata_set_blas(*symbols)
+    lib.strata_set_blas(sgemm.address, dgemm.address, int(sgemm.ilp64))
     return lib
 
 
