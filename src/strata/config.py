@@ -24,6 +24,9 @@ no_malloc_tuning: bool = _flag("STRATA_NO_MALLOC_TUNING")
 # Build and use the CPU backend's few C kernels (backends/cpu/native.py); 0 keeps every CPU
 # kernel on NumPy.
 native_kernels: bool = _flag("STRATA_NATIVE_KERNELS", "1")
+# Run BLAS products and generated kernels on the C thread pool that spins a while between loops
+# (Note [Native pool] in backends/cpu/native_pool.py); 0 keeps them on the Python pool.
+native_pool: bool = _flag("STRATA_NATIVE_POOL", "1")
 # Move the objects alive at the end of ``import strata`` (modules, op tables, kernels) out of the
 # garbage collector's sight (Note [Frozen import objects] in __init__.py); 0 leaves them in.
 gc_freeze_at_import: bool = _flag("STRATA_GC_FREEZE", "1")

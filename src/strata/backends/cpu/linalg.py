@@ -40,6 +40,15 @@ def _operands(dt, a, b):
 # runs them, so a product's bits do not change from run to run; between thread counts they can
 # differ in the last place (BLAS picks its kernels by block shape), as PyTorch's do.
 PARALLEL_GEMM_MACS = 1 << 23   # m*n*k: below this one thread is faster than two (~300 us)
+# on the native pool (Note [Native pool]), whose loop starts in microseconds: 4M multiply-adds
+# (a 64x256 @ 256x256 product: 89 us on one thread, 70 us split)
+NATIVE_PARALLEL_GEMM_MACS = 1 << 22
+
+
+def parallel_gemm_macs() -> int:
+    """The multiply-adds from which a product is split over the threads."""
+    return NATIVE_PARALLEL_GEMM_MACS if native_pool.library() is not None \
+        else PARALLEL_GEMM_MACS
 GEMM_BLOCK_ALIGN = 64
 
 
@@ -63,12 +72,12 @@ def matmul(a, b, out=None):
     Two matrices call ``np.dot`` when not split: the same BLAS call as ``np.matmul``, without
     matmul's generalised-ufunc setup, which is most of a small product's time (0.6 us against
     0.9 us for a 1x2 by 2x128 product)."""
-    if a.ndim == 2 == b.ndim and a.size * b.shape[1] < PARALLEL_GEMM_MACS:   # m*k*n: small
+    if a.ndim == 2 == b.ndim and a.size * b.shape[1] < NATIVE_PARALLEL_GEMM_MACS:   # small
         return np.dot(a, b) if out is None else np.dot(a, b, out=out)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[0] if a.ndim == 3 == b.ndim and b.shape[0] == a.shape[0] else 0
     threads = array.NUM_THREADS
-    if threads == 1 or max(batch, 1) * m * n * k < PARALLEL_GEMM_MACS \
+    if threads == 1 or max(batch, 1) * m * n * k < parallel_gemm_macs() \
             or a.dtype.kind not in "fc" or b.ndim != a.ndim or (a.ndim != 2 and batch < 2):
         if a.ndim == 2 == b.ndim:
             return np.dot(a, b) if out is None else np.dot(a, b, out=out)

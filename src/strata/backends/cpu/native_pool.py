@@ -269,7 +269,7 @@ GEMM_FIELDS = 16       # int64 fields of one strata_gemm row
 
 
 def _load():
-    if not config.native_kernels:
+    if not (config.native_kernels and config.native_pool):
         return False
     source = (f"#define SPIN_NS {SPIN_MICROSECONDS * 1000}\n#define MAX_WORKERS {MAX_WORKERS}\n"
               + SOURCE)

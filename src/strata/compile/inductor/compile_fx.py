@@ -27,7 +27,7 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import PARALLEL_GEMM_MACS, _blas_ready, matmul, run_products
+from ...backends.cpu.linalg import _blas_ready, matmul, parallel_gemm_macs, run_products
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
@@ -429,7 +429,7 @@ def _product_work(a, b):
 def _matmul_pair(a, b, out, c, d, out2):
     products = ((_blas_ready(a), _blas_ready(b), out), (_blas_ready(c), _blas_ready(d), out2))
     work = [_product_work(x, y) for x, y, _ in products]
-    if cpu_array.NUM_THREADS != 2 or sum(work) < PARALLEL_GEMM_MACS or \
+    if cpu_array.NUM_THREADS != 2 or sum(work) < parallel_gemm_macs() or \
             max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):
         for x, y, o in products:
             matmul(x, y, o)
