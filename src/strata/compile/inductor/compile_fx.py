@@ -27,7 +27,8 @@ from ...backends.cpu import native
 from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
-from ...backends.cpu.linalg import _blas_ready, matmul, parallel_gemm_macs, run_products
+from ...backends.cpu.linalg import (
+    _blas_ready, batch_blocks, matmul, parallel_gemm_macs, run_products)
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor
@@ -435,7 +436,13 @@ def _matmul_pair(a, b, out, c, d, out2):
             matmul(x, y, o)
         return
 
-    if run_products(products):    # on the native pool (Note [Native pool])
+    # on the native pool (Note [Native pool]) a batched product splits along its batch too, so
+    # that two products of unequal speed (attention's, one with a transposed operand) share
+    # both threads
+    threads = cpu_array.NUM_THREADS
+    blocks = [block for x, y, o in products
+              for block in (batch_blocks(x, y, o, threads) if x.ndim == 3 else ((x, y, o),))]
+    if run_products(blocks):
         return
 
     def run(lo, hi):
