@@ -277,17 +277,17 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads(pool, monkeypa
     one thread, in the same order)."""
     import threading
 
-    from strata.backends.cpu import native_pool
+    from strata.backends.cpu import array, native_pool
     from strata.compile.inductor import autotune
     if pool == "native" and native_pool.library() is None:
         pytest.skip("no native pool (no C compiler or STRATA_NATIVE_KERNELS=0)")
     if pool == "python":
-        monkeypatch.setattr(autotune.native_pool, "task", lambda lib, name: None)
+        monkeypatch.setattr(native_pool, "library", lambda: None)
     x = strata.tensor(_rand(2048, 512))   # 1M elements: several chunks of array.GRAIN_SIZE
     fn = strata.compile(lambda t: (t.exp() * 2).softmax(-1) + t.sum(0), backend="inductor")
     before = strata.get_num_threads()
-    names, chunks = set(), []
-    original, original_native = autotune.parallel_for, autotune.native_pool.parallel
+    names, chunks, loops = set(), [], []
+    original = array.parallel_for
 
     def recording(begin, end, grain, body):
         def chunk(lo, hi):
@@ -295,29 +295,31 @@ def test_compiled_kernels_use_the_thread_count_of_set_num_threads(pool, monkeypa
             chunks.append((lo, hi))
             body(lo, hi)
         original(begin, end, grain, chunk)
-
-    def recording_native(task, arrays, begin, end, grain):
-        chunks.extend((lo, min(lo + grain, end)) for lo in range(begin, end, grain))
-        original_native(task, arrays, begin, end, grain)
     try:
         strata.set_num_threads(1)
         one = fn(x).numpy()
         strata.set_num_threads(2)
         for _ in range(autotune.MEASURED_CALLS):    # Note [Measured row tiles]: one chunk each
             fn(x)
-        monkeypatch.setattr(autotune, "parallel_for", recording)
-        monkeypatch.setattr(autotune.native_pool, "parallel", recording_native)
+        monkeypatch.setattr(array, "parallel_for", recording)
+        if pool == "native":
+            lib = native_pool.library()
+            run = lib.strata_parallel
+            monkeypatch.setattr(lib, "strata_parallel", lambda task, context, begin, end, step:
+                                loops.append((begin, end, step)) or run(task, context, begin,
+                                                                         end, step))
         two = fn(x).numpy()
         workers = native_pool.library().strata_pool_workers() if pool == "native" else None
     finally:
         strata.set_num_threads(before)
     assert np.array_equal(one, two)
-    assert len(chunks) > 1
-    if pool == "native":
-        assert workers == 1 and not names    # the caller and one C worker
+    if pool == "native":     # the caller and one C worker, several chunks a loop
+        assert workers == 1 and not chunks and loops
+        assert all((end - begin) > step for begin, end, step in loops)
     else:
         # run by the caller and the pool's thread (which takes chunks only if it wakes in
         # time: Note [CPU parallel_for])
+        assert len(chunks) > 1
         assert "MainThread" in names and names <= {"MainThread", "strata-cpu"}
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd.grad_mode import is_grad_enabled
 from ..backends.cpu import native, native_pool
-from ..backends.cpu.array import data, parallel_for
+from ..backends.cpu.array import data
 from ..core import dtype as D
 from ..core.tensor_impl import INFERENCE_VERSION
 from ..dispatch.tls import is_compiling
@@ -98,7 +98,7 @@ def _launch(kernel, arrays, scalars, *flags):
     values = np.array(scalars, arrays[0].dtype)    # as the ops convert a Python number
     pointers = [a.ctypes.data for a in arrays] + [values.ctypes.data, *flags]
     n = arrays[0].size
-    parallel_for(0, n, native.GENERATED_GRAIN, lambda lo, hi: fn(*pointers, n, lo, hi))
+    native_pool.parallel_call(fn, pointers + [n], 0, n, native.GENERATED_GRAIN)
     return True
 
 
@@ -261,8 +261,8 @@ class AdamUpdate:
     """A group's Adam update through one kernel, checked: ``count_step``, then ``run`` (the
     caller computes the bias corrections between them, from the new step count)."""
 
-    def __init__(self, fn, task, params, states, columns):
-        self.fn, self.task, self.params = fn, task, params
+    def __init__(self, fn, params, states, columns):
+        self.fn, self.params = fn, params
         self.states = [(s["exp_avg"], s["exp_avg_sq"], s["step"]) for s in states]
         self.dtype, self.sizes = columns[0][0].dtype, [c[0].size for c in columns]
         written = [t for p, (m, v, _) in zip(params, self.states) for t in (p, m, v)]
@@ -282,7 +282,6 @@ class AdamUpdate:
         self.scalars = np.empty(7, self.dtype)
         self.tables = [t.ctypes.data for t in self.pointers] + [
             self.offsets.ctypes.data, len(columns), self.scalars.ctypes.data]
-        self.context = np.array(self.tables + [0], np.int64)   # the native pool's task's
 
     @classmethod
     def plan(cls, params, grads, states, *scalars):
@@ -300,10 +299,8 @@ class AdamUpdate:
         if any(a is None or a.ndim or a.dtype not in native.GENERATED_DTYPES
                for a in step_arrays) or not _equal_and_writeable(step_arrays):
             return None
-        dtype = columns[0][0].dtype.name
-        fn = native.function("eager_optim", f"adam_multi_step_{dtype}")
-        task = native_pool.task_address(native.function("eager_optim", f"adam_multi_task_{dtype}"))
-        return None if fn is None else cls(fn, task, params, states, columns)
+        fn = native.function("eager_optim", f"adam_multi_step_{columns[0][0].dtype.name}")
+        return None if fn is None else cls(fn, params, states, columns)
 
     @classmethod
     def reuse_or_plan(cls, cached, params, grads, states, *scalars):
@@ -351,13 +348,8 @@ class AdamUpdate:
         # (converted to the dtype as the ops convert a Python number)
         self.scalars[:] = (lerp_weight, beta2, 1 - beta2, bias_correction2_sqrt, eps,
                            -step_size, 1 if decay is None else decay)
-        decoupled, n = int(decay is not None), int(self.offsets[-1])
-        if self.task is not None and native_pool.library() is not None:
-            self.context[-1] = decoupled
-            native_pool.run(self.task, self.context.ctypes.data, 0, n, MULTI_GRAIN)
-        else:
-            args, fn = self.tables + [decoupled], self.fn
-            parallel_for(0, n, MULTI_GRAIN, lambda lo, hi: fn(*args, lo, hi))
+        native_pool.parallel_call(self.fn, self.tables + [int(decay is not None)], 0,
+                                  int(self.offsets[-1]), MULTI_GRAIN)
         # mul_ (AdamW) and addcdiv_; lerp_; mul_ and addcmul_; the gradient is only read
         param_count = 1 + (decay is not None)
         for version in self.param_versions:

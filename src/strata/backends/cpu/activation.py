@@ -17,7 +17,7 @@ import numpy as np
 from ..._tensor import from_array
 from ...core import dtype as D
 from ...ops import activation as A
-from . import native
+from . import native, native_pool
 from .array import COMPUTE, GRAIN_SIZE, compute_data, data, empty_apart, parallel_for, wrap
 from .elementwise import binary
 from .special import erf
@@ -88,13 +88,12 @@ def _run(block_fn, x, out, dim):
     fused = _native_rows("softmax" if block_fn is _softmax_block else "log_softmax", rows_x,
                          rows_out)
     if fused is not None:
-        x_ptr, out_ptr = native.address(rows_x), native.address(rows_out)
         rows, x_step = rows_x.shape[0], rows_x.strides[0] // rows_x.itemsize
         if rows < 2 * grain:   # one chunk (a policy's row of logits): no closure, no pool
-            fused(x_ptr, out_ptr, rows, n, x_step, 0, rows)
+            fused(native.address(rows_x), native.address(rows_out), rows, n, x_step, 0, rows)
         else:
-            parallel_for(0, rows, grain,
-                         lambda lo, hi: fused(x_ptr, out_ptr, rows, n, x_step, lo, hi))
+            native_pool.parallel_call(fused, [native.pointer(rows_x), native.pointer(rows_out),
+                                              rows, n, x_step], 0, rows, grain)
         return
     block = max(1, _BLOCK // max(n, 1))
 
@@ -163,10 +162,10 @@ def _softmax_backward_kernel(name, numpy_rows):
             numpy_rows(g, y, d if g.ndim else None, out)
             return _result(out, dt)
         rows, n = rows_g.shape
-        g_ptr, y_ptr, out_ptr = (native.address(a) for a in (rows_g, rows_y, out))
+        pointers = [native.pointer(a) for a in (rows_g, rows_y, out)]
         x_step = rows_g.strides[0] // rows_g.itemsize
-        parallel_for(0, rows, max(1, GRAIN_SIZE // max(n, 1)),
-                     lambda lo, hi: fused(g_ptr, y_ptr, out_ptr, rows, n, x_step, lo, hi))
+        native_pool.parallel_call(fused, pointers + [rows, n, x_step], 0, rows,
+                                  max(1, GRAIN_SIZE // max(n, 1)))
         return _result(out, dt)
     return kernel
 

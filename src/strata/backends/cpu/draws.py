@@ -12,8 +12,7 @@ small tensor). The values and the generator's state afterwards are NumPy's, bit 
 
 import numpy as np
 
-from . import native
-from .array import parallel_for
+from . import native, native_pool
 
 LIBRARY = "eager_random"
 ROW = 1024            # draws per row of a kernel: its doubles are a stack array (8 KB, in L1)
@@ -74,8 +73,8 @@ def _run(kernel, generator, flat, operand) -> int:
     bits = generator.bit_generator
     state = bits.state
     words = _state_words(state)
-    pointers = (native.address(words), native.address(operand), native.address(flat))
-    parallel_for(0, rows, GRAIN_ROWS, lambda lo, hi: fn(*pointers, rows, lo, hi))
+    pointers = [native.pointer(words), native.pointer(operand), native.pointer(flat)]
+    native_pool.parallel_call(fn, pointers + [rows], 0, rows, GRAIN_ROWS)
     bits.advance(rows * ROW)
     # advance clears the buffered half of a float32 draw (and its stale value, which get_state
     # shows); double draws leave both as they were

@@ -43,7 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from ... import config
-from .array import MEMORY_BOUND_GRAIN, empty_apart, parallel_for
+from . import native_pool
+from .array import MEMORY_BOUND_GRAIN, empty_apart
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen;
@@ -186,6 +187,34 @@ def _evict(target: Path) -> None:
             pass
 
 
+# Note [Task entries]: a function whose arguments are pointers and int64s, ending with the
+# ``lo, hi`` of the range it covers (every generated kernel, the eager ones, the optimizer's),
+# gets a second entry ``<name>__task(context, lo, hi)`` that calls it with the words of the
+# table ``context``: the one signature the native pool calls (backends/cpu/native_pool.py), so
+# any such function splits over it from Python with no per-function C written by hand. Each
+# word goes to its parameter through C's own conversions (an integer to a pointer), as the
+# ctypes call would pass it.
+_WORDS = (ctypes.c_void_p, ctypes.c_int64)
+
+
+def _task_entries(signatures: dict) -> str:
+    entries = []
+    for name, argtypes in signatures.items():
+        argtypes = tuple(argtypes)
+        if len(argtypes) < 2 or argtypes[-2:] != (ctypes.c_int64,) * 2 or \
+                any(t not in _WORDS for t in argtypes):
+            continue
+        words = "".join(("(void *)(intptr_t)" if t is ctypes.c_void_p else "") + f"w[{i}], "
+                        for i, t in enumerate(argtypes[:-2]))
+        entries.append(f"void {name}__task(const void *context, int64_t lo, int64_t hi) {{\n"
+                       f"    const int64_t *w = (const int64_t *)context;\n"
+                       f"    (void)w;\n    {name}({words}lo, hi);\n}}\n")
+    if not entries:
+        return ""
+    return "\n/* Note [Task entries] (backends/cpu/native.py) */\n#include <stdint.h>\n" + \
+        "".join(entries)
+
+
 def _load_verified(target: Path, signatures: dict):
     """The library at ``target`` with its functions typed, if its bytes match the recorded hash
     and it has every symbol of ``signatures``; else None (nothing of it stays loaded)."""
@@ -202,6 +231,8 @@ def _load_verified(target: Path, signatures: dict):
             _ctypes.dlclose(lib._handle)
             return None
         fn.argtypes, fn.restype = argtypes, None
+        task = getattr(lib, fn_name + "__task", None)   # Note [Task entries]
+        fn.strata_task = None if task is None else ctypes.cast(task, ctypes.c_void_p).value
     lib.strata_path = target
     return lib
 
@@ -213,8 +244,9 @@ def cache_key(source: str, cc: str) -> str:
     return _digest("\0".join(parts).encode())[:20]
 
 
-def load(name: str, source: str, signatures: dict):
-    """``source`` built (or found in the cache) as a library with ``signatures`` typed.
+def load(name: str, source: str, signatures: dict, tasks: bool = True):
+    """``source`` built (or found in the cache) as a library with ``signatures`` typed, and
+    (``tasks``) the native pool's entries of those that take one (Note [Task entries]).
 
     Raises ``BuildError`` when no compiler is usable or the source does not compile.
     """
@@ -222,6 +254,7 @@ def load(name: str, source: str, signatures: dict):
     if cc is None:
         raise BuildError(f"no C compiler: {config.c_compiler!r} is not on PATH (set CC)")
     cc = os.path.realpath(cc)
+    source += _task_entries(signatures) if tasks else ""
     folder = cache_folder()
     stem = f"{name}-{cache_key(source, cc)}"
     target = folder / f"{stem}.so"
@@ -320,7 +353,7 @@ def _run(formula, a, inputs, scalars):
     pointers.append(out.ctypes.data)
     n = a.size
     grain = MEMORY_BOUND_GRAIN if formula in MEMORY_BOUND_FORMULAS else GENERATED_GRAIN
-    parallel_for(0, n, grain, lambda lo, hi: fn(*pointers, n, lo, hi))
+    native_pool.parallel_call(fn, pointers + [n], 0, n, grain, native_pool.VECTOR_ROWS)
     return out
 
 

@@ -30,9 +30,8 @@ import numpy as np
 
 from ... import config
 from . import array, blas, native
-from .native import pointer
 
-SPIN_MICROSECONDS = 2000   # a training step's next product or kernel comes well within this
+SPIN_MICROSECONDS = 200   # a training step's next product or kernel comes well within this
 MAX_WORKERS = 255
 
 SOURCE = r"""
@@ -279,7 +278,7 @@ def _load():
                   "strata_pool_workers": [],
                   "strata_pool_after_fork": [], "strata_set_blas": [vp, vp, ctypes.c_int]}
     try:
-        lib = native.load("strata_pool", source, signatures)
+        lib = native.load("strata_pool", source, signatures, tasks=False)
     except (native.BuildError, OSError):
         return False
     lib.strata_pool_start.restype = lib.strata_pool_workers.restype = ctypes.c_int
@@ -328,40 +327,24 @@ def run_gemms(table: np.ndarray) -> None:
     library().strata_gemms(table.ctypes.data, len(table))
 
 
-def task_address(fn):
-    """The address of the ctypes function ``fn`` (a ``task(context, lo, hi)``), or None."""
-    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
-
-
-def task(lib, name: str):
-    """The address of generated library ``lib``'s ``<name>_task`` entry (cprinter.print_task),
-    or None (no such entry, or no native pool): the caller splits on the Python pool."""
-    tasks = lib.__dict__.setdefault("strata_tasks", {})
-    address = tasks.get(name, False)
-    if address is False:
-        fn = getattr(lib, name + "_task", None) if library() is not None else None
-        address = tasks[name] = task_address(fn)
-    return address
-
-
-def run(task_address: int, context: int, begin: int, end: int, step: int) -> None:
-    """The task at ``task_address`` over ``[begin, end)`` in chunks of ``step`` iterations,
-    each chunk a call ``task(context, lo, hi)``."""
-    library().strata_parallel(task_address, context, begin, end, step)
-
-
 VECTOR_ROWS = 16   # chunk starts are multiples of this: a SIMD loop's lanes (AVX-512 floats)
 
 
-def parallel(task_address: int, arrays, begin: int, end: int, grain: int) -> None:
-    """``run`` with a context that is the table of the addresses of ``arrays`` (a generated
-    kernel's pointer arguments, cprinter.print_task), in as many chunks as ``parallel_for``
-    makes (a few per thread, ``grain`` rows each at least), each a multiple of
-    ``VECTOR_ROWS`` rows: a chunk boundary never moves a row from a SIMD loop's vector body to
-    its scalar tail, where libmvec's functions (tanh, log, ...) can round differently."""
+def parallel_call(fn, args, begin: int, end: int, grain: int, align: int = 1) -> None:
+    """``fn(*args, lo, hi)`` over ``[begin, end)``, as ``parallel_for`` would split it (a few
+    chunks per thread, ``grain`` iterations each at least), on the native pool through ``fn``'s
+    task entry (Note [Task entries] in native.py; ``args``: ints, the pointers' addresses);
+    on the Python pool where ``fn`` has none or there is no native pool. ``align``
+    (``VECTOR_ROWS`` for a loop whose iterations are a SIMD loop's) makes chunks multiples of
+    it: a chunk boundary never moves an element from a SIMD loop's vector body to its scalar
+    tail, where libmvec's functions (tanh, log, ...) round differently."""
+    task = getattr(fn, "strata_task", None)
     n = end - begin
-    chunks = max(1, min(array.NUM_THREADS * array.CHUNKS_PER_THREAD, n // max(grain, 1)))
+    chunks = min(array.NUM_THREADS * array.CHUNKS_PER_THREAD, n // max(grain, 1))
+    if task is None or chunks <= 1 or library() is None:
+        array.parallel_for(begin, end, grain, lambda lo, hi: fn(*args, lo, hi))
+        return
     step = -(-n // chunks)
-    step = -(-step // VECTOR_ROWS) * VECTOR_ROWS
-    table = np.array([pointer(a) for a in arrays], np.uintp)
-    library().strata_parallel(task_address, table.ctypes.data, begin, end, step)
+    step = -(-step // align) * align
+    context = np.array(args, np.int64)
+    _lib.strata_parallel(task, context.ctypes.data, begin, end, step)

@@ -4,8 +4,8 @@
 import numpy as np
 
 from ...ops import normalization as NZ
-from . import native
-from .array import COMPUTE, GRAIN_SIZE, compute_data, data, parallel_for, wrap
+from . import native, native_pool
+from .array import COMPUTE, GRAIN_SIZE, compute_data, data, wrap
 
 
 def _generated_layer_norm(x, n, weight, bias, eps):
@@ -30,8 +30,7 @@ def _generated_layer_norm(x, n, weight, bias, eps):
     if affine:
         pointers += [weight.ctypes.data, bias.ctypes.data]
     pointers += [mean.ctypes.data, rstd.ctypes.data, out.ctypes.data]
-    parallel_for(0, rows, max(1, GRAIN_SIZE // n),
-                 lambda lo, hi: fn(*pointers, rows, n, n, lo, hi))
+    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, GRAIN_SIZE // n))
     return out, mean, rstd
 
 

@@ -29,8 +29,8 @@ import math
 import time
 
 from ...backends.cpu import array, native_pool
-from ...backends.cpu.array import GRAIN_SIZE, parallel_for
-from ...backends.cpu.native import address
+from ...backends.cpu.array import GRAIN_SIZE
+from ...backends.cpu.native import address, pointer
 from .graph import FLAT
 
 REPEATS = 3
@@ -82,18 +82,16 @@ def candidates(lib, name: str, outer: int, inner: int) -> list[tuple]:
             for grain in candidate_grains(rows, width)]
 
 
-def run_kernel(fn, rows, grain, arrays, task=None):
+def run_kernel(fn, rows, grain, arrays):
     """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least.
     The arrays' addresses come from ``native.address`` (0.2 us, where ``a.ctypes.data`` costs
     ~1 us: a tiny GPT step passes ~490 arrays to its 139 kernels)."""
-    pointers = [address(a) for a in arrays]
     if rows <= grain or array.NUM_THREADS == 1:    # one chunk: no pool, no closure
         if rows:
-            fn(*pointers, 0, rows)
-    elif task is not None:
-        native_pool.parallel(task, arrays, 0, rows, grain)
+            fn(*[address(a) for a in arrays], 0, rows)
     else:
-        parallel_for(0, rows, grain, lambda lo, hi: fn(*pointers, lo, hi))
+        native_pool.parallel_call(fn, [pointer(a) for a in arrays], 0, rows, grain,
+                                  native_pool.VECTOR_ROWS)
 
 
 class Autotuner:
@@ -112,18 +110,20 @@ class Autotuner:
             self.choices[name] = list(self._fastest(lib, name, outer, inner, arrays))
         fn, rows, grain = self.choices[name]
         if name in self.unmeasured:
-            self._measure(getattr(lib, fn), name, rows, arrays, native_pool.task(lib, fn))
+            self._measure(getattr(lib, fn), name, rows, arrays)
             return
-        run_kernel(getattr(lib, fn), rows, grain, arrays, native_pool.task(lib, fn))
+        run_kernel(getattr(lib, fn), rows, grain, arrays)
 
-    def _measure(self, kernel, name, rows, arrays, task):
+    def _measure(self, kernel, name, rows, arrays):
         start = time.thread_time()
         run_kernel(kernel, rows, rows, arrays)
         samples = self.unmeasured[name]
         samples.append(time.thread_time() - start)
         if len(samples) == MEASURED_CALLS:
             del self.unmeasured[name]
-            self.choices[name][2] = measured_grain(rows, min(samples), task is not None)
+            native = getattr(kernel, "strata_task", None) is not None and \
+                native_pool.library() is not None
+            self.choices[name][2] = measured_grain(rows, min(samples), native)
 
     def _fastest(self, lib, name, outer, inner, arrays):
         best = {}

@@ -28,7 +28,12 @@ from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import (
-    _blas_ready, batch_blocks, matmul, parallel_gemm_macs, run_products)
+    _blas_ready,
+    batch_blocks,
+    matmul,
+    parallel_gemm_macs,
+    run_products,
+)
 from ...backends.cpu.loss import _targets as eager_target_check
 from ...backends.cpu.nn import convolution_arrays, convolution_relu
 from ...backends.cpu.pointwise import _check_int_divisor as check_int_divisor

@@ -311,26 +311,7 @@ def pointer_count(kernel) -> int:
 
 
 def print_kernel(kernel, outer_ranges) -> str:
-    """The C function of ``kernel`` (every node's ranges start with ``outer_ranges``), then its
-    task entry for the native pool (``print_task``)."""
-    return _print_function(kernel, outer_ranges) + print_task(kernel)
-
-
-def print_task(kernel) -> str:
-    """``<kernel>_task(context, x_lo, x_hi)``: the kernel called with the pointers of the table
-    ``context``, the one signature the native pool calls (Note [Native pool] in
-    backends/cpu/native_pool.py). None for a kernel with runtime sizes among its arguments."""
-    if _size_names(kernel):
-        return ""
-    types = [f"const {C_BUFFER_TYPES[b.dtype]}*" for b in _read(kernel)]
-    types += [f"{C_BUFFER_TYPES[dtype]}*" for _, dtype in _written(kernel)]
-    pointers = "".join(f"({t})p[{i}], " for i, t in enumerate(types))
-    return (f"\nvoid {kernel.name}_task(const void *context, int64_t x_lo, int64_t x_hi) {{\n"
-            f"    void *const *p = (void *const *)context;\n"
-            f"    {kernel.name}({pointers}x_lo, x_hi);\n}}")
-
-
-def _print_function(kernel, outer_ranges) -> str:
+    """The C function of ``kernel``; every node's ranges start with ``outer_ranges``."""
     written = _written(kernel)
     buffers = {b.name: b.dtype for b in kernel.inputs}
     buffers.update({n.name: n.dtype for n in kernel.nodes})

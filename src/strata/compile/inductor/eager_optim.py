@@ -72,15 +72,6 @@ void adam_multi_step_{dtype}({ctype}* const* param, {ctype}* const* grad,
                            start, end);
     }}
 }}
-
-/* adam_multi_step as a task of the native pool (backends/cpu/native_pool.py): `context` holds
-   its arguments before lo and hi, as eight int64s. */
-void adam_multi_task_{dtype}(const void *context, int64_t lo, int64_t hi) {{
-    const int64_t *a = (const int64_t *)context;
-    adam_multi_step_{dtype}(({ctype}* const*)a[0], ({ctype}* const*)a[1], ({ctype}* const*)a[2],
-                            ({ctype}* const*)a[3], (const int64_t*)a[4], a[5],
-                            (const {ctype}*)a[6], a[7], lo, hi);
-}}
 """
 
 
@@ -112,6 +103,5 @@ for _d in DTYPES:
     _SIGNATURES[f"adam_step_{_d}"] = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) * 3
     _SIGNATURES[f"adam_multi_step_{_d}"] = (ctypes.c_void_p,) * 5 + (ctypes.c_int64,) + (
         ctypes.c_void_p,) + (ctypes.c_int64,) * 3
-    _SIGNATURES[f"adam_multi_task_{_d}"] = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
     _SIGNATURES[f"sgd_momentum_step_{_d}"] = (ctypes.c_void_p,) * 4 + (ctypes.c_int64,) * 4
 native.register_generated(LIBRARY, source, _SIGNATURES)

@@ -20,8 +20,7 @@ import ctypes
 
 import numpy as np
 
-from ...backends.cpu import native
-from ...backends.cpu.array import parallel_for
+from ...backends.cpu import native, native_pool
 from .ir import C_TYPES
 
 LIBRARY = "eager_pool"
@@ -204,8 +203,8 @@ def max_pool2d_2x2(x):
     values = np.empty(x.shape[:-2] + (h // 2, w // 2), x.dtype)
     indices = np.empty(values.shape, np.int64)
     src, dst, where = x.ctypes.data, values.ctypes.data, indices.ctypes.data
-    parallel_for(0, x.size // (h * w), max(1, POOL_GRAIN // (h * w)),
-                 lambda lo, hi: fn(src, dst, where, h, w, h // 2, w // 2, lo, hi))
+    native_pool.parallel_call(fn, [src, dst, where, h, w, h // 2, w // 2], 0,
+                              x.size // (h * w), max(1, POOL_GRAIN // (h * w)))
     return values, indices
 
 
@@ -219,8 +218,8 @@ def max_pool2d_backward_masked(grad, indices, mask, threshold):
     grad, indices, mask = map(np.ascontiguousarray, (grad, indices, mask))
     pointers = (grad.ctypes.data, indices.ctypes.data, mask.ctypes.data, out.ctypes.data,
                 float(threshold), plane_in, plane_out)
-    parallel_for(0, out.size // plane_in, max(1, POOL_GRAIN // plane_in),
-                 lambda lo, hi: fn(*pointers, lo, hi))
+    native_pool.parallel_call(fn, pointers, 0, out.size // plane_in,
+                              max(1, POOL_GRAIN // plane_in))
     return out
 
 
