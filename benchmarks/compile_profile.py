@@ -17,7 +17,8 @@ in a fresh process per model for numbers that do not share caches.
 shared machine: every chunk of the CPU pool's parallel loops (``array._Loop.drain``) is timed in
 its own thread's CPU time, so each kernel, GEMM and ``opt.step()`` splits into *serial* time (the
 caller's thread outside any parallel loop) and *parallel* time (all threads' CPU time inside
-one). The serial fraction s bounds the step's speedup on n threads by 1 / (s + (1 - s) / n)
+one; the native pool is turned off, since its C threads' chunks cannot be timed from Python).
+The serial fraction s bounds the step's speedup on n threads by 1 / (s + (1 - s) / n)
 (Amdahl); the largest serial items are listed, since they are what to move into parallel loops.
 
 ``--phases`` splits the Python of the compiled call by layer: each layer (the compiled frame,
@@ -172,6 +173,7 @@ def _convolution_key(x, w, bias, stride, padding, dilation, transposed, groups, 
 
 def amdahl_profile(name, steps, threads):
     import strata
+    strata.config.native_pool = False   # its C threads' chunks are out of Python's sight
     strata.set_num_threads(threads)
     clock = _ParallelClock()
     clock.install()

@@ -11,7 +11,8 @@ split); a region's two-thread time is the makespan of handing its chunks in orde
 of two threads is free first, the second thread starting ``WAKE`` seconds late (a sleeping pool
 thread takes 30-50 us to start, Note [CPU parallel_for] in backends/cpu/array.py). The model
 leaves out what slows real threads further: the GIL held by Python between a chunk's C calls,
-and two threads sharing memory bandwidth. ``--ops`` splits the eager step by CPU kernel.
+and two threads sharing memory bandwidth. ``--ops`` splits the eager step by CPU kernel. The
+native pool (backends/cpu/native_pool.py) is turned off: its chunks run in C threads.
 """
 
 import collections
@@ -101,6 +102,7 @@ def profile(model, compiled, steps, by_op):
     from strata.backends.cpu import array
 
     from .compile import STEPS, _train_step
+    strata.config.native_pool = False   # its C threads' chunks are out of Python's sight
     strata.set_num_threads(THREADS)
     regions = _Regions(array)
     ops = _Ops(regions) if by_op else None

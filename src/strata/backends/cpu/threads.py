@@ -1,8 +1,9 @@
-"""How many threads CPU work uses: strata's kernel pool (``array.parallel_for``), which also
-runs the large matrix products (Note [Parallel GEMM] in linalg.py), one number for both.
-The BLAS libraries loaded in the process (NumPy's OpenBLAS) are held at one thread each,
-through threadpoolctl. OpenMP pools are left alone: strata runs no OpenMP code, and they belong
-to other libraries (PyTorch's intra-op pool, when both are imported).
+"""How many threads CPU work uses: strata's two pools, one number for both. The Python pool
+(``array.parallel_for``) splits NumPy's kernels; the native pool (native_pool.py, Note [Native
+pool]) splits the C work: BLAS products (Note [Parallel GEMM] in linalg.py) and generated
+kernels. The BLAS libraries loaded in the process (NumPy's OpenBLAS) are held at one thread
+each, through threadpoolctl. OpenMP pools are left alone: strata runs no OpenMP code, and they
+belong to other libraries (PyTorch's intra-op pool, when both are imported).
 
     >>> import strata
     >>> strata.set_num_threads(1)
@@ -16,11 +17,12 @@ product into one static part per thread, and its threads spin while they wait fo
 another process keeps a core busy, a BLAS pool as wide as the machine has a thread waiting for
 that core, and every product waits for it. On the 2-core machine this was measured on
 (docs/performance.md, "Threads"), a small CNN's training step took 20-40 ms with one BLAS
-thread and 115-155 ms with two while other processes kept the cores busy. strata's pool hands
-chunks out dynamically and its threads sleep while idle (Note [CPU parallel_for] in array.py):
-a thread kept off its core delays a loop by one chunk at most, and the caller runs the chunks
-nobody took. So BLAS runs one thread per call, and strata's pool splits the large products.
-PyTorch's default is every physical core too.
+thread and 115-155 ms with two while other processes kept the cores busy. strata's pools hand
+chunks out dynamically (Note [CPU parallel_for] in array.py): a thread kept off its core
+delays a loop by one chunk at most, and the caller runs the chunks nobody took. The Python
+pool's threads sleep while idle; the native pool's spin for 200 us after a loop, yielding
+their core to any other runnable thread, then sleep. So BLAS runs one thread per call, and
+strata's native pool splits the large products. PyTorch's default is every physical core too.
 """
 
 import builtins
@@ -54,8 +56,9 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads for CPU work from now on: strata's parallel loops and matrix products
-    (BLAS stays at one thread per call; Note [Default thread count])."""
+    """Use ``n`` threads for CPU work from now on: strata's parallel loops, generated kernels and
+    matrix products, on both pools (BLAS stays at one thread per call; Note [Default thread
+    count]). The native pool's workers follow at its next loop."""
     if not isinstance(n, builtins.int) or isinstance(n, bool):   # PyTorch's RuntimeError:
         raise RuntimeError(  # noqa: TRY004
             f"set_num_threads expects an int, but got {type(n).__name__}")
