@@ -29,7 +29,6 @@ from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import (
     _blas_ready,
-    batch_blocks,
     matmul,
     parallel_gemm_macs,
     run_products,
@@ -444,10 +443,7 @@ def _matmul_pair(a, b, out, c, d, out2):
     # on the native pool (Note [Native pool]) a batched product splits along its batch too, so
     # that two products of unequal speed (attention's, one with a transposed operand) share
     # both threads
-    threads = cpu_array.NUM_THREADS
-    blocks = [block for x, y, o in products
-              for block in (batch_blocks(x, y, o, threads) if x.ndim == 3 else ((x, y, o),))]
-    if run_products(blocks):
+    if run_products(products):
         return
 
     def run(lo, hi):
