@@ -66,9 +66,15 @@ def _div_mode(a, b, rounding_mode):
 
 
 def _remainder(a, b):
+    """ATen's ``remainder_kernel``: ``fmod`` moved into b's sign where it is not 0. A zero
+    remainder keeps fmod's sign, the dividend's (``-3.0 % 1.0`` is -0.0), where NumPy's
+    ``remainder`` gives it b's."""
     if _integral(a, b):
         _check_int_divisor(b)
-    return np.remainder(a, b)
+        return np.remainder(a, b)
+    mod = np.fmod(a, b)
+    moved = (mod != 0) & ((np.asarray(b) < 0) != (mod < 0))
+    return np.where(moved, mod + b, mod) if np.any(moved) else mod
 
 
 def _fmod(a, b):

@@ -223,14 +223,13 @@ def _bitwise_not(G, node, a):
 # --- NumPy's npy_divmod: Python's remainder and floor division of floats ---------------------
 
 def _remainder_of(a, b, dtype):
-    """``fmod`` moved into b's sign (a zero remainder takes b's sign); b == 0 gives fmod's
-    NaN."""
+    """ATen's ``remainder_kernel``: ``fmod`` moved into b's sign where it is not 0 (a zero
+    remainder keeps fmod's sign, the dividend's); b == 0 gives fmod's NaN."""
     zero = ops.constant(0, dtype)
     mod = ops.libm("fmod", a, b)
-    moved = ops.ne(ops.lt(b, zero), ops.lt(mod, zero))
-    adjusted = ops.where(moved, ops.add(mod, b), mod)
-    signed_zero = ops.libm("copysign", zero, b)
-    return ops.where(ops.eq(b, zero), mod, ops.where(ops.ne(mod, zero), adjusted, signed_zero))
+    moved = ops.where(ops.ne(mod, zero), ops.ne(ops.lt(b, zero), ops.lt(mod, zero)),
+                      ops.constant(False, "bool"))
+    return ops.where(moved, ops.add(mod, b), mod)
 
 
 def _floor_divide_of(a, b, dtype):
