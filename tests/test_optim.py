@@ -335,12 +335,62 @@ def test_construction_errors_match_torch(make, exc, match):
             make(m, params)
 
 
-def test_fused_and_capturable_refused_clearly():
+def test_capturable_refused_clearly():
     params = _params(strata, _init(np.float32, shapes=[(2,)]))
-    with pytest.raises(RuntimeError, match="Adam: `fused=True` is not supported"):
-        strata.optim.Adam(params, fused=True)
     with pytest.raises(RuntimeError, match="RMSprop: `capturable=True` is not supported"):
         strata.optim.RMSprop(params, capturable=True)
+
+
+FUSED = [
+    lambda m, p: m.optim.Adam(p, lr=0.01, fused=True),
+    lambda m, p: m.optim.AdamW(p, lr=0.01, weight_decay=0.1, fused=True),
+    lambda m, p: m.optim.Adam(p, lr=0.01, amsgrad=True, maximize=True, fused=True),
+    lambda m, p: m.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, fused=True),
+    lambda m, p: m.optim.Adagrad(p, lr=0.1, fused=True),
+]
+
+
+@pytest.mark.parametrize("make", FUSED)
+def test_fused_steps_match_torch(make):
+    """Note [Fused optimizers]: ``fused=True`` runs strata's one-kernel update, with torch's
+    numbers (torch's fused CPU kernels)."""
+    init = _init(np.float32, shapes=[(4, 3), (3,)])
+    results = []
+    for m in (strata, torch):
+        params = _params(m, init)
+        opt = make(m, params)
+        for step in range(3):
+            for i, p in enumerate(params):
+                p.grad = m.tensor(np.sin(np.arange(p.numel(), dtype=np.float32) + step + i)
+                                  .reshape(tuple(p.shape)))
+            opt.step()
+        results.append([p.detach().numpy().copy() for p in params])
+    for s, t in zip(*results):
+        np.testing.assert_allclose(s, t, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"foreach": True}, "`fused` and `foreach` cannot be `True` together."),
+    ({"differentiable": True}, "`fused` does not support `differentiable`"),
+])
+@pytest.mark.parametrize("cls", ["Adam", "AdamW", "SGD", "Adagrad"])
+def test_fused_construction_errors_match_torch(cls, kwargs, match):
+    for m in (strata, torch):
+        params = _params(m, _init(np.float32, shapes=[(2,)]))
+        with pytest.raises(RuntimeError, match=match):
+            getattr(m.optim, cls)(params, lr=0.1, fused=True, **kwargs)
+
+
+def test_fused_refuses_non_float_params_at_the_step_and_changes_nothing():
+    for m in (strata, torch):
+        p = m.nn.Parameter(m.zeros(2, dtype=m.complex64))
+        opt = m.optim.Adam([p], fused=True)
+        p.grad = m.ones(2, dtype=m.complex64)
+        with pytest.raises(RuntimeError, match="`fused=True` requires all the params to be "
+                                               "floating point Tensors of supported devices"):
+            opt.step()
+        assert np.array_equal(p.detach().numpy(), np.zeros(2, np.complex64))
+        assert len(opt.state[p]) == 0
 
 
 def test_add_param_group_fills_defaults():

@@ -13,12 +13,13 @@ from ._multi_tensor import flatten, get_bucket, plan
 from ._native_update import has_device_update
 from .optimizer import (
     Optimizer,
-    _check_not_fused_or_capturable,
+    _check_fused_or_capturable,
     _evaluate_closure,
     _lr,
     _new_step,
     _scalar_from_number,
     _use_grad_for_differentiable,
+    check_fused_params,
 )
 
 
@@ -42,8 +43,7 @@ class _ElementwiseOptimizer(Optimizer):
     _setstate_defaults = ()
 
     def __init__(self, params, defaults):
-        _check_not_fused_or_capturable(type(self).__name__, defaults.get("fused"),
-                                       defaults.get("capturable", False))
+        _check_fused_or_capturable(type(self).__name__, defaults)
         super().__init__(params, defaults)
         self._buckets = {}
         self._plans = {}   # id(group) -> its ``_grouped_step`` plan (Note [Cached update plan])
@@ -115,6 +115,9 @@ class _ElementwiseOptimizer(Optimizer):
     def step(self, closure=None):
         """One update of every parameter with a gradient; returns the closure's loss."""
         loss = _evaluate_closure(closure)
+        for group in self.param_groups:
+            if group.get("fused"):     # Note [Fused optimizers], before any state is made
+                check_fused_params([p for p in group["params"] if p.grad is not None])
         self._init_missing_state()
         for index, group in enumerate(self.param_groups):
             params, grads, states = self._gather(group)

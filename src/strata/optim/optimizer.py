@@ -224,14 +224,33 @@ def _type_name(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
 
-def _check_not_fused_or_capturable(name, fused=None, capturable=False):
-    """strata has no fused kernels and no graph capture: refuse them at construction."""
-    if fused:
-        raise RuntimeError(f"{name}: `fused=True` is not supported by strata (it has no fused "
-                           f"optimizer kernels); use foreach=True for the multi-tensor path")
-    if capturable:
+# Note [Fused optimizers]: ``fused=True`` (Adam, AdamW, SGD, Adagrad) asks PyTorch for one kernel
+# per group (``torch._fused_adam_``). strata's updates already run as one generated C loop per
+# group where the device has one (optim/_native_update.py), so ``fused`` selects nothing new:
+# it is accepted with PyTorch's checks (not with ``foreach=True`` or ``differentiable``; at
+# the step, only floating-point parameters on a device listed here).
+FUSED_DEVICES = ["cpu", "sim", "opencl"]
+
+
+def _check_fused_or_capturable(name, defaults):
+    """PyTorch's construction checks of ``fused``; graph capture is refused (strata has none)."""
+    if defaults.get("fused"):
+        if defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if defaults.get("capturable", False):
         raise RuntimeError(f"{name}: `capturable=True` is not supported by strata (it needs "
                            f"graph capture on an accelerator)")
+
+
+def check_fused_params(params):
+    """PyTorch's step-time check of a ``fused=True`` group (``_device_dtype_check_for_fused``)."""
+    for p in params:
+        if not (p.device.type in FUSED_DEVICES and p.dtype.is_floating_point):
+            raise RuntimeError("`fused=True` requires all the params to be floating point "
+                               f"Tensors of supported devices: {FUSED_DEVICES} but {p.dtype} "
+                               f"and {p.device.type}")
 
 
 def _hooked_step(step):
