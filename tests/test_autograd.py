@@ -577,6 +577,7 @@ def test_broadcast_gradients_sum_back(shape, ones):
 
 # Differentiable primitive ops with no formula: backward through them raises.
 NO_FORMULA = {
+    "aten::heaviside": "no formula in PyTorch either (a NotImplemented node)",
     "aten::bernoulli.p": "no formula in PyTorch either",
     "aten::multinomial": "integer output",
     "aten::_unique2": "no formula in PyTorch either",

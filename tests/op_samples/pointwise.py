@@ -140,9 +140,10 @@ GELU = {
 # --- binary ---------------------------------------------------------------------------------------
 def _binary_samples(name, dtypes, fn, method, *, inplace=None, inplace_dtypes=None, lo=-3, hi=3,
                     other_lo=None, other_hi=None, scalars=(2, 2.5, True), reflected=None,
-                    special=True):
+                    special=True, mixed=True):
     """Samples for ``fn(m, x, y)`` (op ``name``) and for ``x.<method>_(y)`` (op ``inplace``);
-    ``reflected(s, x)`` is the Python operator form of ``scalar op tensor``."""
+    ``reflected(s, x)`` is the Python operator form of ``scalar op tensor``; ``mixed``: also
+    operands of two dtypes (an op refusing them, heaviside, is tested on its own)."""
     olo = lo if other_lo is None else other_lo
     ohi = hi if other_hi is None else other_hi
 
@@ -166,11 +167,11 @@ def _binary_samples(name, dtypes, fn, method, *, inplace=None, inplace_dtypes=No
     pairs = [("int32", "float16"), ("uint8", "int8"), ("bool", "int16"), ("float16", "bfloat16"),
              ("int64", "float32"), ("float32", "float64"), ("int8", "int32")]
     out += [sample(fn, [x(a), y(b)], [a, b], f"{a}-{b}") for a, b in pairs
-            if a in dtypes and b in dtypes]
+            if a in dtypes and b in dtypes and mixed]
     zero_dim = [("float32", "float64"), ("int32", "float64"), ("int8", "int64"),
                 ("float16", "float32"), ("uint8", "int64"), ("bool", "float32")]
     out += [sample(fn, [x(a), y(b, ())], [a, b], f"{a}-0dim-{b}") for a, b in zero_dim
-            if a in dtypes and b in dtypes]
+            if a in dtypes and b in dtypes and mixed]
     out += [sample(lambda m, a, s=s: fn(m, a, s), [x(d)], [d], f"{d}-scalar-{s!r}")
             for s in scalars for d in dtypes]
     if reflected is not None:
@@ -190,7 +191,7 @@ def _binary_samples(name, dtypes, fn, method, *, inplace=None, inplace_dtypes=No
                    check_stride=False),
         ] + [sample(lambda m, a, s=s: getattr(a, method + "_")(s), [x(in_widest)], [in_widest],
                     f"scalar-{s!r}") for s in scalars[:1]]
-        if "float32" in in_dtypes and "int32" in dtypes:
+        if "float32" in in_dtypes and "int32" in dtypes and mixed:
             samples[inplace].append(sample(call_, [x("float32"), y("int32")],
                                            ["float32", "int32"], "promoted-other"))
     return samples
@@ -226,6 +227,8 @@ for _args, _kw in [
     (("aten::fmin", ALL, lambda m, a, b: m.fmin(a, b), "fmin"), dict(scalars=())),
     (("aten::hypot", FLOATS, lambda m, a, b: m.hypot(a, b), "hypot"),
      dict(inplace="aten::hypot_", scalars=())),
+    (("aten::heaviside", ALL, lambda m, a, b: m.heaviside(a, b), "heaviside"),
+     dict(inplace="aten::heaviside_", scalars=(), mixed=False)),
     (("aten::copysign.Tensor", ALL, lambda m, a, b: m.copysign(a, b), "copysign"),
      dict(inplace="aten::copysign_.Tensor", inplace_dtypes=FLOATS, scalars=(-1.0, 2))),
     (("aten::bitwise_and.Tensor", BITS, lambda m, a, b: m.bitwise_and(a, b), "bitwise_and"),

@@ -171,8 +171,8 @@ def _unary(name, rule, *, common=None, check=None, inplace=True, method=True, fu
 
 
 def _binary(name, rule, *, common=None, check=None, overload="Tensor", extra="", inplace=True,
-            method=True, function=True):
-    """Define ``name.Tensor(Tensor self, Tensor other{extra}) -> Tensor`` and ``name_``."""
+            method=True, function=True, operand="other"):
+    """Define ``name.Tensor(Tensor self, Tensor {operand}{extra}) -> Tensor`` and ``name_``."""
     def meta(self, other, *args):
         spec = R.pointwise_meta(rule, self, other)
         if check is not None:
@@ -180,7 +180,7 @@ def _binary(name, rule, *, common=None, check=None, overload="Tensor", extra="",
         return spec
 
     ovl = f".{overload}" if overload else ""
-    out = defop(f"{name}{ovl}(Tensor self, Tensor other{extra}) -> Tensor", meta, method=method,
+    out = defop(f"{name}{ovl}(Tensor self, Tensor {operand}{extra}) -> Tensor", meta, method=method,
                 function=function, tags=("pointwise",))
     out.dtype_rule = rule
     if not inplace:
@@ -193,7 +193,7 @@ def _binary(name, rule, *, common=None, check=None, overload="Tensor", extra="",
             check(dt, *args)
         return self
 
-    out_ = defop(f"{name}_{ovl}(Tensor(a!) self, Tensor other{extra}) -> Tensor(a!)", meta_,
+    out_ = defop(f"{name}_{ovl}(Tensor(a!) self, Tensor {operand}{extra}) -> Tensor(a!)", meta_,
                  method=f"{name}_" if method else None, tags=("pointwise", "inplace_of:" + name))
     out_.dtype_rule = rule
     return out, out_
@@ -280,6 +280,22 @@ fmin, _ = _binary("fmin", _real_only(PROMOTE, RuntimeError,
                                      "fmin not implemented for complex tensors."),
                   overload="", inplace=False)
 hypot, hypot_ = _binary("hypot", _float_only("hypot_cpu"), common=PROMOTE, overload="")
+
+
+def _heaviside_rule(self, values):
+    """ATen's ``heaviside_out`` checks: one dtype, not complex; ``values`` a tensor (there is no
+    Scalar overload)."""
+    if not R.is_tensor(values):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if self.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if self.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return self.dtype
+
+
+heaviside, heaviside_ = _binary("heaviside", _heaviside_rule, overload="", operand="values")
 copysign, copysign_ = _binary("copysign", _real_only(FLOAT, *_not_implemented("copysign_cpu")))
 bitwise_and, bitwise_and_ = _binary("bitwise_and", partial(R.integral_only, "bitwise_and"),
                                     common=PROMOTE)

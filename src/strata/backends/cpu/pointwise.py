@@ -77,6 +77,11 @@ def _remainder(a, b):
     return np.where(moved, mod + b, mod) if np.any(moved) else mod
 
 
+def _heaviside(a, b):
+    """ATen's ``heaviside_kernel``: ``a == 0 ? b : a > 0`` (so NaN gives 0)."""
+    return np.where(a == 0, b, (np.asarray(a) > 0).astype(np.result_type(a, b)))
+
+
 def _fmod(a, b):
     if _integral(a, b):
         _check_int_divisor(b)
@@ -347,7 +352,7 @@ UNARY_OF_INPUT = [  # computed on the input's own values: bool tests, abs (compl
 BINARY = [
     ("mul", np.multiply), ("div", np.true_divide), ("remainder", _remainder),
     ("fmod", _fmod), ("atan2", np.arctan2), ("maximum", np.maximum),
-    ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot),
+    ("minimum", np.minimum), ("fmax", np.fmax), ("fmin", np.fmin), ("hypot", np.hypot), ("heaviside", _heaviside),
     ("copysign", np.copysign), ("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
     ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", _shift_left),
     ("bitwise_right_shift", _shift_right),
