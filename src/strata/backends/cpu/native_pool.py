@@ -18,8 +18,10 @@ waits for every thread). ctypes drops the GIL for the call, so Python threads ke
 
 Its tasks are C functions ``task(context, lo, hi)``: ``strata_gemms`` runs a table of BLAS
 calls (a product's blocks, Note [Parallel GEMM] in linalg.py, or two independent products side
-by side) through NumPy's own OpenBLAS (its CBLAS address from blas.py); with no C compiler,
-no OpenBLAS or ``STRATA_NATIVE_KERNELS=0`` the callers keep the Python pool.
+by side) through NumPy's own OpenBLAS (its CBLAS address from blas.py), and every generated
+function of pointers and int64s ending with ``lo, hi`` has a task entry (Note [Task entries]
+in native.py) that ``parallel_call`` runs. With no C compiler, no OpenBLAS,
+``STRATA_NATIVE_KERNELS=0`` or ``STRATA_NATIVE_POOL=0`` the callers keep the Python pool.
 """
 
 import ctypes
@@ -264,7 +266,6 @@ void strata_gemms(const strata_gemm *table, int64_t rows) {
 _lock = threading.Lock()
 _lib = None            # the loaded library, False where it cannot be had
 _workers = 0           # workers started for the current thread count
-GEMM_FIELDS = 16       # int64 fields of one strata_gemm row
 
 
 def _load():
@@ -322,8 +323,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def run_gemms(table: np.ndarray) -> None:
-    """Each row of ``table`` (int64, ``GEMM_FIELDS`` columns: a ``strata_gemm``) as one chunk
-    of a loop on the pool. The caller keeps the arrays the rows point into alive."""
+    """Each row of ``table`` (int64, 16 columns: a ``strata_gemm``, linalg.py's ``_gemm_row``)
+    as one chunk of a loop on the pool. The caller keeps the arrays the rows point into
+    alive."""
     library().strata_gemms(table.ctypes.data, len(table))
 
 
