@@ -294,12 +294,11 @@ def library():
     """The pool's library with its workers started for ``array.NUM_THREADS``, or None (no
     compiler, no CBLAS symbol, native kernels off): the caller keeps the Python pool."""
     global _lib, _workers
-    lib = _lib
-    if lib is None:
+    if _lib is None:
         with _lock:
             if _lib is None:
                 _lib = _load()
-            lib = _lib
+    lib = _lib
     if not lib:
         return None
     wanted = min(array.NUM_THREADS - 1, MAX_WORKERS)
