@@ -8,7 +8,6 @@ import torch
 
 import strata
 
-
 def _array(out):
     """The float32 values of an output; None for None or torch's undefined tensor."""
     try:
@@ -52,6 +51,6 @@ def test_double_backward_matches_finite_differences():
     x = strata.randn(3, 5, dtype=strata.float64, requires_grad=True)
     w = strata.randn(5, dtype=strata.float64, requires_grad=True)
     b = strata.randn(5, dtype=strata.float64, requires_grad=True)
-    f = lambda x, w, b: strata.nn.functional.layer_norm(x, (5,), w, b)
+    f = lambda x, w, b: strata.nn.functional.layer_norm(x, (5,), w, b)  # noqa: E731
     assert strata.autograd.gradcheck(f, (x, w, b))
     assert strata.autograd.gradgradcheck(f, (x, w, b))
