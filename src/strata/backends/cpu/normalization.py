@@ -92,39 +92,4 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return wrap(out, dt), wrap(mean, sdt), wrap(invstd, sdt)
 
 
-def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
-                               output_mask):
-    """The composite's formula (``layer_norm_backward_composite`` in ops/normalization.py) on
-    the arrays, rows of the normalized elements, in the compute dtype (float32 for half
-    inputs): ten NumPy passes over three temporaries instead of a dozen dispatched ops, each
-    with its meta and a fresh array (a 1024x128 input: ~0.95 -> ~0.39 ms; a tiny GPT's eager
-    step has five)."""
-    dt = input.dtype
-    x, g = compute_data(input, dt), compute_data(grad_out, dt)
-    n = int(np.prod(normalized_shape))
-    rows = x.size // n if n else 0
-    x, g = x.reshape(rows, n), g.reshape(rows, n)
-    x_hat = x - compute_data(mean, dt).reshape(rows, 1)     # three temporaries in all: a
-    r = compute_data(rstd, dt).reshape(rows, 1)              # fresh one costs its page faults
-    x_hat *= r
-    grads = [None, None, None]
-    product = np.empty_like(x_hat)
-    if output_mask[0]:
-        g_in = g * compute_data(weight, dt).reshape(1, n) if weight is not None else g.copy()
-        np.multiply(g_in, x_hat, out=product)
-        mean_gx = product.mean(axis=1, keepdims=True)
-        g_in -= g_in.mean(axis=1, keepdims=True)
-        g_in -= np.multiply(x_hat, mean_gx, out=product)
-        g_in *= r
-        grads[0] = wrap(g_in.reshape(input.shape), dt)
-    shape = tuple(normalized_shape)
-    if output_mask[1] and weight is not None:    # none without the parameter, as ATen's
-        np.multiply(g, x_hat, out=product)
-        grads[1] = wrap(np.add.reduce(product, axis=0).reshape(shape), dt)
-    if output_mask[2] and bias is not None:
-        grads[2] = wrap(np.add.reduce(g, axis=0).reshape(shape), dt)
-    return tuple(grads)
-
-
-KERNELS = {NZ.native_layer_norm: native_layer_norm, NZ.native_batch_norm: native_batch_norm,
-           NZ.native_layer_norm_backward: native_layer_norm_backward}
+KERNELS = {NZ.native_layer_norm: native_layer_norm, NZ.native_batch_norm: native_batch_norm}
