@@ -19,6 +19,7 @@
 """
 
 import argparse
+import ctypes
 import time
 
 import numpy as np
@@ -64,9 +65,10 @@ def launch_cost(strata):
                      ).build().k
     knl.set_args(buf)
     direct = KernelArgs(rt.driver, knl)
+    direct.set([buf])
     n = 2000
 
-    def timed(fn, wait):
+    def timed(fn, wait, queue):
         """(wall seconds, this thread's CPU seconds) per call."""
         fn()
         queue.finish()
@@ -81,6 +83,19 @@ def launch_cost(strata):
 
     raw = lambda: cl.enqueue_nd_range_kernel(queue, knl, (1,), None)
     bare = lambda: rt.driver.enqueue(stream.handle, direct, (1,))
+    # the same enqueue on a queue without profiling (strata's streams profile: Event timing)
+    plain = cl.CommandQueue(rt.context, rt.cl_device)
+    plain_handle = ctypes.c_void_p(plain.int_ptr)
+    unprofiled = lambda: rt.driver.enqueue(plain_handle, direct, (1,))
+
+    def set_and_enqueue():                  # one argument set again each call, as a new buffer
+        direct.set_at(0, buf)
+        rt.driver.enqueue(stream.handle, direct, (1,))
+
+    def enqueue_and_flush():
+        rt.driver.enqueue(stream.handle, direct, (1,))
+        rt.driver.flush(stream.handle)
+
     x, y = strata.ones(1, device="opencl"), strata.ones(1, device="opencl")
     add = lambda: x + y
     print("\n## Launch cost per call (us)")
@@ -88,10 +103,14 @@ def launch_cost(strata):
     print("|---|---|---|---|")
     for name, fn in (("pyopencl enqueue (an event per call), args set once", raw),
                      ("strata's driver enqueue (no event), args set once", bare),
+                     ("the same on a queue without profiling", unprofiled),
+                     ("strata's enqueue, one buffer argument set each call", set_and_enqueue),
+                     ("strata's enqueue and a clFlush each call", enqueue_and_flush),
                      ("strata x + y", add)):
-        host, cpu = timed(fn, False)
+        q = plain if fn is unprofiled else queue
+        host, cpu = timed(fn, False, q)
         print(f"| {name} | {host * 1e6:.1f} | {cpu * 1e6:.1f} | "
-              f"{timed(fn, True)[0] * 1e6:.1f} |")
+              f"{timed(fn, True, q)[0] * 1e6:.1f} |")
 
 
 def steps(strata, quick):

@@ -11,8 +11,8 @@
 #   3. runs benchmarks/opencl.py: a markdown table, strata on opencl vs torch on CUDA,
 #   4. runs benchmarks/opencl_probe.py: launch cost, launches per step, GEMM blockings,
 #   5. runs tests/opencl on the GPU (STRATA_OPENCL_DEVICE=nvidia),
-# each stage under its own time limit (GPU_CHECK_{BENCH,PROBE,TESTS}_S seconds; GPU_CHECK_TESTS
-# and GPU_CHECK_PROBE_PARTS narrow the last two).
+# each stage under its own time limit (GPU_CHECK_{BENCH,PROBE,TESTS}_S seconds; GPU_CHECK_STAGES
+# picks stages, e.g. "bench,tests"; GPU_CHECK_TESTS and GPU_CHECK_PROBE_PARTS narrow the last two).
 # Without an NVIDIA driver it runs on whatever OpenCL platform there is (PoCL), which is how
 # it was checked; GPU_CHECK_QUICK=1 uses small benchmark sizes.
 #   bash scripts/gpu_check.sh 2>&1 | tee gpu_check.log
@@ -66,10 +66,18 @@ stage() {   # stage NAME SECONDS COMMAND...
   timeout "$limit" "$@" || { echo "== $name: exit $?"; status=1; }
   echo "== $name took $((SECONDS - t0))s"
 }
-stage benchmarks/opencl.py "${GPU_CHECK_BENCH_S:-180}" "$PY" -m benchmarks.opencl ${GPU_CHECK_QUICK:+--quick}
-stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe \
-  ${GPU_CHECK_QUICK:+--quick} --parts "${GPU_CHECK_PROBE_PARTS:-launch,steps,gemm}"
-# shellcheck disable=SC2086  # a list of test paths
-stage tests/opencl "${GPU_CHECK_TESTS_S:-240}" "$PY" -m pytest ${GPU_CHECK_TESTS:-tests/opencl} -q \
-  -p no:cacheprovider -rf
+STAGES=",${GPU_CHECK_STAGES:-bench,probe,tests},"
+if [[ $STAGES == *,bench,* ]]; then
+  stage benchmarks/opencl.py "${GPU_CHECK_BENCH_S:-180}" "$PY" -m benchmarks.opencl \
+    ${GPU_CHECK_QUICK:+--quick}
+fi
+if [[ $STAGES == *,probe,* ]]; then
+  stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe \
+    ${GPU_CHECK_QUICK:+--quick} --parts "${GPU_CHECK_PROBE_PARTS:-launch,steps,gemm}"
+fi
+if [[ $STAGES == *,tests,* ]]; then
+  # shellcheck disable=SC2086  # a list of test paths and pytest options
+  stage tests/opencl "${GPU_CHECK_TESTS_S:-240}" "$PY" -m pytest ${GPU_CHECK_TESTS:-tests/opencl} \
+    -q -p no:cacheprovider -rf
+fi
 exit $status

@@ -167,6 +167,25 @@ def test_program_binaries_are_cached_on_disk(tmp_path, monkeypatch):
     assert x.cpu().tolist() == [2, 2, 2, 2]
 
 
+def test_programs_divide_as_ieee_where_the_device_can():
+    """Note [Correctly rounded division]: float32 quotients and square roots as PyTorch's."""
+    import pyopencl as cl
+
+    from strata.backends.opencl import runtime
+    rt = runtime.get(0)
+    offered = rt.cl_device.single_fp_config & cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+    assert rt.build_options == (["-cl-fp32-correctly-rounded-divide-sqrt"] if offered else [])
+    program = rt.program("__kernel void k_div(__global float* x) { x[0] = x[0] / x[1]; }")
+    options = program.get_build_info(rt.cl_device, cl.program_build_info.OPTIONS)
+    assert all(option in options for option in rt.build_options)
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(4096).astype(np.float32) for _ in range(2))
+    got = (strata.tensor(a).to("opencl") / strata.tensor(b).to("opencl")).cpu().numpy()
+    np.testing.assert_array_equal(got, a / b)
+    got = strata.tensor(np.abs(a)).to("opencl").sqrt().cpu().numpy()
+    np.testing.assert_array_equal(got, np.sqrt(np.abs(a)))
+
+
 def test_build_errors_name_the_kernel():
     from strata.backends.opencl import runtime
     with pytest.raises(RuntimeError, match="OpenCL: building kernel 'k_bad' failed"):

@@ -80,6 +80,19 @@ def devices() -> list:
     return found
 
 
+def build_options(cl_device) -> list:
+    """Note [Correctly rounded division]: OpenCL lets a driver divide and take square roots of
+    floats to 2.5 and 3 ulp unless a program asks for IEEE rounding; NVIDIA's driver takes that
+    leave (``int / int`` and histogram edges differed from PyTorch's by an ulp on an H200).
+    PyTorch's CUDA kernels are compiled with nvcc's defaults, ``-prec-div=true
+    -prec-sqrt=true``: correctly rounded. So every program asks for it where the device offers
+    it (OpenCL 3.0, 5.8.4.3); doubles always round correctly."""
+    flag = cl().device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT
+    if cl_device.single_fp_config & flag:
+        return ["-cl-fp32-correctly-rounded-divide-sqrt"]
+    return []
+
+
 class OpenCLMemory(BufferSegments):
     """Segments for the caching allocator: one ``cl.Buffer`` each (Note [Buffers and offsets])."""
 
@@ -118,6 +131,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.recording = None         # a LaunchRecording while a compiled graph is recorded
         self._host_allocator = None   # pinned host memory (pinned.py), made on first use
         self._philox = None           # (CPU NumPy generator seen, seed, launches) for philox()
+        self.build_options = build_options(cl_device)
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -190,14 +204,15 @@ class OpenCLRuntime(DeviceRuntime):
         from source, storing the binary."""
         pycl = cl()
         dev = self.cl_device
-        identity = [source, dev.platform.name, dev.platform.version, dev.name, dev.version,
-                    dev.driver_version, pycl.VERSION_TEXT]
+        options = self.build_options
+        identity = [source, " ".join(options), dev.platform.name, dev.platform.version,
+                    dev.name, dev.version, dev.driver_version, pycl.VERSION_TEXT]
         key = hashlib.sha256("\0".join(identity).encode()).hexdigest()
         path = native.cache_folder("opencl") / f"{key}.bin"
         binary = native.read_verified(path)
         if binary is not None:
             try:
-                program = pycl.Program(self.context, [dev], [binary]).build()
+                program = pycl.Program(self.context, [dev], [binary]).build(options)
                 self.programs_from_disk += 1
                 return program
             except pycl.Error:
@@ -207,7 +222,7 @@ class OpenCLRuntime(DeviceRuntime):
                 # NVIDIA's compiler leaves remarks in the build log of most kernels; pyopencl
                 # turns each into a CompilerWarning. They go to the "strata.opencl" logger.
                 warnings.simplefilter("ignore", pycl.CompilerWarning)
-                program = pycl.Program(self.context, source).build()
+                program = pycl.Program(self.context, source).build(options)
             if _log.isEnabledFor(logging.DEBUG):
                 build_log = program.get_build_info(dev, pycl.program_build_info.LOG).strip()
                 if build_log:
