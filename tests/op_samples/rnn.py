@@ -230,6 +230,9 @@ SAMPLES = {
         Sample(lambda m, *a: lstm_layer_backward(m, *a, reverse=True),
                (_f(4, 3, 2), _f(3, 2), _f(3, 3), *_lstm_args(4, 3, 2, 3, proj=2, bias=False),
                 _LENGTHS), name="reverse_proj_packed"),
+        Sample(lstm_layer_backward, (_f(4, 3, 2), _f(3, 2), _f(3, 3),
+                                     *_lstm_args(4, 3, 2, 3, proj=2), _LENGTHS),
+               name="proj_packed"),
     ],
     "aten::_gru_layer": [
         Sample(gru_layer, (*_gru_args(4, 3, 2, 3), None)),

@@ -29,15 +29,30 @@ def signal(shape, dtype, seed):
     return rng.standard_normal(shape).astype(dtype)
 
 
+def passes(points):
+    """The rounding steps a transform of ``points`` goes through: log2(points) for lengths of
+    the Stockham radices (2, 3, 5, 7); Bluestein's chirp-z (any other prime factor) runs three
+    transforms of m >= 2 * points - 1 points and three chirp products. (PoCL stayed inside
+    log2(points) there too; NVIDIA's driver, contracting to FMAs, gave 4.5e-12 for 1022 points
+    in float64 against that bound's 3.0e-12.)"""
+    rest = points
+    for p in (2, 3, 5, 7):
+        while rest % p == 0:
+            rest //= p
+    if rest == 1:
+        return max(math.log2(max(points, 2)), 1)
+    return 3 * math.log2(1 << (2 * points - 2).bit_length()) + 3
+
+
 def assert_close_fft(got, want, points):
-    """|got - want| <= 8 * log2(points) * eps * max|want| (an FFT's error bound grows with the
-    number of passes; Bluestein's three transforms of >= 2n - 1 points stay inside it)."""
+    """|got - want| <= 8 * passes(points) * eps * max|want| (an FFT's error bound grows with
+    the number of passes)."""
     assert got.device.type == "opencl"
     assert str(got.dtype) == str(want.dtype).replace("torch", "strata")
     got, want = got.detach().cpu().numpy(), want.resolve_conj().detach().numpy()
     assert got.shape == want.shape
     eps = EPS[got.dtype.name]
-    bound = 8 * max(math.log2(max(points, 2)), 1) * eps * max(np.abs(want).max(initial=0), 1)
+    bound = 8 * passes(points) * eps * max(np.abs(want).max(initial=0), 1)
     assert np.abs(got - want).max(initial=0) <= bound, (np.abs(got - want).max(), bound)
 
 

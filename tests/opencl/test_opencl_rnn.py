@@ -98,6 +98,32 @@ def test_packed_sequences_match_the_cpu_device_and_torch(mode):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_packed_lstm_with_a_projection_matches_the_cpu_device_and_torch(bidirectional):
+    """proj_size < hidden_size on a packed batch: the backward's per-step (batch, proj)
+    outputs have their own kernel (the gate kernel spans (batch, hidden) and wrote past each
+    row, giving a wrong W_hr gradient)."""
+    kwargs = dict(input_size=4, hidden_size=5, proj_size=2, bidirectional=bidirectional)
+    reference, on_cpu, model = _models("LSTM", 2, **kwargs)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((5, 3, 4)).astype(np.float32)
+    lengths = [5, 1, 3]
+
+    def run(lib, model, device):
+        xs = lib.tensor(x).to(device).requires_grad_()
+        packed = lib.nn.utils.rnn.pack_padded_sequence(xs, lib.tensor(lengths),
+                                                       enforce_sorted=False)
+        out, (h, c) = model(packed)
+        padded, _ = lib.nn.utils.rnn.pad_packed_sequence(out)
+        ((padded ** 2).sum() + h.sum() + (c * 0.5).sum()).backward()
+        grads = [p.grad for p in model.parameters()] + [xs.grad]
+        return [t.detach().cpu().numpy() for t in (padded, h, c, *grads)]
+    got, cpu = run(strata, model, "opencl"), run(strata, on_cpu, "cpu")
+    for g, c, want in zip(got, cpu, run(torch, reference, "cpu"), strict=True):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
 @settings(max_examples=3, deadline=None)
 @given(mode=st.sampled_from(["LSTM", "GRU"]), dtype=st.sampled_from(["float16", "bfloat16"]),
        seed=st.integers(0, 99))

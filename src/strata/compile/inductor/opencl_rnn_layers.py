@@ -211,8 +211,7 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
                 reads["go"] = time_step(grad_output, t)
         else:                   # the step's gradient of h_t, then through W_hr
             step_grad = _step_grad(op_name, dh, grad_output, t)
-            reads.update(dh=matmul(op_name, step_grad, w_hr, _empty(x, (batch, hidden))),
-                         ds=step_grad)
+            reads["dh"] = matmul(op_name, step_grad, w_hr, _empty(x, (batch, hidden)))
         step_gates = time_step(grad_gates, t)
         outs = list(zip(columns(step_gates, 4, hidden), LSTM_GRAD_GATES))
         dc = _empty(x, (batch, hidden))
@@ -222,10 +221,11 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
             reads["len"] = lengths
             ints["t"] = t
             kept = _empty(x, (batch, out_size))
-            outs.append((kept, kept_gradient))
-        if w_hr is not None:
-            outs.append((time_step(states, t), projected_grad))
+            if w_hr is None:
+                outs.append((kept, kept_gradient))
         gate_kernel(op_name, reads, ints, LSTM_BACKWARD_TEMPS, outs, x.dtype.name)
+        if w_hr is not None:
+            _projected_step(op_name, step_grad, lengths, t, kept, time_step(states, t))
         dh = matmul(op_name, step_gates, w_hh, _empty(x, (batch, out_size)), kept)
     flat = _matrix(grad_gates)
     grads = _layer_weight_grads(op_name, flat, x, w_ih, _previous_states(op_name, output, hx,
@@ -241,6 +241,19 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, hx, cx, weight_ih,
                            _empty(x, tuple(w_hr._shape)))
     values = (grads[0], dh, dc, grads[1], grads[2], grad_bias, grad_w_hr)
     return tuple(_finished(op_name, v, spec, input) for v, spec in zip(values, specs))
+
+
+def _projected_step(op_name, step_grad, lengths, t, kept, state):
+    """A projected layer's step: ``state`` (its gradient of h_t, 0 past a row's length) and
+    ``kept`` (what a finished row passes back unchanged), both (batch, proj). Their own kernel,
+    not outputs of the gate kernel: its work-items span (batch, hidden), and with proj < hidden
+    the extra columns stored into the next row's elements, in whatever order the device ran
+    them (wrong W_hr gradients on the NVIDIA H200, and on PoCL for the forward direction)."""
+    if lengths is None:
+        pointwise(op_name, identity, [(step_grad, state.dtype)], state)
+        return
+    gate_kernel(op_name, {"ds": step_grad, "len": lengths}, {"t": t}, (),
+                [(kept, kept_gradient), (state, projected_grad)], state.dtype.name)
 
 
 def _tanh_times(c, o):
