@@ -103,8 +103,8 @@ def test_packed_lstm_with_a_projection_matches_the_cpu_device_and_torch(bidirect
     """proj_size < hidden_size on a packed batch: the backward's per-step (batch, proj)
     outputs have their own kernel (the gate kernel spans (batch, hidden) and wrote past each
     row, giving a wrong W_hr gradient)."""
-    kwargs = dict(input_size=4, hidden_size=5, proj_size=2, bidirectional=bidirectional)
-    reference, on_cpu, model = _models("LSTM", 2, **kwargs)
+    reference, on_cpu, model = _models("LSTM", 2, input_size=4, hidden_size=5, proj_size=2,
+                                       bidirectional=bidirectional)
     rng = np.random.default_rng(2)
     x = rng.standard_normal((5, 3, 4)).astype(np.float32)
     lengths = [5, 1, 3]
