@@ -16,6 +16,9 @@
    name, the ops its formula calls included), the optimizer's step, and what is left (the
    engine, modules, Python). Profiling routes every op through the dispatcher's ``call`` (the
    operator fast path is cleared), so each figure is a little above the unprofiled one.
+5. Device profile (``--parts device``): the kernels' own time per tiny GPT step by op, from the
+   profiler's OpenCL events: whether a step waits on the host or on the device, and on which
+   kernels.
 """
 
 import argparse
@@ -246,13 +249,38 @@ def op_profile(strata, quick, top=25):
           f"{(total - counted) / steps * 1e6:.0f} | {(total - counted) / total:.1%} |")
 
 
+def device_profile(strata, quick, top=15):
+    """Device time of three tiny GPT steps by op, from the profiler's OpenCL events (the
+    queue's profiling counters): which kernels the device spends a step in."""
+    from strata.profiler import ProfilerActivity, profile
+    step = tiny_gpt(strata, "opencl", 32 if quick else 128, context=16 if quick else 64,
+                    batch=4 if quick else 16)
+    for _ in range(2):
+        step()
+    strata.opencl.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.SIM]) as prof:
+        for _ in range(3):
+            step()
+        strata.opencl.synchronize()
+    rows = sorted((e for e in prof.key_averages() if e.self_device_time_total > 0),
+                  key=lambda e: -e.self_device_time_total)
+    total = sum(e.self_device_time_total for e in rows)
+    print(f"\n## Device time of one tiny GPT step by op (profiled: {total / 3 / 1e3:.2f} ms of "
+          "kernels and copies)")
+    print("| op | calls | device us per step | share |")
+    print("|---|---|---|---|")
+    for e in rows[:top]:
+        print(f"| {e.key} | {e.count / 3:.0f} | {e.self_device_time_total / 3:.0f} | "
+              f"{e.self_device_time_total / total:.1%} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (PoCL)")
     parser.add_argument("--parts", default="launch,steps,gemm",
-                        help="which parts to run, comma-separated: launch, steps, gemm, ops "
-                             "(default: the first three)")
+                        help="which parts to run, comma-separated: launch, steps, gemm, ops, "
+                             "device (default: the first three)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     import strata
@@ -263,6 +291,8 @@ def main():
         steps(strata, args.quick)
     if "ops" in parts:
         op_profile(strata, args.quick)
+    if "device" in parts:
+        device_profile(strata, args.quick)
     if "gemm" in parts:
         gemm_blockings(strata, 256 if args.quick else 4096)
 
