@@ -283,6 +283,35 @@ def layer_norm_kernel(dtype, affine):
                   frozenset({"total", "squares"}))
 
 
+def layer_norm_backward_kernel(dtype, affine):
+    """The input gradient of layer_norm over each row, the formula of ops/normalization.py's
+    ``layer_norm_backward_composite``: with g_hat = grad (* weight) and x_hat = (x - mean) *
+    rstd, rstd * ((g_hat - mean(g_hat)) - x_hat * mean(g_hat * x_hat)); two row sums, one
+    pass for the output (ATen's ``LayerNormBackwardKernelImplInternal`` has the same three)."""
+    grad, x = (InputBuffer(name, dtype, ("rows", "n"), ("x_step", 1)) for name in ("in0", "in1"))
+    mean, rstd = (InputBuffer(name, dtype, ("rows",), (1,)) for name in ("mean", "rstd"))
+    weight = InputBuffer("weight", dtype, ("n",), (1,))
+    count = (lambda: ops.index_expr("n", dtype))
+
+    def g_hat(i):
+        return ops.mul(grad.load(i), weight.load(i[1:])) if affine else grad.load(i)
+
+    def x_hat(i):
+        return ops.mul(ops.sub(x.load(i), mean.load(i[:1])), rstd.load(i[:1]))
+    total = Reduction("total", dtype, ("rows",), ("n",), "sum", lambda i, r: g_hat(i + r))
+    dot = Reduction("dot", dtype, ("rows",), ("n",), "sum",
+                    lambda i, r: ops.mul(g_hat(i + r), x_hat(i + r)))
+
+    def grad_input(i):
+        centered = ops.sub(g_hat(i), ops.truediv(ops.load("total", i[0]), count()))
+        return ops.mul(rstd.load(i[:1]), ops.sub(centered, ops.mul(
+            x_hat(i), ops.truediv(ops.load("dot", i[0]), count()))))
+    out = Pointwise("out", dtype, ("rows", "n"), grad_input)
+    inputs = [grad, x, mean, rstd] + ([weight] if affine else [])
+    name = f"layer_norm_backward{'_affine' if affine else ''}_{dtype}"
+    return Kernel(name, inputs, [total, dot, out], frozenset({"total", "dot"}))
+
+
 def _row_kernels():
     for dtype in DTYPES:
         yield softmax_kernel(dtype)
@@ -291,6 +320,8 @@ def _row_kernels():
         yield softmax_backward_kernel(dtype, log=True)
         yield layer_norm_kernel(dtype, False)
         yield layer_norm_kernel(dtype, True)
+        yield layer_norm_backward_kernel(dtype, False)
+        yield layer_norm_backward_kernel(dtype, True)
 
 
 def rows_source() -> str:
