@@ -59,6 +59,6 @@ def test_gradients_match_finite_differences_twice():
     x = strata.randn(3, 5, dtype=strata.float64, requires_grad=True)
     w = strata.randn(5, dtype=strata.float64, requires_grad=True)
     b = strata.randn(5, dtype=strata.float64, requires_grad=True)
-    f = lambda x, w, b: strata.nn.functional.layer_norm(x, (5,), w, b)  # noqa: E731
+    f = lambda x, w, b: strata.nn.functional.layer_norm(x, (5,), w, b)
     assert strata.autograd.gradcheck(f, (x, w, b))
     assert strata.autograd.gradgradcheck(f, (x, w, b))

@@ -4,7 +4,7 @@ a decomposition. The failure message names each missing cell."""
 
 import numpy as np
 
-import strata  # noqa: F401  (registers every backend)
+import strata
 from strata.backends.composite import WITH_OWN_DERIVATIVE
 from strata.dispatch import DispatchKey
 from strata.dispatch.dispatcher import resolve_key
