@@ -332,3 +332,34 @@ def test_transformer_encoder_nested_tensor_warning(layer_kwargs):
             encoder = m.nn.TransformerEncoder(layer, 1)
         seen.append(([str(w.message) for w in record], encoder.use_nested_tensor))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("channels", [1, 4])
+def test_gradient_penalty_through_prelu_reaches_earlier_biases(channels):
+    """``_prelu_kernel_backward`` has its own derivative row, as in derivatives.yaml: the
+    gradient of PReLU's input gradient with respect to its input is zeros (not nothing), so a
+    penalty on ``dL/dx`` gives the layer before PReLU a zero bias gradient, as PyTorch."""
+    def run(m):
+        rng = np.random.default_rng(0)
+        first, act, last = m.nn.Linear(4, 4), m.nn.PReLU(channels), m.nn.Linear(4, 1)
+        params = [*first.parameters(), *act.parameters(), *last.parameters()]
+        with m.no_grad():
+            for p in params:
+                p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+        x = m.tensor(rng.standard_normal((5, 4)).astype(np.float32)).requires_grad_()
+        (g,) = m.autograd.grad(last(act(first(x))).sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        return [p.grad for p in params]
+    for s, t in zip(run(strata), run(torch), strict=True):
+        assert (s is None) == (t is None)
+        if t is not None:
+            np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_prelu_second_derivatives_match_finite_differences():
+    x = strata.tensor(np.random.default_rng(1).standard_normal((3, 4, 2)) + 0.1,
+                      dtype=strata.float64).requires_grad_()
+    w = strata.tensor([0.25, -0.5, 0.75, 0.1], dtype=strata.float64).requires_grad_()
+    f = strata.nn.functional.prelu
+    assert strata.autograd.gradcheck(f, (x, w))
+    assert strata.autograd.gradgradcheck(f, (x, w))

@@ -348,6 +348,12 @@ SAMPLES = {
                (F4, _f(3, 1, 1)), name="channels"),
         Sample(lambda m, x, w: aten(m)._prelu_kernel.default(x, w), (EDGES, _f(1)), name="edges"),
     ],
+    "aten::_prelu_kernel_backward": [
+        Sample(lambda m, g, x, w: aten(m)._prelu_kernel_backward.default(g, x, w),
+               (_f(2, 3, 2, 2), F4, _f(3, 1, 1)), name="channels"),
+        Sample(lambda m, g, x, w: aten(m)._prelu_kernel_backward.default(g, x, w),
+               (_f(*EDGES.shape), EDGES, _f(1)), name="edges"),
+    ],
     # --- backward ops --------------------------------------------------------------------------
     **_backward_samples(),
     "aten::one_hot": [

@@ -49,7 +49,7 @@ WITH_OWN_DERIVATIVE = (
     # activation
     A.hardtanh_backward, A.leaky_relu_backward, A.softshrink_backward,
     A.hardshrink_backward, A.hardswish_backward, A.elu_backward, A.log_sigmoid, A.glu,
-    A._prelu_kernel,
+    A._prelu_kernel, A._prelu_kernel_backward,
     # dropout, loss
     DO.native_dropout, LO.mse_loss, LO.huber_loss, LO.smooth_l1_loss,
     LO.binary_cross_entropy_backward, LO.binary_cross_entropy_with_logits,

@@ -405,6 +405,8 @@ rrelu_ = defop(f"rrelu_(Tensor(a!) self, {_RR}) -> Tensor(a!)", function=True)
 glu = defop("glu(Tensor self, int dim=-1) -> Tensor")
 # prelu's elementwise part, with the weight already shaped to broadcast against self
 _prelu_kernel = defop("_prelu_kernel(Tensor self, Tensor weight) -> Tensor")
+_prelu_kernel_backward = defop("_prelu_kernel_backward(Tensor grad_output, Tensor self, "
+                               "Tensor weight) -> (Tensor, Tensor)")
 prelu = defop("prelu(Tensor self, Tensor weight) -> Tensor", method=True, function=True)
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -504,6 +506,16 @@ def _prelu(self, weight):
 @register_decomposition(_prelu_kernel)
 def _prelu_kernel_decomposition(self, weight):
     return P.where(P.gt(self, 0), self, P.mul(weight, self))
+
+
+@register_decomposition(_prelu_kernel_backward)
+def _prelu_kernel_backward_decomposition(grad_output, self, weight):
+    """(grad of self, grad of weight), both of the broadcast shape (ATen's TensorIterator
+    outputs; autograd sums the weight's to its shape): x > 0 passes the gradient to x;
+    elsewhere weight * grad to x and x * grad to the weight."""
+    positive = P.gt(self, 0)
+    return (P.where(positive, grad_output, P.mul(weight, grad_output)),
+            P.where(positive, 0.0, P.mul(self, grad_output)))
 
 
 # --- one_hot --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ...ops import pointwise as P
 from ...ops import pointwise_composites as PC
 from ...ops import reductions as RD
 from ...ops import shape as S
-from . import derivative, non_differentiable, zeros_for
+from . import derivative, non_differentiable, zeros, zeros_for
 
 
 @derivative(A._softmax, "SoftmaxBackward0", save=("result",))
@@ -248,14 +248,35 @@ def _log_sigmoid(ctx, grad):
     return P.mul(grad, P.sigmoid(P.neg(ctx.self)))
 
 
-@derivative(A._prelu_kernel, "PreluKernelBackward0", save=("self", "weight if self"))
+@derivative(A._prelu_kernel, "PreluKernelBackward0", save=("self", "weight"))
 def _prelu_kernel(ctx, grad):
-    """``_prelu_kernel_backward``: x > 0 passes grad to x; elsewhere w * grad to x and
-    x * grad to w (summed back to w's shape by the engine)."""
-    x = ctx.self
-    positive = P.gt(x, 0)
-    return (P.where(positive, grad, P.mul(ctx.weight, grad)) if ctx.needs[0] else None,
-            P.where(positive, 0.0, P.mul(x, grad)) if ctx.needs[1] else None)
+    """``_prelu_kernel_backward``, an op with its own row (below): x > 0 passes grad to x;
+    elsewhere w * grad to x and x * grad to w (summed back to w's shape by the engine)."""
+    return A._prelu_kernel_backward(grad, ctx.self, ctx.weight)
+
+
+@derivative(A._prelu_kernel_backward, "PreluKernelBackwardBackward0",
+            save=("grad_output", "self", "weight"))
+def _prelu_kernel_backward(ctx, gg_self, gg_weight):
+    """derivatives.yaml's row of ``_prelu_kernel_backward``. Its ``self`` gets zeros where no
+    gradient of the weight's gradient comes back, not nothing, so a gradient penalty through
+    PReLU reaches the layers before it (their biases get zeros, as in PyTorch)."""
+    x, g, w = ctx.self, ctx.grad_output, ctx.weight
+    nonneg = P.ge(x, 0)
+    zero = zeros(x._shape, x) if gg_self is None or gg_weight is None else None
+    grad_g = None
+    if ctx.needs[0]:
+        if gg_self is None:
+            grad_g = P.where(nonneg, 0.0, P.mul(gg_weight, x))
+        elif gg_weight is None:
+            grad_g = P.where(nonneg, gg_self, P.mul(gg_self, w))
+        else:
+            grad_g = P.where(nonneg, gg_self, P.add(P.mul(gg_self, w), P.mul(gg_weight, x)))
+    grad_x = (zero if gg_weight is None else P.where(nonneg, 0.0, P.mul(g, gg_weight))) \
+        if ctx.needs[1] else None
+    grad_w = (zero if gg_self is None else P.where(nonneg, 0.0, P.mul(g, gg_self))) \
+        if ctx.needs[2] else None
+    return grad_g, grad_x, grad_w
 
 
 @derivative(A.glu, "GluBackward0", save=("self",))
