@@ -93,6 +93,28 @@ def test_fullgraph_raises_naming_the_line():
     assert "test_capture.py" in str(info.value) and "line" in str(info.value)
 
 
+def test_fullgraph_error_is_pytorchs_exception_type():
+    """As ``torch._dynamo.exc.Unsupported``: a ``TorchDynamoException``, a ``RuntimeError``."""
+    import torch
+
+    def f(m, x):
+        if x.sum() > 0:          # data-dependent control flow
+            return x + 1
+        return x - 1
+
+    caught = []
+    for m in (strata, torch):
+        try:
+            m.compile(lambda x: f(m, x), fullgraph=True)(m.ones(3))
+        except RuntimeError as e:
+            caught.append(e)
+    s, t = caught
+    for got, lib in ((s, strata), (t, torch)):
+        assert isinstance(got, lib._dynamo.exc.Unsupported)
+        assert isinstance(got, lib._dynamo.exc.TorchDynamoException)
+    assert "data-dependent" in str(s).lower() and "data-dependent" in str(t).lower()
+
+
 def test_side_effects_replayed_after_graph():
     seen = []
 

@@ -27,8 +27,13 @@ from .variables import (CellVariable, NullVariable, SymIntVariable, TensorVariab
 NULL = NullVariable()
 
 
-class CaptureError(Unsupported):
-    """A graph break under ``fullgraph=True`` (``torch._dynamo.exc.Unsupported``)."""
+class TorchDynamoException(RuntimeError):
+    """The base of the capture stage's errors a user sees (``torch._dynamo.exc``'s)."""
+
+
+class CaptureError(Unsupported, TorchDynamoException):
+    """A graph break under ``fullgraph=True`` (``torch._dynamo.exc.Unsupported``: a
+    ``RuntimeError``, so ``except RuntimeError`` catches it as it catches PyTorch's)."""
 
 
 class CapturedFrame:
