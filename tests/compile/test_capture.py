@@ -105,7 +105,7 @@ def test_fullgraph_error_is_pytorchs_exception_type():
     caught = []
     for m in (strata, torch):
         try:
-            m.compile(lambda x: f(m, x), fullgraph=True)(m.ones(3))
+            m.compile(lambda x, m=m: f(m, x), fullgraph=True)(m.ones(3))
         except RuntimeError as e:
             caught.append(e)
     s, t = caught
