@@ -1,6 +1,6 @@
 """Where the opencl device's time goes, for a GPU session's one short run (scripts/gpu_check.sh):
 
-    python -m benchmarks.opencl_probe [--quick] [--parts launch,steps,gemm]
+    python -m benchmarks.opencl_probe [--quick] [--parts launch,steps,device,gemm]
 
 1. GEMM blockings: GFLOP/s of strata's register-blocked GEMM at 4096^3 for each (output tile,
    outputs per work-item) candidate, to pick the device's default.
@@ -278,9 +278,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes (PoCL)")
-    parser.add_argument("--parts", default="launch,steps,gemm",
+    parser.add_argument("--parts", default="launch,steps,device,gemm",
                         help="which parts to run, comma-separated: launch, steps, gemm, ops, "
-                             "device (default: the first three)")
+                             "device (default: all but ops)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     import strata

@@ -73,7 +73,7 @@ if [[ $STAGES == *,bench,* ]]; then
 fi
 if [[ $STAGES == *,probe,* ]]; then
   stage benchmarks/opencl_probe.py "${GPU_CHECK_PROBE_S:-90}" "$PY" -m benchmarks.opencl_probe \
-    ${GPU_CHECK_QUICK:+--quick} --parts "${GPU_CHECK_PROBE_PARTS:-launch,steps,gemm}"
+    ${GPU_CHECK_QUICK:+--quick} --parts "${GPU_CHECK_PROBE_PARTS:-launch,steps,device,gemm}"
 fi
 if [[ $STAGES == *,tests,* ]]; then
   # shellcheck disable=SC2086  # a list of test paths and pytest options
