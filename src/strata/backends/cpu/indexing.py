@@ -12,7 +12,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ops import indexing as I
 from ...ops import meta_rules as R
-from .array import COMPUTE, compute_data, data, wrap
+from .array import COMPUTE, add_at, compute_data, data, wrap
 
 _FEW = 16   # index elements up to which Python's min/max over a list beat NumPy's
 
@@ -99,10 +99,10 @@ def index_put_(self, indices, values, accumulate=False):
     if not accumulate:
         arr[key] = v
     elif arr.dtype == COMPUTE[self.dtype]:
-        np.add.at(arr, key, v)
+        add_at(arr, key, v)
     else:  # half types accumulate in float32 and round once
         acc = arr.astype(COMPUTE[self.dtype])
-        np.add.at(acc, key, v.astype(acc.dtype))
+        add_at(acc, key, v.astype(acc.dtype))
         np.copyto(arr, acc, casting="unsafe")
     return self
 

@@ -10,7 +10,7 @@ from ...core import dtype as D
 from ...core.shape import storage_extent, wrap_dim
 from ...ops import meta_rules as R
 from ...ops import scatter as S
-from .array import COMPUTE, compute_data, data, wrap
+from .array import COMPUTE, add_at, compute_data, data, wrap
 from .factory import strided
 from .indexing import check_bounds, fill_value
 
@@ -176,27 +176,12 @@ def index_add_(self, dim, index, source, alpha=1):
         cast = bool if dt is D.bool_ else int if dt.category == D.INTEGRAL else float
         src = src * np.asarray(cast(alpha), src.dtype)
     if target.dtype == COMPUTE[dt]:
-        _add_at(target, key, src)
+        add_at(target, key, src)
     else:  # half types accumulate in float32 and round once
         acc = target.astype(COMPUTE[dt])
-        _add_at(acc, key, src)
+        add_at(acc, key, src)
         np.copyto(target, acc, casting="unsafe")
     return self
-
-
-def _add_at(target, key, src):
-    """``np.add.at(target, key, src)``. Rows added along dim 0 of a C-contiguous target (an
-    embedding's backward) go through ``add.at`` on the flat array: NumPy's one-dimensional
-    ``ufunc.at`` loop is ~5x faster than the broadcast one (1024 rows of 128 floats: 1.1 ->
-    0.22 ms), and it adds in the same order (rows in index order, as ATen's ``index_add_``
-    loop), so the sums are bit-identical."""
-    if len(key) == 1 and target.ndim > 1 and target.flags.c_contiguous and \
-            src.shape == (key[0].size, *target.shape[1:]):
-        row = target[0].size
-        flat = (key[0][:, None] * row + np.arange(row)).reshape(-1)
-        np.add.at(target.reshape(-1), flat, src.reshape(-1))
-    else:
-        np.add.at(target, key, src)
 
 
 def index_copy_(self, dim, index, source):
