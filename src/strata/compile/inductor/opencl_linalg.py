@@ -260,26 +260,25 @@ _UNPACK = """KERNEL k_lu_unpack(__global const T* lu, const long lu_off, __globa
     const long b = get_group_id(0);
     const int lid = get_local_id(0), k = min(m, n);
     lu += lu_off + b * m * n;
-    if (unpack_pivots) {
-        piv += piv_off + b * k;
-        perm += perm_off + b * m;
-        P += p_off + b * m * m;
-        if (lid == 0) {
-            for (int i = 0; i < m; i++)
-                perm[i] = i;
-            for (int i = 0; i < k; i++) {
-                const int p = piv[i] - 1;
-                if (p >= 0 && p < m) {
-                    const int t = perm[i];
-                    perm[i] = perm[p];
-                    perm[p] = t;
-                }
+    piv += piv_off + b * k;
+    perm += perm_off + b * m;
+    P += p_off + b * m * m;
+    if (unpack_pivots && lid == 0) {
+        for (int i = 0; i < m; i++)
+            perm[i] = i;
+        for (int i = 0; i < k; i++) {
+            const int p = piv[i] - 1;
+            if (p >= 0 && p < m) {
+                const int t = perm[i];
+                perm[i] = perm[p];
+                perm[p] = t;
             }
         }
-        SYNC;
+    }
+    SYNC;   /* outside any branch: every work-item reaches it (PoCL once read a stale perm) */
+    if (unpack_pivots)
         for (int e = lid; e < m * m; e += WG)
             P[e] = perm[e % m] == e / m ? 1 : 0;
-    }
     if (unpack_data) {
         L += l_off + b * m * k;
         U += u_off + b * k * n;
