@@ -104,6 +104,39 @@ def test_best_fit_picks_the_smallest_block_that_fits(alloc):
     assert alloc.malloc(1500, 0).addr == a.addr
 
 
+def test_a_miss_leaves_the_other_stacks_alone(alloc):
+    """Note [Free stacks]: a request no stack serves takes the best free or stacked block;
+    the stacked blocks of other sizes stay stacked for their own sizes' next requests."""
+    a, b = alloc.malloc(512, 0), alloc.malloc(1024, 0)
+    alloc.free(a)
+    alloc.free(b)
+    alloc.malloc(4096, 0)                        # a miss: from the segment's free rest
+    assert a.stacked and b.stacked
+    assert alloc.malloc(512, 0) is a and alloc.malloc(1024, 0) is b
+
+
+def test_a_stacked_block_is_split_when_it_fits_best(alloc, dev):
+    a = alloc.malloc(2048, 0)
+    alloc.malloc(MiB, 0)
+    alloc.malloc(MiB - 2048, 0)                  # the segment is full
+    alloc.free(a)                                # stacked, 2048
+    part = alloc.malloc(512, 0)
+    assert part is a and part.size == 512 and len(dev.segments) == 1
+    rest = alloc.malloc(1536, 0)                 # the split-off rest, from the free list
+    assert rest.addr == a.addr + 512 and len(dev.segments) == 1
+
+
+def test_stacks_merge_before_a_new_segment(alloc, dev):
+    """Two stacked neighbours that only fit merged: merged, not a new segment."""
+    a, b = alloc.malloc(1024, 0), alloc.malloc(1024, 0)
+    alloc.malloc(MiB, 0)
+    alloc.malloc(MiB - 2048, 0)                  # the segment is full
+    alloc.free(a)
+    alloc.free(b)
+    both = alloc.malloc(2048, 0)
+    assert both.addr == a.addr and len(dev.segments) == 1
+
+
 def test_large_pool_segments_and_split_rule(alloc, dev):
     a = alloc.malloc(5 * MiB, 0)
     assert alloc.memory_reserved() == 20 * MiB

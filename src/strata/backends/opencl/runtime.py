@@ -118,6 +118,7 @@ class OpenCLRuntime(DeviceRuntime):
         self.context = pycl.Context([cl_device])
         self.streams = []             # stream id -> OpenCLStream
         self._tls = threading.local()
+        self._stream_set = False      # no thread has set a stream yet: every thread's is default
         self._default = OpenCLStream(_owner=self)
         self.allocator = CachingAllocator(OpenCLMemory(self), "opencl", index)
         self._programs = {}           # source -> built cl.Program
@@ -144,12 +145,16 @@ class OpenCLRuntime(DeviceRuntime):
 
     # --- streams --------------------------------------------------------------------------------
     def current_stream(self) -> OpenCLStream:
+        # every allocation and launch asks; a thread-local lookup costs more than the flag
+        if not self._stream_set:
+            return self._default
         return getattr(self._tls, "stream", None) or self._default
 
     def default_stream(self) -> OpenCLStream:
         return self._default
 
     def set_stream(self, stream):
+        self._stream_set = True
         self._tls.stream = stream
 
     # --- memory ---------------------------------------------------------------------------------

@@ -93,6 +93,7 @@ class SimRuntime(DeviceRuntime):
         self.launch_blocking = config.launch_blocking
         self.recording = None         # a CommandRecording while a compiled graph is recorded
         self._tls = threading.local()
+        self._stream_set = False      # no thread has set a stream yet: every thread's is default
         self.device = SIM
         self._default = SimStream._wrap(self, self.driver.create_queue())
         self.queues = {self._default.queue}   # every hardware queue a stream uses
@@ -107,12 +108,15 @@ class SimRuntime(DeviceRuntime):
 
     # --- streams --------------------------------------------------------------------------------
     def current_stream(self) -> SimStream:
+        if not self._stream_set:      # cheaper than the thread-local lookup on every launch
+            return self._default
         return getattr(self._tls, "stream", None) or self._default
 
     def default_stream(self) -> SimStream:
         return self._default
 
     def set_stream(self, stream):
+        self._stream_set = True
         self._tls.stream = stream
 
     def new_queue(self) -> int:
