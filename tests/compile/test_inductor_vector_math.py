@@ -114,3 +114,53 @@ def test_float32_exp_over_every_binade_and_its_edges():
     specials = np.array([-np.inf, np.inf, np.nan, 0.0, -0.0] * 400, np.float32)
     got = native.run_unary("exp", specials)
     assert np.array_equal(got, np.exp(specials), equal_nan=True)
+
+
+# Note [No sincos] (backends/cpu/native.py): sin and cos of one value stay two vector calls
+_SIN_COS_KERNEL = """
+void sin_cos(const float* restrict a, float* restrict out, int64_t x_lo, int64_t x_hi) {
+    #pragma omp simd
+    for (int64_t x = x_lo; x < x_hi; x++) {
+        const float t = a[x];
+        const float s = sinf(t) * cosf(t) - strata_expf(t) * 0.01f;
+        out[x] = s < 0 ? 0 : s;
+    }
+}
+"""
+
+
+def test_sin_and_cos_of_one_value_call_the_vector_functions():
+    """gcc would fuse them into one scalar ``sincosf`` call (a 6x slower loop), and a loop with a
+    ternary calling functions not known to be ``const`` is not vectorised at all."""
+    import ctypes
+    import re
+    from pathlib import Path
+
+    from strata.compile.inductor.cpreamble import PREAMBLE
+    signature = {"sin_cos": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]}
+    try:
+        lib = native.load("test_sin_cos", PREAMBLE + _SIN_COS_KERNEL, signature, tasks=False)
+    except native.BuildError as exc:
+        pytest.skip(f"no C compiler: {exc}")
+    imported = Path(lib._name).read_bytes()
+    assert re.search(rb"_ZGV\w+_sinf", imported) and re.search(rb"_ZGV\w+_cosf", imported)
+    assert b"sincosf" not in imported
+    x = np.linspace(-20, 20, 4099, dtype=np.float32)
+    out = np.empty_like(x)
+    lib.sin_cos(x.ctypes.data, out.ctypes.data, 0, x.size)
+    x64 = x.astype(np.float64)
+    exact = np.maximum(np.sin(x64) * np.cos(x64) - np.exp(x64) * 0.01, 0)
+    np.testing.assert_allclose(out, exact, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_compiled_sin_and_cos_within_libmvecs_bound(name):
+    """libmvec's float32 sin and cos (glibc: at most 4 ulp), through a compiled graph."""
+    import strata
+    x = np.random.default_rng(0).uniform(-100, 100, 200_000).astype(np.float32)
+    fn = strata.compile(lambda t: getattr(t, name)(), backend="inductor")
+    got = fn(strata.tensor(x)).numpy()
+    exact = getattr(np, name)(x.astype(np.float64))
+    keep = np.abs(exact) > 1e-3                # away from the zeros, where an ulp is tiny
+    ulp = np.spacing(np.abs(exact[keep]).astype(np.float32)).astype(np.float64)
+    assert (np.abs(got[keep] - exact[keep]) / ulp).max() <= 4

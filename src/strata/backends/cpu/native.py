@@ -51,8 +51,13 @@ from .array import MEMORY_BOUND_GRAIN, empty_apart
 # Note [No contraction]: -ffp-contract=off rounds each product as NumPy (eager) does; gcc's
 # default fuses a product and a later sum into one fma, even across statements, so a compiled
 # x * y + z would differ from eager's by an ulp.
+# Note [No sincos]: gcc turns sin(t) and cos(t) of one t into a call of the scalar sincos, which
+# the vectoriser cannot split: a kernel of sin(t) * cos(t) ran 4.5 ns per element on one thread,
+# against 0.7 ns with libmvec's vector sin and cos. Not treating sin and cos as builtins keeps
+# them separate calls, each vectorised through its ``declare simd``.
 FLAGS = ("-O3", "-march=native", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
-         "-fwrapv", "-ffp-contract=off", "-shared", "-fPIC")
+         "-fwrapv", "-ffp-contract=off", "-fno-builtin-sin", "-fno-builtin-cos",
+         "-fno-builtin-sinf", "-fno-builtin-cosf", "-shared", "-fPIC")
 LIBS = ("-lmvec", "-lm")
 
 _lock = threading.Lock()

@@ -4,7 +4,10 @@ power. Split from cprinter.py, which prints the kernels after it.
 
 Note [Vector math]: glibc declares the SIMD variants of libm (libmvec) only under -ffast-math,
 so the preamble declares them itself (``#pragma omp declare simd``); gcc then calls e.g.
-``_ZGVeN16v_expf`` from vectorised loops. glibc documents libmvec's error as at most 4 ulp;
+``_ZGVeN16v_expf`` from vectorised loops. They are declared ``const`` (true with
+-fno-math-errno): sin and cos are not gcc builtins here (Note [No sincos] in native.py), and a
+loop calling a function gcc cannot see is pure keeps its branches (a ternary's, a clamp's) and
+is not vectorised at all. glibc documents libmvec's error as at most 4 ulp;
 tests/compile/test_inductor_vector_math.py measures it against float64 (docs/inductor.md).
 float32 erf and exp are the exceptions, inlined into the vector loop: libmvec's ``erff`` cost as
 much as all of torch's gelu (``strata_erff``, Note [float32 erf]), and its ``expf`` calls scalar
@@ -163,7 +166,7 @@ STRATA_IPOW = """static inline int64_t strata_ipow(int64_t base, int64_t exponen
 
 PREAMBLE = "\n".join([
     "#include <math.h>", "#include <stdint.h>", "#include <stdbool.h>", "", C_HELPERS,
-    *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t});"
+    *(f"#pragma omp declare simd notinbranch\n{t} {fn}{s}({t}) __attribute__((const));"
       for fn in VECTOR_MATH for t, s in (("float", "f"), ("double", ""))
       if not (t == "float" and fn in OWN_FLOAT32_MATH)),
     "", STRATA_ERFF, "", STRATA_EXPF, "",
