@@ -133,9 +133,12 @@ def normalize_size(size) -> tuple:
 def storage_extent(shape, strides) -> int:
     """Elements a layout spans in its storage, from its first element to its last (0 if it has
     no elements): what a strided tensor needs allocated."""
-    if 0 in shape:
-        return 0
-    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+    extent = 1                  # a loop, not sum() of a generator: every device tensor asks
+    for n, s in zip(shape, strides):
+        if not n:
+            return 0
+        extent += (n - 1) * s
+    return extent
 
 
 # c10's storage_max(): "storage size calculations must fit in both" int64 and size_t.
