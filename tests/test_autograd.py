@@ -592,6 +592,7 @@ NO_FORMULA = {
     "aten::to_dense": "sparse tensors are out of autograd's scope here",
     "aten::to_sparse.sparse_dim": "sparse tensors are out of autograd's scope here",
     "aten::coalesce": "sparse tensors are out of autograd's scope here",
+    "aten::sparse_mask": "sparse tensors are out of autograd's scope here",
     "aten::_thnn_fused_lstm_cell_backward_impl": "no formula in PyTorch either (double backward "
                                                  "through a fused cell raises)",
     "aten::_thnn_fused_gru_cell_backward": "no formula in PyTorch either (double backward "

@@ -53,6 +53,7 @@ ALLOWED = {
     "aten::cholesky_solve": "a composite of two triangular solves in strata (one "
                             "LinalgSolveTriangularBackward0 each); ATen's op has its own row",
     "aten::coalesce": NO_FORMULA_YET,
+    "aten::sparse_mask": NO_FORMULA_YET,
     "aten::conj_physical": "ATen returns a real input itself (the node seen is the input's); "
                            "strata records ConjPhysicalBackward0",
     "aten::cross": "ATen's cross calls linalg_cross (LinalgCrossBackward0); strata's computes "

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(not strata.sim.is_available(), reason="needs mem
 
 SAMPLES = all_samples()
 # Sparse layouts are CPU-only (the Sim backend has no sparse kernels): tested below.
-SPARSE = {"aten::to_sparse.sparse_dim", "aten::to_dense", "aten::coalesce"}
+SPARSE = {"aten::to_sparse.sparse_dim", "aten::to_dense", "aten::coalesce", "aten::sparse_mask"}
 
 
 def _to_sim(x):

@@ -12,4 +12,6 @@ SAMPLES = {
                        Sample(lambda m, x: (x.to_sparse() * 2).to_dense(), (_m,), meta=False)],
     "aten::coalesce": [Sample(lambda m, x: (x.to_sparse() + x.to_sparse()).coalesce().to_dense(),
                               (_m,), meta=False)],
+    "aten::sparse_mask": [Sample(lambda m, x: (x * 3).sparse_mask(x.to_sparse()).to_dense(),
+                                 (_m,), meta=False, noncontiguous=False)],
 }

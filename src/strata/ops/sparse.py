@@ -27,3 +27,7 @@ to_dense = defop("to_dense(Tensor self, ScalarType? dtype=None, *, bool? masked_
 to_sparse = defop("to_sparse.sparse_dim(Tensor self, int sparse_dim) -> Tensor", _data_dependent,
                   tags=("sparse",))
 coalesce = defop("coalesce(Tensor self) -> Tensor", _data_dependent, tags=("sparse",))
+# ``dense.sparse_mask(mask)``: dense's elements at mask's indices, as a sparse tensor like mask
+# (Adagrad's sparse update reads its accumulator this way); it dispatches on mask's Sparse key.
+sparse_mask = defop("sparse_mask(Tensor self, Tensor mask) -> Tensor", _data_dependent,
+                    method=True, tags=("sparse",))

@@ -111,19 +111,32 @@ class _ElementwiseOptimizer(Optimizer):
         return not (params and has_device_update(params[0].device.type,
                                                  self._fused_update(group)))
 
+    def _sparse_grad_error(self, group):
+        """Why ``group`` cannot take sparse gradients (PyTorch's message), or None where it
+        can: only SGD and Adagrad update with them (``nn.Embedding(sparse=True)``)."""
+        return f"{type(self).__name__} does not support sparse gradients"
+
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """One update of every parameter with a gradient; returns the closure's loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        sparse_groups = set()
+        for index, group in enumerate(self.param_groups):
             if group.get("fused"):     # Note [Fused optimizers], before any state is made
                 check_fused_params([p for p in group["params"] if p.grad is not None])
+            if any(p.grad is not None and p.grad.is_sparse for p in group["params"]):
+                error = self._sparse_grad_error(group)
+                if error is not None:          # before any state changes
+                    raise RuntimeError(error)
+                sparse_groups.add(index)
         self._init_missing_state()
         for index, group in enumerate(self.param_groups):
             params, grads, states = self._gather(group)
             if not params:
                 continue
-            if is_compiling():
+            if is_compiling() or index in sparse_groups:
+                # a sparse gradient updates its own rows, parameter by parameter (PyTorch's
+                # single-tensor path)
                 # Note [Traced optimizer step]: capture records the per-parameter ops; the
                 # compiler fuses them, so flat buckets would only add copies to the graph.
                 self._loop_step(params, grads, states, group)

@@ -8,6 +8,7 @@ Unlike the other optimizers, the state (``step`` and ``sum``) is created in the 
 from .._tensor import Tensor
 from ..core import dtype as D
 from ..ops import pointwise as P
+from ..sparse import sparse_coo_tensor
 from ._elementwise import _ElementwiseOptimizer
 from .optimizer import (
     _addcdiv_, _check_lr, _check_nonnegative, _double, _lr, _negative, _new_step, _step_count,
@@ -38,11 +39,31 @@ class Adagrad(_ElementwiseOptimizer):
         state["step"] = _new_step()
         state["sum"] = param.new_full(param.shape, self.defaults["initial_accumulator_value"])
 
+    def _sparse_grad_error(self, group):
+        if group["weight_decay"] != 0:
+            return "weight_decay option is not compatible with sparse gradients"
+        return None
+
     def _update(self, param, grad, state, group):
         clr = self._decayed_lr(_step_count(state["step"]), _lr(group), group["lr_decay"])
+        if grad.is_sparse:
+            self._sparse_update(param, grad, state["sum"], clr, group["eps"])
+            return
         state_sum = state["sum"].add_(P.mul(grad, grad))
         std = P.sqrt(state_sum).add_(group["eps"])
         _addcdiv_(param, grad, std, _negative(clr))
+
+    @staticmethod
+    def _sparse_update(param, grad, state_sum, clr, eps):
+        """Only the rows the gradient names: its squares into the sum, then the step with
+        the sum read back at those rows (PyTorch's sparse branch; coalesced first, since the
+        update is not linear in the gradient)."""
+        grad = grad.coalesce()
+        indices, values = grad._indices(), grad._values()
+        state_sum.add_(sparse_coo_tensor(indices, P.pow(values, 2), grad.shape))
+        std_values = state_sum.sparse_mask(grad)._values().sqrt_().add_(eps)
+        param.add_(sparse_coo_tensor(indices, P.div(values, std_values), grad.shape),
+                   alpha=-clr)
 
     @staticmethod
     def _decayed_lr(step, lr, lr_decay):

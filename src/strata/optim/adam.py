@@ -25,6 +25,9 @@ class Adam(_ElementwiseOptimizer):
                           ("capturable", False), ("differentiable", False),
                           ("decoupled_weight_decay", False), ("fused", None))
 
+    def _sparse_grad_error(self, group):
+        return "Adam does not support sparse gradients, please consider SparseAdam instead"
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):

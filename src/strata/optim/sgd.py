@@ -35,6 +35,9 @@ class SGD(_ElementwiseOptimizer):
     def _keeps_state(self, group):
         return group["momentum"] != 0
 
+    def _sparse_grad_error(self, group):
+        return None    # dense.add_(sparse) and a sparse momentum buffer, as PyTorch's
+
     def _use_flat(self, group):
         # Plain SGD is one op per parameter already; flattening would only add copies.
         plain = group["momentum"] == 0 and group["weight_decay"] == 0 and not group["maximize"]

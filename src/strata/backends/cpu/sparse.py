@@ -128,6 +128,31 @@ def mul(self, other):
     return _sparse_from(idx, (vals * factor).astype(dt.np), tuple(self.shape), dt)
 
 
+def mul_(self, other):
+    """``sparse.mul_(number)`` (SGD's momentum buffer of a sparse gradient): the values
+    scaled in place, in the tensor's dtype."""
+    product = mul(self, other)
+    if product.dtype is not self.dtype:
+        raise RuntimeError(f"result type {R.type_name(product.dtype)} can't be cast to the "
+                           f"desired output type {R.type_name(self.dtype)}")
+    data(self._values())[...] = data(product._values())
+    return self
+
+
+def sparse_mask(self, mask):
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask.shape)}")
+    if self.is_sparse:
+        raise RuntimeError("strata: sparse_mask of a sparse tensor is not supported (only "
+                           "dense.sparse_mask(sparse))")
+    idx, _ = _parts(mask)
+    out = _sparse_from(idx.copy(), data(self)[tuple(idx)], tuple(self.shape), self.dtype)
+    if mask.is_coalesced():
+        out.__dict__["_coalesced"] = True
+    return out
+
+
 def mm(self, mat2):
     """sparse @ dense -> dense (``torch.sparse.mm`` / ``spmm``); dense @ sparse too."""
     if self.ndim != 2 or mat2.ndim != 2:
@@ -136,7 +161,7 @@ def mm(self, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x"
                            f"{self.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     dt = D.promote_types(self.dtype, mat2.dtype)
-    if self.layout == "sparse_coo" and mat2.layout != "sparse_coo":
+    if self.layout == "sparse_coo" and mat2.layout != "sparse_coo" and self.dense_dim() == 0:
         (rows, cols), vals = _parts(self)
         dense = data(mat2)
         out = np.zeros((self.shape[0], mat2.shape[1]), dtype=dt.np)
@@ -151,6 +176,9 @@ def transpose(self, dim0, dim1):
     idx, vals = _parts(self)
     n = self.ndim
     d0, d1 = dim0 % n, dim1 % n
+    if max(d0, d1) >= idx.shape[0]:
+        raise RuntimeError("strata: transpose of a hybrid sparse tensor's dense dims is not "
+                           "supported")
     order = list(range(n))
     order[d0], order[d1] = order[d1], order[d0]
     shape = tuple(self.shape[i] for i in order)
@@ -195,7 +223,8 @@ def sum(self, dim=None, keepdim=False, dtype=None):
 
 KERNELS = {SP.to_sparse: to_sparse}
 SPARSE_KERNELS = {
-    SP.to_dense: to_dense, SP.coalesce: coalesce, P.add: add, P.add_: add_, P.mul: mul,
+    SP.to_dense: to_dense, SP.coalesce: coalesce, SP.sparse_mask: sparse_mask, P.add: add,
+    P.add_: add_, P.mul: mul, P.mul_: mul_,
     P.neg: neg, L.mm: mm, S.transpose: transpose, S.t: t, F._to_copy: to_copy, F.clone: clone,
     S.detach: detach, RD.sum: sum,
 }
