@@ -363,3 +363,30 @@ def test_prelu_second_derivatives_match_finite_differences():
     f = strata.nn.functional.prelu
     assert strata.autograd.gradcheck(f, (x, w))
     assert strata.autograd.gradgradcheck(f, (x, w))
+
+
+# bfloat16 training (CPU autocast keeps norms' inputs in bfloat16, their parameters float32)
+def _half_norms(m, dtype_name):
+    F, half = m.nn.functional, getattr(m, dtype_name)
+    rng = np.random.default_rng(0)
+    x = m.tensor(rng.standard_normal((4, 6, 5, 5)).astype(np.float32)).to(half)
+    x.requires_grad_()
+    w = m.tensor(rng.random(6).astype(np.float32) + 0.5, requires_grad=True)
+    b = m.tensor(rng.random(6).astype(np.float32), requires_grad=True)
+    g = m.tensor(rng.standard_normal((4, 6, 5, 5)).astype(np.float32)).to(half)
+    outs = [F.rms_norm(x * 0.01, (5,)),                   # default eps: float32's, not half's
+            F.rms_norm(x, (5, 5), m.ones(5, 5)), m.nn.RMSNorm(5).to(half)(x * 0.01),
+            F.group_norm(x, 3, w, b), F.group_norm(x, 2, w.to(half), b.to(half)),
+            F.group_norm(x, 3)]
+    bn = F.batch_norm(x, None, None, w, b, training=True)
+    bn.backward(g)
+    return outs + [bn, x.grad, w.grad, b.grad]
+
+
+@pytest.mark.parametrize("dtype_name", ["bfloat16", "float16"])
+def test_half_inputs_through_norms_match_torch(dtype_name):
+    """rms_norm's default eps is float32's epsilon for a half input (ATen's composite runs in
+    float32); group_norm's output keeps the input's half dtype with float32 weights and is
+    rounded once; batch norm's weight and bias gradients are summed in float32."""
+    for got, want in zip(_half_norms(strata, dtype_name), _half_norms(torch, dtype_name)):
+        assert_same(got, want)

@@ -158,7 +158,11 @@ def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabl
                                f"channels in input, but got {name} of shape {shown} and "
                                f"input of shape {fmt(input.shape)}")
     group_size = (c // num_groups) * math.prod(input.shape[2:])
-    grouped = S.reshape(input, (n, num_groups, group_size))
+    # a half input is normalized and scaled in float32 and rounded once, to its own dtype even
+    # with float32 weights (ATen's CPU kernel and its mixed-type path)
+    half = input.dtype in (D.float16, D.bfloat16)
+    x = _to_copy(input, dtype=D.float32) if half else input
+    grouped = S.reshape(x, (n, num_groups, group_size))
     out = S.reshape(native_layer_norm(grouped, [group_size], None, None, eps)[0],
                     tuple(input.shape))
     per_channel = (c,) + (1,) * (input.ndim - 2)
@@ -166,7 +170,7 @@ def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabl
         out = P.mul(out, S.reshape(weight, per_channel))
     if bias is not None:
         out = P.add(out, S.reshape(bias, per_channel))
-    return out
+    return _to_copy(out, dtype=input.dtype) if half else out
 
 
 @register_decomposition(instance_norm)
@@ -192,8 +196,9 @@ def _instance_norm(input, weight, bias, running_mean, running_var, use_input_sta
 
 @register_decomposition(rms_norm)
 def _rms_norm(input, normalized_shape, weight=None, eps=None):
-    """``x / sqrt(mean(x**2 over normalized_shape) + eps)`` (eps: the dtype's machine epsilon),
-    then ``* weight``; half inputs are computed in float32, as ATen's composite does."""
+    """``x / sqrt(mean(x**2 over normalized_shape) + eps)`` (eps: the machine epsilon of the
+    dtype it is computed in), then ``* weight``; half inputs are computed in float32 and rounded
+    once, as ATen's composite does."""
     ns = tuple(normalized_shape)
     if not ns:
         raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
@@ -208,9 +213,9 @@ def _rms_norm(input, normalized_shape, weight=None, eps=None):
                            f"{fmt(input.shape)}")
     if input.dtype.category != D.FLOATING:
         not_implemented("rms_norm", input.dtype)
-    if eps is None:
-        eps = D.finfo(input.dtype).eps
     half = input.dtype in (D.float16, D.bfloat16)
+    if eps is None:     # the computing dtype's epsilon, float32's for half inputs (ATen's
+        eps = D.finfo(D.float32 if half else input.dtype).eps   # rms_norm_composite)
     x = _to_copy(input, dtype=D.float32) if half else input
     dims = list(range(-len(ns), 0))
     out = P.mul(x, P.rsqrt(P.add(reduce_mean(P.mul(x, x), dims, True), eps)))

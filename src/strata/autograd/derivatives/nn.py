@@ -360,10 +360,13 @@ def _native_batch_norm(ctx, grad, _g_mean=None, _g_invstd=None):
         g_hat = P.mul(grad, S.view(w, view)) if w is not None else grad
         g_in = NO.normalized_backward(g_hat, x_hat, invstd, dims) if ctx.training else \
             P.mul(g_hat, invstd)
+    # a half gradient's sums accumulate in float32 and round once, to the parameters' dtype (by
+    # validate_outputs), as ATen's CPU kernel sums in its opmath type
+    acc = D.float32 if grad.dtype in (D.float16, D.bfloat16) else None
     if ctx.needs[1]:
-        g_w = RD.sum(P.mul(grad, x_hat), dims, False)
+        g_w = RD.sum(P.mul(grad, x_hat), dims, False, dtype=acc)
     if ctx.needs[2]:
-        g_b = RD.sum(grad, dims, False)
+        g_b = RD.sum(grad, dims, False, dtype=acc)
     return g_in, g_w, g_b, None, None
 
 
