@@ -95,6 +95,8 @@ ALLOWED = {
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
+    "aten::pdist": "a composite of the rows' differences and vector_norm in strata (its "
+                   "gradients are _pdist_backward's); ATen's _pdist_forward has PdistBackward0",
     "aten::quantile": DECOMPOSED_OTHERWISE,
     "aten::rad2deg": DECOMPOSED,
     "aten::rad2deg_": DECOMPOSED,

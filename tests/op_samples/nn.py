@@ -295,6 +295,14 @@ RESAMPLE = {
                (_f(2, 5), _f(2, 5)), name="inf"),
         Sample(lambda m, a, b: F(m).pairwise_distance(a, b), (_f(4), _f(4)), name="1d"),
     ],
+    "aten::pdist": [
+        Sample(lambda m, a: F(m).pdist(a), (_f(5, 3),)),
+        Sample(lambda m, a: m.pdist(a, 1), (_f(4, 2),), name="p1"),
+        Sample(lambda m, a: m.pdist(a, 3.5), (_f(4, 3),), name="p3.5"),
+        Sample(lambda m, a: m.pdist(a, float("inf")), (_f(4, 3),), name="inf"),
+        Sample(lambda m, a: m.pdist(m.cat([a, a]), 2), (_f(2, 3),), name="zero_distances"),
+        Sample(lambda m, a: m.pdist(a), (_f(1, 3),), name="one_row"),
+    ],
 }
 
 

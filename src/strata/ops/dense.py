@@ -80,6 +80,7 @@ cosine_similarity = defop("cosine_similarity(Tensor x1, Tensor x2, int dim=1, fl
                           "-> Tensor", function=True)
 pairwise_distance = defop("pairwise_distance(Tensor x1, Tensor x2, float p=2., "
                           "float eps=1e-06, bool keepdim=False) -> Tensor", function=True)
+pdist = defop("pdist(Tensor self, float p=2) -> Tensor", function=True)
 
 
 @register_decomposition(linear)
@@ -168,3 +169,25 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if p == 2:
         return P.sqrt(reduce_sum(P.mul(a, a), [dim], keepdim))
     return P.pow(reduce_sum(P.pow(a, p), [dim], keepdim), 1.0 / p)
+
+
+@register_decomposition(pdist)
+def _pdist(self, p=2.0):
+    """The p-norm distances between the rows of an N x M input, pair (i, j) for i < j in
+    row-major order (``torch.pdist``): the norms of the rows' differences. A zero distance
+    has a zero gradient (the norm's own rule), and for p = inf every tied maximum gets the
+    whole gradient, as ATen's ``_pdist_backward`` gives it."""
+    if self.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    pairs = F.triu_indices(self.shape[0], self.shape[0], 1, dtype=D.int64, device=self.device)
+    diff = P.sub(*(SC.index_select(self, 0, S.select(pairs, 0, k)) for k in (0, 1)))
+    if p != math.inf:
+        return vector_norm(diff, p, [1], False)
+    a = P.abs(diff)
+    dist = S.detach(aten.amax.default(a, [1], True))
+    ties = reduce_sum(P.mul(a, P.eq(a, dist)), [1], False)   # value: k * max; slope: sign
+    return P.add(S.reshape(dist, (-1,)), P.sub(ties, S.detach(ties)))

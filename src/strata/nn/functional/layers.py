@@ -71,6 +71,7 @@ __all__ = [
     "normalize",
     "pad",
     "pairwise_distance",
+    "pdist",
     "pixel_shuffle",
     "pixel_unshuffle",
     "unfold",
@@ -555,3 +556,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return DN.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def pdist(input, p=2):
+    return DN.pdist(input, p)
