@@ -390,3 +390,26 @@ def test_half_inputs_through_norms_match_torch(dtype_name):
     rounded once; batch norm's weight and bias gradients are summed in float32."""
     for got, want in zip(_half_norms(strata, dtype_name), _half_norms(torch, dtype_name)):
         assert_same(got, want)
+
+
+def _functional_call_parametrized(m):
+    lin = m.nn.Linear(4, 3)
+    with m.no_grad():
+        lin.weight.copy_(m.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 10 - 0.5))
+        lin.bias.zero_()
+    m.nn.utils.parametrizations.weight_norm(lin)
+    x = m.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    given = m.func.functional_call(lin, {"weight": m.ones(3, 4), "bias": m.ones(3)}, (x,))
+    originals = m.func.functional_call(
+        lin, {"parametrizations.weight.original0": m.ones(3, 1),
+              "parametrizations.weight.original1": m.ones(3, 4)}, (x,))
+    return given, originals, lin(x), lin.weight
+
+
+def test_functional_call_on_a_parametrized_module_matches_torch():
+    """A value for a parametrized name ("weight" of a weight_norm'ed Linear) goes through the
+    parametrization's setter (right_inverse) and back, as PyTorch's swap_tensor does; it was
+    ignored (an instance attribute under the class's property)."""
+    for got, want in zip(_functional_call_parametrized(strata),
+                         _functional_call_parametrized(torch)):
+        assert_same(got, want, atol=1e-6, rtol=1e-6)

@@ -148,6 +148,12 @@ def _swap(owner, attr, value):
             def undo(store=store, old=old):
                 store[attr] = old
             return undo
+    if isinstance(getattr(type(owner), attr, None), property):
+        # a parametrized tensor (nn.utils.parametrize): its setter runs the parametrization's
+        # right_inverse, as PyTorch's swap_tensor does with setattr; the getter's value goes back
+        old = getattr(owner, attr)
+        setattr(owner, attr, value)
+        return lambda: setattr(owner, attr, old)
     missing = object()
     old = owner.__dict__.get(attr, missing)
     owner.__dict__[attr] = value
