@@ -413,3 +413,38 @@ def test_functional_call_on_a_parametrized_module_matches_torch():
     for got, want in zip(_functional_call_parametrized(strata),
                          _functional_call_parametrized(torch)):
         assert_same(got, want, atol=1e-6, rtol=1e-6)
+
+
+_AA_SIZES = [{"size": (5, 4)}, {"size": (9, 20)}, {"scale_factor": 0.3},
+             {"scale_factor": (0.5, 2.5)}, {"size": (17, 6), "align_corners": True},
+             {"size": (4, 13)}]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("options", _AA_SIZES, ids=str)
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_antialiased_interpolate_matches_torch(mode, options, dtype_name):
+    """F.interpolate(antialias=True) (torchvision's Resize default): values and gradients."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 17, 13))
+    results = []
+    for m in (strata, torch):
+        t = m.tensor(x, dtype=getattr(m, dtype_name), requires_grad=True)
+        y = m.nn.functional.interpolate(t, mode=mode, antialias=True, **options)
+        weights = m.arange(y.numel(), dtype=y.dtype).reshape(y.shape).sin()
+        (grad,) = m.autograd.grad((y * weights).sum(), t)
+        results.append((y, grad))
+    for got, want in zip(*results):
+        assert_same(got, want, atol=2e-6 if dtype_name == "float32" else 1e-12, rtol=1e-5)
+
+
+def test_antialiased_interpolate_errors_match_torch():
+    for m in (strata, torch):
+        F = m.nn.functional
+        with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+            F.interpolate(m.ones(1, 1, 4, 4), size=2, mode="nearest", antialias=True)
+        with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+            F.interpolate(m.ones(1, 4, 4), size=2, mode="bilinear", antialias=True)
+        for dtype, name in ((m.int64, "Long"), (m.bfloat16, "BFloat16"), (m.float16, "Half")):
+            with pytest.raises(NotImplementedError, match=f"not implemented for '{name}'"):
+                F.interpolate(m.ones(1, 1, 4, 4, dtype=dtype), size=2, mode="bilinear",
+                              antialias=True)

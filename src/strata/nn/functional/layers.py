@@ -25,6 +25,7 @@ from ...ops import normalization as NZ
 from ...ops import pointwise as P
 from ...ops import pooling as PL
 from ..modules.utils import _ntuple
+from .antialias import interpolate_aa
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -509,7 +510,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if recompute_scale_factor or mode == "area":
         scale_factors = None
     if antialias:
-        raise NotImplementedError("strata: F.interpolate(antialias=True) is not supported")
+        if mode not in ("bilinear", "bicubic", "lanczos") or input.ndim != 4:
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                             "modes and requires a 4-D tensor as input")
+        if mode != "lanczos":       # lanczos raises below, as without antialias
+            return interpolate_aa(input, output_size, mode, align_corners, scale_factors)
     if mode == "area" and input.ndim in (3, 4):
         pool = adaptive_avg_pool1d if input.ndim == 3 else adaptive_avg_pool2d
         return pool(input, output_size)
