@@ -36,6 +36,9 @@ NO_FORMULA_YET = ("strata has no derivative yet: it records a NotImplemented nod
 FUSED_RNN = ("strata records one fused node for the whole RNN layer/cell; PyTorch's CPU path "
              "is a composite of pointwise ops")
 
+VIEW_SCATTER = ("a composite in strata: a clone with src copied into its view (CopySlices); "
+                "ATen's op has its own row")
+
 ALLOWED = {
     "aten::_gru_layer": FUSED_RNN,
     "aten::_gru_layer_backward": NO_FORMULA_YET,
@@ -95,6 +98,9 @@ ALLOWED = {
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
+    "aten::slice_scatter": VIEW_SCATTER,
+    "aten::select_scatter": VIEW_SCATTER,
+    "aten::diagonal_scatter": VIEW_SCATTER,
     "aten::pdist": "a composite of the rows' differences and vector_norm in strata (its "
                    "gradients are _pdist_backward's); ATen's _pdist_forward has PdistBackward0",
     "aten::quantile": DECOMPOSED_OTHERWISE,

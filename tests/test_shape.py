@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import strata
 import torch
-from helpers import check, check_error
+from helpers import assert_same, check, check_error
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,3 +86,15 @@ def test_stack_result_owns_fresh_memory():
     assert [x.sum().item() for x in xs] == [0.0, 4.0, 8.0]
     assert torch.equal(torch.stack([torch.full((2, 2), float(i)) for i in range(3)], 1)[:, 2],
                        torch.from_numpy(strata.stack(xs, 1)[:, 2].numpy()))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+@pytest.mark.parametrize("sizes", [(3, 2), (2, 2), (3, 2, 4), (4,), (1, 5)])
+def test_meshgrid_matches_torch(indexing, sizes):
+    """"xy" swaps the first two inputs and the first two grids, as ATen does (strata also
+    transposed the grids: a (3, 2) grid where PyTorch gives (2, 3))."""
+    def grids(m):
+        return m.meshgrid(*(m.arange(n) * 1.5 + i for i, n in enumerate(sizes)),
+                          indexing=indexing)
+    for got, want in zip(grids(strata), grids(torch)):
+        assert_same(got, want)

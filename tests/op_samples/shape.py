@@ -326,4 +326,21 @@ def _product_samples():
     }
 
 
-SAMPLES = VIEWS | COMPOSITE_VIEWS | COPIES | _product_samples()
+VIEW_SCATTERS = {
+    "aten::slice_scatter": [
+        S(lambda m, x, y: m.slice_scatter(x, y, 1, 1, 3), A234, arr((2, 2, 4)), name="dim1"),
+        S(lambda m, x, y: x.slice_scatter(y, -1, step=2), A234, arr((2, 3, 2)), name="step"),
+        S(lambda m, x, y: m.slice_scatter(x, y), A23, arr((2, 3)), name="whole"),
+    ],
+    "aten::select_scatter": [
+        S(lambda m, x, y: m.select_scatter(x, y, 1, -1), A234, arr((2, 4)), name="negative"),
+        S(lambda m, x, y: x.select_scatter(y, 0, 0), A23, arr((3,)), name="method"),
+    ],
+    "aten::diagonal_scatter": [
+        S(lambda m, x, y: m.diagonal_scatter(x, y), A23, arr((2,)), name="main"),
+        S(lambda m, x, y: m.diagonal_scatter(x, y, 1, 1, 2), A234, arr((2, 3)), name="offset"),
+        S(lambda m, x, y: x.diagonal_scatter(y, -1), A23, arr((1,)), name="below"),
+    ],
+}
+
+SAMPLES = VIEWS | COMPOSITE_VIEWS | COPIES | VIEW_SCATTERS | _product_samples()

@@ -210,8 +210,7 @@ def meshgrid(*tensors, indexing="ij"):
         view_shape = [1] * len(tensors)
         view_shape[i] = -1
         grids.append(S.expand(S.reshape(x, tuple(view_shape)), shape))
-    if swap:
-        grids = [S.transpose(g, 0, 1) for g in grids]
+    if swap:      # ATen swaps the first two inputs and the first two grids, nothing else
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
 

@@ -1,7 +1,8 @@
 """Composite shape ops that cut a tensor into pieces (``split``, ``split_with_sizes``, ``chunk``,
 ``unbind``: views of it) or join pieces into one (``hstack``, ``vstack``, ``block_diag``,
-``cartesian_prod``, ``combinations``), each a decomposition over the view and copy ops of
-``shape.py`` (``slice``, ``select``, ``cat``, ``stack``, ...).
+``cartesian_prod``, ``combinations``), or write a piece into a copy of a tensor (``slice_scatter``,
+``select_scatter``, ``diagonal_scatter``: a view's functional inverse), each a decomposition over
+the view and copy ops of ``shape.py`` (``slice``, ``select``, ``cat``, ``stack``, ...).
 
 Separate from ``shape.py``, which defines the primitives these build on.
 """
@@ -11,8 +12,9 @@ import itertools
 from ..core import dtype as D
 from ..core.shape import wrap_dim
 from . import meta_rules as R
+from .factory import clone, copy_
 from .op import defop, register_decomposition
-from .shape import _fmt, _sizes, cat, reshape, select, slice, stack, unsqueeze
+from .shape import _fmt, _sizes, cat, diagonal, reshape, select, slice, stack, unsqueeze
 
 split = defop("split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
 split_with_sizes = defop("split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> "
@@ -167,3 +169,39 @@ def _combinations(self, r=2, with_replacement=False):
             index = index.new_tensor([p[k] for p in picks])
         columns.append(index_select(self, 0, index))
     return stack(columns, 1)
+
+
+# --- a view's functional inverse: a copy of self with the view's elements replaced by src ------
+slice_scatter = defop("slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+                      "SymInt? end=None, SymInt step=1) -> Tensor", method=True, function=True)
+select_scatter = defop("select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+                       method=True, function=True)
+diagonal_scatter = defop("diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, "
+                         "int dim2=1) -> Tensor", method=True, function=True)
+
+
+def _scatter_into_view(self, src, view_of):
+    """``self``'s copy (in its layout) with ``view_of(copy)`` overwritten by ``src``; autograd
+    records the copy and the write into its view (CloneBackward0, CopySlices)."""
+    out = clone(self)
+    view = view_of(out)
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_fmt(src.shape)}, slice size = {_fmt(view.shape)}")
+    copy_(view, src)
+    return out
+
+
+@register_decomposition(slice_scatter)
+def _slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    return _scatter_into_view(self, src, lambda t: slice(t, dim, start, end, step))
+
+
+@register_decomposition(select_scatter)
+def _select_scatter(self, src, dim, index):
+    return _scatter_into_view(self, src, lambda t: select(t, dim, index))
+
+
+@register_decomposition(diagonal_scatter)
+def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    return _scatter_into_view(self, src, lambda t: diagonal(t, offset, dim1, dim2))
