@@ -10,12 +10,15 @@ import math
 import warnings
 
 from ...autograd import no_grad
+from ...core import dtype as D
 from ...core.shape import broadcast_shapes
 from ...ops import activation as A
 from ...ops import factory as FA
 from ...ops import loss as L
+from ...ops import meta_rules as R
 from ...ops import pointwise as P
 from ...ops import shape as S
+from ...ops.dense import pairwise_distance as _pairwise_distance
 from ...ops.op import aten
 
 __all__ = [
@@ -24,6 +27,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss",
     "gaussian_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss", "triplet_margin_loss",
+    "multilabel_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
 _ENUM = {"none": L.NONE, "mean": L.MEAN, "sum": L.SUM}
@@ -293,3 +297,53 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     return L.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum over the target labels j and the other classes i of max(0, 1 - (x[y_j] - x[i]))``
+    over the class count, per sample (ATen's ``multilabel_margin_loss``): ``target`` holds
+    class indices, ended by the first -1. Written with differentiable ops."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.dtype is not D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {R.type_name(target.dtype)}")
+    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    classes = input.shape[-1] if input.ndim else 1
+    x, y = (t.reshape(-1, classes) for t in (input, target))
+    if y.numel() and (bool((y < -1).any()) or bool((y >= classes).any())):
+        raise RuntimeError("argument #2 'target' is out of range")
+    labels = (y >= 0).int().cumprod(1).bool()           # the labels before the first -1
+    classes_range = FA.arange(0, classes, dtype=D.int64, device=x.device)
+    is_target = (labels.unsqueeze(2) & (y.unsqueeze(2) == classes_range)).any(1)
+    at_labels = x.gather(1, y.clamp(min=0))
+    margins = (1 - at_labels.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    counted = labels.unsqueeze(2) & ~is_target.unsqueeze(1)
+    loss = (margins * counted).sum((1, 2)) / classes
+    if input.ndim < 2:
+        loss = loss.reshape(())
+    if reduction == L.SUM:
+        return loss.sum()
+    return loss.mean() if reduction == L.MEAN else loss
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance (PyTorch's Python
+    composite; the default distance is ``pairwise_distance``)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.ndim}D, positive "
+                           f"{positive.ndim}D, and negative {negative.ndim}D inputs")
+    distance = distance_function if distance_function is not None else _pairwise_distance
+    dist_pos, dist_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        dist_neg = P.minimum(dist_neg, distance(positive, negative))
+    loss = (dist_pos + margin - dist_neg).clamp(min=0)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.mean() if reduction == "mean" else loss

@@ -33,5 +33,13 @@ class Dropout2d(_DropoutNd):
     _fn = "dropout2d"
 
 
+class Dropout3d(_DropoutNd):
+    _fn = "dropout3d"
+
+
 class AlphaDropout(_DropoutNd):
     _fn = "alpha_dropout"
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _fn = "feature_alpha_dropout"

@@ -1,0 +1,87 @@
+"""The nn modules and functions PyTorch has that strata lacked (found by running ordinary
+programs against both): HingeEmbeddingLoss, SoftMarginLoss, MultiLabelMarginLoss (and
+F.multilabel_margin_loss), TripletMarginWithDistanceLoss (and its F function), NLLLoss2d,
+Hardshrink, Softshrink, Dropout3d, FeatureAlphaDropout; values, gradients and errors against
+PyTorch."""
+
+import numpy as np
+import pytest
+import torch
+from helpers import assert_same
+
+import strata
+
+X = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+LABELS = [[[3, 0, -1, 1]] * 6, [[0, 1, 2, 3]] * 6, [[-1, 0, 1, 2]] * 6,
+          [[2, 2, -1, 0], [1, -1, 3, 3], [0, 1, 2, -1], [3, 2, 1, 0], [-1, -1, -1, -1],
+           [1, 1, 1, 1]]]
+
+
+def _with_grad(m, fn):
+    x = m.tensor(X, requires_grad=True)
+    out = fn(m, x)
+    (grad,) = m.autograd.grad(out.sum(), x)
+    return out, grad
+
+
+@pytest.mark.parametrize("labels", LABELS)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multilabel_margin_loss_matches_torch(labels, reduction):
+    def loss(m, x):
+        return m.nn.MultiLabelMarginLoss(reduction=reduction)(x, m.tensor(labels))
+    for got, want in zip(_with_grad(strata, loss), _with_grad(torch, loss)):
+        assert_same(got, want, atol=1e-6, rtol=1e-6)
+    one = [m.nn.functional.multilabel_margin_loss(m.tensor(X[0]), m.tensor(labels[0]))
+           for m in (strata, torch)]
+    assert_same(*one, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target, message", [
+    ([[5, 0, -1, 1]] * 6, "argument #2 'target' is out of range"),
+    ([[3, -1, -5, 0]] * 6, "argument #2 'target' is out of range"),
+    ([[3, 0, -1]] * 6, r"inconsistent target size: \[6, 3\] for input of size: \[6, 4\]"),
+])
+def test_multilabel_margin_loss_errors_match_torch(target, message):
+    for m in (strata, torch):
+        with pytest.raises(RuntimeError, match=message):
+            m.nn.functional.multilabel_margin_loss(m.tensor(X), m.tensor(target))
+
+
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("custom", [False, True])
+def test_triplet_margin_with_distance_loss_matches_torch(swap, custom):
+    def loss(m, x):
+        distance = (lambda a, b: (a - b).abs().amax(1)) if custom else None
+        module = m.nn.TripletMarginWithDistanceLoss(distance_function=distance, margin=0.7,
+                                                    swap=swap, reduction="none")
+        return module(x, x.flip(0) * 0.5, x.roll(1, 0))
+    for got, want in zip(_with_grad(strata, loss), _with_grad(torch, loss)):
+        assert_same(got, want, atol=1e-6, rtol=1e-6)
+    for m in (strata, torch):
+        with pytest.raises(ValueError, match="expected margin to be greater than 0, got 0"):
+            m.nn.TripletMarginWithDistanceLoss(margin=0)
+        with pytest.raises(RuntimeError, match="anchor 2D, positive 1D, and negative 2D"):
+            m.nn.functional.triplet_margin_with_distance_loss(m.ones(2, 3), m.ones(3),
+                                                              m.ones(2, 3))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, x: m.nn.HingeEmbeddingLoss(margin=0.5)(x, m.sign(x)),
+    lambda m, x: m.nn.SoftMarginLoss(reduction="sum")(x, m.sign(x.detach())),
+    lambda m, x: m.nn.NLLLoss2d()(x.reshape(1, 6, 2, 2).log_softmax(1),
+                                  m.tensor([[[0, 5], [2, 1]]])),
+    lambda m, x: m.nn.Hardshrink(0.3)(x),
+    lambda m, x: m.nn.Softshrink(0.3)(x),
+    lambda m, x: m.nn.Dropout3d(0.5).eval()(x.reshape(1, 2, 3, 2, 2)),
+    lambda m, x: m.nn.FeatureAlphaDropout(0.5).eval()(x),
+    lambda m, x: m.nn.Dropout3d(0.0)(x.reshape(1, 2, 3, 2, 2)),
+], ids=["hinge", "soft_margin", "nll2d", "hardshrink", "softshrink", "dropout3d",
+        "feature_alpha_dropout", "dropout3d_p0"])
+def test_modules_match_torch(make):
+    for got, want in zip(_with_grad(strata, make), _with_grad(torch, make)):
+        assert_same(got, want, atol=1e-6, rtol=1e-6)
+
+
+def test_shrink_modules_print_as_torchs():
+    for name in ("Hardshrink", "Softshrink"):
+        assert repr(getattr(strata.nn, name)(0.3)) == repr(getattr(torch.nn, name)(0.3))
