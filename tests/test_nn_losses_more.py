@@ -85,3 +85,41 @@ def test_modules_match_torch(make):
 def test_shrink_modules_print_as_torchs():
     for name in ("Hardshrink", "Softshrink"):
         assert repr(getattr(strata.nn, name)(0.3)) == repr(getattr(torch.nn, name)(0.3))
+
+
+def _adaptive(m):
+    rng = np.random.default_rng(0)
+    module = m.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 10, 15], div_value=2.0, head_bias=True)
+    with m.no_grad():
+        for p in module.parameters():
+            p.copy_(m.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
+    x = m.tensor(rng.standard_normal((7, 8)).astype(np.float32), requires_grad=True)
+    target = m.tensor([0, 3, 4, 9, 10, 19, 14])
+    output, loss = module(x, target)
+    loss.backward()
+    one = module(x[0], target[0])
+    return (output, loss, x.grad, module.tail[1][0].weight.grad, module.log_prob(x),
+            module.predict(x), one.output, one.loss,
+            sorted(name for name, _ in module.named_parameters()))
+
+
+def test_adaptive_log_softmax_with_loss_matches_torch():
+    for got, want in zip(_adaptive(strata), _adaptive(torch)):
+        if isinstance(want, list):
+            assert got == want
+        else:
+            assert_same(got, want, atol=1e-6, rtol=1e-6)
+
+
+def test_adaptive_log_softmax_with_loss_errors_match_torch():
+    x = np.random.default_rng(1).standard_normal((3, 8)).astype(np.float32)
+    for m in (strata, torch):
+        module = m.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 10])
+        with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 19\], but "
+                                               r"values in range \[0, 20\] were found"):
+            module(m.tensor(x), m.tensor([0, 20, 3]))
+        with pytest.raises(RuntimeError, match="same size in the batch dimension"):
+            module(m.tensor(x), m.tensor([0, 1]))
+        for cutoffs in ([], [4, 2], [0, 3], [4, 20], [3, 3]):
+            with pytest.raises(ValueError, match="cutoffs should be a sequence"):
+                m.nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs)
