@@ -5,9 +5,9 @@ Each family module exports ``METHODS`` (installed on ``Tensor``) and ``FUNCTIONS
 Regular ops need none of this: ``defop(..., method=True, function=True)`` generates them.
 """
 
-from . import calculus, indexing, linalg, loss, pointwise, reductions, shape
+from . import calculus, composites, indexing, linalg, loss, pointwise, reductions, shape
 
-FAMILIES = (reductions, indexing, linalg, pointwise, loss, shape, calculus)
+FAMILIES = (reductions, indexing, linalg, pointwise, loss, shape, calculus, composites)
 
 
 def methods() -> dict:

@@ -1,0 +1,199 @@
+"""PyTorch functions and Tensor methods that strata writes with other ops at the Python level:
+in-place forms that write their out-of-place result back (``tril_``, ``cumsum_``,
+``float_power_``, ...), thin compositions (``inner``, ``addr``, ``renorm``,
+``cholesky_inverse``, ``isposinf``, ``fill_diagonal_``, ...) and aliases (``adjoint``,
+``narrow_copy``, ``unsafe_split``, ...). Values, dtypes and errors are PyTorch's; autograd
+records the ops they are written with."""
+
+import math
+
+from ..core import dtype as D
+from ..ops import aten
+from ..ops import meta_rules as R
+from .shape import diagflat
+
+
+def _in_place(name, compute, same_dtype_error=None):
+    """``self.<name>(...)``: ``compute(self, ...)`` copied into ``self`` (PyTorch's in-place
+    ops refuse a result dtype the input cannot hold)."""
+    def method(self, *args, **kwargs):
+        result = compute(self, *args, **kwargs)
+        if result.dtype is not self.dtype and same_dtype_error is not None:
+            raise RuntimeError(same_dtype_error(self, result))
+        return self.copy_(result)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _bad_in_place(self, result):
+    return (f"Bad in-place call: input tensor dtype {R.c_type_name(self.dtype)} and output "
+            f"tensor dtype {R.c_type_name(result.dtype)} should match")
+
+
+# --- pointwise --------------------------------------------------------------------------------
+def positive(input):
+    if input.dtype is D.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def float_power(input, exponent, *, out=None):
+    """``input ** exponent`` computed in double precision (complex128 for complex operands)."""
+    operands = [v for v in (input, exponent) if hasattr(v, "dtype")]
+    wide = D.complex128 if any(v.dtype.is_complex for v in operands) or \
+        isinstance(exponent, complex) else D.float64
+    base = input.to(wide) if hasattr(input, "dtype") else input
+    power = exponent.to(wide) if hasattr(exponent, "dtype") else exponent
+    result = base ** power if hasattr(base, "dtype") else power.new_full((), base) ** power
+    return result if out is None else out.copy_(result)
+
+
+def float_power_(self, exponent):
+    wide = D.complex128 if self.dtype.is_complex else D.float64
+    if self.dtype is not wide:
+        raise RuntimeError(f"the base given to float_power_ has dtype {R.type_name(self.dtype)} "
+                           f"but the operation's result requires dtype {R.type_name(wide)}")
+    return self.copy_(float_power(self, exponent))
+
+
+def isposinf(input, *, out=None):
+    result = (input == math.inf) if input.dtype.is_floating_point else \
+        input.new_zeros(input.shape, dtype=D.bool_)
+    return result if out is None else out.copy_(result)
+
+
+def isneginf(input, *, out=None):
+    result = (input == -math.inf) if input.dtype.is_floating_point else \
+        input.new_zeros(input.shape, dtype=D.bool_)
+    return result if out is None else out.copy_(result)
+
+
+# --- products -----------------------------------------------------------------------------------
+def inner(input, other, *, out=None):
+    """The sum of products over the last dims (a product with a scalar when either is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        result = input * other
+    else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                               f"got shapes {list(input.shape)} and {list(other.shape)}")
+        result = aten.tensordot.default(input, other, [-1], [-1])
+    return result if out is None else out.copy_(result)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (beta 0 ignores ``input``, NaNs included)."""
+    integral = not (vec1.dtype.is_floating_point or vec1.dtype.is_complex)
+    if integral and (isinstance(beta, float) or isinstance(alpha, float)):
+        raise RuntimeError(f"For integral input tensors, argument "
+                           f"{'beta' if isinstance(beta, float) else 'alpha'} must not be a "
+                           f"floating point number.")
+    product = aten.outer.default(vec1, vec2)
+    product = product if alpha == 1 else product * alpha
+    result = product.expand_as(input) * 1 if beta == 0 else \
+        (input if beta == 1 else input * beta) + product
+    return result if out is None else out.copy_(result)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of ``A = L L^H`` (or ``U^H U``) from its Cholesky factor."""
+    n = input.shape[-1]
+    eye = aten.eye.m(n, n, dtype=input.dtype, device=input.device)
+    result = aten.cholesky_solve.default(eye.expand_as(input), input, upper)
+    return result if out is None else out.copy_(result)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice along ``dim`` with a p-norm above ``maxnorm`` scaled down to it."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    dim = dim % max(input.ndim, 1)
+    others = [d for d in range(input.ndim) if d != dim]
+    norms = aten.linalg_vector_norm.default(input, p, others, True) if others else input.abs()
+    factor = (maxnorm / (norms + 1e-7)).where(norms > maxnorm, norms.new_ones(()))
+    result = input * factor
+    return result if out is None else out.copy_(result)
+
+
+# --- shape --------------------------------------------------------------------------------------
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal in place (every dim equal beyond 2-D); ``wrap`` restarts it
+    below a tall matrix's square top, as ATen's strided writes do."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self.shape[0], self.shape[1]
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = sum(self.stride())
+    size = min(height, width)
+    self.as_strided((size,), (step,), self.storage_offset()).fill_(fill_value)
+    if wrap and self.ndim == 2 and height > width + 1:
+        wrapped = (self.numel() + width) // (width + 1) - size
+        self.as_strided((wrapped,), (step,),
+                        self.storage_offset() + self.stride(0) * (width + 1)).fill_(fill_value)
+    return self
+
+
+def is_nonzero(input):
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def adjoint(input):
+    return input.transpose(-2, -1).conj()
+
+
+def narrow_copy(input, dim, start, length):
+    return input.narrow(dim, start, length).clone()
+
+
+def _cumulative_(name):
+    def method(self, dim, *, dtype=None):
+        result = getattr(self, name)(dim, dtype=dtype)
+        if result.dtype is not self.dtype:
+            raise RuntimeError(_bad_in_place(self, result))
+        return self.copy_(result)
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
+FUNCTIONS = {
+    "positive": positive, "float_power": float_power, "isposinf": isposinf,
+    "isneginf": isneginf, "inner": inner, "addr": addr, "cholesky_inverse": cholesky_inverse,
+    "renorm": renorm, "is_nonzero": is_nonzero, "is_same_size": is_same_size,
+    "adjoint": adjoint, "narrow_copy": narrow_copy,
+    "split_with_sizes": lambda input, split_sizes, dim=0: input.split(list(split_sizes), dim),
+    "unsafe_split": lambda input, split_size, dim=0: input.split(split_size, dim),
+    "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
+}
+METHODS = {
+    "positive": positive, "float_power": float_power, "float_power_": float_power_,
+    "isposinf": isposinf, "isneginf": isneginf, "inner": inner, "addr": addr,
+    "addr_": _in_place("addr_", addr), "cholesky_inverse": cholesky_inverse,
+    "renorm": renorm, "renorm_": _in_place("renorm_", renorm), "is_nonzero": is_nonzero,
+    "is_same_size": is_same_size, "adjoint": adjoint, "narrow_copy": narrow_copy,
+    "fill_diagonal_": fill_diagonal_,
+    "tril_": _in_place("tril_", lambda self, diagonal=0: self.tril(diagonal)),
+    "triu_": _in_place("triu_", lambda self, diagonal=0: self.triu(diagonal)),
+    "cumsum_": _cumulative_("cumsum"), "cumprod_": _cumulative_("cumprod"),
+    "sgn_": _in_place("sgn_", lambda self: self.sgn()),
+    "xlogy_": _in_place("xlogy_", lambda self, other: self.xlogy(other)),
+    "addmv_": _in_place("addmv_", lambda self, mat, vec, *, beta=1, alpha=1:
+                        aten.addmv.default(self, mat, vec, beta=beta, alpha=alpha)),
+    "addbmm_": _in_place("addbmm_", lambda self, b1, b2, *, beta=1, alpha=1:
+                         aten.addbmm.default(self, b1, b2, beta=beta, alpha=alpha)),
+    "baddbmm_": _in_place("baddbmm_", lambda self, b1, b2, *, beta=1, alpha=1:
+                          aten.baddbmm.default(self, b1, b2, beta=beta, alpha=alpha)),
+    "split_with_sizes": FUNCTIONS["split_with_sizes"],
+    "unsafe_split": FUNCTIONS["unsafe_split"], "unsafe_chunk": FUNCTIONS["unsafe_chunk"],
+    "diagflat": diagflat,
+}
