@@ -53,6 +53,12 @@ CASES = {
     "addbmm_": lambda m: m.ones(2, 2).addbmm_(m.ones(3, 2, 4), m.ones(3, 4, 2)),
     "baddbmm_": lambda m: m.ones(3, 2, 2).baddbmm_(m.ones(3, 2, 4), m.ones(3, 4, 2), alpha=0.5),
     "diagflat_method": lambda m: m.arange(3.0).diagflat(1),
+    "unravel_index": lambda m: m.unravel_index(m.tensor([4, 1, 5, -1, 6, -7]), (2, 3)),
+    "unravel_index_int_shape": lambda m: m.unravel_index(m.tensor([[1, 2]]), 4),
+    "unravel_index_int32": lambda m: m.unravel_index(m.tensor(3, dtype=m.int32), (2, 4)),
+    "chain_matmul": lambda m: m.chain_matmul(m.ones(2, 3), m.arange(12.0).reshape(3, 4),
+                                             m.ones(4, 1)),
+    "resolve_neg": lambda m: m.resolve_neg(m.arange(3.0)),
 }
 
 
@@ -69,6 +75,9 @@ def test_matches_torch(name):
 
 def test_predicates_match_torch():
     for m in (strata, torch):
+        assert m.unravel_index(m.tensor(0), ()) == ()
+        assert m.is_signed(m.ones(1, dtype=m.uint8)) is False and m.get_device(m.ones(1)) == -1
+        assert m.typename(3) == "int"
         assert m.tensor([0.0]).is_nonzero() is False and m.tensor([2]).is_nonzero() is True
         assert m.is_same_size(m.ones(2), m.ones(2)) and not m.ones(2).is_same_size(m.ones(3))
 
@@ -88,6 +97,10 @@ def test_predicates_match_torch():
                       m.ones(3, dtype=m.int64), beta=0.5), RuntimeError,
      "argument beta must not be a floating point number"),
     (lambda m: m.zeros(3, 3, 2).fill_diagonal_(5), RuntimeError, "must be of equal length"),
+    (lambda m: m.unravel_index(m.tensor(1.0), (2, 3)), TypeError,
+     "expected 'indices' to be integer dtype"),
+    (lambda m: m.unravel_index(m.tensor(3), (-1, 4)), ValueError,
+     r"'shape' cannot have negative values, but got \(-1, 4\)"),
     (lambda m: m.zeros(3).fill_diagonal_(5), RuntimeError, "dimensions must larger than 1"),
     (lambda m: m.tensor([1, 2]).cumsum_(0, dtype=m.float32), RuntimeError,
      "Bad in-place call: input tensor dtype long int and output tensor dtype float should match"),

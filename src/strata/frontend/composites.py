@@ -166,6 +166,38 @@ def _cumulative_(name):
     return method
 
 
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in ``shape`` (one tensor per dim; indices out of
+    range wrap, as PyTorch's floor division and remainder make them)."""
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    coefs = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    long = {"dtype": D.int64, "device": indices.device}
+    flat = indices.unsqueeze(-1)
+    coords = flat.div(indices.new_tensor(coefs, **long), rounding_mode="floor")
+    return (coords % indices.new_tensor(shape, **long)).unbind(-1)
+
+
+def typename(obj):
+    """``torch.typename``: a tensor's legacy type name ("torch.FloatTensor" style, strata's
+    prefix), else the object's qualified class name."""
+    if hasattr(obj, "type") and hasattr(obj, "dtype"):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
+
+
+def _method_as_function(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
 FUNCTIONS = {
     "positive": positive, "float_power": float_power, "isposinf": isposinf,
     "isneginf": isneginf, "inner": inner, "addr": addr, "cholesky_inverse": cholesky_inverse,
@@ -174,7 +206,12 @@ FUNCTIONS = {
     "split_with_sizes": lambda input, split_sizes, dim=0: input.split(list(split_sizes), dim),
     "unsafe_split": lambda input, split_size, dim=0: input.split(split_size, dim),
     "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
-}
+    "unravel_index": unravel_index, "typename": typename,
+    "chain_matmul": lambda *matrices: aten.linalg_multi_dot.default(list(matrices))
+    if len(matrices) > 1 else matrices[0].clone(),
+} | {name: _method_as_function(name) for name in (
+    "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference", "is_signed",
+    "get_device")}
 METHODS = {
     "positive": positive, "float_power": float_power, "float_power_": float_power_,
     "isposinf": isposinf, "isneginf": isneginf, "inner": inner, "addr": addr,
