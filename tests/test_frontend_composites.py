@@ -59,6 +59,10 @@ CASES = {
     "chain_matmul": lambda m: m.chain_matmul(m.ones(2, 3), m.arange(12.0).reshape(3, 4),
                                              m.ones(4, 1)),
     "resolve_neg": lambda m: m.resolve_neg(m.arange(3.0)),
+    "torch.conv2d": lambda m: m.conv2d(m.arange(50.0).reshape(1, 2, 5, 5), m.ones(3, 2, 3, 3),
+                                       padding=1, stride=2),
+    "torch.conv_transpose1d": lambda m: m.conv_transpose1d(m.arange(8.0).reshape(1, 2, 4),
+                                                           m.ones(2, 3, 2)),
 }
 
 

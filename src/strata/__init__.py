@@ -64,6 +64,9 @@ from .amp import autocast_mode as _autocast_mode
 from .amp import autocast  # noqa: F401
 from .amp.autocast_mode import get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from .sparse import sparse_coo_tensor, spmm  # noqa: F401
+from .nn.functional import (  # noqa: F401  (torch.conv2d is F.conv2d)
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
 from .functions import generated_functions as _generated_functions
 
 inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
