@@ -2,6 +2,7 @@
 hooks and their order, retain_grad, autograd.grad), in-place and view rules, grad modes,
 saved-tensor checks, anomaly mode, custom Functions, gradcheck, and the derivative registry."""
 
+import math
 import re
 import threading
 import warnings
@@ -637,3 +638,16 @@ def test_missing_formula_raises_at_backward():
             y.sum().backward()
     finally:
         lib._destroy()
+
+
+def test_atan2_gradient_at_the_origin_matches_torch():
+    """ATen zeroes the infinite reciprocal of r^2: (+-)0 gradients at (0, 0), not NaN."""
+    grads = []
+    for m in (strata, torch):
+        a = m.tensor([0.0, 1.0, 0.0, 0.0], dtype=m.float64, requires_grad=True)
+        b = m.tensor([0.0, 2.0, 0.0, -0.0], dtype=m.float64, requires_grad=True)
+        m.atan2(a, b).backward(m.tensor([1.0, 1.0, math.inf, 1.0], dtype=m.float64))
+        grads.append([a.grad.numpy(), b.grad.numpy()])
+    for got, want in zip(*grads):
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))

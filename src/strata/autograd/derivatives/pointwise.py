@@ -173,10 +173,13 @@ def _pow(ctx, grad):
 
 @derivative(P.atan2, "Atan2Backward0", save=("self", "other"))
 def _atan2(ctx, grad):
+    """``grad * other / r^2`` and ``-grad * self / r^2``, with ATen's reciprocal of r^2 set
+    to 0 where it is infinite: at the origin the gradients are (+-)0, not NaN."""
     x, y = ctx.self, ctx.other
-    denom = P.add(P.mul(x, x), P.mul(y, y))
-    return (P.mul(grad, P.div(y, denom)) if ctx.needs[0] else None,
-            P.neg(P.mul(grad, P.div(x, denom))) if ctx.needs[1] else None)
+    recip = P.reciprocal(P.add(P.mul(x, x), P.mul(y, y)))
+    recip = P.where(P.isinf(recip), 0.0, recip)
+    return (P.mul(P.mul(grad, y), recip) if ctx.needs[0] else None,
+            P.mul(P.mul(grad, P.neg(x)), recip) if ctx.needs[1] else None)
 
 
 def _max_min(op, name, lose_self):
