@@ -163,6 +163,17 @@ GENERATED = {
     "silu_": lambda m, x: m.nn.functional.silu(x.clone(), inplace=True),
     "softplus": lambda m, x: m.nn.functional.softplus(x),
     "softplus_scaled": lambda m, x: m.nn.functional.softplus(x, beta=2.5, threshold=3),
+    "leaky_relu": lambda m, x: m.nn.functional.leaky_relu(x, 0.03),
+    "leaky_relu_": lambda m, x: m.nn.functional.leaky_relu(x.clone(), 0.2, inplace=True),
+    "hardswish": lambda m, x: m.nn.functional.hardswish(x),
+    "hardsigmoid": lambda m, x: m.nn.functional.hardsigmoid(x),
+    "clamp": lambda m, x: x.clamp(-1.5, 2.25),
+    "clamp_min": lambda m, x: x.clamp(min=-0.0),
+    "clamp_max": lambda m, x: m.clamp(x, max=3),
+    "clamp_crossed": lambda m, x: x.clamp(2.0, -1.0),
+    "clamp_": lambda m, x: x.clone().clamp_(-1, 1),
+    "nan_to_num": lambda m, x: m.nan_to_num(x),
+    "nan_to_num_given": lambda m, x: x.nan_to_num(nan=-7.0, posinf=1e3, neginf=-2.5),
 }
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.8, -88.8, 1e30, -1e30, 5.5, -5.5]
 
@@ -396,3 +407,16 @@ def test_silu_and_softplus_ulp_bounds():
             pytest.skip("no C compiler")
         ulps = np.abs(got - exact) / np.spacing(np.abs(scale).astype(np.float32))
         assert ulps.max() <= bound, name
+
+
+def test_clamp_keeps_the_sign_of_a_zero_tie_and_propagates_nan_bounds():
+    """ATen's vectorised clamp replaces x only where a bound is strictly past it; a NaN bound
+    gives NaN everywhere (small arrays: the NumPy path)."""
+    values = [0.0, -0.0, -1.0, np.nan, 5.0]
+    for call in (lambda m, x: x.clamp(-0.0, 0.0), lambda m, x: x.clamp(max=-0.0),
+                 lambda m, x: x.clamp(min=-0.0), lambda m, x: x.clamp(min=np.nan),
+                 lambda m, x: m.clamp(x, max=np.nan)):
+        s = call(strata, strata.tensor(values))
+        t = call(torch, torch.tensor(values))
+        assert_same(s, t)
+        assert np.array_equal(np.signbit(s.numpy()), np.signbit(t.numpy()))

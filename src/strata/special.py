@@ -13,13 +13,14 @@ kernels that PyTorch runs do.
 import math
 
 from .core import dtype as D
-from .functions import write_out
+from .functions import write_out as _write_out
 from .ops import activation as A
 from .ops import pointwise as P
 from .ops import pointwise_composites as PC
 from .ops import reductions as RD
 from .ops import special as SP
-from .ops.meta_rules import float_result, is_tensor
+from .ops.meta_rules import float_result as _float_result
+from .ops.meta_rules import is_tensor as _is_tensor
 
 _SQRT1_2 = math.sqrt(0.5)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -29,7 +30,7 @@ def _exported(name, fn, doc):
     """``fn`` as ``strata.special.<name>``, with PyTorch's ``out=`` keyword."""
     def function(*args, out=None, **kwargs):
         result = fn(*args, **kwargs)
-        return result if out is None else write_out(out, result)
+        return result if out is None else _write_out(out, result)
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
     return function
@@ -37,7 +38,7 @@ def _exported(name, fn, doc):
 
 def _in_float(x):
     """``x`` in the dtype a float-result op gives it (integers: the default float dtype)."""
-    dt = float_result(x)
+    dt = _float_result(x)
     return x if x.dtype is dt else x.to(dt)
 
 
@@ -45,8 +46,8 @@ def _xlog1py(self, other):
     """x * log1p(y): 0 where x == 0 (even for y <= -1 or y == inf), NaN wherever y is NaN.
     Where x == 0, log1p sees 0 in place of a y that would make 0 * log1p(y) NaN; elsewhere the
     product is left alone, so x's gradient is log1p(y), as in PyTorch."""
-    like = self if is_tensor(self) else other
-    dt = float_result(self, other)
+    like = self if _is_tensor(self) else other
+    dt = _float_result(self, other)
     x, y = PC._as_dtype(self, dt, like), PC._as_dtype(other, dt, like)
     unsafe = P.logical_and(P.eq(x, 0), P.logical_or(P.le(y, -1), P.eq(y, math.inf)))
     return P.mul(x, P.log1p(P.where(unsafe, 0.0, y)))

@@ -232,11 +232,13 @@ def _hardtanh(x, min_val, max_val):
 
 
 def _hardsigmoid(x):
-    return (x + 3).clip(0, 6) / 6
+    generated = native.run_unary("hardsigmoid", x)
+    return generated if generated is not None else (x + 3).clip(0, 6) / 6
 
 
 def _hardswish(x):
-    return x * (x + 3).clip(0, 6) / 6
+    generated = native.run_unary("hardswish", x)
+    return generated if generated is not None else x * (x + 3).clip(0, 6) / 6
 
 
 def _mish(x):
@@ -244,7 +246,8 @@ def _mish(x):
 
 
 def _leaky_relu(x, negative_slope):
-    return np.where(x > 0, x, x * negative_slope)
+    generated = native.run_unary("leaky_relu", x, negative_slope)
+    return generated if generated is not None else np.where(x > 0, x, x * negative_slope)
 
 
 def _threshold(x, threshold, value):

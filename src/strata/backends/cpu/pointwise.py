@@ -259,6 +259,17 @@ def where_kernel(condition, self, other):
 
 
 def _clamp(a, lo, hi):
+    """ATen's vectorised clamp: a bound replaces x only where it is strictly past it (so on a
+    tie of 0.0 and -0.0 x keeps its sign), a NaN x stays NaN, a NaN bound makes every
+    element NaN; tensor bounds take NumPy's maximum/minimum."""
+    if (lo is None or np.ndim(lo) == 0) and (hi is None or np.ndim(hi) == 0) and \
+            not (lo is not None and np.isnan(lo)) and not (hi is not None and np.isnan(hi)):
+        generated = native.run_unary("clamp", a, -math.inf if lo is None else lo,
+                                     math.inf if hi is None else hi)
+        if generated is not None:    # one pass, not NumPy's two
+            return generated
+        out = a if lo is None else np.where(a < lo, lo, a)
+        return out if hi is None else np.where(hi < out, hi, out)
     out = a if lo is None else np.maximum(a, lo)
     return out if hi is None else np.minimum(out, hi)
 
@@ -284,9 +295,13 @@ def _nan_to_num(self, nan, posinf, neginf):
     if dt.category != D.FLOATING:
         return np.array(arr, copy=True)
     info = D.finfo(dt)
-    return np.nan_to_num(arr, nan=0.0 if nan is None else nan,
-                         posinf=info.max if posinf is None else posinf,
-                         neginf=info.min if neginf is None else neginf)
+    nan = 0.0 if nan is None else nan
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    generated = native.run_unary("nan_to_num", arr, nan, posinf, neginf)
+    if generated is not None:
+        return generated
+    return np.nan_to_num(arr, nan=nan, posinf=posinf, neginf=neginf)
 
 
 def nan_to_num_kernel(self, nan=None, posinf=None, neginf=None):

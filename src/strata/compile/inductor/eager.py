@@ -79,8 +79,37 @@ def threshold_backward(g, x, dtype):
     return ops.where(ops.le(x, _scalar(0)), ops.constant(0.0, dtype), g)
 
 
+def leaky_relu(x, dtype):
+    # ATen's leaky_relu_kernel: x > 0 ? x : x * negative_slope (NaN: NaN * slope)
+    return ops.where(ops.gt(x, ops.constant(0.0, dtype)), x, ops.mul(x, _scalar(0)))
+
+
+def _relu6_of_shifted(x, dtype):
+    # min(max(x + 3, 0), 6) as NumPy's clip: a NaN stays NaN
+    shifted = ops.add(x, ops.constant(3.0, dtype))
+    low = ops.where(ops.lt(shifted, ops.constant(0.0, dtype)), ops.constant(0.0, dtype), shifted)
+    six = ops.constant(6.0, dtype)
+    return ops.where(ops.lt(six, low), six, low)
+
+
+def clamp(x, dtype):
+    # np.minimum(np.maximum(x, lo), hi): a NaN x stays NaN, hi wins when lo > hi (the caller
+    # passes +-inf for a missing bound and never a NaN bound)
+    low = ops.where(ops.lt(x, _scalar(0)), _scalar(0), x)
+    return ops.where(ops.lt(_scalar(1), low), _scalar(1), low)
+
+
+def nan_to_num(x, dtype):
+    # np.nan_to_num: NaN -> nan, +inf -> posinf, -inf -> neginf (already in the dtype)
+    inf = ops.constant(math.inf, dtype)
+    return ops.where(ops.ne(x, x), _scalar(0),
+                     ops.where(ops.eq(x, inf), _scalar(1),
+                               ops.where(ops.eq(x, ops.neg(inf)), _scalar(2), x)))
+
+
 # name -> how many scalars (``params``) the formula of FORMULAS / BINARY_FORMULAS reads
-SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2, "threshold_backward": 1}
+SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2, "threshold_backward": 1,
+                 "leaky_relu": 1, "clamp": 2, "nan_to_num": 3}
 
 
 # name -> the formula of one element (the value, its dtype), written with ops.*
@@ -97,6 +126,13 @@ FORMULAS = {
     # ATen's clamp_min(x, 0): x < 0 ? 0 : x (-0.0 and NaN pass through)
     "relu": lambda x, dtype: ops.where(ops.lt(x, ops.constant(0.0, dtype)),
                                        ops.constant(0.0, dtype), x),
+    "leaky_relu": leaky_relu,
+    "hardswish": lambda x, dtype: ops.truediv(ops.mul(x, _relu6_of_shifted(x, dtype)),
+                                              ops.constant(6.0, dtype)),
+    "hardsigmoid": lambda x, dtype: ops.truediv(_relu6_of_shifted(x, dtype),
+                                                ops.constant(6.0, dtype)),
+    "clamp": clamp,
+    "nan_to_num": nan_to_num,
 }
 
 
