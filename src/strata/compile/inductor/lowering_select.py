@@ -48,15 +48,22 @@ def _sign(G, node, a):
 
 @register(aten.clamp.Tensor)
 def _clamp(G, node, a, min=None, max=None):
-    """``minimum(maximum(x, min), max)`` in the result dtype, both NaN-propagating as eager's
-    ``np.maximum``/``np.minimum``: a NaN input or bound gives NaN."""
+    """Eager's clamp in the result dtype: a tensor bound is NaN-propagating
+    ``maximum``/``minimum`` (the bound wins a tie of 0.0 and -0.0, as ATen's); a number bound
+    replaces x only where it is strictly past it (x keeps its sign on a tie) and a NaN number
+    bound gives NaN, as ATen's vectorised scalar kernel and eager's ``_clamp``."""
     if out_spec(node)[0] not in _DTYPES:
         raise NoLowering("clamp dtype")
     bounds = [(b, name) for b, name in ((min, "maximum"), (max, "minimum")) if b is not None]
 
+    def past(name, x, bound):
+        beyond = ops.lt(x, bound) if name == "maximum" else ops.lt(bound, x)
+        return ops.where(ops.ne(bound, bound), bound, ops.where(beyond, bound, x))
+
     def clamp(x, *loaded):
-        for value, (_, name) in zip(loaded, bounds):
-            x = getattr(ops, name)(x, value)
+        for value, (bound, name) in zip(loaded, bounds):
+            number = isinstance(bound, (int, float)) and not isinstance(bound, bool)
+            x = past(name, x, value) if number else getattr(ops, name)(x, value)
         return x
     return pointwise(G, node, clamp, a, *(b for b, _ in bounds))
 

@@ -508,32 +508,47 @@ def _backward_formula(name):
 
 
 def clamp(op):
-    """clamp/clamp_: ``minimum(maximum(x, min), max)`` with either bound absent, a number or a
-    tensor (NaN in x or a bound propagates, as ATen's clamp does)."""
+    """clamp/clamp_ with either bound absent, a number or a tensor, as the CPU's: a tensor bound
+    is NaN-propagating ``maximum``/``minimum``; a number bound replaces x only where it is
+    strictly past it (x keeps its sign on a 0.0/-0.0 tie) and a NaN number bound gives NaN,
+    as ATen's vectorised scalar kernel."""
     def kernel(self, min=None, max=None):
         spec = op.meta(self, min, max)
         out = self if spec is self else new_output(spec, self)
         compute = P.clamp.dtype_rule(*P.clamp_operands(self, min, max))
         bounds = tuple(b for b in (min, max) if b is not None)
-        formula = CLAMP[min is not None, max is not None]
+        formula = CLAMP[_bound_kind(min), _bound_kind(max)]
         return pointwise(op.qualname, formula, [(v, compute) for v in (self, *bounds)], out)
     return kernel
 
 
-def _clamp_below(x, low):
-    return ops.maximum(x, low)
+def _bound_kind(bound):
+    if bound is None:
+        return None
+    return "tensor" if isinstance(bound, TensorImpl) else "number"
 
 
-def _clamp_above(x, high):
-    return ops.minimum(x, high)
+def _clamped(x, bound, kind, low):
+    if kind == "tensor":
+        return ops.maximum(x, bound) if low else ops.minimum(x, bound)
+    beyond = ops.lt(x, bound) if low else ops.lt(bound, x)
+    return ops.where(ops.ne(bound, bound), bound, ops.where(beyond, bound, x))
 
 
-def _clamp_both(x, low, high):
-    return ops.minimum(ops.maximum(x, low), high)
+def _clamp_formula(low_kind, high_kind):
+    def formula(x, *bounds):
+        bounds = list(bounds)
+        if low_kind is not None:
+            x = _clamped(x, bounds.pop(0), low_kind, True)
+        if high_kind is not None:
+            x = _clamped(x, bounds.pop(0), high_kind, False)
+        return x
+    return formula
 
 
-CLAMP = {(True, False): _clamp_below, (False, True): _clamp_above, (True, True): _clamp_both,
-         (False, False): identity}
+# (min's kind, max's kind) -> formula; kinds None, "number", "tensor"
+CLAMP = {(low, high): _clamp_formula(low, high) if (low, high) != (None, None) else identity
+         for low in (None, "number", "tensor") for high in (None, "number", "tensor")}
 
 
 def fill_(self, value):
