@@ -421,3 +421,33 @@ def test_clamp_keeps_the_sign_of_a_zero_tie_and_propagates_nan_bounds():
         for s in (call(strata, strata.tensor(values)), compiled(strata.tensor(values))):
             assert_same(s, t)
             assert np.array_equal(np.signbit(s.numpy()), np.signbit(t.numpy()))
+
+
+def test_half_casts_are_numpys_bits():
+    """float32 <-> float16 and float32 -> bfloat16 by the generated cast kernels: the same bits
+    as NumPy's / ml_dtypes' conversions for every special value (NaN payloads, subnormals,
+    ties, overflow) and a million random bit patterns."""
+    import ml_dtypes
+    if native.function("eager_casts", "cast_float32_float16") is None:
+        pytest.skip(f"no generated kernels here: {native.status()}")
+    specials = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001,
+                         0x7F800001, 0x00000001, 0x80000001, 0x33000000, 0x33000001, 0x387FC000,
+                         0x477FE000, 0x477FF000, 0x477FEFFF, 0x38800000, 0x3F7FFFFF, 0x7F7FFFFF,
+                         0x3F808000, 0x3F818000], np.uint32)
+    random = np.random.default_rng(0).integers(0, 2 ** 32, 1_000_000, dtype=np.uint64)
+    floats = np.concatenate([specials, random.astype(np.uint32)]).view(np.float32)
+    with np.errstate(all="ignore"):
+        for half in (np.float16, ml_dtypes.bfloat16):
+            want = floats.astype(half)
+            out = np.empty(floats.shape, half)
+            assert native.cast_into(out, floats)
+            np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+        halves = floats.astype(np.float16)
+        back = np.empty(halves.shape, np.float32)
+        assert native.cast_into(back, halves)
+        np.testing.assert_array_equal(back.view(np.uint32), halves.astype(np.float32).view(
+            np.uint32))
+    # what the kernels do not take: other pairs, strided or small arrays
+    assert not native.cast_into(np.empty(4096, np.float64), floats[:4096])
+    assert not native.cast_into(np.empty(2048, np.float16), floats[:4096:2])
+    assert not native.cast_into(np.empty(8, np.float16), floats[:8])

@@ -21,6 +21,7 @@ from ...core import dtype as D
 from ...core import fp_errors
 from ...core.tensor_impl import TensorImpl
 from ...ops import meta_rules as R
+from . import native
 from .array import (
     COMPUTE,
     MEMORY_BOUND_GRAIN,
@@ -53,7 +54,7 @@ def operand(x, cdt):
         arr = x._array
         if arr is None:
             arr = x._np()
-        return arr if arr.dtype is cdt else arr.astype(cdt)
+        return arr if arr.dtype is cdt else native.converted(arr, cdt)
     return scalar(x, cdt)
 
 
@@ -78,7 +79,7 @@ def result(r, dt, operands):
     if type(r) is not np.ndarray:
         r = np.asarray(r)  # ufuncs return NumPy scalars for 0-dim inputs
     if r.dtype is not dt.np:
-        r = r.astype(dt.np)  # order="K": keeps the layout
+        r = native.converted(r, dt.np)  # astype's order="K" keeps the layout; C: contiguous
     if r.ndim > 1:
         for x in operands:
             if not _dense(x):
