@@ -224,6 +224,12 @@ SAMPLES = {
         Sample(lambda m, a, b: m.cdist(a, b, p=3.5),
                (_f(4, 3, dtype=np.float64), _f(2, 3, dtype=np.float64)), name="p3.5"),
         Sample(lambda m, a, b: m.cdist(a, b), (_f(2, 1, 4, 3), _f(3, 2, 3)), name="batch"),
+        Sample(lambda m, a, b: m.cdist(a, b), (_f(30, 3), _f(4, 3)), name="mm_form",
+               atol=1e-5, rtol=1e-5),
+        Sample(lambda m, a, b: m.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+               (_f(2, 4, 3, dtype=np.float64), _f(2, 5, 3, dtype=np.float64)), name="mm_always"),
+        Sample(lambda m, a, b: m.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"),
+               (_f(30, 3), _f(27, 3)), name="difference_always"),
     ],
     "aten::dist": [   # its own generator: the module's draws for later samples stay as they were
         Sample(lambda m, a, b: m.dist(a, b), (_DIST[:4, :3], _DIST[4, :3])),

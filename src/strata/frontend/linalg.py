@@ -106,10 +106,11 @@ _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """Pairwise p-norm distances. Every ``compute_mode`` gives the exact (difference) form."""
+    """Pairwise p-norm distances; ``compute_mode`` picks, for p = 2, between the difference
+    form and ATen's matrix-product form (as the op's int: 0, 1, 2)."""
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    return LC.cdist(x1, x2, p, None)
+    return LC.cdist(x1, x2, p, _CDIST_MODES.index(compute_mode))
 
 
 def det(input):

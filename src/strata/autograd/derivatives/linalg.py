@@ -176,12 +176,19 @@ def _diag_embed(ctx, grad):
 
 
 # cdist is a composite with a row of its own (CompositeExplicitAutograd); ATen's node is its
-# _cdist_forward's (strata keeps the exact difference form for p=2 at every size)
+# _cdist_forward's
 @derivative(LC.cdist, "CdistBackward0", save=("x1", "x2", "result"))
 def _cdist(ctx, grad):
     """``_cdist_backward``: each distance's gradient along diff = x1_i - x2_j (zero where the
     distance is), summed over the other input's rows; x2's is the negative."""
     p = float(ctx.p)
+    if p == 2:     # sum_j ratio_ij (x1_i - x2_j) as two products: no (..., P, R, M) difference
+        ratio = P.where(P.eq(ctx.result, 0), 0.0, P.div(grad, ctx.result))
+        g1 = P.sub(P.mul(ctx.x1, RD.sum(ratio, [-1], True)), L.matmul(ratio, ctx.x2)) \
+            if ctx.needs[0] else None
+        g2 = P.sub(P.mul(ctx.x2, S.unsqueeze(RD.sum(ratio, [-2]), -1)),
+                   L.matmul(S.transpose(ratio, -2, -1), ctx.x1)) if ctx.needs[1] else None
+        return g1, g2
     diff = P.sub(S.unsqueeze(ctx.x1, -2), S.unsqueeze(ctx.x2, -3))   # (..., P, R, M)
     dist = S.unsqueeze(ctx.result, -1)
     at_zero = P.eq(dist, 0)
