@@ -224,6 +224,12 @@ def _isin_samples():
             Sample(lambda m, x, t: m.isin(x, t, assume_unique=True), (U8, tests[:2]),
                    name="uint8"),
             Sample(lambda m, x, t: m.isin(x, t), (E, tests), name="empty-elements"),
+            # a test set past PyTorch's 10 * n**0.145 threshold: the sorted binary search
+            Sample(lambda m, x, t: m.isin(x, t), (np.arange(-6, 6), np.arange(0, 80, 3)),
+                   name="searched"),
+            Sample(lambda m, x, t: m.isin(x, t, invert=True),
+                   (np.array([nan, -0.0, 1.5, inf, 3.0]),
+                    np.array([0.0, nan, 3.0, -inf] * 10)), name="searched_nan_zero"),
             Sample(lambda m, x, t: m.isin(x, t), (ints, np.zeros(0, np.int64)), name="empty-test"),
             Sample(lambda m, x, t: m.isin(f16(m, x), t), (F, F[0]), name="f16"),
         ],
