@@ -98,6 +98,9 @@ ALLOWED = {
     "aten::orgqr": DECOMPOSED,
     "aten::pad": "strata pads with cat; ATen writes slices into a new tensor (CopySlices)",
     "aten::pairwise_distance": DECOMPOSED_OTHERWISE,
+    "aten::cdist": ("strata records one CdistBackward0 for every form (its p = 2 gradient is two "
+                    "products); ATen's matrix-product form is a composite whose last node is a "
+                    "view (ViewBackward0)"),
     "aten::slice_scatter": VIEW_SCATTER,
     "aten::select_scatter": VIEW_SCATTER,
     "aten::diagonal_scatter": VIEW_SCATTER,
