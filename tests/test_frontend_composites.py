@@ -59,6 +59,15 @@ CASES = {
     "chain_matmul": lambda m: m.chain_matmul(m.ones(2, 3), m.arange(12.0).reshape(3, 4),
                                              m.ones(4, 1)),
     "resolve_neg": lambda m: m.resolve_neg(m.arange(3.0)),
+    "nonzero_static_pad": lambda m: m.nonzero_static(m.tensor([[0, 1], [2, 0], [3, 4]]), size=5),
+    "nonzero_static_cut": lambda m: m.tensor([[0, 1], [2, 0], [3, 4]]).nonzero_static(
+        size=2, fill_value=9),
+    "index_reduce_mean_": lambda m: m.ones(3).index_reduce_(
+        0, m.tensor([0, 0, 2]), m.tensor([2.0, 3.0, 4.0]), "mean"),
+    "index_reduce_amax": lambda m: m.ones(3).index_reduce(
+        0, m.tensor([0, 0, 2]), m.tensor([2.0, 3.0, 4.0]), "amax", include_self=False),
+    "index_reduce_prod_dim1": lambda m: m.index_reduce(
+        m.ones(2, 3), 1, m.tensor([0, 0, 2]), m.arange(6.0).reshape(2, 3) + 1, "prod"),
     "torch.conv2d": lambda m: m.conv2d(m.arange(50.0).reshape(1, 2, 5, 5), m.ones(3, 2, 3, 3),
                                        padding=1, stride=2),
     "torch.conv_transpose1d": lambda m: m.conv_transpose1d(m.arange(8.0).reshape(1, 2, 4),
@@ -101,6 +110,10 @@ def test_predicates_match_torch():
                       m.ones(3, dtype=m.int64), beta=0.5), RuntimeError,
      "argument beta must not be a floating point number"),
     (lambda m: m.zeros(3, 3, 2).fill_diagonal_(5), RuntimeError, "must be of equal length"),
+    (lambda m: m.nonzero_static(m.ones(2), size=-1), RuntimeError,
+     "'size' must be an non-negative integer"),
+    (lambda m: m.ones(3).index_reduce(0, m.tensor([0]), m.tensor([2.0]), "sum"), RuntimeError,
+     "Expected reduce to be one of prod, mean, amax or amin but got sum"),
     (lambda m: m.unravel_index(m.tensor(1.0), (2, 3)), TypeError,
      "expected 'indices' to be integer dtype"),
     (lambda m: m.unravel_index(m.tensor(3), (-1, 4)), ValueError,
@@ -123,3 +136,15 @@ def test_in_place_forms_return_self_and_record_autograd():
     want = torch.ones(3, 3, requires_grad=True)
     (want * 2).tril_().sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), want.grad.numpy())
+
+
+def test_index_reduce_gradients_match_torch():
+    grads = []
+    for m in (strata, torch):
+        x = m.tensor([[1.0, 2, 3], [4, 5, 6]], requires_grad=True)
+        src = m.tensor([[2.0, 3, 4], [5, 6, 0.5]], requires_grad=True)
+        out = x.index_reduce(1, m.tensor([0, 0, 2]), src, "prod")
+        (out * m.tensor([[1.0, 2, 3], [4, 5, 6]])).sum().backward()
+        grads.append((out, x.grad, src.grad))
+    for got, want in zip(*grads):
+        assert_same(got, want)

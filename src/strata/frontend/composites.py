@@ -191,6 +191,34 @@ def typename(obj):
     return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
 
 
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """``scatter_reduce`` with ``index`` (one entry per slice of ``source`` along ``dim``)
+    expanded over the other dims: the same reductions, include_self and gradients."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    dim = dim % max(input.ndim, 1)
+    view = [1] * max(source.ndim, 1)
+    view[dim] = -1
+    spread = index.reshape(view).expand(source.shape if source.ndim else (1,))
+    return input.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """The first ``size`` rows of ``nonzero``, padded with ``fill_value`` rows."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = input.nonzero()[:size]
+    if found.shape[0] == size:
+        return found
+    pad = found.new_full((size - found.shape[0], found.shape[1]), fill_value)
+    return aten.cat.default([found, pad])
+
+
 def _method_as_function(name):
     def function(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
@@ -206,7 +234,8 @@ FUNCTIONS = {
     "split_with_sizes": lambda input, split_sizes, dim=0: input.split(list(split_sizes), dim),
     "unsafe_split": lambda input, split_size, dim=0: input.split(split_size, dim),
     "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
-    "unravel_index": unravel_index, "typename": typename,
+    "unravel_index": unravel_index, "typename": typename, "index_reduce": index_reduce,
+    "nonzero_static": nonzero_static,
     "chain_matmul": lambda *matrices: aten.linalg_multi_dot.default(list(matrices))
     if len(matrices) > 1 else matrices[0].clone(),
 } | {name: _method_as_function(name) for name in (
@@ -232,5 +261,6 @@ METHODS = {
                           aten.baddbmm.default(self, b1, b2, beta=beta, alpha=alpha)),
     "split_with_sizes": FUNCTIONS["split_with_sizes"],
     "unsafe_split": FUNCTIONS["unsafe_split"], "unsafe_chunk": FUNCTIONS["unsafe_chunk"],
-    "diagflat": diagflat,
+    "diagflat": diagflat, "index_reduce": index_reduce, "index_reduce_": index_reduce_,
+    "nonzero_static": nonzero_static, "to_sparse_coo": lambda self: self.to_sparse(),
 }
