@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import strata
 import torch
-from helpers import check, check_error
+from helpers import assert_same, check, check_error
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -80,3 +80,21 @@ def test_lgamma_derivatives_chain(order):
     np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
     assert strata.lgamma(strata.tensor(x, requires_grad=True)).grad_fn.name() == \
         "LgammaBackward0"
+
+
+@pytest.mark.parametrize("name", ["spherical_bessel_j0", "modified_bessel_i0",
+                                  "modified_bessel_i1"])
+@pytest.mark.parametrize("dtype_name", ["float32", "float64"])
+def test_bessel_family_matches_torch(name, dtype_name):
+    """Values over a sweep and the special values (ATen: NaN at +-inf for modified_bessel,
+    0 for spherical_bessel_j0), no gradient, integer inputs as the default float."""
+    values = np.concatenate([np.linspace(-60, 60, 4001), [0.0, -0.0, 1e-4, 0.4999, 0.5,
+                                                         np.inf, -np.inf, np.nan]])
+    got = getattr(strata.special, name)(strata.tensor(values, dtype=getattr(strata, dtype_name),
+                                                      requires_grad=True))
+    want = getattr(torch.special, name)(torch.tensor(values, dtype=getattr(torch, dtype_name),
+                                                     requires_grad=True))
+    tol = 2e-6 if dtype_name == "float32" else 1e-13
+    assert_same(got, want, atol=tol, rtol=tol)
+    assert got.requires_grad is want.requires_grad is False
+    assert getattr(strata.special, name)(strata.tensor([1, 2])).dtype is strata.float32

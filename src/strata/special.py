@@ -144,6 +144,43 @@ i0 = _exported("i0", SP.i0, "The modified Bessel function of the first kind, ord
 i0e = _exported("i0e", SP.special_i0e, "exp(-|x|) * i0(x), which does not overflow.")
 i1 = _exported("i1", SP.special_i1, "The modified Bessel function of the first kind, order 1.")
 i1e = _exported("i1e", SP.special_i1e, "exp(-|x|) * i1(x), which does not overflow.")
+
+
+def _not_differentiable(fn):
+    """ATen's special functions without a derivative row: an output that does not require
+    grad, whatever the input."""
+    def run(x):
+        return fn(x.detach() if _is_tensor(x) else x)
+    return run
+
+
+def _infinite_to_nan(fn):
+    """``fn`` with +-inf giving NaN, as ATen's ``modified_bessel_i0/i1`` kernels answer."""
+    def run(x):
+        x = _in_float(x)
+        return P.where(P.isinf(x), math.nan, fn(x))
+    return run
+
+
+def _spherical_bessel_j0(x):
+    """sin(x) / x; ATen's Taylor polynomial below |x| = 0.5, 0 at +-inf."""
+    x = _in_float(x)
+    u = P.mul(x, x)
+    series = 1.0 / 6227020800.0
+    for c in (-1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0):
+        series = P.add(P.mul(u, series), c)
+    small = P.add(P.mul(u, series), 1.0)
+    large = P.div(P.sin(x), x)
+    return P.where(P.isinf(x), 0.0, P.where(P.lt(P.abs(x), 0.5), small, large))
+
+
+modified_bessel_i0 = _exported("modified_bessel_i0", _not_differentiable(
+    _infinite_to_nan(SP.i0)), "i0 as ATen's modified_bessel_i0: NaN at +-inf, no gradient.")
+modified_bessel_i1 = _exported("modified_bessel_i1", _not_differentiable(
+    _infinite_to_nan(SP.special_i1)), "i1 as ATen's modified_bessel_i1: NaN at +-inf, no "
+    "gradient.")
+spherical_bessel_j0 = _exported("spherical_bessel_j0", _not_differentiable(
+    _spherical_bessel_j0), "The spherical Bessel function of the first kind, order 0.")
 ndtr = _exported("ndtr", _ndtr, "The standard normal CDF.")
 log_ndtr = _exported("log_ndtr", _log_ndtr,
                      "log of the standard normal CDF, accurate in the lower tail.")
@@ -185,6 +222,8 @@ __all__ = [
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
     "multigammaln",
     "ndtr",
     "ndtri",
@@ -193,6 +232,7 @@ __all__ = [
     "round",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
