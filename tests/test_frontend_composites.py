@@ -114,6 +114,8 @@ def test_predicates_match_torch():
      "'size' must be an non-negative integer"),
     (lambda m: m.ones(3).index_reduce(0, m.tensor([0]), m.tensor([2.0]), "sum"), RuntimeError,
      "Expected reduce to be one of prod, mean, amax or amin but got sum"),
+    (lambda m: m.tensor([2]).xlogy_(3.0), RuntimeError,
+     "result type Float can't be cast to the desired output type Long"),
     (lambda m: m.unravel_index(m.tensor(1.0), (2, 3)), TypeError,
      "expected 'indices' to be integer dtype"),
     (lambda m: m.unravel_index(m.tensor(3), (-1, 4)), ValueError,

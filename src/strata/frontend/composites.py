@@ -13,13 +13,14 @@ from ..ops import meta_rules as R
 from .shape import diagflat
 
 
-def _in_place(name, compute, same_dtype_error=None):
-    """``self.<name>(...)``: ``compute(self, ...)`` copied into ``self`` (PyTorch's in-place
-    ops refuse a result dtype the input cannot hold)."""
+def _in_place(name, compute):
+    """``self.<name>(...)``: ``compute(self, ...)`` copied into ``self``, refusing a result
+    ``self``'s dtype cannot hold as PyTorch's in-place ops do (``int.xlogy_(3.0)``)."""
     def method(self, *args, **kwargs):
         result = compute(self, *args, **kwargs)
-        if result.dtype is not self.dtype and same_dtype_error is not None:
-            raise RuntimeError(same_dtype_error(self, result))
+        if not D.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {R.type_name(result.dtype)} can't be cast to the "
+                               f"desired output type {R.type_name(self.dtype)}")
         return self.copy_(result)
     method.__name__ = method.__qualname__ = name
     return method
