@@ -288,3 +288,53 @@ def _hook_calls(m, input_requires_grad):
 @pytest.mark.parametrize("input_requires_grad", [True, False])
 def test_full_backward_hooks_match_torch(input_requires_grad):
     assert _hook_calls(strata, input_requires_grad) == _hook_calls(torch, input_requires_grad)
+
+
+def _batchnorm_loads(m):
+    net = m.nn.Sequential(m.nn.Linear(2, 3), m.nn.BatchNorm1d(3))
+    plain = {k: v for k, v in net.state_dict().items() if "num_batches" not in k}
+    partial = net.load_state_dict({"0.weight": m.zeros(3, 2), "extra": m.ones(1)}, strict=False)
+    with_version = net.state_dict()
+    del with_version["1.num_batches_tracked"]           # a version-2 checkpoint that lacks it
+    versioned = net.load_state_dict(with_version, strict=False)
+    return (net.load_state_dict(plain), sorted(partial.missing_keys), partial.unexpected_keys,
+            versioned.missing_keys, net.state_dict()._metadata["1"]["version"],
+            "1.num_batches_tracked" in plain)
+
+
+def test_batchnorm_checkpoints_without_num_batches_tracked_load_as_in_torch():
+    """Before version 2 (or from a plain dict) BatchNorm fills num_batches_tracked in instead
+    of calling it missing; the caller's dict is not changed."""
+    assert _batchnorm_loads(strata) == _batchnorm_loads(torch)
+
+
+def test_load_state_dict_override_with_torchs_signature_and_assign():
+    """A subclass overriding _load_from_state_dict with PyTorch's eight arguments works, and
+    assign=True reaches it through local_metadata as in PyTorch."""
+    seen = []
+
+    class Logged(strata.nn.Linear):
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                                  missing_keys, unexpected_keys, error_msgs):
+            seen.append(local_metadata.get("assign_to_params_buffers", False))
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                          missing_keys, unexpected_keys, error_msgs)
+
+    layer = Logged(2, 2)
+    weight = strata.ones(2, 2)
+    layer.load_state_dict({"weight": weight, "bias": strata.zeros(2)}, assign=True)
+    layer.load_state_dict({"weight": weight, "bias": strata.zeros(2)})
+    assert seen == [True, False]
+
+
+def test_module_name_errors_match_torch():
+    messages = []
+    for m in (strata, torch):
+        module = m.nn.Module()
+        for register in (lambda: module.add_module("a.b", None),
+                         lambda: module.register_buffer("a.b", None)):
+            with pytest.raises(KeyError) as error:
+                register()
+            messages.append(str(error.value))
+    assert messages[:2] == messages[2:]
+    assert "got: a.b" in messages[0]

@@ -61,7 +61,10 @@ class ModuleStateDict:
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False):
+                              unexpected_keys, error_msgs):
+        """PyTorch's signature (subclasses override it: BatchNorm); ``assign`` arrives in
+        ``local_metadata["assign_to_params_buffers"]``, as PyTorch passes it."""
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -114,11 +117,14 @@ class ModuleStateDict:
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)   # a module may add keys (BatchNorm): not the caller's
 
         def load(module, prefix=""):
-            local_meta = {} if metadata is None else metadata.get(prefix[:-1], {})
+            local_meta = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
+            if assign:
+                local_meta["assign_to_params_buffers"] = True
             module._load_from_state_dict(state_dict, prefix, local_meta, True, missing,
-                                         unexpected, errors, assign)
+                                         unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
@@ -141,6 +147,11 @@ class ModuleStateDict:
         handle = RemovableHandle(self._state_dict_pre_hooks)
         self._state_dict_pre_hooks[handle.id] = hook
         return handle
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's internal form: ``hook(module, state_dict, prefix, local_metadata)`` may
+        return a new state dict."""
+        return self.register_state_dict_post_hook(hook)
 
     def register_state_dict_post_hook(self, hook):
         handle = RemovableHandle(self._state_dict_hooks)

@@ -12,6 +12,8 @@ from .module import Module
 class _NormBase(Module):
     """The parameters and running-statistics buffers BatchNorm and InstanceNorm share."""
 
+    _version = 2     # version 2 added num_batches_tracked (PyTorch's numbering)
+
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
@@ -36,6 +38,20 @@ class _NormBase(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """A checkpoint older than version 2 (or a plain dict) may lack num_batches_tracked:
+        PyTorch fills it in (the current value, else 0) instead of calling it missing."""
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and \
+                key not in state_dict:
+            current = self.num_batches_tracked
+            state_dict[key] = current if current is not None and \
+                current.device.type != "meta" else creation.tensor(0, dtype=D.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
     def reset_running_stats(self):
         if self.track_running_stats:

@@ -144,8 +144,9 @@ class Module(ModuleStateDict):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
-        if "." in name:
-            raise KeyError(f'{kind} name can\'t contain "."')
+        if "." in name:   # PyTorch names the module's offending name, not the others'
+            raise KeyError(f'{kind} name can\'t contain "."' +
+                           (f", got: {name}" if kind == "module" else ""))
 
     def get_submodule(self, target):
         if target == "":
