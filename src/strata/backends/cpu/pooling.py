@@ -221,6 +221,14 @@ def adaptive_avg_pool2d(self, output_size):
     spec = PL.adaptive_avg_pool2d.meta(self, output_size)
     dt = spec.dtype
     x = compute_data(self, dt)
+    (h, w), (oh, ow) = x.shape[-2:], spec.shape[-2:]
+    if oh and ow and not h % oh and not w % ow:
+        # equal windows that tile the plane (a global pooling to 1x1, 32 -> 4): each window's
+        # float64 sum at once, as the prefix sums below give it (1x1 of 8x16x32x32: 736 ->
+        # ~60 us)
+        tiles = x.reshape(*x.shape[:-2], oh, h // oh, ow, w // ow)
+        sums = tiles.sum(axis=(-3, -1), dtype=np.float64)
+        return wrap((sums / ((h // oh) * (w // ow))).astype(COMPUTE[dt], order="C"), dt)
     for axis, o in ((-2, spec.shape[-2]), (-1, spec.shape[-1])):
         start, end = _bounds(x.shape[axis], o)
         prefix = np.cumsum(x, axis=axis, dtype=np.float64)
