@@ -38,4 +38,16 @@ from .frontend.linalg import (  # noqa: F401
 from .frontend.linalg import linalg_cross as cross  # noqa: F401
 from .frontend.linalg import linalg_det as det  # noqa: F401
 from .frontend.linalg import linalg_matrix_power as matrix_power  # noqa: F401
+from .frontend.linalg_extra import (  # noqa: F401
+    cholesky_ex,
+    cond,
+    diagonal,
+    eigvalsh,
+    inv_ex,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+)
 from .ops.factorizations import LinAlgError  # noqa: F401
