@@ -5,7 +5,7 @@ gradients; and validation errors."""
 import numpy as np
 import pytest
 import torch
-from helpers import check, check_error
+from helpers import assert_same, check, check_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -482,3 +482,35 @@ def test_sampling_ops_refuse_dtypes_like_torch(make):
     with pytest.raises(NotImplementedError) as s_err:
         make(strata)
     assert str(s_err.value) == str(t_err.value)
+
+
+def _mixture(m):
+    d = m.distributions
+    logits = m.tensor([[0.3, -0.2, 1.0], [0.0, 0.5, -1.0]])
+    loc = m.tensor([[-1.0, 0.5, 2.0], [0.0, 1.0, -2.0]], requires_grad=True)
+    scale = m.tensor([[0.5, 1.0, 2.0], [1.5, 0.3, 0.8]])
+    mixture = d.MixtureSameFamily(d.Categorical(logits=logits), d.Normal(loc, scale))
+    x = m.tensor([[0.2, -0.7], [1.5, 3.0]])
+    log_prob = mixture.log_prob(x)
+    log_prob.sum().backward()
+    vector = d.MixtureSameFamily(d.Categorical(m.tensor([0.4, 0.6])), d.Independent(
+        d.Normal(m.tensor([[0.0, 1, 2], [1, 1, 1]]), m.ones(2, 3)), 1))
+    return (log_prob, loc.grad, mixture.mean, mixture.variance, mixture.cdf(x),
+            vector.log_prob(m.ones(3)), vector.mean,
+            [tuple(mixture.sample((5,)).shape), tuple(vector.sample((4,)).shape),
+             tuple(mixture.expand((4, 2)).batch_shape)])
+
+
+def test_mixture_same_family_matches_torch():
+    for got, want in zip(_mixture(strata), _mixture(torch)):
+        if isinstance(want, list):
+            assert got == want
+        else:
+            assert_same(got, want, atol=1e-6, rtol=1e-6)
+    for m in (strata, torch):
+        d = m.distributions
+        with pytest.raises(ValueError, match="needs to be an  instance of"):
+            d.MixtureSameFamily(d.Normal(0.0, 1.0), d.Normal(m.zeros(3), m.ones(3)))
+        with pytest.raises(ValueError, match=r"`mixture_distribution component` \(2\) does not "
+                                             r"equal"):
+            d.MixtureSameFamily(d.Categorical(m.ones(2)), d.Normal(m.zeros(3), m.ones(3)))
