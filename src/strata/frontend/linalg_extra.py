@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..core import dtype as D
+from ..ops import aten
 from ..ops import factorizations as LF
 from ..ops import lu as LU
 from ..ops import meta_rules as R
@@ -35,7 +36,8 @@ def inv_ex(A, *, check_errors=False, out=None):
         _raise_for("linalg.inv_ex", info, A.ndim > 2, lambda k: (
             f"The diagonal element {k} is zero, the inversion could not be completed because "
             f"the input matrix is singular."))
-    eye = A.new_zeros(A.shape[-1], A.shape[-1]).fill_diagonal_(1).expand_as(A)
+    n = A.shape[-1]
+    eye = aten.eye.m(n, n, dtype=A.dtype, device=A.device).expand_as(A)
     result = linalg_inv_ex(LU.linalg_lu_solve(factors, pivots, eye), info)
     return result if out is None else FL._out(result, out)
 
@@ -72,27 +74,36 @@ def _cholesky_failure(matrix):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
-    """The Cholesky factor and ``info``; where ``info`` > 0 the factor holds the columns
-    computed before the failing pivot (PyTorch: undefined there)."""
-    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
-        return FL.cholesky(A, upper=upper)          # its errors
-    values = A.detach().cpu().numpy().astype(np.complex128 if A.is_complex() else np.float64)
-    flat = values.reshape(-1, *values.shape[-2:])
-    failures = [_cholesky_failure(m) if not A.is_complex() else (0, None) for m in flat]
-    info = A.new_tensor([code for code, _ in failures], dtype=D.int32).reshape(A.shape[:-2])
+    """The Cholesky factor and ``info``: one factorization when every matrix is
+    positive-definite; otherwise each matrix is checked on the host, and a failing one's
+    factor holds the columns computed before its failing pivot (PyTorch: undefined there)."""
+    try:
+        factor = FL.cholesky(A, upper=upper)     # shape and dtype errors are cholesky's
+        info = A.new_zeros(A.shape[:-2], dtype=D.int32)
+    except LinAlgError:
+        factor, info = _failed_cholesky(A, upper)
     if check_errors:
         _raise_for("linalg.cholesky_ex", info, A.ndim > 2, lambda k: (
             f"The factorization could not be completed because the input is not "
             f"positive-definite (the leading minor of order {k} is not positive-definite)."))
-    if not any(code for code, _ in failures):
-        factor = FL.cholesky(A, upper=upper)
-    else:
-        partial = np.stack([part if code else np.linalg.cholesky(m) if m.size else m
-                            for (code, part), m in zip(failures, flat)]).reshape(values.shape)
-        factor = A.new_tensor(partial)
-        factor = factor.mT.conj() if upper else factor
     result = linalg_cholesky_ex(factor, info)
     return result if out is None else FL._out(result, out)
+
+
+def _failed_cholesky(A, upper):
+    values = A.detach().cpu().numpy().astype(np.float64)   # real: cholesky refuses complex
+    flat = values.reshape(-1, *values.shape[-2:])
+    codes, factors = [], []
+    for matrix in flat:
+        try:
+            code, factor = 0, np.linalg.cholesky(matrix)
+        except np.linalg.LinAlgError:
+            code, factor = _cholesky_failure(matrix)
+        codes.append(code)
+        factors.append(factor)
+    factor = A.new_tensor(np.stack(factors).reshape(values.shape))
+    info = A.new_tensor(codes, dtype=D.int32).reshape(A.shape[:-2])
+    return (factor.mT if upper else factor), info
 
 
 def cond(A, p=None, *, out=None):
@@ -140,7 +151,7 @@ def vander(x, *, N=None):
     if n <= 1:
         return ones[..., :n]
     powers = x.unsqueeze(-1).to(dtype).expand(*x.shape, n - 1).cumprod(-1)
-    return FL.aten.cat.default([ones, powers], -1)
+    return aten.cat.default([ones, powers], -1)
 
 
 def vecdot(x, y, *, dim=-1, out=None):

@@ -35,6 +35,9 @@ _INT_RANGE = {np.dtype(t): (np.iinfo(t).min, np.iinfo(t).max)
               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 
 
+_CAST_MIN = native.GENERATED_MIN_SIZE   # below it a generated cast costs more than astype
+
+
 def scalar(x, cdt):
     """A Python number as PyTorch wraps it for an op computing in NumPy dtype ``cdt``: integers
     out of the dtype's range wrap around (``uint8 - 1`` subtracts 255)."""
@@ -54,7 +57,9 @@ def operand(x, cdt):
         arr = x._array
         if arr is None:
             arr = x._np()
-        return arr if arr.dtype is cdt else native.converted(arr, cdt)
+        if arr.dtype is cdt:
+            return arr
+        return arr.astype(cdt) if arr.size < _CAST_MIN else native.converted(arr, cdt)
     return scalar(x, cdt)
 
 
@@ -79,7 +84,8 @@ def result(r, dt, operands):
     if type(r) is not np.ndarray:
         r = np.asarray(r)  # ufuncs return NumPy scalars for 0-dim inputs
     if r.dtype is not dt.np:
-        r = native.converted(r, dt.np)  # astype's order="K" keeps the layout; C: contiguous
+        # astype's order="K" keeps the layout; the generated casts take contiguous arrays
+        r = r.astype(dt.np) if r.size < _CAST_MIN else native.converted(r, dt.np)
     if r.ndim > 1:
         for x in operands:
             if not _dense(x):

@@ -237,13 +237,12 @@ native.register_generated(LIBRARY, source, {
 
 # --- casts between float32 and the half dtypes ------------------------------------------------
 # NumPy converts float16 in software: a 256x256 float32 -> float16 copy took 187 us (ATen's: 5);
-# ml_dtypes' float32 -> bfloat16 rounding is slower than this loop too (its bfloat16 -> float32
-# shift is not, and keeps astype). The printer's half helpers round
+# ml_dtypes' float32 -> bfloat16 rounding is slower than this loop too. The pairs are
+# native.CAST_PAIRS, where the CPU backend looks them up. The printer's half helpers round
 # as NumPy's ``npy_floatbits_to_halfbits`` and ml_dtypes do (Note [Half dtypes]), so the C
 # result is the same bits; tests/test_native_kernels.py compares every special value.
 
 CASTS_LIBRARY = "eager_casts"
-CAST_PAIRS = (("float32", "float16"), ("float16", "float32"), ("float32", "bfloat16"))
 
 
 def cast_kernel(source_dtype: str, dtype: str) -> Kernel:
@@ -254,7 +253,7 @@ def cast_kernel(source_dtype: str, dtype: str) -> Kernel:
 
 
 def _cast_kernels():
-    return [cast_kernel(a, b) for a, b in CAST_PAIRS]
+    return [cast_kernel(a, b) for a, b in native.CAST_PAIRS]
 
 
 native.register_generated(CASTS_LIBRARY, lambda: print_module(
