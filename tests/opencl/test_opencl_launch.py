@@ -37,7 +37,8 @@ def set_arg_calls(monkeypatch):
 def test_a_repeated_launch_sets_no_argument(set_arg_calls):
     x, y = strata.ones(4, device="opencl"), strata.ones(4, device="opencl")
     out = strata.empty(4, device="opencl")
-    strata.add(x, y, out=out)
+    strata.add(x, y, out=out)               # the general launch
+    strata.add(x, y, out=out)               # the pointwise lane's prepared launch, primed
     set_arg_calls.clear()
     strata.add(x, y, out=out)               # same buffers, offsets, sizes and alpha
     assert set_arg_calls == []

@@ -20,10 +20,10 @@ import struct
 
 import numpy as np
 
-_INT64 = struct.Struct("q")
-_POINTER = struct.Struct("P")
+INT64 = struct.Struct("q")
+POINTER = struct.Struct("P")
 _SIZES = [struct.Struct(f"{n}N") for n in range(4)]     # size_t[work_dim], dims 0-3
-_NULL_BUFFER = bytes(_POINTER.size)
+_NULL_BUFFER = bytes(POINTER.size)
 
 
 def _library_path():
@@ -88,20 +88,18 @@ class KernelArgs:
     """A ``cl_kernel`` and the arguments it holds: a kernel object keeps its arguments between
     launches, so only the ones that changed are set again (``set``)."""
 
-    __slots__ = ("driver", "handle", "held", "kernel", "owner")
+    __slots__ = ("driver", "handle", "held", "kernel")
 
     def __init__(self, driver, kernel):
         self.driver = driver
         self.kernel = kernel                        # the cl.Kernel, kept alive
         self.handle = ctypes.c_void_p(kernel.int_ptr)
         self.held = []
-        self.owner = None       # the PreparedLaunch that set every argument last (prepared.py)
 
     def set(self, args):
         """``args``: ``cl.Buffer``s (None: no buffer), Python ints (a ``long``) and NumPy
         scalars (their own type). Buffers compare by identity: a released buffer's handle may
         be reused by a new one; numbers by value, except zeros (the sign of a float zero)."""
-        self.owner = None
         held = self.held
         if len(held) != len(args):
             held = self.held = [_UNSET] * len(args)
@@ -121,14 +119,6 @@ class KernelArgs:
                 self.driver.check(status, f"clSetKernelArg({i})")
             held[i] = new
 
-    def set_at(self, i, new):
-        """Set argument ``i`` to ``new`` (as ``set`` encodes it), known to have changed."""
-        value = _encode(new, type(new))
-        status = self.driver.set_arg(self.handle, i, _ARG_SIZES[len(value)], value)
-        if status:
-            self.driver.check(status, f"clSetKernelArg({i})")
-        self.held[i] = new
-
 
 def packed_sizes(sizes):
     """``sizes`` (a tuple of 1 to 3 ints) as the ``size_t`` array an enqueue takes."""
@@ -137,12 +127,13 @@ def packed_sizes(sizes):
 
 _UNSET = object()
 _ARG_SIZES = {n: ctypes.c_size_t(n) for n in (1, 2, 4, 8, 16)}    # size_t, not a C int
+POINTER_SIZE, INT64_SIZE = _ARG_SIZES[POINTER.size], _ARG_SIZES[INT64.size]
 
 
 def _encode(value, kind):
     """The bytes ``clSetKernelArg`` copies for one argument."""
     if kind is int:
-        return _INT64.pack(value)
+        return INT64.pack(value)
     if value is None:
         return _NULL_BUFFER
     if isinstance(value, np.generic):
@@ -150,4 +141,4 @@ def _encode(value, kind):
     if not hasattr(value, "int_ptr"):
         raise TypeError(f"an OpenCL kernel argument must be a cl.Buffer, None, an int or a "
                         f"NumPy scalar, not {kind.__name__}")
-    return _POINTER.pack(value.int_ptr)              # a cl.Buffer: its cl_mem handle
+    return POINTER.pack(value.int_ptr)              # a cl.Buffer: its cl_mem handle

@@ -7,8 +7,11 @@ layout and size). A ``PreparedLaunch`` keeps everything else from the first call
 ``KernelArgs``, the argument list with its constants converted, where each tensor's buffer and
 offset go in it, the packed work size and the output's byte size. A call allocates the output,
 writes the buffers and offsets, sets only the arguments that changed since this launch last
-set its kernel's arguments, and calls ``clEnqueueNDRangeKernel`` itself: no argument plan, no
-dict of kernels, no meta function. While anything needs the general path (the tracer, a graph
+set them, and calls ``clEnqueueNDRangeKernel`` itself: no argument plan, no dict of kernels,
+no meta function. Each prepared launch has a ``cl_kernel`` of its own (a kernel object keeps
+its arguments between launches): prepared launches that share a kernel's source, the same
+op at other shapes, would otherwise set each other's arguments back on every call (49 of a
+GPT step's 78 prepared calls did, 17 arguments each). While anything needs the general path (the tracer, a graph
 recording, ``STRATA_LAUNCH_BLOCKING``), it goes through ``OpenCLRuntime.launch`` with the same
 arguments; with several streams it records the uses of other streams' blocks as that does.
 """
@@ -16,7 +19,7 @@ arguments; with several streams it records the uses of other streams' blocks as 
 from ..._tensor import make_tensor
 from ...core import trace
 from ...core.shape import storage_extent
-from .driver import packed_sizes
+from .driver import INT64, INT64_SIZE, POINTER, POINTER_SIZE, packed_sizes
 
 
 class PreparedLaunch:
@@ -26,12 +29,13 @@ class PreparedLaunch:
     ``global_size`` an int or a tuple, with ``local_size`` (a tuple) or None."""
 
     __slots__ = ("args", "dtype", "global_size", "kernel", "local_size", "local_sizes", "name",
-                 "nbytes", "op_name", "places", "rt", "shape", "sizes", "source", "strides")
+                 "nbytes", "op_name", "places", "primed", "rt", "shape", "sizes", "source", "strides")
 
     def __init__(self, rt, op_name, source, name, global_size, args, places, out,
                  local_size=None):
         self.rt, self.op_name, self.source, self.name = rt, op_name, source, name
-        self.kernel = rt.kernel(source, name)
+        self.kernel = rt.private_kernel(source, name)
+        self.primed = False             # whether ``kernel`` holds this launch's constants
         self.global_size = (global_size,) if type(global_size) is int else tuple(global_size)
         self.sizes = packed_sizes(self.global_size)
         self.local_size = local_size
@@ -48,30 +52,51 @@ class PreparedLaunch:
         stream = rt.current_stream()
         out = make_tensor(rt.allocate(self.nbytes, stream), 0, self.shape, self.strides,
                           self.dtype, rt.device, rt.keyset)
-        args = self.args.copy()
         tensors = (*inputs, out)
+        if not self.primed or trace.active or rt.recording is not None or rt.launch_blocking:
+            if self._general(tensors, stream):
+                return out
+        else:       # only buffers and offsets can differ from the kernel's last launch
+            kernel = self.kernel
+            held, set_arg, handle = kernel.held, kernel.driver.set_arg, kernel.handle
+            for t, (at_buffer, at_offset) in zip(tensors, self.places):
+                # a device tensor always has a storage; a block, as an empty launch is never
+                # kept
+                block = t._storage_or_none.block
+                segment = block.segment
+                buffer = segment.handle[0]
+                if held[at_buffer] is not buffer:
+                    status = set_arg(handle, at_buffer, POINTER_SIZE, POINTER.pack(buffer.int_ptr))
+                    if status:
+                        kernel.driver.check(status, f"clSetKernelArg({at_buffer})")
+                    held[at_buffer] = buffer
+                offset = (block.addr - segment.addr) // t.dtype.itemsize + t._offset
+                if held[at_offset] != offset:
+                    status = set_arg(handle, at_offset, INT64_SIZE, INT64.pack(offset))
+                    if status:
+                        kernel.driver.check(status, f"clSetKernelArg({at_offset})")
+                    held[at_offset] = offset
+            if len(rt.streams) > 1:     # as the general launch: uses of other streams' blocks
+                rt.record_cross_use(tensors, stream)
+        rt.enqueue_prepared(self.op_name, stream, self.kernel, len(self.global_size),
+                            self.sizes, self.local_sizes)
+        return out
+
+    def _general(self, tensors, stream):
+        """The first call (every argument set), or one while something watches the launches
+        (through ``OpenCLRuntime.launch``: True, launched)."""
+        rt = self.rt
+        args = self.args.copy()
         for t, (at_buffer, at_offset) in zip(tensors, self.places):
-            # a device tensor always has a storage; a block, as an empty launch is never kept
             block = t._storage_or_none.block
             args[at_buffer] = block.segment.handle[0]
             args[at_offset] = (block.addr - block.segment.addr) // t.dtype.itemsize + t._offset
         if trace.active or rt.recording is not None or rt.launch_blocking:
             rt.launch(self.op_name, self.source, self.name, self.global_size, args, tensors,
                       self.local_size)
-            return out
-        if len(rt.streams) > 1:         # as the general launch: uses of other streams' blocks
+            return True
+        if len(rt.streams) > 1:
             rt.record_cross_use(tensors, stream)
-        kernel = self.kernel
-        if kernel.owner is not self:
-            kernel.set(args)
-            kernel.owner = self
-        else:                                       # only buffers and offsets can differ
-            held = kernel.held
-            for at_buffer, at_offset in self.places:
-                if held[at_buffer] is not args[at_buffer]:
-                    kernel.set_at(at_buffer, args[at_buffer])
-                if held[at_offset] != args[at_offset]:
-                    kernel.set_at(at_offset, args[at_offset])
-        rt.enqueue_prepared(self.op_name, stream, kernel, len(self.global_size), self.sizes,
-                            self.local_sizes)
-        return out
+        self.kernel.set(args)
+        self.primed = True
+        return False

@@ -196,6 +196,11 @@ class OpenCLRuntime(DeviceRuntime):
                 self.driver, getattr(self.program(source, name), name))
         return knl
 
+    def private_kernel(self, source, name):
+        """A kernel object of its own for ``name`` of ``source``, which no other caller sets
+        arguments on (a ``PreparedLaunch``'s: Note [Prepared launches])."""
+        return KernelArgs(self.driver, cl().Kernel(self.program(source, name), name))
+
     def program(self, source, name="<program>"):
         """The built program of ``source`` (``name``: a kernel of it, for build errors)."""
         program = self._programs.get(source)
