@@ -271,3 +271,56 @@ def test_an_inference_step_count_raises_as_the_loop_does_and_leaves_the_paramete
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
         opt.step()
     np.testing.assert_array_equal(p.detach().cpu().numpy(), before)
+
+
+def _changed_between_steps(m, dev, change):
+    """AdamW over three parameters for 4 steps, ``change(m, params, opt)`` before the third
+    step's update: the parameters and the state after."""
+    rng = np.random.default_rng(3)
+    params = [m.tensor(rng.standard_normal(s).astype(np.float32)).to(dev).requires_grad_()
+              for s in ((4, 3), (3,), (2, 5))]
+    opt = m.optim.AdamW(params, lr=1e-2, weight_decay=0.1)
+    for i in range(4):
+        opt.zero_grad()
+        sum(((p * (i + 1)).sin() * p).sum() for p in params).backward()
+        if i == 2:
+            change(m, params, opt)
+        opt.step()
+    return [p.detach().cpu().numpy() for p in params] + \
+        [s[k].cpu().numpy() for s in opt.state.values() for k in ("exp_avg", "exp_avg_sq")]
+
+
+def _new_data(m, params, opt):
+    params[2].data = m.full((2, 5), 0.5, device=params[2].device)
+
+
+def _transposed_state(m, params, opt):
+    state = opt.state[params[0]]
+    state["exp_avg_sq"] = state["exp_avg_sq"].t().contiguous().t()   # same values, strided
+
+
+def _state_by_hand(m, params, opt):
+    opt.state[params[1]]["exp_avg"] = m.zeros(3, device=params[1].device)
+
+
+def _transposed_grad(m, params, opt):
+    params[0].grad = params[0].grad.t().contiguous().t()
+
+
+@pytest.mark.parametrize("change", [_new_data, _transposed_state, _state_by_hand,
+                                    _transposed_grad])
+def test_kept_checks_follow_changes_between_steps(monkeypatch, change):
+    """Note [Kept checks]: the parameters' and states' checks are kept between steps and made
+    again when one of them moves; the values stay torch's."""
+    checks = []
+    real = opencl_optim.MultiTensorUpdate._check
+    monkeypatch.setattr(opencl_optim.MultiTensorUpdate, "_check", staticmethod(
+        lambda *a: checks.append(1) or real(*a)))
+    got = _changed_between_steps(strata, "opencl", change)
+    want = _changed_between_steps(torch, "cpu", change)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # made at the first step (the state appears then) and again where a tensor moved; a
+    # refusal (a strided state: the loop runs) is not kept, so checked at each step after
+    want_checks = {_transposed_grad: 1, _transposed_state: 3}.get(change, 2)
+    assert len(checks) == want_checks

@@ -51,14 +51,16 @@ def register_device_update(device_type, name, fn):
     _DEVICE_UPDATES[device_type, name] = fn
 
 
-_DEVICE_GROUP_UPDATES = {}   # (device type, update name) -> hook: .plan(lists), (plan, ...)
+_DEVICE_GROUP_UPDATES = {}   # (device type, update name) -> hook: .plan(lists, kept), (plan, ...)
 
 
 def register_device_group_update(device_type, name, hook):
-    """Update a whole group's parameters with ``hook`` on ``device_type``: ``hook.plan(lists)``
-    works out, with no side effect, how it updates ``lists`` (one list per tensor of update
-    ``name``: params, grads, then the state, one entry per parameter), or returns None where
-    it cannot; ``hook(plan, scalars, *flags)`` updates them all with one set of scalars."""
+    """Update a whole group's parameters with ``hook`` on ``device_type``:
+    ``hook.plan(lists, kept)`` works out, with no side effect on the tensors, how it updates
+    ``lists`` (one list per tensor of update ``name``: params, grads, then the state, one entry
+    per parameter), or returns None where it cannot (``kept``: a dict the optimizer keeps for
+    the group, where the hook may keep what it checked); ``hook(plan, scalars, *flags)``
+    updates them all with one set of scalars."""
     _DEVICE_GROUP_UPDATES[device_type, name] = hook
 
 
@@ -152,11 +154,12 @@ def adamw_step(param, grad, exp_avg, exp_avg_sq, lerp_weight, beta2, bias_correc
 
 # --- whole groups --------------------------------------------------------------------------------
 
-def _group_plans(update, lists, checked, steps=None):
+def _group_plans(update, lists, checked, steps=None, kept=None):
     """[(parameter indices, the device's plan for them)] where the device's multi-tensor
     ``update`` can take ``lists`` unobserved, else None: one entry per distinct count in
     ``steps`` (parameters that skipped steps have their own bias corrections), or one for
-    all; and the device's hook."""
+    all; and the device's hook. ``kept``: the caller's dict for the hook's checks kept
+    between steps."""
     hook = _DEVICE_GROUP_UPDATES.get((lists[0][0].device.type, update)) if lists[0] else None
     if hook is None or is_compiling() or \
             not _unobserved([t for tensors in lists for t in tensors], *checked):
@@ -165,11 +168,11 @@ def _group_plans(update, lists, checked, steps=None):
     for i, step in enumerate(steps or ()):
         batches.setdefault(step.item(), []).append(i)
     if len(batches) <= 1:
-        plan = hook.plan(lists)
+        plan = hook.plan(lists, kept)
         return (None if plan is None else [(range(len(lists[0])), plan)]), hook
     plans = []
     for members in batches.values():
-        plan = hook.plan([[tensors[i] for i in members] for tensors in lists])
+        plan = hook.plan([[tensors[i] for i in members] for tensors in lists], kept)
         if plan is None:
             return None, None
         plans.append((members, plan))
@@ -192,7 +195,7 @@ def count_steps(steps):
 
 
 def adam_group_step(params, grads, exp_avgs, exp_avg_sqs, steps, corrections, lerp_weight,
-                    beta2, eps, lr, decay=None):
+                    beta2, eps, lr, decay=None, kept=None):
     """Count each of ``steps`` up by one, then Adam's update (AdamW's, ``param.mul_(decay)``
     first, with ``decay``) of every parameter in place, as ``adam_step``/``adamw_step`` compute
     it, with one device launch per distinct step count; ``corrections(i)`` gives parameter
@@ -204,7 +207,7 @@ def adam_group_step(params, grads, exp_avgs, exp_avg_sqs, steps, corrections, le
     checked = (beta2, eps, lr) + (() if decay is None else (decay,))
     if not abs(lerp_weight) < 0.5:
         return False
-    plans, hook = _group_plans(update, lists, checked, steps)
+    plans, hook = _group_plans(update, lists, checked, steps, kept)
     if plans is None:
         return False
     count_steps(steps)
@@ -216,11 +219,13 @@ def adam_group_step(params, grads, exp_avgs, exp_avg_sqs, steps, corrections, le
     return True
 
 
-def sgd_momentum_group_step(params, grads, bufs, momentum, dampening, lr, nesterov):
+def sgd_momentum_group_step(params, grads, bufs, momentum, dampening, lr, nesterov,
+                            kept=None):
     """``sgd_momentum_step`` of every parameter, with one device launch; False, with nothing
     done, where the device has no multi-tensor update for them: the caller loops."""
     lists = (params, grads, bufs)
-    plans, hook = _group_plans("sgd_momentum_step", lists, (momentum, dampening, lr))
+    plans, hook = _group_plans("sgd_momentum_step", lists, (momentum, dampening, lr),
+                               kept=kept)
     if plans is None:
         return False
     hook(plans[0][1], (momentum, 1 - dampening, -lr), int(bool(nesterov)))

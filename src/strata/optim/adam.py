@@ -87,7 +87,8 @@ class Adam(_ElementwiseOptimizer):
         return adam_group_step(
             params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
             [s["step"] for s in states], corrections, 1 - beta1, beta2, eps, lr,
-            1 - lr * decay if decoupled else None)   # ``_apply``'s decay factor
+            1 - lr * decay if decoupled else None,   # ``_apply``'s decay factor
+            kept=self._plans.setdefault(("device", id(group)), {}))
 
     def _update(self, param, grad, state, group):
         beta1, beta2, step_size, bias_correction2_sqrt = self._scalars(state, group)

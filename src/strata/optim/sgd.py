@@ -55,7 +55,7 @@ class SGD(_ElementwiseOptimizer):
         bufs = [state.get("momentum_buffer") for state in states]
         return None not in bufs and sgd_momentum_group_step(
             params, grads, bufs, group["momentum"], group["dampening"], _lr(group),
-            group["nesterov"])
+            group["nesterov"], kept=self._plans.setdefault(("device", id(group)), {}))
 
     def _update(self, param, grad, state, group):
         momentum, lr = group["momentum"], _lr(group)
