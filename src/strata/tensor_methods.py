@@ -109,6 +109,15 @@ class TensorMethods:
             return F.view_dtype(self, shape[0])
         return S.view(self, _bound_dims(shape, "view", "size", size))
 
+    def contiguous(self, *, memory_format="contiguous_format"):
+        """The tensor itself where it already is contiguous, before any dispatch: PyTorch's
+        binding returns early the same way (``THPVariable_contiguous``), so no op runs and
+        the profiler and tracer see none; else the ``contiguous`` op (a copy)."""
+        if memory_format in ("contiguous_format", "preserve_format") and \
+                "_sparse" not in self.__dict__ and self.is_contiguous():
+            return self
+        return F.contiguous(self, memory_format=memory_format)
+
     def view_as(self, other):
         return S.view(self, other.shape)
 
