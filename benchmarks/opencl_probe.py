@@ -92,8 +92,12 @@ def launch_cost(strata):
     unprofiled = lambda: rt.driver.enqueue(plain_handle, direct, (1,))
 
     def set_and_enqueue():                  # one argument set again each call, as a new buffer
-        direct.set_at(0, buf)
+        direct.held[0] = None
+        direct.set([buf])
         rt.driver.enqueue(stream.handle, direct, (1,))
+
+    # the work-group size given: the driver need not choose one at each enqueue
+    sized = lambda: rt.driver.enqueue(stream.handle, direct, (1,), (1,))
 
     def enqueue_and_flush():
         rt.driver.enqueue(stream.handle, direct, (1,))
@@ -107,6 +111,7 @@ def launch_cost(strata):
     for name, fn in (("pyopencl enqueue (an event per call), args set once", raw),
                      ("strata's driver enqueue (no event), args set once", bare),
                      ("the same on a queue without profiling", unprofiled),
+                     ("strata's driver enqueue, work-group size given", sized),
                      ("strata's enqueue, one buffer argument set each call", set_and_enqueue),
                      ("strata's enqueue and a clFlush each call", enqueue_and_flush),
                      ("strata x + y", add)):

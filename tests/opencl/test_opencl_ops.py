@@ -442,11 +442,14 @@ def test_gelu_in_place_of_integers_raises_as_torch_and_changes_nothing():
 
 
 def test_clamp_with_number_bounds_keeps_x_on_a_zero_tie():
-    """As the CPU's and ATen's scalar clamp: a NaN number bound gives NaN."""
+    """As the CPU's and ATen's scalar clamp: a NaN number bound gives NaN (PyTorch 2.13's
+    answer; 2.11, on the GPU machines, left x as it was)."""
     values = [0.0, -0.0, -1.0, float("nan"), 5.0]
     for call in (lambda x: x.clamp(-0.0, 0.0), lambda x: x.clamp(max=-0.0),
                  lambda x: x.clamp(min=-0.0), lambda x: x.clamp(min=float("nan"))):
         got = call(strata.tensor(values).to("opencl")).cpu().numpy()
         want = call(torch.tensor(values)).numpy()
+        if np.isnan(got).all() and torch.__version__ < "2.13":
+            continue
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
