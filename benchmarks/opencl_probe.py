@@ -31,6 +31,7 @@ from .harness import median_time
 from .opencl import mlp_adam, tiny_gpt
 
 BLOCKINGS = ((64, 4), (64, 8), (128, 8), (128, 4))
+FLUSH_INTERVALS = (1, 4, 8, 32, 128)
 
 
 def gemm_blockings(strata, n):
@@ -119,6 +120,20 @@ def launch_cost(strata):
         host, cpu = timed(fn, False, q)
         print(f"| {name} | {host * 1e6:.1f} | {cpu * 1e6:.1f} | "
               f"{timed(fn, True, q)[0] * 1e6:.1f} |")
+
+    # the benchmark's figure (a batch of calls, then one synchronize) by how often a stream
+    # flushes (streams.py's Note [Flushing]): whether the device or the host sets the pace
+    from strata.backends.opencl import streams
+    default = streams.FLUSH_EVERY
+    print("\n| x + y, device-inclusive (us), flushing every | " +
+          " | ".join(str(k) for k in FLUSH_INTERVALS) + " |")
+    print("|---|" + "---|" * len(FLUSH_INTERVALS))
+    cells = []
+    for every in FLUSH_INTERVALS:
+        streams.FLUSH_EVERY = every
+        cells.append(f"{median_time(add, sync=strata.opencl.synchronize) * 1e6:.1f}")
+    streams.FLUSH_EVERY = default
+    print("| |" + " | ".join(cells) + " |")
 
 
 def steps(strata, quick):

@@ -138,6 +138,10 @@ checkpoint_fsync: bool = _flag("STRATA_CHECKPOINT_FSYNC")
 # Which OpenCL device `opencl` (index 0) is: the first whose "<platform> <device>" name contains
 # this text, case-insensitive (empty: every device, in platform order).
 opencl_device: str = os.environ.get("STRATA_OPENCL_DEVICE", "")
+# Whether the runtime gives a guarded one-dimensional kernel its work-group size (Note
+# [Work-group sizes] in backends/opencl/runtime.py): "1" always, "0" never, unset: on every
+# driver but PoCL's.
+opencl_group_sizes: str = os.environ.get("STRATA_OPENCL_GROUP_SIZES", "")
 
 # --- the compiler (compile/) ---------------------------------------------------------------------
 # What strata.compile logs (like TORCH_LOGS): a comma-separated subset of graph_breaks,

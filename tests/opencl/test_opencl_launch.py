@@ -233,3 +233,54 @@ def test_a_repeated_training_step_prints_no_new_kernel():
     known = set(opencl_pointwise._plans)
     step()
     assert set(opencl_pointwise._plans) == known
+
+
+_GUARDED_SOURCE = """__kernel void k_guarded_fill(__global float* restrict out0, const long s0) {
+    const long x = get_global_id(0);
+    if (x >= s0) return;
+    out0[x] = (float)x;
+}
+"""
+_UNGUARDED_SOURCE = """__kernel void k_unguarded_fill(__global float* restrict out0) {
+    out0[get_global_id(0)] = 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("work_items,want", [(1, ((1,), (1,))), (200, ((200,), (200,))),
+                                             (256, ((256,), (256,))), (257, ((512,), (256,))),
+                                             (1000, ((1024,), (256,)))])
+def test_guarded_launches_take_whole_work_groups(work_items, want):
+    from strata.backends.opencl.runtime import grouped
+    assert grouped(work_items, 256) == want
+
+
+@pytest.mark.parametrize("work_items", [1, 3, 257, 1000])
+def test_a_guarded_kernel_is_launched_in_work_groups_and_writes_only_its_range(monkeypatch,
+                                                                              work_items):
+    """Note [Work-group sizes]: with the sizes on, the printer's guarded kernels get a
+    work-group size (the range rounded up to whole groups); the work-items past the range
+    write nothing; a kernel without the guard is left to the driver."""
+    import pyopencl as cl
+    rt = _runtime()
+    monkeypatch.setattr(rt, "sizes_groups", True)
+    monkeypatch.setattr(rt, "_kernels", {})
+    sizes = []
+    real = rt.driver.enqueue
+    monkeypatch.setattr(rt.driver, "enqueue", lambda queue, kernel, global_size, local_size=None,
+                        with_event=False: sizes.append((tuple(global_size), local_size)) or
+                        real(queue, kernel, global_size, local_size, with_event))
+    host = np.full(work_items + 300, -1, np.float32)
+    buffer = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR,
+                       hostbuf=host)
+    rt.launch("test", _GUARDED_SOURCE, "k_guarded_fill", work_items, [buffer, work_items])
+    rt.launch("test", _UNGUARDED_SOURCE, "k_unguarded_fill", 2, [buffer])
+    cl.enqueue_copy(rt.current_stream().queue, host, buffer)
+    want = np.full(work_items + 300, -1, np.float32)
+    want[:work_items] = np.arange(work_items)
+    want[:2] = 1
+    np.testing.assert_array_equal(host, want)
+    group = min(256, work_items)
+    assert sizes[0] == ((-(-work_items // group) * group,), (group,))
+    assert sizes[1] == ((2,), None)
+    buffer.release()

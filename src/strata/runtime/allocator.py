@@ -145,14 +145,21 @@ class _FreeList:
 
 
 class _Stat:
-    __slots__ = ("current", "peak", "allocated", "freed")
+    """One statistic: its current value, its peak, and the total freed; the total allocated is
+    what is held now plus what was freed (nothing resets the totals), so a malloc does not
+    count it."""
+
+    __slots__ = ("current", "peak", "freed")
 
     def __init__(self):
-        self.current = self.peak = self.allocated = self.freed = 0
+        self.current = self.peak = self.freed = 0
+
+    @property
+    def allocated(self):
+        return self.current + self.freed
 
     def add(self, n):
         self.current += n
-        self.allocated += n
         if self.current > self.peak:
             self.peak = self.current
 
@@ -163,27 +170,37 @@ class _Stat:
 
 class _BlockStats:
     """The three statistics every malloc and free changes (allocated_bytes, allocation,
-    requested_bytes) of one pool, or of all: updated in one call, not six."""
+    requested_bytes) of all pools and of one: updated in one call, not twelve."""
 
-    __slots__ = ("count", "requested", "size")
+    __slots__ = ("size", "count", "requested", "all_size", "all_count", "all_requested")
 
-    def __init__(self, size, count, requested):
-        self.size, self.count, self.requested = size, count, requested
+    def __init__(self, pool, every):
+        self.size, self.count, self.requested = pool
+        self.all_size, self.all_count, self.all_requested = every
 
     def alloc(self, size, requested):   # unrolled: this runs for every tensor a kernel makes
         stat = self.size
         stat.current += size
-        stat.allocated += size
         if stat.current > stat.peak:
             stat.peak = stat.current
         stat = self.count
         stat.current += 1
-        stat.allocated += 1
         if stat.current > stat.peak:
             stat.peak = stat.current
         stat = self.requested
         stat.current += requested
-        stat.allocated += requested
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+        stat = self.all_size
+        stat.current += size
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+        stat = self.all_count
+        stat.current += 1
+        if stat.current > stat.peak:
+            stat.peak = stat.current
+        stat = self.all_requested
+        stat.current += requested
         if stat.current > stat.peak:
             stat.peak = stat.current
 
@@ -195,6 +212,15 @@ class _BlockStats:
         stat.current -= 1
         stat.freed += 1
         stat = self.requested
+        stat.current -= requested
+        stat.freed += requested
+        stat = self.all_size
+        stat.current -= size
+        stat.freed += size
+        stat = self.all_count
+        stat.current -= 1
+        stat.freed += 1
+        stat = self.all_requested
         stat.current -= requested
         stat.freed += requested
 
@@ -225,11 +251,11 @@ class CachingAllocator:
         self._dead = collections.deque()    # Note [Deferred frees]
         self._lock = threading.Lock()
         self._stats = {(s, p): _Stat() for s in _STATS for p in _POOLS}
-        # What a malloc or free of a small (True) or large (False) block updates: all, its pool
+        # what a malloc or free of a small (True) or large (False) block updates: its pool, all
         self._block_stats = {
-            small: tuple(_BlockStats(*(self._stats[name, pool] for name in (
-                "allocated_bytes", "allocation", "requested_bytes")))
-                for pool in ("all", "small_pool" if small else "large_pool"))
+            small: _BlockStats(*(tuple(self._stats[name, pool] for name in (
+                "allocated_bytes", "allocation", "requested_bytes"))
+                for pool in ("small_pool" if small else "large_pool", "all")))
             for small in (True, False)}
         self._stacks = {}                   # (stream, size) -> [free block] (Note [Free stacks])
         self._stacked = 0                   # blocks on the stacks
@@ -257,9 +283,7 @@ class CachingAllocator:
                 block, hit = self._best_fit(size, stream, small)
             block.allocated = True
             block.requested = nbytes
-            stats_all, stats_pool = self._block_stats[small]
-            stats_all.alloc(block.size, nbytes)
-            stats_pool.alloc(block.size, nbytes)
+            self._block_stats[small].alloc(block.size, nbytes)
         if trace.active:
             trace.instant("runtime", "alloc", device=self.name, stream=stream, nbytes=nbytes,
                           block=block.size, addr=block.addr, cached=hit)
@@ -377,9 +401,7 @@ class CachingAllocator:
     def _free_block(self, block):
         block.allocated = False
         block.ref = None
-        stats_all, stats_pool = self._block_stats[block.segment.small]
-        stats_all.free(block.size, block.requested)
-        stats_pool.free(block.size, block.requested)
+        self._block_stats[block.segment.small].free(block.size, block.requested)
         if trace.active:
             trace.instant("runtime", "free", device=self.name, stream=block.stream,
                           block=block.size, addr=block.addr)

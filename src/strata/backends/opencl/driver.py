@@ -88,13 +88,14 @@ class KernelArgs:
     """A ``cl_kernel`` and the arguments it holds: a kernel object keeps its arguments between
     launches, so only the ones that changed are set again (``set``)."""
 
-    __slots__ = ("driver", "handle", "held", "kernel")
+    __slots__ = ("driver", "group", "handle", "held", "kernel")
 
     def __init__(self, driver, kernel):
         self.driver = driver
         self.kernel = kernel                        # the cl.Kernel, kept alive
         self.handle = ctypes.c_void_p(kernel.int_ptr)
         self.held = []
+        self.group = None   # the work-group size of its guarded launches (runtime.py)
 
     def set(self, args):
         """``args``: ``cl.Buffer``s (None: no buffer), Python ints (a ``long``) and NumPy

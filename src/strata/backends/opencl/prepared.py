@@ -20,6 +20,7 @@ from ..._tensor import make_tensor
 from ...core import trace
 from ...core.shape import storage_extent
 from .driver import INT64, INT64_SIZE, POINTER, POINTER_SIZE, packed_sizes
+from .runtime import grouped
 
 
 class PreparedLaunch:
@@ -37,6 +38,8 @@ class PreparedLaunch:
         self.kernel = rt.private_kernel(source, name)
         self.primed = False             # whether ``kernel`` holds this launch's constants
         self.global_size = (global_size,) if type(global_size) is int else tuple(global_size)
+        if self.kernel.group and local_size is None and len(self.global_size) == 1:
+            self.global_size, local_size = grouped(self.global_size[0], self.kernel.group)
         self.sizes = packed_sizes(self.global_size)
         self.local_size = local_size
         self.local_sizes = None if local_size is None else packed_sizes(tuple(local_size))

@@ -20,6 +20,7 @@ errors the driver reports (a failed build, a bad launch, out of resources) are r
 import ctypes
 import hashlib
 import logging
+import re
 import threading
 import time
 import warnings
@@ -93,6 +94,36 @@ def build_options(cl_device) -> list:
     return []
 
 
+# Note [Work-group sizes]: given no work-group size, an OpenCL driver picks one at every
+# enqueue; NVIDIA's takes ~5.5 us of host time to do so (an H200: a bare enqueue 12.0 us, 6.5 us
+# with the size given), half of a launch. A kernel that opens as the loop-IR printer prints it
+# (and the row kernels are written), ``const long x = get_global_id(0); if (x >= <range>)
+# return;``, ignores work-items past its range, so the runtime launches it over whole
+# work-groups of its own choosing instead:
+# ``GROUP_SIZE`` work-items (fewer where the kernel allows fewer), or one group of the whole
+# range where it is smaller, the range rounded up. Not on PoCL, which compiles a kernel again
+# for each work-group size it meets and picks one at no cost; ``STRATA_OPENCL_GROUP_SIZES``
+# overrides that (the tests run both ways).
+GROUP_SIZE = 256
+_GUARDED = re.compile(r"__kernel void (\w+)\([^)]*\)\s*\{\s*const long (\w+) = get_global_id\(0\);"
+                      r"\s*if \(\2 >= [^;]*\) return;")
+
+
+def sizes_groups(cl_device) -> bool:
+    """Whether launches on ``cl_device`` get work-group sizes (Note [Work-group sizes])."""
+    if config.opencl_group_sizes in ("0", "1"):
+        return config.opencl_group_sizes == "1"
+    return "Portable Computing Language" not in cl_device.platform.name
+
+
+def grouped(work_items, group):
+    """(global size, local size) of a guarded launch of ``work_items`` in groups of at most
+    ``group`` (Note [Work-group sizes])."""
+    if work_items <= group:
+        return (work_items,), (work_items,)
+    return (-(-work_items // group) * group,), (group,)
+
+
 class OpenCLMemory(BufferSegments):
     """Segments for the caching allocator: one ``cl.Buffer`` each (Note [Buffers and offsets])."""
 
@@ -133,6 +164,7 @@ class OpenCLRuntime(DeviceRuntime):
         self._host_allocator = None   # pinned host memory (pinned.py), made on first use
         self._philox = None           # (CPU NumPy generator seen, seed, launches) for philox()
         self.build_options = build_options(cl_device)
+        self.sizes_groups = sizes_groups(cl_device)
 
     def new_queue(self, stream):
         """A command queue for ``stream`` (in order, profiled); returns the stream's id."""
@@ -192,14 +224,25 @@ class OpenCLRuntime(DeviceRuntime):
         runtime belongs to one device, and the driver version cannot change in a process)."""
         knl = self._kernels.get((source, name))
         if knl is None:
-            knl = self._kernels[source, name] = KernelArgs(
-                self.driver, getattr(self.program(source, name), name))
+            knl = self._kernels[source, name] = self._kernel_args(
+                source, name, getattr(self.program(source, name), name))
         return knl
 
     def private_kernel(self, source, name):
         """A kernel object of its own for ``name`` of ``source``, which no other caller sets
         arguments on (a ``PreparedLaunch``'s: Note [Prepared launches])."""
-        return KernelArgs(self.driver, cl().Kernel(self.program(source, name), name))
+        return self._kernel_args(source, name, cl().Kernel(self.program(source, name), name))
+
+    def _kernel_args(self, source, name, kernel):
+        """``kernel`` as ``KernelArgs``, with the work-group size of its guarded launches
+        (Note [Work-group sizes]) where it has them."""
+        knl = KernelArgs(self.driver, kernel)
+        if self.sizes_groups and any(m.group(1) == name for m in _GUARDED.finditer(source)):
+            pycl = cl()
+            most = kernel.get_work_group_info(pycl.kernel_work_group_info.WORK_GROUP_SIZE,
+                                              self.cl_device)
+            knl.group = min(GROUP_SIZE, 1 << (most.bit_length() - 1))
+        return knl
 
     def program(self, source, name="<program>"):
         """The built program of ``source`` (``name``: a kernel of it, for build errors)."""
@@ -255,6 +298,8 @@ class OpenCLRuntime(DeviceRuntime):
         if 0 in global_size:
             return
         knl = self._kernels.get((source, name)) or self.kernel(source, name)
+        if knl.group and local_size is None and len(global_size) == 1:
+            global_size, local_size = grouped(global_size[0], knl.group)
         stream = self.current_stream()
         if len(self.streams) > 1:         # with one stream, every block is that stream's
             self.record_cross_use(tensors, stream)
