@@ -35,7 +35,7 @@ class PreparedLaunch:
     def __init__(self, rt, op_name, source, name, global_size, args, places, out,
                  local_size=None):
         self.rt, self.op_name, self.source, self.name = rt, op_name, source, name
-        self.kernel = rt.private_kernel(source, name)
+        self.kernel = rt.new_kernel(source, name)
         self.primed = False             # whether ``kernel`` holds this launch's constants
         self.global_size = (global_size,) if type(global_size) is int else tuple(global_size)
         if self.kernel.group and local_size is None and len(self.global_size) == 1:

@@ -224,18 +224,15 @@ class OpenCLRuntime(DeviceRuntime):
         runtime belongs to one device, and the driver version cannot change in a process)."""
         knl = self._kernels.get((source, name))
         if knl is None:
-            knl = self._kernels[source, name] = self._kernel_args(
-                source, name, getattr(self.program(source, name), name))
+            knl = self._kernels[source, name] = self.new_kernel(source, name)
         return knl
 
-    def private_kernel(self, source, name):
-        """A kernel object of its own for ``name`` of ``source``, which no other caller sets
-        arguments on (a ``PreparedLaunch``'s: Note [Prepared launches])."""
-        return self._kernel_args(source, name, cl().Kernel(self.program(source, name), name))
-
-    def _kernel_args(self, source, name, kernel):
-        """``kernel`` as ``KernelArgs``, with the work-group size of its guarded launches
-        (Note [Work-group sizes]) where it has them."""
+    def new_kernel(self, source, name):
+        """A new kernel object for ``name`` of ``source`` (``kernel`` keeps one per source and
+        name; a ``PreparedLaunch`` has its own, which no other caller sets arguments on: Note
+        [Prepared launches]), with the work-group size of its guarded launches (Note
+        [Work-group sizes]) where it has them."""
+        kernel = cl().Kernel(self.program(source, name), name)
         knl = KernelArgs(self.driver, kernel)
         if self.sizes_groups and any(m.group(1) == name for m in _GUARDED.finditer(source)):
             pycl = cl()
