@@ -23,7 +23,8 @@ from .functions import write_out
 from .ops import factory as F
 from .ops import pointwise as P
 from .tensor_new import (  # noqa: F401  (re-exported)
-    _TENSOR_COPY_WARNING, as_tensor, asarray, finish, from_dlpack, from_numpy, tensor,
+    _TENSOR_COPY_WARNING, as_tensor, asarray, finish, from_dlpack, from_numpy, frombuffer,
+    tensor,
     type_label,
 )
 from ._tensor import _is_tensor
@@ -443,7 +444,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 __all__ = [
-    "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
+    "tensor", "as_tensor", "asarray", "from_numpy", "frombuffer", "from_dlpack",
     "empty", "zeros", "ones", "full", "empty_strided", "scalar_tensor", "arange", "linspace",
     "logspace", "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
     "randn_like", "randint_like", "rand", "randn", "randint", "randperm", "normal", "bernoulli",

@@ -295,6 +295,54 @@ def from_numpy(ndarray):
     return _share_numpy(ndarray, dtype)
 
 
+_warned_read_only_buffer = False
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor over the bytes of ``buffer`` (any object with the buffer protocol),
+    sharing them: ``count`` elements of ``dtype`` from byte ``offset`` (-1: all that fit), with
+    PyTorch's checks and messages."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, itemsize = view.nbytes, dtype.itemsize
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({itemsize})")
+        count = (length - offset) // itemsize
+    elif offset + count * itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    array = np.frombuffer(view.cast("B"), np.uint8, count * itemsize, offset)
+    if view.readonly:
+        global _warned_read_only_buffer
+        if not _warned_read_only_buffer:
+            _warned_read_only_buffer = True
+            warnings.warn("The given buffer is not writable, and PyTorch does not support "
+                          "non-writable tensors. This means you can write to the underlying "
+                          "(supposedly non-writable) buffer using the tensor. You may want to "
+                          "copy the buffer to protect its data or make it writable before "
+                          "converting it to a tensor. This type of warning will be suppressed "
+                          "for the rest of this program.", UserWarning, stacklevel=2)
+    return finish(_share_bytes(array, dtype, count), requires_grad)
+
+
+def _share_bytes(array, dtype, count):
+    """A 1-D tensor of ``count`` ``dtype`` elements over the bytes ``array`` (uint8)."""
+    data = np.frombuffer((ctypes.c_uint8 * array.size).from_address(
+        array.__array_interface__["data"][0]), np.uint8) if array.size else array
+    return make_tensor(Storage(array.size, cpu, data=data, owner=array), 0, (count,), (1,),
+                       dtype, cpu, CPU_KEYSET)
+
+
 def _share_numpy(ndarray, dtype):
     if ndarray.flags.c_contiguous and ndarray.flags.writeable:
         return from_array(ndarray, dtype)  # the common case: the array is the storage's owner

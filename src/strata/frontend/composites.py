@@ -6,11 +6,15 @@ in-place forms that write their out-of-place result back (``tril_``, ``cumsum_``
 records the ops they are written with."""
 
 import math
+import warnings
 
+from .. import return_types
+from ..autograd import Function
 from ..core import dtype as D
+from ..core.shape import broadcast_shapes
 from ..ops import aten
 from ..ops import meta_rules as R
-from .shape import diagflat
+from .shape import broadcast_tensors, diagflat
 
 
 def _in_place(name, compute):
@@ -220,6 +224,130 @@ def nonzero_static(input, *, size, fill_value=-1):
     return aten.cat.default([found, pad])
 
 
+# --- integers and floating-point neighbours ---------------------------------------------------
+def _integer_pair(name, input, other):
+    """``input`` and ``other`` broadcast and promoted, for ``gcd``/``lcm`` (integer dtypes
+    only, as ATen's ``gcd_cpu``)."""
+    if not hasattr(other, "dtype"):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    dtype = D.promote_types(input.dtype, other.dtype)
+    if dtype.category != D.INTEGRAL or dtype is D.bool_:
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                  f"'{R.type_name(dtype)}'")
+    return broadcast_tensors(input.to(dtype), other.to(dtype))
+
+
+def gcd(input, other, *, out=None):
+    """The greatest common divisor, non-negative, ``gcd(0, 0) = 0``: Euclid's algorithm on
+    whole tensors, one remainder per step until every divisor is zero."""
+    a, b = (t.abs() for t in _integer_pair("gcd", input, other))
+    while bool((b != 0).any()):
+        nonzero = b != 0
+        a, b = aten.where.self(nonzero, b, a), aten.where.self(
+            nonzero, a.remainder(aten.where.self(nonzero, b, b.new_ones(()))), b)
+    return a if out is None else out.copy_(a)
+
+
+def lcm(input, other, *, out=None):
+    """``|a / gcd(a, b) * b|``, zero where either is zero (ATen's ``calc_lcm``)."""
+    a, b = _integer_pair("lcm", input, other)
+    g = gcd(a, b)
+    safe = aten.where.self(g == 0, g.new_ones(()), g)
+    result = aten.where.self(g == 0, g, (a.div(safe, rounding_mode="trunc") * b).abs())
+    return result if out is None else out.copy_(result)
+
+
+_FLOAT_BITS = {D.float32: D.int32, D.float64: D.int64, D.float16: D.int16, D.bfloat16: D.int16}
+
+
+def nextafter(input, other, *, out=None):
+    """The next representable number after ``input`` towards ``other`` (C's ``nextafter``):
+    ``other`` where they are equal, NaN where either is, else one step of the bit pattern
+    (the smallest subnormal with ``other``'s sign from zero). Its gradient is ATen's: the
+    output's to ``input``, zero to ``other``."""
+    if not hasattr(other, "dtype"):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    dtype = D.promote_types(input.dtype, other.dtype)
+    if dtype not in _FLOAT_BITS:
+        raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
+                                  f"'{R.type_name(dtype)}'")
+    x, y = broadcast_tensors(input.to(dtype), other.to(dtype))
+    result = _Nextafter.apply(x, y)
+    return result if out is None else out.copy_(result)
+
+
+def _next_toward(x, y):
+    bits = x.contiguous().view(_FLOAT_BITS[x.dtype])
+    # away from zero where y lies beyond x in x's own direction: the magnitude grows
+    grows = (y > x) == (x > 0)
+    stepped = aten.where.self(grows, bits + 1, bits - 1).view(x.dtype)
+    smallest = bits.new_ones(()).view(x.dtype)          # the smallest subnormal
+    result = aten.where.self(x == 0, aten.where.self(y > 0, smallest, -smallest), stepped)
+    result = aten.where.self(x.isnan() | y.isnan(), x + y, result)
+    return aten.where.self(x == y, y, result)
+
+
+class _Nextafter(Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return _next_toward(x, y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad.new_zeros(grad.shape)
+
+
+# --- deprecated linear algebra (PyTorch still has them, with a warning once) -------------------
+_warned = set()
+
+
+def _deprecated(name, message):
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def qr(input, some=True, *, out=None):
+    """``torch.qr``: ``linalg.qr`` in mode "reduced" (``some``) or "complete"."""
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed "
+                "in a future PyTorch release.\nThe boolean parameter 'some' has been replaced "
+                "with a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    q, r = aten.linalg_qr.default(input, "reduced" if some else "complete")
+    if out is not None:
+        q, r = out[0].copy_(q), out[1].copy_(r)
+    return return_types.qr(q, r)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``torch.triangular_solve(b, A)``: X with ``A X = b`` (``A^T X = b`` with
+    ``transpose``), A triangular, batches broadcast; and A broadcast and copied."""
+    _deprecated("triangular_solve",
+                "torch.triangular_solve is deprecated in favor of "
+                "torch.linalg.solve_triangularand will be removed in a future PyTorch release."
+                "\ntorch.linalg.solve_triangular has its arguments reversed and does not return "
+                "a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould"
+                " be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    if input.dtype is not A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{R.type_name(input.dtype)} and A of type {R.type_name(A.dtype)} "
+                           f"instead.")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1]} matrices")
+    batch = tuple(broadcast_shapes(tuple(input.shape[:-2]), tuple(A.shape[:-2])))
+    b = input.expand(*batch, *input.shape[-2:])
+    a = A.expand(*batch, *A.shape[-2:])
+    solution = aten.linalg_solve_triangular.default(
+        a.mT if transpose else a, b, upper=upper != bool(transpose), unitriangular=unitriangular)
+    coefficient = a.clone()
+    if out is not None:
+        solution, coefficient = out[0].copy_(solution), out[1].copy_(coefficient)
+    return return_types.triangular_solve(solution, coefficient)
+
+
 def _method_as_function(name):
     def function(input, *args, **kwargs):
         return getattr(input, name)(*args, **kwargs)
@@ -236,7 +364,8 @@ FUNCTIONS = {
     "unsafe_split": lambda input, split_size, dim=0: input.split(split_size, dim),
     "unsafe_chunk": lambda input, chunks, dim=0: input.chunk(chunks, dim),
     "unravel_index": unravel_index, "typename": typename, "index_reduce": index_reduce,
-    "nonzero_static": nonzero_static,
+    "nonzero_static": nonzero_static, "gcd": gcd, "lcm": lcm, "nextafter": nextafter,
+    "qr": qr, "triangular_solve": triangular_solve,
     "chain_matmul": lambda *matrices: aten.linalg_multi_dot.default(list(matrices))
     if len(matrices) > 1 else matrices[0].clone(),
 } | {name: _method_as_function(name) for name in (
@@ -264,4 +393,7 @@ METHODS = {
     "unsafe_split": FUNCTIONS["unsafe_split"], "unsafe_chunk": FUNCTIONS["unsafe_chunk"],
     "diagflat": diagflat, "index_reduce": index_reduce, "index_reduce_": index_reduce_,
     "nonzero_static": nonzero_static, "to_sparse_coo": lambda self: self.to_sparse(),
+    "gcd": gcd, "gcd_": _in_place("gcd_", gcd), "lcm": lcm, "lcm_": _in_place("lcm_", lcm),
+    "nextafter": nextafter, "nextafter_": _in_place("nextafter_", nextafter),
+    "qr": qr, "triangular_solve": triangular_solve,
 }
