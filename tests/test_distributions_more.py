@@ -514,3 +514,82 @@ def test_mixture_same_family_matches_torch():
         with pytest.raises(ValueError, match=r"`mixture_distribution component` \(2\) does not "
                                              r"equal"):
             d.MixtureSameFamily(d.Categorical(m.ones(2)), d.Normal(m.zeros(3), m.ones(3)))
+
+
+# --- VonMises and RelaxedBernoulli ---------------------------------------------------------------
+def _von_mises(m, loc, kappa):
+    return m.distributions.VonMises(m.tensor(loc, dtype=m.float64),
+                                    m.tensor(kappa, dtype=m.float64))
+
+
+@given(st.lists(st.floats(-10, 10), min_size=3, max_size=3),
+       st.lists(st.floats(1e-4, 50), min_size=3, max_size=3))
+@settings(max_examples=20)
+def test_von_mises_log_prob_and_variance_match_torch(values, kappas):
+    loc = [0.5, -2.0, 3.0]
+    for m_out in (lambda m: _von_mises(m, loc, kappas).log_prob(m.tensor(values,
+                                                                         dtype=m.float64)),
+                  lambda m: _von_mises(m, loc, kappas).variance):
+        want = m_out(torch).numpy()
+        got = m_out(strata).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_von_mises_gradient_expand_and_errors():
+    grads = []
+    for m in (torch, strata):
+        kappa = m.tensor([1.5, 5.0], dtype=m.float64, requires_grad=True)
+        loc = m.tensor([0.0, 1.0], dtype=m.float64, requires_grad=True)
+        m.distributions.VonMises(loc, kappa).log_prob(m.tensor([0.3, -2.0])).sum().backward()
+        grads.append((kappa.grad.numpy(), loc.grad.numpy()))
+    for w, g in zip(*grads):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    d = strata.distributions.VonMises(strata.zeros(3), strata.ones(3)).expand((2, 3))
+    assert d.batch_shape == (2, 3) and d.mean.shape == (2, 3)
+    check_error(lambda m: m.distributions.VonMises(m.tensor([0.0]), m.tensor([-1.0])))
+
+
+@pytest.mark.parametrize("kappa", [1e-6, 0.5, 2.0, 30.0])
+def test_von_mises_samples_have_the_circular_moments(kappa):
+    """Samples lie in [-pi, pi); their mean resultant vector is I1/I0 (kappa) at the angle
+    loc, which the circular variance gives."""
+    strata.manual_seed(0)
+    d = strata.distributions.VonMises(strata.tensor(1.0), strata.tensor(kappa))
+    s = d.sample((N,))
+    assert s.dtype == strata.float32 and s.shape == (N,)
+    assert float(s.min()) >= -np.pi and float(s.max()) < np.pi
+    resultant = 1 - float(d.variance)
+    c, sn = float(s.cos().mean()), float(s.sin().mean())
+    tolerance = 4 / np.sqrt(N)
+    assert abs(c - resultant * np.cos(1.0)) < tolerance
+    assert abs(sn - resultant * np.sin(1.0)) < tolerance
+
+
+def _relaxed(m, **kwargs):
+    return m.distributions.RelaxedBernoulli(m.tensor(0.5), **kwargs)
+
+
+@pytest.mark.parametrize("param", ["probs", "logits"])
+def test_relaxed_bernoulli_matches_torch(param):
+    values = {"probs": [0.1, 0.7, 0.95], "logits": [-2.0, 0.3, 4.0]}[param]
+    x = [0.2, 0.9, 0.5]
+    want, got = (_relaxed(m, **{param: m.tensor(values)}) for m in (torch, strata))
+    for fn in (lambda d, m: d.log_prob(m.tensor(x)), lambda d, m: d.probs,
+               lambda d, m: d.logits, lambda d, m: d.temperature):
+        np.testing.assert_allclose(fn(got, strata).numpy(), fn(want, torch).numpy(),
+                                   rtol=1e-6, atol=1e-6)
+    assert got.has_rsample and got.batch_shape == (3,)
+    assert got.expand((2, 3)).batch_shape == (2, 3)
+    check_error(lambda m: m.distributions.RelaxedBernoulli(m.tensor(0.5)))
+
+
+def test_relaxed_bernoulli_rsample_is_differentiable_and_in_the_unit_interval():
+    strata.manual_seed(0)
+    p = strata.tensor([0.2, 0.8], requires_grad=True)
+    d = strata.distributions.RelaxedBernoulli(strata.tensor(0.5), probs=p)
+    s = d.rsample((N,))
+    assert s.shape == (N, 2) and float(s.min()) > 0 and float(s.max()) < 1
+    # P(s > 1/2) = P(logistic noise > -logit p) = p, at any temperature
+    np.testing.assert_allclose((s > 0.5).float().mean(0).numpy(), [0.2, 0.8], atol=0.02)
+    s.mean().backward()
+    assert p.grad is not None and bool((p.grad > 0).all())

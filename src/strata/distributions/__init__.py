@@ -27,6 +27,7 @@ from .multivariate_normal import MultivariateNormal  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .one_hot_categorical import OneHotCategorical  # noqa: F401
 from .poisson import Poisson  # noqa: F401
+from .relaxed_bernoulli import RelaxedBernoulli  # noqa: F401
 from .studentT import StudentT  # noqa: F401
 from .transformed_distribution import TransformedDistribution  # noqa: F401
 from .transforms import (  # noqa: F401
@@ -37,3 +38,4 @@ from .transforms import (  # noqa: F401
     Transform,
 )
 from .uniform import Uniform  # noqa: F401
+from .von_mises import VonMises  # noqa: F401
