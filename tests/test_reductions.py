@@ -298,3 +298,40 @@ def test_data_dependent_ops_refuse_meta_tensors_as_torch(call):
                                                   r"with Meta tensors") as got:
         call(strata)
     assert str(got.value).split(":")[:3] == str(expected.value).split(":")[:3]   # aten::<op>
+
+
+# --- histogramdd (frontend/reductions.py) ---------------------------------------------------------
+@given(st.integers(0, 40), st.integers(1, 3), st.integers(1, 5), st.booleans(), st.booleans(),
+       st.booleans())
+def test_histogramdd_matches_torch(n, dims, bins, with_range, weighted, density):
+    rng = np.random.default_rng(n * 7 + dims)
+    # a quarter grid: points on the edges and on the ends of the range
+    points = np.round(rng.uniform(-1, 1, (n, dims)) * 4) / 4
+    kwargs = {"bins": bins, "density": density}
+    if with_range:
+        kwargs["range"] = [v for _ in range(dims) for v in (-0.5, 0.75)]
+    weight = rng.uniform(0, 2, n) if weighted else None
+    out = []
+    for m in (torch, strata):
+        w = None if weight is None else m.tensor(weight, dtype=m.float64)
+        out.append(m.histogramdd(m.tensor(points, dtype=m.float64), weight=w, **kwargs))
+    want, got = out
+    np.testing.assert_allclose(got.hist.numpy(), want.hist.numpy(), rtol=1e-12, atol=1e-12,
+                               equal_nan=True)
+    for e, f in zip(got.bin_edges, want.bin_edges, strict=True):
+        np.testing.assert_array_equal(e.numpy(), f.numpy())
+
+
+def test_histogramdd_with_edges_and_its_errors():
+    x = [[0.0, 1.0], [1.0, 2.0], [2.0, 0.0], [2.0, 2.0], [0.5, 0.5]]
+    check(lambda m: m.histogramdd(m.tensor(x), bins=[m.tensor([0.0, 1.0, 2.0]),
+                                                     m.tensor([0.0, 0.5, 3.0])],
+                                  weight=m.arange(5.0)).hist)
+    for bad in (lambda m: m.histogramdd(m.tensor(x), bins=[2]),
+                lambda m: m.histogramdd(m.tensor(x).long(), bins=2),
+                lambda m: m.histogramdd(m.tensor(x), bins=0),
+                lambda m: m.histogramdd(m.tensor(x), bins=2, range=[0.0, 1.0]),
+                lambda m: m.histogramdd(m.tensor(x), bins=2, weight=m.ones(4)),
+                lambda m: m.histogramdd(m.tensor(x[0]), bins=2),
+                lambda m: m.histogramdd(m.tensor(x), bins=2, range=[1.0, 0.0, 0.0, 1.0])):
+        check_error(bad, match=".")

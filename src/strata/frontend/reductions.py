@@ -8,6 +8,9 @@ PyTorch's schemas. Each wrapper calls its op with every argument positionally, s
 skips argument binding.
 """
 
+import builtins
+import math
+
 from .. import return_types as RT
 from ..dispatch.dispatcher import direct_caller
 from ..functions import write_out
@@ -262,6 +265,61 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     return _out(RT.histogram(*result), out)
 
 
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """``(hist, bin_edges)`` of the rows of ``input`` (its last dim holds the D coordinates):
+    per dim ``bins[d]`` equal bins over ``range[2d:2d+2]`` (default: that coordinate's min and
+    max) or the given edges, as ``histogram`` makes them; a point counts in the bin whose
+    half-open interval holds it (the last bin closed), points outside none count."""
+    if input.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    dims = input.shape[-1]
+    points = input.reshape(-1, dims)
+    if isinstance(bins, int) or is_tensor(bins):
+        bins = [bins] * dims
+    if len(bins) != dims:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(f"torch.histogramdd: for a {dims}-dimensional histogram range "
+                           f"should have {2 * dims} elements, but got {len(range)}")
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
+                           f"same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape [{', '.join(map(str, input.shape))}] and "
+                           f"weight with shape [{', '.join(map(str, weight.shape))}]")
+    for d in builtins.range(dims):
+        if range is not None and range[2 * d] > range[2 * d + 1]:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{range[2 * d]:g} max {range[2 * d + 1]:g} for dimension {d}")
+    edges, index, inside = [], None, None
+    for d in builtins.range(dims):
+        column = points[:, d]
+        if is_tensor(bins[d]):
+            e = histogram(column, bins[d]).bin_edges
+        else:
+            e = histogram(column, bins[d], range=None if range is None else
+                          [range[2 * d], range[2 * d + 1]]).bin_edges
+        edges.append(e)
+        count = e.numel() - 1
+        # searchsorted's right side, the last edge closing the last bin
+        at = (aten.searchsorted.Tensor(e, column.contiguous(), right=True) - 1).clamp(
+            0, count - 1)
+        ok = (column >= e[0]) & (column <= e[-1])
+        index = at if index is None else index * count + at
+        inside = ok if inside is None else inside & ok
+    sizes = [e.numel() - 1 for e in edges]
+    w = inside.to(input.dtype) if weight is None else \
+        weight.reshape(-1).to(input.dtype) * inside.to(input.dtype)
+    hist = aten.bincount.default(index, w, math.prod(sizes)).to(input.dtype).reshape(sizes)
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            width = (e[1:] - e[:-1]).reshape([-1 if k == d else 1 for k in builtins.range(dims)])
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return RT.histogramdd(hist, tuple(edges))
+
+
 _SHARED = {
     "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "aminmax": aminmax, "std": std,
     "var": var, "count_nonzero": count_nonzero, "cummax": cummax, "cummin": cummin,
@@ -272,4 +330,5 @@ _SHARED = {
 }
 METHODS = dict(_SHARED, norm=_norm_method)
 FUNCTIONS = dict(_SHARED, norm=norm, std_mean=std_mean, var_mean=var_mean, isin=isin,
+                 histogramdd=histogramdd,
                  trapezoid=trapezoid, trapz=trapz, cumulative_trapezoid=cumulative_trapezoid)
