@@ -5,6 +5,8 @@ import pytest
 import strata
 import torch
 from helpers import assert_same, check, check_error
+from hypothesis import given
+from hypothesis import strategies as st
 
 IDX = np.array([[0, 1, 1, 0], [2, 0, 2, 2]])
 VAL = np.array([3.0, 4.0, 5.0, 1.0], np.float32)
@@ -70,3 +72,31 @@ def test_t_of_sparse_tensors_matches_torch():
     check(lambda m: m.tensor([[0.0, 1, 0], [2, 0, 3]]).to_sparse().t().to_dense())
     check(lambda m: m.tensor([1.0, 0, 2]).to_sparse().t().to_dense())
     check_error(lambda m: m.zeros(2, 2, 2).to_sparse().t())
+
+
+# --- torch.sparse.softmax / log_softmax ---------------------------------------------------------
+@given(st.integers(1, 12), st.integers(0, 2), st.booleans(), st.booleans())
+def test_sparse_softmax_matches_torch(nnz, dim, log, hybrid):
+    rng = np.random.default_rng(nnz * 3 + dim)
+    shape = (4, 3, 2) if hybrid else (4, 3, 5)
+    sparse_dim = 2 if hybrid else 3
+    indices = np.stack([rng.integers(0, n, nnz) for n in shape[:sparse_dim]])
+    values = rng.standard_normal((nnz, *shape[sparse_dim:]))
+    out = []
+    for m in (torch, strata):
+        x = m.sparse_coo_tensor(m.tensor(indices), m.tensor(values), shape)
+        fn = m.sparse.log_softmax if log else m.sparse.softmax
+        out.append(fn(x, dim).to_dense().numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_softmax_dtype_and_errors():
+    i, v = [[0, 0, 1], [0, 2, 1]], [1.0, 2.0, 3.0]
+    for m in (torch, strata):
+        x = m.sparse_coo_tensor(m.tensor(i), m.tensor(v), (2, 3))
+        assert str(m.sparse.softmax(x, 1, dtype=m.float64).dtype).endswith("float64")
+    check_error(lambda m: m.sparse.softmax(m.sparse_coo_tensor(m.tensor(i), m.tensor([1, 2, 3]),
+                                                                (2, 3)), 1), match="Long")
+    x = strata.sparse_coo_tensor(strata.tensor(i), strata.tensor(v), (2, 3), requires_grad=True)
+    with pytest.raises(NotImplementedError, match="no gradient yet"):
+        strata.sparse.softmax(x, 1)

@@ -3,6 +3,8 @@
 The tensors themselves dispatch on the SparseCPU key (``ops/sparse.py``,
 ``backends/cpu/sparse.py``)."""
 
+import math
+
 import numpy as np
 
 from .._tensor import _is_tensor, make_sparse
@@ -65,3 +67,56 @@ def mm(mat1, mat2):
 def sum(input, dim=None, dtype=None):
     dense = input.to_dense()
     return dense.sum(dtype=dtype) if dim is None else dense.sum(dim, dtype=dtype)
+
+
+def softmax(input, dim, *, dtype=None):
+    """``torch.sparse.softmax``: along ``dim``, over the elements a sparse tensor specifies
+    (the unspecified ones count as -inf, not 0); a sparse tensor with the input's indices."""
+    return _sparse_softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """``torch.sparse.log_softmax``, as ``softmax``."""
+    return _sparse_softmax(input, dim, dtype, log=True)
+
+
+def _sparse_softmax(input, dim, dtype, log):
+    from ..core.shape import wrap_dim
+    name = "log_softmax" if log else "softmax"
+    if not input.is_sparse:
+        raise NotImplementedError(f"Could not run 'aten::_sparse_{name}' with arguments from "
+                                  f"the '{input.device.type.upper()}' backend: it takes a sparse "
+                                  f"COO tensor")
+    if input.requires_grad:
+        raise NotImplementedError(f"strata: torch.sparse.{name} has no gradient yet (autograd "
+                                  f"does not flow through sparse tensors in strata)")
+    x = input.coalesce()
+    values = x.values() if dtype is None else x.values().to(dtype)
+    if not values.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for "
+                                  f"'{_type_name(values.dtype)}'")
+    dim = wrap_dim(dim, x.ndim)
+    sparse_dim = x.sparse_dim()
+    if dim >= sparse_dim:                  # a dense dim: each specified row of values alone
+        along = dim - sparse_dim + 1
+        out = values.log_softmax(along) if log else values.softmax(along)
+    else:
+        # the elements that share every index but ``dim``'s form one softmax
+        keys = np.delete(x.indices().numpy(), dim, axis=0)
+        groups = np.unique(keys, axis=1, return_inverse=True)[1].reshape(-1) if keys.size \
+            else np.zeros(values.shape[0], np.int64)
+        count = int(groups.max()) + 1 if groups.size else 0
+        segment = tensor(groups, dtype=D.int64)
+        spread = segment.view(-1, *([1] * (values.ndim - 1))).expand(values.shape)
+        top = values.new_full((count, *values.shape[1:]), -math.inf).scatter_reduce(
+            0, spread, values, "amax")
+        shifted = values - top[segment]
+        total = values.new_zeros((count, *values.shape[1:])).index_add(0, segment,
+                                                                       shifted.exp())
+        out = shifted - total.log()[segment] if log else shifted.exp() / total[segment]
+    return sparse_coo_tensor(x.indices(), out, tuple(x.shape), is_coalesced=True)
+
+
+def _type_name(dtype):
+    from ..ops.meta_rules import type_name
+    return type_name(dtype)
