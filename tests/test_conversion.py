@@ -231,3 +231,23 @@ def test_device_compares_with_its_string():
     with strata.device("meta"):
         assert strata.ones(2).device == strata.device("meta")
     assert strata.ones(2).device == strata.device("cpu")
+
+
+def test_to_dlpack_capsules_share_memory_both_ways():
+    """``strata.utils.dlpack``: a capsule from strata read by PyTorch and one from PyTorch read
+    by strata share their memory (writes show through), with no warning."""
+    import warnings
+    t = strata.arange(4.0)
+    seen_by_torch = torch.utils.dlpack.from_dlpack(strata.utils.dlpack.to_dlpack(t))
+    seen_by_torch[0] = 7
+    assert t.tolist() == [7.0, 1.0, 2.0, 3.0]
+    source = torch.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        seen_by_strata = strata.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(source))
+    seen_by_strata[1] = 9
+    assert source.tolist() == [0.0, 9.0, 2.0]
+    # as PyTorch's, to_dlpack exports a tensor that requires grad (its data)
+    assert torch.utils.dlpack.from_dlpack(strata.utils.dlpack.to_dlpack(
+        strata.ones(2, requires_grad=True))).tolist() == [1.0, 1.0]
+    assert strata.utils.dlpack.DLDeviceType.kDLCPU == torch.utils.dlpack.DLDeviceType.kDLCPU

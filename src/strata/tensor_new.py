@@ -379,7 +379,10 @@ def from_dlpack(ext_tensor):
             raise RuntimeError(f"from_dlpack: expected an object with __dlpack__ or a DLPack "
                                f"capsule, got {type_label(ext_tensor)}")
         ext_tensor = _Capsule(ext_tensor)
-    return from_numpy(np.from_dlpack(ext_tensor))
+    # NumPy marks an array it imports read-only; the memory is the producer's to share, as
+    # PyTorch shares it: no warning, and the tensor writes through
+    array = np.from_dlpack(ext_tensor)
+    return _share_numpy(array, _check_numpy(array))
 
 
 # --- the constructors ----------------------------------------------------------------------------
