@@ -237,6 +237,8 @@ def test_to_dlpack_capsules_share_memory_both_ways():
     """``strata.utils.dlpack``: a capsule from strata read by PyTorch and one from PyTorch read
     by strata share their memory (writes show through), with no warning."""
     import warnings
+
+    import torch
     t = strata.arange(4.0)
     seen_by_torch = torch.utils.dlpack.from_dlpack(strata.utils.dlpack.to_dlpack(t))
     seen_by_torch[0] = 7
