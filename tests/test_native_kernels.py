@@ -174,6 +174,8 @@ GENERATED = {
     "clamp_": lambda m, x: x.clone().clamp_(-1, 1),
     "nan_to_num": lambda m, x: m.nan_to_num(x),
     "nan_to_num_given": lambda m, x: x.nan_to_num(nan=-7.0, posinf=1e3, neginf=-2.5),
+    "lgamma": lambda m, x: m.lgamma(x),
+    "lgamma_": lambda m, x: x.clone().lgamma_(),
 }
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 88.8, -88.8, 1e30, -1e30, 5.5, -5.5]
 

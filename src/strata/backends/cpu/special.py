@@ -283,9 +283,8 @@ def _rounded(fn):
 
 def _table():
     t = {}
-    generated_erf = native.generated_or("erf", erf)
-    for name, fn in (("erf", generated_erf), ("erfc", erfc), ("erfinv", erfinv),
-                     ("lgamma", lgamma)):
+    for name, fn in (("erf", native.generated_or("erf", erf)), ("erfc", erfc),
+                     ("erfinv", erfinv), ("lgamma", native.generated_or("lgamma", lgamma))):
         add_kernels(t, SP, name, unary, _rounded(fn))
     for op, op_, fn in ((SP.digamma, SP.digamma_, digamma), (SP.i0, SP.i0_, i0),
                         (SP.special_i0e, None, i0e), (SP.special_i1, None, i1),

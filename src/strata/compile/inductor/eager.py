@@ -133,6 +133,10 @@ FORMULAS = {
                                                 ops.constant(6.0, dtype)),
     "clamp": clamp,
     "nan_to_num": nan_to_num,
+    # glibc's lgamma in double, rounded to the dtype: the compiled lowering's
+    # (lowering_math.py), which the NumPy path's fdlibm pieces follow
+    "lgamma": lambda x, dtype: ops.to_dtype(ops.libm("lgamma", ops.to_dtype(x, "float64")),
+                                            dtype),
 }
 
 
