@@ -2,6 +2,7 @@
 
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
+from .fractional import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403

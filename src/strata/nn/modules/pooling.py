@@ -165,3 +165,46 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
 class AdaptiveMaxPool3d(_AdaptivePool):
     _fn = "adaptive_max_pool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    """Fractional max pooling (``F.fractional_max_pool2d``/``3d``); exactly one of
+    ``output_size`` and ``output_ratio`` (each entry in (0, 1))."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = _tuple(kernel_size, self._dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, self._dims) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, self._dims) if output_ratio is not None \
+            else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             f"ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)
+
+
+def _tuple(value, dims):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _dims = 3
+
