@@ -7,7 +7,7 @@ PyTorch."""
 import numpy as np
 import pytest
 import torch
-from helpers import assert_same
+from helpers import assert_same, check_error
 
 import strata
 
@@ -123,3 +123,21 @@ def test_adaptive_log_softmax_with_loss_errors_match_torch():
         for cutoffs in ([], [4, 2], [0, 3], [4, 20], [3, 3]):
             with pytest.raises(ValueError, match="cutoffs should be a sequence"):
                 m.nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs)
+
+
+@pytest.mark.parametrize("size,channels", [(3, 7), (5, 3), (4, 6), (2, 5), (7, 2)])
+def test_cross_map_lrn2d_forward_and_backward_are_pytorchs(size, channels):
+    """The legacy module's own running-sum forward and hand-written backward, edges included."""
+    rng = np.random.default_rng(size * 10 + channels)
+    x = rng.standard_normal((2, channels, 3, 4))
+    g = rng.standard_normal((2, channels, 3, 4))
+    out = []
+    for m in (torch, strata):
+        xt = m.tensor(x, requires_grad=True)
+        y = m.nn.CrossMapLRN2d(size, 1e-1, 0.75, 1.5)(xt)
+        (y * m.tensor(g)).sum().backward()
+        out.append((y.detach().numpy(), xt.grad.numpy()))
+    for a, b in zip(out[1], out[0], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert repr(strata.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    check_error(lambda m: m.nn.CrossMapLRN2d(3)(m.ones(2, 3, 4)), match="Expected input to be 4D")

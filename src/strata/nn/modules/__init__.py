@@ -76,7 +76,13 @@ from .loss import (  # noqa: F401
     TripletMarginWithDistanceLoss,
 )
 from .module import Module  # noqa: F401
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+    CrossMapLRN2d,
+    GroupNorm,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
 from .padding import (  # noqa: F401
     CircularPad1d,
     CircularPad2d,

@@ -1,6 +1,8 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm (``torch/nn/modules/normalization.py``)."""
 
 from ... import creation
+from ...autograd import Function
+from ...ops import shape as S
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -105,3 +107,65 @@ class LocalResponseNorm(Module):
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel normalisation of 4-D inputs: PyTorch keeps its own
+    running-sum forward and hand-written backward (``torch/nn/modules/_functions.py``), whose
+    window differs from ``LocalResponseNorm``'s at the channel edges; they are ported here."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class _CrossMapLRN2d(Function):
+    @staticmethod
+    def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             f"instead.")
+        ctx.size, ctx.alpha, ctx.beta, ctx.k = size, alpha, beta, k
+        channels = input.size(1)
+        square = input.pow(2)
+        pre_pad = int((size - 1) / 2 + 1)
+        # the first map's sum, then each next one adds the map entering the window and drops
+        # the one leaving it (PyTorch's loop, edges included)
+        sums = [square[:, :min(pre_pad, channels)].sum(1)]
+        for c in range(1, channels):
+            current = sums[-1]
+            if c < channels - pre_pad + 1:
+                current = current + square[:, c + pre_pad - 1]
+            if c > pre_pad:
+                current = current - square[:, c - pre_pad]
+            sums.append(current)
+        scale = S.stack(sums, 1).mul(alpha / size).add(k)
+        output = scale.pow(-beta).mul(input)
+        ctx.save_for_backward(input, output, scale)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale = ctx.saved_tensors
+        size, channels = ctx.size, input.size(1)
+        ratio = 2 * ctx.alpha * ctx.beta / size
+        inverse_pre_pad = int(size - (size - 1) / 2)
+        grad_input = scale.pow(-ctx.beta).mul(grad_output)
+        # per map, PyTorch's window of (grad * output / scale) over the padded channels
+        centre = grad_output.mul(output).div(scale)
+        padded = creation.zeros((input.size(0), channels + size - 1, *input.shape[2:]),
+                                dtype=input.dtype)
+        padded[:, inverse_pre_pad:inverse_pre_pad + channels] = centre
+        accum = padded[:, :size - 1].sum(1)
+        terms = []
+        for c in range(channels):
+            accum = accum + padded[:, c + size - 1]
+            terms.append(accum)
+            accum = accum - padded[:, c]
+        return grad_input - ratio * input * S.stack(terms, 1), None, None, None, None
