@@ -199,3 +199,18 @@ def test_the_deprecated_functions_warn_once(monkeypatch):
         warnings.simplefilter("error")
         strata.qr(a)
         strata.triangular_solve(a, a)
+
+
+def test_cond_and_while_loop_run_eagerly_as_pytorchs():
+    x = [0.0, 1.0, 2.0, 3.0]
+    for pred in (lambda m, t: t.sum() > 3, lambda m, t: t.sum() > 30, lambda m, t: True):
+        got, want = (m.cond(pred(m, m.tensor(x)), lambda a: a.sin(), lambda a: a.cos(),
+                            (m.tensor(x),)) for m in (strata, torch))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    got, want = (m._higher_order_ops.while_loop(lambda i, a: i < 3,
+                                                lambda i, a: (i + 1, a * 2),
+                                                (m.tensor(0), m.tensor(x)))
+                 for m in (strata, torch))
+    assert int(got[0]) == int(want[0]) == 3
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    _same(lambda m: m.cond(m.tensor(x) > 0, lambda a: a, lambda a: a, (m.tensor(x),)))

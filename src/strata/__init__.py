@@ -89,6 +89,8 @@ globals().update(_generated_functions(globals()))
 
 from .compile import compile  # noqa: E402,F811  (the function shadows the package, as torch's)
 from . import _dynamo, compiler  # noqa: E402,F401
+from . import _higher_order_ops  # noqa: E402,F401
+from ._higher_order_ops import cond  # noqa: E402,F401
 
 
 from .backends.cpu.threads import (  # noqa: E402
