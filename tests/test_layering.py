@@ -23,7 +23,7 @@ LAYERS = [
     {"runtime"},
     {"backends"},
     {"nn", "optim", "utils", "serialization", "distributions", "distributed", "onnx", "jit", "amp",
-     "sparse", "func",
+     "sparse", "func", "_higher_order_ops",
      "cuda", "accelerator", "sim", "opencl", "multiprocessing"},
     {"compile", "fx", "_dynamo", "compiler", "_functorch"},
     {"profiler"},
