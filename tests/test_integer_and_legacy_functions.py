@@ -99,9 +99,9 @@ def test_nextafter_dtypes_gradient_and_errors():
     _same(lambda m: m.nextafter(m.tensor([1]), m.tensor([2])))
     _same(lambda m: m.tensor([1.0, 2.0]).nextafter_(m.tensor([3.0, 0.0])))
     grads = []
-    for m in (torch, strata):
-        x = m.tensor([1.0, 2.0], requires_grad=True)
-        o = m.tensor([2.0, 0.0], requires_grad=True)
+    for m in (torch, strata):     # PyTorch's derivative: the gradient where x moved, 0 to other
+        x = m.tensor([1.0, 2.0, 5.0, -0.0, 1e-45], requires_grad=True)
+        o = m.tensor([2.0, 0.0, 5.0, 0.0, -3.0], requires_grad=True)
         m.nextafter(x, o).sum().backward()
         grads.append((x.grad.tolist(), o.grad.tolist()))
     assert grads[0] == grads[1]

@@ -9,7 +9,6 @@ import math
 import warnings
 
 from .. import return_types
-from ..autograd import Function
 from ..core import dtype as D
 from ..core.shape import broadcast_shapes
 from ..ops import aten
@@ -274,7 +273,14 @@ def nextafter(input, other, *, out=None):
         raise NotImplementedError(f"\"nextafter_cpu\" not implemented for "
                                   f"'{R.type_name(dtype)}'")
     x, y = broadcast_tensors(input.to(dtype), other.to(dtype))
-    result = _Nextafter.apply(x, y)
+    stepped = _next_toward(x.detach(), y.detach())
+    # the value is ``stepped``; the terms subtracted are +0.0 (x - x of a finite number), so
+    # autograd sees PyTorch's derivative: the output's gradient to ``input`` where it moved
+    # (x != y), zero to ``other``; at an infinite or NaN x, where x - x is NaN, zero (PyTorch:
+    # the gradient)
+    xd, yd = x.detach(), y.detach()
+    result = stepped - (xd - x).masked_fill(~xd.isfinite() | (xd == yd), 0) - \
+        (yd - y).masked_fill(~yd.isfinite(), 0) * 0
     return result if out is None else out.copy_(result)
 
 
@@ -287,16 +293,6 @@ def _next_toward(x, y):
     result = aten.where.self(x == 0, aten.where.self(y > 0, smallest, -smallest), stepped)
     result = aten.where.self(x.isnan() | y.isnan(), x + y, result)
     return aten.where.self(x == y, y, result)
-
-
-class _Nextafter(Function):
-    @staticmethod
-    def forward(ctx, x, y):
-        return _next_toward(x, y)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, grad.new_zeros(grad.shape)
 
 
 # --- deprecated linear algebra (PyTorch still has them, with a warning once) -------------------
