@@ -217,6 +217,11 @@ def test_generated_kernels_on_views_and_halves(generated_path, op):
     for view in (lambda x: x[:, ::2], lambda x: x.t(), lambda x: x[3:70]):
         assert_same(GENERATED[op](strata, view(strata.tensor(a))),
                     GENERATED[op](torch, view(torch.tensor(a))), atol=2e-6, rtol=2e-6)
+    if op == "gelu":
+        # ATen's vectorised float erf answers NaN for gelu(+inf) (test above); its half kernel
+        # takes that path on some CPUs, not on others (seen on an AVX-512 VM): +inf (and what
+        # rounds to it in half) not compared
+        a[a > 65504] = 0
     assert_same(GENERATED[op](strata, strata.tensor(a).half()),
                 GENERATED[op](torch, torch.tensor(a).half()), atol=1e-3, rtol=1e-3)
 
