@@ -63,8 +63,11 @@ def _instrument(timers):
         def __call__(self, lib, name, outer, inner, arrays):
             start = time.thread_time()
             super().__call__(lib, name, outer, inner, arrays)
-            timers.seconds["kernels (generated C)"] += time.thread_time() - start
+            spent = time.thread_time() - start
+            timers.seconds["kernels (generated C)"] += spent
             timers.calls["kernels (generated C)"] += 1
+            timers.seconds[f"kernel {name} ({outer}x{inner})"] += spent
+            timers.calls[f"kernel {name} ({outer}x{inner})"] += 1
 
     cfx.Autotuner = TimedTuner
     cfx._matmul = timers.wrap("GEMM (BLAS)", cfx._matmul)
@@ -345,6 +348,9 @@ def _closure_optimizer(step):
     raise RuntimeError("benchmarks.compile._train_step's step holds no optimizer")
 
 
+KERNELS_SHOWN = 12
+
+
 def report(name, per_step, seconds, calls):
     print(f"{name}: {per_step * 1e3:.2f} ms thread CPU time per step")
     accounted = 0.0
@@ -358,6 +364,12 @@ def report(name, per_step, seconds, calls):
         accounted += value
         print(f"  {key[:60]:60s} {value * 1e3:7.2f} ms  {calls[key]:5.0f} calls")
     print(f"  {'python and the rest':32s} {(per_step - accounted) * 1e3:7.2f} ms")
+    kernels = sorted(((k, v) for k, v in seconds.items() if k.startswith("kernel ")),
+                     key=lambda kv: -kv[1])
+    if kernels:
+        print("  the generated kernels that take longest:")
+    for key, value in kernels[:KERNELS_SHOWN]:
+        print(f"    {key[7:67]:60s} {value * 1e3:7.3f} ms  {calls[key]:5.0f} calls")
 
 
 if __name__ == "__main__":
