@@ -510,3 +510,18 @@ def test_histogram_of_integers_raises_torchs_dtype_error():
     with pytest.raises(NotImplementedError) as theirs:
         torch.histogram(torch.arange(5), bins=3)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_layouts_and_memory_formats_are_pytorchs_types():
+    for m in (strata, torch):
+        dense, sparse = m.ones(2), m.sparse_coo_tensor(m.tensor([[0]]), m.tensor([1.0]), (2,))
+        assert isinstance(dense.layout, m.layout) and dense.layout == m.strided
+        assert isinstance(sparse.layout, m.layout) and sparse.layout == m.sparse_coo
+        assert dense.layout != m.sparse_coo
+        for name in ("contiguous_format", "preserve_format", "channels_last",
+                     "channels_last_3d"):
+            assert isinstance(getattr(m, name), m.memory_format)
+        assert repr(m.channels_last) == f"{m.__name__}.channels_last"
+        assert repr(sparse.layout) == f"{m.__name__}.sparse_coo"
+    assert strata.empty(1, 2, 3, 4, 5, memory_format=strata.channels_last_3d).stride() == \
+        torch.empty(1, 2, 3, 4, 5, memory_format=torch.channels_last_3d).stride()

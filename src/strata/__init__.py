@@ -73,9 +73,16 @@ inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 half, float, double = float16, float32, float64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 short, int, long = int16, int32, int64  # noqa: A001
-strided, sparse_coo = "strided", "sparse_coo"
-contiguous_format, preserve_format = "contiguous_format", "preserve_format"
-channels_last = "channels_last"
+from .core.formats import (  # noqa: E402,F401
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    sparse_coo,
+    strided,
+)
 
 _backends.register_all()
 _autograd.register()

@@ -14,6 +14,7 @@ import numpy as np
 from .core import dtype as D
 from .core import trace
 from .core.device import as_device, cpu
+from .core.formats import sparse_coo, strided
 from .core.shape import Size, contiguous_strides
 from .core.storage import Storage
 from .core.tensor_impl import (
@@ -297,7 +298,7 @@ class Tensor(TensorOperators, TensorConversion, TensorMethods, TensorImpl):
 
     @property
     def layout(self):
-        return "sparse_coo" if "_sparse" in self.__dict__ else "strided"
+        return sparse_coo if "_sparse" in self.__dict__ else strided
 
     @property
     def is_cuda(self):
