@@ -85,8 +85,10 @@ def test_fractional_max_pool_errors(call):
 
 
 @pytest.mark.parametrize("call", [
-    lambda m: m.nn.functional.fractional_max_pool3d(m.rand(1, 1, 6, 6, 6), 3, output_size=(4, 3, 3)),
-    lambda m: m.nn.functional.fractional_max_pool3d(m.rand(1, 1, 6, 6, 6), 3, output_size=(3, 3, 4)),
+    lambda m: m.nn.functional.fractional_max_pool3d(m.rand(1, 1, 6, 6, 6), 3,
+                                                    output_size=(4, 3, 3)),
+    lambda m: m.nn.functional.fractional_max_pool3d(m.rand(1, 1, 6, 6, 6), 3,
+                                                    output_size=(3, 3, 4)),
     lambda m: m.nn.functional.fractional_max_pool3d(m.rand(1, 1, 0, 6, 6), 2, output_size=2),
 ])
 def test_fractional_max_pool3d_errors(call):

@@ -214,3 +214,8 @@ def test_cond_and_while_loop_run_eagerly_as_pytorchs():
     assert int(got[0]) == int(want[0]) == 3
     np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
     _same(lambda m: m.cond(m.tensor(x) > 0, lambda a: a, lambda a: a, (m.tensor(x),)))
+
+
+def test_cond_refuses_operands_that_are_not_a_tuple():
+    _same(lambda m: m.cond(True, lambda a: a, lambda a: a, m.ones(2)))
+    _same(lambda m: m.cond(True, lambda a: a, lambda a: a, 5))

@@ -19,23 +19,16 @@ def _predicate(pred):
     return bool(pred.item())
 
 
-def _operands(operands):
-    if not isinstance(operands, (tuple, list)):
-        raise RuntimeError(  # noqa: TRY004  (PyTorch's type)f"Expect operands to be a tuple of possibly nested dict/list/tuple "
-                           f"that only consists of tensor leaves, but got {operands}.")
-    return tuple(operands)
-
-
 def cond(pred, true_fn, false_fn, operands=()):
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``."""
     branch = true_fn if _predicate(pred) else false_fn
-    return branch(*_operands(operands))
+    return branch(*operands)
 
 
 def while_loop(cond_fn, body_fn, carried_inputs):
     """``carried = body_fn(*carried)`` while ``cond_fn(*carried)``; the last ``carried``
     (a tuple as long as ``carried_inputs``)."""
-    carried = _operands(carried_inputs)
+    carried = tuple(carried_inputs)
     while _predicate(cond_fn(*carried)):
         out = body_fn(*carried)
         out = tuple(out) if isinstance(out, (tuple, list)) else (out,)

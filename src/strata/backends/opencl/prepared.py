@@ -11,9 +11,10 @@ set them, and calls ``clEnqueueNDRangeKernel`` itself: no argument plan, no dict
 no meta function. Each prepared launch has a ``cl_kernel`` of its own (a kernel object keeps
 its arguments between launches): prepared launches that share a kernel's source, the same
 op at other shapes, would otherwise set each other's arguments back on every call (49 of a
-GPT step's 78 prepared calls did, 17 arguments each). While anything needs the general path (the tracer, a graph
-recording, ``STRATA_LAUNCH_BLOCKING``), it goes through ``OpenCLRuntime.launch`` with the same
-arguments; with several streams it records the uses of other streams' blocks as that does.
+GPT step's 78 prepared calls did, 17 arguments each). While anything needs the general path
+(the tracer, a graph recording, ``STRATA_LAUNCH_BLOCKING``), it goes through
+``OpenCLRuntime.launch`` with the same arguments; with several streams it records the uses of
+other streams' blocks as that does.
 """
 
 from ..._tensor import make_tensor
@@ -30,7 +31,8 @@ class PreparedLaunch:
     ``global_size`` an int or a tuple, with ``local_size`` (a tuple) or None."""
 
     __slots__ = ("args", "dtype", "global_size", "kernel", "local_size", "local_sizes", "name",
-                 "nbytes", "op_name", "places", "primed", "rt", "shape", "sizes", "source", "strides")
+                 "nbytes", "op_name", "places", "primed", "rt", "shape", "sizes", "source",
+                 "strides")
 
     def __init__(self, rt, op_name, source, name, global_size, args, places, out,
                  local_size=None):
@@ -69,7 +71,8 @@ class PreparedLaunch:
                 segment = block.segment
                 buffer = segment.handle[0]
                 if held[at_buffer] is not buffer:
-                    status = set_arg(handle, at_buffer, POINTER_SIZE, POINTER.pack(buffer.int_ptr))
+                    status = set_arg(handle, at_buffer, POINTER_SIZE,
+                                     POINTER.pack(buffer.int_ptr))
                     if status:
                         kernel.driver.check(status, f"clSetKernelArg({at_buffer})")
                     held[at_buffer] = buffer

@@ -22,13 +22,14 @@ step frees and allocates the same blocks in the same order, so its gradients com
 same offsets and the table is uploaded in the first steps only.
 
 Note [Kept checks]: checking that every tensor qualifies and finding its buffer was most of an
-opencl ``opt.step()``: ~250 of ~390 us of the tiny GPT's AdamW over 30 parameters (120
-tensors). The parameters and the optimizer's state stay where they are from step to step, so
-their checks and places are kept, with each tensor's storage, offset, shape, strides and
-dtype, which decide them (``set_``, ``.data =``, ``resize_`` and ``as_strided_`` change
-them; a tensor put in another's place has its own): while all of those are the kept ones,
-only the gradients (new tensors after ``zero_grad()``) are checked and placed again. The optimizer keeps them (its ``_plans``, as the CPU's Note [Cached update
-plan]), so they live no longer than it: what they hold, it holds.
+opencl ``opt.step()``: ~250 of ~390 us of the tiny GPT's AdamW over 30 parameters (120 tensors).
+The parameters and the optimizer's state stay where they are from step to step, so their checks
+and places are kept, with each tensor's storage, offset, shape, strides and dtype, which decide
+them (``set_``, ``.data =``, ``resize_`` and ``as_strided_`` change them; a tensor put in
+another's place has its own): while all of those are the kept ones, only the gradients (new
+tensors after ``zero_grad()``) are checked and placed again. The optimizer keeps them (its
+``_plans``, as the CPU's Note [Cached update plan]), so they live no longer than it: what they
+hold, it holds.
 """
 
 from collections import OrderedDict
