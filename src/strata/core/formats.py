@@ -14,11 +14,11 @@ class _Named(str):
         return type(self), (str(self),)
 
 
-class layout(_Named):  # noqa: N801  (PyTorch's name)
+class layout(_Named):
     """How a tensor's elements are stored: ``strided`` or ``sparse_coo``."""
 
 
-class memory_format(_Named):  # noqa: N801  (PyTorch's name)
+class memory_format(_Named):
     """A dense tensor's dimension order in memory."""
 
 
