@@ -44,7 +44,7 @@ import numpy as np
 
 from ... import config
 from . import native_pool
-from .array import MEMORY_BOUND_GRAIN, empty_apart
+from .array import empty_apart
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen;
@@ -295,7 +295,13 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # than it saves).
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
-# formulas of a few flops per element: chunks of array.MEMORY_BOUND_GRAIN
+# formulas of a few flops per element (and the casts): chunks of MEMORY_BOUND_GRAIN elements.
+# array.MEMORY_BOUND_GRAIN (1M) is the Python pool's, whose sleeping threads take 30-50 us to
+# wake; the native pool's threads spin after a loop, so a second thread pays from far fewer
+# elements. tanh_backward over float32, one thread (1M grain) -> two (64K), us, Intel Xeon
+# (AVX-512) VM, torch beside: 128K 53 -> 34 (torch 12), 256K 145 -> 61 (33), 512K 279 -> 160
+# (116), 1M 535 -> 328 (269); 32K and 64K unchanged (one chunk).
+MEMORY_BOUND_GRAIN = 1 << 16
 MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
                                    "threshold_backward"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
