@@ -141,3 +141,57 @@ def test_cross_map_lrn2d_forward_and_backward_are_pytorchs(size, channels):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
     assert repr(strata.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
     check_error(lambda m: m.nn.CrossMapLRN2d(3)(m.ones(2, 3, 4)), match="Expected input to be 4D")
+
+
+@pytest.mark.parametrize("config", [
+    {}, {"bias": True}, {"reduction": "sum", "ignore_index": 1}, {"reduction": "none"},
+    {"k_dim": True, "label_smoothing": 0.1}, {"k_dim": True, "reduction": "none", "bias": True},
+    {"probabilities": True}, {"unbatched": True}, {"class_weight": True},
+])
+def test_linear_cross_entropy_values_and_gradients_are_pytorchs(config):
+    rng = np.random.default_rng(len(config) * 7 + sum(map(len, config)))
+    config = dict(config)
+    k_dim, probabilities = config.pop("k_dim", False), config.pop("probabilities", False)
+    unbatched, bias = config.pop("unbatched", False), config.pop("bias", False)
+    class_weight = config.pop("class_weight", False)
+    x = rng.standard_normal(4 if unbatched else (5, 4))
+    w = rng.standard_normal((3, 2, 4) if k_dim else (3, 4))
+    b = rng.standard_normal(w.shape[:-1])
+    if probabilities:
+        p = rng.uniform(size=(5, 3))
+        target = p / p.sum(-1, keepdims=True)
+    else:
+        target = rng.integers(0, 3, () if unbatched else ((5, 2) if k_dim else 5))
+    out = []
+    for m in (torch, strata):
+        xt, wt = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
+        bt = m.tensor(b, requires_grad=True) if bias else None
+        kwargs = dict(config, linear_bias=bt)
+        if class_weight:
+            kwargs["weight"] = m.tensor([0.5, 2.0, 1.0], dtype=m.float64)
+        loss = m.nn.functional.linear_cross_entropy(xt, wt, m.tensor(target), **kwargs)
+        loss.sum().backward()
+        out.append([loss.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()] +
+                   ([bt.grad.numpy()] if bias else []))
+    for a, b_ in zip(out[1], out[0], strict=True):
+        np.testing.assert_allclose(a, b_, rtol=1e-12, atol=1e-12)
+
+
+def test_linear_cross_entropy_loss_module_and_errors():
+    strata.manual_seed(0)
+    module = strata.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True)
+    assert module.linear.weight.shape == (6, 4) and module.linear.bias.shape == (6,)
+    loss = module(strata.randn(5, 4), strata.randint(0, 3, (5, 2)))
+    assert loss.shape == () and loss.requires_grad
+    assert "out_features=(2,)" in repr(module)
+    assert isinstance(strata.nn.LinearCrossEntropyOptions(), strata.nn.LinearCrossEntropyOptions)
+    x, w = np.ones((5, 4)), np.ones((3, 4))
+    for bad in (lambda m: m.nn.functional.linear_cross_entropy(m.tensor(x)[None], m.tensor(w),
+                                                               m.zeros(5, dtype=m.long)),
+                lambda m: m.nn.functional.linear_cross_entropy(m.tensor(x), m.tensor(w)[0],
+                                                               m.zeros(5, dtype=m.long)),
+                lambda m: m.nn.functional.linear_cross_entropy(m.tensor(x), m.tensor(w)[:, :3],
+                                                               m.zeros(5, dtype=m.long)),
+                lambda m: m.nn.LinearCrossEntropyLoss(4, 3, label_smoothing=2),
+                lambda m: m.nn.LinearCrossEntropyLoss(4, 3, weight=m.ones(2))):
+        check_error(bad, match=".")

@@ -57,6 +57,7 @@ from .loss import (  # noqa: F401
     CTCLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    LinearCrossEntropyLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
