@@ -1,13 +1,12 @@
 """``Bernoulli(probs=None, logits=None)``: 1 with probability p, else 0."""
 
 import math
-import numbers
 
 from .. import creation
 from ..nn import functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import ProbsOrLogits, broadcast_all, one_of
+from .utils import ProbsOrLogits, broadcast_all
 
 
 class Bernoulli(ProbsOrLogits, Distribution):
@@ -16,11 +15,7 @@ class Bernoulli(ProbsOrLogits, Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        name, value = one_of(probs, logits)
-        (param,) = broadcast_all(value)
-        setattr(self, name, param)
-        batch_shape = () if isinstance(value, numbers.Number) else param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._set_param(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Bernoulli, batch_shape, ("probs", "logits"), _instance)

@@ -7,7 +7,7 @@ from ..core import dtype as D
 from ..nn import functional as F
 from . import constraints
 from .distribution import Distribution
-from .utils import ProbsOrLogits, batch_shape_of, broadcast_all, one_of
+from .utils import ProbsOrLogits, broadcast_all
 
 
 class Geometric(ProbsOrLogits, Distribution):
@@ -15,12 +15,10 @@ class Geometric(ProbsOrLogits, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        name, value = one_of(probs, logits)
-        (param,) = broadcast_all(value)
-        setattr(self, name, param)
-        super().__init__(batch_shape_of((value,), param), validate_args=validate_args)
+        super().__init__(self._set_param(probs, logits), validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             # probs = 0 is in the unit interval but has no success to wait for
+            param = self.probs
             raise ValueError(
                 f"Expected parameter probs ({type(param).__name__} of shape "
                 f"{tuple(param.shape)}) of distribution {self!r} to be positive but found "

@@ -2,14 +2,13 @@
 relaxation of a Bernoulli, values in (0, 1) with reparameterised samples; as in PyTorch, the
 sigmoid of a ``LogitRelaxedBernoulli`` (Maddison et al. 2017, Jang et al. 2017)."""
 
-import numbers
 
 from .. import creation
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import ProbsOrLogits, broadcast_all, clamp_probs, one_of
+from .utils import ProbsOrLogits, broadcast_all, clamp_probs
 
 
 class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
@@ -20,11 +19,7 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        name, value = one_of(probs, logits)
-        (param,) = broadcast_all(value)
-        setattr(self, name, param)
-        batch_shape = () if isinstance(value, numbers.Number) else param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(self._set_param(probs, logits), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(LogitRelaxedBernoulli, batch_shape, ("probs", "logits"),

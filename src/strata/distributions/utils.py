@@ -92,6 +92,14 @@ class ProbsOrLogits:
     def probs(self):
         return logits_to_probs(self.logits, self._is_binary)
 
+    def _set_param(self, probs, logits):
+        """Keep the one parametrisation given (``one_of``), broadcast to a tensor; returns the
+        batch shape it gives."""
+        name, value = one_of(probs, logits)
+        (param,) = broadcast_all(value)
+        setattr(self, name, param)
+        return batch_shape_of((value,), param)
+
     @property
     def _param(self):
         return self.__dict__["probs"] if "probs" in self.__dict__ else self.__dict__["logits"]

@@ -10,6 +10,7 @@ import numpy as np
 from .._tensor import _is_tensor, make_sparse
 from ..core import dtype as D
 from ..creation import tensor
+from ..ops.meta_rules import type_name
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
@@ -94,7 +95,7 @@ def _sparse_softmax(input, dim, dtype, log):
     values = x.values() if dtype is None else x.values().to(dtype)
     if not values.dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{_type_name(values.dtype)}'")
+                                  f"'{type_name(values.dtype)}'")
     dim = wrap_dim(dim, x.ndim)
     sparse_dim = x.sparse_dim()
     if dim >= sparse_dim:                  # a dense dim: each specified row of values alone
@@ -116,7 +117,3 @@ def _sparse_softmax(input, dim, dtype, log):
         out = shifted - total.log()[segment] if log else shifted.exp() / total[segment]
     return sparse_coo_tensor(x.indices(), out, tuple(x.shape), is_coalesced=True)
 
-
-def _type_name(dtype):
-    from ..ops.meta_rules import type_name
-    return type_name(dtype)

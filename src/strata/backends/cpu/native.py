@@ -295,13 +295,13 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # than it saves).
 GENERATED_MIN_SIZE = 1024
 GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
-# formulas of a few flops per element (and the casts): chunks of MEMORY_BOUND_GRAIN elements.
+# formulas of a few flops per element (and the casts): chunks of NATIVE_MEMORY_BOUND_GRAIN elements.
 # array.MEMORY_BOUND_GRAIN (1M) is the Python pool's, whose sleeping threads take 30-50 us to
 # wake; the native pool's threads spin after a loop, so a second thread pays from far fewer
 # elements. tanh_backward over float32, one thread (1M grain) -> two (64K), us, Intel Xeon
 # (AVX-512) VM, torch beside: 128K 53 -> 34 (torch 12), 256K 145 -> 61 (33), 512K 279 -> 160
 # (116), 1M 535 -> 328 (269); 32K and 64K unchanged (one chunk).
-MEMORY_BOUND_GRAIN = 1 << 16
+NATIVE_MEMORY_BOUND_GRAIN = 1 << 16
 MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
                                    "threshold_backward"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -363,7 +363,7 @@ def _run(formula, a, inputs, scalars):
     pointers = [x.ctypes.data for x in inputs] + ([params.ctypes.data] if scalars else [])
     pointers.append(out.ctypes.data)
     n = a.size
-    grain = MEMORY_BOUND_GRAIN if formula in MEMORY_BOUND_FORMULAS else GENERATED_GRAIN
+    grain = NATIVE_MEMORY_BOUND_GRAIN if formula in MEMORY_BOUND_FORMULAS else GENERATED_GRAIN
     native_pool.parallel_call(fn, pointers + [n], 0, n, grain, native_pool.VECTOR_ROWS)
     return out
 
@@ -387,7 +387,7 @@ def cast_into(dst, src) -> bool:
     if fn is None:
         return False
     native_pool.parallel_call(fn, [src.ctypes.data, dst.ctypes.data, src.size], 0, src.size,
-                              MEMORY_BOUND_GRAIN, native_pool.VECTOR_ROWS)
+                              NATIVE_MEMORY_BOUND_GRAIN, native_pool.VECTOR_ROWS)
     return True
 
 

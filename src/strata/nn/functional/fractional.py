@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import creation
 from ...core import dtype as D
+from ...ops.meta_rules import type_name
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
@@ -65,7 +66,7 @@ def _fractional(input, kernel_size, output_size, output_ratio, samples, dims):
                            f"{list(input.shape)}")
     if input.dtype.category != D.FLOATING:
         raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
-                                  f"'{_type_name(input.dtype)}'")
+                                  f"'{type_name(input.dtype)}'")
     x = input if input.ndim == dims + 2 else input.unsqueeze(0)
     n, c, spatial = x.shape[0], x.shape[1], tuple(x.shape[2:])
     names = ("time", "height", "width")[-dims:]
@@ -111,10 +112,6 @@ def _fractional(input, kernel_size, output_size, output_ratio, samples, dims):
         values, indices = values.squeeze(0), indices.squeeze(0)
     return values, indices
 
-
-def _type_name(dtype):
-    from ...ops.meta_rules import type_name
-    return type_name(dtype)
 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,

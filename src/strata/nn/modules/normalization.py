@@ -94,35 +94,35 @@ class GroupNorm(Module):
                f"affine={self.affine}, bias={self.bias is not None}"
 
 
-class LocalResponseNorm(Module):
-    """Normalises each channel by the mean square over ``size`` neighbouring channels."""
+class _CrossChannelNorm(Module):
+    """The settings of a normalisation over ``size`` neighbouring channels."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
+class LocalResponseNorm(_CrossChannelNorm):
+    """Normalises each channel by the mean square over ``size`` neighbouring channels."""
 
-class CrossMapLRN2d(Module):
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+
+
+class CrossMapLRN2d(_CrossChannelNorm):
     """The legacy (Lua Torch) cross-channel normalisation of 4-D inputs: PyTorch keeps its own
     running-sum forward and hand-written backward (``torch/nn/modules/_functions.py``), whose
     window differs from ``LocalResponseNorm``'s at the channel edges; they are ported here."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):
         return _CrossMapLRN2d.apply(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class _CrossMapLRN2d(Function):
