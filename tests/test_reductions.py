@@ -335,3 +335,9 @@ def test_histogramdd_with_edges_and_its_errors():
                 lambda m: m.histogramdd(m.tensor(x[0]), bins=2),
                 lambda m: m.histogramdd(m.tensor(x), bins=2, range=[1.0, 0.0, 0.0, 1.0])):
         check_error(bad, match=".")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_bincount_refuses_non_integer_input_as_pytorch(dtype):
+    check_error(lambda m: m.bincount(m.tensor([1, 0, 2]).to(getattr(m, dtype))),
+                match="\"bincount_cpu\" not implemented for")
