@@ -221,13 +221,14 @@ def test_blas_gemm_is_found():
 
 
 def test_no_openblas_means_no_gemm(monkeypatch):
-    """A NumPy on another BLAS (MKL, Accelerate): no address, so the convolution keeps its
-    Python-driven blocks (the "blocks" path above)."""
+    """A NumPy on another BLAS (Accelerate) and no MKL wheel: no address, so the convolution
+    keeps its Python-driven blocks (the "blocks" path above)."""
     blas._openblas.cache_clear()
     blas.gemm.cache_clear()
-    monkeypatch.setattr(blas, "threadpool_info", lambda: [{"internal_api": "mkl"}])
+    monkeypatch.setattr(blas, "threadpool_info", lambda: [{"internal_api": "accelerate"}])
+    monkeypatch.setattr(blas, "_mkl", lambda: None)
     try:
-        assert blas.gemm("float32") is None
+        assert blas.gemm("float32") is None and blas.provider() == "none"
         assert nn._driver("conv2d", np.ones(1, np.float32)) is None
     finally:
         blas._openblas.cache_clear()

@@ -27,6 +27,12 @@ native_kernels: bool = _flag("STRATA_NATIVE_KERNELS", "1")
 # Run BLAS products and generated kernels on the C thread pool that spins a while between loops
 # (Note [Native pool] in backends/cpu/native_pool.py); 0 keeps them on the Python pool.
 native_pool: bool = _flag("STRATA_NATIVE_POOL", "1")
+# The BLAS of the products strata drives itself (Note [BLAS provider] in backends/cpu/blas.py):
+# "auto" (MKL where the mkl wheel is installed, else NumPy's OpenBLAS), "mkl" or "openblas".
+blas: str = os.environ.get("STRATA_BLAS", "auto").strip().lower() or "auto"
+if blas not in ("auto", "mkl", "openblas"):
+    warnings.warn(f"STRATA_BLAS should be auto, mkl or openblas, got {blas!r}; using auto")
+    blas = "auto"
 # Move the objects alive at the end of ``import strata`` (modules, op tables, kernels) out of the
 # garbage collector's sight (Note [Frozen import objects] in __init__.py); 0 leaves them in.
 gc_freeze_at_import: bool = _flag("STRATA_GC_FREEZE", "1")

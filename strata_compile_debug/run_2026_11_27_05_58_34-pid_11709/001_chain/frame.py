@@ -1,0 +1,3 @@
+def ___frame(L, G, ___inputs):
+    ___outs = ___graph(*___inputs)
+    return ___outs[0]
