@@ -458,3 +458,39 @@ def test_half_casts_are_numpys_bits():
     assert not native.cast_into(np.empty(4096, np.float64), floats[:4096])
     assert not native.cast_into(np.empty(2048, np.float16), floats[:4096:2])
     assert not native.cast_into(np.empty(8, np.float16), floats[:8])
+
+
+ARITHMETIC = ["add", "sub", "mul", "div"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ARITHMETIC)
+def test_large_arithmetic_is_torchs_bits(generated_path, op, dtype):
+    """Note [Native arithmetic]: same-shape float operands from 64K elements take a generated
+    kernel on the native pool (or NumPy's ufunc): bit for bit PyTorch's, NaN, infinities, signed
+    zeros and division by zero included; in place, broadcast, alpha and int operands keep the
+    NumPy path and agree too."""
+    from strata.backends.cpu import elementwise
+    n = elementwise.NATIVE_ARITHMETIC_SIZE + 17
+    a, b = _generated_input(dtype, n, seed=1), _generated_input(dtype, n, seed=2)
+    b[len(SPECIALS):2 * len(SPECIALS)] = SPECIALS[::-1]
+    b[-5:] = 0.0
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
+    fast = elementwise.native_arithmetic(ufunc, a, b, ()) is not None
+    assert fast == (generated_path == "native")
+    half = n // 2
+    pairs = [(a, b), (a, b[:1].copy()), (a[:2 * half].reshape(2, half), b[:half])]  # broadcasts
+    for x, y in pairs:
+        s = getattr(strata, op)(strata.tensor(x), strata.tensor(y))
+        t = getattr(torch, op)(torch.tensor(x), torch.tensor(y))
+        assert str(s.dtype) == str(t.dtype).replace("torch", "strata")
+        assert np.array_equal(s.numpy(), t.numpy(), equal_nan=True), op
+        assert np.array_equal(np.signbit(s.numpy()), np.signbit(t.numpy())), op
+    if op in ("add", "sub"):
+        s = getattr(strata, op)(strata.tensor(a), strata.tensor(b), alpha=2)
+        t = getattr(torch, op)(torch.tensor(a), torch.tensor(b), alpha=2)
+        np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=1e-6, equal_nan=True)
+    x = strata.tensor(a)
+    getattr(x, f"{op}_")(strata.tensor(b))
+    want = getattr(torch.tensor(a), f"{op}_")(torch.tensor(b))
+    assert np.array_equal(x.numpy(), want.numpy(), equal_nan=True)

@@ -147,6 +147,31 @@ def _cached_dtypes(rule, compute=None):
 LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the second core gives
 
 
+# Note [Native arithmetic]: NumPy's add/sub/mul/div run on one thread, and the Python pool
+# splits a memory-bound loop only from 1M elements (its threads wake in 20-50 us), so x * y
+# over 0.5M float32 took 190-260 us on the AVX-512 VM of docs/inductor.md, where PyTorch's two
+# OpenMP threads take ~70. Two same-shape contiguous float32/float64 operands of
+# NATIVE_ARITHMETIC_SIZE elements or more run a generated kernel on the native pool instead
+# (compile/inductor/eager.py BINARY_FORMULAS, 64K-element chunks): 120-150 us. One IEEE
+# operation per element (built without contraction), so NumPy's bits.
+NATIVE_ARITHMETIC = {np.add: "add", np.subtract: "sub", np.multiply: "mul",
+                     np.true_divide: "div"}
+NATIVE_ARITHMETIC_SIZE = 1 << 16
+
+
+def native_arithmetic(fn, a, b, extra):
+    """``fn(a, b, *extra)`` by a generated kernel (Note [Native arithmetic]) as a fresh array,
+    or None (another function, alpha, dtype or layout, broadcasting, or no C compiler)."""
+    if extra:
+        if extra != (1,) or type(extra[0]) is not int:
+            return None
+        fn = getattr(fn, "plain", None)
+    formula = NATIVE_ARITHMETIC.get(fn)
+    if formula is None:
+        return None
+    return native.run_binary(formula, a, b)
+
+
 def _flat_operands(operands, shape):
     """The operands as flat arrays (0-dim arrays and Python numbers as they are), or None when
     one of them broadcasts or is not C-contiguous."""
@@ -283,7 +308,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 b = getattr(other, "_array", None)
                 dt = self.dtype
                 lane = None
-                if b is not None and dt is other.dtype and a.size < LARGE and b.size < LARGE:
+                if b is not None and dt is other.dtype and a.size < NATIVE_ARITHMETIC_SIZE \
+                        and b.size < NATIVE_ARITHMETIC_SIZE:
                     lane = same_dtype_lane.get((dt, extra))
                     if lane is not None and extra and type(extra[0]) is not int:
                         lane = None   # 1.0 or True, equal to the int alpha 1 (lane_key)
@@ -319,6 +345,10 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
+            if type(a) is np.ndarray and a.size >= NATIVE_ARITHMETIC_SIZE:
+                r = native_arithmetic(fn, a, b, extra)
+                if r is not None:
+                    return from_array(r, dt)
             big = a if type(a) is np.ndarray and a.size >= LARGE else \
                 b if type(b) is np.ndarray and b.size >= LARGE else None
             if big is not None:

@@ -303,7 +303,7 @@ GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says
 # (116), 1M 535 -> 328 (269); 32K and 64K unchanged (one chunk).
 NATIVE_MEMORY_BOUND_GRAIN = 1 << 16
 MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
-                                   "threshold_backward"})
+                                   "threshold_backward", "add", "sub", "mul", "div"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

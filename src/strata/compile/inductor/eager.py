@@ -194,6 +194,12 @@ BINARY_FORMULAS = {
     "silu_backward": silu_backward,
     "softplus_backward": softplus_backward,
     "threshold_backward": threshold_backward,
+    # the four operators (eager's large same-shape float operands, Note [Native arithmetic]
+    # in backends/cpu/elementwise.py): one IEEE operation each, so NumPy's bits
+    "add": lambda a, b, dtype: ops.add(a, b),
+    "sub": lambda a, b, dtype: ops.sub(a, b),
+    "mul": lambda a, b, dtype: ops.mul(a, b),
+    "div": lambda a, b, dtype: ops.truediv(a, b),
 }
 
 
