@@ -60,7 +60,7 @@ def test_each_provider_agrees_with_torch(tmp_path, choice):
         pytest.skip("the mkl wheel is not installed (pip install strata[mkl])")
     got, _ = _run(tmp_path, choice)
     want_provider = "openblas" if choice == "openblas" else (
-        "mkl" if _mkl_installed() else "openblas")
+        "mkl" if _mkl_installed() and (choice == "mkl" or blas._intel_cpu()) else "openblas")
     assert str(got["provider"]) == want_provider
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((64, 784), np.float32), rng.standard_normal((512, 784), np.float32)
@@ -87,6 +87,19 @@ def test_mkl_without_the_wheel_warns_and_keeps_openblas(monkeypatch):
         with pytest.warns(UserWarning, match="STRATA_BLAS=mkl"):
             assert blas._mkl() is None
         assert blas.provider() == "openblas"
+    finally:
+        blas._mkl.cache_clear()
+        blas.gemm.cache_clear()
+
+
+def test_auto_keeps_openblas_off_intel(monkeypatch):
+    """``auto`` picks MKL on Intel CPUs only (where it was measured); ``mkl`` insists."""
+    monkeypatch.setattr(blas, "_intel_cpu", lambda: False)
+    monkeypatch.setattr(config, "blas", "auto")
+    blas._mkl.cache_clear()
+    blas.gemm.cache_clear()
+    try:
+        assert blas._mkl() is None and blas.provider() == "openblas"
     finally:
         blas._mkl.cache_clear()
         blas.gemm.cache_clear()

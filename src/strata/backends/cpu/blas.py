@@ -13,16 +13,16 @@ suffix for 64-bit integers). OpenBLAS's own ``openblas_get_config`` says whether
 are 64-bit (``USE64BITINT``), whatever the suffix. Any other BLAS (MKL, Accelerate) answers
 None here and the convolution keeps its NumPy-driven blocks.
 
-Note [BLAS provider]: with Intel's MKL installed (``pip install strata[mkl]``: the ``mkl``
-wheel, whose ``libmkl_rt`` is the library PyTorch's x86 wheels link), the products strata
-drives itself (the native pool's GEMM table and the generated convolution loops) call MKL's
+Note [BLAS provider]: on an Intel CPU with Intel's MKL installed (``pip install strata[mkl]``:
+the ``mkl`` wheel; PyTorch's x86 wheels link MKL too), the products strata drives itself (the native pool's GEMM table and the generated convolution loops) call MKL's
 CBLAS instead. On the 2-core AVX-512 VM of docs/inductor.md the MLP step's eight products took
 0.92 ms on MKL against 1.28-1.57 ms on NumPy's OpenBLAS (torch: 0.91). MKL runs sequential
 (its threading layer set before its first call, as strata splits products over its own pool:
 Note [Parallel GEMM] in linalg.py) in conditional-numerical-reproducibility mode ``AUTO``,
 so a product's bits do not move with its operands' alignment from call to call. Small products
 NumPy runs itself (``np.dot``) stay on OpenBLAS. ``STRATA_BLAS=openblas`` keeps everything
-on NumPy's BLAS; ``STRATA_BLAS=mkl`` insists on MKL (a warning where it is missing).
+on NumPy's BLAS; ``STRATA_BLAS=mkl`` insists on MKL, on any CPU (a warning where it is
+missing).
 ``provider()`` names the one in use.
 
     >>> from strata.backends.cpu import blas
@@ -88,11 +88,22 @@ def _mkl_path():
     return str(found[0].locate()) if found else None
 
 
+def _intel_cpu() -> bool:
+    """Whether this is an Intel CPU (``auto`` picks MKL only there: its GEMMs were measured
+    on Intel; on other x86 CPUs MKL's code paths are not known to beat OpenBLAS's)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("vendor_id") and "GenuineIntel" in line for line in f)
+    except OSError:
+        return False
+
+
 @functools.cache
 def _mkl():
     """MKL's runtime library, set up sequential, LP64 and reproducible, or None (not installed,
-    ``STRATA_BLAS=openblas``, or already running threaded in this process)."""
-    if config.blas == "openblas":
+    ``STRATA_BLAS=openblas``, ``auto`` on a CPU that is not Intel's, or already running
+    threaded in this process)."""
+    if config.blas == "openblas" or config.blas == "auto" and not _intel_cpu():
         return None
     path = _mkl_path()
     lib = None
