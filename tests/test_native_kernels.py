@@ -494,3 +494,29 @@ def test_large_arithmetic_is_torchs_bits(generated_path, op, dtype):
     getattr(x, f"{op}_")(strata.tensor(b))
     want = getattr(torch.tensor(a), f"{op}_")(torch.tensor(b))
     assert np.array_equal(x.numpy(), want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ARITHMETIC)
+def test_row_vector_arithmetic_is_torchs_bits(generated_path, op, dtype):
+    """Note [Native arithmetic]: a contiguous row vector on the right (a bias) takes a row
+    kernel from 64K elements; Linear's bias through ``addmm`` too. PyTorch's bits, specials
+    included; a row vector on the left, or a column, keeps NumPy's broadcast."""
+    rows, n = 257, 300
+    a = _generated_input(dtype, rows * n, seed=3).reshape(rows, n)
+    v = _generated_input(dtype, n, seed=4)
+    v[:len(SPECIALS)] = SPECIALS
+    fast = native.run_rows(op, a, v) is not None
+    assert fast == (generated_path == "native")
+    for x, y in [(a, v), (v, a), (a, a[:, :1].copy()), (a.reshape(rows, 3, 100), v[:100])]:
+        s = getattr(strata, op)(strata.tensor(x), strata.tensor(y))
+        t = getattr(torch, op)(torch.tensor(x), torch.tensor(y))
+        assert np.array_equal(s.numpy(), t.numpy(), equal_nan=True), op
+        assert np.array_equal(np.signbit(s.numpy()), np.signbit(t.numpy())), op
+    if op == "add":
+        w = np.random.default_rng(5).standard_normal((n, 64)).astype(dtype)
+        x = np.random.default_rng(6).standard_normal((rows, 64)).astype(dtype)
+        s = strata.nn.functional.linear(strata.tensor(x), strata.tensor(w), strata.tensor(v))
+        t = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(v))
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=tol, atol=tol, equal_nan=True)

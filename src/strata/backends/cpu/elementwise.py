@@ -152,8 +152,10 @@ LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the se
 # over 0.5M float32 took 190-260 us on the AVX-512 VM of docs/inductor.md, where PyTorch's two
 # OpenMP threads take ~70. Two same-shape contiguous float32/float64 operands of
 # NATIVE_ARITHMETIC_SIZE elements or more run a generated kernel on the native pool instead
-# (compile/inductor/eager.py BINARY_FORMULAS, 64K-element chunks): 120-150 us. One IEEE
-# operation per element (built without contraction), so NumPy's bits.
+# (compile/inductor/eager.py BINARY_FORMULAS, 64K-element chunks): 120-150 us. So does a
+# contiguous row vector on the right (``x + bias``, ``x * weight``: eager.py's row operator
+# kernels; 1024x512 + 512 took 280 us in NumPy). One IEEE operation per element (built
+# without contraction), so NumPy's bits.
 NATIVE_ARITHMETIC = {np.add: "add", np.subtract: "sub", np.multiply: "mul",
                      np.true_divide: "div"}
 NATIVE_ARITHMETIC_SIZE = 1 << 16
@@ -167,9 +169,11 @@ def native_arithmetic(fn, a, b, extra):
             return None
         fn = getattr(fn, "plain", None)
     formula = NATIVE_ARITHMETIC.get(fn)
-    if formula is None:
+    if formula is None or type(b) is not np.ndarray:
         return None
-    return native.run_binary(formula, a, b)
+    if b.shape == a.shape:
+        return native.run_binary(formula, a, b)
+    return native.run_rows(formula, a, b)     # None unless b is a row of a (a bias)
 
 
 def _flat_operands(operands, shape):

@@ -331,6 +331,27 @@ def run_binary(formula: str, a, b, *scalars):
     return _run(formula, a, (a, b), scalars)
 
 
+def run_rows(formula: str, a, vector):
+    """``formula`` (add, sub, mul, div) of each row of the contiguous float array ``a`` (its
+    last dim as the row) with the contiguous ``vector`` of its row's length and dtype, as a
+    fresh array (a generated row kernel, Note [Native arithmetic] in elementwise.py); None
+    otherwise."""
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE and a.ndim >= 1
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous
+            and type(vector) is np.ndarray and vector.dtype == a.dtype
+            and vector.shape == a.shape[-1:] and vector.flags.c_contiguous):
+        return None
+    fn = function("eager_rows", f"{formula}_rows_{a.dtype.name}")
+    if fn is None:
+        return None
+    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
+    n = a.shape[-1]
+    rows = a.size // n
+    native_pool.parallel_call(fn, [a.ctypes.data, vector.ctypes.data, out.ctypes.data, rows, n,
+                                   n], 0, rows, max(1, NATIVE_MEMORY_BOUND_GRAIN // n))
+    return out
+
+
 def address(arr):
     """The address of ``arr``'s first element, to pass to a generated kernel's pointer argument.
     A writable contiguous array lends its buffer (a ``byref`` of a ctypes view: 0.2 us); any

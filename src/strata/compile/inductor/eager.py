@@ -385,8 +385,23 @@ def layer_norm_backward_kernel(dtype, affine):
     return Kernel(name, inputs, [total, dot, out], frozenset({"total", "dot"}))
 
 
+# the four operators with a row vector (Note [Native arithmetic] in backends/cpu/
+# elementwise.py: a bias added to a product's rows, ``x * weight`` over the last dim)
+ROW_OPERATORS = ("add", "sub", "mul", "div")
+
+
+def row_operator_kernel(formula, dtype):
+    """``out[r, j] = in0[r, j] (op) in1[j]``: each row with the same vector."""
+    x = _rows_input(dtype)
+    vector = InputBuffer("in1", dtype, ("n",), (1,))
+    out = Pointwise("out", dtype, ("rows", "n"), lambda i: BINARY_FORMULAS[formula](
+        x.load(i), vector.load(i[1:]), dtype))
+    return Kernel(f"{formula}_rows_{dtype}", [x, vector], [out])
+
+
 def _row_kernels():
     for dtype in DTYPES:
+        yield from (row_operator_kernel(f, dtype) for f in ROW_OPERATORS)
         yield softmax_kernel(dtype)
         yield softmax_kernel(dtype, log=True)
         yield softmax_backward_kernel(dtype)
