@@ -89,6 +89,7 @@ def _run(block_fn, x, out, dim):
                          rows_out)
     if fused is not None:
         rows, x_step = rows_x.shape[0], rows_x.strides[0] // rows_x.itemsize
+        grain = max(1, native.NATIVE_ROW_GRAIN // max(n, 1))
         if rows < 2 * grain:   # one chunk (a policy's row of logits): no closure, no pool
             fused(native.address(rows_x), native.address(rows_out), rows, n, x_step, 0, rows)
         else:
@@ -165,7 +166,7 @@ def _softmax_backward_kernel(name, numpy_rows):
         pointers = [native.pointer(a) for a in (rows_g, rows_y, out)]
         x_step = rows_g.strides[0] // rows_g.itemsize
         native_pool.parallel_call(fused, pointers + [rows, n, x_step], 0, rows,
-                                  max(1, GRAIN_SIZE // max(n, 1)))
+                                  max(1, native.NATIVE_ROW_GRAIN // max(n, 1)))
         return _result(out, dt)
     return kernel
 

@@ -302,6 +302,12 @@ GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says
 # (AVX-512) VM, torch beside: 128K 53 -> 34 (torch 12), 256K 145 -> 61 (33), 512K 279 -> 160
 # (116), 1M 535 -> 328 (269); 32K and 64K unchanged (one chunk).
 NATIVE_MEMORY_BOUND_GRAIN = 1 << 16
+# The generated row kernels (softmax, log_softmax, layer_norm and their backward ops, the row
+# operators) split from this many elements too: a few flops per element each. 1024 rows of 128
+# (a tiny GPT's layer_norm) ran in one chunk at GRAIN_SIZE's 256K elements: 89-150 -> 74-76 us
+# forward, 393-583 -> 351-356 us forward and backward; softmax over 4096 rows of 64 223-333 ->
+# 167-178 us (interleaved runs, torch 41 and 142; AVX-512 VM of docs/inductor.md).
+NATIVE_ROW_GRAIN = NATIVE_MEMORY_BOUND_GRAIN
 MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
                                    "threshold_backward", "add", "sub", "mul", "div"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -348,7 +354,7 @@ def run_rows(formula: str, a, vector):
     n = a.shape[-1]
     rows = a.size // n
     native_pool.parallel_call(fn, [a.ctypes.data, vector.ctypes.data, out.ctypes.data, rows, n,
-                                   n], 0, rows, max(1, NATIVE_MEMORY_BOUND_GRAIN // n))
+                                   n], 0, rows, max(1, NATIVE_ROW_GRAIN // n))
     return out
 
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from ...ops import normalization as NZ
 from . import native, native_pool
-from .array import COMPUTE, GRAIN_SIZE, compute_data, data, wrap
+from .array import COMPUTE, compute_data, data, wrap
 
 
 def _generated_layer_norm(x, n, weight, bias, eps):
@@ -30,7 +30,7 @@ def _generated_layer_norm(x, n, weight, bias, eps):
     if affine:
         pointers += [weight.ctypes.data, bias.ctypes.data]
     pointers += [mean.ctypes.data, rstd.ctypes.data, out.ctypes.data]
-    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, GRAIN_SIZE // n))
+    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, native.NATIVE_ROW_GRAIN // n))
     return out, mean, rstd
 
 
@@ -109,7 +109,7 @@ def _generated_grad_input(x, g, mean, rstd, weight):
         arrays.append(np.ascontiguousarray(weight, x.dtype).reshape(-1))
     out = np.empty_like(x)
     pointers = [g.ctypes.data, x.ctypes.data, *(a.ctypes.data for a in arrays), out.ctypes.data]
-    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, GRAIN_SIZE // n))
+    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, native.NATIVE_ROW_GRAIN // n))
     return out
 
 
