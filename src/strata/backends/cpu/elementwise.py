@@ -155,7 +155,10 @@ LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the se
 # (compile/inductor/eager.py BINARY_FORMULAS, 64K-element chunks): 120-150 us. So does a
 # contiguous row vector on the right (``x + bias``, ``x * weight``: eager.py's row operator
 # kernels; 1024x512 + 512 took 280 us in NumPy). One IEEE operation per element (built
-# without contraction), so NumPy's bits.
+# without contraction), so NumPy's bits. From MEMORY_BOUND_GRAIN (1M) elements the Python pool
+# splits NumPy's loop as before: the native pool's workers spin 200 us after their loop, and an
+# op the Python pool runs next waited for the core they held (4M float32, y = x * x then
+# y - 0.5: 2.0 ms either way, though the product alone took 0.75 ms against 1.0).
 NATIVE_ARITHMETIC = {np.add: "add", np.subtract: "sub", np.multiply: "mul",
                      np.true_divide: "div"}
 NATIVE_ARITHMETIC_SIZE = 1 << 16
@@ -349,7 +352,7 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
-            if type(a) is np.ndarray and a.size >= NATIVE_ARITHMETIC_SIZE:
+            if type(a) is np.ndarray and NATIVE_ARITHMETIC_SIZE <= a.size < MEMORY_BOUND_GRAIN:
                 r = native_arithmetic(fn, a, b, extra)
                 if r is not None:
                     return from_array(r, dt)
