@@ -1,4 +1,5 @@
-"""The GEMM of the BLAS that NumPy loaded, for generated C that calls it directly.
+"""The CBLAS GEMM that generated C and the native pool call directly: MKL's where it is
+installed on an Intel CPU (Note [BLAS provider] below), else that of the BLAS NumPy loaded.
 
 A convolution is per sample an im2col and one GEMM (Note [Batch-blocked convolution] in
 nn.py). Driven from Python, each sample costs a ctypes call, an ``np.dot`` and a few views:
@@ -7,15 +8,17 @@ about 10 us of the GIL's time per sample, a fifth of a 3x3 layer's CPU time on 3
 (compile/inductor/eager_conv.py) call BLAS's ``cblas_sgemm``/``cblas_dgemm`` themselves, through
 the function address found here, so one C call runs a whole chunk of samples.
 
-The address comes from the library NumPy links (threadpoolctl names it): OpenBLAS, whose
-symbols NumPy's wheels rename (``scipy_cblas_sgemm64_``: a ``scipy_`` prefix and a ``64_``
-suffix for 64-bit integers). OpenBLAS's own ``openblas_get_config`` says whether its integers
-are 64-bit (``USE64BITINT``), whatever the suffix. Any other BLAS (MKL, Accelerate) answers
-None here and the convolution keeps its NumPy-driven blocks.
+Without MKL the address comes from the library NumPy links (threadpoolctl names it):
+OpenBLAS, whose symbols NumPy's wheels rename (``scipy_cblas_sgemm64_``: a ``scipy_`` prefix
+and a ``64_`` suffix for 64-bit integers). OpenBLAS's own ``openblas_get_config`` says whether
+its integers are 64-bit (``USE64BITINT``), whatever the suffix. A NumPy on any other BLAS
+(Accelerate, MKL) with no MKL wheel answers None here and the convolution keeps its
+NumPy-driven blocks.
 
 Note [BLAS provider]: on an Intel CPU with Intel's MKL installed (``pip install strata[mkl]``:
-the ``mkl`` wheel; PyTorch's x86 wheels link MKL too), the products strata drives itself (the native pool's GEMM table and the generated convolution loops) call MKL's
-CBLAS instead. On the 2-core AVX-512 VM of docs/inductor.md the MLP step's eight products took
+the ``mkl`` wheel; PyTorch's x86 wheels link MKL too), the products strata drives itself (the
+native pool's GEMM table and the generated convolution loops) call MKL's CBLAS instead. On
+the 2-core AVX-512 VM of docs/inductor.md the MLP step's eight products took
 0.92 ms on MKL against 1.28-1.57 ms on NumPy's OpenBLAS (torch: 0.91). MKL runs sequential
 (its threading layer set before its first call, as strata splits products over its own pool:
 Note [Parallel GEMM] in linalg.py) in conditional-numerical-reproducibility mode ``AUTO``,
