@@ -471,7 +471,7 @@ def test_large_arithmetic_is_torchs_bits(generated_path, op, dtype):
     zeros and division by zero included; in place, broadcast, alpha and int operands keep the
     NumPy path and agree too."""
     from strata.backends.cpu import elementwise
-    n = elementwise.NATIVE_ARITHMETIC_SIZE + 17
+    n = native.ARITHMETIC_MIN_SIZE + 17
     a, b = _generated_input(dtype, n, seed=1), _generated_input(dtype, n, seed=2)
     b[len(SPECIALS):2 * len(SPECIALS)] = SPECIALS[::-1]
     b[-5:] = 0.0

@@ -151,7 +151,7 @@ LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the se
 # splits a memory-bound loop only from 1M elements (its threads wake in 20-50 us), so x * y
 # over 0.5M float32 took 190-260 us on the AVX-512 VM of docs/inductor.md, where PyTorch's two
 # OpenMP threads take ~70. Two same-shape contiguous float32/float64 operands of
-# NATIVE_ARITHMETIC_SIZE elements or more run a generated kernel on the native pool instead
+# native.ARITHMETIC_MIN_SIZE elements or more run a generated kernel on the native pool instead
 # (compile/inductor/eager.py BINARY_FORMULAS, 64K-element chunks): 120-150 us. So does a
 # contiguous row vector on the right (``x + bias``, ``x * weight``: eager.py's row operator
 # kernels; 1024x512 + 512 took 280 us in NumPy). One IEEE operation per element (built
@@ -159,9 +159,9 @@ LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the se
 # splits NumPy's loop as before: the native pool's workers spin 200 us after their loop, and an
 # op the Python pool runs next waited for the core they held (4M float32, y = x * x then
 # y - 0.5: 2.0 ms either way, though the product alone took 0.75 ms against 1.0).
+_NATIVE_MIN = native.ARITHMETIC_MIN_SIZE   # a global, read by the binary lane at every call
 NATIVE_ARITHMETIC = {np.add: "add", np.subtract: "sub", np.multiply: "mul",
                      np.true_divide: "div"}
-NATIVE_ARITHMETIC_SIZE = 1 << 16
 
 
 def native_arithmetic(fn, a, b, extra):
@@ -315,8 +315,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
                 b = getattr(other, "_array", None)
                 dt = self.dtype
                 lane = None
-                if b is not None and dt is other.dtype and a.size < NATIVE_ARITHMETIC_SIZE \
-                        and b.size < NATIVE_ARITHMETIC_SIZE:
+                if b is not None and dt is other.dtype and a.size < _NATIVE_MIN \
+                        and b.size < _NATIVE_MIN:
                     lane = same_dtype_lane.get((dt, extra))
                     if lane is not None and extra and type(extra[0]) is not int:
                         lane = None   # 1.0 or True, equal to the int alpha 1 (lane_key)
@@ -352,7 +352,7 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
-            if type(a) is np.ndarray and NATIVE_ARITHMETIC_SIZE <= a.size < MEMORY_BOUND_GRAIN:
+            if type(a) is np.ndarray and _NATIVE_MIN <= a.size < MEMORY_BOUND_GRAIN:
                 r = native_arithmetic(fn, a, b, extra)
                 if r is not None:
                     return from_array(r, dt)

@@ -234,8 +234,8 @@ def bmm(self, mat2):
 # only then does the meta run, to raise PyTorch's error instead. Nothing is written but the
 # fresh result, so no state changes before the error.
 _LANE_DTYPES = (D.float32, D.float64)
-_NATIVE_BIAS = 1 << 16   # from here the bias goes on by a row kernel on the native pool
-# (Note [Native arithmetic] in elementwise.py): 1024x512 += 512 took 154 us on one thread
+# From native.ARITHMETIC_MIN_SIZE elements the bias goes on by a row kernel on the native pool
+# (Note [Native arithmetic] in elementwise.py): 1024x512 += 512 took 154 us on one thread.
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
@@ -248,7 +248,8 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
             out = matmul(_blas_ready(a if a is not None else mat1._np()),
                          _blas_ready(b if b is not None else mat2._np()))
             bias = bias if bias is not None else self._np()
-            biased = native.run_rows("add", out, bias) if out.size >= _NATIVE_BIAS else None
+            biased = (native.run_rows("add", out, bias)
+                      if out.size >= native.ARITHMETIC_MIN_SIZE else None)
             if biased is None:
                 out += bias
             else:

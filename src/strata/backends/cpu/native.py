@@ -337,6 +337,11 @@ def run_binary(formula: str, a, b, *scalars):
     return _run(formula, a, (a, b), scalars)
 
 
+# Elements from which eager add/sub/mul/div (and a bias added to a product) take the generated
+# kernels on the native pool (Note [Native arithmetic] in elementwise.py).
+ARITHMETIC_MIN_SIZE = 1 << 16
+
+
 def run_rows(formula: str, a, vector):
     """``formula`` (add, sub, mul, div) of each row of the contiguous float array ``a`` (its
     last dim as the row) with the contiguous ``vector`` of its row's length and dtype, as a
