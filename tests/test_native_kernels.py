@@ -356,6 +356,32 @@ def test_layer_norm_gradients_and_halves(path):
                 atol=2e-3, rtol=2e-3)
 
 
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-5), (np.float64, 1e-11)])
+@pytest.mark.parametrize("shape", [(3, 5, 24), (8, 40000)])
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+def test_layer_norm_parameter_gradients_match_torch(path, dtype, tol, shape, affine):
+    """The weight and bias gradients (one generated column-sum kernel walking the rows, its
+    columns split over threads for the wide rows) and the input's, each alone too."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    n = shape[-1]
+    w, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    grads = {}
+    for m in (strata, torch):
+        xx = m.tensor(x, requires_grad=True)
+        ww = m.tensor(w, requires_grad=True) if affine != "none" else None
+        bb = m.tensor(b, requires_grad=True) if affine == "both" else None
+        m.nn.functional.layer_norm(xx, (n,), ww, bb).backward(m.tensor(g))
+        grads[m] = [t.grad for t in (xx, ww, bb) if t is not None]
+        if ww is not None:       # the parameters' gradients alone (output_mask [F, T, T])
+            got = m.autograd.grad(m.nn.functional.layer_norm(xx.detach(), (n,), ww, bb),
+                                  [t for t in (ww, bb) if t is not None], m.tensor(g))
+            grads[m] += list(got)
+    for s, t in zip(grads[strata], grads[torch], strict=True):
+        assert_same(s, t, atol=tol * 10, rtol=tol)
+
+
 def test_silu_gradients_of_gradients_match_torch(generated_path):
     """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
     (SiluBackwardBackward0) gives second derivatives."""

@@ -12,7 +12,7 @@ from ..._tensor import from_array
 from ...core import dtype as D
 from ...ops import factorizations as LF
 from ...ops import linalg as L
-from . import array, native, native_pool
+from . import array, blas, native, native_pool
 from .array import compute_data, data, parallel_for, wrap
 
 
@@ -108,13 +108,14 @@ def matmul(a, b, out=None):
 # OpenBLAS's small-matrix kernels multiply by a transposed right operand ~1.6x slower than by a
 # row-major one (a batch of 64 (64x32) @ (32x64) products: 268 us on one thread, against
 # 167 us plus 42 us to copy the operand row-major first): attention's ``q @ k.transpose(-2, -1)``
-# and its backward's products.
+# and its backward's products. MKL's do not (72 us on two threads transposed, against 66 us
+# plus the 42 us copy), so with MKL (Note [BLAS provider] in blas.py) the operand stays as is.
 SMALL_TRANSPOSED = 64 * 128   # elements of one right-hand matrix
 
 
 def _row_major_if_small_transposed(b):
     if b.shape[-1] * b.shape[-2] <= SMALL_TRANSPOSED and b.strides[-2] == b.itemsize != \
-            b.strides[-1] and b.shape[-1] > 1:
+            b.strides[-1] and b.shape[-1] > 1 and blas.provider() != "mkl":
         return np.ascontiguousarray(b)
     return b
 

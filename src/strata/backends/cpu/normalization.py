@@ -99,7 +99,6 @@ def _generated_grad_input(x, g, mean, rstd, weight):
     if not (x.dtype in (np.float32, np.float64) and rows and n and g.dtype == x.dtype and
             x.flags.c_contiguous):
         return None
-    g = np.ascontiguousarray(g)           # a broadcast gradient (``out.sum().backward()``)
     name = f"layer_norm_backward{'_affine' if weight is not None else ''}_{x.dtype.name}"
     fn = native.function("eager_rows", name)
     if fn is None:
@@ -111,6 +110,25 @@ def _generated_grad_input(x, g, mean, rstd, weight):
     pointers = [g.ctypes.data, x.ctypes.data, *(a.ctypes.data for a in arrays), out.ctypes.data]
     native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows, max(1, native.NATIVE_ROW_GRAIN // n))
     return out
+
+
+def _generated_param_grads(x, g, mean, rstd):
+    """The (n,) weight and bias gradients from the generated column-sum kernel (compile/
+    inductor/eager.py: both sums in one walk down the rows, the columns split over threads);
+    None where the NumPy sums must run."""
+    rows, n = x.shape
+    if not (x.dtype in (np.float32, np.float64) and rows and n and g.dtype == x.dtype and
+            x.flags.c_contiguous and g.flags.c_contiguous):
+        return None
+    fn = native.function("eager_rows", f"layer_norm_param_grads_{x.dtype.name}")
+    if fn is None:
+        return None
+    mean, rstd = (np.ascontiguousarray(a, x.dtype).reshape(-1) for a in (mean, rstd))
+    weight, bias = np.empty(n, x.dtype), np.empty(n, x.dtype)
+    pointers = [a.ctypes.data for a in (g, x, mean, rstd, weight, bias)]
+    native_pool.parallel_call(fn, pointers + [n, rows], 0, n,
+                              max(1, native.GENERATED_GRAIN // rows))
+    return weight, bias
 
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
@@ -125,7 +143,8 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     n = int(np.prod(normalized_shape))
     x, g = compute_data(input, dt), compute_data(grad_out, dt)
     rows = int(np.prod(x.shape[:x.ndim - len(normalized_shape)]))
-    x, g = x.reshape(rows, n), g.reshape(rows, n)
+    # a broadcast gradient (``out.sum().backward()``) made contiguous for the C kernels
+    x, g = x.reshape(rows, n), np.ascontiguousarray(g.reshape(rows, n))
     m = compute_data(mean, dt).reshape(rows, 1)
     r = compute_data(rstd, dt).reshape(rows, 1)
     w = compute_data(weight, dt).reshape(1, n) if weight is not None else None
@@ -141,6 +160,12 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
             g_in *= r
         grads[0] = wrap(g_in.reshape(input.shape), dt)
     shape = tuple(normalized_shape)
+    params = _generated_param_grads(x, g, m, r) if output_mask[1] or output_mask[2] else None
+    if params is not None:
+        for k in (1, 2):
+            if output_mask[k]:
+                grads[k] = wrap(params[k - 1].reshape(shape), dt)
+        return tuple(grads)
     if output_mask[1]:
         if x_hat is None:
             x_hat = (x - m) * r

@@ -70,8 +70,13 @@ def diag(self, diagonal=0):
 
 
 def _reshape_copy(self, size):
+    """One copy, into the result's own array (copying first and reshaping after gave a view
+    that ``wrap`` copied again: attention's heads paid twice)."""
     spec = S._reshape_copy.meta(self, size)
-    return wrap(np.array(data(self), order="C").reshape(spec.shape), self.dtype)
+    values = data(self)
+    out = np.empty(spec.shape, values.dtype)
+    np.copyto(out.reshape(values.shape), values)
+    return wrap(out, self.dtype)
 
 
 def repeat_interleave_indices(repeats, output_size=None):

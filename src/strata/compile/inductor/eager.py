@@ -385,6 +385,24 @@ def layer_norm_backward_kernel(dtype, affine):
     return Kernel(name, inputs, [total, dot, out], frozenset({"total", "dot"}))
 
 
+def layer_norm_param_grads_kernel(dtype):
+    """The weight and bias gradients of layer_norm: column sums over the rows of grad * x_hat
+    and of grad, one walk down the rows for both (Note [Sibling column sums] in scheduler.py),
+    the outer range the columns (ATen's ``LayerNormBackwardKernelImplInternal`` also adds each
+    row into per-thread column buffers; NumPy took four passes and two sums)."""
+    grad, x = (InputBuffer(name, dtype, ("rows", "n"), ("n", 1)) for name in ("in0", "in1"))
+    mean, rstd = (InputBuffer(name, dtype, ("rows",), (1,)) for name in ("mean", "rstd"))
+
+    def weight_grad(i, r):
+        at = (r[0], i[0])
+        x_hat = ops.mul(ops.sub(x.load(at), mean.load(r)), rstd.load(r))
+        return ops.mul(x_hat, grad.load(at))
+    weight = Reduction("weight_grad", dtype, ("n",), ("rows",), "sum", weight_grad, column=True)
+    bias = Reduction("bias_grad", dtype, ("n",), ("rows",), "sum",
+                     lambda i, r: grad.load((r[0], i[0])), column=True)
+    return Kernel(f"layer_norm_param_grads_{dtype}", [grad, x, mean, rstd], [weight, bias])
+
+
 # the four operators with a row vector (Note [Native arithmetic] in backends/cpu/
 # elementwise.py: a bias added to a product's rows, ``x * weight`` over the last dim)
 ROW_OPERATORS = ("add", "sub", "mul", "div")
@@ -412,8 +430,13 @@ def _row_kernels():
         yield layer_norm_backward_kernel(dtype, True)
 
 
+def _column_kernels():
+    yield from (layer_norm_param_grads_kernel(dtype) for dtype in DTYPES)
+
+
 def rows_source() -> str:
-    return print_module([(k, ("rows",)) for k in _row_kernels()])
+    return print_module([(k, ("rows",)) for k in _row_kernels()] +
+                        [(k, ("n",)) for k in _column_kernels()])
 
 
 def _row_signature(kernel):
@@ -421,5 +444,11 @@ def _row_signature(kernel):
     return (ctypes.c_void_p,) * pointer_count(kernel) + (ctypes.c_int64,) * 5
 
 
+def _column_signature(kernel):
+    # the pointers, then n, rows, x_lo, x_hi (x: a column)
+    return (ctypes.c_void_p,) * pointer_count(kernel) + (ctypes.c_int64,) * 4
+
+
 native.register_generated(ROWS_LIBRARY, rows_source,
-                          {k.name: _row_signature(k) for k in _row_kernels()})
+                          {**{k.name: _row_signature(k) for k in _row_kernels()},
+                           **{k.name: _column_signature(k) for k in _column_kernels()}})
