@@ -382,6 +382,27 @@ def test_layer_norm_parameter_gradients_match_torch(path, dtype, tol, shape, aff
         assert_same(s, t, atol=tol * 10, rtol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1024, 40), (7, 300), (4, 6, 70), (300, 2, 3)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_over_leading_dim_matches_torch(path, dtype, shape, keepdim):
+    """``x.sum(0)`` (every bias's gradient) by the generated column sum: rows added in order,
+    as NumPy adds them (the same bits on both paths), with NaN, Inf and signed zeros."""
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    flat = x.reshape(shape[0], -1)
+    flat[:, 0] = -0.0
+    flat[3, 1], flat[2, 2], flat[:, 3] = np.nan, np.inf, [np.inf, -np.inf] * (shape[0] // 2) + \
+        [np.inf] * (shape[0] % 2)
+    got = strata.tensor(x).sum(0, keepdim=keepdim)
+    tol = 1e-2 if dtype == np.float32 else 1e-9      # the order of the adds differs from ATen's
+    assert_same(got, torch.tensor(x).sum(0, keepdim=keepdim), atol=tol, rtol=1e-5)
+    with np.errstate(invalid="ignore"):                     # inf + -inf
+        want = np.add.reduce(x, axis=0, keepdims=keepdim)
+    assert np.array_equal(got.numpy(), want, equal_nan=True)
+    assert not np.signbit(got.numpy().reshape(-1)[0])      # -0.0 rows sum to +0.0, as torch
+
+
 def test_silu_gradients_of_gradients_match_torch(generated_path):
     """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
     (SiluBackwardBackward0) gives second derivatives."""

@@ -363,6 +363,40 @@ def run_rows(formula: str, a, vector):
     return out
 
 
+# Note [Column kernels]: a generated column sum (``column_sum``, layer_norm's parameter
+# gradients) walks the rows in order, adding each to its columns' sums. Tall inputs stream from
+# memory, which one core already saturates on the AVX-512 VM of docs/inductor.md: 1024x512
+# float32 summed in 50 us on one thread and 70 us with the columns split over two (4096x1024:
+# 571 vs 638; NumPy 77 and 642), so they run on the caller's thread; a few wide rows split
+# their columns (64x16384: 162 -> 70 us).
+COLUMN_SPLIT_MAX_ROWS = 256
+
+
+def run_columns(fn, pointers, rows: int, n: int) -> None:
+    """The column kernel ``fn(*pointers, n, rows, lo, hi)`` over columns ``[0, n)``."""
+    if rows >= COLUMN_SPLIT_MAX_ROWS:
+        fn(*pointers, n, rows, 0, n)
+    else:
+        native_pool.parallel_call(fn, [*pointers, n, rows], 0, n,
+                                  max(1, GENERATED_GRAIN // rows))
+
+
+def column_sum(a):
+    """``a.sum(0)`` of a C-contiguous float array of two or more dims, in NumPy's order (each
+    row added in turn: the same bits), by the generated ``column_sum`` kernel; None where
+    NumPy must run."""
+    if not (type(a) is np.ndarray and a.size >= GENERATED_MIN_SIZE and a.ndim >= 2
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous):
+        return None
+    fn = function("eager_rows", f"column_sum_{a.dtype.name}")
+    if fn is None:
+        return None
+    rows = a.shape[0]
+    out = np.empty(a.shape[1:], a.dtype)
+    run_columns(fn, [a.ctypes.data, out.ctypes.data], rows, a.size // rows)
+    return out
+
+
 def address(arr):
     """The address of ``arr``'s first element, to pass to a generated kernel's pointer argument.
     A writable contiguous array lends its buffer (a ``byref`` of a ctypes view: 0.2 us); any

@@ -114,8 +114,8 @@ def _generated_grad_input(x, g, mean, rstd, weight):
 
 def _generated_param_grads(x, g, mean, rstd):
     """The (n,) weight and bias gradients from the generated column-sum kernel (compile/
-    inductor/eager.py: both sums in one walk down the rows, the columns split over threads);
-    None where the NumPy sums must run."""
+    inductor/eager.py: both sums in one walk down the rows, Note [Column kernels] in
+    native.py); None where the NumPy sums must run."""
     rows, n = x.shape
     if not (x.dtype in (np.float32, np.float64) and rows and n and g.dtype == x.dtype and
             x.flags.c_contiguous and g.flags.c_contiguous):
@@ -125,9 +125,7 @@ def _generated_param_grads(x, g, mean, rstd):
         return None
     mean, rstd = (np.ascontiguousarray(a, x.dtype).reshape(-1) for a in (mean, rstd))
     weight, bias = np.empty(n, x.dtype), np.empty(n, x.dtype)
-    pointers = [a.ctypes.data for a in (g, x, mean, rstd, weight, bias)]
-    native_pool.parallel_call(fn, pointers + [n, rows], 0, n,
-                              max(1, native.GENERATED_GRAIN // rows))
+    native.run_columns(fn, [a.ctypes.data for a in (g, x, mean, rstd, weight, bias)], rows, n)
     return weight, bias
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ops import meta_rules as R
 from ...ops import reductions as RD
+from . import native
 from .array import COMPUTE, compute_data, data, real_part, wrap
 
 # sum/cumsum's result dtype when no dtype= is given: integers and bool accumulate in int64
@@ -63,7 +64,12 @@ def sum(self, dim=None, keepdim=False, dtype=None):
         # one in-range dim (``sum_to``'s leading dim: every bias's gradient): nothing to wrap,
         # sort or cast
         dt = _SUM_DTYPE[self.dtype]
-        out = np.add.reduce(data(self), axis=dim[0], dtype=COMPUTE[dt], keepdims=keepdim)
+        arr = data(self)
+        out = native.column_sum(arr) if dim[0] == 0 and arr.dtype == dt.np else None
+        if out is None:
+            out = np.add.reduce(arr, axis=dim[0], dtype=COMPUTE[dt], keepdims=keepdim)
+        elif keepdim:
+            out = out.reshape((1,) + out.shape)
         return row_major(out, dt)
     dims = R.reduction_dims(self, dim)  # sum's meta is this rule and sum_dtype
     dt = R.sum_dtype(self, dtype)

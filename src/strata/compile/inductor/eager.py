@@ -430,8 +430,19 @@ def _row_kernels():
         yield layer_norm_backward_kernel(dtype, True)
 
 
+def column_sum_kernel(dtype):
+    """``x.sum(0)`` of a (rows, n) array: each row added to the n sums in order (NumPy's
+    order, so the same bits), the columns split over threads (a Linear's bias gradient)."""
+    x = InputBuffer("in0", dtype, ("rows", "n"), ("n", 1))
+    total = Reduction("out", dtype, ("n",), ("rows",), "sum",
+                      lambda i, r: x.load((r[0], i[0])), column=True)
+    return Kernel(f"column_sum_{dtype}", [x], [total])
+
+
 def _column_kernels():
-    yield from (layer_norm_param_grads_kernel(dtype) for dtype in DTYPES)
+    for dtype in DTYPES:
+        yield layer_norm_param_grads_kernel(dtype)
+        yield column_sum_kernel(dtype)
 
 
 def rows_source() -> str:
