@@ -403,6 +403,31 @@ def test_sum_over_leading_dim_matches_torch(path, dtype, shape, keepdim):
     assert not np.signbit(got.numpy().reshape(-1)[0])      # -0.0 rows sum to +0.0, as torch
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,mask_shape", [((16, 4, 64, 64), (64, 64)),
+                                              ((8, 128, 64), (1, 128, 64)),
+                                              ((300, 257), (257,)),
+                                              ((64, 40, 30), (40, 1))])
+@pytest.mark.parametrize("value", [float("-inf"), float("nan"), -0.0, 2.5])
+def test_masked_fill_with_trailing_mask_matches_torch(path, dtype, shape, mask_shape, value):
+    """``masked_fill`` whose mask is the input's trailing dims (attention's causal mask) by
+    the generated row kernel, and its gradient (``grad.masked_fill(mask, 0)``, as
+    derivatives.yaml); a mask broadcast inside (40, 1) takes NumPy's path on both."""
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(shape).astype(dtype)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -0.0]
+    mask = rng.random(mask_shape) < 0.4
+    g = rng.standard_normal(shape).astype(dtype)
+    grads = []
+    for m in (strata, torch):
+        xx = m.tensor(x, requires_grad=True)
+        out = xx.masked_fill(m.tensor(mask), value)
+        out.backward(m.tensor(g))
+        grads.append((out, xx.grad))
+    assert_same(grads[0][0], grads[1][0], atol=0, rtol=0)
+    assert_same(grads[0][1], grads[1][1], atol=0, rtol=0)
+
+
 def test_silu_gradients_of_gradients_match_torch(generated_path):
     """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
     (SiluBackwardBackward0) gives second derivatives."""

@@ -35,7 +35,7 @@ def _index_put_(ctx, grad):
 
 @derivative(I.masked_fill, "MaskedFillBackward0", save=("mask",))
 def _masked_fill(ctx, grad):
-    return P.where(ctx.mask, 0.0, grad), None
+    return I.masked_fill(grad, ctx.mask, 0), None     # derivatives.yaml's formula
 
 
 @derivative(I.masked_fill_tensor, "MaskedFillBackward1", save=("mask",))

@@ -12,6 +12,7 @@ import numpy as np
 from ...core import dtype as D
 from ...ops import indexing as I
 from ...ops import meta_rules as R
+from . import native
 from .array import COMPUTE, add_at, compute_data, data, wrap
 
 _FEW = 16   # index elements up to which Python's min/max over a list beat NumPy's
@@ -118,6 +119,9 @@ def fill_value(value, dtype):
 def masked_fill(self, mask, value):
     I.masked_fill.meta(self, mask, value)
     fill = np.array(fill_value(value, self.dtype), self.dtype.np)
+    generated = native.masked_fill_rows(data(self), data(mask), fill)
+    if generated is not None:
+        return wrap(generated, self.dtype)
     out = np.where(data(mask), fill, data(self))
     return wrap(out if out.flags.c_contiguous else np.ascontiguousarray(out), self.dtype)
 

@@ -397,6 +397,33 @@ def column_sum(a):
     return out
 
 
+def masked_fill_rows(a, mask, value):
+    """``a`` with ``value`` where the bool ``mask`` is set, as a fresh array, where the mask
+    (leading 1s aside) is the trailing dims of the contiguous float array ``a`` (attention's
+    causal mask over its heads): one generated row kernel; None otherwise."""
+    if not (type(a) is np.ndarray and a.size >= ARITHMETIC_MIN_SIZE
+            and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous
+            and type(mask) is np.ndarray and mask.dtype == np.bool_
+            and mask.flags.c_contiguous and mask.size):
+        return None
+    trailing = mask.shape
+    while trailing and trailing[0] == 1:
+        trailing = trailing[1:]
+    if not trailing or trailing != a.shape[a.ndim - len(trailing):] or mask.ndim > a.ndim:
+        return None
+    fn = function("eager_rows", f"masked_fill_rows_{a.dtype.name}")
+    if fn is None:
+        return None
+    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
+    params = np.array([value], a.dtype)
+    n = mask.size
+    rows = a.size // n
+    native_pool.parallel_call(fn, [a.ctypes.data, mask.ctypes.data, params.ctypes.data,
+                                   out.ctypes.data, rows, n, n],
+                              0, rows, max(1, NATIVE_ROW_GRAIN // n))
+    return out
+
+
 def address(arr):
     """The address of ``arr``'s first element, to pass to a generated kernel's pointer argument.
     A writable contiguous array lends its buffer (a ``byref`` of a ctypes view: 0.2 us); any

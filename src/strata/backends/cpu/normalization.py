@@ -5,7 +5,7 @@ import numpy as np
 
 from ...ops import normalization as NZ
 from . import native, native_pool
-from .array import COMPUTE, compute_data, data, wrap
+from .array import COMPUTE, compute_data, data, wrap, wrap_reshaped
 
 
 def _generated_layer_norm(x, n, weight, bias, eps):
@@ -156,7 +156,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
             g_in = g_hat - g_hat.mean(axis=1, keepdims=True)
             g_in -= x_hat * (g_hat * x_hat).mean(axis=1, keepdims=True)
             g_in *= r
-        grads[0] = wrap(g_in.reshape(input.shape), dt)
+        grads[0] = wrap_reshaped(g_in, input.shape, dt)
     shape = tuple(normalized_shape)
     params = _generated_param_grads(x, g, m, r) if output_mask[1] or output_mask[2] else None
     if params is not None:
