@@ -428,6 +428,30 @@ def test_masked_fill_with_trailing_mask_matches_torch(path, dtype, shape, mask_s
     assert_same(grads[0][1], grads[1][1], atol=0, rtol=0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows,shape", [(1024, (65, 128)), (40, (7, 3, 20)), (2000, (3, 600))])
+def test_index_add_rows_matches_torch(path, dtype, rows, shape):
+    """``index_add_`` along dim 0 (an embedding's backward) by the generated in-place kernel:
+    repeated rows added in source order, as ``np.add.at`` (the same bits on both paths)."""
+    rng = np.random.default_rng(11)
+    target = rng.standard_normal(shape).astype(dtype)
+    src = (rng.standard_normal((rows, *shape[1:])) * 10).astype(dtype)
+    src.reshape(rows, -1)[:3, 0] = [np.nan, np.inf, -np.inf]
+    index = rng.integers(0, shape[0], rows)
+    got = strata.tensor(target).index_add_(0, strata.tensor(index), strata.tensor(src))
+    want = torch.tensor(target).index_add_(0, torch.tensor(index), torch.tensor(src))
+    assert_same(got, want, atol=1e-3 if dtype == np.float32 else 1e-10, rtol=1e-5)
+    expected = target.copy()
+    with np.errstate(invalid="ignore"):                     # inf + -inf on a repeated row
+        np.add.at(expected, index, src)
+    assert np.array_equal(got.numpy(), expected, equal_nan=True)
+    table = strata.nn.Embedding(shape[0], int(np.prod(shape[1:])))     # its backward
+    table(strata.tensor(index)).sum().backward()
+    counts = np.bincount(index, minlength=shape[0]).astype(np.float32)
+    assert np.array_equal(table.weight.grad.numpy(),
+                          np.repeat(counts[:, None], table.weight.shape[1], axis=1))
+
+
 def test_silu_gradients_of_gradients_match_torch(generated_path):
     """silu's node is SiluBackward0 over the silu_backward primitive, whose own derivative
     (SiluBackwardBackward0) gives second derivatives."""

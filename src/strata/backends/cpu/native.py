@@ -397,6 +397,27 @@ def column_sum(a):
     return out
 
 
+def index_add_rows(target, index, src) -> bool:
+    """``target[index[y]] += src[y]`` for each row y of ``src`` in order, in place, by the
+    generated ``index_add_rows`` kernel (the same sums as ``np.add.at``), for a contiguous
+    float ``target`` of two or more dims and ``src`` of its dtype and rows; False (nothing
+    done) otherwise. The caller has checked the indices."""
+    if not (type(src) is np.ndarray and src.size >= GENERATED_MIN_SIZE and src.ndim >= 2
+            and src.dtype in GENERATED_DTYPES and src.flags.c_contiguous
+            and type(target) is np.ndarray and target.dtype == src.dtype
+            and target.flags.c_contiguous and target.shape[1:] == src.shape[1:]
+            and index.shape == src.shape[:1]):
+        return False
+    fn = function("eager_rows", f"index_add_rows_{src.dtype.name}")
+    if fn is None:
+        return False
+    index = np.ascontiguousarray(index, np.int64)
+    rows = src.shape[0]
+    run_columns(fn, [src.ctypes.data, index.ctypes.data, target.ctypes.data], rows,
+                src.size // rows)
+    return True
+
+
 def masked_fill_rows(a, mask, value):
     """``a`` with ``value`` where the bool ``mask`` is set, as a fresh array, where the mask
     (leading 1s aside) is the trailing dims of the contiguous float array ``a`` (attention's

@@ -10,6 +10,7 @@ from ...core import dtype as D
 from ...core.shape import storage_extent, wrap_dim
 from ...ops import meta_rules as R
 from ...ops import scatter as S
+from . import native
 from .array import COMPUTE, add_at, compute_data, data, wrap
 from .factory import strided
 from .indexing import check_bounds, fill_value
@@ -176,7 +177,8 @@ def index_add_(self, dim, index, source, alpha=1):
         cast = bool if dt is D.bool_ else int if dt.category == D.INTEGRAL else float
         src = src * np.asarray(cast(alpha), src.dtype)
     if target.dtype == COMPUTE[dt]:
-        add_at(target, key, src)
+        if not (len(key) == 1 and native.index_add_rows(target, key[0], src)):
+            add_at(target, key, src)
     else:  # half types accumulate in float32 and round once
         acc = target.astype(COMPUTE[dt])
         add_at(acc, key, src)

@@ -398,15 +398,16 @@ def _print_index_add(node, outer_ranges, buffers, lines):
         def place(row):
             return f"(x / {inner}) * {node.rows * inner} + ({row}) * {inner} + x % {inner}"
     # each combination rounds to the dtype, as eager's ``np.add.at`` on a half array does
-    lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
-    lines.append("        #pragma omp simd")
-    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
-    with use_handler(CHandler(buffers, lines, " " * 12)):
-        value = node.init_fn(("y", "x"))
-    first = f"{out}[{place('y')}]"
-    lines.append(f"            {c_store(node.dtype, first, value)}")
-    lines.append("        }")
-    lines.append("    }")
+    if node.init_fn is not None:          # else the output is updated in place (eager's)
+        lines.append(f"    for (int64_t y = 0; y < {node.rows}; y++) {{")
+        lines.append("        #pragma omp simd")
+        lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
+        with use_handler(CHandler(buffers, lines, " " * 12)):
+            value = node.init_fn(("y", "x"))
+        first = f"{out}[{place('y')}]"
+        lines.append(f"            {c_store(node.dtype, first, value)}")
+        lines.append("        }")
+        lines.append("    }")
     if inner is not None:     # the row depends on the column: loaded in the SIMD loop
         if node.start_fn is not None:
             _index_add_pass(node, place, buffers, lines, start=True)

@@ -25,7 +25,7 @@ from . import (  # noqa: F401  (register their C kernels)
     eager_random,
 )
 from .cprinter import pointer_count, print_module
-from .ir import InputBuffer, Kernel, Pointwise, Reduction, ops
+from .ir import IndexAdd, InputBuffer, Kernel, Pointwise, Reduction, ops
 
 LIBRARY = "eager_pointwise"
 DTYPES = ("float32", "float64")
@@ -452,10 +452,23 @@ def column_sum_kernel(dtype):
     return Kernel(f"column_sum_{dtype}", [x], [total])
 
 
+def index_add_rows_kernel(dtype):
+    """``out[index[y], :] += src[y, :]`` for each source row y in order, in place: eager's
+    ``index_add_`` along dim 0 (an embedding's backward), Note [Scatter-add]'s IndexAdd with
+    no starting pass; the same order, so the same sums, as ``np.add.at``."""
+    src = InputBuffer("in0", dtype, ("src_rows", "n"), ("n", 1))
+    index = InputBuffer("index", "int64", ("src_rows",), (1,))
+    node = IndexAdd("out", dtype, ("n",), ("src_rows",), "sum",
+                    lambda i, r: src.load((r[0], i[0])), column=True,
+                    row_fn=lambda i, r: index.load(r))
+    return Kernel(f"index_add_rows_{dtype}", [src, index], [node])
+
+
 def _column_kernels():
     for dtype in DTYPES:
         yield layer_norm_param_grads_kernel(dtype)
         yield column_sum_kernel(dtype)
+        yield index_add_rows_kernel(dtype)
 
 
 def rows_source() -> str:

@@ -149,7 +149,9 @@ class IndexAdd(Reduction):
     index names a row for every column. Only elements of one column meet, in source-row
     order, which is their order in eager's C-order ``np.add.at`` (or assignment)."""
     row_fn: Callable = None     # (column, rindex) -> the int64 output row
-    init_fn: Callable = None    # (row, column) -> the starting value (index_add_'s self)
+    # (row, column) -> the starting value (index_add_'s self); None: the output already holds
+    # it (an eager kernel adding into ``self`` in place)
+    init_fn: Callable = None
     rows: int = 0
     # how a value meets its element: "sum", "prod", "max"/"min" (NaN wins, a tie keeps the
     # value: ``np.maximum.at``), or "assign" (``out[row, x] = value``: the last write wins)
