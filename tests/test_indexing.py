@@ -339,6 +339,13 @@ OP_ERRORS = [
      r"Index is supposed to be a vector, but got dim: 2 with type: Long and size: \[1, 1\]"),
     (lambda m, x: x.index_add_(1, m.tensor([7]), m.ones(3, 1)),
      "index 7 is out of bounds for dimension 1 with size 4"),
+    # ATen's assert_no_overlap: a source aliasing self, wholly or in part, is refused
+    (lambda m, x: x.index_add_(0, m.tensor([0, 2, 1]), x), "refer to a single memory location"),
+    (lambda m, x: x.index_add_(0, m.tensor([0, 2, 1]), x.view(3, 4)),
+     "refer to a single memory location"),
+    (lambda m, x: x[1:].index_add_(0, m.tensor([0]), x[2:]), "refer to a single memory location"),
+    (lambda m, x: x[:1].expand(3, 4).index_add_(0, m.tensor([0]), m.ones(1, 4)),
+     "more than one element of the written-to tensor refers to a single memory location"),
     (lambda m, x: x.index_copy_(1, m.tensor([0, 3]), m.ones(3, 3)),
      r"Number of indices \(2\) should be equal to source.size\(dim\) \(3\)"),
     (lambda m, x: x.index_copy_(1, m.tensor([0], dtype=m.int32), m.ones(3, 1)),

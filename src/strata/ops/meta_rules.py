@@ -336,7 +336,18 @@ def check_inplace_overlap(self, *operands):
             _check_no_partial_overlap(self, x)
 
 
-def _check_no_partial_overlap(a, b):
+def check_no_overlap(self, *operands):
+    """ATen's ``assert_no_overlap``: no operand may share an element with ``self``, a full
+    alias included (``x.index_add_(0, i, x)`` raises in PyTorch, where ``x.add_(x)`` runs)."""
+    storage = getattr(self, "_storage_or_none", None)
+    for x in operands:
+        if x is self and self.numel():
+            raise RuntimeError(_OVERLAP_ERROR)
+        if storage is not None and getattr(x, "_storage_or_none", None) is storage:
+            _check_no_partial_overlap(self, x, allow_full=False)
+
+
+def _check_no_partial_overlap(a, b, allow_full=True):
     """``get_overlap_status`` (``MemoryOverlap.cpp``) for two tensors on one storage: only dense
     layouts are compared (anything else is "too hard", which PyTorch lets through too)."""
     shape_a, shape_b = tuple(a.shape), tuple(b.shape)
@@ -346,12 +357,15 @@ def _check_no_partial_overlap(a, b):
         return
     a0, a1 = a.storage_offset(), a.storage_offset() + a.numel()
     b0, b1 = b.storage_offset(), b.storage_offset() + b.numel()
-    if (a0, a1) == (b0, b1) and tuple(a.stride()) == tuple(b.stride()):
+    if allow_full and (a0, a1) == (b0, b1) and tuple(a.stride()) == tuple(b.stride()):
         return
     if a0 < b1 and b0 < a1:
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
-                           "written-to tensor refer to a single memory location. Please clone() "
-                           "the tensor before performing the operation.")
+        raise RuntimeError(_OVERLAP_ERROR)
+
+
+_OVERLAP_ERROR = ("unsupported operation: some elements of the input tensor and the written-to "
+                  "tensor refer to a single memory location. Please clone() the tensor before "
+                  "performing the operation.")
 
 
 # --- reductions --------------------------------------------------------------------------------

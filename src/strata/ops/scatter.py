@@ -256,6 +256,8 @@ def _index_add_meta_(self, dim, index, source, alpha=1):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {fmt(self.shape)} "
                            f"source.shape = {fmt(source.shape)}")
+    R.check_no_internal_overlap(self)       # ATen's index_add meta: then no overlap with
+    R.check_no_overlap(self, index, source)  # the index or the source, a full alias included
     return self
 
 

@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -169,15 +170,24 @@ def write_verified(path: Path, data: bytes) -> None:
 
 def read_verified(path: Path):
     """The bytes at ``path`` if they match the recorded hash; None if there is no entry. A
-    damaged entry is evicted with a warning (the caller then makes it again)."""
-    if not path.exists() and not _hash_file(path).exists():
-        return None
-    try:
-        data = path.read_bytes()
-        if _digest(data) == _hash_file(path).read_text().strip():
+    damaged entry is evicted with a warning (the caller then makes it again).
+
+    Another process may be between ``write_verified``'s two writes: a hash whose entry is not
+    there yet is no entry (it used to read as damaged, and the eviction deleted the writer's
+    hash: one of 8 processes compiling one graph warned), and a mismatch is read once more
+    after a moment (a writer replacing the pair) before the entry counts as damaged."""
+    for attempt in range(2):
+        try:
+            data = path.read_bytes()
+            recorded = _hash_file(path).read_text().strip()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            break
+        if _digest(data) == recorded:
             return data
-    except OSError:
-        pass
+        if attempt == 0:
+            time.sleep(0.05)
     warnings.warn(f"strata: the cache entry {path} is damaged or does not match its recorded "
                   "hash; making it again", RuntimeWarning, stacklevel=3)
     _evict(path)
@@ -406,8 +416,8 @@ def index_add_rows(target, index, src) -> bool:
             and src.dtype in GENERATED_DTYPES and src.flags.c_contiguous
             and type(target) is np.ndarray and target.dtype == src.dtype
             and target.flags.c_contiguous and target.shape[1:] == src.shape[1:]
-            and index.shape == src.shape[:1]):
-        return False
+            and index.shape == src.shape[:1] and not np.may_share_memory(target, src)):
+        return False     # (an aliased source keeps np.add.at, which buffers it)
     fn = function("eager_rows", f"index_add_rows_{src.dtype.name}")
     if fn is None:
         return False
