@@ -156,7 +156,7 @@ LARGE = 1 << 18   # elements: below this, thread hand-off costs more than the se
 # contiguous row vector on the right (``x + bias``, ``x * weight``: eager.py's row operator
 # kernels; 1024x512 + 512 took 280 us in NumPy). One IEEE operation per element (built
 # without contraction), so NumPy's bits. From MEMORY_BOUND_GRAIN (1M) elements the Python pool
-# splits NumPy's loop as before: the native pool's workers spin 200 us after their loop, and an
+# splits NumPy's loop as before: the native pool's workers spin after their loop, and an
 # op the Python pool runs next waited for the core they held (4M float32, y = x * x then
 # y - 0.5: 2.0 ms either way, though the product alone took 0.75 ms against 1.0).
 _NATIVE_MIN = native.ARITHMETIC_MIN_SIZE   # a global, read by the binary lane at every call

@@ -20,7 +20,7 @@ that core, and every product waits for it. On the 2-core machine this was measur
 thread and 115-155 ms with two while other processes kept the cores busy. strata's pools hand
 chunks out dynamically (Note [CPU parallel_for] in array.py): a thread kept off its core
 delays a loop by one chunk at most, and the caller runs the chunks nobody took. The Python
-pool's threads sleep while idle; the native pool's spin for 200 us after a loop, yielding
+pool's threads sleep while idle; the native pool's spin for 1 ms after a loop, yielding
 their core to any other runnable thread, then sleep. So BLAS runs one thread per call, and
 strata's native pool splits the large products. PyTorch's default is every physical core too.
 """
