@@ -64,8 +64,6 @@ ALLOWED = {
     "aten::cross_entropy_loss": DECOMPOSED_OTHERWISE,
     "aten::ctc_loss.IntList": DECOMPOSED,
     "aten::cumulative_trapezoid.x": DECOMPOSED_OTHERWISE,
-    "aten::div.Tensor": "PyTorch computes a Python-number numerator (2 / x) as "
-                        "reciprocal * 2 (MulBackward0); strata divides",
     "aten::div.Tensor_mode": STRATA_HAS_FORMULA,
     "aten::deg2rad": DECOMPOSED,
     "aten::deg2rad_": DECOMPOSED,

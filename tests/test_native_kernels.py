@@ -592,6 +592,35 @@ def test_large_arithmetic_is_torchs_bits(generated_path, op, dtype):
     assert np.array_equal(x.numpy(), want.numpy(), equal_nan=True)
 
 
+SCALARS = [0.125, 1, -3, 0.1, 1e-30, 0.0, -0.0, float("inf"), float("nan"), 3e38, 1e39]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ARITHMETIC)
+def test_arithmetic_with_a_python_number_is_torchs_bits(generated_path, op, dtype):
+    """Note [Native arithmetic]: a float tensor of 64K elements or more with a Python number
+    on either side (``x * 0.125``, ``1 - x``) takes a generated kernel whose scalar is the
+    number in the tensor's dtype, as ATen converts a Scalar (1e39 is inf in float32):
+    PyTorch's bits, specials on both sides included."""
+    from strata.backends.cpu import elementwise
+    n = native.ARITHMETIC_MIN_SIZE + 17
+    a = _generated_input(dtype, n, seed=7)
+    a[-5:] = 0.0
+    ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}[op]
+    fast = elementwise.native_arithmetic(ufunc, a, 0.5, ()) is not None
+    assert fast == (generated_path == "native")
+    assert (elementwise.native_arithmetic(ufunc, 0.5, a, ()) is not None) == (
+        fast and op != "div")      # ``2 / x`` is ``x.reciprocal() * 2``, as in PyTorch
+    x, xt = strata.tensor(a), torch.tensor(a)
+    for number in SCALARS:
+        for s, t in ((getattr(strata, op)(x, number), getattr(torch, op)(xt, number)),
+                     (getattr(x, f"__r{op}__" if op != "div" else "__rtruediv__")(number),
+                      getattr(xt, f"__r{op}__" if op != "div" else "__rtruediv__")(number))):
+            assert str(s.dtype) == str(t.dtype).replace("torch", "strata")
+            assert np.array_equal(s.numpy(), t.numpy(), equal_nan=True), (op, number)
+            assert np.array_equal(np.signbit(s.numpy()), np.signbit(t.numpy())), (op, number)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ARITHMETIC)
 def test_row_vector_arithmetic_is_torchs_bits(generated_path, op, dtype):

@@ -135,9 +135,9 @@ class TensorOperators:
     __ge__ = _binary_operator("ge", P.ge)
 
     def __rtruediv__(self, other):
-        if isinstance(other, np.ndarray):   # PyTorch's __rtruediv__: reciprocal() * other
-            return P.reciprocal(self) * other
-        return P.div(other, self)
+        # PyTorch's __rtruediv__ (torch/_tensor.py's __rdiv__): reciprocal() * other, for a
+        # number too: ``2 / x`` rounds twice, as PyTorch's does, and its node is MulBackward0
+        return P.reciprocal(self) * other
 
     def __neg__(self):
         return P.neg(self)

@@ -64,8 +64,8 @@ _unary(P.atanh, "AtanhBackward0", ("self",),
        inplace=(P.atanh_, "AtanhBackward1"))
 _unary(P.sigmoid, "SigmoidBackward0", ("result",),
        lambda c, g: A.sigmoid_backward(g, c.result))
-_unary(P.reciprocal, "ReciprocalBackward0", ("result",),
-       lambda c, g: P.mul(g, P.neg(P.mul(c.result, c.result))))
+_unary(P.reciprocal, "ReciprocalBackward0", ("result",),   # -grad * (result * result).conj()
+       lambda c, g: P.mul(g, P.neg(conj(P.mul(c.result, c.result)))))
 
 
 # --- unary, dtype kept --------------------------------------------------------------------------

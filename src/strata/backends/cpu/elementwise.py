@@ -172,8 +172,17 @@ def native_arithmetic(fn, a, b, extra):
             return None
         fn = getattr(fn, "plain", None)
     formula = NATIVE_ARITHMETIC.get(fn)
-    if formula is None or type(b) is not np.ndarray:
+    if formula is None:
         return None
+    if type(b) is not np.ndarray:
+        if type(a) is np.ndarray and type(b) in (int, float):   # ``x * 0.125``
+            return native.run_unary(f"{formula}_scalar", a, b)
+        return None
+    if type(a) is not np.ndarray:                               # ``1 - x``
+        if type(a) not in (int, float) or formula == "div":   # (``2 / x``: reciprocal() * 2)
+            return None
+        return native.run_unary("rsub_scalar" if formula == "sub" else f"{formula}_scalar",
+                                b, a)
     if b.shape == a.shape:
         return native.run_binary(formula, a, b)
     return native.run_rows(formula, a, b)     # None unless b is a row of a (a bias)
@@ -352,7 +361,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
-            if type(a) is np.ndarray and _NATIVE_MIN <= a.size < MEMORY_BOUND_GRAIN:
+            big = a if type(a) is np.ndarray else b
+            if type(big) is np.ndarray and _NATIVE_MIN <= big.size < MEMORY_BOUND_GRAIN:
                 r = native_arithmetic(fn, a, b, extra)
                 if r is not None:
                     return from_array(r, dt)

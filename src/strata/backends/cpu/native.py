@@ -319,7 +319,9 @@ NATIVE_MEMORY_BOUND_GRAIN = 1 << 16
 # 167-178 us (interleaved runs, torch 41 and 142; AVX-512 VM of docs/inductor.md).
 NATIVE_ROW_GRAIN = NATIVE_MEMORY_BOUND_GRAIN
 MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
-                                   "threshold_backward", "add", "sub", "mul", "div"})
+                                   "threshold_backward", "add", "sub", "mul", "div",
+                                   "add_scalar", "sub_scalar", "mul_scalar", "div_scalar",
+                                   "rsub_scalar"})
 GENERATED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 

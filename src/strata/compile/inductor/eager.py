@@ -107,9 +107,22 @@ def nan_to_num(x, dtype):
                                ops.where(ops.eq(x, ops.neg(inf)), _scalar(2), x)))
 
 
+# the four operators with a Python number (Note [Native arithmetic] in backends/cpu/
+# elementwise.py: ``x * 0.125``, ``x + 1``, ``1 - x``; ``2 / x`` is ``x.reciprocal() * 2`` as
+# in PyTorch): the number, in the tensor's dtype as
+# ATen converts a Scalar, is the formula's ``params`` scalar; one IEEE operation, NumPy's bits
+SCALAR_OPERATORS = {
+    "add_scalar": lambda x, dtype: ops.add(x, _scalar(0)),
+    "sub_scalar": lambda x, dtype: ops.sub(x, _scalar(0)),
+    "mul_scalar": lambda x, dtype: ops.mul(x, _scalar(0)),
+    "div_scalar": lambda x, dtype: ops.truediv(x, _scalar(0)),
+    "rsub_scalar": lambda x, dtype: ops.sub(_scalar(0), x),
+}
+
 # name -> how many scalars (``params``) the formula of FORMULAS / BINARY_FORMULAS reads
 SCALAR_COUNTS = {"softplus": 2, "softplus_backward": 2, "threshold_backward": 1,
-                 "leaky_relu": 1, "clamp": 2, "nan_to_num": 3}
+                 "leaky_relu": 1, "clamp": 2, "nan_to_num": 3,
+                 **dict.fromkeys(SCALAR_OPERATORS, 1)}
 
 
 # name -> the formula of one element (the value, its dtype), written with ops.*
@@ -133,6 +146,7 @@ FORMULAS = {
                                                 ops.constant(6.0, dtype)),
     "clamp": clamp,
     "nan_to_num": nan_to_num,
+    **SCALAR_OPERATORS,
     # glibc's lgamma in double, rounded to the dtype: the compiled lowering's
     # (lowering_math.py), which the NumPy path's fdlibm pieces follow
     "lgamma": lambda x, dtype: ops.to_dtype(ops.libm("lgamma", ops.to_dtype(x, "float64")),
