@@ -361,8 +361,8 @@ def binary(fn, op, op_, check=None, compute=None, validate=None):
         remember_lane(dt, cdt, self, other, extra)
         a, b = operand(self, cdt), operand(other, cdt)
         if direct and cdt is dt.np:
-            big = a if type(a) is np.ndarray else b
-            if type(big) is np.ndarray and _NATIVE_MIN <= big.size < MEMORY_BOUND_GRAIN:
+            tensor = a if type(a) is np.ndarray else b     # (the other may be a number)
+            if type(tensor) is np.ndarray and _NATIVE_MIN <= tensor.size < MEMORY_BOUND_GRAIN:
                 r = native_arithmetic(fn, a, b, extra)
                 if r is not None:
                     return from_array(r, dt)

@@ -364,14 +364,21 @@ def run_rows(formula: str, a, vector):
             and type(vector) is np.ndarray and vector.dtype == a.dtype
             and vector.shape == a.shape[-1:] and vector.flags.c_contiguous):
         return None
-    fn = function("eager_rows", f"{formula}_rows_{a.dtype.name}")
+    return _run_rows(f"{formula}_rows", a, [vector], a.shape[-1])
+
+
+def _run_rows(kernel, a, others, n):
+    """The generated row kernel ``kernel`` of ``a`` as rows of ``n`` (``others``: the arrays it
+    reads after ``a``) into a fresh array, the rows split over the native pool; None without
+    the kernel."""
+    fn = function("eager_rows", f"{kernel}_{a.dtype.name}")
     if fn is None:
         return None
     out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
-    n = a.shape[-1]
     rows = a.size // n
-    native_pool.parallel_call(fn, [a.ctypes.data, vector.ctypes.data, out.ctypes.data, rows, n,
-                                   n], 0, rows, max(1, NATIVE_ROW_GRAIN // n))
+    pointers = [a.ctypes.data, *(x.ctypes.data for x in others), out.ctypes.data]
+    native_pool.parallel_call(fn, pointers + [rows, n, n], 0, rows,
+                              max(1, NATIVE_ROW_GRAIN // n))
     return out
 
 
@@ -444,17 +451,7 @@ def masked_fill_rows(a, mask, value):
         trailing = trailing[1:]
     if not trailing or trailing != a.shape[a.ndim - len(trailing):] or mask.ndim > a.ndim:
         return None
-    fn = function("eager_rows", f"masked_fill_rows_{a.dtype.name}")
-    if fn is None:
-        return None
-    out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
-    params = np.array([value], a.dtype)
-    n = mask.size
-    rows = a.size // n
-    native_pool.parallel_call(fn, [a.ctypes.data, mask.ctypes.data, params.ctypes.data,
-                                   out.ctypes.data, rows, n, n],
-                              0, rows, max(1, NATIVE_ROW_GRAIN // n))
-    return out
+    return _run_rows("masked_fill_rows", a, [mask, np.array([value], a.dtype)], mask.size)
 
 
 def address(arr):
