@@ -48,6 +48,7 @@ from ... import config
 _PREFIXES = ("scipy_", "")
 _SUFFIXES = ("64_", "_64", "")
 _NAMES = {"float32": "cblas_sgemm", "float64": "cblas_dgemm"}
+_BATCH_NAMES = {"float32": "cblas_sgemm_batch_strided", "float64": "cblas_dgemm_batch_strided"}
 
 
 class Gemm(NamedTuple):
@@ -133,6 +134,15 @@ def provider() -> str:
     if gemm("float32") is None:
         return "none"
     return "mkl" if _mkl() is not None else "openblas"
+
+
+@functools.cache
+def gemm_batch(dtype: str):
+    """The address of MKL's strided batch GEMM for ``dtype`` (``cblas_sgemm_batch_strided``:
+    Note [Batched GEMM] in native_pool.py), or None: OpenBLAS has none."""
+    mkl = _mkl()
+    fn = getattr(mkl, _BATCH_NAMES.get(dtype, ""), None) if mkl is not None else None
+    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
 
 
 @functools.cache
