@@ -88,6 +88,15 @@ def test_linear_layer_gradients(rows, k, n, dtype, bias, needs, seed):
     _compare(fn, arrays, needs)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_layer_gradients_of_many_rows(dtype):
+    """A tall gradient's bias sum runs the generated column sum (native.column_sum, from 512
+    rows): the formula's bits, NumPy's, and PyTorch's to rounding."""
+    x, w, b = _linear_args(np.random.default_rng(5), 1024, 24, 40, dtype, BIAS_SHAPES["row"])
+    arrays = (x * 0.1, w * 0.1, b)     # tanh off its flat tails: float32's gradients stay exact
+    _compare(lambda m, x, w, b: m.addmm(b, x, w.t()).tanh(), arrays, (True, True, True))
+
+
 @pytest.mark.parametrize("layout", ["row_major", "strided", "not_blas_ready"])
 def test_addmm_other_layouts(layout):
     """mat2 row-major, a strided slice, and one with no unit stride (copied for BLAS)."""

@@ -31,6 +31,7 @@ from ..views import view_kernel
 from .activation import KERNELS as ACTIVATION_KERNELS
 from .array import cpu_kernel
 from .linalg import _blas_ready, matmul
+from . import native
 from .scatter import _at_least_1d, _coords
 
 _DTYPES = (D.float32, D.float64)
@@ -71,7 +72,9 @@ def addmm_backward(node, grad):
     if needs_self:
         shape = node._input_meta[0][0]
         if len(shape) == 1 and grad._shape[1:] == shape:   # a bias: ``sum`` over the rows
-            self_grad = from_array(np.add.reduce(g, axis=0), dt)
+            bias_grad = native.column_sum(g)       # NumPy's bits, the columns on the pool
+            self_grad = from_array(np.add.reduce(g, axis=0) if bias_grad is None
+                                   else bias_grad, dt)
         else:
             self_grad = grad   # validate_outputs sums it to the input's shape
     if needs_mat1:
