@@ -130,3 +130,27 @@ def test_without_native_kernels_products_use_the_python_pool(two_threads, monkey
         np.testing.assert_allclose(linalg.matmul(a, a), a @ a, rtol=1e-4, atol=1e-3)
     finally:
         native.reset()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64",
+                                   "float16", "bfloat16"])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_large_cat_matches_torch(two_threads, dtype, dim):
+    """Note [Native cat] (backends/cpu/shape.py): a concatenation past 64 KB is one memcpy a
+    row per input on the pool, whatever the dtype; a transposed input is made contiguous
+    first, an empty one adds nothing; values, dtype and shape as torch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    shapes = [[16, 64, 128], [16, 64, 96], [16, 64, 0], [16, 64, 128]]
+    for s in shapes:
+        s[dim % 3], s[2] = s[2], s[dim % 3]       # the varying size along ``dim``
+    made = [strata.tensor(rng.standard_normal(s) * 100).to(getattr(strata, dtype))
+            for s in shapes]
+    made[1] = made[1].transpose(0, 1).contiguous().transpose(0, 1)   # another layout
+    want = torch.cat([torch.from_numpy(t.to(strata.float64).numpy()).to(getattr(torch, dtype))
+                      for t in made], dim)
+    got = strata.cat(made, dim)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert got.is_contiguous()
+    np.testing.assert_array_equal(got.to(strata.float64).numpy(), want.double().numpy())

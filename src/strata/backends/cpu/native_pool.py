@@ -48,6 +48,7 @@ SOURCE = r"""
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -301,6 +302,26 @@ static void gemm_task(const void *context, int64_t lo, int64_t hi) {
 void strata_gemms(const strata_gemm *table, int64_t rows) {
     strata_parallel(gemm_task, table, 0, rows, 1);
 }
+
+/* ---- concatenation as a pool task (Note [Native cat] in shape.py) ---- */
+
+/* context: out, out_row (bytes of one outer row of the output), pieces, then per input its
+   address, its bytes per outer row and where in the output's row they go */
+static void cat_task(const void *context, int64_t lo, int64_t hi) {
+    const int64_t *c = (const int64_t *)context;
+    char *out = (char *)(intptr_t)c[0];
+    const int64_t out_row = c[1], pieces = c[2], *piece = c + 3;
+    for (int64_t o = lo; o < hi; o++)
+        for (int64_t p = 0; p < pieces; p++) {
+            const int64_t bytes = piece[3 * p + 1];
+            memcpy(out + o * out_row + piece[3 * p + 2],
+                   (const char *)(intptr_t)piece[3 * p] + o * bytes, (size_t)bytes);
+        }
+}
+
+void strata_cat(const int64_t *context, int64_t outer, int64_t step) {
+    strata_parallel(cat_task, context, 0, outer, step);
+}
 """
 
 
@@ -315,7 +336,7 @@ def _load():
     source = (f"#define SPIN_NS {SPIN_MICROSECONDS * 1000}\n#define MAX_WORKERS {MAX_WORKERS}\n"
               + SOURCE)
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    signatures = {"strata_parallel": [vp, vp, i64, i64, i64], "strata_gemms": [vp, i64],
+    signatures = {"strata_parallel": [vp, vp, i64, i64, i64], "strata_gemms": [vp, i64], "strata_cat": [vp, i64, i64],
                   "strata_pool_start": [ctypes.c_int, i64], "strata_pool_stop": [],
                   "strata_pool_workers": [],
                   "strata_pool_after_fork": [], "strata_set_blas": [vp, vp, ctypes.c_int, vp, vp]}
@@ -368,6 +389,13 @@ def run_gemms(table: np.ndarray) -> None:
     as one chunk of a loop on the pool. The caller keeps the arrays the rows point into
     alive."""
     library().strata_gemms(table.ctypes.data, len(table))
+
+
+def run_cat(context: np.ndarray, outer: int, step: int) -> None:
+    """``strata_cat``: the outer rows of a concatenation (Note [Native cat] in shape.py),
+    ``step`` rows a chunk; ``context`` (int64) as ``cat_task`` reads it. The caller keeps the
+    arrays it points into alive."""
+    library().strata_cat(context.ctypes.data, outer, step)
 
 
 VECTOR_ROWS = 16   # chunk starts are multiples of this: a SIMD loop's lanes (AVX-512 floats)
