@@ -153,6 +153,51 @@ def test_pointwise_chain_is_one_loop_without_intermediate_buffers():
                                .sub(torch.tensor(x.numpy())).numpy(), atol=1e-6)
 
 
+def _gelu_mlp_backward_shape(m, h, g, w):
+    """A GELU MLP's backward in small: gelu(h) for a product (as the weight gradient's), then,
+    past that product, gelu's derivative at the same h times an incoming gradient."""
+    act = m.nn.functional.gelu(h)
+    product = act @ w
+    slope = 0.5 * (1 + m.erf(h * 0.7071067811865476)) + h * m.exp(-0.5 * h * h) * \
+        0.3989422804014327
+    return product, g * slope
+
+
+def test_sibling_pointwise_joins_an_earlier_kernel_and_shares_its_loop():
+    """Note [Sibling kernels] (graph.py) and Note [Shared row loops] (cprinter.py): the
+    derivative reads h as gelu's kernel does, and nothing the product writes, so it joins that
+    kernel across the product; both outputs come from one loop over each row, the same
+    values as eager and as torch."""
+    rng = np.random.default_rng(2)
+    h, g, w = (rng.standard_normal(s).astype(np.float32) for s in ((64, 48), (64, 48), (48, 8)))
+    tensors = [strata.tensor(a) for a in (h, g, w)]
+    run = _compiled(lambda *xs: _gelu_mlp_backward_shape(strata, *xs), *tensors)
+    post = run.ir_post_fusion
+    assert post.count("Extern") == 1 and post.count("kernel") == 1, post
+    kernel = run.output_code[run.output_code.index("void kernel"):]
+    assert kernel.count("for (int64_t y") == 1, kernel     # one loop over a row's elements
+    got = run(*tensors)
+    want = _gelu_mlp_backward_shape(torch, *(torch.tensor(a) for a in (h, g, w)))
+    eager = _gelu_mlp_backward_shape(strata, *tensors)
+    for a, b, c in zip(got, want, eager):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5, rtol=1e-5)
+        np.testing.assert_allclose(a.numpy(), c.numpy(), atol=1e-6, rtol=1e-6)
+
+
+def test_a_pointwise_reading_a_product_does_not_move_before_it():
+    """The sibling rule's limit: a node reading the product's result stays after it."""
+    h, w = strata.randn(16, 32), strata.randn(32, 32)
+
+    def fn(h, w):
+        first = h.sin()
+        product = first @ w
+        return product, (h.cos() + product).exp()
+    run = _compiled(fn, h, w)
+    assert run.ir_post_fusion.count("kernel") == 2, run.ir_post_fusion
+    for a, b in zip(run(h, w), fn(h, w)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5, rtol=1e-5)
+
+
 def test_unlowered_ops_fall_back_to_eager_kernels():
     run = _compiled(lambda x: strata.sort(x.exp(), 0)[0] * 2, strata.randn(5, 3))
     assert "Fallback(<OpOverload aten::sort" in run.ir_post_fusion

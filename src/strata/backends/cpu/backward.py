@@ -28,10 +28,10 @@ from ...ops import pointwise as P
 from ...ops import scatter as SC
 from ...ops import shape as S
 from ..views import view_kernel
+from . import native
 from .activation import KERNELS as ACTIVATION_KERNELS
 from .array import cpu_kernel
 from .linalg import _blas_ready, matmul
-from . import native
 from .scatter import _at_least_1d, _coords
 
 _DTYPES = (D.float32, D.float64)

@@ -23,12 +23,12 @@ import itertools
 import math
 from math import prod as _int_prod
 
-from .cpreamble import OWN_FLOAT32_MATH, PREAMBLE, VECTOR_MATH
 from .cdraws import (
     print_random_draws,
     print_row_draws,
     print_row_draws_start,
 )
+from .cpreamble import OWN_FLOAT32_MATH, PREAMBLE, VECTOR_MATH
 from .half import HALF, c_load, c_loaded, c_store, c_stored
 from .ir import (
     C_BUFFER_TYPES,
@@ -345,12 +345,21 @@ def print_kernel(kernel, outer_ranges) -> str:
     index, index_lines = _index_vars("i", outer_ranges, "x", " " * 8)
     lines.extend(index_lines)
     aliases = {}
+    open_loop = None    # the inner ranges of the pointwise loop just printed (its "}" last)
     for node in kernel.nodes:
         if node is draws:
             print_row_draws(node, row, lines, node.name not in kernel.local)
             aliases[node.name] = f"{node.name}_row[y]"   # read in the epilogues' row loops
+            open_loop = None
             continue
-        _print_node(node, index, k, buffers, lines, aliases, node.name in kernel.local)
+        local = node.name in kernel.local
+        extra = tuple(node.ranges[k:])
+        shares = (draws is None and isinstance(node, Pointwise) and not local and extra
+                  and extra == open_loop)
+        if shares:
+            lines.pop()     # Note [Shared row loops]: back inside the previous node's loop
+        _print_node(node, index, k, buffers, lines, aliases, local, shares)
+        open_loop = extra if isinstance(node, Pointwise) and not local and extra else None
     lines.append("    }")
     lines.append("}")
     return "\n".join(lines)
@@ -495,7 +504,17 @@ def _unrolled(node):
         _int_prod(node.reduction_ranges) <= UNROLL
 
 
-def _print_node(node, index, k, buffers, lines, aliases, local):
+# Note [Shared row loops]: consecutive pointwise nodes over the same inner dims of a row are
+# printed in one loop, each element's statements one after the other: a node reads another's
+# value only at its own element (Note [Row fusion]), which the loop has just stored. Their
+# common loads are then one load, and a formula both compute is computed once (gcc merges the
+# same expression): a GELU MLP's backward recomputes gelu(h) and takes gelu's derivative at h
+# in one kernel (Note [Sibling kernels] in graph.py), one erf an element for both.
+
+
+def _print_node(node, index, k, buffers, lines, aliases, local, shares=False):
+    """``shares``: ``node`` goes inside the pointwise loop ``lines`` has just closed (its
+    closing brace taken off), Note [Shared row loops]."""
     indent = " " * 8
     if isinstance(node, Reduction):
         assert tuple(node.ranges[:k]) == tuple(node.ranges) or len(node.ranges) == k
@@ -539,7 +558,10 @@ def _print_node(node, index, k, buffers, lines, aliases, local):
         lines.append(f"{indent}{c_store(node.dtype, element, CValue(acc, node.dtype))}")
         return
     extra = tuple(node.ranges[k:])
-    rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
+    if shares:
+        rindex = [f"r{d}" for d in range(len(extra))]    # _inner_loop's names
+    else:
+        rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
     body = indent + ("    " if extra else "")
     with use_handler(CHandler(buffers, lines, body, aliases)) as h:
         h.count = len(lines)

@@ -114,6 +114,10 @@ class GraphLowering:
         if draws is not None:
             draws.add_epilogue(node)
             return
+        sibling = self._earlier_sibling_kernel(node)
+        if sibling is not None:
+            sibling.nodes.append(node)
+            return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
             step.reduction_names.add(node.name)
@@ -141,6 +145,30 @@ class GraphLowering:
                read & self._written_by(step) for step in window[at + 1:]):
             return None
         return window[at] if draws_epilogue(window[at], node) else None
+
+    def _earlier_sibling_kernel(self, node):
+        """Note [Sibling kernels]: a kernel a few steps back that ``node``, a pointwise node
+        of its rows, may join because it reads what that kernel reads. A GELU MLP's backward
+        recomputes gelu(h) for the second Linear's weight gradient, and two steps later
+        takes gelu's derivative at the same h: one kernel computes erf(h / sqrt(2)) once
+        for both (gcc merges the two same expressions), and reads h once. The steps it passes
+        must write nothing it reads (its inputs exist where it moves to), and be no Check."""
+        if not isinstance(node, Pointwise):
+            return None
+        read = {name for name, _ in node_reads(node, len(node.ranges))}
+        window = self.steps[-EPILOGUE_LOOKBACK:]
+        for at in reversed(range(len(window) - 1)):
+            step = window[at + 1]
+            if isinstance(step, FallbackStep) and step.kind == "Check" or \
+                    read & self._written_by(step):
+                return None
+            candidate = window[at]
+            if not isinstance(candidate, KernelStep) or isinstance(candidate.nodes[0],
+                                                                    RandomDraws):
+                continue
+            if read & set(self._external_reads(candidate)) and candidate.accepts(node):
+                return candidate
+        return None
 
     def _written_by(self, step):
         if isinstance(step, KernelStep):
