@@ -154,3 +154,33 @@ def test_large_cat_matches_torch(two_threads, dtype, dim):
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     assert got.is_contiguous()
     np.testing.assert_array_equal(got.to(strata.float64).numpy(), want.double().numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, k, n", [(1024, 128, 512), (64, 784, 512), (300, 200, 500)])
+def test_linear_bias_in_the_product_blocks(two_threads, dtype, m, k, n):
+    """Note [Bias epilogue] (linalg.py): a Linear's bias added to each block of a split
+    product (rows, or columns: the bias moves with them) by the thread that computed it: the
+    product's bits plus the bias, as the product then a separate add; torch's to rounding."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    got = strata.nn.functional.linear(strata.tensor(x), strata.tensor(w), strata.tensor(b))
+    product = linalg.matmul(x, w.T)
+    np.testing.assert_array_equal(got.numpy(), product + b)
+    want = torch.nn.functional.linear(*map(torch.from_numpy, (x, w, b)))
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("op", ["addmm", "linear", "mm"])
+def test_large_products_of_shapes_that_do_not_multiply_raise(op):
+    """A product past the split threshold checks its inner dims as a small one does (it read
+    only k rows of the right operand and returned garbage): PyTorch's error, no result."""
+    x, w, b = strata.randn(1024, 128), strata.randn(256, 512), strata.randn(512)
+    calls = {"addmm": lambda: strata.addmm(b, x, w), "mm": lambda: strata.mm(x, w),
+             "linear": lambda: strata.nn.functional.linear(x, w.t(), b)}
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(1024x128 and 256x512\)"):
+        calls[op]()

@@ -65,29 +65,50 @@ def _blocks(size, threads, align):
     return range(0, size, step), step
 
 
-def matmul(a, b, out=None):
+# Note [Bias epilogue]: ``linear``'s bias is added to each block of the product by the thread
+# that computed it, right after its GEMM call (``strata_gemm``'s ``bias``), while the block is
+# in that core's cache, where a second loop over the whole result read it back from memory
+# (ATen's addmm copies the bias into the result first and has BLAS add the product, which was
+# no faster here: Note [addmm lane]). The same two roundings as the product then the add.
+def _add_bias(out, bias):
+    """``out + bias`` (a row added to each row), in place or as a fresh array: the result."""
+    if bias is None:
+        return out
+    biased = native.run_rows("add", out, bias) if out.size >= native.ARITHMETIC_MIN_SIZE \
+        else None
+    if biased is None:
+        out += bias
+        return out
+    return biased
+
+
+def matmul(a, b, out=None, bias=None):
     """``a @ b`` of BLAS-ready matrices or equal batches of them, into ``out`` (fresh if None),
-    split over the pool when large (Note [Parallel GEMM]).
+    split over the pool when large (Note [Parallel GEMM]); plus ``bias`` (two matrices only: a
+    contiguous row of ``b``'s columns and dtype, Note [Bias epilogue]), when given. Returns
+    the result: ``out`` unless a bias came added into a fresh array.
 
     Two matrices call ``np.dot`` when not split: the same BLAS call as ``np.matmul``, without
     matmul's generalised-ufunc setup, which is most of a small product's time (0.6 us against
     0.9 us for a 1x2 by 2x128 product)."""
     if a.ndim == 2 == b.ndim and a.size * b.shape[1] < NATIVE_PARALLEL_GEMM_MACS:   # small
-        return np.dot(a, b) if out is None else np.dot(a, b, out=out)
+        return _add_bias(np.dot(a, b) if out is None else np.dot(a, b, out=out), bias)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.ndim < 2 or b.shape[-2] != k:   # as np.dot would refuse: callers word the error
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} not aligned")
     batch = a.shape[0] if a.ndim == 3 == b.ndim and b.shape[0] == a.shape[0] else 0
     threads = array.NUM_THREADS
     if threads == 1 or max(batch, 1) * m * n * k < parallel_gemm_macs() \
             or a.dtype.kind not in "fc" or b.ndim != a.ndim or (a.ndim != 2 and batch < 2):
         if a.ndim == 2 == b.ndim:
-            return np.dot(a, b) if out is None else np.dot(a, b, out=out)
+            return _add_bias(np.dot(a, b) if out is None else np.dot(a, b, out=out), bias)
         return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
     if out is None:
         out = np.empty(a.shape[:-1] + (n,), np.result_type(a, b))
     if batch:
         b = _row_major_if_small_transposed(b)
     if native_pool.library() is not None:
-        rows = split_rows(a, b, out, threads)
+        rows = split_rows(a, b, out, threads, bias)
         if rows is not None:
             native_pool.run_gemms(np.array(rows, np.int64))
             return out
@@ -102,7 +123,7 @@ def matmul(a, b, out=None):
         blocks = [(a, b[:, i:i + step], out[:, i:i + step]) for i in starts]
     parallel_for(0, len(blocks), 1,
                  lambda lo, hi: [np.matmul(x, y, out=o) for x, y, o in blocks[lo:hi]])
-    return out
+    return _add_bias(out, bias)
 
 
 # OpenBLAS's small-matrix kernels multiply by a transposed right operand ~1.6x slower than by a
@@ -134,9 +155,10 @@ def _layout(x, item):
     return None
 
 
-def _gemm_row(a, b, out):
-    """The ``strata_gemm`` row (native_pool.py) of ``out = a @ b``, as a list, or None where
-    BLAS cannot read the operands in place or write ``out`` as rows."""
+def _gemm_row(a, b, out, bias=None):
+    """The ``strata_gemm`` row (native_pool.py) of ``out = a @ b`` (``+ bias``, Note [Bias
+    epilogue]), as a list, or None where BLAS cannot read the operands in place or write
+    ``out`` as rows."""
     code = _GEMM_DTYPES.get(a.dtype)
     if code is None or b.dtype != a.dtype or out.dtype != a.dtype or a.shape[-1] == 0:
         return None
@@ -152,7 +174,8 @@ def _gemm_row(a, b, out):
             return None
     m, k = a.shape[-2:]
     return [code, la[0], lb[0], m, b.shape[-1], k, la[1], lb[1], lc[1],
-            _address(a), _address(b), _address(out), batch, *strides]
+            _address(a), _address(b), _address(out), batch, *strides,
+            0 if bias is None else _address(bias)]
 
 
 def _address(x):
@@ -161,15 +184,16 @@ def _address(x):
     return native.pointer(x) if flags.c_contiguous and flags.writeable else x.ctypes.data
 
 
-_M, _N, _A, _B, _C, _BATCH = 3, 4, 9, 10, 11, 12    # fields of a row
+_M, _N, _A, _B, _C, _BATCH, _BIAS = 3, 4, 9, 10, 11, 12, 16    # fields of a row
 
 
-def split_rows(a, b, out, threads):
-    """The ``strata_gemm`` rows of ``out = a @ b`` in one block per thread (Note [Parallel
-    GEMM]): a batch's matrices, else the output's rows, or its columns when there are fewer
-    rows; None where BLAS cannot take the operands in place. The blocks' addresses are
-    computed from the whole product's (reading an array's address costs ~1 us in Python)."""
-    whole = _gemm_row(a, b, out)
+def split_rows(a, b, out, threads, bias=None):
+    """The ``strata_gemm`` rows of ``out = a @ b`` (``+ bias`` for two matrices, Note [Bias
+    epilogue]) in one block per thread (Note [Parallel GEMM]): a batch's matrices, else the
+    output's rows, or its columns when there are fewer rows; None where BLAS cannot take the
+    operands in place. The blocks' addresses are computed from the whole product's (reading
+    an array's address costs ~1 us in Python)."""
+    whole = _gemm_row(a, b, out, bias)
     if whole is None:
         return None
     item = a.itemsize
@@ -181,7 +205,8 @@ def split_rows(a, b, out, threads):
         moves = ((_A, item if whole[1] else whole[6] * item), (_C, whole[8] * item))
     else:
         field, size, align = _N, b.shape[1], GEMM_BLOCK_ALIGN
-        moves = ((_B, whole[7] * item if whole[2] else item), (_C, item))
+        moves = ((_B, whole[7] * item if whole[2] else item), (_C, item)) + \
+            (((_BIAS, item),) if bias is not None else ())
     starts, step = _blocks(size, threads, align)
     rows = []
     for start in starts:
@@ -235,8 +260,10 @@ def bmm(self, mat2):
 # only then does the meta run, to raise PyTorch's error instead. Nothing is written but the
 # fresh result, so no state changes before the error.
 _LANE_DTYPES = (D.float32, D.float64)
-# From native.ARITHMETIC_MIN_SIZE elements the bias goes on by a row kernel on the native pool
-# (Note [Native arithmetic] in elementwise.py): 1024x512 += 512 took 154 us on one thread.
+# A Linear's bias (a contiguous row of the result's columns) goes on in the product's own blocks
+# (Note [Bias epilogue]), or from native.ARITHMETIC_MIN_SIZE elements by a row kernel on the
+# native pool (Note [Native arithmetic] in elementwise.py: 1024x512 += 512 took 154 us on one
+# thread); any other shape by NumPy's broadcast.
 
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
@@ -246,15 +273,13 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
             and len(mat1._shape) == 2 and len(mat2._shape) == 2:
         a, b, bias = mat1._array, mat2._array, self._array
         try:
-            out = matmul(_blas_ready(a if a is not None else mat1._np()),
-                         _blas_ready(b if b is not None else mat2._np()))
+            b = _blas_ready(b if b is not None else mat2._np())
             bias = bias if bias is not None else self._np()
-            biased = (native.run_rows("add", out, bias)
-                      if out.size >= native.ARITHMETIC_MIN_SIZE else None)
-            if biased is None:
+            if bias.shape == b.shape[1:] and bias.flags.c_contiguous:    # a Linear's bias
+                out = matmul(_blas_ready(a if a is not None else mat1._np()), b, bias=bias)
+            else:       # NumPy broadcasts (or refuses) any other shape
+                out = matmul(_blas_ready(a if a is not None else mat1._np()), b)
                 out += bias
-            else:
-                out = biased
         except ValueError:
             L.addmm.meta(self, mat1, mat2, beta, alpha)   # raises PyTorch's error
             raise

@@ -242,11 +242,28 @@ void strata_set_blas(void *sgemm, void *dgemm, int int64, void *sgemm_batch,
 
 /* One row of a product table, all int64 so that Python fills it as one array:
    C[batch] = A[batch] @ B[batch], row-major; trans_a/trans_b say the operand is stored
-   transposed; a, b, c are addresses; strides count elements between a batch's matrices. */
+   transposed; a, b, c are addresses; strides count elements between a batch's matrices;
+   bias, where not 0, the address of n values added to each row of C after the product
+   (Note [Bias epilogue] in linalg.py; a single matrix only). */
 typedef struct {
     int64_t dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, a, b, c,
-            batch, stride_a, stride_b, stride_c;
+            batch, stride_a, stride_b, stride_c, bias;
 } strata_gemm;
+
+/* C's rows += bias, while the block the product just wrote is in this core's cache */
+static void add_bias(const strata_gemm *g) {
+    for (int64_t r = 0; r < g->m; r++) {
+        if (g->dtype == 0) {
+            float *row = (float *)(intptr_t)g->c + r * g->ldc;
+            const float *bias = (const float *)(intptr_t)g->bias;
+            for (int64_t j = 0; j < g->n; j++) row[j] += bias[j];
+        } else {
+            double *row = (double *)(intptr_t)g->c + r * g->ldc;
+            const double *bias = (const double *)(intptr_t)g->bias;
+            for (int64_t j = 0; j < g->n; j++) row[j] += bias[j];
+        }
+    }
+}
 
 static void gemm_one(const strata_gemm *g, int64_t i) {
     int64_t item = g->dtype ? 8 : 4;
@@ -275,7 +292,7 @@ static int gemm_batch(const strata_gemm *g) {
     void *fn = g->dtype ? blas_dgemm_batch : blas_sgemm_batch;
     /* BLAS requires each matrix at least its span past the last: a broadcast (stride 0) or
        overlapping batch keeps the loop */
-    if (fn == NULL || g->batch < 2 || g->stride_c < g->ldc * g->m ||
+    if (fn == NULL || g->batch < 2 || g->bias || g->stride_c < g->ldc * g->m ||
         g->stride_a < g->lda * (g->trans_a ? g->k : g->m) ||
         g->stride_b < g->ldb * (g->trans_b ? g->n : g->k))
         return 0;
@@ -294,8 +311,10 @@ static int gemm_batch(const strata_gemm *g) {
 static void gemm_task(const void *context, int64_t lo, int64_t hi) {
     const strata_gemm *table = (const strata_gemm *)context;
     for (int64_t j = lo; j < hi; j++)
-        if (!gemm_batch(&table[j]))
+        if (!gemm_batch(&table[j])) {
             for (int64_t i = 0; i < table[j].batch; i++) gemm_one(&table[j], i);
+            if (table[j].bias) add_bias(&table[j]);
+        }
 }
 
 /* Every row of `table`, one row per chunk, on the pool. */
@@ -385,7 +404,7 @@ if hasattr(os, "register_at_fork"):
 
 
 def run_gemms(table: np.ndarray) -> None:
-    """Each row of ``table`` (int64, 16 columns: a ``strata_gemm``, linalg.py's ``_gemm_row``)
+    """Each row of ``table`` (int64, 17 columns: a ``strata_gemm``, linalg.py's ``_gemm_row``)
     as one chunk of a loop on the pool. The caller keeps the arrays the rows point into
     alive."""
     library().strata_gemms(table.ctypes.data, len(table))
