@@ -50,7 +50,7 @@ def _native_cat(arrays, d, shape, dtype):
         context += [native.pointer(a), piece, offset]
         offset += piece
     step = max(1, -(-outer // (array.NUM_THREADS * array.CHUNKS_PER_THREAD)),
-               NATIVE_CAT_CHUNK_BYTES // max(row, 1))
+               NATIVE_CAT_CHUNK_BYTES // row)
     native_pool.run_cat(np.array(context, np.int64), outer, step)
     return out
 
@@ -60,7 +60,7 @@ def cat(tensors, dim=0):
     d = dim % len(spec.shape)
     arrays = [compute_data(t, spec.dtype) for t in tensors
               if not (t.ndim == 1 and t.shape[0] == 0 and len(spec.shape) != 1)]
-    if spec.strides == contiguous_strides(spec.shape) and spec.dtype.np.kind != "O":
+    if spec.strides == contiguous_strides(spec.shape):
         out = _native_cat(arrays, d, tuple(spec.shape), spec.dtype.np)
         if out is not None:
             return wrap(out, spec.dtype)
