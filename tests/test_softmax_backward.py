@@ -142,7 +142,7 @@ def test_compiled_cross_entropy_keeps_nll_loss_backward_fused():
     assert any("_log_softmax_backward_data" in str(n.target) for n in graph.graph.nodes)
     run = compile_fx(graph, [x, t])
     ir = run.ir_post_fusion
-    assert "Fallback" not in ir and ir.count("kernel") == 5
+    assert "Fallback" not in ir and ir.count("kernel") == 4, ir   # Note [Sibling kernels]
     xt = torch.tensor(x.detach().numpy(), requires_grad=True)
     torch.nn.functional.cross_entropy(xt, torch.tensor(t.numpy())).backward()
     assert_same(run(x, t)[1], xt.grad, atol=1e-6, rtol=1e-5)
