@@ -404,6 +404,30 @@ def test_sum_over_leading_dim_matches_torch(path, dtype, shape, keepdim):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dims", [((32, 32, 26, 26), [0, 2, 3]), ((32, 64, 11, 11), (0, 2, 3)),
+                                        ((1024, 512), [1]), ((1024, 512), -1),
+                                        ((64, 4, 64, 64), (-2, -1)), ((300, 7, 40), [0, 2]),
+                                        ((2, 3, 1000), [0, 2])])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_channel_and_row_sums_match_torch(path, dtype, shape, dims, keepdim):
+    """Note [Channel sums] (backends/cpu/reductions.py): trailing dims summed by the generated
+    row sums on the pool, and every dim but the channels (a conv bias's gradient) as row sums
+    of each plane then the samples; NaN, Inf and signed zeros as torch; a transposed input,
+    and one with too short rows, keep NumPy's sum."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    flat = x.reshape(-1)
+    flat[:4] = [np.nan, np.inf, -0.0, -np.inf]
+    flat[-1] = np.inf
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for arr in (x, np.ascontiguousarray(x.T).T):
+        with np.errstate(invalid="ignore"):
+            got = strata.tensor(arr).sum(dims, keepdim=keepdim)
+            want = torch.tensor(arr).sum(dims, keepdim=keepdim)
+        assert_same(got, want, atol=tol, rtol=tol, check_stride=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,mask_shape", [((16, 4, 64, 64), (64, 64)),
                                               ((8, 128, 64), (1, 128, 64)),
                                               ((300, 257), (257,)),

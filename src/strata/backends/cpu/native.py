@@ -423,6 +423,23 @@ def column_sum(a):
     return out
 
 
+def row_sums(a, n: int):
+    """The sums of the C-contiguous float array ``a`` read as rows of ``n`` (a flat array of
+    ``a.size // n``), by the generated ``row_sum`` kernel, the rows split over the native
+    pool; None where NumPy must run."""
+    if not (type(a) is np.ndarray and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous
+            and n and a.size % n == 0):
+        return None
+    fn = function("eager_rows", f"row_sum_{a.dtype.name}")
+    if fn is None:
+        return None
+    rows = a.size // n
+    out = np.empty(rows, a.dtype)
+    native_pool.parallel_call(fn, [a.ctypes.data, out.ctypes.data, rows, n, n], 0, rows,
+                              max(1, NATIVE_ROW_GRAIN // n))
+    return out
+
+
 def index_add_rows(target, index, src) -> bool:
     """``target[index[y]] += src[y]`` for each row y of ``src`` in order, in place, by the
     generated ``index_add_rows`` kernel (the same sums as ``np.add.at``), for a contiguous

@@ -443,8 +443,18 @@ def masked_fill_rows_kernel(dtype):
                   [out])
 
 
+def row_sum_kernel(dtype):
+    """``out[r] = sum(in0[r, :])``: each row's sum, the rows split over threads (a
+    convolution's bias gradient sums each (sample, channel) plane this way first, Note
+    [Channel sums] in backends/cpu/reductions.py)."""
+    x = _rows_input(dtype)
+    total = Reduction("out", dtype, ("rows",), ("n",), "sum", lambda i, r: x.load(i + r))
+    return Kernel(f"row_sum_{dtype}", [x], [total])
+
+
 def _row_kernels():
     for dtype in DTYPES:
+        yield row_sum_kernel(dtype)
         yield from (row_operator_kernel(f, dtype) for f in ROW_OPERATORS)
         yield masked_fill_rows_kernel(dtype)
         yield softmax_kernel(dtype)
