@@ -98,3 +98,27 @@ def test_meshgrid_matches_torch(indexing, sizes):
                           indexing=indexing)
     for got, want in zip(grids(strata), grids(torch)):
         assert_same(got, want)
+
+
+CAT_ERRORS = {
+    "empty list": lambda m: m.cat([]),
+    "zero-dim first": lambda m: m.cat([m.tensor(1.0), m.ones(2)]),
+    "zero-dim second": lambda m: m.cat([m.ones(2), m.tensor(1.0)]),
+    "ndim": lambda m: m.cat([m.ones(2, 3), m.ones(2, 3, 1)]),
+    "size": lambda m: m.cat([m.ones(2, 3), m.ones(2, 3), m.ones(4, 3)], 1),
+    "dim range": lambda m: m.cat([m.ones(2, 3)], 2),
+    "legacy empty skipped": lambda m: m.cat([m.ones(2, 3), m.ones(0), m.ones(1, 3)]),
+}
+
+
+@pytest.mark.parametrize("case", CAT_ERRORS)
+def test_cat_checks_word_errors_as_torch(case):
+    """``cat``'s meta reads each input's sizes once: its errors (and the legacy skip of 1-d
+    empty inputs) as torch's, word for word."""
+    outcomes = []
+    for m in (strata, torch):
+        try:
+            outcomes.append(tuple(CAT_ERRORS[case](m).shape))
+        except Exception as e:      # noqa: BLE001 (the error is what is compared)
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

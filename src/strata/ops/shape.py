@@ -298,33 +298,37 @@ def _cat_meta(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    shapes = [t._shape for t in tensors]      # each tensor's sizes read once (a tuple)
     # legacy behaviour: 1-d empty tensors are skipped
-    ref = next((t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)), tensors[0])
-    if ref.ndim == 0:
+    ref = next((s for s in shapes if s != (0,)), shapes[0])
+    ndim = len(ref)
+    if ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = wrap_dim(dim, ref.ndim)
+    d = wrap_dim(dim, ndim)
     total = 0
-    for i, t in enumerate(tensors):
-        if t.ndim == 1 and t.shape[0] == 0 and ref.ndim != 1:
+    for i, size in enumerate(shapes):
+        if size == (0,) and ndim != 1:
             continue
-        if t.ndim == 0:
+        if not size:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
-        if t.ndim != ref.ndim:
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
-                               f"{t.ndim}")
-        for k in range(ref.ndim):
-            if k != d and t.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
-                                   f"tensor number {i} in the list.")
-        total += t.shape[d]
-    shape = list(ref.shape)
+        if len(size) != ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ndim} and "
+                               f"{len(size)}")
+        if size[:d] != ref[:d] or size[d + 1:] != ref[d + 1:]:
+            k = next(k for k in range(ndim) if k != d and size[k] != ref[k])
+            raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                               f"Expected size {ref[k]} but got size {size[k]} for "
+                               f"tensor number {i} in the list.")
+        total += size[d]
+    shape = list(ref)
     shape[d] = total
-    dtype = R.promote(*tensors) if len(tensors) > 1 else ref.dtype
+    dtype = R.promote(*tensors) if len(tensors) > 1 else tensors[0].dtype
     check_storage_size(shape, dtype.itemsize)
+    if ndim not in (4, 5):     # only 4-d and 5-d inputs can suggest channels-last
+        return TensorSpec(tuple(shape), dtype, contiguous_strides(shape))
     return TensorSpec(tuple(shape), dtype, _cat_strides(shape, [
-        (tuple(t.shape), tuple(t.stride())) for t in tensors]))
+        (size, tuple(t.stride())) for size, t in zip(shapes, tensors)]))
 
 
 def _cat_strides(shape, layouts):

@@ -58,8 +58,9 @@ def _native_cat(arrays, d, shape, dtype):
 def cat(tensors, dim=0):
     spec = S.cat.meta(tensors, dim)
     d = dim % len(spec.shape)
+    skip_empty = len(spec.shape) != 1      # legacy: 1-d empty tensors join any cat
     arrays = [compute_data(t, spec.dtype) for t in tensors
-              if not (t.ndim == 1 and t.shape[0] == 0 and len(spec.shape) != 1)]
+              if not (skip_empty and t._shape == (0,))]
     if spec.strides == contiguous_strides(spec.shape):
         out = _native_cat(arrays, d, tuple(spec.shape), spec.dtype.np)
         if out is not None:
