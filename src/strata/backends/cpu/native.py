@@ -371,7 +371,7 @@ def _run_rows(kernel, a, others, n):
     """The generated row kernel ``kernel`` of ``a`` as rows of ``n`` (``others``: the arrays it
     reads after ``a``) into a fresh array, the rows split over the native pool; None without
     the kernel."""
-    fn = function("eager_rows", f"{kernel}_{a.dtype.name}")
+    fn = function("eager_rows", f"{kernel}_{dtype_name(a.dtype)}")
     if fn is None:
         return None
     out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
@@ -414,7 +414,7 @@ def column_sum(a):
             and a.shape[0] >= COLUMN_SUM_MIN_ROWS and a.dtype in GENERATED_DTYPES
             and a.flags.c_contiguous):
         return None
-    fn = function("eager_rows", f"column_sum_{a.dtype.name}")
+    fn = function("eager_rows", f"column_sum_{dtype_name(a.dtype)}")
     if fn is None:
         return None
     rows = a.shape[0]
@@ -430,7 +430,7 @@ def row_sums(a, n: int):
     if not (type(a) is np.ndarray and a.dtype in GENERATED_DTYPES and a.flags.c_contiguous
             and n and a.size % n == 0):
         return None
-    fn = function("eager_rows", f"row_sum_{a.dtype.name}")
+    fn = function("eager_rows", f"row_sum_{dtype_name(a.dtype)}")
     if fn is None:
         return None
     rows = a.size // n
@@ -451,7 +451,7 @@ def index_add_rows(target, index, src) -> bool:
             and target.flags.c_contiguous and target.shape[1:] == src.shape[1:]
             and index.shape == src.shape[:1] and not np.may_share_memory(target, src)):
         return False     # (an aliased source keeps np.add.at, which buffers it)
-    fn = function("eager_rows", f"index_add_rows_{src.dtype.name}")
+    fn = function("eager_rows", f"index_add_rows_{dtype_name(src.dtype)}")
     if fn is None:
         return False
     index = np.ascontiguousarray(index, np.int64)
@@ -501,8 +501,20 @@ def pointer(arr) -> int:
 _byref, _addressof, _c_char = ctypes.byref, ctypes.addressof, ctypes.c_char
 
 
+_DTYPE_NAMES: dict = {}     # np.dtype -> its name: ``np.dtype.name`` is a Python property (2 us)
+
+
+def dtype_name(dtype) -> str:
+    """``dtype.name`` of a NumPy dtype, remembered: the generated kernels are looked up by it
+    on every call."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
+
+
 def _run(formula, a, inputs, scalars):
-    fn = function("eager_pointwise", f"{formula}_{a.dtype.name}")
+    fn = function("eager_pointwise", f"{formula}_{dtype_name(a.dtype)}")
     if fn is None:
         return None
     out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
@@ -528,9 +540,9 @@ def cast_into(dst, src) -> bool:
     (nothing written) otherwise."""
     if not (type(src) is np.ndarray and src.size >= GENERATED_MIN_SIZE and
             src.shape == dst.shape and src.flags.c_contiguous and dst.flags.c_contiguous and
-            dst.flags.writeable and (src.dtype.name, dst.dtype.name) in _CAST_PAIRS):
+            dst.flags.writeable and (dtype_name(src.dtype), dtype_name(dst.dtype)) in _CAST_PAIRS):
         return False
-    fn = function("eager_casts", f"cast_{src.dtype.name}_{dst.dtype.name}")
+    fn = function("eager_casts", f"cast_{dtype_name(src.dtype)}_{dtype_name(dst.dtype)}")
     if fn is None:
         return False
     native_pool.parallel_call(fn, [src.ctypes.data, dst.ctypes.data, src.size], 0, src.size,
@@ -542,7 +554,7 @@ def converted(arr, dtype):
     """``arr.astype(dtype)`` (a fresh array), by ``cast_into`` where it can."""
     if type(arr) is np.ndarray and arr.size >= GENERATED_MIN_SIZE and arr.flags.c_contiguous:
         dtype = np.dtype(dtype)        # small arrays (the common case) go straight to astype
-        if (arr.dtype.name, dtype.name) in _CAST_PAIRS:
+        if (dtype_name(arr.dtype), dtype_name(dtype)) in _CAST_PAIRS:
             out = np.empty(arr.shape, dtype)
             if cast_into(out, arr):
                 return out

@@ -95,16 +95,16 @@ def _generated(name, x, kernel):
     """The generated 2-d kernel ``name`` for ``x``'s dtype, or None (NumPy must run)."""
     if len(kernel) != 2 or x.dtype not in native.GENERATED_DTYPES or not x.size:
         return None
-    return native.function("eager_conv", f"{name}_{x.dtype.name}")
+    return native.function("eager_conv", f"{name}_{native.dtype_name(x.dtype)}")
 
 
 def _driver(name, x):
     """(the generated convolution driver ``name`` for ``x``'s dtype, BLAS's GEMM) or None: Note
     [Convolution drivers] in compile/inductor/eager_conv.py."""
-    gemm = blas.gemm(x.dtype.name)
+    gemm = blas.gemm(native.dtype_name(x.dtype))
     if gemm is None:
         return None
-    fn = native.function("eager_conv", f"{name}_{x.dtype.name}")
+    fn = native.function("eager_conv", f"{name}_{native.dtype_name(x.dtype)}")
     return None if fn is None else (fn, gemm)
 
 
@@ -225,7 +225,7 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     else:
         _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial)
     image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
-    add = native.function("eager_conv", f"sum_partials_{x.dtype.name}")   # built with ``fn``
+    add = native.function("eager_conv", f"sum_partials_{native.dtype_name(x.dtype)}")   # built with ``fn``
     pointers = (partial.ctypes.data, image.ctypes.data, len(starts), rows, rows // n, f)
     parallel_for(0, n, max(1, PARTIAL_SUM_GRAIN // (rows * f * len(starts) // n)),
                  lambda lo, hi: add(*pointers, lo, hi))

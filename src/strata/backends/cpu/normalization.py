@@ -19,7 +19,7 @@ def _generated_layer_norm(x, n, weight, bias, eps):
     if affine:
         weight, bias = (np.ascontiguousarray(data(t), x.dtype).reshape(-1)
                         for t in (weight, bias))
-    fn = native.function("eager_rows", f"layer_norm{'_affine' if affine else ''}_{x.dtype.name}")
+    fn = native.function("eager_rows", f"layer_norm{'_affine' if affine else ''}_{native.dtype_name(x.dtype)}")
     if fn is None:
         return None
     rows = x.size // n
@@ -99,7 +99,7 @@ def _generated_grad_input(x, g, mean, rstd, weight):
     if not (x.dtype in (np.float32, np.float64) and rows and n and g.dtype == x.dtype and
             x.flags.c_contiguous):
         return None
-    name = f"layer_norm_backward{'_affine' if weight is not None else ''}_{x.dtype.name}"
+    name = f"layer_norm_backward{'_affine' if weight is not None else ''}_{native.dtype_name(x.dtype)}"
     fn = native.function("eager_rows", name)
     if fn is None:
         return None
@@ -120,7 +120,7 @@ def _generated_param_grads(x, g, mean, rstd):
     if not (x.dtype in (np.float32, np.float64) and rows and n and g.dtype == x.dtype and
             x.flags.c_contiguous and g.flags.c_contiguous):
         return None
-    fn = native.function("eager_rows", f"layer_norm_param_grads_{x.dtype.name}")
+    fn = native.function("eager_rows", f"layer_norm_param_grads_{native.dtype_name(x.dtype)}")
     if fn is None:
         return None
     mean, rstd = (np.ascontiguousarray(a, x.dtype).reshape(-1) for a in (mean, rstd))

@@ -103,7 +103,7 @@ def _generated_max_pool(x, out, kernel, stride, padding, dilation):
                                       zip(out, stride, kernel, dilation, (h, w)))
     if not inside and ow < GENERATED_POOL_MIN_ROW:
         return None
-    fn = native.function("eager_pool", f"max_pool2d{'_inside' if inside else ''}_{x.dtype.name}")
+    fn = native.function("eager_pool", f"max_pool2d{'_inside' if inside else ''}_{native.dtype_name(x.dtype)}")
     if fn is None:
         return None
     planes = x.size // (h * w)
@@ -132,7 +132,7 @@ def _generated_max_pool_backward(g, index, shape):
     # one copy of a strided gradient (``sum().backward()`` expands a scalar) is cheaper than the
     # NumPy path's pass per kernel offset
     g, index = np.ascontiguousarray(g), np.ascontiguousarray(index)
-    fn = native.function("eager_pool", f"max_pool2d_backward_{g.dtype.name}")
+    fn = native.function("eager_pool", f"max_pool2d_backward_{native.dtype_name(g.dtype)}")
     if fn is None:
         return None
     plane_in, plane_out = shape[-2] * shape[-1], g.shape[-2] * g.shape[-1]
