@@ -107,6 +107,18 @@ if not config.no_malloc_tuning:
 PAGE = 4096
 
 
+def pointer(arr) -> int:
+    """The address of ``arr``'s first element as an int (for a table of pointers): 0.4 us for
+    a writable contiguous array, where ``arr.ctypes.data`` costs ~1.3 us."""
+    try:
+        return _addressof(_c_char.from_buffer(arr))
+    except (TypeError, ValueError, BufferError):   # read-only, strided or empty
+        return arr.ctypes.data
+
+
+_addressof, _c_char = ctypes.addressof, ctypes.c_char
+
+
 def empty_apart(shape, dtype, source):
     """A fresh C-contiguous array of ``shape``/``dtype`` (a NumPy dtype) whose address is half a
     page away from ``source``'s modulo the page size (Note [4K aliasing])."""
@@ -114,7 +126,7 @@ def empty_apart(shape, dtype, source):
     for n in shape:
         nbytes *= n
     buf = np.empty(nbytes + PAGE, np.uint8)
-    start = (source.ctypes.data + PAGE // 2 - buf.ctypes.data) % PAGE
+    start = (pointer(source) + PAGE // 2 - pointer(buf)) % PAGE
     return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 

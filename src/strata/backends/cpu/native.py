@@ -45,7 +45,7 @@ import numpy as np
 
 from ... import config
 from . import native_pool
-from .array import empty_apart
+from .array import empty_apart, pointer
 
 # No -ffast-math: results keep IEEE semantics (NaN, Inf, -0.0, no reassociation). -fno-math-errno
 # only drops errno writes (lets sqrt vectorise); -fwrapv makes signed overflow wrap as in ATen;
@@ -489,16 +489,7 @@ def address(arr):
         return arr.ctypes.data
 
 
-def pointer(arr) -> int:
-    """The address of ``arr``'s first element as an int (for a table of pointers): as
-    ``address``, 0.3 us for a writable contiguous array where ``arr.ctypes.data`` costs ~1 us."""
-    try:
-        return _addressof(_c_char.from_buffer(arr))
-    except (TypeError, ValueError, BufferError):   # read-only, strided or empty
-        return arr.ctypes.data
-
-
-_byref, _addressof, _c_char = ctypes.byref, ctypes.addressof, ctypes.c_char
+_byref, _c_char = ctypes.byref, ctypes.c_char
 
 
 _DTYPE_NAMES: dict = {}     # np.dtype -> its name: ``np.dtype.name`` is a Python property (2 us)
@@ -518,9 +509,11 @@ def _run(formula, a, inputs, scalars):
     if fn is None:
         return None
     out = empty_apart(a.shape, a.dtype, a)   # Note [4K aliasing]
-    params = np.array(scalars, a.dtype)      # kept alive for the call
-    pointers = [x.ctypes.data for x in inputs] + ([params.ctypes.data] if scalars else [])
-    pointers.append(out.ctypes.data)
+    pointers = [pointer(x) for x in inputs]
+    if scalars:
+        params = np.array(scalars, a.dtype)      # kept alive for the call
+        pointers.append(params.ctypes.data)
+    pointers.append(pointer(out))
     n = a.size
     grain = NATIVE_MEMORY_BOUND_GRAIN if formula in MEMORY_BOUND_FORMULAS else GENERATED_GRAIN
     native_pool.parallel_call(fn, pointers + [n], 0, n, grain, native_pool.VECTOR_ROWS)
