@@ -198,6 +198,42 @@ def test_a_pointwise_reading_a_product_does_not_move_before_it():
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5, rtol=1e-5)
 
 
+def _chain(m, x):
+    """The benchmark's 11 pointwise ops: sigmoid, log and tanh chained."""
+    y = (x * 1.5 + 0.25).sigmoid()
+    y = (y * x - 0.5).abs()
+    y = (y + 1.0).log() * 0.5
+    return (y.tanh() + x).relu() - 0.1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_chained_vector_math_runs_in_stages_with_the_same_bits(monkeypatch, dtype):
+    """Note [Staged chains] (cprinter.py): a chain of vector-math calls runs in blocks, one
+    loop per stage, its values between stages in block arrays; every length (vector tails,
+    partial blocks, chunks split over threads) gives the one-loop kernel's bits, NaN, infinities
+    and signed zeros included, and torch's values to rounding."""
+    from strata.compile.inductor import codecache, cprinter
+    monkeypatch.setattr(codecache, "load", lambda key: None)     # print the kernel anew
+    monkeypatch.setattr(codecache, "store", lambda *args: None)
+    rng = np.random.default_rng(7)
+    for n in (1, 15, 16, 17, 255, 256, 257, 1000, 70001):
+        a = (rng.standard_normal(n) * 3).astype(dtype)
+        a[:min(n, 5)] = [np.nan, np.inf, -np.inf, -0.0, 0.0][:min(n, 5)]
+        x = strata.tensor(a)
+        staged = _compiled(lambda x: _chain(strata, x), x)
+        assert "x_block" in staged.output_code
+        with monkeypatch.context() as off:
+            off.setattr(cprinter, "STAGE_MIN_CALLS", 99)
+            one_loop = _compiled(lambda x: _chain(strata, x), x)
+        assert "x_block" not in one_loop.output_code
+        first = one_loop(x)[0].numpy()
+        for _ in range(4):      # the first calls time the kernel whole, later ones split it
+            got = staged(x)[0].numpy()
+            np.testing.assert_array_equal(got, first)
+        want = _chain(torch, torch.tensor(a)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_unlowered_ops_fall_back_to_eager_kernels():
     run = _compiled(lambda x: strata.sort(x.exp(), 0)[0] * 2, strata.randn(5, 3))
     assert "Fallback(<OpOverload aten::sort" in run.ir_post_fusion
