@@ -428,9 +428,9 @@ def _staged_flat_loop(kernel, outer_ranges, buffers, k):
             for name in _TEMP.findall(line.split(" = ", 1)[-1]):
                 if name in defined_in and defined_in[name] < number:
                     crossing.setdefault(name, set()).add(number)
+    end = f"x_hi - x_block < {STAGE_BLOCK} ? x_hi : x_block + {STAGE_BLOCK}"
     lines = [f"    for (int64_t x_block = x_lo; x_block < x_hi; x_block += {STAGE_BLOCK}) {{",
-             f"        const int64_t x_end = x_hi - x_block < {STAGE_BLOCK} ? x_hi : "
-             f"x_block + {STAGE_BLOCK};"]
+             f"        const int64_t x_end = {end};"]
     lines += [f"        {types[name]} block_{name}[{STAGE_BLOCK}];" for name in sorted(crossing)]
     for number, stage in enumerate(stages):
         lines += ["        #pragma omp simd",
