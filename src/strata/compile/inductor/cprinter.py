@@ -384,6 +384,7 @@ def print_kernel(kernel, outer_ranges) -> str:
 # start), so the same bits; tests/compile/test_inductor.py checks them against the one-loop
 # kernel. 11-op chain on one thread, 4M float32: 8.6 -> 5.6 ms.
 STAGE_BLOCK = 256
+STAGE_PAD = 16
 STAGE_MIN_CALLS = 2     # calls one after the other on one element's path (gelu's derivative:
 # erf and exp side by side, ran 245-280 -> 300 us staged over 0.5M float32)
 _VECTOR_CALL = re.compile(r"\b(?:strata_expf|strata_erff|(?:" + "|".join(VECTOR_MATH) + r")f?)\(")
@@ -420,8 +421,7 @@ def _staged_flat_loop(kernel, outer_ranges, buffers, k):
         if _VECTOR_CALL.search(line):
             stages.append(current)
             current = []
-    if current:
-        stages.append(current)
+    stages[-1] += current       # what follows the last call: a few cheap ops and the stores
     if len(stages) < 2:
         return None
     types, defined_in = {}, {}
@@ -440,7 +440,11 @@ def _staged_flat_loop(kernel, outer_ranges, buffers, k):
     end = f"x_hi - x_block < {STAGE_BLOCK} ? x_hi : x_block + {STAGE_BLOCK}"
     lines = [f"    for (int64_t x_block = x_lo; x_block < x_hi; x_block += {STAGE_BLOCK}) {{",
              f"        const int64_t x_end = {end};"]
-    lines += [f"        {types[name]} block_{name}[{STAGE_BLOCK}];" for name in sorted(crossing)]
+    # each array a cache line longer than the block: arrays whose addresses differ by a
+    # multiple of 4 KiB stall one another's loads (Note [4K aliasing] in backends/cpu/array.py;
+    # 1024-float blocks ran the chain at 5.5 ms against 256's 2.9)
+    lines += [f"        {types[name]} block_{name}[{STAGE_BLOCK + STAGE_PAD}];"
+              for name in sorted(crossing)]
     for number, stage in enumerate(stages):
         lines += ["        #pragma omp simd",
                   "        for (int64_t x = x_block; x < x_end; x++) {", *index_lines]
