@@ -208,11 +208,11 @@ def _chain(m, x):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_chained_vector_math_runs_in_stages_with_the_same_bits(monkeypatch, dtype):
-    """Note [Staged chains] (cprinter.py): a chain of vector-math calls runs in blocks, one
+    """Note [Staged chains] (cstages.py): a chain of vector-math calls runs in blocks, one
     loop per stage, its values between stages in block arrays; every length (vector tails,
     partial blocks, chunks split over threads) gives the one-loop kernel's bits, NaN, infinities
     and signed zeros included, and torch's values to rounding."""
-    from strata.compile.inductor import codecache, cprinter
+    from strata.compile.inductor import codecache, cstages
     monkeypatch.setattr(codecache, "load", lambda key: None)     # print the kernel anew
     monkeypatch.setattr(codecache, "store", lambda *args: None)
     rng = np.random.default_rng(7)
@@ -223,7 +223,7 @@ def test_chained_vector_math_runs_in_stages_with_the_same_bits(monkeypatch, dtyp
         staged = _compiled(lambda x: _chain(strata, x), x)
         assert "x_block" in staged.output_code
         with monkeypatch.context() as off:
-            off.setattr(cprinter, "STAGE_MIN_CALLS", 99)
+            off.setattr(cstages, "STAGE_MIN_CALLS", 99)
             one_loop = _compiled(lambda x: _chain(strata, x), x)
         assert "x_block" not in one_loop.output_code
         first = one_loop(x)[0].numpy()

@@ -21,7 +21,6 @@ kernel, which raises ZeroDivisionError where C would trap.
 
 import itertools
 import math
-import re
 from math import prod as _int_prod
 
 from .cdraws import (
@@ -30,6 +29,7 @@ from .cdraws import (
     print_row_draws_start,
 )
 from .cpreamble import OWN_FLOAT32_MATH, PREAMBLE, VECTOR_MATH
+from .cstages import staged_loop
 from .half import HALF, c_load, c_loaded, c_store, c_stored
 from .ir import (
     C_BUFFER_TYPES,
@@ -341,22 +341,13 @@ def print_kernel(kernel, outer_ranges) -> str:
         return "\n".join(lines)
     flat = all(len(n.ranges) == k and (isinstance(n, Pointwise) or _unrolled(n))
                for n in kernel.nodes)
-    if flat and draws is None:
-        staged = _staged_flat_loop(kernel, outer_ranges, buffers, k)
-        if staged is not None:
-            lines += staged
-            lines.append("}")
-            return "\n".join(lines)
-    if flat:
-        lines.append("    #pragma omp simd")    # no inner loop: the outer one is the vector loop
-    lines.append("    for (int64_t x = x_lo; x < x_hi; x++) {")
-    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 8)
-    lines.extend(index_lines)
+    index, body = _index_vars("i", outer_ranges, "x", " " * 8)
+    index_lines = list(body)
     aliases = {}
     open_loop = None    # the inner ranges of the pointwise loop just printed (its "}" last)
     for node in kernel.nodes:
         if node is draws:
-            print_row_draws(node, row, lines, node.name not in kernel.local)
+            print_row_draws(node, row, body, node.name not in kernel.local)
             aliases[node.name] = f"{node.name}_row[y]"   # read in the epilogues' row loops
             open_loop = None
             continue
@@ -365,97 +356,20 @@ def print_kernel(kernel, outer_ranges) -> str:
         shares = (draws is None and isinstance(node, Pointwise) and not local and extra
                   and extra == open_loop)
         if shares:
-            lines.pop()     # Note [Shared row loops]: back inside the previous node's loop
-        _print_node(node, index, k, buffers, lines, aliases, local, shares)
+            body.pop()     # Note [Shared row loops]: back inside the previous node's loop
+        _print_node(node, index, k, buffers, body, aliases, local, shares)
         open_loop = extra if isinstance(node, Pointwise) and not local and extra else None
-    lines.append("    }")
+    staged = None
+    if flat and draws is None and all(isinstance(n, Pointwise) for n in kernel.nodes):
+        staged = staged_loop(body[len(index_lines):], index_lines)   # Note [Staged chains]
+    if staged is not None:
+        lines += staged
+    else:
+        if flat:    # no inner loop: the outer one is the vector loop
+            lines.append("    #pragma omp simd")
+        lines += ["    for (int64_t x = x_lo; x < x_hi; x++) {", *body, "    }"]
     lines.append("}")
     return "\n".join(lines)
-
-
-# Note [Staged chains]: a flat vector loop whose element is a chain of vector-math calls (the
-# 11-op benchmark chain: sigmoid's exp, then log, then tanh) waits on each call's latency, the
-# out-of-order window holding little more than one element's chain: 2.0 ns an element on one
-# thread, where the same three calls on independent values took 1.3. So such a loop runs in
-# blocks of STAGE_BLOCK elements, each block one vector loop per stage: a stage ends after each
-# vector-math call, and a value a later stage reads goes through a block array in L1 (Inductor's
-# loop fission of a long chain, in small). Every element takes the same statements in the same
-# kind of lane (AVX-512 body, AVX2 or scalar tail: blocks are whole vectors from the chunk's
-# start), so the same bits; tests/compile/test_inductor.py checks them against the one-loop
-# kernel. 11-op chain on one thread, 4M float32: 8.6 -> 5.6 ms.
-STAGE_BLOCK = 256
-STAGE_PAD = 16
-STAGE_MIN_CALLS = 2     # calls one after the other on one element's path (gelu's derivative:
-# erf and exp side by side, ran 245-280 -> 300 us staged over 0.5M float32)
-_VECTOR_CALL = re.compile(r"\b(?:strata_expf|strata_erff|(?:" + "|".join(VECTOR_MATH) + r")f?)\(")
-_STATEMENT = re.compile(r"^\s*const (float|double) (t\d+) = (.*);$")
-_STORE = re.compile(r"^\s*[A-Za-z_]\w*\[[^=]*\] = t\d+;$")
-_TEMP = re.compile(r"\bt\d+\b")
-
-
-def _staged_flat_loop(kernel, outer_ranges, buffers, k):
-    """The lines of a flat kernel's loop in stages (Note [Staged chains]), or None where its
-    element is not such a chain (fewer than STAGE_MIN_CALLS calls one after another, or
-    statements other than float/double values and stores: half conversions, integer values,
-    reductions)."""
-    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 12)
-    body, aliases = [], {}
-    for node in kernel.nodes:
-        if not isinstance(node, Pointwise):
-            return None
-        _print_node(node, index, k, buffers, body, aliases, node.name in kernel.local)
-    depth = {}      # a temporary -> the most vector-math calls on one path to it
-    for line in body:
-        match = _STATEMENT.match(line)
-        if match:
-            depth[match.group(2)] = max((depth.get(t, 0) for t in
-                                         _TEMP.findall(match.group(3))), default=0) + \
-                bool(_VECTOR_CALL.search(match.group(3)))
-        elif not _STORE.match(line):
-            return None
-    if max(depth.values(), default=0) < STAGE_MIN_CALLS:   # independent calls overlap anyway
-        return None
-    stages, current = [], []
-    for line in body:
-        current.append(line.strip())
-        if _VECTOR_CALL.search(line):
-            stages.append(current)
-            current = []
-    stages[-1] += current       # what follows the last call: a few cheap ops and the stores
-    if len(stages) < 2:
-        return None
-    types, defined_in = {}, {}
-    for number, stage in enumerate(stages):
-        for line in stage:
-            match = _STATEMENT.match(line)
-            if match:
-                types[match.group(2)] = match.group(1)
-                defined_in[match.group(2)] = number
-    crossing = {}        # a temporary read by a later stage -> the stages that read it
-    for number, stage in enumerate(stages):
-        for line in stage:
-            for name in _TEMP.findall(line.split(" = ", 1)[-1]):
-                if name in defined_in and defined_in[name] < number:
-                    crossing.setdefault(name, set()).add(number)
-    end = f"x_hi - x_block < {STAGE_BLOCK} ? x_hi : x_block + {STAGE_BLOCK}"
-    lines = [f"    for (int64_t x_block = x_lo; x_block < x_hi; x_block += {STAGE_BLOCK}) {{",
-             f"        const int64_t x_end = {end};"]
-    # each array a cache line longer than the block: arrays whose addresses differ by a
-    # multiple of 4 KiB stall one another's loads (Note [4K aliasing] in backends/cpu/array.py;
-    # 1024-float blocks ran the chain at 5.5 ms against 256's 2.9)
-    lines += [f"        {types[name]} block_{name}[{STAGE_BLOCK + STAGE_PAD}];"
-              for name in sorted(crossing)]
-    for number, stage in enumerate(stages):
-        lines += ["        #pragma omp simd",
-                  "        for (int64_t x = x_block; x < x_end; x++) {", *index_lines]
-        lines += [f"            const {types[name]} {name} = block_{name}[x - x_block];"
-                  for name in sorted(crossing) if number in crossing[name]]
-        lines += ["            " + line for line in stage]
-        lines += [f"            block_{name}[x - x_block] = {name};"
-                  for name in sorted(crossing) if defined_in[name] == number]
-        lines.append("        }")
-    lines.append("    }")
-    return lines
 
 
 def _print_column_reductions(nodes, outer_ranges, buffers, lines):
