@@ -111,7 +111,7 @@ def _native_rows(kind, rows_x, rows_out):
     """The generated row kernel ``kind`` for these rows (float32/float64, unit stride along the
     row, a contiguous output), or None."""
     dt = rows_x.dtype
-    name = _ROW_DTYPES.get(dt)
+    name = native.dtype_name(dt) if dt in native.GENERATED_DTYPES else None
     if not (name is not None and dt == rows_out.dtype and rows_x.strides[1] == dt.itemsize
             and rows_out.flags.c_contiguous and rows_x.flags.aligned
             and rows_x.strides[0] % dt.itemsize == 0):
@@ -119,8 +119,6 @@ def _native_rows(kind, rows_x, rows_out):
     return native.function("eager_rows", f"{kind}_{name}")
 
 
-# the generated row kernels' dtypes, by name (``np.dtype.name`` is a Python property: 2 us)
-_ROW_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 # Elements up to which a softmax backward runs its NumPy formula: for a few rows of a few
 # elements, passing three arrays to C (a ctypes pointer each) costs more than the arithmetic.
 _FEW = 64
