@@ -590,3 +590,18 @@ def test_value_dependent_shapes_refuse_meta_tensors_by_name(name, call):
     with pytest.raises(NotImplementedError, match=f"aten::{name}: attempted to run this "
                                                   "operator with Meta tensors"):
         call(x)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+def test_addcmul_and_addcdiv_refuse_bool_as_torch(name):
+    """ATen has no bool kernel for addcmul (NotImplementedError naming it) and refuses integer
+    division in addcdiv: the same exception type and words, and the input unchanged."""
+    got, want = [], []
+    for m, out in ((strata, got), (torch, want)):
+        t = m.tensor([True, False])
+        try:
+            getattr(m, name)(t, t, t)
+        except Exception as e:      # noqa: BLE001 (the error is what is compared)
+            out.append((type(e).__name__, str(e)))
+        assert t.tolist() == [True, False]
+    assert got == want and got
