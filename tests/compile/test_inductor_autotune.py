@@ -32,7 +32,7 @@ def test_tiles_are_timed_once_and_cached(tmp_path, monkeypatch):
     assert kernels and sorted(timed) == kernels
     for name, choice in tuned.autotuner.choices.items():   # the fastest candidate was kept
         times = tuned.autotuner.timings[name]
-        assert tuple(choice) == min(times, key=times.get)
+        assert tuple(choice[:3]) == min(times, key=times.get)
     tuned(x)
     assert sorted(timed) == kernels                      # timed at the first call only
     again = compile_fx(gm, [x], max_autotune=True)       # the graph cache holds the choices
@@ -54,6 +54,10 @@ def test_measured_row_tiles(monkeypatch, tmp_path):
     assert autotune.measured_grain(0, 0.0) == 1
     assert autotune.measured_grain(1000, autotune.NATIVE_SPLIT_SECONDS / 2, native=True) == 1000
     assert abs(autotune.measured_grain(1000, autotune.NATIVE_CHUNK_SECONDS * 10, True) - 100) <= 1
+    # a kernel whose every chunk reads all the rows: one chunk per thread at most
+    threads = strata.get_num_threads()
+    assert autotune.measured_grain(1000, 1.0, True, walks_every_row=True) == -(-1000 // threads)
+    assert autotune.measured_grain(1000, 1e-6, True, walks_every_row=True) == 1000
     monkeypatch.setattr(config, "cache_dir", str(tmp_path))
     gm, x = _graph(256, 512)
     before = strata.get_num_threads()
@@ -67,9 +71,14 @@ def test_measured_row_tiles(monkeypatch, tmp_path):
             defaults = {k: list(v) for k, v in compiled.autotuner.choices.items()}
             results = [compiled(x)[0].numpy() for _ in range(autotune.MEASURED_CALLS + 1)]
             assert not compiled.autotuner.unmeasured
-            for name, (fn, rows, grain) in compiled.autotuner.choices.items():
+            walking = []
+            for name, (fn, rows, grain, walks) in compiled.autotuner.choices.items():
                 assert [fn, rows] == defaults[name][:2]
-                assert grain == (1 if split else rows), (name, rows, grain)
+                # Note [Column chunks]: the column sum splits once per thread, no finer
+                expected = (-(-rows // 2) if walks else 1) if split else rows
+                assert grain == expected, (name, rows, grain)
+                walking.append(walks)
+            assert sorted(walking) == [False, True]     # softmax * tanh; the column sum
             for r in results[1:]:
                 np.testing.assert_array_equal(r, results[0])
     finally:
@@ -102,7 +111,7 @@ def test_pointwise_kernels_also_try_their_flat_loop(tmp_path, monkeypatch):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
     for name, times in tuned.autotuner.timings.items():   # each candidate alone is right too
         for choice in times:     # (within an ulp: a loop's vector/scalar split moves with it)
-            tuned.autotuner.choices[name] = list(choice)
+            tuned.autotuner.choices[name][:3] = choice
             for g, w in zip(tuned(x), got):
                 np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=3e-7, atol=0)
 

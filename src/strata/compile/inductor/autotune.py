@@ -23,6 +23,15 @@ costs its caller 10-35 us of serial time, measured on a busy 2-core machine), on
 less keeps one chunk and never pays for the pool. Which thread runs
 which rows never changes a kernel's result (every row is written by one chunk), so this choice
 is free to depend on timings.
+
+Note [Column chunks]: a column reduction (a layer_norm's weight and bias gradients: 128
+columns summed down 1024 rows), a scan or an index_add splits its columns, and every chunk
+walks all the rows, loading a cache line of each for its few columns. Cost then grows with the
+number of chunks, not the columns each holds: the tiny GPT's two 128-column gradient sums,
+measured at ~110 us as one chunk and split into 16-column chunks by the rule above, took 1.7
+and 2.2 ms (rows 8 KB apart, each chunk missing the cache on every one of them). Such a kernel
+("walks_every_row", its choice's fourth field) that is worth splitting gets one chunk per
+thread, each reading its share of every row once.
 """
 
 import math
@@ -46,19 +55,23 @@ def default_grain(outer: int, inner: int) -> int:
     return max(1, GRAIN_SIZE // max(inner, 1))
 
 
-def default_choice(name: str, outer: int, inner: int) -> list:
-    """[C function, rows, rows per chunk] of a kernel as the scheduler made it."""
-    return [name, outer, default_grain(outer, inner)]
+def default_choice(name: str, outer: int, inner: int, walks_every_row: bool = False) -> list:
+    """[C function, rows, rows per chunk, walks every row] of a kernel as the scheduler made
+    it (the last: Note [Column chunks])."""
+    return [name, outer, default_grain(outer, inner), walks_every_row]
 
 
-def measured_grain(rows: int, seconds: float, native: bool = False) -> int:
+def measured_grain(rows: int, seconds: float, native: bool = False,
+                   walks_every_row: bool = False) -> int:
     """Rows per chunk of a kernel that took ``seconds`` over ``rows`` rows on one thread (Note
-    [Measured row tiles]); ``native``: it runs on the native pool, where a loop costs less."""
+    [Measured row tiles]); ``native``: it runs on the native pool, where a loop costs less;
+    ``walks_every_row``: each chunk reads every row (Note [Column chunks])."""
     split, chunk = (NATIVE_SPLIT_SECONDS, NATIVE_CHUNK_SECONDS) if native else \
         (SPLIT_SECONDS, CHUNK_SECONDS)
     if seconds < split:
         return max(rows, 1)
-    return max(1, math.ceil(rows * chunk / seconds))
+    grain = max(1, math.ceil(rows * chunk / seconds))
+    return max(grain, -(-rows // array.NUM_THREADS)) if walks_every_row else grain
 
 
 def candidate_grains(outer: int, inner: int) -> list[int]:
@@ -107,8 +120,8 @@ class Autotuner:
     def __call__(self, lib, name, outer, inner, arrays):
         if name in self.pending:
             self.pending.discard(name)
-            self.choices[name] = list(self._fastest(lib, name, outer, inner, arrays))
-        fn, rows, grain = self.choices[name]
+            self.choices[name][:3] = self._fastest(lib, name, outer, inner, arrays)
+        fn, rows, grain, _ = self.choices[name]
         if name in self.unmeasured:
             self._measure(getattr(lib, fn), name, rows, arrays)
             return
@@ -123,7 +136,8 @@ class Autotuner:
             del self.unmeasured[name]
             native = getattr(kernel, "strata_task", None) is not None and \
                 native_pool.library() is not None
-            self.choices[name][2] = measured_grain(rows, min(samples), native)
+            self.choices[name][2] = measured_grain(rows, min(samples), native,
+                                                   self.choices[name][3])
 
     def _fastest(self, lib, name, outer, inner, arrays):
         best = {}

@@ -116,8 +116,8 @@ def store(key, wrapper, source, signatures, targets, consts, choices, tuned) -> 
 
 def load(key):
     """(wrapper, source, pointer counts, targets, consts, choices, tuned) of a stored entry, or
-    None. ``choices``: each kernel's [C function, rows, rows per chunk]; ``tuned``: they were
-    timed (max-autotune)."""
+    None. ``choices``: each kernel's [C function, rows, rows per chunk, walks every row];
+    ``tuned``: they were timed (max-autotune)."""
     data = native.read_verified(_entry(key))
     if data is None:
         return None

@@ -487,7 +487,7 @@ def _signatures(G, variants):
 
 def _default_choices(G):
     return {s.name: default_choice(s.name, int(np.prod(s.outer)) if s.outer else 1,
-                                   int(np.prod(s.inner)) if s.inner else 1)
+                                   int(np.prod(s.inner)) if s.inner else 1, s.walks_every_row)
             for s in G.kernels()}
 
 

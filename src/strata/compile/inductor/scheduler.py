@@ -74,6 +74,13 @@ class KernelStep:
         self.name, self.outer, self.inner = name, tuple(outer), tuple(inner)
         self.nodes, self.reduction_names = [], set()
 
+    @property
+    def walks_every_row(self):
+        """Whether each chunk of this kernel's columns reads all of its rows: a column
+        reduction, scan or index_add (Note [Column chunks] in autotune.py)."""
+        return any(getattr(n, "column", False) and not isinstance(n, RandomDraws)
+                   for n in self.nodes)
+
     def accepts(self, node):
         """Note [Row fusion]; a column reduction keeps its kernel to itself (ir.py), or shares
         it with column sums over the same rows (Note [Sibling column sums]); a draws kernel
