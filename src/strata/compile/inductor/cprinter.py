@@ -29,6 +29,7 @@ from .cdraws import (
     print_row_draws_start,
 )
 from .cpreamble import OWN_FLOAT32_MATH, PREAMBLE, VECTOR_MATH
+from .csplit import split_row_loops
 from .cstages import staged_loop
 from .half import HALF, c_load, c_loaded, c_store, c_stored
 from .ir import (
@@ -367,7 +368,7 @@ def print_kernel(kernel, outer_ranges) -> str:
     else:
         if flat:    # no inner loop: the outer one is the vector loop
             lines.append("    #pragma omp simd")
-        lines += ["    for (int64_t x = x_lo; x < x_hi; x++) {", *body, "    }"]
+        lines += ["    for (int64_t x = x_lo; x < x_hi; x++) {", *split_row_loops(body), "    }"]
     lines.append("}")
     return "\n".join(lines)
 
