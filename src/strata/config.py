@@ -27,6 +27,9 @@ native_kernels: bool = _flag("STRATA_NATIVE_KERNELS", "1")
 # Run BLAS products and generated kernels on the C thread pool that spins a while between loops
 # (Note [Native pool] in backends/cpu/native_pool.py); 0 keeps them on the Python pool.
 native_pool: bool = _flag("STRATA_NATIVE_POOL", "1")
+# Replay a compiled CPU graph's kernels and products from one C call once its row tiles are
+# settled (Note [Graph programs] in compile/inductor/plan.py); 0 keeps the Python wrapper.
+graph_programs: bool = _flag("STRATA_GRAPH_PROGRAMS", "1")
 # The BLAS of the products strata drives itself (Note [BLAS provider] in backends/cpu/blas.py):
 # "auto" (MKL where the mkl wheel is installed, else NumPy's OpenBLAS), "mkl" or "openblas".
 blas: str = os.environ.get("STRATA_BLAS", "auto").strip().lower() or "auto"

@@ -145,6 +145,19 @@ def gemm_batch(dtype: str):
     return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
 
 
+def numpy_gemm(dtype: str):
+    """The CBLAS GEMM of NumPy's own OpenBLAS for ``dtype``, whatever ``gemm`` answers, or
+    None (another BLAS under NumPy): the one ``np.dot`` calls for a product of two matrices,
+    so a table row on it (a compiled graph's small product) gets ``np.dot``'s bits, as eager's
+    small products have them (checked over 1440 shapes, layouts and dtypes)."""
+    found = _openblas() if dtype in _NAMES else None
+    if found is None:
+        return None
+    lib, prefix, suffix, ilp64 = found
+    fn = getattr(lib, f"{prefix}{_NAMES[dtype]}{suffix}", None)
+    return None if fn is None else Gemm(ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
+
+
 @functools.cache
 def gemm(dtype: str):
     """The CBLAS GEMM for ``dtype`` ("float32" or "float64"): MKL's where installed (Note
@@ -154,11 +167,4 @@ def gemm(dtype: str):
     mkl = _mkl()
     if mkl is not None:
         return Gemm(ctypes.cast(getattr(mkl, _NAMES[dtype]), ctypes.c_void_p).value, False)
-    found = _openblas()
-    if found is None or dtype not in _NAMES:
-        return None
-    lib, prefix, suffix, ilp64 = found
-    fn = getattr(lib, f"{prefix}{_NAMES[dtype]}{suffix}", None)
-    if fn is None:
-        return None
-    return Gemm(ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
+    return numpy_gemm(dtype)

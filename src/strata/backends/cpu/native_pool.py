@@ -230,6 +230,16 @@ typedef void (*dgemm_batch_t)(int, int, int, int32_t, int32_t, int32_t, double, 
                               int32_t, int32_t, int32_t);
 static void *blas_sgemm, *blas_dgemm, *blas_sgemm_batch, *blas_dgemm_batch;
 static int blas_int64;
+/* NumPy's own BLAS: rows of dtype 2 (float32) and 3 (float64), a compiled graph's small
+   products, get np.dot's bits (blas.numpy_gemm) */
+static void *numpy_sgemm, *numpy_dgemm;
+static int numpy_int64;
+
+void strata_set_numpy_blas(void *sgemm, void *dgemm, int int64) {
+    numpy_sgemm = sgemm;
+    numpy_dgemm = dgemm;
+    numpy_int64 = int64;
+}
 
 void strata_set_blas(void *sgemm, void *dgemm, int int64, void *sgemm_batch,
                      void *dgemm_batch) {
@@ -241,7 +251,8 @@ void strata_set_blas(void *sgemm, void *dgemm, int int64, void *sgemm_batch,
 }
 
 /* One row of a product table, all int64 so that Python fills it as one array:
-   C[batch] = A[batch] @ B[batch], row-major; trans_a/trans_b say the operand is stored
+   C[batch] = A[batch] @ B[batch], row-major; dtype 0 float32, 1 float64 (2, 3: the same on
+   NumPy's BLAS); trans_a/trans_b say the operand is stored
    transposed; a, b, c are addresses; strides count elements between a batch's matrices;
    bias, where not 0, the address of n values added to each row of C after the product
    (Note [Bias epilogue] in linalg.py; a single matrix only). */
@@ -253,7 +264,7 @@ typedef struct {
 /* C's rows += bias, while the block the product just wrote is in this core's cache */
 static void add_bias(const strata_gemm *g) {
     for (int64_t r = 0; r < g->m; r++) {
-        if (g->dtype == 0) {
+        if ((g->dtype & 1) == 0) {
             float *row = (float *)(intptr_t)g->c + r * g->ldc;
             const float *bias = (const float *)(intptr_t)g->bias;
             for (int64_t j = 0; j < g->n; j++) row[j] += bias[j];
@@ -266,23 +277,26 @@ static void add_bias(const strata_gemm *g) {
 }
 
 static void gemm_one(const strata_gemm *g, int64_t i) {
-    int64_t item = g->dtype ? 8 : 4;
+    const int dbl = (int)(g->dtype & 1), numpy = g->dtype >= 2;
+    const int64_t item = dbl ? 8 : 4;
     const char *a = (const char *)(intptr_t)g->a + i * g->stride_a * item;
     const char *b = (const char *)(intptr_t)g->b + i * g->stride_b * item;
     char *c = (char *)(intptr_t)g->c + i * g->stride_c * item;
     int ta = g->trans_a ? TRANS : NO_TRANS, tb = g->trans_b ? TRANS : NO_TRANS;
-    if (g->dtype == 0 && blas_int64)
-        ((sgemm64_t)blas_sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
-                                g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
-    else if (g->dtype == 0)
-        ((sgemm32_t)blas_sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
-                                g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
-    else if (blas_int64)
-        ((dgemm64_t)blas_dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
-                               g->ldb, 0.0, c, g->ldc);
+    void *sgemm = numpy ? numpy_sgemm : blas_sgemm, *dgemm = numpy ? numpy_dgemm : blas_dgemm;
+    const int int64 = numpy ? numpy_int64 : blas_int64;
+    if (!dbl && int64)
+        ((sgemm64_t)sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
+                           g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
+    else if (!dbl)
+        ((sgemm32_t)sgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0f, (const float *)a,
+                           g->lda, (const float *)b, g->ldb, 0.0f, (float *)c, g->ldc);
+    else if (int64)
+        ((dgemm64_t)dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
+                           g->ldb, 0.0, c, g->ldc);
     else
-        ((dgemm32_t)blas_dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
-                               g->ldb, 0.0, c, g->ldc);
+        ((dgemm32_t)dgemm)(ROW_MAJOR, ta, tb, g->m, g->n, g->k, 1.0, a, g->lda, b,
+                           g->ldb, 0.0, c, g->ldc);
 }
 
 /* Note [Batched GEMM]: a batch of small products (attention's 64 heads of 64x32 @ 32x64) is
@@ -292,7 +306,7 @@ static int gemm_batch(const strata_gemm *g) {
     void *fn = g->dtype ? blas_dgemm_batch : blas_sgemm_batch;
     /* BLAS requires each matrix at least its span past the last: a broadcast (stride 0) or
        overlapping batch keeps the loop */
-    if (fn == NULL || g->batch < 2 || g->bias || g->stride_c < g->ldc * g->m ||
+    if (fn == NULL || g->dtype >= 2 || g->batch < 2 || g->bias || g->stride_c < g->ldc * g->m ||
         g->stride_a < g->lda * (g->trans_a ? g->k : g->m) ||
         g->stride_b < g->ldb * (g->trans_b ? g->n : g->k))
         return 0;
@@ -341,6 +355,27 @@ static void cat_task(const void *context, int64_t lo, int64_t hi) {
 void strata_cat(const int64_t *context, int64_t outer, int64_t step) {
     strata_parallel(cat_task, context, 0, outer, step);
 }
+
+/* ---- a compiled graph's launches in one call (Note [Graph programs] in inductor/plan.py) ----
+   words: the launches' contexts (a kernel's arguments, a product table's rows), where each
+   relocation (word, slot, offset) writes slots[slot] + offset: this call's array addresses.
+   commands, 6 words each: (1, task, first word, begin, end, step) runs a parallel loop,
+   (2, 0, first word, rows, 0, 0) a product table. */
+void strata_run_program(const int64_t *commands, int64_t count, int64_t *words,
+                        const int64_t *relocations, int64_t relocation_count,
+                        const int64_t *slots) {
+    for (int64_t r = 0; r < relocation_count; r++) {
+        const int64_t *rel = relocations + 3 * r;
+        words[rel[0]] = slots[rel[1]] + rel[2];
+    }
+    for (int64_t i = 0; i < count; i++) {
+        const int64_t *c = commands + 6 * i;
+        if (c[0] == 1)
+            strata_parallel((strata_task)(intptr_t)c[1], words + c[2], c[3], c[4], c[5]);
+        else
+            strata_gemms((const strata_gemm *)(words + c[2]), c[3]);
+    }
+}
 """
 
 
@@ -355,10 +390,13 @@ def _load():
     source = (f"#define SPIN_NS {SPIN_MICROSECONDS * 1000}\n#define MAX_WORKERS {MAX_WORKERS}\n"
               + SOURCE)
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
-    signatures = {"strata_parallel": [vp, vp, i64, i64, i64], "strata_gemms": [vp, i64], "strata_cat": [vp, i64, i64],
+    signatures = {"strata_parallel": [vp, vp, i64, i64, i64], "strata_gemms": [vp, i64],
+                  "strata_cat": [vp, i64, i64],
+                  "strata_run_program": [vp, i64, vp, vp, i64, vp],
                   "strata_pool_start": [ctypes.c_int, i64], "strata_pool_stop": [],
                   "strata_pool_workers": [],
-                  "strata_pool_after_fork": [], "strata_set_blas": [vp, vp, ctypes.c_int, vp, vp]}
+                  "strata_pool_after_fork": [], "strata_set_blas": [vp, vp, ctypes.c_int, vp, vp],
+                  "strata_set_numpy_blas": [vp, vp, ctypes.c_int]}
     try:
         lib = native.load("strata_pool", source, signatures, tasks=False)
     except (native.BuildError, OSError):
@@ -369,6 +407,10 @@ def _load():
         return False
     lib.strata_set_blas(sgemm.address, dgemm.address, int(sgemm.ilp64),
                         blas.gemm_batch("float32"), blas.gemm_batch("float64"))
+    numpy_s, numpy_d = blas.numpy_gemm("float32"), blas.numpy_gemm("float64")
+    if numpy_s is not None and numpy_d is not None:
+        lib.strata_set_numpy_blas(numpy_s.address, numpy_d.address, int(numpy_s.ilp64))
+        lib.numpy_blas = True
     return lib
 
 
@@ -403,17 +445,35 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
+# Note [Graph programs] (compile/inductor/plan.py): while a thread records a compiled graph's
+# call, each launch it makes is also handed to its recorder (``recording.recorder``)
+recording = threading.local()
+
+
 def run_gemms(table: np.ndarray) -> None:
     """Each row of ``table`` (int64, 17 columns: a ``strata_gemm``, linalg.py's ``_gemm_row``)
     as one chunk of a loop on the pool. The caller keeps the arrays the rows point into
     alive."""
+    recorder = getattr(recording, "recorder", None)
+    if recorder is not None:
+        recorder.gemms(table)
     library().strata_gemms(table.ctypes.data, len(table))
+
+
+def run_program(commands, words, relocations, slots) -> None:
+    """``strata_run_program``: a recorded graph's launches, its relocations filled from
+    ``slots`` (int64 addresses) into ``words`` (a copy the call may write)."""
+    _lib.strata_run_program(commands.ctypes.data, len(commands), words.ctypes.data,
+                            relocations.ctypes.data, len(relocations), slots.ctypes.data)
 
 
 def run_cat(context: np.ndarray, outer: int, step: int) -> None:
     """``strata_cat``: the outer rows of a concatenation (Note [Native cat] in shape.py),
     ``step`` rows a chunk; ``context`` (int64) as ``cat_task`` reads it. The caller keeps the
     arrays it points into alive."""
+    recorder = getattr(recording, "recorder", None)
+    if recorder is not None:
+        recorder.fail("a concatenation")
     library().strata_cat(context.ctypes.data, outer, step)
 
 
@@ -429,12 +489,18 @@ def parallel_call(fn, args, begin: int, end: int, grain: int, align: int = 1) ->
     it: a chunk boundary never moves an element from a SIMD loop's vector body to its scalar
     tail, where libmvec's functions (tanh, log, ...) round differently."""
     task = getattr(fn, "strata_task", None)
-    n = end - begin
-    chunks = min(array.NUM_THREADS * array.CHUNKS_PER_THREAD, n // max(grain, 1))
-    if task is None or chunks <= 1 or library() is None:
+    step = chunk_step(end - begin, grain, align)
+    if task is None or step is None or library() is None:
         array.parallel_for(begin, end, grain, lambda lo, hi: fn(*args, lo, hi))
         return
-    step = -(-n // chunks)
-    step = -(-step // align) * align
     context = np.array(args, np.int64)
     _lib.strata_parallel(task, context.ctypes.data, begin, end, step)
+
+
+def chunk_step(n: int, grain: int, align: int = 1):
+    """Iterations per chunk of ``parallel_call``'s loop over ``n``, or None for one chunk."""
+    chunks = min(array.NUM_THREADS * array.CHUNKS_PER_THREAD, n // max(grain, 1))
+    if chunks <= 1:
+        return None
+    step = -(-n // chunks)
+    return -(-step // align) * align

@@ -99,7 +99,12 @@ def run_kernel(fn, rows, grain, arrays):
     """Call the C function ``fn`` over rows ``[0, rows)``, ``grain`` rows per chunk at least.
     The arrays' addresses come from ``native.address`` (0.2 us, where ``a.ctypes.data`` costs
     ~1 us: a tiny GPT step passes ~490 arrays to its 139 kernels)."""
-    if rows <= grain or array.NUM_THREADS == 1:    # one chunk: no pool, no closure
+    one_chunk = rows <= grain or array.NUM_THREADS == 1
+    recorder = getattr(native_pool.recording, "recorder", None)
+    if recorder is not None:    # Note [Graph programs] (plan.py)
+        step = None if one_chunk else native_pool.chunk_step(rows, grain, native_pool.VECTOR_ROWS)
+        recorder.task(fn, arrays, rows, step or rows)
+    if one_chunk:    # no pool, no closure
         if rows:
             fn(*[address(a) for a in arrays], 0, rows)
     else:

@@ -23,12 +23,13 @@ from ... import config
 from ..._tensor import from_array
 from ...autograd.grad_mode import no_grad
 from ...backends.cpu import array as cpu_array
-from ...backends.cpu import native
+from ...backends.cpu import native, native_pool
 from ...backends.cpu.array import data, parallel_for
 from ...backends.cpu.dense import check_rows as eager_row_check
 from ...backends.cpu.indexing import check_bounds
 from ...backends.cpu.linalg import (
     _blas_ready,
+    _gemm_row,
     matmul,
     parallel_gemm_macs,
     run_products,
@@ -46,6 +47,7 @@ from .eager_pool import max_pool2d_2x2, max_pool2d_backward_masked
 from .graph import FLAT, FallbackStep, GraphArgument, GraphLowering, KernelStep, module_attribute
 from .ir import InputBuffer, contiguous_stride, store_target
 from .lowering import aten
+from .plan import Planner
 
 _NP = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
        "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
@@ -411,7 +413,23 @@ _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
 
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
 def _matmul(a, b, out):
-    matmul(_blas_ready(a), _blas_ready(b), out)
+    _product(_blas_ready(a), _blas_ready(b), out)
+
+
+def _product(a, b, out):
+    """``out = a @ b``; a product of two matrices too small to split (or on one thread) is one
+    row of strata's product table on NumPy's own BLAS (``np.dot``'s call, so its bits) on this
+    thread, so that a graph program can replay it (Note [Graph programs] in plan.py); a
+    matrix-vector product keeps ``np.dot``, which calls another routine for it."""
+    if a.ndim == 2 == b.ndim and min(a.shape[0], b.shape[1]) > 1 and \
+            (a.size * b.shape[1] < parallel_gemm_macs() or cpu_array.NUM_THREADS == 1) and \
+            getattr(native_pool.library(), "numpy_blas", 0):
+        row = _gemm_row(a, b, out)
+        if row is not None:
+            row[0] += 2     # on NumPy's BLAS (native_pool.py's strata_gemm)
+            native_pool.run_gemms(np.array([row], np.int64))
+            return
+    matmul(a, b, out)
 
 
 # Note [Paired GEMMs]: two independent products in a row (a Linear's backward computes dX and dW
@@ -437,7 +455,7 @@ def _matmul_pair(a, b, out, c, d, out2):
     if cpu_array.NUM_THREADS != 2 or sum(work) < parallel_gemm_macs() or \
             max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):
         for x, y, o in products:
-            matmul(x, y, o)
+            _product(x, y, o)
         return
 
     # on the native pool (Note [Native pool]) a batched product splits along its batch too, so
@@ -557,8 +575,9 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
              "targets": targets}
     code = compile(wrapper, f"<inductor wrapper {key}>", "exec")
     exec(code, scope)  # noqa: S102  (the wrapper generated above)
+    planner = Planner(wrapper, scope, tuner)
     return CompiledGraph(scope["call"], G, wrapper + "\n" + source, (gm, example_inputs),
-                         tuner, remember_tuning)
+                         tuner, remember_tuning, planner)
 
 
 def _outputs_as_list(gm):
@@ -574,8 +593,9 @@ class CompiledGraph:
     ``ir_pre_fusion`` and ``ir_post_fusion`` show what was generated."""
 
     def __init__(self, call, G, output_code, graph_and_inputs, autotuner=None,
-                 after_tuning=None):
+                 after_tuning=None, planner=None):
         self._call, self._graph, self.output_code = call, G, output_code
+        self.planner = planner      # Note [Graph programs] (plan.py); None: the wrapper alone
         self.from_cache = G is None     # lowering was skipped
         self._graph_and_inputs = graph_and_inputs
         self.autotuner = autotuner   # its ``choices`` (autotune.py); None on opencl and sim
@@ -588,7 +608,8 @@ class CompiledGraph:
 
     def __call__(self, *args):
         with no_grad():
-            result = self._call(args)
+            result = self._call(args) if self.planner is None else \
+                self.planner(self._call, args)
         if self._after_tuning is not None:    # the first call timed the kernels: cache that
             self._after_tuning, store = None, self._after_tuning
             store()

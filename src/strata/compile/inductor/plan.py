@@ -1,0 +1,288 @@
+"""Graph programs: a compiled graph's kernels and matrix products replayed by one C call.
+
+Note [Graph programs]: the generated Python wrapper (compile_fx.py) costs a few microseconds
+of Python per step (a kernel's launch 5-6 us, a product's table 10-12 us, a buffer 0.5 us):
+about 120 us for each of the MLP step's two graphs, a tenth of its compiled step, and ~1.7 ms
+of the tiny GPT's. Once a graph's row tiles are settled (autotune.py: its first calls measure
+them), every launch of a call is the same but for the arrays' addresses, so the next call is
+recorded: each kernel launch (its task entry, arguments, rows and chunk size) and each product
+table (native_pool.py), every pointer in them mapped to (slot, offset): the wrapper array it
+points into and where. The program is those launches as int64 words and the relocations;
+later calls run a planned wrapper: the same input checks, allocations and outputs as the
+Python wrapper, then ``strata_run_program``, which writes this call's addresses into a copy of
+the words and runs the launches in order on the native pool (CUDA graphs' capture and replay,
+on the CPU, with relocation instead of fixed addresses; Inductor's C++ wrapper has the same
+aim). The planned call's results are compared with the Python wrapper's, bit for bit, once,
+before it is used, its buffers first filled with a byte pattern (so a launch the recording
+missed shows). A graph is planned only when its wrapper has nothing but input bindings,
+buffers, kernels, products and index checks (no Fallback, no in-place input, no
+convolution: each would be Python between launches; a check of indices the graph computed
+runs after the program, whose kernels clamp every index they load, so the error is raised
+before any output is returned, as from the Python wrapper; only embedding's and nll's checks,
+``AFTER_PROGRAM_CHECKS``), when every pointer lies in exactly one
+of its arrays, and when its buffers, all alive until the program ends (the Python wrapper
+frees each after its last reader), total at most ``PLAN_MAX_BYTES``. A change of
+``strata.set_num_threads`` records the graph again. ``STRATA_GRAPH_PROGRAMS=0`` keeps the
+Python wrapper.
+"""
+
+import re
+
+import numpy as np
+
+from ... import config
+from ...backends.cpu import array as cpu_array
+from ...backends.cpu import native_pool
+from ...backends.cpu.array import pointer
+
+PLAN_MAX_BYTES = 64 << 20
+_GEMM_POINTERS = (9, 10, 11, 16)    # a strata_gemm row's a, b, c and bias (0: none)
+
+_ARGS = re.compile(r"^    \((.*)\) = args$")
+_ASSIGNED = re.compile(r"^    a_(\w+) = ")
+_ALLOWED = [re.compile(p) for p in (
+    r"^    a_\w+ = (_input|_checked|_laid_out)\(",      # an input or a constant, laid out
+    r"^    \w+ = constants\[",
+    r"^    a_\w+ = np\.empty\(",
+    r"^    (_run_kernel|_matmul|_matmul_pair)\(",
+    r"^    del ",
+)]
+_CHECK = re.compile(r"^    (_check_\w+)\(a_(\w+), .*# Check$")
+# checks whose kernels clamp each index they load (lowering_nn.py ``_clamped_row``, the nll
+# kernel's target): they may run after the program; any other check must read an input
+AFTER_PROGRAM_CHECKS = ("_check_indices", "_check_targets")
+_LAUNCH = re.compile(r"^    (_run_kernel|_matmul|_matmul_pair)\(")
+
+
+def _inputs(lines):
+    return {name.strip() for name in _ARGS.match(lines[1]).group(1).split(",")}
+
+
+def plannable(wrapper: str):
+    """The names of the wrapper's arrays (its slots), or None where the wrapper runs anything
+    a program cannot (Note [Graph programs]). An input bound by ``_checked`` alone keeps its
+    own strides (``CWrapper._any_layout``); the planned wrapper checks them at each call."""
+    lines = wrapper.rstrip("\n").split("\n")
+    if not config.graph_programs or not lines[-1].startswith("    return [") or \
+            not _ARGS.match(lines[1]):
+        return None
+    inputs = _inputs(lines)
+    for line in lines[2:-1]:
+        check = _CHECK.match(line)
+        if check is not None:
+            if check.group(2) not in inputs and check.group(1) not in AFTER_PROGRAM_CHECKS:
+                return None
+        elif not any(p.match(line) for p in _ALLOWED):
+            return None
+    slots = [m.group(1) for m in map(_ASSIGNED.match, lines) if m]
+    return slots if len(set(slots)) == len(slots) else None
+
+
+def recording_source(wrapper: str) -> str:
+    """The wrapper that also returns its arrays: no ``del``, ``locals()`` beside the outputs."""
+    lines = [line for line in wrapper.rstrip("\n").split("\n") if not line.startswith("    del ")]
+    lines[0] = lines[0].replace("def call(", "def record(")
+    lines[-1] = lines[-1] + ", locals()"
+    return "\n".join(lines) + "\n"
+
+
+def any_layout(wrapper: str):
+    """The slots bound by ``_checked`` alone: their strides may change from call to call."""
+    return [m.group(1) for m in re.finditer(r"^    a_(\w+) = _checked\(", wrapper, re.MULTILINE)]
+
+
+def planned_source(wrapper: str, slots) -> str:
+    """The wrapper with its launches replaced by the program (``_run_plan``); None (the
+    caller runs the Python wrapper) where an input bound by ``_checked`` came with other
+    strides than the recorded call's."""
+    lines = wrapper.rstrip("\n").split("\n")
+    inputs = _inputs(lines)
+    computed = [line for line in lines if _CHECK.match(line) and
+                _CHECK.match(line).group(2) not in inputs]
+    lines = [line for line in lines if not line.startswith("    del ") and
+             not _LAUNCH.match(line) and line not in computed]
+    lines[0] = lines[0].replace("def call(", "def planned(")
+    free = any_layout(wrapper)
+    if free:
+        strides = "".join(f"a_{name}.strides, " for name in free)
+        lines.insert(len(lines) - 1, f"    if ({strides}) != plan.strides:")
+        lines.insert(len(lines) - 1, "        return None")
+    lines.insert(len(lines) - 1, f"    _run_plan(plan, ({''.join(f'a_{s}, ' for s in slots)}))")
+    lines[-1:-1] = computed     # checks of computed indices: after the kernels that made them
+    return "\n".join(lines) + "\n"
+
+
+class Recorder:
+    """The launches of one recorded call (native_pool's and autotune's hooks)."""
+
+    def __init__(self):
+        self.launches, self.failure = [], None
+
+    def task(self, fn, arrays, rows, step):
+        task = getattr(fn, "strata_task", None)
+        if task is None:
+            self.fail(f"{getattr(fn, '__name__', fn)} has no task entry")
+        elif rows:
+            self.launches.append(("task", task, list(arrays), rows, step))
+
+    def gemms(self, table):
+        self.launches.append(("gemms", np.array(table, np.int64)))
+
+    def fail(self, why):
+        self.failure = self.failure or why
+
+
+class Program:
+    """A recorded call's launches as ``strata_run_program`` reads them."""
+
+    def __init__(self, commands, words, relocations, threads, strides):
+        self.commands = np.array(commands, np.int64).reshape(-1, 6)
+        self.words = np.array(words, np.int64)
+        self.relocations = np.array(relocations, np.int64).reshape(-1, 3)
+        self.threads = threads
+        self.strides = strides    # of the ``any_layout`` inputs, as recorded
+
+    def run(self, arrays):
+        slots = np.array([pointer(a) if a.size else 0 for a in arrays], np.int64)
+        native_pool.run_program(self.commands, self.words.copy(), self.relocations, slots)
+
+
+def _data(arr):
+    return arr.__array_interface__["data"][0]
+
+
+def _bounds(arr):
+    """[low, high) of the bytes ``arr`` spans (empty for an empty array)."""
+    start = _data(arr)
+    if not arr.size:
+        return start, start
+    low = sum(min(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides))
+    return start + low, start + high + arr.itemsize
+
+
+def build(recorder, slots, arrays, free=()):
+    """The Program of a recorded call (``arrays``: the wrapper's, by name; ``free``: its
+    ``any_layout`` slots), or None where a pointer does not map to exactly one of them or the
+    buffers are too large."""
+    if recorder.failure is not None or native_pool.library() is None:
+        return None
+    ordered = [arrays.get("a_" + name) for name in slots]
+    if any(not isinstance(a, np.ndarray) for a in ordered) or \
+            sum(a.nbytes for a in ordered) > PLAN_MAX_BYTES:
+        return None
+    bounds = [(_bounds(a), _data(a)) for a in ordered]
+
+    def place(address, nbytes=1):
+        """(slot, offset) of an address, or None where no single array holds it."""
+        hits = [i for i, ((lo, hi), _) in enumerate(bounds)
+                if lo <= address and address + nbytes <= hi]
+        return (hits[0], address - bounds[hits[0]][1]) if len(hits) == 1 else None
+
+    commands, words, relocations = [], [], []
+    for launch in recorder.launches:
+        start = len(words)
+        if launch[0] == "task":
+            _, task, args, rows, step = launch
+            for arr in args:
+                slot = next((i for i, a in enumerate(ordered) if a is arr), None)
+                if slot is None:
+                    where = place(_data(arr), max(arr.nbytes, 1)) if arr.size else None
+                    if where is None:
+                        return None
+                    slot, offset = where
+                else:
+                    offset = 0
+                relocations.append((len(words), slot, offset))
+                words.append(0)
+            commands += [1, task, start, 0, rows, step]
+        else:
+            table = launch[1]
+            for r, row in enumerate(table):
+                for field in _GEMM_POINTERS:
+                    if field == 16 and row[field] == 0:
+                        continue
+                    where = place(int(row[field]))
+                    if where is None:
+                        return None
+                    relocations.append((start + 17 * r + field, *where))
+                    row[field] = 0
+            words += table.reshape(-1).tolist()
+            commands += [2, 0, start, len(table), 0, 0]
+    return Program(commands, words, relocations, cpu_array.NUM_THREADS,
+                   tuple(arrays["a_" + name].strides for name in free))
+
+
+def _poisoned(shape, dtype):
+    """``np.empty`` filled with the byte 0xA5 (a float32 of -2.9e-16, int -1515870811)."""
+    arr = np.empty(shape, dtype)
+    arr.reshape(-1).view(np.uint8).fill(0xA5)
+    return arr
+
+
+def same_results(a, b) -> bool:
+    """Whether two output lists hold the same values, bit for bit (tensors by their bytes)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        if not (hasattr(x, "numpy") and hasattr(y, "numpy")):
+            return False
+        u, v = x.detach().numpy(), y.detach().numpy()
+        if u.shape != v.shape or u.dtype != v.dtype or u.tobytes() != v.tobytes():
+            return False
+    return True
+
+
+class Planner:
+    """Runs a compiled graph's calls: the Python wrapper until its row tiles are settled, then
+    one recorded call, then the program (Note [Graph programs])."""
+
+    def __init__(self, wrapper, scope, tuner):
+        self.slots = plannable(wrapper) if tuner is not None else None
+        self.tuner, self.program, self.planned = tuner, None, None
+        if self.slots is not None:
+            self.free = any_layout(wrapper)
+            self.scope = dict(scope, _run_plan=Program.run)
+            exec(compile(recording_source(wrapper), "<inductor recording wrapper>", "exec"),  # noqa: S102
+                 self.scope)
+            planned = planned_source(wrapper, self.slots)
+            self.planned_code = compile(planned, "<inductor planned wrapper>", "exec")
+            # the first run, checked against the Python wrapper, fills every buffer with a
+            # pattern first: one the program failed to write cannot hold a right value left
+            # there by the recorded call
+            self.poisoned_code = compile(planned.replace("np.empty(", "_poisoned("),
+                                         "<inductor poisoned planned wrapper>", "exec")
+
+    def __call__(self, call, args):
+        if self.slots is None:
+            return call(args)
+        if self.program is not None:
+            if self.program.threads == cpu_array.NUM_THREADS:
+                result = self.planned(args)
+                return call(args) if result is None else result
+            self.program = None     # set_num_threads since the recording: record again
+        if self.tuner.pending or self.tuner.unmeasured:
+            return call(args)
+        return self._record(call, args)
+
+    def _record(self, call, args):
+        recorder = Recorder()
+        native_pool.recording.recorder = recorder
+        try:
+            result, arrays = self.scope["record"](args)
+        finally:
+            native_pool.recording.recorder = None
+        program = build(recorder, self.slots, arrays, self.free)
+        del arrays
+        if program is not None:
+            scope = dict(self.scope, plan=program, _poisoned=_poisoned)
+            exec(self.poisoned_code, scope)  # noqa: S102  (generated above)
+            check = scope["planned"](args)
+            if check is not None and same_results(check, result):
+                exec(self.planned_code, scope)  # noqa: S102
+                self.program, self.planned = program, scope["planned"]
+                return result
+        self.slots = None      # not plannable: the Python wrapper from now on
+        return result
