@@ -205,3 +205,20 @@ def test_a_launch_the_recording_missed_refuses_the_program(monkeypatch):
     assert compiled.planner.program is None and compiled.planner.slots is None
     np.testing.assert_allclose(got, np.maximum(a.numpy() @ b.numpy(), 0) + x.numpy(),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_graphs_whose_buffers_are_too_large_together_keep_the_wrapper(monkeypatch):
+    """A program keeps every buffer alive until it ends (the wrapper frees each after its last
+    reader): past ``PLAN_MAX_BYTES`` of them the graph keeps the Python wrapper."""
+    x = strata.randn(256, 64)
+    fn = lambda x: ((x * 2).exp() @ x.t()).relu()
+    monkeypatch.setattr(plan, "PLAN_MAX_BYTES", 1024)
+    compiled = cfx.compile_fx(make_fx(fn)(x), [x])
+    for _ in range(6):
+        got = compiled(x)[0].numpy()
+    assert compiled.planner.program is None
+    monkeypatch.setattr(plan, "PLAN_MAX_BYTES", 64 << 20)
+    again = cfx.compile_fx(make_fx(fn)(x), [x])
+    for _ in range(6):
+        np.testing.assert_array_equal(again(x)[0].numpy(), got)
+    assert again.planner.program is not None

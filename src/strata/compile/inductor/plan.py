@@ -161,15 +161,20 @@ def _bounds(arr):
     return start + low, start + high + arr.itemsize
 
 
-def build(recorder, slots, arrays, free=()):
+def buffers(wrapper: str):
+    """The slots the wrapper allocates (``np.empty``), as opposed to inputs and constants."""
+    return re.findall(r"^    a_(\w+) = np\.empty\(", wrapper, re.MULTILINE)
+
+
+def build(recorder, slots, arrays, free=(), allocated=()):
     """The Program of a recorded call (``arrays``: the wrapper's, by name; ``free``: its
-    ``any_layout`` slots), or None where a pointer does not map to exactly one of them or the
-    buffers are too large."""
+    ``any_layout`` slots; ``allocated``: its buffers), or None where a pointer does not map to
+    exactly one of them or the buffers are too large to keep alive together."""
     if recorder.failure is not None or native_pool.library() is None:
         return None
     ordered = [arrays.get("a_" + name) for name in slots]
     if any(not isinstance(a, np.ndarray) for a in ordered) or \
-            sum(a.nbytes for a in ordered) > PLAN_MAX_BYTES:
+            sum(arrays["a_" + name].nbytes for name in allocated) > PLAN_MAX_BYTES:
         return None
     bounds = [(_bounds(a), _data(a)) for a in ordered]
 
@@ -243,7 +248,7 @@ class Planner:
         self.slots = plannable(wrapper) if tuner is not None else None
         self.tuner, self.program, self.planned = tuner, None, None
         if self.slots is not None:
-            self.free = any_layout(wrapper)
+            self.free, self.allocated = any_layout(wrapper), buffers(wrapper)
             self.scope = dict(scope, _run_plan=Program.run)
             exec(compile(recording_source(wrapper), "<inductor recording wrapper>", "exec"),  # noqa: S102
                  self.scope)
@@ -274,7 +279,7 @@ class Planner:
             result, arrays = self.scope["record"](args)
         finally:
             native_pool.recording.recorder = None
-        program = build(recorder, self.slots, arrays, self.free)
+        program = build(recorder, self.slots, arrays, self.free, self.allocated)
         del arrays
         if program is not None:
             scope = dict(self.scope, plan=program, _poisoned=_poisoned)
