@@ -195,7 +195,7 @@ def test_planned_wrapper_text():
 def test_a_launch_the_recording_missed_refuses_the_program(monkeypatch):
     """The first planned run starts from buffers filled with a byte pattern, so a product the
     recording did not see leaves its output wrong and the program is dropped."""
-    monkeypatch.setattr(plan.Recorder, "gemms", lambda self, table: None)
+    monkeypatch.setattr(plan.Recorder, "gemms", lambda self, table, operands=(): None)
     a, b = strata.randn(64, 80), strata.randn(80, 96)
     x = strata.randn(64, 96)
     fn = lambda a, b, x: (a @ b).relu() + x
@@ -222,3 +222,61 @@ def test_graphs_whose_buffers_are_too_large_together_keep_the_wrapper(monkeypatc
     for _ in range(6):
         np.testing.assert_array_equal(again(x)[0].numpy(), got)
     assert again.planner.program is not None
+
+
+def _settle_then(fn, first, later, calls=6):
+    """``fn`` compiled, called ``calls`` times on ``first`` (measured, then recorded), then on
+    ``later``: the result of that last call."""
+    compiled = cfx.compile_fx(make_fx(fn)(*first), list(first))
+    for _ in range(calls):
+        compiled(*first)
+    return compiled, compiled(*later)[0].numpy()
+
+
+def test_products_off_the_table_keep_the_wrapper():
+    """A matrix-vector product runs ``np.dot``, which a recording cannot replay: the graph
+    keeps the Python wrapper even where the poisoned run could not tell (a ReLU of a product
+    negative everywhere at recording time)."""
+    rng = np.random.default_rng(0)
+    x = strata.tensor(np.abs(rng.standard_normal((64, 32))).astype(np.float32))
+    fn = lambda x, w: strata.nn.functional.linear(x, w).relu()
+    negative, positive = (strata.tensor(np.full((1, 32), v, np.float32)) for v in (-1, 1))
+    compiled, got = _settle_then(fn, (x, negative), (x, positive))
+    assert compiled.planner.program is None
+    np.testing.assert_allclose(got, np.maximum(x.numpy() @ positive.numpy().T, 0), rtol=1e-6)
+
+
+def test_operand_copies_are_never_relocated_into_buffers():
+    """A strided operand is copied for BLAS, and the copy freed after the product: its memory
+    must not be mistaken for a later buffer's (the recording holds every operand)."""
+    rng = np.random.default_rng(1)
+    x, w = (strata.tensor(rng.standard_normal(s).astype(np.float32))
+            for s in ((128, 256), (128, 96)))
+    fn = lambda x, w: (x[:, ::2] @ w).relu() + 1
+    x2 = strata.tensor(rng.standard_normal((128, 256)).astype(np.float32))
+    got = _settle_then(fn, (x, w), (x2, w))[1]
+    np.testing.assert_allclose(got, np.maximum(x2.numpy()[:, ::2] @ w.numpy(), 0) + 1,
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_one_array_bound_to_two_inputs_is_not_planned():
+    """Recorded with one tensor passed twice, a kernel's two arguments are one array: the
+    program could not tell them apart later, so there is none."""
+    x, y = strata.randn(64, 64), strata.randn(64, 64)
+    compiled = cfx.compile_fx(make_fx(lambda a, b: a * 2 + b)(x, y), [x, y])
+    for _ in range(6):
+        compiled(x, x)
+    assert compiled.planner.program is None
+    np.testing.assert_allclose(compiled(x, y)[0].numpy(), x.numpy() * 2 + y.numpy(), rtol=1e-6)
+
+
+def test_a_product_with_its_own_transpose_keeps_eagers_bits():
+    """``np.dot`` computes ``x @ x.T`` with syrk (symmetric, its own bits): the compiled
+    product keeps that call, as eager's."""
+    for shape in ((20, 300), (100, 37)):
+        x = strata.tensor(np.random.default_rng(2).standard_normal(shape).astype(np.float32))
+        compiled = cfx.compile_fx(make_fx(lambda x: x @ x.t())(x), [x])
+        for _ in range(6):
+            got = compiled(x)[0].numpy()
+        np.testing.assert_array_equal(got, (x @ x.t()).numpy())
+        np.testing.assert_array_equal(got, got.T)

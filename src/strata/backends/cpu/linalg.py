@@ -110,7 +110,7 @@ def matmul(a, b, out=None, bias=None):
     if native_pool.library() is not None:
         rows = split_rows(a, b, out, threads, bias)
         if rows is not None:
-            native_pool.run_gemms(np.array(rows, np.int64))
+            native_pool.run_gemms(np.array(rows, np.int64), (a, b, out, bias))
             return out
     if batch:
         starts, step = _blocks(batch, threads, 1)
@@ -225,7 +225,7 @@ def run_products(products) -> bool:
     available or BLAS cannot take one of them in place."""
     if native_pool.library() is None:
         return False
-    rows = []
+    rows, operands = [], []
     for a, b, out in products:
         if a.ndim == 3:
             b = _row_major_if_small_transposed(b)
@@ -236,7 +236,8 @@ def run_products(products) -> bool:
         if made is None:
             return False
         rows += made
-    native_pool.run_gemms(np.array(rows, np.int64))
+        operands += (a, b, out)
+    native_pool.run_gemms(np.array(rows, np.int64), operands)
     return True
 
 

@@ -450,13 +450,14 @@ if hasattr(os, "register_at_fork"):
 recording = threading.local()
 
 
-def run_gemms(table: np.ndarray) -> None:
+def run_gemms(table: np.ndarray, operands=()) -> None:
     """Each row of ``table`` (int64, 17 columns: a ``strata_gemm``, linalg.py's ``_gemm_row``)
     as one chunk of a loop on the pool. The caller keeps the arrays the rows point into
-    alive."""
+    alive; ``operands`` are those arrays, which a recording holds until it ends (a temporary
+    copy's memory must not come back as one of the graph's buffers)."""
     recorder = getattr(recording, "recorder", None)
     if recorder is not None:
-        recorder.gemms(table)
+        recorder.gemms(table, operands)
     library().strata_gemms(table.ctypes.data, len(table))
 
 

@@ -414,6 +414,17 @@ _CHECKS = {aten.nll_loss_forward.default: "_check_targets",
 @silent_fp     # Note [Silent IEEE arithmetic], as around the eager kernel
 def _matmul(a, b, out):
     _product(_blas_ready(a), _blas_ready(b), out)
+    _recorded(out)
+
+
+def _recorded(*outs):
+    """While a graph call is recorded (Note [Graph programs] in plan.py): each product's output
+    must have been written by a recorded product table; one that BLAS wrote some other way
+    (``np.dot``, the Python pool) makes the graph keep its Python wrapper."""
+    recorder = getattr(native_pool.recording, "recorder", None)
+    if recorder is not None:
+        for out in outs:
+            recorder.require_written(out)
 
 
 def _product(a, b, out):
@@ -423,13 +434,19 @@ def _product(a, b, out):
     matrix-vector product keeps ``np.dot``, which calls another routine for it."""
     if a.ndim == 2 == b.ndim and min(a.shape[0], b.shape[1]) > 1 and \
             (a.size * b.shape[1] < parallel_gemm_macs() or cpu_array.NUM_THREADS == 1) and \
-            getattr(native_pool.library(), "numpy_blas", 0):
+            not _same_data(a, b) and getattr(native_pool.library(), "numpy_blas", 0):
         row = _gemm_row(a, b, out)
         if row is not None:
             row[0] += 2     # on NumPy's BLAS (native_pool.py's strata_gemm)
-            native_pool.run_gemms(np.array([row], np.int64))
+            native_pool.run_gemms(np.array([row], np.int64), (a, b, out))
             return
     matmul(a, b, out)
+
+
+def _same_data(a, b):
+    """Whether both operands start at one address: ``np.dot`` computes ``x @ x.T`` with
+    BLAS's syrk, not gemm, so such a product keeps ``np.dot``."""
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
 
 
 # Note [Paired GEMMs]: two independent products in a row (a Linear's backward computes dX and dW
@@ -451,6 +468,11 @@ def _product_work(a, b):
 @silent_fp
 def _matmul_pair(a, b, out, c, d, out2):
     products = ((_blas_ready(a), _blas_ready(b), out), (_blas_ready(c), _blas_ready(d), out2))
+    _pair(products)
+    _recorded(out, out2)
+
+
+def _pair(products):
     work = [_product_work(x, y) for x, y, _ in products]
     if cpu_array.NUM_THREADS != 2 or sum(work) < parallel_gemm_macs() or \
             max(work) > PAIR_MAX_IMBALANCE * max(min(work), 1):

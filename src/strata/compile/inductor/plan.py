@@ -18,8 +18,8 @@ missed shows). A graph is planned only when its wrapper has nothing but input bi
 buffers, kernels, products and index checks (no Fallback, no in-place input, no
 convolution: each would be Python between launches; a check of indices the graph computed
 runs after the program, whose kernels clamp every index they load, so the error is raised
-before any output is returned, as from the Python wrapper; only embedding's and nll's checks,
-``AFTER_PROGRAM_CHECKS``), when every pointer lies in exactly one
+before any output is returned, as from the Python wrapper; only the checks of embedding, nll,
+gather, index_add_ and scatter: ``AFTER_PROGRAM_CHECKS``), when every pointer lies in exactly one
 of its arrays, and when its buffers, all alive until the program ends (the Python wrapper
 frees each after its last reader), total at most ``PLAN_MAX_BYTES``. A change of
 ``strata.set_num_threads`` records the graph again. ``STRATA_GRAPH_PROGRAMS=0`` keeps the
@@ -48,9 +48,10 @@ _ALLOWED = [re.compile(p) for p in (
     r"^    del ",
 )]
 _CHECK = re.compile(r"^    (_check_\w+)\(a_(\w+), .*# Check$")
-# checks whose kernels clamp each index they load (lowering_nn.py ``_clamped_row``, the nll
-# kernel's target): they may run after the program; any other check must read an input
-AFTER_PROGRAM_CHECKS = ("_check_indices", "_check_targets")
+# checks whose kernels clamp each index they use (lowering_nn.py ``_clamped_row``: embedding,
+# and gather, index_add_ and scatter in lowering_scatter.py; the nll kernel's target): they may
+# run after the program; any other check must read an input
+AFTER_PROGRAM_CHECKS = ("_check_indices", "_check_targets", "_check_index_bounds")
 _LAUNCH = re.compile(r"^    (_run_kernel|_matmul|_matmul_pair)\(")
 
 
@@ -117,6 +118,8 @@ class Recorder:
 
     def __init__(self):
         self.launches, self.failure = [], None
+        self.operands = []      # every product's arrays, alive until the recording ends
+        self.written = []       # [low, high) of each recorded product's output
 
     def task(self, fn, arrays, rows, step):
         task = getattr(fn, "strata_task", None)
@@ -125,8 +128,17 @@ class Recorder:
         elif rows:
             self.launches.append(("task", task, list(arrays), rows, step))
 
-    def gemms(self, table):
-        self.launches.append(("gemms", np.array(table, np.int64)))
+    def gemms(self, table, operands=()):
+        table = np.array(table, np.int64)
+        self.launches.append(("gemms", table))
+        self.operands += operands
+        self.written += [_span(row, 11) for row in table]
+
+    def require_written(self, out):
+        """Fail unless a recorded product table wrote into ``out``."""
+        low, high = _bounds(out)
+        if out.size and not any(a < high and low < b for a, b in self.written):
+            self.fail("a product outside the product table")
 
     def fail(self, why):
         self.failure = self.failure or why
@@ -149,6 +161,20 @@ class Program:
 
 def _data(arr):
     return arr.__array_interface__["data"][0]
+
+
+def _span(row, field):
+    """[low, high) of the bytes a product table row reads or writes through pointer ``field``
+    (a, b, c or bias: linalg.py's ``_gemm_row``)."""
+    (dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, _, _, _, batch, stride_a, stride_b,
+     stride_c, _) = (int(v) for v in row)
+    rows, columns, lead, stride = {9: ((k, m) if trans_a else (m, k)) + (lda, stride_a),
+                                   10: ((n, k) if trans_b else (k, n)) + (ldb, stride_b),
+                                   11: (m, n, ldc, stride_c), 16: (1, n, n, 0)}[field]
+    elements = 0 if rows * columns == 0 else (rows - 1) * lead + columns
+    elements += (max(batch, 1) - 1) * stride if elements else 0
+    start = int(row[field])
+    return start, start + elements * (8 if dtype & 1 else 4)
 
 
 def _bounds(arr):
@@ -178,10 +204,10 @@ def build(recorder, slots, arrays, free=(), allocated=()):
         return None
     bounds = [(_bounds(a), _data(a)) for a in ordered]
 
-    def place(address, nbytes=1):
-        """(slot, offset) of an address, or None where no single array holds it."""
-        hits = [i for i, ((lo, hi), _) in enumerate(bounds)
-                if lo <= address and address + nbytes <= hi]
+    def place(address, end):
+        """(slot, offset) of the bytes [address, end), or None where no single array holds
+        them all."""
+        hits = [i for i, ((lo, hi), _) in enumerate(bounds) if lo <= address and end <= hi]
         return (hits[0], address - bounds[hits[0]][1]) if len(hits) == 1 else None
 
     commands, words, relocations = [], [], []
@@ -190,15 +216,10 @@ def build(recorder, slots, arrays, free=(), allocated=()):
         if launch[0] == "task":
             _, task, args, rows, step = launch
             for arr in args:
-                slot = next((i for i, a in enumerate(ordered) if a is arr), None)
-                if slot is None:
-                    where = place(_data(arr), max(arr.nbytes, 1)) if arr.size else None
-                    if where is None:
-                        return None
-                    slot, offset = where
-                else:
-                    offset = 0
-                relocations.append((len(words), slot, offset))
+                same = [i for i, a in enumerate(ordered) if a is arr]
+                if len(same) != 1:      # not a slot, or one array bound to two names
+                    return None
+                relocations.append((len(words), same[0], 0))
                 words.append(0)
             commands += [1, task, start, 0, rows, step]
         else:
@@ -207,7 +228,7 @@ def build(recorder, slots, arrays, free=(), allocated=()):
                 for field in _GEMM_POINTERS:
                     if field == 16 and row[field] == 0:
                         continue
-                    where = place(int(row[field]))
+                    where = place(*_span(row, field))
                     if where is None:
                         return None
                     relocations.append((start + 17 * r + field, *where))
@@ -261,7 +282,7 @@ class Planner:
                                          "<inductor poisoned planned wrapper>", "exec")
 
     def __call__(self, call, args):
-        if self.slots is None:
+        if self.slots is None or not config.graph_programs:
             return call(args)
         if self.program is not None:
             if self.program.threads == cpu_array.NUM_THREADS:
@@ -287,7 +308,7 @@ class Planner:
             check = scope["planned"](args)
             if check is not None and same_results(check, result):
                 exec(self.planned_code, scope)  # noqa: S102
-                self.program, self.planned = program, scope["planned"]
+                self.planned, self.program = scope["planned"], program
                 return result
         self.slots = None      # not plannable: the Python wrapper from now on
         return result
