@@ -49,8 +49,8 @@ def test_split_products_equal_numpy(two_threads, dtype, ta, tb, shape):
 def test_products_run_on_the_pool_and_unreadable_layouts_do_not(two_threads, monkeypatch):
     rows = []
     original = native_pool.run_gemms
-    monkeypatch.setattr(native_pool, "run_gemms", lambda table: rows.append(len(table)) or
-                        original(table))
+    monkeypatch.setattr(native_pool, "run_gemms", lambda table, operands=():
+                        rows.append(len(table)) or original(table, operands))
     rng = np.random.default_rng(1)
     a = rng.standard_normal((512, 256)).astype(np.float32)
     b = rng.standard_normal((256, 512)).astype(np.float32)

@@ -162,3 +162,12 @@ def test_bad_options_raise_as_torch(options, message):
         torch.compile(lambda x: x, options=options)
     with pytest.raises(RuntimeError, match=message):
         strata.compile(lambda x: x, options=options)
+
+
+def test_measuring_tolerates_a_kernel_another_thread_finished():
+    """Two threads calling one graph may measure a kernel at once; the one that comes second
+    finds its samples gone and leaves the choice as the first set it."""
+    tuner = autotune.Autotuner({"k": ["k", 0, 7, False]}, unmeasured=["k"])
+    del tuner.unmeasured["k"]      # the other thread took the last sample
+    tuner._measure(lambda *args: None, "k", 0, [])
+    assert tuner.choices["k"][2] == 7 and "k" not in tuner.unmeasured

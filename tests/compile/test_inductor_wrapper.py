@@ -147,7 +147,7 @@ def test_as_strided_of_an_input_into_the_rest_of_its_storage_matches_eager():
     (((4, 5), (5, 6), (6, 4), (4, 5)), False),                           # small
 ])
 def test_matmul_pair_equals_two_products(two_threads, monkeypatch, shapes, side_by_side):
-    from strata.compile.inductor import compile_fx as cfx
+    from strata.compile.inductor import products
     loops = []
 
     def counted(begin, end, grain, fn):
@@ -159,15 +159,15 @@ def test_matmul_pair_equals_two_products(two_threads, monkeypatch, shapes, side_
         if ran:
             loops.append((0, len(products)))
         return ran
-    parallel_for, run_products = cfx.parallel_for, cfx.run_products
-    monkeypatch.setattr(cfx, "parallel_for", counted)
-    monkeypatch.setattr(cfx, "run_products", counted_native)
+    parallel_for, run_products = products.parallel_for, products.run_products
+    monkeypatch.setattr(products, "parallel_for", counted)
+    monkeypatch.setattr(products, "run_products", counted_native)
     rng = np.random.default_rng(0)
     a, b, c, d = (rng.standard_normal(s).astype(np.float32) for s in shapes)
     b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)     # a transposed operand
     out = np.empty(a.shape[:-1] + b.shape[-1:], np.float32)
     out2 = np.empty(c.shape[:-1] + d.shape[-1:], np.float32)
-    cfx._matmul_pair(a, b, out, c, d, out2)
+    products._matmul_pair(a, b, out, c, d, out2)
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(out2, c.astype(np.float64) @ d, rtol=1e-4, atol=1e-4)
     assert len(loops) == (1 if side_by_side else 0)    # one loop for both products

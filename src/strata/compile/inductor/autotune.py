@@ -135,10 +135,13 @@ class Autotuner:
     def _measure(self, kernel, name, rows, arrays):
         start = time.thread_time()
         run_kernel(kernel, rows, rows, arrays)
-        samples = self.unmeasured[name]
+        # (two threads calling one graph may measure a kernel at once: the first to reach
+        # MEASURED_CALLS samples decides)
+        samples = self.unmeasured.get(name)
+        if samples is None:
+            return
         samples.append(time.thread_time() - start)
-        if len(samples) == MEASURED_CALLS:
-            del self.unmeasured[name]
+        if len(samples) >= MEASURED_CALLS and self.unmeasured.pop(name, None) is not None:
             native = getattr(kernel, "strata_task", None) is not None and \
                 native_pool.library() is not None
             self.choices[name][2] = measured_grain(rows, min(samples), native,
