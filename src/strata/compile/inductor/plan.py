@@ -2,8 +2,8 @@
 
 Note [Graph programs]: the generated Python wrapper (compile_fx.py) costs a few microseconds
 of Python per step (a kernel's launch 5-6 us, a product's table 10-12 us, a buffer 0.5 us):
-about 120 us for each of the MLP step's two graphs, a tenth of its compiled step, and ~1.7 ms
-of the tiny GPT's. Once a graph's row tiles are settled (autotune.py: its first calls measure
+about 120 us for each of the MLP step's two graphs, together a seventh of its compiled step
+(planned: 21-23 us each). Once a graph's row tiles are settled (autotune.py: its first calls measure
 them), every launch of a call is the same but for the arrays' addresses, so the next call is
 recorded: each kernel launch (its task entry, arguments, rows and chunk size) and each product
 table (native_pool.py), every pointer in them mapped to (slot, offset): the wrapper array it
