@@ -185,6 +185,22 @@ def _address(x):
 
 
 _M, _N, _A, _B, _C, _BATCH, _BIAS = 3, 4, 9, 10, 11, 12, 16    # fields of a row
+ROW_POINTERS, ROW_OUTPUT = (_A, _B, _C, _BIAS), _C     # (a bias field of 0: no bias)
+
+
+def row_span(row, field):
+    """[low, high) of the bytes a ``_gemm_row`` row reads or writes through its pointer
+    ``field`` (one of ``ROW_POINTERS``): every matrix of its batch, with the leading
+    dimensions' gaps."""
+    (dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, _, _, _, batch, stride_a, stride_b,
+     stride_c, _) = (int(v) for v in row)
+    rows, columns, lead, stride = {_A: ((k, m) if trans_a else (m, k)) + (lda, stride_a),
+                                   _B: ((n, k) if trans_b else (k, n)) + (ldb, stride_b),
+                                   _C: (m, n, ldc, stride_c), _BIAS: (1, n, n, 0)}[field]
+    elements = 0 if rows * columns == 0 else (rows - 1) * lead + columns
+    elements += (max(batch, 1) - 1) * stride if elements else 0
+    start = int(row[field])
+    return start, start + elements * (8 if dtype & 1 else 4)     # (dtype 2, 3: NumPy's BLAS)
 
 
 def split_rows(a, b, out, threads, bias=None):

@@ -100,7 +100,7 @@ def run_kernel(fn, rows, grain, arrays):
     The arrays' addresses come from ``native.address`` (0.2 us, where ``a.ctypes.data`` costs
     ~1 us: a tiny GPT step passes ~490 arrays to its 139 kernels)."""
     one_chunk = rows <= grain or array.NUM_THREADS == 1
-    recorder = getattr(native_pool.recording, "recorder", None)
+    recorder = native_pool.recording.recorder
     if recorder is not None:    # Note [Graph programs] (plan.py)
         step = None if one_chunk else native_pool.chunk_step(rows, grain, native_pool.VECTOR_ROWS)
         recorder.task(fn, arrays, rows, step or rows)

@@ -34,17 +34,18 @@ from ... import config
 from ...backends.cpu import array as cpu_array
 from ...backends.cpu import native_pool
 from ...backends.cpu.array import pointer
+from ...backends.cpu.linalg import ROW_OUTPUT, ROW_POINTERS, row_span
+from ...core.shape import storage_extent
 
 PLAN_MAX_BYTES = 64 << 20
-_GEMM_POINTERS = (9, 10, 11, 16)    # a strata_gemm row's a, b, c and bias (0: none)
 
 _ARGS = re.compile(r"^    \((.*)\) = args$")
 _ASSIGNED = re.compile(r"^    a_(\w+) = ")
-_ALLOWED = [re.compile(p) for p in (
+_LAUNCH = re.compile(r"^    (_run_kernel|_matmul|_matmul_pair)\(")
+_ALLOWED = [_LAUNCH] + [re.compile(p) for p in (
     r"^    a_\w+ = (_input|_checked|_laid_out)\(",      # an input or a constant, laid out
     r"^    \w+ = constants\[",
     r"^    a_\w+ = np\.empty\(",
-    r"^    (_run_kernel|_matmul|_matmul_pair)\(",
     r"^    del ",
 )]
 _CHECK = re.compile(r"^    (_check_\w+)\(a_(\w+), .*# Check$")
@@ -52,7 +53,6 @@ _CHECK = re.compile(r"^    (_check_\w+)\(a_(\w+), .*# Check$")
 # and gather, index_add_ and scatter in lowering_scatter.py; the nll kernel's target): they may
 # run after the program; any other check must read an input
 AFTER_PROGRAM_CHECKS = ("_check_indices", "_check_targets", "_check_index_bounds")
-_LAUNCH = re.compile(r"^    (_run_kernel|_matmul|_matmul_pair)\(")
 
 
 def _inputs(lines):
@@ -132,7 +132,7 @@ class Recorder:
         table = np.array(table, np.int64)
         self.launches.append(("gemms", table))
         self.operands += operands
-        self.written += [_span(row, 11) for row in table]
+        self.written += [row_span(row, ROW_OUTPUT) for row in table]
 
     def require_written(self, out):
         """Fail unless a recorded product table wrote into ``out``."""
@@ -159,32 +159,11 @@ class Program:
         native_pool.run_program(self.commands, self.words.copy(), self.relocations, slots)
 
 
-def _data(arr):
-    return arr.__array_interface__["data"][0]
-
-
-def _span(row, field):
-    """[low, high) of the bytes a product table row reads or writes through pointer ``field``
-    (a, b, c or bias: linalg.py's ``_gemm_row``)."""
-    (dtype, trans_a, trans_b, m, n, k, lda, ldb, ldc, _, _, _, batch, stride_a, stride_b,
-     stride_c, _) = (int(v) for v in row)
-    rows, columns, lead, stride = {9: ((k, m) if trans_a else (m, k)) + (lda, stride_a),
-                                   10: ((n, k) if trans_b else (k, n)) + (ldb, stride_b),
-                                   11: (m, n, ldc, stride_c), 16: (1, n, n, 0)}[field]
-    elements = 0 if rows * columns == 0 else (rows - 1) * lead + columns
-    elements += (max(batch, 1) - 1) * stride if elements else 0
-    start = int(row[field])
-    return start, start + elements * (8 if dtype & 1 else 4)
-
-
 def _bounds(arr):
-    """[low, high) of the bytes ``arr`` spans (empty for an empty array)."""
-    start = _data(arr)
-    if not arr.size:
-        return start, start
-    low = sum(min(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides))
-    high = sum(max(0, (n - 1) * s) for n, s in zip(arr.shape, arr.strides))
-    return start + low, start + high + arr.itemsize
+    """[low, high) of the bytes ``arr`` spans (strata's layouts: no negative strides)."""
+    start = pointer(arr)
+    extent = storage_extent(arr.shape, arr.strides)    # in bytes here: the last one's offset + 1
+    return start, start + (extent - 1 + arr.itemsize if extent else 0)
 
 
 def buffers(wrapper: str):
@@ -202,7 +181,7 @@ def build(recorder, slots, arrays, free=(), allocated=()):
     if any(not isinstance(a, np.ndarray) for a in ordered) or \
             sum(arrays["a_" + name].nbytes for name in allocated) > PLAN_MAX_BYTES:
         return None
-    bounds = [(_bounds(a), _data(a)) for a in ordered]
+    bounds = [(_bounds(a), pointer(a)) for a in ordered]
 
     def place(address, end):
         """(slot, offset) of the bytes [address, end), or None where no single array holds
@@ -225,10 +204,10 @@ def build(recorder, slots, arrays, free=(), allocated=()):
         else:
             table = launch[1]
             for r, row in enumerate(table):
-                for field in _GEMM_POINTERS:
-                    if field == 16 and row[field] == 0:
+                for field in ROW_POINTERS:
+                    if row[field] == 0:     # no bias
                         continue
-                    where = place(*_span(row, field))
+                    where = place(*row_span(row, field))
                     if where is None:
                         return None
                     relocations.append((start + 17 * r + field, *where))

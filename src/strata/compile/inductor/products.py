@@ -8,7 +8,7 @@ import numpy as np
 
 from ...backends.cpu import array as cpu_array
 from ...backends.cpu import native_pool
-from ...backends.cpu.array import parallel_for
+from ...backends.cpu.array import parallel_for, pointer
 from ...backends.cpu.linalg import (
     _blas_ready,
     _gemm_row,
@@ -29,7 +29,7 @@ def _recorded(*outs):
     """While a graph call is recorded (Note [Graph programs] in plan.py): each product's output
     must have been written by a recorded product table; one that BLAS wrote some other way
     (``np.dot``, the Python pool) makes the graph keep its Python wrapper."""
-    recorder = getattr(native_pool.recording, "recorder", None)
+    recorder = native_pool.recording.recorder
     if recorder is not None:
         for out in outs:
             recorder.require_written(out)
@@ -42,7 +42,7 @@ def _product(a, b, out):
     matrix-vector product keeps ``np.dot``, which calls another routine for it."""
     if a.ndim == 2 == b.ndim and min(a.shape[0], b.shape[1]) > 1 and \
             (a.size * b.shape[1] < parallel_gemm_macs() or cpu_array.NUM_THREADS == 1) and \
-            not _same_data(a, b) and getattr(native_pool.library(), "numpy_blas", 0):
+            not _same_data(a, b) and native_pool.has_numpy_blas():
         row = _gemm_row(a, b, out)
         if row is not None:
             row[0] += 2     # on NumPy's BLAS (native_pool.py's strata_gemm)
@@ -54,7 +54,7 @@ def _product(a, b, out):
 def _same_data(a, b):
     """Whether both operands start at one address: ``np.dot`` computes ``x @ x.T`` with
     BLAS's syrk, not gemm, so such a product keeps ``np.dot``."""
-    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    return pointer(a) == pointer(b)
 
 
 # Note [Paired GEMMs]: two independent products in a row (a Linear's backward computes dX and dW
