@@ -1,6 +1,8 @@
 """AOT autograd: outputs and gradients of the compiled forward/backward equal eager's; the
 functionalised graphs hold no mutation; partitioners; make_fx graphs."""
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -587,3 +589,45 @@ def test_tensors_made_from_python_data_keep_their_values(backend):
     for r in (2, 3):
         got = strata.compile(lambda a, r=r: strata.combinations(a, r), backend=backend)(v)
         assert strata.equal(got, strata.combinations(v, r))
+
+
+class _GeluMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.fc1, self.fc2 = nn.LayerNorm(16), nn.Linear(16, 32), nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.fc2(nn.functional.gelu(self.fc1(self.norm(x))))
+
+
+def test_min_cut_saves_what_a_backward_matmul_reads_and_no_backward_only_value():
+    """PyTorch's rules (torch/_functorch/partitioners.py): gelu(h), which the second Linear's
+    weight gradient (a matmul) reads, is saved rather than recomputed, and layer_norm's
+    x_hat = (x - mean) * rstd, which only the backward reads, is not computed in the forward
+    for it (Note [Saving a backward value]): its input and statistics are saved instead."""
+    graphs = {}
+    graph_observers.append(lambda stage, gm, info: graphs.setdefault(stage, (gm, info)))
+    try:
+        _check_against_eager(_GeluMLP, [strata.randn(8, 16, requires_grad=True)],
+                             min_cut_rematerialization_partition, rtol=1e-5)
+    finally:
+        graph_observers.pop()
+    forward, _ = graphs["forward"]
+    backward, info = graphs["backward"]
+    targets = {n.name: getattr(n.target, "name", str(n.target)) for n in forward.graph.nodes}
+    saved = [targets.get(name, name) for name in info["saved_bytes"]]
+    assert "gelu" in saved                   # saved: the weight gradient's matmul reads it
+    assert not any(getattr(n.target, "name", "") == "gelu" for n in backward.graph.nodes)
+    # the forward computes nothing only the backward reads: every node feeds its outputs
+    outputs = forward.graph.output_node().args[0][:1]
+    needed = set()
+    stack = list(outputs)
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(node.all_input_nodes)
+    computed = [n for n in forward.graph.nodes if n.op == "call_function"]
+    assert all(n in needed or n.target is operator.getitem or
+               getattr(n.target, "is_view", False) for n in computed), \
+        [n.name for n in computed if n not in needed]

@@ -115,15 +115,26 @@ def _compiled(fn, *tensors):
     return compile_fx(make_fx(fn)(*tensors), list(tensors))
 
 
-def test_softmax_is_one_kernel_of_three_passes():
-    run = _compiled(lambda x: strata.softmax(x, -1), strata.randn(4, 32))
+def test_softmax_is_one_kernel_of_row_passes():
+    """ATen's passes: the max, exp(x - max) once an element into a row array (Note [Row
+    arrays]), its sum, the output scaled by 1 / sum; no buffer but the output."""
+    x = strata.randn(4, 32)
+    run = _compiled(lambda x: strata.softmax(x, -1), x)
     post = run.ir_post_fusion
-    assert post.count("kernel") == 1 and "3 node(s) fused" in post
+    assert post.count("kernel") == 1 and "4 node(s) fused" in post
     assert "Reduction(max" in post and "Reduction(sum" in post
-    assert post.count("Pointwise") == 1
-    # its input computed first, in the same kernel, row by row
-    run = _compiled(lambda x: strata.softmax(x * 3.0, -1), strata.randn(4, 32))
-    assert run.ir_post_fusion.count("kernel") == 1 and "4 node(s) fused" in run.ir_post_fusion
+    assert post.count("Pointwise") == 2
+    kernel = run.output_code[run.output_code.index("void kernel"):]
+    assert kernel.count("strata_expf(") == 1 and "_row[32];" in kernel
+    assert run.output_code.count("np.empty(") == 1
+    expected = torch.softmax(torch.tensor(x.numpy()), -1).numpy()
+    np.testing.assert_allclose(run(x)[0].numpy(), expected, rtol=1e-6, atol=1e-7)
+    # its input computed first, in the same kernel, row by row: also a row array
+    run = _compiled(lambda x: strata.softmax(x * 3.0, -1), x)
+    assert run.ir_post_fusion.count("kernel") == 1 and "5 node(s) fused" in run.ir_post_fusion
+    assert run.output_code.count("np.empty(") == 1 and run.output_code.count("_row[32];") == 2
+    expected = torch.softmax(torch.tensor(x.numpy()) * 3.0, -1).numpy()
+    np.testing.assert_allclose(run(x)[0].numpy(), expected, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("shape", [(4, 32), (2, 3, 32), (1, 5, 32)])
@@ -354,3 +365,18 @@ def test_a_graph_refuses_inputs_of_another_shape():
     run = _compiled(lambda x: x.exp() + 1, strata.randn(3, 4))
     with pytest.raises(RuntimeError, match=r"input of shape \[3, 4\], got \[5, 4\]"):
         run(strata.randn(5, 4))
+
+
+def test_an_input_in_other_strides_than_compiled_is_viewed_from_its_laid_out_copy():
+    """A backward reads its saved ``t`` (a transposed bfloat16 weight: strides (1, 4) in the
+    meta) through a view for an op that falls back; the forward may hand it over contiguous.
+    The view is then taken of the copy laid out as compiled, not of the tensor as it came."""
+    w = strata.randn(4, 4).to(strata.bfloat16)
+    a = strata.randn(2, 4).to(strata.bfloat16)
+    run = _compiled(lambda a, t: strata.mm(a, t.transpose(0, 1)), a, w.t())
+    assert "_input_view(" in run.output_code
+    contiguous = w.t().contiguous()
+    assert contiguous.stride() != w.t().stride()
+    for t in (w.t(), contiguous):
+        got = run(a, t)[0]
+        np.testing.assert_array_equal(got.float().numpy(), strata.mm(a, w).float().numpy())

@@ -146,18 +146,57 @@ def min_cut_rematerialization_partition(joint_module, _joint_inputs, *, num_fwd_
                                         compiler="inductor"):
     """Save the fewest bytes for backward, recomputing cheap ops there (see module docs)."""
     fwd_outputs, bwd_outputs = _split_outputs(joint_module, num_fwd_outputs)
-    primals, _ = _forward_nodes(joint_module, fwd_outputs)
+    primals, fwd_nodes = _forward_nodes(joint_module, fwd_outputs)
     key = _cut_key(joint_module, num_fwd_outputs)
     saved_names = _load_cut(key)
     if saved_names is None:
-        saved_names = _min_cut(joint_module, bwd_outputs)
+        saved_names = _min_cut(joint_module, bwd_outputs, fwd_nodes, _descendants(primals))
         _store_cut(key, saved_names)
     saved = [n for n in joint_module.graph.nodes if n.name in saved_names]
     return _finish(joint_module, primals, fwd_outputs, bwd_outputs, saved)
 
 
-def _min_cut(joint_module, bwd_outputs) -> set:
-    """Names of the nodes whose values the forward saves: a minimum cut of the flow graph."""
+def _is_view(node) -> bool:
+    return node.op == "call_function" and getattr(node.target, "is_view", False)
+
+
+def _materialized_in_backward(node, required_forward) -> bool:
+    """Whether a backward op that fuses nothing (a matmul) reads ``node``, directly or
+    through views: the backward would write it to memory, so recomputing it there is never
+    free and the forward, which computed it already, saves it (PyTorch's ban,
+    ``is_materialized_backwards`` in torch/_functorch/partitioners.py). A GELU MLP's
+    gelu(h) feeds the second Linear's weight gradient: saved, the backward neither recomputes
+    its erf nor writes it again."""
+    if _is_view(node):
+        return False
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        for user in current.users:
+            if user in seen or user.op == "output":
+                continue
+            seen.add(user)
+            if user not in required_forward and not is_recomputable(user):
+                return True
+            if _is_view(user):
+                stack.append(user)
+    return False
+
+
+# Note [Saving a backward value]: a value only the backward reads but the forward could compute
+# (layer_norm's x_hat = (x - mean) * rstd, from the forward's x, mean and rstd) counts twice
+# its bytes when saved (PyTorch weighs a value no kernel writes anyway twice:
+# ``get_node_weight``). Saved, it is a pass the forward adds at its end, over inputs long out
+# of cache; left to the backward, it is computed inside the kernel that reads it. x_hat has a
+# few bytes fewer than x, mean and rstd together, and the tiny GPT's forward ended with a
+# 295 us kernel computing its five layer norms' x_hat for the backward.
+BACKWARD_VALUE_SAVE_COST = 2
+
+
+def _min_cut(joint_module, bwd_outputs, required_forward, from_inputs) -> set:
+    """Names of the nodes whose values the forward saves: a minimum cut of the flow graph.
+    ``required_forward``: the nodes the forward outputs need; ``from_inputs``: the nodes
+    computed from the primals (a constant, such as a scatter's zeros, is made where used)."""
     import networkx as nx
     tangents = [n for n in joint_module.graph.nodes if _is_tangent(n)]
     needs_tangents = _descendants(tangents)
@@ -171,11 +210,15 @@ def _min_cut(joint_module, bwd_outputs) -> set:
         if node in required_bw and node.op != "placeholder":
             flow.add_edge(name_in, "sink", capacity=math.inf)
             continue
-        if node.op == "placeholder" or not is_recomputable(node):
+        if node.op == "placeholder" or not is_recomputable(node) or \
+                node in from_inputs and _materialized_in_backward(node, required_forward):
             flow.add_edge("source", name_in, capacity=math.inf)
         if node in required_bw:
             flow.add_edge(name_out, "sink", capacity=math.inf)
-        flow.add_edge(name_in, name_out, capacity=_node_bytes(node))
+        cost = _node_bytes(node)
+        if node not in required_forward:
+            cost *= BACKWARD_VALUE_SAVE_COST    # Note [Saving a backward value]
+        flow.add_edge(name_in, name_out, capacity=cost)
         for user in node.users:
             if user.op != "output":
                 flow.add_edge(name_out, user.name + "_in", capacity=math.inf)

@@ -80,6 +80,18 @@ def _input(tensor, shape, byte_strides, strides):
     return _laid_out(_checked(arr, shape), strides)
 
 
+def _input_view(tensor, arr, dtype, size, stride, offset):
+    """The view ``size``/``stride`` at ``offset`` of input ``tensor``, which the graph was
+    compiled to find laid out as ``arr`` (``_input``'s array) is; a view of ``arr``, its
+    laid-out copy, where ``tensor`` came with other strides (a forward's saved value realized
+    in another layout than its meta's: a bfloat16 weight's transpose, computed contiguous)."""
+    if data(tensor) is arr:
+        return tensor.as_strided(size, stride, tensor.storage_offset() + offset)
+    order = sorted(range(arr.ndim), key=lambda d: -arr.strides[d])
+    storage = arr.transpose(order).reshape(-1)    # (``_laid_out``'s copy is dense: no copy)
+    return _tensor(storage, dtype).as_strided(size, stride, offset)
+
+
 class Wrapper:
     """Writes the Python source of the function that runs the steps in order."""
 
@@ -156,6 +168,9 @@ class Wrapper:
         if (b.size, b.stride, b.offset) == (whole.size, whole.stride, whole.offset) and \
                 b.name not in self.G.constants:
             return base
+        if b.name in self.G.inputs and b.name in self.G.buffers:
+            return (f"_input_view({base}, a_{b.name}, {whole.dtype!r}, {b.size!r}, "
+                    f"{b.stride!r}, {b.offset})")
         offset = (f"{base}.storage_offset() + {b.offset}"
                   if b.name in self.G.inputs or b.name in self.G.constants else b.offset)
         return f"{base}.as_strided({b.size!r}, {b.stride!r}, {offset})"
@@ -498,6 +513,7 @@ def compile_fx(gm, example_inputs, *, max_autotune=False, replay=False):
                           f"runs its aten ops one by one ({e})", RuntimeWarning, stacklevel=2)
             return _outputs_as_list(gm)
     scope = {"np": np, "data": data, "_laid_out": _laid_out, "_checked": _checked, "_input": _input,
+             "_input_view": _input_view,
              "_run_kernel": tuner, "_matmul": _matmul, "_matmul_pair": _matmul_pair,
              "_convolution": _convolution, "_strided": _strided,
              "_check_targets": _check_targets, "_check_indices": eager_row_check,

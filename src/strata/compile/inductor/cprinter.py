@@ -359,7 +359,7 @@ def print_kernel(kernel, outer_ranges) -> str:
         if shares:
             body.pop()     # Note [Shared row loops]: back inside the previous node's loop
         _print_node(node, index, k, buffers, body, aliases, local, shares)
-        open_loop = extra if isinstance(node, Pointwise) and not local and extra else None
+        open_loop = extra if isinstance(node, Pointwise) and extra else None
     staged = None
     if flat and draws is None and all(isinstance(n, Pointwise) for n in kernel.nodes):
         staged = staged_loop(body[len(index_lines):], index_lines)   # Note [Staged chains]
@@ -373,28 +373,47 @@ def print_kernel(kernel, outer_ranges) -> str:
     return "\n".join(lines)
 
 
+# Note [Column accumulators]: a column reduction's running sums are a stack array of a block of
+# its chunk's columns, stored into the output once, after the last row. Accumulated in the
+# output itself, every row stored into it: two threads whose chunks meet inside one cache
+# line (NumPy aligns a small array to 16 bytes, not 64) passed that line between their cores
+# at each row: a layer_norm's weight and bias gradients (1024 rows of 128 columns, two
+# chunks) took 112 us on two threads, against 27 us on one, and 24 us with the line apart.
+COLUMN_BLOCK = 256
+
+
 def _print_column_reductions(nodes, outer_ranges, buffers, lines):
-    """Note [Column reductions] (ir.py): ``out[x] += value(x, y)`` for each reduced row y, the
-    SIMD loop running over this chunk's kept elements x; sibling sums (Note [Sibling column
-    sums], scheduler.py) add their values in the same loop, sharing its loads."""
+    """Note [Column reductions] (ir.py): ``acc[x] += value(x, y)`` for each reduced row y, the
+    SIMD loop running over a block of this chunk's kept elements x (Note [Column
+    accumulators]); sibling sums (Note [Sibling column sums], scheduler.py) add their values
+    in the same loop, sharing its loads."""
     assert all(n.dtype not in HALF for n in nodes), \
         "a half sum accumulates in float: not in its output"
     reduction_ranges = nodes[0].reduction_ranges
+    lines.append(f"    for (int64_t xb = x_lo; xb < x_hi; xb += {COLUMN_BLOCK}) {{")
+    lines.append(f"        const int64_t xe = xb + {COLUMN_BLOCK} < x_hi ? "
+                 f"xb + {COLUMN_BLOCK} : x_hi;")
     for node in nodes:
-        lines.append(f"    for (int64_t x = x_lo; x < x_hi; x++) {node.name}[x] = 0;")
-    lines.append(f"    for (int64_t y = 0; y < {prod(reduction_ranges)}; y++) {{")
-    rindex, rindex_lines = _index_vars("r", reduction_ranges, "y", " " * 8)
+        lines.append(f"        {C_BUFFER_TYPES[node.dtype]} acc_{node.name}[{COLUMN_BLOCK}];")
+        lines.append(f"        for (int64_t x = xb; x < xe; x++) acc_{node.name}[x - xb] = 0;")
+    lines.append(f"        for (int64_t y = 0; y < {prod(reduction_ranges)}; y++) {{")
+    rindex, rindex_lines = _index_vars("r", reduction_ranges, "y", " " * 12)
     lines.extend(rindex_lines)
-    lines.append("        #pragma omp simd")
-    lines.append("        for (int64_t x = x_lo; x < x_hi; x++) {")
-    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 12)
+    lines.append("            #pragma omp simd")
+    lines.append("            for (int64_t x = xb; x < xe; x++) {")
+    index, index_lines = _index_vars("i", outer_ranges, "x", " " * 16)
     lines.extend(index_lines)
     for node in nodes:
-        with use_handler(CHandler(buffers, lines, " " * 12)) as h:
+        with use_handler(CHandler(buffers, lines, " " * 16)) as h:
             h.count = len(lines)     # names distinct across the sums
             value = node.inner_fn(tuple(index), tuple(rindex))
-        lines.append(f"            {node.name}[x] = {node.name}[x] + {value};")
+        acc = f"acc_{node.name}[x - xb]"
+        lines.append(f"                {acc} = {acc} + {value};")
+    lines.append("            }")
     lines.append("        }")
+    for node in nodes:
+        lines.append(f"        for (int64_t x = xb; x < xe; x++) {node.name}[x] = "
+                     f"acc_{node.name}[x - xb];")
     lines.append("    }")
 
 
@@ -512,6 +531,30 @@ def _unrolled(node):
         _int_prod(node.reduction_ranges) <= UNROLL
 
 
+# Note [Row arrays]: a value of every element of a row that only later passes over the same
+# row read (a softmax's exp(x - max), summed, then scaled; its masked scores, read by all
+# three passes) is kept in a stack array of one row, ``<name>_row[y]``, instead of a buffer
+# written to memory and read back: the tiny GPT's attention softmax computed exp twice an
+# element and wrote its masked scores (1 MB) only to read them again. Only float rows of a
+# kernel with a row reduction, longer than an unrolled window (whose passes have no ``y``)
+# and at most ROW_ARRAY_MAX elements (the stack of a pool thread); C only (graph.py's
+# ``_row_array``).
+ROW_ARRAY_DTYPES = ("float32", "float64")
+ROW_ARRAY_MAX = 8192
+
+
+# Note [Row arrays]: a value of every element of a row that only later passes over the same
+# row read (a softmax's exp(x - max), summed, then scaled; its masked scores, read by all
+# three passes) is kept in a stack array of one row, ``<name>_row[y]``, instead of a buffer
+# written to memory and read back: the tiny GPT's attention softmax computed exp twice an
+# element and wrote its masked scores (1 MB) only to read them again. Only float rows of a
+# kernel with a row reduction, longer than an unrolled window (whose passes have no ``y``)
+# and at most ROW_ARRAY_MAX elements (the stack of a pool thread); C only (graph.py's
+# ``_row_array``).
+ROW_ARRAY_DTYPES = ("float32", "float64")
+ROW_ARRAY_MAX = 8192
+
+
 # Note [Shared row loops]: consecutive pointwise nodes over the same inner dims of a row are
 # printed in one loop, each element's statements one after the other: a node reads another's
 # value only at its own element (Note [Row fusion]), which the loop has just stored. Their
@@ -569,18 +612,23 @@ def _print_node(node, index, k, buffers, lines, aliases, local, shares=False):
     if shares:
         rindex = [f"r{d}" for d in range(len(extra))]    # _inner_loop's names
     else:
+        if local and extra:     # Note [Row arrays]
+            lines.append(f"{indent}{C_TYPES[node.dtype]} {node.name}_row[{prod(extra)}];")
         rindex = _inner_loop(lines, indent, extra, "#pragma omp simd") if extra else []
     body = indent + ("    " if extra else "")
     with use_handler(CHandler(buffers, lines, body, aliases)) as h:
         h.count = len(lines)
         value = node.inner_fn(tuple(index) + tuple(rindex))
-    if local:
+    if local and not extra:
         aliases[node.name] = str(value)
         return
     store = f"x * ({prod(extra)}) + y" if extra else "x"
-    element = _view_element(node, tuple(index) + tuple(rindex)) or \
+    element = f"{node.name}_row[y]" if local else \
+        _view_element(node, tuple(index) + tuple(rindex)) or \
         f"{node.store_into or node.name}[{store}]"
     lines.append(f"{body}{c_store(node.dtype, element, value)}")
+    if local:
+        aliases[node.name] = element
     if extra:
         lines.append(f"{indent}}}")
 

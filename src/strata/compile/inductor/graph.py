@@ -8,6 +8,7 @@ node, a reduction's result.
 The fusion rules (which node joins which kernel) are scheduler.py's.
 """
 
+import math
 import operator
 
 from . import (
@@ -21,7 +22,7 @@ from . import (
     lowering_views,  # noqa: F401  (view, slice, permute, expand, as_strided, arange)
 )
 from .concat import land, plan_cat_slots, store_view
-from .cprinter import PREAMBLE, print_kernel
+from .cprinter import PREAMBLE, ROW_ARRAY_DTYPES, ROW_ARRAY_MAX, UNROLL, print_kernel
 from .half import HALF
 from .ir import (
     C_TYPES,
@@ -33,6 +34,7 @@ from .ir import (
     Reduction,
     Scan,
     TensorValue,
+    contiguous_index,
     contiguous_stride,
     format_node,
     store_target,
@@ -40,9 +42,10 @@ from .ir import (
 from .lowering import EXTERN, LOWERINGS, NoLowering, aten, dtype_name
 from .scheduler import (
     EPILOGUE_LOOKBACK,
+    SHARED_READS_MAX,
     KernelStep,
+    cheap_to_repeat,
     draws_epilogue,
-    index_text,
     node_reads,
     without_unit_dims,
 )
@@ -65,6 +68,14 @@ class FallbackStep:
 
 
 _PERMUTES = {aten.transpose.int, aten.permute.default, aten.t.default}
+
+
+def _inlines(user) -> bool:
+    """Whether ``user`` (an fx node) takes an unrealized value as a formula: a view or a
+    pointwise op with a lowering (Note [Cheap shared values] in scheduler.py)."""
+    target = user.target
+    return user.op == "call_function" and target in LOWERINGS and target not in EXTERN and (
+        getattr(target, "is_view", False) or "pointwise" in getattr(target, "tags", ()))
 
 
 class GraphLowering:
@@ -106,9 +117,7 @@ class GraphLowering:
             if isinstance(last.nodes[0], RandomDraws) and draws_epilogue(last, node):
                 last.add_epilogue(node)
                 return
-            last.nodes.append(node)
-            if isinstance(node, Reduction):
-                last.reduction_names.add(node.name)
+            last.add(node)
             return
         draws = self._earlier_draws_kernel(node)
         if draws is not None:
@@ -116,7 +125,7 @@ class GraphLowering:
             return
         sibling = self._earlier_sibling_kernel(node)
         if sibling is not None:
-            sibling.nodes.append(node)
+            sibling.add(node)
             return
         if isinstance(node, Reduction):
             step = KernelStep(self._name("kernel"), node.ranges, node.reduction_ranges)
@@ -339,7 +348,7 @@ class GraphLowering:
                 element = tuple(f"i{d}" for d in range(outer_k)) + tuple(
                     f"r{d}" for d in range(len(node.ranges) - outer_k))
                 if not isinstance(node, Pointwise) or tuple(node.ranges) != buffer.size or \
-                        any(index != index_text(buffer.size, element) for index in reads):
+                        any(index != contiguous_index(buffer.size, element) for index in reads):
                     return False
             if node.name == name:
                 return True
@@ -383,6 +392,9 @@ class GraphLowering:
                 user.op == "output" or user.target in EXTERN or user.target in _PERMUTES
                 for user in node.users):
             return TensorValue.of_buffer(self._real(value, True))
+        if value.buffer is None and len(node.users) <= SHARED_READS_MAX and all(
+                map(_inlines, node.users)) and cheap_to_repeat(value):
+            return value     # Note [Cheap shared values] (scheduler.py)
         return self.realize(value)
 
     def _fallback(self, node, args, kwargs):
@@ -485,10 +497,22 @@ class GraphLowering:
         local = frozenset(n.name for n in step.nodes if n.name not in needed and
                           store_target(n) == n.name and (
             isinstance(n, RandomDraws) and len(step.nodes) > 1 or    # a row of draws
+            self._row_array(step, n) or
             not getattr(n, "column", False) and (
                 isinstance(n, Reduction) or len(n.ranges) == len(step.outer))))
         return Kernel(step.name, [self.buffers[n] for n in self._external_reads(step)],
                       step.nodes, local)
+    def _row_array(self, step, node):
+        """Note [Row arrays] (cprinter.py): whether ``node``, which no later step reads, may
+        keep its row in a stack array of the C kernel."""
+        inner = step.inner
+        return self.device_type == "cpu" and type(node) is Pointwise and \
+            node.out_view is None and node.dtype in ROW_ARRAY_DTYPES and \
+            len(node.ranges) == len(step.outer) + len(inner) and \
+            not isinstance(step.nodes[0], RandomDraws) and \
+            any(isinstance(n, Reduction) for n in step.nodes) and \
+            all(isinstance(n, int) for n in inner) and UNROLL < math.prod(inner) <= ROW_ARRAY_MAX
+
     def pre_fusion_text(self):
         """Every node as it was lowered, in order (printed only when asked: formatting runs
         every inner_fn again)."""

@@ -318,13 +318,14 @@ def on_rows(node, outer, inner):
     return Pointwise(node.name, node.dtype, outer + inner, inner_fn)
 
 
-def is_flat_element(index, ranges):
-    """Whether the index text is element (i0, i1, ...)'s place in row-major ``ranges`` at
-    every element: as text, or (a reshape's view reads ``(i0 / 64)*32768 + i0 % 64*512 + i1``
-    of a [1024, 512] range) evaluated over the whole grid. Only sums, products, quotients and
-    remainders of the index variables and integers are evaluated (C's ``/`` and ``%`` of
-    non-negative integers are Python's ``//`` and ``%``); any other text is not the element."""
-    element = tuple(f"i{d}" for d in range(len(ranges)))
+def is_flat_element(index, ranges, element=None):
+    """Whether the index text is element ``element``'s (default (i0, i1, ...)) place in
+    row-major ``ranges`` at every element: as text, or (a reshape's view reads
+    ``(i0 / 64)*32768 + i0 % 64*512 + i1`` of a [1024, 512] range) evaluated over the whole
+    grid. Only sums, products, quotients and remainders of the index variables and integers
+    are evaluated (C's ``/`` and ``%`` of non-negative integers are Python's ``//`` and
+    ``%``); any other text is not the element."""
+    element = element or tuple(f"i{d}" for d in range(len(ranges)))
     if index == contiguous_index(ranges, element):
         return True
     grid = dict(zip(element, np.ogrid[tuple(slice(0, n) for n in ranges)]))

@@ -396,8 +396,16 @@ def _softmax(G, node, a, dim, half_to_float):
     m = reduce(G, a, [dim], True, "max", compute)
     x = as_loader(a, size, compute)
     mx = as_loader(m, size, compute)
-    s = reduce(G, TensorValue(compute, size, lambda i: ops.exp(ops.sub(x(i), mx(i)))), [dim],
-               True, "sum")
+    e = TensorValue(compute, size, lambda i: ops.exp(ops.sub(x(i), mx(i))))
+    if not log and G.device_type == "cpu" and dim % len(size) == len(size) - 1:
+        # ATen's passes: exp once, kept in a row array (Note [Row arrays] in cprinter.py),
+        # summed, then scaled by 1 / sum
+        e = G.realize(e)
+        s = as_loader(reduce(G, e, [dim], True, "sum"), size, compute)
+        ex = as_loader(e, size, compute)
+        return TensorValue(dtype, size, lambda i: _as(
+            ops.mul(ex(i), ops.reciprocal(s(i))), compute, dtype))
+    s = reduce(G, e, [dim], True, "sum")
     sx = as_loader(s, size, compute)
     if log:
         return TensorValue(dtype, size, lambda i: _as(

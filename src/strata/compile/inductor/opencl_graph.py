@@ -102,8 +102,13 @@ def _scope(rt, sources):
         args = [buffer for buffer, _ in places] + [np.int64(base) for _, base in places]
         rt.launch(name, sources[name], name, global_size, args, tensors)
 
+    def input_view(t, laid, dtype, size, stride, offset):
+        """compile_fx.py's ``_input_view``: of ``laid``, ``t`` laid out as compiled."""
+        return laid.as_strided(size, stride, laid.storage_offset() + offset)
+
     return {"np": np, "data": lambda t: t, "_checked": checked, "_laid_out": laid_out,
-            "_tensor": lambda t, dtype: t, "_empty": empty, "_launch": launch}
+            "_tensor": lambda t, dtype: t, "_empty": empty, "_launch": launch,
+            "_input_view": input_view}
 
 
 def graph_key(gm, example_inputs, constants) -> str:

@@ -18,11 +18,10 @@ import math
 
 from .ir import (
     IndexAdd,
-    InputBuffer,
     Pointwise,
     RandomDraws,
     Reduction,
-    contiguous_stride,
+    contiguous_index,
     is_flat_element,
     on_rows,
     store_target,
@@ -49,6 +48,39 @@ class _LoadRecorder:
         return lambda *args: name
 
 
+class _OpRecorder(_LoadRecorder):
+    """Also lists the other ``ops.*`` calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __getattr__(self, name):
+        self.calls.append(name)
+        return lambda *args: name
+
+
+# Note [Cheap shared values]: a value read by several nodes is computed once, into a buffer
+# (graph.py's ``_realize_shared``), unless it is a short formula of a few loads and plain
+# arithmetic: then each reader computes it again where it reads it (Inductor's
+# ``TensorBox.mark_reuse``: it realizes a reused CPU value only for heavy ops such as exp, more
+# than ``realize_reads_threshold`` = 4 reads, or a large formula). An attention's q, k and v
+# are three slices of one ``x @ W + b``: each head-major copy adds its slice of the bias
+# itself, and the biased product is never written and read back (1.5 MB each way a layer of
+# the tiny GPT).
+SHARED_READS_MAX = 4
+SHARED_OPS_MAX = 8
+CHEAP_OPS = {"add", "sub", "mul", "neg", "constant", "where", "maximum", "minimum"}
+
+
+def cheap_to_repeat(value) -> bool:
+    recorder = _OpRecorder()
+    with use_handler(recorder):
+        value.load(tuple(f"i{d}" for d in range(len(value.size))))
+    return len(recorder.loads) <= SHARED_READS_MAX and len(recorder.calls) <= SHARED_OPS_MAX \
+        and set(recorder.calls) <= CHEAP_OPS
+
+
 def node_reads(node, outer_k):
     """The (buffer, index text) pairs ``node`` loads, with outer index variables i0.. for the
     first ``outer_k`` dims (remembered on the node: its inner_fn never changes)."""
@@ -67,6 +99,16 @@ def node_reads(node, outer_k):
                 node.inner_fn(index + extra)
         memo[outer_k] = rec.loads
     return memo[outer_k]
+
+
+# Note [Reshaped rows]: a pointwise node over another factoring of a kernel's rows (``[1024,
+# 512]`` after a kernel over ``[16, 64] x [512]``: a Linear's output, its bias added over the
+# batch's shape, then read through a reshape by GELU) joins that kernel when it has as many
+# elements and the same last dim: ``on_rows`` gives it the kernel's rows, and its reads of
+# the kernel's buffers, whose index text now differs (``((i0*64 + i1) / 64)*32768 + ...``),
+# are checked to be each element's own by evaluating them over the whole grid
+# (``is_flat_element``). The tiny GPT's MLP bias add and GELU were two kernels, the 2 MB sum
+# written and read back between them.
 
 
 class KernelStep:
@@ -103,25 +145,47 @@ class KernelStep:
                                                  for n in self.nodes if n is not draws):
             return False
         if isinstance(node, Reduction):
-            fits = (tuple(node.ranges), tuple(node.reduction_ranges)) == (self.outer, self.inner)
+            if (tuple(node.ranges), tuple(node.reduction_ranges)) != (self.outer, self.inner):
+                return False
         else:
-            fits = tuple(node.ranges) in (self.outer + self.inner, self.outer)
-        if not fits:
-            return False
+            node = self.on_my_rows(node)
+            if node is None:
+                return False
         row = tuple(f"i{d}" for d in range(len(self.outer)))
         element = row + tuple(f"r{d}" for d in range(len(self.inner)))
-        same_row = index_text(self.outer, row)
-        same_element = index_text(self.outer + self.inner, element)
         mine = {n.name: n for n in self.nodes}
         for name, index in node_reads(node, len(self.outer)):
             if name not in mine:
                 continue
             if name in self.reduction_names or len(mine[name].ranges) == len(self.outer):
-                if index != same_row:
+                if not _same_place(index, self.outer, row):
                     return False
-            elif index != same_element:
+            elif not _same_place(index, self.outer + self.inner, element):
                 return False
         return True
+
+    def on_my_rows(self, node):
+        """Note [Reshaped rows]: pointwise ``node`` as this kernel computes it: itself where
+        its ranges are the kernel's (or one value a row), else reindexed onto the kernel's
+        rows where it has as many elements and the same row; None where it has not."""
+        if tuple(node.ranges) in (self.outer + self.inner, self.outer):
+            return node
+        sizes = (*self.outer, *self.inner, *node.ranges)
+        if type(node) is not Pointwise or node.store_into is not None or \
+                node.out_view is not None or len(self.inner) != 1 or \
+                not all(isinstance(n, int) for n in sizes) or not node.ranges or \
+                node.ranges[-1] != self.inner[0] or \
+                math.prod(node.ranges) != math.prod(self.outer + self.inner):
+            return None
+        return on_rows(node, self.outer, self.inner)
+
+    def add(self, node):
+        """Appends ``node``, which ``accepts`` said may join (reindexed onto the rows)."""
+        if isinstance(node, Reduction):
+            self.reduction_names.add(node.name)
+        else:
+            node = self.on_my_rows(node)
+        self.nodes.append(node)
 
     def reads_a_slice_written_here(self, node):
         """Note [Cat slices] (concat.py): whether ``node`` reads a cat output that a node of
@@ -165,8 +229,13 @@ def _column_sum(node):
     return type(node) is Reduction and node.column
 
 
-def index_text(size, index):
-    return InputBuffer("", "", size, contiguous_stride(size)).index(index)
+def _same_place(index, ranges, element):
+    """Whether index text ``index`` is ``element``'s own place in row-major ``ranges``: the
+    same text, or, over sizes known now, the same place at every element (a reshaped
+    node's read, Note [Reshaped rows])."""
+    if index == contiguous_index(ranges, element):
+        return True
+    return all(isinstance(n, int) for n in ranges) and is_flat_element(index, ranges, element)
 
 
 def without_unit_dims(size, fn, position=0):
