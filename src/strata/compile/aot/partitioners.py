@@ -189,7 +189,10 @@ def _materialized_in_backward(node, required_forward) -> bool:
 # ``get_node_weight``). Saved, it is a pass the forward adds at its end, over inputs long out
 # of cache; left to the backward, it is computed inside the kernel that reads it. x_hat has a
 # few bytes fewer than x, mean and rstd together, and the tiny GPT's forward ended with a
-# 295 us kernel computing its five layer norms' x_hat for the backward.
+# 295 us kernel computing its five layer norms' x_hat for the backward. A view costs nothing
+# to make on either side and keeps its weight: the backward's own transpose of a Linear's
+# weight (the weight itself) is saved, not the forward's ``t``, which the forward would
+# return through an ``as_strided`` a call.
 BACKWARD_VALUE_SAVE_COST = 2
 
 
@@ -216,7 +219,7 @@ def _min_cut(joint_module, bwd_outputs, required_forward, from_inputs) -> set:
         if node in required_bw:
             flow.add_edge(name_out, "sink", capacity=math.inf)
         cost = _node_bytes(node)
-        if node not in required_forward:
+        if node not in required_forward and not _is_view(node):
             cost *= BACKWARD_VALUE_SAVE_COST    # Note [Saving a backward value]
         flow.add_edge(name_in, name_out, capacity=cost)
         for user in node.users:
