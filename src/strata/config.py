@@ -30,6 +30,9 @@ native_pool: bool = _flag("STRATA_NATIVE_POOL", "1")
 # Replay a compiled CPU graph's kernels and products from one C call once its row tiles are
 # settled (Note [Graph programs] in compile/inductor/plan.py); 0 keeps the Python wrapper.
 graph_programs: bool = _flag("STRATA_GRAPH_PROGRAMS", "1")
+# A graph program's buffers share one arena, each placed over buffers no longer read (Note
+# [Planned buffers] in compile/inductor/plan.py); 0 gives each its own allocation.
+planned_buffers: bool = _flag("STRATA_PLANNED_BUFFERS", "1")
 # The BLAS of the products strata drives itself (Note [BLAS provider] in backends/cpu/blas.py):
 # "auto" (MKL where the mkl wheel is installed, else NumPy's OpenBLAS), "mkl" or "openblas".
 blas: str = os.environ.get("STRATA_BLAS", "auto").strip().lower() or "auto"

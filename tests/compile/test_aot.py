@@ -8,9 +8,16 @@ import pytest
 
 import strata
 import strata.fx as fx
-from strata.compile.aot import (aot_function, aot_module_simplified, default_partition,
-                                graph_observers, make_fx, min_cut_rematerialization_partition,
-                                nop, primitive_decompositions)
+from strata.compile.aot import (
+    aot_function,
+    aot_module_simplified,
+    default_partition,
+    graph_observers,
+    make_fx,
+    min_cut_rematerialization_partition,
+    nop,
+    primitive_decompositions,
+)
 
 nn = strata.nn
 
