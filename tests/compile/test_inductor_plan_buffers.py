@@ -95,3 +95,18 @@ def test_a_planned_graph_with_reused_buffers_equals_the_wrapper_and_torch(monkey
     tx, tw = torch.tensor(x.numpy()), torch.tensor(w.numpy())
     expected = _chain(tx, tw).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_an_arena_past_the_heaps_largest_block_keeps_separate_buffers(monkeypatch):
+    """An arena glibc would map afresh each call (past ``ARENA_MAX_BYTES``) is not used: the
+    buffers keep their own allocations, and the program its results."""
+    monkeypatch.setattr(plan, "ARENA_MAX_BYTES", 1024)
+    rng = np.random.default_rng(1)
+    x = strata.tensor(rng.standard_normal((96, 64)).astype(np.float32))
+    w = strata.tensor(rng.standard_normal((64, 64)).astype(np.float32) / 8)
+    compiled = cfx.compile_fx(make_fx(_chain)(x, w), [x, w])
+    first = compiled(x, w)[0].numpy().copy()
+    for _ in range(8):
+        got = compiled(x, w)[0].numpy()
+    assert compiled.planner.program is not None and compiled.planner.program.offsets == {}
+    np.testing.assert_array_equal(got, first)

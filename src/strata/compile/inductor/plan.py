@@ -35,7 +35,8 @@ kernel read a moment ago, in cache, not over fresh memory: the tiny GPT's backwa
 went from ~30 MB apart to a 6.5 MB arena, its step 14.6-16.9 -> 13.6-13.8 ms (medians, three
 alternating fresh-process pairs). Launches run one after another, so a buffer written after
 another's last reader never races it. The outputs are views of the arena, which lives as long
-as any of them. ``STRATA_PLANNED_BUFFERS=0`` gives each buffer its own ``np.empty``.
+as any of them. An arena over ``ARENA_MAX_BYTES`` (32 MB) is not used: glibc would map it afresh
+at each call. ``STRATA_PLANNED_BUFFERS=0`` gives each buffer its own ``np.empty``.
 """
 
 import re
@@ -51,6 +52,10 @@ from ...core.shape import storage_extent
 
 PLAN_MAX_BYTES = 64 << 20
 ARENA_ALIGN = 64    # a cache line: no two buffers share one
+# glibc serves a block up to 32 MB from its heap once one that size was freed (its largest
+# mmap threshold): a larger arena would be mapped afresh each call, every page faulted in
+# again (40 MB: 2.5 ms a call, 31 MB: 49 us); such a graph's buffers keep their own blocks
+ARENA_MAX_BYTES = 32 << 20
 
 _ARGS = re.compile(r"^    \((.*)\) = args$")
 _ASSIGNED = re.compile(r"^    a_(\w+) = ")
@@ -247,7 +252,11 @@ def build(recorder, slots, arrays, free=(), allocated=(), spans=None):
     if any(not isinstance(a, np.ndarray) for a in ordered):
         return None
     sizes = {name: arrays["a_" + name].nbytes for name in allocated}
-    offsets, arena_bytes = arena_offsets(spans, sizes) if spans else ({}, sum(sizes.values()))
+    offsets, arena_bytes = arena_offsets(spans, sizes) if spans else ({}, 0)
+    if arena_bytes > ARENA_MAX_BYTES:
+        offsets = {}
+    if not offsets:
+        arena_bytes = sum(sizes.values())
     if arena_bytes > PLAN_MAX_BYTES:
         return None
     bounds = [(_bounds(a), pointer(a)) for a in ordered]
