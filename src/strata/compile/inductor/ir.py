@@ -328,6 +328,8 @@ def is_flat_element(index, ranges, element=None):
     element = element or tuple(f"i{d}" for d in range(len(ranges)))
     if index == contiguous_index(ranges, element):
         return True
+    if not all(isinstance(n, int) for n in ranges):     # a runtime size: the text alone
+        return False
     grid = dict(zip(element, np.ogrid[tuple(slice(0, n) for n in ranges)]))
     operators = {ast.Add: operator.add, ast.Mult: operator.mul, ast.Div: operator.floordiv,
                  ast.Mod: operator.mod}

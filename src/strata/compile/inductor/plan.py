@@ -236,11 +236,6 @@ def _bounds(arr):
     return start, start + (extent - 1 + arr.itemsize if extent else 0)
 
 
-def buffers(wrapper: str):
-    """The slots the wrapper allocates (``np.empty``), as opposed to inputs and constants."""
-    return re.findall(r"^    a_(\w+) = np\.empty\(", wrapper, re.MULTILINE)
-
-
 def build(recorder, slots, arrays, free=(), allocated=(), spans=None):
     """The Program of a recorded call (``arrays``: the wrapper's, by name; ``free``: its
     ``any_layout`` slots; ``allocated``: its buffers; ``spans``: their ``lifetimes``, which
@@ -350,7 +345,7 @@ class Planner:
         self.tuner, self.program, self.planned = tuner, None, None
         if self.slots is not None:
             self.wrapper, self.spans = wrapper, lifetimes(wrapper)
-            self.free, self.allocated = any_layout(wrapper), buffers(wrapper)
+            self.free, self.allocated = any_layout(wrapper), list(self.spans)
             self.scope = dict(scope, _run_plan=Program.run, _arena_view=_arena_view,
                               _aligned=_aligned)
             exec(compile(recording_source(wrapper), "<inductor recording wrapper>", "exec"),  # noqa: S102

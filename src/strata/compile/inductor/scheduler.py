@@ -21,7 +21,6 @@ from .ir import (
     Pointwise,
     RandomDraws,
     Reduction,
-    contiguous_index,
     is_flat_element,
     on_rows,
     store_target,
@@ -158,9 +157,9 @@ class KernelStep:
             if name not in mine:
                 continue
             if name in self.reduction_names or len(mine[name].ranges) == len(self.outer):
-                if not _same_place(index, self.outer, row):
+                if not is_flat_element(index, self.outer, row):
                     return False
-            elif not _same_place(index, self.outer + self.inner, element):
+            elif not is_flat_element(index, self.outer + self.inner, element):
                 return False
         return True
 
@@ -227,15 +226,6 @@ def _column_sum(node):
     IndexAdd or RandomDraws, which also keep kernels of their own), and none may read another's
     result, which is complete only after the last row."""
     return type(node) is Reduction and node.column
-
-
-def _same_place(index, ranges, element):
-    """Whether index text ``index`` is ``element``'s own place in row-major ``ranges``: the
-    same text, or, over sizes known now, the same place at every element (a reshaped
-    node's read, Note [Reshaped rows])."""
-    if index == contiguous_index(ranges, element):
-        return True
-    return all(isinstance(n, int) for n in ranges) and is_flat_element(index, ranges, element)
 
 
 def without_unit_dims(size, fn, position=0):
