@@ -1,4 +1,4 @@
-"""Note [Cached update plan] (optim/_native_update.py): Adam's one-kernel plan is reused between
+"""Note [Cached update plan] (optim/_group_update.py): Adam's one-kernel plan is reused between
 steps, and planned again whenever what it holds changes. Each case changes something between
 two steps, in strata and in PyTorch alike, and the parameters, states and version counters
 must stay PyTorch's; the plan is counted to show it was reused or remade."""
@@ -11,7 +11,7 @@ import torch
 
 import strata
 from strata.backends.cpu import native
-from strata.optim import _native_update
+from strata.optim import _group_update
 
 STEPS, AT = 4, 2     # the change comes before step AT
 
@@ -123,11 +123,11 @@ def _assert_same(got, want, state_versions=True):
 
 @pytest.fixture
 def plans(monkeypatch):
-    """Every plan ``AdamUpdate.plan`` makes (None where it refuses)."""
+    """Every plan ``AdamUpdate.plan`` or ``SGDUpdate.plan`` makes (None where it refuses)."""
     if native.function("eager_optim", "adam_multi_step_float32") is None:
         pytest.skip("no C compiler")
-    made, real = [], _native_update.AdamUpdate.plan.__func__
-    monkeypatch.setattr(_native_update.AdamUpdate, "plan", classmethod(
+    made, real = [], _group_update.GroupUpdate.plan.__func__
+    monkeypatch.setattr(_group_update.GroupUpdate, "plan", classmethod(
         lambda cls, *a: made.append(real(cls, *a)) or made[-1]))
     return made
 
@@ -173,3 +173,48 @@ def test_a_mode_or_grad_mode_sends_the_step_to_the_ops(plans):
     with Recording():
         opt.step()
     assert seen and len(plans) == 2 and plans[-1] is None
+
+
+def _sgd_buffer_by_hand(m, model, opt):
+    opt.state[model[0].bias]["momentum_buffer"] = m.zeros_like(model[0].bias)
+
+
+def _train_sgd(m, change, nesterov):
+    m.manual_seed(0)
+    model = _model(m)
+    opt = m.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9, nesterov=nesterov,
+                      foreach=False)    # the first step's buffers: one tensor each, as torch's
+    x = m.tensor(_array(8, 20, seed=5))
+    earlier_grads = []
+    for i in range(STEPS):
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        if i == AT:
+            change(m, model, opt)
+        opt.step()
+        earlier_grads.append([p.grad for p in model.parameters()])
+    return ([p.detach().numpy().copy() for p in model.parameters()],
+            [(p._version, s["momentum_buffer"].numpy().copy(), s["momentum_buffer"]._version)
+             for p, s in opt.state.items()])
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+@pytest.mark.parametrize("name,change,made", [
+    ("nothing", _set_group(), "P"), ("lr", _set_group(lr=0.05), "P"),
+    ("momentum and dampening", _set_group(momentum=0.5, dampening=0.0), "P"),
+    ("buffer replaced", _sgd_buffer_by_hand, "PP"), ("parameter's .data set", _set_data, "PP"),
+    ("a column-major gradient", _transposed_grad, "PNP"),
+    ("weight decay", _set_group(weight_decay=0.1), "P"),     # the loop from then on
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_sgd_group_update_is_planned_like_adams(plans, nesterov, name, change, made):
+    """SGD with momentum's one-kernel update (from its second step, when the buffers exist)
+    under the same plan cache: PyTorch's parameters, buffers and versions after each change."""
+    (values, states), (want_values, want_states) = (_train_sgd(m, change, nesterov)
+                                                    for m in (strata, torch))
+    for a, b in zip(values, want_values, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for (version, buf, buf_version), (want_version, want_buf, want_buf_version) in zip(
+            states, want_states, strict=True):
+        assert (version, buf_version) == (want_version, want_buf_version)
+        np.testing.assert_allclose(buf, want_buf, rtol=1e-5, atol=1e-6)
+    assert "".join("N" if plan is None else "P" for plan in plans) == made

@@ -293,15 +293,16 @@ def test_zero_grad_without_set_to_none_inside_and_outside_the_compiled_step():
 def test_eager_step_keeps_the_native_update(monkeypatch):
     """Outside compilation the fused native update still runs (optim/_native_update.py)."""
     from strata.optim import _native_update
+    from strata.optim import _group_update
     calls = []
     monkeypatch.setattr(_native_update, "_launch", functools.partial(
         lambda original, *a: calls.append(a[0]) or original(*a), _native_update._launch))
-    run_all = _native_update.AdamUpdate.run      # every parameter at once
+    run_all = _group_update.AdamUpdate.run      # every parameter at once
 
     def counted_run(update, *args):
         calls.append("adam_multi_step")
         return run_all(update, *args)
-    monkeypatch.setattr(_native_update.AdamUpdate, "run", counted_run)
+    monkeypatch.setattr(_group_update.AdamUpdate, "run", counted_run)
     x, y = _data(strata)
     model, opt = _mlp(strata, "Adam")
     for _ in range(2):

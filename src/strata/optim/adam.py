@@ -10,7 +10,8 @@ eps is added after the bias-corrected square root, as PyTorch does.
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
 from ._elementwise import _ElementwiseOptimizer
-from ._native_update import AdamUpdate, adam_group_step, adam_step, adamw_step
+from ._group_update import AdamUpdate
+from ._native_update import adam_group_step, adam_step, adamw_step
 from .optimizer import (
     _adam_bias_corrections, _addcdiv_, _addcmul_, _check_adam_args, _lerp_, _lr, _negative,
     _to_scalar,
@@ -63,7 +64,7 @@ class Adam(_ElementwiseOptimizer):
 
     def _grouped_step(self, params, grads, states, group):
         """The whole group's update, step counts and AdamW's decay included: one parallel C
-        call on the CPU (Note [One update kernel], optim/_native_update.py) or one device
+        call on the CPU (Note [One update kernel], optim/_group_update.py) or one device
         launch per step count (opencl), where it computes what the per-parameter update would."""
         lr, betas, eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         decoupled = decay != 0 and group["decoupled_weight_decay"]

@@ -8,6 +8,7 @@ The learning rate multiplies the buffer at the update (not inside it, unlike Sut
 
 from ..dispatch.tls import is_compiling
 from ..ops import pointwise as P
+from ._group_update import SGDUpdate
 from ._native_update import sgd_momentum_group_step, sgd_momentum_step
 from ._elementwise import _ElementwiseOptimizer
 from .optimizer import _check_lr, _check_nonnegative, _lr, _step_along_
@@ -50,12 +51,25 @@ class SGD(_ElementwiseOptimizer):
         """The momentum buffer is created from the first gradient, in ``_update``."""
 
     def _grouped_step(self, params, grads, states, group):
-        if group["momentum"] == 0 or group["weight_decay"] != 0 or group["maximize"]:
+        """Once every momentum buffer exists: the whole group in one parallel C call on the
+        CPU (Note [One update kernel], optim/_group_update.py) or one device launch (opencl)."""
+        momentum, dampening, nesterov = group["momentum"], group["dampening"], group["nesterov"]
+        if momentum == 0 or group["weight_decay"] != 0 or group["maximize"]:
             return False
         bufs = [state.get("momentum_buffer") for state in states]
-        return None not in bufs and sgd_momentum_group_step(
-            params, grads, bufs, group["momentum"], group["dampening"], _lr(group),
-            group["nesterov"], kept=self._plans.setdefault(("device", id(group)), {}))
+        if None in bufs:
+            return False
+        if params[0].device.type == "cpu":
+            update = self._plans[id(group)] = SGDUpdate.reuse_or_plan(
+                self._plans.get(id(group)), params, grads, states, momentum, dampening,
+                group["lr"])
+            if update is None:
+                return False
+            update.run(momentum, dampening, group["lr"], nesterov)
+            return True
+        return sgd_momentum_group_step(
+            params, grads, bufs, momentum, dampening, _lr(group), nesterov,
+            kept=self._plans.setdefault(("device", id(group)), {}))
 
     def _update(self, param, grad, state, group):
         momentum, lr = group["momentum"], _lr(group)
