@@ -36,6 +36,10 @@ ROUNDS = 3
 EAGER_ROUNDS = 2   # eight eager kernels: fewer rounds keep the group short
 
 CHAIN_SIZE = 1 << 22
+# calls before timing, either side: compiling, then (strata) the row tiles' tuning and the
+# graph program's recording and checked run at the third or fourth call (~70-120 ms once in a
+# tiny GPT step; Note [Graph programs]), which a batch of the first calls would count
+WARMUP = 6
 
 
 def chain(x):
@@ -181,8 +185,9 @@ def _measure(m, workload, torch_mode="eager"):
         x = m.tensor(np.random.default_rng(0).standard_normal(CHAIN_SIZE, dtype=np.float32))
         f = ((m.compile(chain, backend="inductor") if m.__name__ == "strata"
               else m.compile(chain)) if compiled else chain)
-        return median_time(lambda: f(x), min_time=0.3, repeats=5)
-    return median_time(_train_step(m, compiled, STEPS[workload]), min_time=0.3, repeats=5)
+        return median_time(lambda: f(x), min_time=0.3, repeats=5, warmup=WARMUP)
+    return median_time(_train_step(m, compiled, STEPS[workload]), min_time=0.3, repeats=5,
+                       warmup=WARMUP)
 
 
 def eager_kernels(strata=None, torch=None, rounds=None):
