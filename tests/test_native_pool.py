@@ -3,6 +3,7 @@ kernels split over C threads that spin a while after each loop. Products through
 NumPy's, in every layout BLAS reads in place; layouts it cannot read, no pool, a forked child,
 threads calling at once and a changed thread count all still give the right numbers."""
 
+import ctypes
 import multiprocessing
 import threading
 
@@ -184,3 +185,51 @@ def test_large_products_of_shapes_that_do_not_multiply_raise(op):
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
                                            r"\(1024x128 and 256x512\)"):
         calls[op]()
+
+
+_CHUNK_LOG = r"""
+#include <stdint.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+static _Atomic int64_t started;
+/* every element of [lo, hi) counted once more; the chunk's thread and its place among the
+   chunks started, in thread_of[c] and order[c] (c = lo / step); ~20 us of waiting, so the
+   caller does not finish its chunks before a worker starts */
+void log_chunks(int64_t* seen, int64_t* thread_of, int64_t* order, int64_t step, int64_t lo,
+                int64_t hi) {
+    struct timespec start, now;
+    order[lo / step] = atomic_fetch_add(&started, 1);
+    thread_of[lo / step] = (int64_t)pthread_self();
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + now.tv_nsec - start.tv_nsec < 20000);
+    for (int64_t i = lo; i < hi; i++) seen[i] += 1;
+}
+"""
+
+
+@pytest.mark.parametrize("chunks", [2, 3, 5, 8, 16])
+def test_a_worker_starts_on_its_own_run_of_chunks(two_threads, chunks):
+    """Note [Chunk affinity]: every element once, and the worker starts on its own run of
+    chunks, the last ``chunks - chunks // 2``, where the caller starts on the first: a loop run
+    again and again over a buffer gives the same part to the same core (taken in turns, the
+    chunks alternated between the threads). A thread done early (or kept off its core) has
+    the rest taken by the other: only the chunks before the worker's first may be the
+    caller's."""
+    lib = native.load("test_chunk_log", _CHUNK_LOG,
+                      {"log_chunks": [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 3})
+    step, caller, own = 16, threading.get_ident() % (1 << 64), chunks // 2
+    for _ in range(30):
+        seen = np.zeros(chunks * step, np.int64)
+        thread_of, order = np.zeros(chunks, np.int64), np.zeros(chunks, np.int64)
+        context = np.array([seen.ctypes.data, thread_of.ctypes.data, order.ctypes.data, step],
+                           np.int64)
+        native_pool.library().strata_parallel(lib.log_chunks.strata_task, context.ctypes.data,
+                                              0, chunks * step, step)
+        assert (seen == 1).all()
+        on_caller = [int(t) % (1 << 64) == caller for t in thread_of]
+        workers = sorted((order[c], c) for c in range(chunks) if not on_caller[c])
+        if workers and not all(on_caller[own:]):
+            first = workers[0][1]
+            assert first >= own and all(on_caller[own:first]), (on_caller, order)

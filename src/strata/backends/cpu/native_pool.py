@@ -16,6 +16,16 @@ process keeps off its core delays a loop by the one chunk it holds, never by a c
 taken (Note [CPU parallel_for] keeps that rule for the Python pool; OpenMP's closing barrier
 waits for every thread). ctypes drops the GIL for the call, so Python threads keep running.
 
+Note [Chunk affinity]: each thread owns a run of a loop's consecutive chunks (the caller the
+first, worker w the (w + 1)-th) and takes its own in order before any of the others' (which it
+then takes from their counters, so a late thread still delays the loop by one chunk at most).
+Taken in turns, from one counter, a buffer's chunks went to whichever thread came first, so
+consecutive loops over the same buffers (an op, then its consumer; the same op in a loop) read
+data that the other core's L2 (2 MB here) held: ``sigmoid_backward`` over 0.5M float32 ran
+127 us on two threads (torch 64), ``x * x`` 110 us (torch 73); with the runs owned, 76 and
+70 us, and the eager CNN step ~5% faster. (In C, two threads over halves of 4 MB: 47 us a
+loop when each keeps its half, 118 when they swap.)
+
 Its tasks are C functions ``task(context, lo, hi)``: ``strata_gemms`` runs a table of BLAS
 calls (a product's blocks, Note [Parallel GEMM] in linalg.py, or two independent products side
 by side) through NumPy's own OpenBLAS (its CBLAS address from blas.py), and every generated
@@ -61,11 +71,17 @@ SOURCE = r"""
 
 typedef void (*strata_task)(const void *context, int64_t lo, int64_t hi);
 
-typedef struct {            /* one parallel loop: chunks of `step` iterations of [begin, end) */
+/* One parallel loop: chunks of `step` iterations of [begin, end). Note [Chunk affinity]: each
+   of the `parts` threads (the caller is part 0, worker w part w + 1) owns a run of consecutive
+   chunks, [first[p], first[p + 1]), taken in order through its counter next[p]; a thread done
+   with its own takes what is left of the others' (the same counters, so each chunk runs once). */
+typedef struct {
     strata_task fn;
     const void *context;
     int64_t begin, end, step, chunks;
-    _Atomic int64_t next;   /* the next chunk to take */
+    int parts;
+    int64_t first[MAX_WORKERS + 2];
+    _Atomic int64_t next[MAX_WORKERS + 1];
     _Atomic int64_t left;   /* chunks not finished yet */
 } strata_loop;
 
@@ -87,13 +103,17 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static void drain(strata_loop *loop) {
-    int64_t i;
-    while ((i = atomic_fetch_add(&loop->next, 1)) < loop->chunks) {
-        int64_t lo = loop->begin + i * loop->step;
-        int64_t hi = loop->end - lo < loop->step ? loop->end : lo + loop->step;
-        loop->fn(loop->context, lo, hi);
-        atomic_fetch_sub(&loop->left, 1);    /* publishes the chunk's writes to the caller */
+/* Run part `p`'s chunks, then any chunk of the others' not taken yet (Note [Chunk affinity]). */
+static void drain(strata_loop *loop, int part) {
+    for (int k = 0; k < loop->parts; k++) {
+        int p = (part + k) % loop->parts;
+        int64_t i;
+        while ((i = atomic_fetch_add(&loop->next[p], 1)) < loop->first[p + 1]) {
+            int64_t lo = loop->begin + i * loop->step;
+            int64_t hi = loop->end - lo < loop->step ? loop->end : lo + loop->step;
+            loop->fn(loop->context, lo, hi);
+            atomic_fetch_sub(&loop->left, 1);    /* publishes the chunk's writes to the caller */
+        }
     }
 }
 
@@ -122,8 +142,8 @@ static void wait_for_work(uint64_t seen) {
     pthread_mutex_unlock(&wake_lock);
 }
 
-static void *work(void *unused) {
-    (void)unused;
+static void *work(void *index) {
+    const int part = (int)(intptr_t)index + 1;
     uint64_t seen = atomic_load(&generation);
     for (;;) {
         wait_for_work(seen);
@@ -131,7 +151,7 @@ static void *work(void *unused) {
         if (atomic_load(&stopping)) return NULL;
         atomic_fetch_add(&users, 1);
         strata_loop *loop = atomic_load(&current);
-        if (loop) drain(loop);
+        if (loop && part < loop->parts) drain(loop, part);
         atomic_fetch_sub(&users, 1);
     }
 }
@@ -156,12 +176,18 @@ void strata_parallel(strata_task fn, const void *context, int64_t begin, int64_t
         fn(context, begin, end);     /* one chunk, no workers, or a loop running already */
         return;
     }
-    strata_loop loop = {fn, context, begin, end, step, chunks};
-    atomic_init(&loop.next, 0);
+    strata_loop loop;       /* (no initializer: it would clear every worker's counter) */
+    loop.fn = fn, loop.context = context, loop.begin = begin, loop.end = end;
+    loop.step = step, loop.chunks = chunks;
+    loop.parts = n_workers + 1 < chunks ? n_workers + 1 : (int)chunks;
+    for (int p = 0; p <= loop.parts; p++) {
+        loop.first[p] = chunks * p / loop.parts;
+        if (p < loop.parts) atomic_init(&loop.next[p], loop.first[p]);
+    }
     atomic_init(&loop.left, chunks);
     atomic_store(&current, &loop);
     publish();
-    drain(&loop);
+    drain(&loop, 0);
     for (unsigned spins = 1; atomic_load(&loop.left) > 0; spins++)   /* chunks others run */
         pause_or_yield(spins);
     atomic_store(&current, NULL);
@@ -190,7 +216,7 @@ int strata_pool_start(int count, int64_t spin_microseconds) {
     pthread_mutex_lock(&caller);
     spin_ns = spin_microseconds * 1000;
     while (n_workers < count && n_workers < MAX_WORKERS &&
-           pthread_create(&workers[n_workers], NULL, work, NULL) == 0)
+           pthread_create(&workers[n_workers], NULL, work, (void *)(intptr_t)n_workers) == 0)
         n_workers++;
     pthread_mutex_unlock(&caller);
     return n_workers;
