@@ -669,3 +669,29 @@ def test_row_vector_arithmetic_is_torchs_bits(generated_path, op, dtype):
         t = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(v))
         tol = 1e-4 if dtype == np.float32 else 1e-12
         np.testing.assert_allclose(s.numpy(), t.numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+UNARY_FROM_SIZE = {   # Note [Generated unary] (backends/cpu/pointwise.py): NumPy's below the size
+    "exp": lambda m, x: m.exp(x), "log": lambda m, x: m.log(x), "sqrt": lambda m, x: m.sqrt(x),
+    "neg": lambda m, x: -x, "abs": lambda m, x: m.abs(x),
+    "exp_": lambda m, x: x.clone().exp_(), "log_of_abs": lambda m, x: m.log(x.abs()),
+}
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 2e-6), (np.float64, 1e-13)])
+@pytest.mark.parametrize("op", UNARY_FROM_SIZE)
+def test_generated_unary_ops_of_large_arrays_match_torch(generated_path, monkeypatch, op,
+                                                         dtype, tol):
+    """exp, log, sqrt, neg and abs from 128K elements: the generated kernel (counted) on the
+    native path, NumPy's ufunc on the other, both torch's values, NaN, infinities and signed
+    zeros included."""
+    ran = []
+    real = native.run_unary
+    monkeypatch.setattr(native, "run_unary", lambda f, a, *s: ran.append(real(f, a, *s)) or ran[-1])
+    a = _generated_input(dtype, n=(1 << 17) + 3)
+    s = UNARY_FROM_SIZE[op](strata, strata.tensor(a))
+    t = UNARY_FROM_SIZE[op](torch, torch.tensor(a))
+    assert_same(s, t, atol=tol, rtol=tol)
+    signs = ~np.isnan(t.numpy())       # (a NaN's sign is not compared)
+    assert np.array_equal(np.signbit(s.numpy())[signs], np.signbit(t.numpy())[signs])
+    assert any(r is not None for r in ran) == (generated_path == "native")

@@ -127,7 +127,7 @@ def empty_apart(shape, dtype, source):
         nbytes *= n
     buf = np.empty(nbytes + PAGE, np.uint8)
     start = (pointer(source) + PAGE // 2 - pointer(buf)) % PAGE
-    return buf[start:start + nbytes].view(dtype).reshape(shape)
+    return np.ndarray(shape, dtype, buf, start)
 
 
 def data(x):

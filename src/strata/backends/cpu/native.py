@@ -311,7 +311,12 @@ def register_generated(name: str, make_source, signatures: dict) -> None:
 # Elements from which a generated eager kernel beats NumPy (below it the ctypes call costs more
 # than it saves).
 GENERATED_MIN_SIZE = 1024
-GENERATED_GRAIN = 1 << 18   # elements per chunk at least (array.GRAIN_SIZE says why)
+# Elements per chunk at least of the other generated kernels (transcendental ones: tanh, gelu,
+# exp, ...). 256K was the Python pool's (array.GRAIN_SIZE says why); the native pool's threads
+# spin after a loop, so a second thread pays from fewer elements: tanh over float32, us, grain
+# 256K -> 32K (AVX-512 VM, 2 threads): 64K 31 -> 24, 128K 54 -> 36, 256K 109 -> 59, 0.5M 114
+# (two chunks either way).
+GENERATED_GRAIN = 1 << 15
 # formulas of a few flops per element (and the casts): chunks of NATIVE_MEMORY_BOUND_GRAIN elements.
 # array.MEMORY_BOUND_GRAIN (1M) is the Python pool's, whose sleeping threads take 30-50 us to
 # wake; the native pool's threads spin after a loop, so a second thread pays from far fewer
@@ -325,7 +330,7 @@ NATIVE_MEMORY_BOUND_GRAIN = 1 << 16
 # forward, 393-583 -> 351-356 us forward and backward; softmax over 4096 rows of 64 223-333 ->
 # 167-178 us (interleaved runs, torch 41 and 142; AVX-512 VM of docs/inductor.md).
 NATIVE_ROW_GRAIN = NATIVE_MEMORY_BOUND_GRAIN
-MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu",
+MEMORY_BOUND_FORMULAS = frozenset({"tanh_backward", "sigmoid_backward", "relu", "neg", "abs",
                                    "threshold_backward", "add", "sub", "mul", "div",
                                    "add_scalar", "sub_scalar", "mul_scalar", "div_scalar",
                                    "rsub_scalar"})
@@ -561,10 +566,12 @@ def converted(arr, dtype):
     return arr.astype(dtype)
 
 
-def generated_or(formula: str, fallback):
-    """``fallback(a, *extra)`` (a NumPy formula), with ``run_unary(formula, a)`` tried first."""
+def generated_or(formula: str, fallback, min_size=GENERATED_MIN_SIZE):
+    """``fallback(a, *extra)`` (a NumPy formula), with ``run_unary(formula, a)`` tried first
+    from ``min_size`` elements (where NumPy's own loop is fast, from where the second thread
+    and the ctypes call pay: Note [Generated unary] in pointwise.py)."""
     def run(a, *extra, **kwargs):
-        if not kwargs:
+        if not kwargs and a.size >= min_size:
             out = run_unary(formula, a)
             if out is not None:
                 return out

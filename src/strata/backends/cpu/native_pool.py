@@ -527,9 +527,13 @@ def parallel_call(fn, args, begin: int, end: int, grain: int, align: int = 1) ->
     (``VECTOR_ROWS`` for a loop whose iterations are a SIMD loop's) makes chunks multiples of
     it: a chunk boundary never moves an element from a SIMD loop's vector body to its scalar
     tail, where libmvec's functions (tanh, log, ...) round differently."""
-    task = getattr(fn, "strata_task", None)
     step = chunk_step(end - begin, grain, align)
-    if task is None or step is None or library() is None:
+    if step is None:                # one chunk: on this thread, as parallel_for would run it
+        if end > begin:
+            fn(*args, begin, end)
+        return
+    task = getattr(fn, "strata_task", None)
+    if task is None or library() is None:
         array.parallel_for(begin, end, grain, lambda lo, hi: fn(*args, lo, hi))
         return
     context = np.array(args, np.int64)

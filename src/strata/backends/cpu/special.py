@@ -275,9 +275,10 @@ def _float_kernels(op, op_, fn, n_first=False):
 
 
 def _rounded(fn):
-    """A float64 special function, rounded to the input's dtype."""
+    """A float64 special function, rounded to the input's dtype (a generated kernel's result
+    already has it: no copy)."""
     def run(a):
-        return fn(a).astype(np.asarray(a).dtype)
+        return fn(a).astype(np.asarray(a).dtype, copy=False)
     return run
 
 

@@ -136,6 +136,9 @@ FORMULAS = {
     "sigmoid": lambda x, dtype: ops.sigmoid(x),
     "exp": lambda x, dtype: ops.exp(x),
     "log": lambda x, dtype: ops.log(x),
+    "sqrt": lambda x, dtype: ops.sqrt(x),
+    "neg": lambda x, dtype: ops.neg(x),
+    "abs": lambda x, dtype: ops.abs(x),
     # ATen's clamp_min(x, 0): x < 0 ? 0 : x (-0.0 and NaN pass through)
     "relu": lambda x, dtype: ops.where(ops.lt(x, ops.constant(0.0, dtype)),
                                        ops.constant(0.0, dtype), x),
