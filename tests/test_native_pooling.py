@@ -57,8 +57,10 @@ def test_matches_torch(path, h, w, k, s, p, d, ceil, dtype, seed):
 
 
 @pytest.mark.parametrize("shape,args", [
-    ((4, 8, 26, 26), (2,)),                    # every window inside: the plane kernel
+    ((4, 8, 26, 26), (2,)),                    # 2x2, stride 2: the one-pass pair kernel
     ((2, 4, 11, 11), (2,)),                    # floor mode drops the last row and column
+    ((4, 8, 26, 26), (3,)),                    # every window inside: the plane kernel
+    ((4, 8, 26, 26), (2, 1)),                  # 2x2 windows overlapping: the plane kernel
     ((2, 3, 40, 40), (3, 2, 1)),               # padding, long rows: the row kernel
     ((2, 3, 40, 37), (3, 2, 1, 2, True)),      # dilation and an overhanging last window
     ((1, 2, 9, 9), (2, 2, 1)),                 # padding, short rows: NumPy on both paths
@@ -109,3 +111,17 @@ def test_expanded_and_strided_gradients(path):
             y.backward(m_grad(m, y).to(y.dtype))
             grads.append(x.grad)
         assert_same(grads[0], grads[1], atol=0, rtol=0)
+
+
+def test_two_by_two_pools_take_the_pair_kernel(path, monkeypatch):
+    """Note [Eager 2x2 pools]: kernel 2, stride 2, no padding or dilation (odd sizes too) runs
+    the compiled graph's one-pass kernel; other inside pools the plane kernel."""
+    from strata.backends.cpu import native
+    asked, real = [], native.function
+    monkeypatch.setattr(native, "function", lambda lib, name: asked.append(name) or real(lib, name))
+    for shape, args, kernel in (((2, 3, 13, 13), (2,), "max_pool2d_2x2_float32"),
+                                ((2, 3, 12, 12), (2, 2, 0, 2), "max_pool2d_inside_float32"),
+                                ((2, 3, 12, 12), (3, 3), "max_pool2d_inside_float32")):
+        del asked[:]
+        _check(_input(shape, "float32", 1), args)
+        assert kernel in asked
