@@ -15,7 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops import nn as NN
-from . import array, blas, native
+from . import array, blas, native, native_pool
 from .array import compute_data, data, parallel_for, wrap
 from .linalg import matmul
 
@@ -113,6 +113,25 @@ def _params(*values):
     return np.array(values, np.int64)
 
 
+def _run_driver(run, pointers, geometry, n, grain, scratch, dtype):
+    """A convolution driver ``run(*pointers, *scratch pointers, lo, hi)`` over ``[0, n)`` in
+    chunks on the native pool (Note [Convolution drivers]): ``geometry`` (a list of ints) gets
+    the chunk length and each scratch's elements per chunk appended, the C's last
+    parameters, and each scratch array holds every chunk's."""
+    chunk = native_pool.chunk_step(n, grain) or max(n, 1)
+    chunks = -(-n // chunk)
+    buffers = [np.empty(chunks * size, dtype) for size in scratch]
+    params = _params(*geometry, chunk, *scratch)
+    args = [*pointers[:1], params.ctypes.data, *pointers[1:],
+            *(b.ctypes.data if b.size else None for b in buffers)]
+    args = [0 if a is None else a for a in args]     # (NULL, as a task's int64 context)
+    if native_pool.library() is not None and getattr(run, "strata_task", None) is not None:
+        native_pool.parallel_call(run, args, 0, n, grain)
+    else:   # the Python pool, in the same chunks (each takes its scratch by its start)
+        parallel_for(0, chunks, 1, lambda a, b: [run(*args, i * chunk, min(n, i * chunk + chunk))
+                                                 for i in range(a, b)])
+
+
 def _im2col_args(x, kernel, stride, padding, dilation, out):
     """``im2col2d``'s arguments between the two pointers and ``[lo, hi)``, ``x`` read through
     its strides."""
@@ -137,18 +156,11 @@ def _conv_blocked(fn, x, w, bias, stride, padding, dilation, groups, out, relu):
         run_blocks, gemm = driver
         weights = np.ascontiguousarray(w)
         bias = None if bias is None else np.ascontiguousarray(bias)
-        params = _params(gemm.ilp64, *args, groups, f, step, relu)
-        pointers = (gemm.address, params.ctypes.data, x.ctypes.data, weights.ctypes.data,
+        pointers = (gemm.address, x.ctypes.data, weights.ctypes.data,
                     None if bias is None else bias.ctypes.data, image.ctypes.data)
-
-        def run_chunk(lo, hi):
-            m = min(step, hi - lo)
-            cols = np.empty(rows * m * plane, x.dtype)
-            product = np.empty(f * m * plane, x.dtype) if m > 1 else None
-            run_blocks(*pointers, cols.ctypes.data,
-                       None if product is None else product.ctypes.data, lo, hi)
-
-        parallel_for(0, n, step, run_chunk)
+        block = min(step, n)
+        _run_driver(run_blocks, pointers, [gemm.ilp64, *args, groups, f, step, relu], n, step,
+                    (rows * block * plane, f * block * plane if block > 1 else 0), x.dtype)
         return image
     weights = w.reshape(groups, f // groups, -1)
     result = image.reshape(n, f, plane)
@@ -227,8 +239,8 @@ def _conv_by_kernel_rows(fn, x, w, stride, padding, dilation, out):
     image = np.empty((n, f) + tuple(out), x.dtype)   # owns its memory: ``wrap`` copies views
     add = native.function("eager_conv", f"sum_partials_{native.dtype_name(x.dtype)}")   # built with ``fn``
     pointers = (partial.ctypes.data, image.ctypes.data, len(starts), rows, rows // n, f)
-    parallel_for(0, n, max(1, PARTIAL_SUM_GRAIN // (rows * f * len(starts) // n)),
-                 lambda lo, hi: add(*pointers, lo, hi))
+    native_pool.parallel_call(add, list(pointers), 0, n,
+                              max(1, PARTIAL_SUM_GRAIN // (rows * f * len(starts) // n)))
     return image
 
 
@@ -249,17 +261,11 @@ def _kernel_rows_by_driver(run_blocks, gemm, x, w, stride, padding, dilation, ou
         mode = 0
     else:
         mode = 1 if wc == area and wf >= x.shape[1] * area else 2
-    params = _params(gemm.ilp64, *_im2col_args(x, kernel, stride, padding, dilation, out),
-                     step, f, wf, wc, mode)
-    pointers = (gemm.address, params.ctypes.data, x.ctypes.data, w.ctypes.data,
-                partial.ctypes.data)
+    geometry = [gemm.ilp64, *_im2col_args(x, kernel, stride, padding, dilation, out), step, f,
+                wf, wc, mode]
+    pointers = (gemm.address, x.ctypes.data, w.ctypes.data, partial.ctypes.data)
     columns = (rows + (f if mode == 2 else 0)) * step * area
-
-    def run_chunk(lo, hi):
-        cols = np.empty(columns, x.dtype)   # named: it must outlive the call
-        run_blocks(*pointers, cols.ctypes.data, lo, hi)
-
-    parallel_for(0, partial.shape[0], 1, run_chunk)
+    _run_driver(run_blocks, pointers, geometry, partial.shape[0], 1, (columns,), x.dtype)
 
 
 def _kernel_rows_by_numpy(fn, x, w, stride, padding, dilation, out, starts, partial):
@@ -361,16 +367,9 @@ def _conv_transpose_channels_last(fn, x, w, out, kernel, stride, padding, dilati
     driver = _driver("conv_transpose2d", x)
     if driver is not None:
         run_samples, gemm = driver
-        params = _params(gemm.ilp64, cin, plane, width, *args)
-        pointers = (gemm.address, params.ctypes.data, x.ctypes.data, weights.ctypes.data,
-                    image.ctypes.data)
-        scratch = plane * width + channels * out[0] * out[1]
-
-        def run_chunk(lo, hi):
-            buffer = np.empty(scratch, x.dtype)   # named: it must outlive the call
-            run_samples(*pointers, buffer.ctypes.data, lo, hi)
-
-        parallel_for(0, n, step, run_chunk)
+        pointers = (gemm.address, x.ctypes.data, weights.ctypes.data, image.ctypes.data)
+        _run_driver(run_samples, pointers, [gemm.ilp64, cin, plane, width, *args], n, step,
+                    (plane * width + channels * out[0] * out[1],), x.dtype)
         return image
     dst, sample = image.ctypes.data, image.strides[0]
 
