@@ -233,3 +233,18 @@ def test_a_worker_starts_on_its_own_run_of_chunks(two_threads, chunks):
         if workers and not all(on_caller[own:]):
             first = workers[0][1]
             assert first >= own and all(on_caller[own:first]), (on_caller, order)
+
+
+def test_thread_counts_changed_again_and_again_never_hang():
+    """A worker started just before the pool is stopped again (set_num_threads twice in a row)
+    must see the stop: it once read the generation the stop had moved and slept for good,
+    and the stop's join waited for it forever."""
+    before = strata.get_num_threads()
+    a = np.ones((256, 256), np.float32)
+    try:
+        for i in range(1000):
+            strata.set_num_threads(1 + i % 3)
+            if i % 100 == 0:
+                np.testing.assert_allclose(linalg.matmul(a, a), a @ a, rtol=1e-5)
+    finally:
+        strata.set_num_threads(before)

@@ -124,9 +124,12 @@ static void pause_or_yield(unsigned spins) {
 }
 
 /* Spin until the generation moves past `seen` or the spin time runs out, then sleep. */
+/* (A worker started just before strata_pool_stop may read the generation the stop already
+   moved: it waits only while ``stopping`` is unset too, or it would never be woken.) */
 static void wait_for_work(uint64_t seen) {
     int64_t start = now_ns();
-    for (unsigned spins = 1; atomic_load(&generation) == seen; spins++) {
+    for (unsigned spins = 1; atomic_load(&generation) == seen && !atomic_load(&stopping);
+         spins++) {
         RELAX();
         if (spins % 256 == 0) {
             if (now_ns() - start > spin_ns) break;
@@ -136,7 +139,7 @@ static void wait_for_work(uint64_t seen) {
     if (atomic_load(&generation) != seen) return;
     pthread_mutex_lock(&wake_lock);
     atomic_fetch_add(&sleeping, 1);   /* before the check below: see strata_parallel */
-    while (atomic_load(&generation) == seen)
+    while (atomic_load(&generation) == seen && !atomic_load(&stopping))
         pthread_cond_wait(&wake, &wake_lock);
     atomic_fetch_sub(&sleeping, 1);
     pthread_mutex_unlock(&wake_lock);

@@ -162,9 +162,9 @@ ROWS_OF_A_FEW void max_pool2d_2x2_{dtype}(const {ctype}* restrict in, {ctype}* r
 void max_pool2d_backward_masked_{dtype}(const {ctype}* restrict grad_out,
                                         const int64_t* restrict indices,
                                         const {ctype}* restrict mask, {ctype}* restrict grad_in,
-                                        double threshold, int64_t plane_in, int64_t plane_out,
-                                        int64_t lo, int64_t hi) {{
-    const {ctype} limit = ({ctype})threshold;
+                                        const double* restrict threshold, int64_t plane_in,
+                                        int64_t plane_out, int64_t lo, int64_t hi) {{
+    const {ctype} limit = ({ctype})*threshold;
     for (int64_t p = lo; p < hi; p++) {{
         {ctype}* g = grad_in + p * plane_in;
         const {ctype}* m = mask + p * plane_in;
@@ -216,8 +216,11 @@ def max_pool2d_backward_masked(grad, indices, mask, threshold):
     plane_in, plane_out = mask.shape[-2] * mask.shape[-1], grad.shape[-2] * grad.shape[-1]
     out = np.empty(mask.shape, grad.dtype)   # each plane zeroed by the kernel, on the pool
     grad, indices, mask = map(np.ascontiguousarray, (grad, indices, mask))
-    pointers = (grad.ctypes.data, indices.ctypes.data, mask.ctypes.data, out.ctypes.data,
-                float(threshold), plane_in, plane_out)
+    # the threshold through a pointer: a function of pointers and int64s only has a native
+    # pool task entry (Note [Task entries]); with a double it ran on the Python pool
+    limit = np.array([threshold], np.float64)
+    pointers = [grad.ctypes.data, indices.ctypes.data, mask.ctypes.data, out.ctypes.data,
+                limit.ctypes.data, plane_in, plane_out]
     native_pool.parallel_call(fn, pointers, 0, out.size // plane_in,
                               max(1, POOL_GRAIN // plane_in))
     return out
@@ -237,7 +240,7 @@ def _signatures():
         out[f"max_pool2d_inside_{d}"] = (ptr,) * 4 + (i64,) * 8
         out[f"max_pool2d_backward_{d}"] = (ptr,) * 3 + (i64,) * 4
         out[f"max_pool2d_2x2_{d}"] = (ptr,) * 3 + (i64,) * 6
-        out[f"max_pool2d_backward_masked_{d}"] = (ptr,) * 4 + (ctypes.c_double,) + (i64,) * 4
+        out[f"max_pool2d_backward_masked_{d}"] = (ptr,) * 5 + (i64,) * 4
     return out
 
 
