@@ -54,7 +54,7 @@ class GroupUpdate:
         self.dtype, self.sizes = columns[0][0].dtype, [c[0].size for c in columns]
         written = [t for p, kept in zip(params, self.states) for t in (p, *kept)]
         # what the plan relies on, by identity (Note [Cached update plan])
-        self.held = [(t, data(t), t._version_counter()) for t in written]
+        self._hold(written)
         self.by_state = [[kept[k] for kept in self.states] for k in range(len(self.state_names))]
         # one count per counter: the flat path's state tensors are views of one buffer and
         # share theirs (optim/_multi_tensor.py), which its ops move once per step
@@ -110,9 +110,15 @@ class GroupUpdate:
         for name, mine in zip(self.state_names, self.by_state):
             if not all(map(is_, map(itemgetter(name), states), mine)):
                 return False
-        tensors, arrays, counters = zip(*self.held)
-        return all(map(is_, map(_ARRAY, tensors), arrays)) and \
-            all(map(is_, map(_COUNTER, tensors), counters))
+        return all(map(is_, map(_ARRAY, self.held), self.held_arrays)) and \
+            all(map(is_, map(_COUNTER, self.held), self.held_counters))
+
+    def _hold(self, tensors):
+        """Add ``tensors`` to what the plan relies on: each by identity, with its array and
+        version counter as they are now."""
+        self.held = getattr(self, "held", ()) + tuple(tensors)
+        self.held_arrays = tuple(data(t) for t in self.held)
+        self.held_counters = tuple(t._version_counter() for t in self.held)
 
     def _take_grads(self, grads):
         """Write ``grads``' addresses into the gradient table; False (the table unchanged) where
@@ -153,7 +159,7 @@ class AdamUpdate(GroupUpdate):
         steps = [s["step"] for s in states]
         self.steps = steps
         self.step_arrays = [step._array for step in steps]
-        self.held += [(step, step._array, step._version_counter()) for step in steps]
+        self._hold(steps)
         self.step_versions = [step._version_counter() for step in steps]
 
     @classmethod
